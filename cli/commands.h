@@ -1,0 +1,19 @@
+// The subcommands of the dedupsim executable. Each adds itself to the app and returns the
+// function that runs it once parsing succeeded; that function returns an ExitStatus.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace dedupsim::cli {
+
+struct Command {
+  CLI::App* sub;             // the parsed subcommand
+  std::function<int()> run;  // returns an ExitStatus
+};
+
+Command AddListCommand(CLI::App& app);
+Command AddRunCommand(CLI::App& app);
+
+}  // namespace dedupsim::cli

@@ -1,0 +1,55 @@
+// dedupsim: a teaching simulator for idempotent message consumers. This file only parses
+// the command line, dispatches to the chosen command, and maps failures to exit statuses.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "exit_status.h"
+#include "sqlite/error.h"
+
+namespace {
+
+constexpr const char* kExitCodes =
+    "Exit status: 0 ran and every check held; 1 a check failed; 2 usage error (unknown\n"
+    "scenario, bad option or value); 3 database error (not a dedupsim database, locked,\n"
+    "unwritable) or a child process that died unplanned.";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace dedupsim;
+  CLI::App app{"dedupsim: a teaching simulator for idempotent message consumers on SQLite",
+               "dedupsim"};
+  app.set_version_flag("--version", std::string("dedupsim ") + DEDUPSIM_VERSION);
+  app.require_subcommand(1, 1);
+  app.footer(kExitCodes);
+
+  std::vector<cli::Command> commands{cli::AddListCommand(app), cli::AddRunCommand(app)};
+  for (const cli::Command& command : commands) command.sub->footer(kExitCodes);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    fmt::print(stderr, "dedupsim: {} (see dedupsim --help)\n", e.what());
+    return kExitUsage;
+  }
+
+  try {
+    for (const cli::Command& command : commands) {
+      if (command.sub->parsed()) return command.run();
+    }
+    return kExitUsage;
+  } catch (const DatabaseError& e) {
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
+    return kExitDatabase;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "dedupsim: internal error: {}\n", e.what());
+    return kExitDatabase;
+  }
+}

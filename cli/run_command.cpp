@@ -1,0 +1,173 @@
+// dedupsim run: runs scenarios by name and prints their lines (or JSON Lines), the trace
+// on request, and the differences --check finds.
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "database.h"
+#include "exit_status.h"
+#include "runner.h"
+#include "scenarios.h"
+#include "trace_text.h"
+
+namespace dedupsim::cli {
+
+namespace {
+
+struct RunArgs {
+  std::vector<std::string> names;
+  std::string db;
+  std::string format = "text";
+  int64_t quantity = 2;
+  int deliveries = 2;
+  int hold_ms = 500;
+  int stagger_ms = 100;
+  bool check = false;
+  bool trace = false;
+  std::string journal = "wal";
+  std::string synchronous = "normal";
+  std::string crash_mode = "throw";
+  std::string instances = "threads";
+  // Set after parsing: which scenario-specific options were given.
+  GivenOptions given;
+};
+
+std::string ValidNames() {
+  std::string names;
+  for (const Scenario* s : AllScenarios()) names += std::string(s->name) + ", ";
+  return names + "all, everything";
+}
+
+// Expands all/everything and checks every name; sets *error on an unknown one.
+std::vector<const Scenario*> Resolve(const std::vector<std::string>& names, std::string* error) {
+  std::vector<const Scenario*> out;
+  for (const std::string& name : names) {
+    if (name == "all" || name == "everything") {
+      for (const Scenario* s : AllScenarios()) {
+        if (name == "everything" || s->in_post) out.push_back(s);
+      }
+    } else if (const Scenario* s = FindScenario(name)) {
+      out.push_back(s);
+    } else {
+      *error = fmt::format("unknown scenario '{}' (valid: {})", name, ValidNames());
+      return {};
+    }
+  }
+  return out;
+}
+
+int Run(const RunArgs& args) {
+  std::string error;
+  std::vector<const Scenario*> scenarios = Resolve(args.names, &error);
+  if (!error.empty()) {
+    fmt::print(stderr, "dedupsim: {}\n", error);
+    return kExitUsage;
+  }
+  // A scenario named alone must take every option given; with several, each option
+  // applies to the scenarios it fits.
+  if (args.names.size() == 1 && scenarios.size() == 1) {
+    if (auto misfit = OptionMisfit(*scenarios.front(), args.given)) {
+      fmt::print(stderr, "dedupsim: {}\n", *misfit);
+      return kExitUsage;
+    }
+  }
+
+  DatabaseSettings settings;
+  settings.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
+  settings.synchronous = args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
+  DatabaseFile db = args.db.empty() ? DatabaseFile::CreateTemporary(settings)
+                                    : DatabaseFile::Open(args.db, settings);
+
+  RunOptions options;
+  options.quantity = args.quantity;
+  options.deliveries = args.deliveries;
+  options.hold = std::chrono::milliseconds(args.hold_ms);
+  options.stagger = std::chrono::milliseconds(args.stagger_ms);
+  options.crash_mode = args.crash_mode == "exit"   ? CrashMode::kExit
+                       : args.crash_mode == "kill" ? CrashMode::kKill
+                                                   : CrashMode::kThrow;
+  options.instances = args.instances == "processes" ? InstanceMode::kProcesses : InstanceMode::kThreads;
+
+  SystemClock clock;
+  Recorder recorder;
+  IdGenerator ids;
+  ScenarioEnv env{options, db, clock, recorder, ids};
+  const bool json = args.format == "json";
+  bool all_held = true;
+  for (const Scenario* scenario : scenarios) {
+    ScenarioResult result = RunScenario(*scenario, env, args.check);
+    if (json) {
+      fmt::print("{}\n", ResultToJson(result, args.trace).dump());
+    } else {
+      fmt::print("{}\n", result.outcome.line);
+      if (args.trace) {
+        std::fflush(stdout);
+        fmt::print(stderr, "--- trace of {} ---\n{}", scenario->name, FormatTrace(result.events));
+      }
+    }
+    std::fflush(stdout);
+    for (const std::string& difference : result.differences) {
+      fmt::print(stderr, "dedupsim: check failed: {}\n", difference);
+    }
+    if (!result.differences.empty()) all_held = false;
+  }
+  return all_held ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace
+
+Command AddRunCommand(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  auto* sub = app.add_subcommand(
+      "run", "Run scenarios by name; 'all' runs the post's six, 'everything' runs every scenario");
+  sub->add_option("scenarios", args->names, "Scenario names (see dedupsim list), or all, everything")
+      ->required();
+  sub->add_option("--db", args->db,
+                  "Database file to use and keep (created if missing; only a dedupsim database "
+                  "is ever reset). Default: a temporary file removed at the end");
+  sub->add_option("--format", args->format, "text: the post's lines; json: one JSON object per line")
+      ->check(CLI::IsMember({"text", "json"}));
+  sub->add_option("--quantity", args->quantity, "Books in the order (default 2)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  auto* deliveries = sub->add_option("--deliveries", args->deliveries,
+                                     "Deliveries of the same message for naive and inbox (default 2)")
+                         ->check(CLI::Range(1, 1000));
+  auto* hold = sub->add_option("--hold-ms", args->hold_ms,
+                               "concurrent: the first copy holds its transaction this long before "
+                               "commit (default 500)")
+                   ->check(CLI::Range(0, 60000));
+  auto* stagger = sub->add_option("--stagger-ms", args->stagger_ms,
+                                  "concurrent: the second copy starts this long after the first "
+                                  "(default 100)")
+                      ->check(CLI::Range(0, 60000));
+  sub->add_flag("--check", args->check,
+                "Compare each outcome with what the post says it must be; exit 1 on a difference");
+  sub->add_flag("--trace", args->trace,
+                "Show every step of every instance (stderr; in the JSON object with --format json)");
+  sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
+      ->check(CLI::IsMember({"wal", "delete"}));
+  sub->add_option("--synchronous", args->synchronous, "SQLite synchronous level (default normal)")
+      ->check(CLI::IsMember({"normal", "full"}));
+  auto* crash = sub->add_option("--crash-mode", args->crash_mode,
+                                "How a crashing delivery dies: throw (an exception, as the post), "
+                                "exit (a child process calls _exit), kill (SIGKILL to the child)")
+                    ->check(CLI::IsMember({"throw", "exit", "kill"}));
+  auto* instances = sub->add_option("--instances", args->instances,
+                                    "concurrent: the two consumer instances as threads or processes")
+                        ->check(CLI::IsMember({"threads", "processes"}));
+  return {sub, [args, deliveries, hold, stagger, crash, instances]() -> int {
+            args->given.deliveries = deliveries->count() > 0;
+            args->given.hold = hold->count() > 0 || stagger->count() > 0;
+            args->given.crash_mode = crash->count() > 0;
+            args->given.instances = instances->count() > 0;
+            return Run(*args);
+          }};
+}
+
+}  // namespace dedupsim::cli

@@ -1,0 +1,35 @@
+// Looks for the message in the Inbox, reserves the stock (committed on its own), then
+// records the message. The gap between the two commits is the failure window: a crash at
+// AfterStockCommitted leaves the work done and no record, so a redelivery does it again.
+#pragma once
+
+#include "clock.h"
+#include "hooks.h"
+#include "message.h"
+#include "sqlite/connection.h"
+#include "sqlite/statement.h"
+
+namespace dedupsim {
+
+class CheckThenProcessReserveStock {
+ public:
+  static constexpr const char* kName = "inventory.reserve-stock";
+
+  CheckThenProcessReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+
+  Hook after_stock_committed;
+
+  // Returns false when the Inbox already held the message (skipped).
+  bool Handle(const OrderPlaced& m);
+
+ private:
+  Connection& db_;
+  Clock& clock_;
+};
+
+// Inserts a completed Inbox row (ReceivedAt = CompletedAt = now). Shared by consumers that
+// record in one step.
+InsertResult InsertCompletedInboxRow(Connection& db, const std::string& message_id,
+                                     const std::string& consumer, TimePoint now);
+
+}  // namespace dedupsim

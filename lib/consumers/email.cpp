@@ -1,0 +1,66 @@
+#include "consumers/email.h"
+
+#include <fmt/format.h>
+
+#include "schema.h"
+#include "sqlite/statement.h"
+
+namespace dedupsim {
+
+std::string_view ToString(EmailOutcome outcome) {
+  switch (outcome) {
+    case EmailOutcome::kSent:
+      return "Sent";
+    case EmailOutcome::kAlreadySent:
+      return "AlreadySent";
+    case EmailOutcome::kNeedsReconciliation:
+      return "NeedsReconciliation";
+  }
+  return "?";
+}
+
+void InMemoryEmailProvider::Send(const std::string& idempotency_key, const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sent_.push_back(idempotency_key + ": " + text);
+}
+
+std::vector<std::string> InMemoryEmailProvider::sent() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sent_;
+}
+
+int64_t InMemoryEmailProvider::sent_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(sent_.size());
+}
+
+EmailOutcome SendStockReservedEmail::Handle(const OrderPlaced& m) {
+  if (auto entry = FindInboxRow(db_, m.message_id, kName)) {
+    // A row still in progress: an earlier attempt may have sent, may not have, or may be
+    // sending right now.
+    return entry->completed_at ? EmailOutcome::kAlreadySent : EmailOutcome::kNeedsReconciliation;
+  }
+  InsertResult claimed =
+      db_.Prepare("INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
+                  "VALUES (?1, ?2, ?3, NULL)")
+          .Bind(1, m.message_id)
+          .Bind(2, kName)
+          .Bind(3, FormatTimestamp(clock_.Now()))
+          .ExecuteInsert();  // phase 1: in progress, committed
+  // Another instance claimed it between our look and our insert: it is sending now.
+  if (claimed == InsertResult::kDuplicateKey) return EmailOutcome::kNeedsReconciliation;
+
+  provider_.Send(m.message_id,
+                 fmt::format("Order {}: {} book(s) reserved", m.order_id, m.quantity));
+  db_.Note("send", "EmailProvider.Send", "sent");
+  RunHook(db_, "AfterSend", after_send);
+
+  db_.Prepare("UPDATE Inbox SET CompletedAt = ?1 WHERE MessageId = ?2 AND Consumer = ?3")
+      .Bind(1, FormatTimestamp(clock_.Now()))
+      .Bind(2, m.message_id)
+      .Bind(3, kName)
+      .Execute();  // phase 2: completed
+  return EmailOutcome::kSent;
+}
+
+}  // namespace dedupsim

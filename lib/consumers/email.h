@@ -1,0 +1,60 @@
+// A side effect that cannot join the database transaction: an email. The consumer keeps a
+// two-phase record: an "in progress" Inbox row committed before sending, "completed" after.
+// A redelivery that finds the row still in progress cannot know whether the email went
+// out, and says so (NeedsReconciliation) instead of sending again.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "clock.h"
+#include "hooks.h"
+#include "message.h"
+#include "sqlite/connection.h"
+
+namespace dedupsim {
+
+enum class EmailOutcome { kSent, kAlreadySent, kNeedsReconciliation };
+
+std::string_view ToString(EmailOutcome outcome);  // "Sent", "AlreadySent", ...
+
+// Where emails go. Abstract so a scenario can count sends made in a child process.
+class EmailProvider {
+ public:
+  virtual ~EmailProvider() = default;
+  virtual void Send(const std::string& idempotency_key, const std::string& text) = 0;
+};
+
+// Keeps every email in memory. Safe for concurrent use.
+class InMemoryEmailProvider final : public EmailProvider {
+ public:
+  void Send(const std::string& idempotency_key, const std::string& text) override;
+  std::vector<std::string> sent() const;
+  int64_t sent_count() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> sent_;
+};
+
+class SendStockReservedEmail {
+ public:
+  static constexpr const char* kName = "notifications.stock-reserved-email";
+
+  SendStockReservedEmail(Connection& db, EmailProvider& provider, Clock& clock)
+      : db_(db), provider_(provider), clock_(clock) {}
+
+  Hook after_send;
+
+  EmailOutcome Handle(const OrderPlaced& m);
+
+ private:
+  Connection& db_;
+  EmailProvider& provider_;
+  Clock& clock_;
+};
+
+}  // namespace dedupsim

@@ -1,0 +1,35 @@
+// The Inbox pattern: in one transaction, claim the key (insert the Inbox row first), do
+// the work, commit. A duplicate key means another delivery already did it: Handle returns
+// false, which is a success to ack, not an error. A crash before commit rolls back both.
+//
+// Claiming first matters on SQLite: the INSERT is the statement that takes the write
+// lock, so a second copy waits there (through the busy handler) holding nothing, and
+// sees the first copy's row once it commits.
+#pragma once
+
+#include "clock.h"
+#include "hooks.h"
+#include "message.h"
+#include "sqlite/connection.h"
+#include "sqlite/transaction.h"
+
+namespace dedupsim {
+
+class IdempotentReserveStock {
+ public:
+  static constexpr const char* kName = "inventory.reserve-stock";
+
+  IdempotentReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+
+  Hook before_commit;
+  TransactionKind begin = TransactionKind::kDeferred;
+
+  // True when this delivery did the work; false when it was a duplicate.
+  bool Handle(const OrderPlaced& m);
+
+ private:
+  Connection& db_;
+  Clock& clock_;
+};
+
+}  // namespace dedupsim

@@ -1,0 +1,63 @@
+// A dedupsim database file on disk. Open() accepts only a file dedupsim created (marked
+// with PRAGMA application_id) or a path where no file exists yet; anything else is refused
+// with a DatabaseError before SQLite touches it, so a user's file is never changed.
+// A temporary database is removed, with its -wal, -shm and -journal files, on destruction.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "sqlite/connection.h"
+
+namespace dedupsim {
+
+inline constexpr uint32_t kApplicationId = 0x64647331;  // "dds1"
+
+struct DatabaseSettings {
+  JournalMode journal = JournalMode::kWal;
+  Synchronous synchronous = Synchronous::kNormal;
+  std::chrono::milliseconds busy_timeout{5000};
+};
+
+class DatabaseFile {
+ public:
+  // Opens the dedupsim database at path, or creates one where no file exists. Throws
+  // DatabaseError (the file untouched) for a directory, a missing or unwritable folder, a
+  // file that is not a dedupsim database, or a database another process holds locked.
+  static DatabaseFile Open(const std::string& path, const DatabaseSettings& settings);
+  // Creates a fresh database in $TMPDIR (or /tmp), removed when this object is destroyed.
+  static DatabaseFile CreateTemporary(const DatabaseSettings& settings);
+
+  ~DatabaseFile();
+  DatabaseFile(DatabaseFile&&) noexcept;
+  DatabaseFile& operator=(DatabaseFile&&) = delete;
+  DatabaseFile(const DatabaseFile&) = delete;
+  DatabaseFile& operator=(const DatabaseFile&) = delete;
+
+  // A new connection with the settings' busy timeout and synchronous level. Safe to call in
+  // a child process after fork.
+  Connection Connect() const;
+
+  const std::string& path() const { return path_; }
+  bool temporary() const { return temporary_; }
+  const DatabaseSettings& settings() const { return settings_; }
+
+ private:
+  DatabaseFile(std::string path, DatabaseSettings settings, bool temporary);
+  void Initialise();  // schema and marker on a file dedupsim has just created
+  void Configure();   // journal mode, then a probe for a lock held elsewhere
+
+  std::string path_;
+  DatabaseSettings settings_;
+  bool temporary_;
+};
+
+// Removes path and its -wal, -shm and -journal companions; ignores missing files.
+void RemoveDatabaseFiles(const std::string& path) noexcept;
+
+// Reads the SQLite header of path without opening it through SQLite. Throws DatabaseError
+// with a one-line reason unless it is a dedupsim database.
+void CheckIsDedupsimDatabase(const std::string& path);
+
+}  // namespace dedupsim

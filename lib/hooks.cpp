@@ -1,0 +1,22 @@
+#include "hooks.h"
+
+#include "sqlite/connection.h"
+
+namespace dedupsim {
+
+void RunHook(Connection& connection, const char* name, const Hook& hook) {
+  connection.Note("hook", name, "");
+  if (!hook) return;
+  try {
+    hook();
+  } catch (const SimulatedCrash&) {
+    connection.Note("crash", name, "crash");
+    throw;
+  }
+}
+
+Hook CrashHook(const std::string& name) {
+  return [name] { throw SimulatedCrash(name); };
+}
+
+}  // namespace dedupsim

@@ -1,0 +1,30 @@
+// Hook points: the named moments in a consumer where a scenario can step in, as in the
+// post (AfterStockCommitted, BeforeCommit, AfterSend). A hook may wait, end the process,
+// or throw SimulatedCrash, which stands for the process dying at that point.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace dedupsim {
+
+class Connection;
+
+using Hook = std::function<void()>;
+
+// Thrown by a hook to simulate a crash inside the process (the post's `throw new
+// Exception("crash")`). Scenarios catch exactly this type; anything else is a real error.
+class SimulatedCrash : public std::runtime_error {
+ public:
+  explicit SimulatedCrash(const std::string& at) : std::runtime_error("simulated crash at " + at) {}
+};
+
+// Records the hook on the connection's trace and runs it. A SimulatedCrash is recorded as
+// a crash and rethrown.
+void RunHook(Connection& connection, const char* name, const Hook& hook);
+
+// A hook that throws SimulatedCrash(name).
+Hook CrashHook(const std::string& name);
+
+}  // namespace dedupsim

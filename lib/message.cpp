@@ -1,0 +1,20 @@
+#include "message.h"
+
+#include <fmt/format.h>
+
+namespace dedupsim {
+
+IdGenerator::IdGenerator() : rng_(std::random_device{}()) {}
+
+IdGenerator::IdGenerator(uint64_t seed) : rng_(seed) {}
+
+std::string IdGenerator::Next() {
+  uint64_t hi = rng_();
+  uint64_t lo = rng_();
+  hi = (hi & ~0xF000ULL) | 0x4000ULL;                         // version 4
+  lo = (lo & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;  // RFC 4122 variant
+  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xFFFF,
+                     hi & 0xFFFF, lo >> 48, lo & 0xFFFFFFFFFFFFULL);
+}
+
+}  // namespace dedupsim

@@ -1,0 +1,76 @@
+// What a scenario is: a named lesson that runs consumers against a real database and
+// returns an Outcome (its text line and the figures behind it). The text line, the JSON
+// object and the trace are all views of one run; a scenario prints nothing itself.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "clock.h"
+#include "database.h"
+#include "message.h"
+#include "trace.h"
+
+namespace dedupsim {
+
+enum class CrashMode { kThrow, kExit, kKill };
+enum class InstanceMode { kThreads, kProcesses };
+
+std::string_view ToString(CrashMode mode);
+std::string_view ToString(InstanceMode mode);
+
+struct RunOptions {
+  int64_t quantity = 2;  // books in the order
+  int deliveries = 2;    // deliveries of the same message, where a scenario repeats one
+  std::chrono::milliseconds hold{500};     // concurrent: first copy's wait before commit
+  std::chrono::milliseconds stagger{100};  // concurrent: second copy's start after the first
+  CrashMode crash_mode = CrashMode::kThrow;
+  InstanceMode instances = InstanceMode::kThreads;
+};
+
+// What a scenario runs with. All of it is injected; scenarios hold no global state.
+struct ScenarioEnv {
+  const RunOptions& options;
+  const DatabaseFile& db;
+  Clock& clock;
+  Recorder& recorder;
+  IdGenerator& ids;
+};
+
+struct Outcome {
+  std::string line;                // the text line, in the post's format
+  nlohmann::ordered_json figures;  // every figure of the line (camelCase), plus more
+};
+
+// Capabilities a scenario has, so options that do not fit can be refused.
+enum ScenarioTraits : unsigned {
+  kHasCrash = 1u << 0,       // takes --crash-mode
+  kHasInstances = 1u << 1,   // takes --instances
+  kRepeatsDelivery = 1u << 2,  // takes --deliveries
+  kHasHold = 1u << 3,        // takes --hold-ms, --stagger-ms
+};
+
+struct Scenario {
+  std::string_view name;     // kebab-case, used on the command line
+  std::string_view tag;      // printed as [tag]
+  std::string_view summary;  // one line for `list`
+  bool in_post;              // one of the post's six lines (`run all`)
+  unsigned traits;
+  Outcome (*run)(ScenarioEnv& env);
+  // The figures the post says must come out for these options; fields absent here are
+  // not checked (e.g. a wait too close to call).
+  nlohmann::ordered_json (*expected)(const RunOptions& options);
+};
+
+// "[tag]" padded to 21 columns, as the post's lines are.
+std::string TagColumn(std::string_view tag);
+// C#'s spelling of a bool, as the post prints it.
+const char* CsBool(bool value);
+// "delivered once", "delivered twice", "delivered 3 times".
+std::string DeliveredPhrase(int deliveries);
+
+}  // namespace dedupsim

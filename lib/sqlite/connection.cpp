@@ -1,0 +1,164 @@
+#include "sqlite/connection.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <thread>
+#include <utility>
+
+#include "sqlite/error.h"
+#include "sqlite/statement.h"
+#include "trace.h"
+
+namespace dedupsim {
+
+std::string_view ToString(JournalMode mode) {
+  return mode == JournalMode::kWal ? "wal" : "delete";
+}
+
+std::string_view ToString(Synchronous level) {
+  switch (level) {
+    case Synchronous::kOff:
+      return "off";
+    case Synchronous::kNormal:
+      return "normal";
+    case Synchronous::kFull:
+      return "full";
+  }
+  return "normal";
+}
+
+struct Connection::BusyState {
+  std::chrono::milliseconds timeout;
+  Recorder* recorder = nullptr;  // where the first call of each wait is noted
+  std::string instance;
+  std::chrono::steady_clock::time_point wait_started;
+  int64_t calls = 0;
+  std::chrono::microseconds waited{0};
+};
+
+namespace {
+
+// Sleeps about a millisecond per call until the lock frees or the timeout passes. A short
+// sleep keeps the measured wait close to the time the other writer really held the lock.
+int OnBusy(void* arg, int count) {
+  auto* state = static_cast<Connection::BusyState*>(arg);
+  auto now = std::chrono::steady_clock::now();
+  if (count == 0) {
+    state->wait_started = now;
+    if (state->recorder != nullptr) {
+      state->recorder->Note(state->instance, "wait", "write lock held by another connection",
+                            "blocked");
+    }
+  }
+  if (now - state->wait_started >= state->timeout) return 0;
+  std::this_thread::sleep_for(std::chrono::microseconds(500));
+  state->calls++;
+  state->waited +=
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - now);
+  return 1;
+}
+
+}  // namespace
+
+Connection::Connection(const std::string& path, const ConnectionOptions& options)
+    : busy_(std::make_unique<BusyState>()) {
+  busy_->timeout = options.busy_timeout;
+  int flags = options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  if (options.create && !options.read_only) flags |= SQLITE_OPEN_CREATE;
+  flags |= SQLITE_OPEN_NOMUTEX;
+  int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    int code = db_ ? sqlite3_extended_errcode(db_) : rc;
+    std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw SqliteError(code, "cannot open " + path + ": " + message);
+  }
+  sqlite3_extended_result_codes(db_, 1);
+  sqlite3_busy_handler(db_, &OnBusy, busy_.get());
+}
+
+Connection::~Connection() { Close(); }
+
+Connection::Connection(Connection&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)),
+      busy_(std::move(other.busy_)),
+      recorder_(other.recorder_),
+      instance_(std::move(other.instance_)) {}
+
+Connection& Connection::operator=(Connection&& other) noexcept {
+  if (this != &other) {
+    Close();
+    db_ = std::exchange(other.db_, nullptr);
+    busy_ = std::move(other.busy_);
+    recorder_ = other.recorder_;
+    instance_ = std::move(other.instance_);
+  }
+  return *this;
+}
+
+void Connection::Close() noexcept {
+  if (db_ != nullptr) {
+    sqlite3_close_v2(db_);  // unfinalized statements keep it alive until they finish
+    db_ = nullptr;
+  }
+}
+
+sqlite3* Connection::handle() const {
+  if (db_ == nullptr) throw DatabaseError("connection is closed");
+  return db_;
+}
+
+void Connection::ApplyPragmas(JournalMode journal, Synchronous synchronous) {
+  Statement mode = Prepare(journal == JournalMode::kWal ? "PRAGMA journal_mode=WAL"
+                                                        : "PRAGMA journal_mode=DELETE");
+  mode.Step();
+  Exec(std::string("PRAGMA synchronous=") + std::string(ToString(synchronous)));
+}
+
+void Connection::Exec(std::string_view sql) {
+  Statement statement = Prepare(sql);
+  statement.Execute();
+}
+
+void Connection::ExecScript(const std::string& sql) {
+  char* message = nullptr;
+  int rc = sqlite3_exec(handle(), sql.c_str(), nullptr, nullptr, &message);
+  if (rc != SQLITE_OK) {
+    std::string text = message ? message : sqlite3_errstr(rc);
+    sqlite3_free(message);
+    throw SqliteError(sqlite3_extended_errcode(db_), text);
+  }
+}
+
+Statement Connection::Prepare(std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(handle(), sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK) {
+    throw SqliteError(sqlite3_extended_errcode(db_),
+                      "prepare failed: " + std::string(sqlite3_errmsg(db_)) + " in: " +
+                          std::string(sql));
+  }
+  return Statement(*this, stmt);
+}
+
+int64_t Connection::Changes() const { return sqlite3_changes64(handle()); }
+
+bool Connection::InTransaction() const { return sqlite3_get_autocommit(handle()) == 0; }
+
+BusyStats Connection::busy() const { return BusyStats{busy_->calls, busy_->waited}; }
+
+void Connection::SetTrace(Recorder* recorder, std::string instance) {
+  recorder_ = recorder;
+  instance_ = std::move(instance);
+  busy_->recorder = recorder;
+  busy_->instance = instance_;
+}
+
+void Connection::Note(const std::string& kind, const std::string& detail,
+                      const std::string& result) {
+  if (recorder_ != nullptr) recorder_->Note(instance_, kind, detail, result);
+}
+
+}  // namespace dedupsim

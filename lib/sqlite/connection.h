@@ -1,0 +1,91 @@
+// A connection to one SQLite database file: RAII over sqlite3*, with extended result
+// codes on and a busy handler that waits up to busy_timeout while counting its calls and
+// the time it slept, so a scenario can report how long a writer waited for the lock.
+//
+// A Connection is used by one thread at a time. Never carry one across fork(): open
+// connections in the process that uses them. Moving a Connection keeps its busy counters
+// valid (they live on the heap).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+
+namespace dedupsim {
+
+class Recorder;
+class Statement;
+
+enum class JournalMode { kWal, kDelete };
+enum class Synchronous { kOff, kNormal, kFull };
+
+std::string_view ToString(JournalMode mode);   // "wal", "delete"
+std::string_view ToString(Synchronous level);  // "off", "normal", "full"
+
+struct ConnectionOptions {
+  bool create = false;     // create the file if missing (SQLITE_OPEN_CREATE)
+  bool read_only = false;  // SQLITE_OPEN_READONLY
+  std::chrono::milliseconds busy_timeout{5000};
+};
+
+// What the busy handler saw since the connection opened.
+struct BusyStats {
+  int64_t calls = 0;
+  std::chrono::microseconds waited{0};
+};
+
+class Connection {
+ public:
+  // Opens path; throws SqliteError when SQLite cannot open it.
+  Connection(const std::string& path, const ConnectionOptions& options);
+  ~Connection();
+  Connection(Connection&&) noexcept;
+  Connection& operator=(Connection&&) noexcept;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Sets journal_mode and synchronous. Writes to the file: call only on a database that
+  // dedupsim created.
+  void ApplyPragmas(JournalMode journal, Synchronous synchronous);
+
+  // Runs one statement that returns no rows we need (BEGIN, COMMIT, PRAGMA ...). Traced.
+  void Exec(std::string_view sql);
+  // Runs a script of several statements; not traced (schema set-up).
+  void ExecScript(const std::string& sql);
+  Statement Prepare(std::string_view sql);
+
+  // Rows changed by the last INSERT, UPDATE or DELETE.
+  int64_t Changes() const;
+  // True while a transaction is open on this connection.
+  bool InTransaction() const;
+  BusyStats busy() const;
+
+  // Every statement run through this connection is recorded in *recorder under the
+  // given instance name. recorder may be null (no trace); it must outlive the connection.
+  void SetTrace(Recorder* recorder, std::string instance);
+  Recorder* recorder() const { return recorder_; }
+  const std::string& instance() const { return instance_; }
+  // Records a step that is not a statement (a hook, a crash) under this instance.
+  void Note(const std::string& kind, const std::string& detail, const std::string& result);
+
+  // Closes the handle now, committing nothing: an open transaction is discarded, as when
+  // the process dies. Later calls throw.
+  void Close() noexcept;
+  bool is_open() const { return db_ != nullptr; }
+
+  sqlite3* handle() const;  // for lib/ internals; throws if closed
+
+  struct BusyState;  // the busy handler's counters; defined in connection.cpp
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::unique_ptr<BusyState> busy_;
+  Recorder* recorder_ = nullptr;
+  std::string instance_;
+};
+
+}  // namespace dedupsim

@@ -1,0 +1,141 @@
+#include "sqlite/statement.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <utility>
+
+#include "sqlite/connection.h"
+#include "sqlite/error.h"
+#include "trace.h"
+
+namespace dedupsim {
+
+Statement::Statement(Connection& connection, sqlite3_stmt* stmt)
+    : connection_(&connection), stmt_(stmt) {}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement::Statement(Statement&& other) noexcept
+    : connection_(other.connection_),
+      stmt_(std::exchange(other.stmt_, nullptr)),
+      started_(other.started_),
+      last_code_(other.last_code_) {}
+
+Statement& Statement::Bind(int index, int64_t value) {
+  int rc = sqlite3_bind_int64(stmt_, index, value);
+  if (rc != SQLITE_OK) Fail(rc);
+  return *this;
+}
+
+Statement& Statement::Bind(int index, std::string_view value) {
+  int rc = sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
+                             SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) Fail(rc);
+  return *this;
+}
+
+Statement& Statement::BindNull(int index) {
+  int rc = sqlite3_bind_null(stmt_, index);
+  if (rc != SQLITE_OK) Fail(rc);
+  return *this;
+}
+
+namespace {
+
+std::string Describe(int rc) {
+  if (rc == SQLITE_ROW || rc == SQLITE_DONE) return rc == SQLITE_ROW ? "row" : "ok";
+  if ((rc & 0xff) == SQLITE_CONSTRAINT) return "constraint " + std::to_string(rc);
+  if ((rc & 0xff) == SQLITE_BUSY) return "busy " + std::to_string(rc);
+  return "error " + std::to_string(rc);
+}
+
+}  // namespace
+
+int Statement::StepRaw() {
+  Recorder* recorder = connection_->recorder();
+  const bool first = !started_;
+  started_ = true;
+  BusyStats before = connection_->busy();
+  int rc = sqlite3_step(stmt_);
+  // Read the extended code now: a later reset or rollback would replace it.
+  last_code_ = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? 0 : sqlite3_extended_errcode(sqlite3_db_handle(stmt_));
+  if (recorder != nullptr && first) {
+    BusyStats after = connection_->busy();
+    TraceEvent e;
+    e.at_us = recorder->MicrosSinceOrigin();  // when the step ended: after any wait
+    e.instance = connection_->instance();
+    e.pid = static_cast<int>(getpid());
+    e.kind = "sql";
+    e.detail = sql();
+    e.result = Describe(last_code_ == 0 ? rc : last_code_);
+    e.waited_us = (after.waited - before.waited).count();
+    e.busy_calls = after.calls - before.calls;
+    recorder->Record(std::move(e));
+  }
+  return rc;
+}
+
+bool Statement::Step() {
+  int rc = StepRaw();
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  Fail(rc);
+}
+
+void Statement::Execute() {
+  while (Step()) {
+  }
+  Reset();
+}
+
+InsertResult Statement::ExecuteInsert() {
+  int rc;
+  while ((rc = StepRaw()) == SQLITE_ROW) {
+  }
+  if (rc == SQLITE_DONE) {
+    Reset();
+    return InsertResult::kInserted;
+  }
+  if (IsDuplicateKeyCode(last_code_)) {
+    Reset();
+    return InsertResult::kDuplicateKey;
+  }
+  Fail(rc);
+}
+
+void Statement::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  started_ = false;
+}
+
+int64_t Statement::ColumnInt(int index) const { return sqlite3_column_int64(stmt_, index); }
+
+std::string Statement::ColumnText(int index) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, index);
+  return text ? std::string(reinterpret_cast<const char*>(text)) : std::string();
+}
+
+bool Statement::ColumnIsNull(int index) const {
+  return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
+}
+
+std::string Statement::sql() const {
+  const char* text = sqlite3_sql(stmt_);
+  return text ? text : "";
+}
+
+void Statement::Fail(int rc) {
+  sqlite3* db = sqlite3_db_handle(stmt_);
+  int code = last_code_ != 0 ? last_code_ : sqlite3_extended_errcode(db);
+  if (code == 0) code = rc;
+  std::string message = sqlite3_errmsg(db);
+  std::string text = sql();
+  sqlite3_reset(stmt_);
+  started_ = false;
+  throw SqliteError(code, message + " (code " + std::to_string(code) + ") in: " + text);
+}
+
+}  // namespace dedupsim

@@ -1,0 +1,64 @@
+// A prepared statement: RAII over sqlite3_stmt. Created by Connection::Prepare and valid
+// while its connection is open. When the connection traces, each execution (the first
+// Step after a reset) is recorded with its result and the time it waited for a lock.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+struct sqlite3_stmt;
+
+namespace dedupsim {
+
+class Connection;
+
+// What an INSERT that may hit an existing key did.
+enum class InsertResult { kInserted, kDuplicateKey };
+
+class Statement {
+ public:
+  Statement(Connection& connection, sqlite3_stmt* stmt);
+  ~Statement();
+  Statement(Statement&&) noexcept;
+  Statement& operator=(Statement&&) = delete;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Parameters are numbered from 1, as in SQLite.
+  Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, int value) { return Bind(index, static_cast<int64_t>(value)); }
+  Statement& Bind(int index, std::string_view value);
+  Statement& Bind(int index, const char* value) { return Bind(index, std::string_view(value)); }
+  Statement& BindNull(int index);
+
+  // Steps once: true when a row is ready, false when done. Throws SqliteError.
+  bool Step();
+  // Steps until done, then resets so the statement can run again. Throws SqliteError.
+  void Execute();
+  // Like Execute, but a duplicate primary key or unique key (1555, 2067) is a result, not
+  // an error. The statement is reset either way.
+  InsertResult ExecuteInsert();
+  // Resets for another execution and clears bindings.
+  void Reset();
+
+  int64_t ColumnInt(int index) const;
+  std::string ColumnText(int index) const;
+  bool ColumnIsNull(int index) const;
+
+  // Extended result code of the last step (0 after a success).
+  int last_code() const { return last_code_; }
+  std::string sql() const;
+
+ private:
+  int StepRaw();  // steps, records the trace event on the first step of an execution
+  [[noreturn]] void Fail(int rc);
+
+  Connection* connection_;
+  sqlite3_stmt* stmt_;
+  bool started_ = false;
+  int last_code_ = 0;
+};
+
+}  // namespace dedupsim

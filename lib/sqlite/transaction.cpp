@@ -1,0 +1,49 @@
+#include "sqlite/transaction.h"
+
+#include "sqlite/error.h"
+
+namespace dedupsim {
+
+namespace {
+
+const char* BeginSql(TransactionKind kind) {
+  switch (kind) {
+    case TransactionKind::kImmediate:
+      return "BEGIN IMMEDIATE";
+    case TransactionKind::kExclusive:
+      return "BEGIN EXCLUSIVE";
+    case TransactionKind::kDeferred:
+      break;
+  }
+  return "BEGIN";
+}
+
+}  // namespace
+
+Transaction::Transaction(Connection& connection, TransactionKind kind) : connection_(connection) {
+  connection_.Exec(BeginSql(kind));
+}
+
+Transaction::~Transaction() {
+  if (state_ != State::kActive || !connection_.is_open()) return;
+  try {
+    if (connection_.InTransaction()) connection_.Exec("ROLLBACK");
+  } catch (...) {
+    // A destructor must not throw; SQLite rolls back on close anyway.
+  }
+  state_ = State::kRolledBack;
+}
+
+void Transaction::Commit() {
+  if (state_ != State::kActive) throw DatabaseError("commit of a transaction that is not active");
+  connection_.Exec("COMMIT");
+  state_ = State::kCommitted;
+}
+
+void Transaction::Rollback() {
+  if (state_ != State::kActive) return;
+  state_ = State::kRolledBack;
+  if (connection_.InTransaction()) connection_.Exec("ROLLBACK");
+}
+
+}  // namespace dedupsim

@@ -1,0 +1,23 @@
+// Pieces every scenario uses: stocking Dune, making the order, opening a traced
+// connection, reading the figures back.
+#pragma once
+
+#include <string>
+
+#include "message.h"
+#include "scenario.h"
+#include "schema.h"
+#include "sqlite/connection.h"
+
+namespace dedupsim {
+
+// Empties the database and stocks one book, Dune, 10 on hand (as the post's ResetAsync).
+StockItem Restock(ScenarioEnv& env);
+// A new OrderPlaced for the book, with fresh message and order ids.
+OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book);
+// A new connection whose statements are traced under `instance`.
+Connection OpenTraced(ScenarioEnv& env, const std::string& instance);
+// The book's row as it is in the database now.
+StockItem CurrentStock(ScenarioEnv& env, const StockItem& book);
+
+}  // namespace dedupsim

@@ -1,0 +1,24 @@
+// The table of scenarios: every lesson dedupsim can run, in the order `list` shows them.
+// The first six are the post's, in the post's order; `run all` runs exactly those.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "scenario.h"
+
+namespace dedupsim {
+
+extern const Scenario kNaiveScenario;
+extern const Scenario kCheckThenProcessScenario;
+extern const Scenario kInboxScenario;
+extern const Scenario kCrashBeforeCommitScenario;
+extern const Scenario kConcurrentScenario;
+extern const Scenario kEmailScenario;
+extern const Scenario kConcurrentDifferentScenario;
+
+std::span<const Scenario* const> AllScenarios();
+// nullptr when no scenario has that name.
+const Scenario* FindScenario(std::string_view name);
+
+}  // namespace dedupsim

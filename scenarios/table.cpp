@@ -1,0 +1,30 @@
+#include "scenarios.h"
+
+namespace dedupsim {
+
+namespace {
+
+const Scenario* const kScenarios[] = {
+    // The post's six, in its order.
+    &kNaiveScenario,
+    &kCheckThenProcessScenario,
+    &kInboxScenario,
+    &kCrashBeforeCommitScenario,
+    &kConcurrentScenario,
+    &kEmailScenario,
+    // Beyond the post.
+    &kConcurrentDifferentScenario,
+};
+
+}  // namespace
+
+std::span<const Scenario* const> AllScenarios() { return kScenarios; }
+
+const Scenario* FindScenario(std::string_view name) {
+  for (const Scenario* s : kScenarios) {
+    if (s->name == name) return s;
+  }
+  return nullptr;
+}
+
+}  // namespace dedupsim

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Sets up dedupsim on Debian 12: installs the Debian packages that are missing (and only
+# those), configures the build once, and builds what changed. Safe to run again: a second
+# run installs nothing and rebuilds nothing that is up to date.
+#
+#   sh tools/setup.sh           what `dedupsim run` needs
+#   sh tools/setup.sh --tests   also what the test suite needs
+#
+# Its own output goes to stderr, so stdout carries only what runs after it.
+set -eu
+exec 1>&2
+cd "$(dirname "$0")/.."
+
+packages="cmake g++ make libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev catch2"
+if [ "${1:-}" = "--tests" ]; then
+  packages="$packages jq libxml2-utils chromium"
+fi
+
+missing=""
+for p in $packages; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+if [ -n "$missing" ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing$missing"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+fi
+
+if [ ! -f build/CMakeCache.txt ]; then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+fi
+cmake --build build -j"$(nproc)"
