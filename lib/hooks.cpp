@@ -5,10 +5,10 @@
 namespace dedupsim {
 
 void RunHook(Connection& connection, const char* name, const Hook& hook) {
-  connection.Note("hook", name, "");
-  if (!hook) return;
   try {
-    hook();
+    if (connection.gate() != nullptr) connection.gate()->BeforeHook(connection, name);
+    connection.Note("hook", name, "");
+    if (hook) hook();
   } catch (const SimulatedCrash&) {
     connection.Note("crash", name, "crash");
     throw;

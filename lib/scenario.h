@@ -54,16 +54,24 @@ enum ScenarioTraits : unsigned {
   kHasHold = 1u << 3,        // takes --hold-ms, --stagger-ms
 };
 
+// One lesson. Defined in its own file under scenarios/ with designated initializers, and
+// listed once in scenarios/table.cpp.
 struct Scenario {
   std::string_view name;     // kebab-case, used on the command line
   std::string_view tag;      // printed as [tag]
   std::string_view summary;  // one line for `list`
-  bool in_post;              // one of the post's six lines (`run all`)
-  unsigned traits;
-  Outcome (*run)(ScenarioEnv& env);
+  bool in_post = false;      // one of the post's six lines (`run all`)
+  unsigned traits = 0;       // ScenarioTraits
+  Outcome (*run)(ScenarioEnv& env) = nullptr;
   // The figures the post says must come out for these options; fields absent here are
   // not checked (e.g. a wait too close to call).
-  nlohmann::ordered_json (*expected)(const RunOptions& options);
+  nlohmann::ordered_json (*expected)(const RunOptions& options) = nullptr;
+  // For `dedupsim explain`: the lesson in a few paragraphs (our own words), the hook
+  // points it uses, and what to try next (an option that changes the outcome, with the
+  // command).
+  std::string_view lesson;
+  std::string_view hook_points;
+  std::string_view try_next;
 };
 
 // "[tag]" padded to 21 columns, as the post's lines are.

@@ -51,13 +51,16 @@ StockItem ReadStock(Connection& connection, std::string_view book_id) {
 
 std::optional<InboxRow> FindInboxRow(Connection& connection, std::string_view message_id,
                                      std::string_view consumer) {
-  Statement query = connection.Prepare(
+  Statement& query = connection.Cached(
       "SELECT MessageId, Consumer, ReceivedAt, CompletedAt FROM Inbox "
       "WHERE MessageId = ?1 AND Consumer = ?2");
   query.Bind(1, message_id).Bind(2, consumer);
-  if (!query.Step()) return std::nullopt;
-  InboxRow row{query.ColumnText(0), query.ColumnText(1), query.ColumnText(2), std::nullopt};
-  if (!query.ColumnIsNull(3)) row.completed_at = query.ColumnText(3);
+  std::optional<InboxRow> row;
+  if (query.Step()) {
+    row = InboxRow{query.ColumnText(0), query.ColumnText(1), query.ColumnText(2), std::nullopt};
+    if (!query.ColumnIsNull(3)) row->completed_at = query.ColumnText(3);
+  }
+  query.Reset();  // a statement left mid-read would keep its read transaction open
   return row;
 }
 

@@ -85,8 +85,23 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }  // namespace
 
 const Scenario kConcurrentScenario{
-    "concurrent", "inbox",
-    "two copies at once in two instances: the primary key lets one through, the other waits",
-    true, kHasInstances | kHasHold, &Run, &Expected};
+    .name = "concurrent",
+    .tag = "inbox",
+    .summary = "two copies at once in two instances: the primary key lets one through, the other waits",
+    .in_post = true,
+    .traits = kHasInstances | kHasHold,
+    .run = &Run,
+    .expected = &Expected,
+    .lesson =
+        "Two consumer instances get the same message at nearly the same time, as happens when a lock or visibility timeout expires while the first is still working. Instance A claims the key and holds its transaction open (hook BeforeCommit, --hold-ms). Instance B starts later (--stagger-ms).\n"
+        "\n"
+        "Neither instance can settle this race by looking first: neither has committed anything to see. The database settles it. B's INSERT needs the write lock, so it waits in the busy handler until A commits; then its insert fails on the primary key and B rolls back without touching the stock.\n"
+        "\n"
+        "On SQLite, B waits for the whole database's write lock, not for one key as SQL Server would: see concurrent-different.",
+    .hook_points = "BeforeCommit: instance A holds its open transaction there for --hold-ms",
+    .try_next =
+        "Let A commit before B starts, and B no longer waits:\n"
+        "  dedupsim run concurrent --hold-ms 0 --trace",
+};
 
 }  // namespace dedupsim

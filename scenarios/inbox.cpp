@@ -41,8 +41,21 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }  // namespace
 
 const Scenario kInboxScenario{
-    "inbox", "inbox",
-    "inbox row and stock update in one transaction: the second delivery is skipped",
-    true, kRepeatsDelivery, &Run, &Expected};
+    .name = "inbox",
+    .tag = "inbox",
+    .summary = "inbox row and stock update in one transaction: the second delivery is skipped",
+    .in_post = true,
+    .traits = kRepeatsDelivery,
+    .run = &Run,
+    .expected = &Expected,
+    .lesson =
+        "The Inbox pattern writes the dedup record and the work in one database transaction, and writes the record first. The record is keyed on (MessageId, Consumer), so the database itself refuses a second row for the same message and consumer.\n"
+        "\n"
+        "The first delivery inserts its Inbox row, reserves the stock and commits. The second delivery's insert fails with SQLITE_CONSTRAINT_PRIMARYKEY (extended code 1555). The consumer reads that as \"already done\", rolls back, and reports processed: False. That is a success: the message should be acknowledged, not retried.",
+    .hook_points = "BeforeCommit (unused here; see crash-before-commit)",
+    .try_next =
+        "Deliver the message five times: only the first does the work:\n"
+        "  dedupsim run inbox --deliveries 5 --format json",
+};
 
 }  // namespace dedupsim

@@ -31,7 +31,23 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }  // namespace
 
 const Scenario kNaiveScenario{
-    "naive", "naive", "the same message delivered twice to a consumer with no dedup: reserved twice",
-    true, kRepeatsDelivery, &Run, &Expected};
+    .name = "naive",
+    .tag = "naive",
+    .summary = "the same message delivered twice to a consumer with no dedup: reserved twice",
+    .in_post = true,
+    .traits = kRepeatsDelivery,
+    .run = &Run,
+    .expected = &Expected,
+    .lesson =
+        "The broker promises at-least-once delivery. Here the consumer handled the order, the acknowledgement was lost on the way back, and the broker handed over the very same message a second time.\n"
+        "\n"
+        "The naive consumer adds the order's quantity to Reserved on every delivery. An increment is commutative, so the order of deliveries does not matter, but it is not idempotent: applying it twice gives a different total. A two-book order ends up holding four books, and the extra two look unsellable.\n"
+        "\n"
+        "Every later scenario is a way to make a repeated delivery harmless.",
+    .hook_points = "none: the consumer runs straight through",
+    .try_next =
+        "Deliver it more often and watch Reserved grow by the quantity each time:\n"
+        "  dedupsim run naive --deliveries 3 --quantity 5",
+};
 
 }  // namespace dedupsim

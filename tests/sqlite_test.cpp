@@ -1,1 +1,219 @@
+// The SQLite layer: result codes, transactions rolled back on destruction, duplicate keys
+// as values, the busy handler's counters, and the database file checks.
 #include <catch2/catch.hpp>
+#include <sqlite3.h>
+
+#include <thread>
+
+#include "database.h"
+#include "schema.h"
+#include "sqlite/connection.h"
+#include "sqlite/error.h"
+#include "sqlite/statement.h"
+#include "sqlite/transaction.h"
+#include "support.h"
+#include "trace.h"
+
+using namespace dedupsim;
+using dedupsim::testing::TempDir;
+
+namespace {
+
+Connection OpenScratch(const std::string& path) {
+  ConnectionOptions options;
+  options.create = true;
+  Connection c(path, options);
+  c.ExecScript("CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, u TEXT UNIQUE, v INTEGER)");
+  return c;
+}
+
+int64_t Count(Connection& c) {
+  Statement q = c.Prepare("SELECT count(*) FROM t");
+  q.Step();
+  return q.ColumnInt(0);
+}
+
+}  // namespace
+
+TEST_CASE("the result codes mirror sqlite3.h", "[sqlite]") {
+  CHECK(kSqliteBusy == SQLITE_BUSY);
+  CHECK(kSqliteConstraintPrimaryKey == SQLITE_CONSTRAINT_PRIMARYKEY);
+  CHECK(kSqliteConstraintUnique == SQLITE_CONSTRAINT_UNIQUE);
+  CHECK(IsDuplicateKeyCode(1555));
+  CHECK(IsDuplicateKeyCode(2067));
+  CHECK_FALSE(IsDuplicateKeyCode(SQLITE_CONSTRAINT_NOTNULL));
+  CHECK_FALSE(IsDuplicateKeyCode(SQLITE_BUSY));
+}
+
+TEST_CASE("a duplicate primary key is a value, with extended code 1555", "[sqlite]") {
+  TempDir dir;
+  Connection c = OpenScratch(dir.File("t.db"));
+  Statement insert = c.Prepare("INSERT INTO t (k, u, v) VALUES (?1, ?2, 1)");
+  CHECK(insert.Bind(1, "a").Bind(2, "x").ExecuteInsert() == InsertResult::kInserted);
+  CHECK(insert.Bind(1, "a").Bind(2, "y").ExecuteInsert() == InsertResult::kDuplicateKey);
+  CHECK(insert.last_code() == 1555);
+  CHECK(Count(c) == 1);
+}
+
+TEST_CASE("a duplicate unique key is a value, with extended code 2067", "[sqlite]") {
+  TempDir dir;
+  Connection c = OpenScratch(dir.File("t.db"));
+  Statement insert = c.Prepare("INSERT INTO t (k, u, v) VALUES (?1, ?2, 1)");
+  insert.Bind(1, "a").Bind(2, "x").ExecuteInsert();
+  CHECK(insert.Bind(1, "b").Bind(2, "x").ExecuteInsert() == InsertResult::kDuplicateKey);
+  CHECK(insert.last_code() == 2067);
+}
+
+TEST_CASE("other constraint errors throw SqliteError with their extended code", "[sqlite]") {
+  TempDir dir;
+  ConnectionOptions options;
+  options.create = true;
+  Connection c(dir.File("t.db"), options);
+  c.ExecScript("CREATE TABLE n (k TEXT NOT NULL)");
+  Statement insert = c.Prepare("INSERT INTO n (k) VALUES (NULL)");
+  try {
+    insert.ExecuteInsert();
+    FAIL("no error");
+  } catch (const SqliteError& e) {
+    CHECK(e.code() == SQLITE_CONSTRAINT_NOTNULL);
+    CHECK_FALSE(e.IsDuplicateKey());
+  }
+}
+
+TEST_CASE("a constraint error ends the statement, not the transaction", "[sqlite]") {
+  TempDir dir;
+  Connection c = OpenScratch(dir.File("t.db"));
+  Transaction tx(c);
+  c.Exec("INSERT INTO t (k, u, v) VALUES ('a', 'x', 1)");
+  CHECK(c.Prepare("INSERT INTO t (k, u, v) VALUES ('a', 'y', 2)").ExecuteInsert() ==
+        InsertResult::kDuplicateKey);
+  CHECK(c.InTransaction());
+  c.Exec("INSERT INTO t (k, u, v) VALUES ('b', 'z', 3)");
+  tx.Commit();
+  CHECK(Count(c) == 2);
+}
+
+TEST_CASE("a transaction rolls back in its destructor unless committed", "[sqlite]") {
+  TempDir dir;
+  Connection c = OpenScratch(dir.File("t.db"));
+  {
+    Transaction tx(c);
+    c.Exec("INSERT INTO t (k, u, v) VALUES ('a', 'x', 1)");
+    CHECK(tx.state() == Transaction::State::kActive);
+  }
+  CHECK_FALSE(c.InTransaction());
+  CHECK(Count(c) == 0);
+  {
+    Transaction tx(c, TransactionKind::kImmediate);
+    c.Exec("INSERT INTO t (k, u, v) VALUES ('a', 'x', 1)");
+    tx.Commit();
+    CHECK(tx.state() == Transaction::State::kCommitted);
+  }
+  CHECK(Count(c) == 1);
+}
+
+TEST_CASE("an explicit rollback is tracked and not repeated", "[sqlite]") {
+  TempDir dir;
+  Connection c = OpenScratch(dir.File("t.db"));
+  {
+    Transaction tx(c);
+    c.Exec("INSERT INTO t (k, u, v) VALUES ('a', 'x', 1)");
+    tx.Rollback();
+    CHECK(tx.state() == Transaction::State::kRolledBack);
+    // A new transaction on the same connection is not touched by the old one's destructor.
+    c.Exec("BEGIN");
+    c.Exec("INSERT INTO t (k, u, v) VALUES ('b', 'y', 1)");
+  }
+  CHECK(c.InTransaction());
+  c.Exec("COMMIT");
+  CHECK(Count(c) == 1);
+  Transaction done(c);
+  done.Commit();
+  CHECK_THROWS_AS(done.Commit(), DatabaseError);
+}
+
+TEST_CASE("closing a connection mid-transaction commits nothing", "[sqlite]") {
+  TempDir dir;
+  std::string path = dir.File("t.db");
+  Connection c = OpenScratch(path);
+  c.Exec("BEGIN");
+  c.Exec("INSERT INTO t (k, u, v) VALUES ('a', 'x', 1)");
+  c.Close();
+  CHECK_FALSE(c.is_open());
+  CHECK_THROWS_AS(c.Exec("SELECT 1"), DatabaseError);
+  Connection again = OpenScratch(path);
+  CHECK(Count(again) == 0);
+}
+
+TEST_CASE("a second writer waits in the busy handler, which counts and times the wait",
+          "[sqlite]") {
+  TempDir dir;
+  std::string path = dir.File("t.db");
+  Connection first = OpenScratch(path);
+  first.ExecScript("PRAGMA journal_mode=WAL");
+  Connection second = OpenScratch(path);
+  first.Exec("BEGIN IMMEDIATE");
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    first.Exec("COMMIT");
+  });
+  second.Exec("INSERT INTO t (k, u, v) VALUES ('a', 'x', 1)");  // waits for the lock
+  release.join();
+  BusyStats busy = second.busy();
+  CHECK(busy.calls > 0);
+  CHECK(busy.waited >= std::chrono::milliseconds(100));
+  CHECK(first.busy().calls == 0);
+}
+
+TEST_CASE("a busy timeout of zero fails at once with SQLITE_BUSY", "[sqlite]") {
+  TempDir dir;
+  std::string path = dir.File("t.db");
+  Connection first = OpenScratch(path);
+  ConnectionOptions options;
+  options.busy_timeout = std::chrono::milliseconds(0);
+  Connection second(path, options);
+  first.Exec("BEGIN IMMEDIATE");
+  try {
+    second.Exec("BEGIN IMMEDIATE");
+    FAIL("no error");
+  } catch (const SqliteError& e) {
+    CHECK(e.IsBusy());
+  }
+  first.Exec("ROLLBACK");
+}
+
+TEST_CASE("a deferred read-then-write transaction fails at once without waiting (WAL)",
+          "[sqlite]") {
+  TempDir dir;
+  std::string path = dir.File("t.db");
+  Connection writer = OpenScratch(path);
+  writer.ExecScript("PRAGMA journal_mode=WAL");
+  Connection reader = OpenScratch(path);
+  reader.Exec("BEGIN");
+  CHECK(Count(reader) == 0);  // the read starts a snapshot
+  writer.Exec("INSERT INTO t (k, u, v) VALUES ('a', 'x', 1)");  // another commit moves on
+  try {
+    reader.Exec("INSERT INTO t (k, u, v) VALUES ('b', 'y', 1)");
+    FAIL("no error");
+  } catch (const SqliteError& e) {
+    CHECK(e.IsBusy());  // SQLITE_BUSY_SNAPSHOT: waiting cannot help, so it does not wait
+  }
+  CHECK(reader.busy().calls == 0);
+  reader.Exec("ROLLBACK");
+}
+
+TEST_CASE("statements on a traced connection are recorded with their results", "[sqlite]") {
+  TempDir dir;
+  Connection c = OpenScratch(dir.File("t.db"));
+  Recorder recorder;
+  c.SetTrace(&recorder, "A");
+  c.Exec("INSERT INTO t (k, u, v) VALUES ('a', 'x', 1)");
+  c.Prepare("INSERT INTO t (k, u, v) VALUES ('a', 'y', 1)").ExecuteInsert();
+  auto events = recorder.Events();
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].instance == "A");
+  CHECK(events[0].kind == "sql");
+  CHECK(events[0].result == "ok");
+  CHECK(events[1].result == "constraint 1555");
+  CHECK(events[1].detail.find("INSERT INTO t") == 0);
+}

@@ -10,7 +10,7 @@ InsertResult InsertCompletedInboxRow(Connection& db, const std::string& message_
                                      const std::string& consumer, TimePoint now) {
   std::string stamp = FormatTimestamp(now);
   return db
-      .Prepare("INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
+      .Cached("INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
                "VALUES (?1, ?2, ?3, ?4)")
       .Bind(1, message_id)
       .Bind(2, consumer)

@@ -41,7 +41,7 @@ EmailOutcome SendStockReservedEmail::Handle(const OrderPlaced& m) {
     return entry->completed_at ? EmailOutcome::kAlreadySent : EmailOutcome::kNeedsReconciliation;
   }
   InsertResult claimed =
-      db_.Prepare("INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
+      db_.Cached("INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
                   "VALUES (?1, ?2, ?3, NULL)")
           .Bind(1, m.message_id)
           .Bind(2, kName)
@@ -55,7 +55,7 @@ EmailOutcome SendStockReservedEmail::Handle(const OrderPlaced& m) {
   db_.Note("send", "EmailProvider.Send", "sent");
   RunHook(db_, "AfterSend", after_send);
 
-  db_.Prepare("UPDATE Inbox SET CompletedAt = ?1 WHERE MessageId = ?2 AND Consumer = ?3")
+  db_.Cached("UPDATE Inbox SET CompletedAt = ?1 WHERE MessageId = ?2 AND Consumer = ?3")
       .Bind(1, FormatTimestamp(clock_.Now()))
       .Bind(2, m.message_id)
       .Bind(3, kName)

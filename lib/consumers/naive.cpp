@@ -5,7 +5,7 @@
 namespace dedupsim {
 
 void AddReserved(Connection& db, const OrderPlaced& m) {
-  db.Prepare("UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2")
+  db.Cached("UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2")
       .Bind(1, m.quantity)
       .Bind(2, m.book_id)
       .Execute();

@@ -32,6 +32,8 @@ struct Connection::BusyState {
   std::chrono::milliseconds timeout;
   Recorder* recorder = nullptr;  // where the first call of each wait is noted
   std::string instance;
+  Connection* owner = nullptr;  // for the gate
+  StepGate* gate = nullptr;
   std::chrono::steady_clock::time_point wait_started;
   int64_t calls = 0;
   std::chrono::microseconds waited{0};
@@ -44,6 +46,10 @@ namespace {
 int OnBusy(void* arg, int count) {
   auto* state = static_cast<Connection::BusyState*>(arg);
   auto now = std::chrono::steady_clock::now();
+  if (state->gate != nullptr) {
+    state->calls++;
+    return state->gate->OnBusy(*state->owner, count) ? 1 : 0;
+  }
   if (count == 0) {
     state->wait_started = now;
     if (state->recorder != nullptr) {
@@ -76,6 +82,7 @@ Connection::Connection(const std::string& path, const ConnectionOptions& options
     throw SqliteError(code, "cannot open " + path + ": " + message);
   }
   sqlite3_extended_result_codes(db_, 1);
+  busy_->owner = this;
   sqlite3_busy_handler(db_, &OnBusy, busy_.get());
 }
 
@@ -85,7 +92,11 @@ Connection::Connection(Connection&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
       busy_(std::move(other.busy_)),
       recorder_(other.recorder_),
-      instance_(std::move(other.instance_)) {}
+      instance_(std::move(other.instance_)),
+      gate_(other.gate_),
+      cache_(std::move(other.cache_)) {
+  Rebind();
+}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
@@ -94,11 +105,20 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     busy_ = std::move(other.busy_);
     recorder_ = other.recorder_;
     instance_ = std::move(other.instance_);
+    gate_ = other.gate_;
+    cache_ = std::move(other.cache_);
+    Rebind();
   }
   return *this;
 }
 
+void Connection::Rebind() {
+  if (busy_) busy_->owner = this;
+  for (auto& [sql, statement] : cache_) statement->connection_ = this;
+}
+
 void Connection::Close() noexcept {
+  cache_.clear();  // finalize before closing
   if (db_ != nullptr) {
     sqlite3_close_v2(db_);  // unfinalized statements keep it alive until they finish
     db_ = nullptr;
@@ -148,6 +168,21 @@ int64_t Connection::Changes() const { return sqlite3_changes64(handle()); }
 bool Connection::InTransaction() const { return sqlite3_get_autocommit(handle()) == 0; }
 
 BusyStats Connection::busy() const { return BusyStats{busy_->calls, busy_->waited}; }
+
+void Connection::SetGate(StepGate* gate) {
+  gate_ = gate;
+  busy_->gate = gate;
+}
+
+Statement& Connection::Cached(std::string_view sql) {
+  auto it = cache_.find(std::string(sql));
+  if (it == cache_.end()) {
+    it = cache_.emplace(std::string(sql), std::make_unique<Statement>(Prepare(sql))).first;
+  } else {
+    it->second->Reset();
+  }
+  return *it->second;
+}
 
 void Connection::SetTrace(Recorder* recorder, std::string instance) {
   recorder_ = recorder;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 struct sqlite3;
 
@@ -19,6 +20,22 @@ namespace dedupsim {
 
 class Recorder;
 class Statement;
+class Connection;
+
+// A seam for a scheduler that decides which instance takes its next step (the explorer):
+// it is called before every statement and hook, and in place of sleeping when a statement
+// would wait for a lock. Abstract so the explorer (and tests) can step instances by hand.
+class StepGate {
+ public:
+  virtual ~StepGate() = default;
+  // Before a statement's first step. May block until scheduled, or throw SimulatedCrash.
+  virtual void BeforeStatement(Connection& connection, std::string_view sql) = 0;
+  // Before a hook point runs. May block until scheduled, or throw SimulatedCrash.
+  virtual void BeforeHook(Connection& connection, std::string_view name) = 0;
+  // The statement found the database locked (count: earlier calls for this wait). Return
+  // true to try again (after letting another instance run), false to fail with SQLITE_BUSY.
+  virtual bool OnBusy(Connection& connection, int count) = 0;
+};
 
 enum class JournalMode { kWal, kDelete };
 enum class Synchronous { kOff, kNormal, kFull };
@@ -72,6 +89,15 @@ class Connection {
   // Records a step that is not a statement (a hook, a crash) under this instance.
   void Note(const std::string& kind, const std::string& detail, const std::string& result);
 
+  // Hands the scheduling of this connection's steps to gate (nullptr: none). The gate must
+  // outlive the connection.
+  void SetGate(StepGate* gate);
+  StepGate* gate() const { return gate_; }
+
+  // A prepared statement kept for reuse, reset and with no bindings, owned by this
+  // connection: the hot path prepares each SQL text once per connection.
+  Statement& Cached(std::string_view sql);
+
   // Closes the handle now, committing nothing: an open transaction is discarded, as when
   // the process dies. Later calls throw.
   void Close() noexcept;
@@ -82,10 +108,15 @@ class Connection {
   struct BusyState;  // the busy handler's counters; defined in connection.cpp
 
  private:
+  friend class Statement;
+  void Rebind();  // after a move: point the busy state and cached statements here
+
   sqlite3* db_ = nullptr;
   std::unique_ptr<BusyState> busy_;
   Recorder* recorder_ = nullptr;
   std::string instance_;
+  StepGate* gate_ = nullptr;
+  std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
 };
 
 }  // namespace dedupsim

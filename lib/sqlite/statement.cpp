@@ -57,6 +57,7 @@ int Statement::StepRaw() {
   Recorder* recorder = connection_->recorder();
   const bool first = !started_;
   started_ = true;
+  if (first && connection_->gate() != nullptr) connection_->gate()->BeforeStatement(*connection_, sql());
   BusyStats before = connection_->busy();
   int rc = sqlite3_step(stmt_);
   // Read the extended code now: a later reset or rollback would replace it.

@@ -54,6 +54,7 @@ class Statement {
  private:
   int StepRaw();  // steps, records the trace event on the first step of an execution
   [[noreturn]] void Fail(int rc);
+  friend class Connection;  // rebinds connection_ when the connection moves
 
   Connection* connection_;
   sqlite3_stmt* stmt_;

@@ -1,0 +1,61 @@
+// Helpers shared by the tests: a temporary folder removed at the end, running the built
+// dedupsim binary with captured output, and a scenario environment on a fresh database.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "clock.h"
+#include "database.h"
+#include "message.h"
+#include "scenario.h"
+#include "trace.h"
+
+namespace dedupsim::testing {
+
+// A fresh folder under $TMPDIR, removed (with its contents) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs the dedupsim binary built with the tests, with args, no stdin, and returns its exit
+// status and what it wrote. NO_COLOR is set unless the test passes its own environment.
+CliResult RunCli(const std::vector<std::string>& args,
+                 const std::vector<std::string>& extra_env = {});
+
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& content);
+std::vector<std::string> SplitLines(const std::string& text);
+
+// The post's six lines, read from ../shared/reference next to the repository (empty when
+// the reference is not there).
+std::vector<std::string> PostLines();
+
+// Everything a scenario needs, on a temporary database with the given settings.
+struct Fixture {
+  explicit Fixture(RunOptions run_options = {}, DatabaseSettings settings = {});
+  RunOptions options;
+  DatabaseFile db;
+  SystemClock clock;
+  Recorder recorder;
+  IdGenerator ids{42};
+  ScenarioEnv env;
+};
+
+}  // namespace dedupsim::testing
