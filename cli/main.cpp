@@ -32,6 +32,20 @@ int main(int argc, char** argv) {
   std::vector<cli::Command> commands{cli::AddListCommand(app), cli::AddRunCommand(app)};
   for (const cli::Command& command : commands) command.sub->footer(kExitCodes);
 
+  // CLI11 would only say that a subcommand is required; name the word it did not know.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const cli::Command& command : commands) {
+      known |= command.sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + command.sub->get_name();
+    }
+    if (!known) {
+      fmt::print(stderr, "dedupsim: unknown command '{}' (valid: {})\n", argv[1], names);
+      return kExitUsage;
+    }
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
