@@ -46,7 +46,7 @@ TEST_CASE("run all --check holds in every crash mode", "[cli]") {
   CHECK(SplitLines(r.out) == kPostSix);
 }
 
-TEST_CASE("--format json gives one object per scenario with every figure", "[cli]") {
+TEST_CASE("format json gives one object per scenario with every figure", "[cli]") {
   CliResult r = RunCli({"run", "all", "--format", "json"});
   REQUIRE(r.exit_code == 0);
   auto lines = SplitLines(r.out);
@@ -69,7 +69,7 @@ TEST_CASE("--format json gives one object per scenario with every figure", "[cli
   CHECK(objects[5]["secondDelivery"] == "NeedsReconciliation");
 }
 
-TEST_CASE("--trace with json puts the events in the object", "[cli]") {
+TEST_CASE("trace with json puts the events in the object", "[cli]") {
   CliResult r = RunCli({"run", "concurrent", "--format", "json", "--trace", "--hold-ms", "100",
                         "--stagger-ms", "20"});
   REQUIRE(r.exit_code == 0);
@@ -78,7 +78,7 @@ TEST_CASE("--trace with json puts the events in the object", "[cli]") {
   CHECK(j["events"].size() >= 8);
 }
 
-TEST_CASE("--trace in text mode writes the timeline to stderr only", "[cli]") {
+TEST_CASE("trace in text mode writes the timeline to stderr only", "[cli]") {
   CliResult r = RunCli({"run", "concurrent", "--trace", "--hold-ms", "100", "--stagger-ms", "20"});
   REQUIRE(r.exit_code == 0);
   CHECK(SplitLines(r.out).size() == 1);
@@ -95,7 +95,7 @@ TEST_CASE("options change the figures", "[cli]") {
             "[inbox]              delivered 3 times -> processed: True, False, False; Dune reserved: 3"});
 }
 
-TEST_CASE("--check passes with the defaults and names what differs", "[cli]") {
+TEST_CASE("check passes with the defaults and names what differs", "[cli]") {
   CHECK(RunCli({"run", "naive", "--check"}).exit_code == 0);
   // Started 300 ms after a 100 ms hold, the second copy cannot wait: --check holds too.
   CliResult r = RunCli({"run", "concurrent", "--check", "--hold-ms", "100", "--stagger-ms", "300"});
@@ -114,7 +114,7 @@ TEST_CASE("list shows every scenario with its tag and summary", "[cli]") {
   CHECK(nlohmann::json::parse(SplitLines(j.out)[1])["scenario"] == "check-then-process");
 }
 
-TEST_CASE("--help and --version exit 0", "[cli]") {
+TEST_CASE("help and version exit 0", "[cli]") {
   CliResult help = RunCli({"--help"});
   CHECK(help.exit_code == 0);
   CHECK(help.out.find("Exit status") != std::string::npos);
@@ -146,7 +146,7 @@ TEST_CASE("usage errors exit 2 with one line", "[cli]") {
   CHECK(RunCli({"run", "naive", "email", "--crash-mode", "kill"}).exit_code == 0);
 }
 
-TEST_CASE("--db keeps the database for the sqlite3 shell and reuses it", "[cli]") {
+TEST_CASE("db option keeps the database for the sqlite3 shell and reuses it", "[cli]") {
   TempDir dir;
   std::string path = dir.File("kept.db");
   CHECK(RunCli({"run", "inbox", "--db", path}).exit_code == 0);
@@ -161,7 +161,7 @@ TEST_CASE("--db keeps the database for the sqlite3 shell and reuses it", "[cli]"
   CHECK(SplitLines(again.out) == kPostSix);
 }
 
-TEST_CASE("--db on anything that is not a dedupsim database exits 3 and loses nothing",
+TEST_CASE("db option on anything that is not a dedupsim database exits 3 and loses nothing",
           "[cli]") {
   TempDir dir;
   auto refused = [](const std::string& path, const std::string& needle) {

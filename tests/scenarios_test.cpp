@@ -130,7 +130,7 @@ TEST_CASE("email: one email, NeedsReconciliation on redelivery", "[scenarios]") 
   CHECK(r.differences.empty());
 }
 
-TEST_CASE("--check finds a figure that differs from the expectation", "[scenarios]") {
+TEST_CASE("check: finds a figure that differs from the expectation", "[scenarios]") {
   nlohmann::ordered_json expected = {{"reserved", 2}, {"processed", {true, false}}};
   nlohmann::ordered_json figures = {{"reserved", 4}, {"processed", {true, false}}};
   auto diffs = Differences("naive", expected, figures);
