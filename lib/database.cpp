@@ -71,6 +71,14 @@ DatabaseFile DatabaseFile::Open(const std::string& path, const DatabaseSettings&
     return db;
   }
   if (errno != ENOENT) throw DatabaseError(fmt::format("{}: {}", path, Errno(errno)));
+  // SQLite would take a leftover journal or WAL as part of the new database: refuse, and
+  // leave them for whoever made them.
+  for (const char* suffix : {"-wal", "-journal"}) {
+    if (stat((path + suffix).c_str(), &st) == 0) {
+      throw DatabaseError(fmt::format("{}{} exists without {}: not creating a database there",
+                                      path, suffix, path));
+    }
+  }
   // No file: create it ourselves, exclusively, so we only ever initialise our own file.
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) throw DatabaseError(fmt::format("{}: cannot create: {}", path, Errno(errno)));

@@ -91,6 +91,14 @@ TEST_CASE("files that are not dedupsim databases are refused and left as they we
     CHECK_THROWS_WITH(DatabaseFile::Open(path, {}), Catch::Contains("another application"));
     CHECK(ReadFile(path) == before);
   }
+  SECTION("a leftover WAL without its database") {
+    std::string path = dir.File("gone.db");
+    WriteFile(path + "-wal", "stale");
+    CHECK_THROWS_WITH(DatabaseFile::Open(path, {}), Catch::Contains("exists without"));
+    CHECK(ReadFile(path + "-wal") == "stale");
+    struct stat st {};
+    CHECK(::stat(path.c_str(), &st) != 0);
+  }
   SECTION("a directory") {
     CHECK_THROWS_WITH(DatabaseFile::Open(dir.path(), {}), Catch::Contains("is a directory"));
   }
