@@ -15,6 +15,11 @@ struct OrderPlaced {
   int64_t quantity = 0;
 };
 
+// A fingerprint of the message's content (order, book, quantity; not the message id), as
+// 16 hex digits of FNV-1a 64. Two messages with the same id and the same hash carry the
+// same content. A teaching stand-in: a real system would use SHA-256 over the body.
+std::string PayloadHash(const OrderPlaced& message);
+
 // Makes random UUID-shaped ids (version 4). Seeded, so a run can be replayed.
 class IdGenerator {
  public:
