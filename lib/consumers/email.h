@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "hooks.h"
 #include "message.h"
+#include "schema.h"
 #include "sqlite/connection.h"
 
 namespace dedupsim {
@@ -40,6 +41,9 @@ class InMemoryEmailProvider final : public EmailProvider {
   std::vector<std::string> sent_;
 };
 
+// The email's text: "Order <id>: <n> book(s) reserved".
+std::string StockReservedText(const OrderPlaced& m);
+
 class SendStockReservedEmail {
  public:
   static constexpr const char* kName = "notifications.stock-reserved-email";
@@ -48,6 +52,8 @@ class SendStockReservedEmail {
       : db_(db), provider_(provider), clock_(clock) {}
 
   Hook after_send;
+  // The post's key; the shared-key lesson sets kMessageIdOnly.
+  InboxKey inbox_key = InboxKey::kMessageIdAndConsumer;
 
   EmailOutcome Handle(const OrderPlaced& m);
 
