@@ -47,6 +47,7 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
 
 std::string FormatDuration(std::chrono::milliseconds d) {
   int64_t ms = d.count();
+  if (ms == 0) return "0s";
   for (auto [unit, suffix] : {std::pair{kDay, 'd'}, std::pair{kHour, 'h'}, std::pair{kMinute, 'm'},
                               std::pair{kSecond, 's'}}) {
     if (ms != 0 && ms % unit == 0) return fmt::format("{}{}", ms / unit, suffix);

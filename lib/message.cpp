@@ -16,6 +16,12 @@ std::string PayloadHash(const OrderPlaced& message) {
     hash ^= static_cast<unsigned char>(c);
     hash *= 0x100000001b3ULL;  // FNV prime
   }
+  // MurmurHash3's finaliser, so that a one-character change alters every digit.
+  hash ^= hash >> 33;
+  hash *= 0xff51afd7ed558ccdULL;
+  hash ^= hash >> 33;
+  hash *= 0xc4ceb9fe1a85ec53ULL;
+  hash ^= hash >> 33;
   return fmt::format("{:016x}", hash);
 }
 
