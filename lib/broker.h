@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "clock.h"
@@ -123,7 +124,11 @@ enum class Disposition {
 };
 
 struct Verdict {
-  Disposition disposition = Disposition::kAck;
+  Verdict(Disposition d = Disposition::kAck) : disposition(d) {}  // NOLINT: implicit on purpose
+  Verdict(Disposition d, std::string why, std::string text)
+      : disposition(d), reason(std::move(why)), description(std::move(text)) {}
+
+  Disposition disposition;
   std::string reason;  // for kDeadLetter
   std::string description;
 };
