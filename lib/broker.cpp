@@ -37,7 +37,7 @@ SendResult Broker::Send(const OrderPlaced& message) {
     }
   }
   accepted_at_[message.message_id] = now;
-  Delivery entry{next_sequence_++, message, 0, now};
+  Delivery entry{next_sequence_++, message, 0};
   queue_.push_back(entry);
   stats_.accepted++;
   Note(fmt::format("send {}", message.message_id),

@@ -50,7 +50,6 @@ struct Delivery {
   int64_t sequence_number = 0;  // given at Send; a resend or a replay gets a new one
   OrderPlaced message;
   int delivery_count = 0;  // 1 on the first delivery
-  TimePoint enqueued_at;
 };
 
 enum class SendResult { kAccepted, kDuplicateDropped };

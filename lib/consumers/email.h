@@ -15,6 +15,7 @@
 #include "message.h"
 #include "schema.h"
 #include "sqlite/connection.h"
+#include "sqlite/statement.h"
 
 namespace dedupsim {
 
@@ -43,6 +44,14 @@ class InMemoryEmailProvider final : public EmailProvider {
 
 // The email's text: "Order <id>: <n> book(s) reserved".
 std::string StockReservedText(const OrderPlaced& m);
+
+// Phase 1 of the two-phase record: an inbox row in progress (CompletedAt NULL), committed
+// on its own. kDuplicateKey when a row for the key is already there.
+InsertResult InsertInProgressInboxRow(Connection& db, InboxKey key, const std::string& message_id,
+                                      const std::string& consumer, TimePoint now);
+// Phase 2: marks the row completed.
+void CompleteInboxRow(Connection& db, InboxKey key, const std::string& message_id,
+                      const std::string& consumer, TimePoint now);
 
 class SendStockReservedEmail {
  public:

@@ -1,17 +1,8 @@
 #include "consumers/email_reconcile.h"
 
 #include "schema.h"
-#include "sqlite/statement.h"
 
 namespace dedupsim {
-
-void ReconcilingEmailSender::Complete(const OrderPlaced& m) {
-  db_.Cached("UPDATE Inbox SET CompletedAt = ?1 WHERE MessageId = ?2 AND Consumer = ?3")
-      .Bind(1, FormatTimestamp(clock_.Now()))
-      .Bind(2, m.message_id)
-      .Bind(3, kName)
-      .Execute();  // phase 2: completed
-}
 
 ReconcileOutcome ReconcilingEmailSender::Handle(const OrderPlaced& m) {
   ReconcileOutcome out;
@@ -31,16 +22,11 @@ ReconcileOutcome ReconcilingEmailSender::Handle(const OrderPlaced& m) {
       out.outcome = sent == ProviderSend::kSent ? EmailOutcome::kSent : EmailOutcome::kAlreadySent;
       db_.Note("send", "EmailProvider.Send (same key)", std::string(ToString(out.outcome)));
     }
-    Complete(m);
+    CompleteInboxRow(db_, InboxKey::kMessageIdAndConsumer, m.message_id, kName, clock_.Now());
     return out;
   }
-  InsertResult claimed =
-      db_.Cached("INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
-                 "VALUES (?1, ?2, ?3, NULL)")
-          .Bind(1, m.message_id)
-          .Bind(2, kName)
-          .Bind(3, FormatTimestamp(clock_.Now()))
-          .ExecuteInsert();  // phase 1: in progress, committed
+  InsertResult claimed = InsertInProgressInboxRow(db_, InboxKey::kMessageIdAndConsumer,
+                                                  m.message_id, kName, clock_.Now());
   if (claimed == InsertResult::kDuplicateKey) {
     // Another instance claimed it a moment ago and is sending now: leave it to that one.
     out.outcome = EmailOutcome::kNeedsReconciliation;
@@ -51,7 +37,7 @@ ReconcileOutcome ReconcilingEmailSender::Handle(const OrderPlaced& m) {
   out.outcome = sent == ProviderSend::kSent ? EmailOutcome::kSent : EmailOutcome::kAlreadySent;
   db_.Note("send", "EmailProvider.Send", std::string(ToString(out.outcome)));
   RunHook(db_, "AfterSend", after_send);
-  Complete(m);
+  CompleteInboxRow(db_, InboxKey::kMessageIdAndConsumer, m.message_id, kName, clock_.Now());
   return out;
 }
 

@@ -34,8 +34,6 @@ class ReconcilingEmailSender {
   ReconcileOutcome Handle(const OrderPlaced& m);
 
  private:
-  void Complete(const OrderPlaced& m);
-
   Connection& db_;
   IdempotentEmailProvider& provider_;
   Clock& clock_;
