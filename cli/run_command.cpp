@@ -11,7 +11,9 @@
 
 #include "commands.h"
 #include "database.h"
+#include "duration.h"
 #include "exit_status.h"
+#include "broker.h"
 #include "runner.h"
 #include "scenarios.h"
 #include "trace_text.h"
@@ -34,6 +36,9 @@ struct RunArgs {
   std::string synchronous = "normal";
   std::string crash_mode = "throw";
   std::string instances = "threads";
+  int max_deliveries = 10;
+  int retention_days = 14;
+  std::string dedup_window = "10m";
   // Set after parsing: which scenario-specific options were given.
   GivenOptions given;
 };
@@ -93,6 +98,9 @@ int Run(const RunArgs& args) {
                        : args.crash_mode == "kill" ? CrashMode::kKill
                                                    : CrashMode::kThrow;
   options.instances = args.instances == "processes" ? InstanceMode::kProcesses : InstanceMode::kThreads;
+  options.max_deliveries = args.max_deliveries;
+  options.retention = std::chrono::days(args.retention_days);
+  options.dedup_window = *ParseDuration(args.dedup_window);  // checked by the parser
 
   SystemClock clock;
   Recorder recorder;
@@ -112,6 +120,12 @@ int Run(const RunArgs& args) {
       }
     }
     std::fflush(stdout);
+    // A scenario that raises alerts (content-mismatch) lists them; they go where a person
+    // will see them, whatever the format.
+    if (const auto alerts = result.outcome.figures.find("alerts");
+        alerts != result.outcome.figures.end()) {
+      for (const auto& alert : *alerts) fmt::print(stderr, "dedupsim: alert: {}\n", alert.get<std::string>());
+    }
     for (const std::string& difference : result.differences) {
       fmt::print(stderr, "dedupsim: check failed: {}\n", difference);
     }
@@ -136,15 +150,16 @@ Command AddRunCommand(CLI::App& app) {
   sub->add_option("--quantity", args->quantity, "Books in the order (default 2)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   auto* deliveries = sub->add_option("--deliveries", args->deliveries,
-                                     "Deliveries of the same message for naive and inbox (default 2)")
+                                     "Deliveries of the same message for naive, inbox, natural-key; record-first counts "
+                                     "the crashed one (default 2)")
                          ->check(CLI::Range(1, 1000));
   auto* hold = sub->add_option("--hold-ms", args->hold_ms,
-                               "concurrent: the first copy holds its transaction this long before "
-                               "commit (default 500)")
+                               "concurrent, claim-last, cache-arbiter: the first copy holds this "
+                               "long before going on (default 500)")
                    ->check(CLI::Range(0, 60000));
   auto* stagger = sub->add_option("--stagger-ms", args->stagger_ms,
-                                  "concurrent: the second copy starts this long after the first "
-                                  "(default 100)")
+                                  "concurrent, claim-last, cache-arbiter: the second copy starts "
+                                  "this long after the first (default 100)")
                       ->check(CLI::Range(0, 60000));
   sub->add_flag("--check", args->check,
                 "Compare each outcome with what the post says it must be; exit 1 on a difference");
@@ -159,9 +174,36 @@ Command AddRunCommand(CLI::App& app) {
                                 "exit (a child process calls _exit), kill (SIGKILL to the child)")
                     ->check(CLI::IsMember({"throw", "exit", "kill"}));
   auto* instances = sub->add_option("--instances", args->instances,
-                                    "concurrent: the two consumer instances as threads or processes")
+                                    "concurrent, claim-last, cache-arbiter: the two consumer "
+                                    "instances as threads or processes")
                         ->check(CLI::IsMember({"threads", "processes"}));
-  return {sub, [args, deliveries, hold, stagger, crash, instances]() -> int {
+  auto* max_deliveries =
+      sub->add_option("--max-deliveries", args->max_deliveries,
+                      "duplicate-as-error, retention: deliveries before the broker dead-letters "
+                      "a message (default 10)")
+          ->check(CLI::Range(1, 1000));
+  auto* retention = sub->add_option("--retention-days", args->retention_days,
+                                    "retention: days Inbox records are kept before the nightly "
+                                    "cleanup deletes them (default 14)")
+                        ->check(CLI::Range(1, 3650));
+  auto* dedup_window =
+      sub->add_option("--dedup-window", args->dedup_window,
+                      "broker-dedup: the broker's duplicate detection window, as 10m, 36h, 7d "
+                      "(default 10m, at most 7d)")
+          ->check(CLI::Validator(
+              [](const std::string& text) -> std::string {
+                auto window = ParseDuration(text);
+                if (!window) return "not a duration like 30s, 10m, 36h or 7d: " + text;
+                if (window->count() == 0) return "the window must be longer than zero";
+                if (*window > kMaxDuplicateDetectionWindow) return "the window is at most 7d";
+                return "";
+              },
+              "DURATION"));
+  return {sub, [args, deliveries, hold, stagger, crash, instances, max_deliveries, retention,
+                dedup_window]() -> int {
+            args->given.max_deliveries = max_deliveries->count() > 0;
+            args->given.retention = retention->count() > 0;
+            args->given.dedup_window = dedup_window->count() > 0;
             args->given.deliveries = deliveries->count() > 0;
             args->given.hold = hold->count() > 0 || stagger->count() > 0;
             args->given.crash_mode = crash->count() > 0;

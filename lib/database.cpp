@@ -28,22 +28,26 @@ std::string Errno(int err) { return std::strerror(err); }
 }  // namespace
 
 void CheckIsDedupsimDatabase(const std::string& path) {
+  CheckApplicationId(path, kApplicationId, "dedupsim database");
+}
+
+void CheckApplicationId(const std::string& path, uint32_t application_id, const char* what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DatabaseError(fmt::format("{}: cannot read: {}", path, Errno(errno)));
   std::array<char, 100> header{};
   in.read(header.data(), header.size());
   auto got = in.gcount();
-  if (got == 0) throw DatabaseError(fmt::format("{}: empty file, not a dedupsim database", path));
+  if (got == 0) throw DatabaseError(fmt::format("{}: empty file, not a {}", path, what));
   static constexpr char kMagic[] = "SQLite format 3";  // 16 bytes with its NUL
   if (got < 100 || std::memcmp(header.data(), kMagic, sizeof kMagic) != 0) {
     throw DatabaseError(fmt::format("{}: not an SQLite database", path));
   }
   auto byte = [&](int i) { return static_cast<uint32_t>(static_cast<unsigned char>(header[static_cast<size_t>(i)])); };
   uint32_t app_id = byte(68) << 24 | byte(69) << 16 | byte(70) << 8 | byte(71);
-  if (app_id != kApplicationId) {
+  if (app_id != application_id) {
     throw DatabaseError(fmt::format(
-        "{}: an SQLite database of another application (application_id {:#x}), not dedupsim's",
-        path, app_id));
+        "{}: an SQLite database of another application (application_id {:#x}), not a {}", path,
+        app_id, what));
   }
 }
 
@@ -59,7 +63,8 @@ DatabaseFile::~DatabaseFile() {
   if (temporary_ && !path_.empty()) RemoveDatabaseFiles(path_);
 }
 
-DatabaseFile DatabaseFile::Open(const std::string& path, const DatabaseSettings& settings) {
+DatabaseFile DatabaseFile::Open(const std::string& path, const DatabaseSettings& settings,
+                                IfMissing if_missing) {
   if (path.empty()) throw DatabaseError("--db: empty path");
   struct stat st {};
   if (stat(path.c_str(), &st) == 0) {
@@ -68,9 +73,13 @@ DatabaseFile DatabaseFile::Open(const std::string& path, const DatabaseSettings&
     CheckIsDedupsimDatabase(path);
     DatabaseFile db(path, settings, false);
     db.Configure();
+    db.Upgrade();
     return db;
   }
   if (errno != ENOENT) throw DatabaseError(fmt::format("{}: {}", path, Errno(errno)));
+  if (if_missing == IfMissing::kFail) {
+    throw DatabaseError(fmt::format("{}: no such file (it is not created here)", path));
+  }
   // SQLite would take a leftover journal or WAL as part of the new database: refuse, and
   // leave them for whoever made them.
   for (const char* suffix : {"-wal", "-journal"}) {
@@ -132,6 +141,19 @@ void DatabaseFile::Configure() {
     if (e.IsBusy()) {
       throw DatabaseError(fmt::format("{}: database is locked by another process", path_));
     }
+    throw DatabaseError(fmt::format("{}: {}", path_, e.what()));
+  }
+}
+
+void DatabaseFile::Upgrade() {
+  ConnectionOptions options;
+  options.busy_timeout = settings_.busy_timeout;
+  Connection connection(path_, options);
+  try {
+    UpgradeSchema(connection);
+  } catch (const SqliteError& e) {
+    throw DatabaseError(fmt::format("{}: schema upgrade failed: {}", path_, e.what()));
+  } catch (const DatabaseError& e) {
     throw DatabaseError(fmt::format("{}: {}", path_, e.what()));
   }
 }

@@ -1,6 +1,7 @@
 // A dedupsim database file on disk. Open() accepts only a file dedupsim created (marked
-// with PRAGMA application_id) or a path where no file exists yet; anything else is refused
-// with a DatabaseError before SQLite touches it, so a user's file is never changed.
+// with PRAGMA application_id) or, unless told not to, a path where no file exists yet;
+// anything else is refused with a DatabaseError before SQLite touches it, so a user's file
+// is never changed. A dedupsim database of an older schema version is upgraded on open.
 // A temporary database is removed, with its -wal, -shm and -journal files, on destruction.
 #pragma once
 
@@ -20,12 +21,17 @@ struct DatabaseSettings {
   std::chrono::milliseconds busy_timeout{5000};
 };
 
+// What Open does where no file exists.
+enum class IfMissing { kCreate, kFail };
+
 class DatabaseFile {
  public:
-  // Opens the dedupsim database at path, or creates one where no file exists. Throws
-  // DatabaseError (the file untouched) for a directory, a missing or unwritable folder, a
-  // file that is not a dedupsim database, or a database another process holds locked.
-  static DatabaseFile Open(const std::string& path, const DatabaseSettings& settings);
+  // Opens the dedupsim database at path, or creates one where no file exists (kCreate).
+  // Throws DatabaseError (the file untouched) for a directory, a missing or unwritable
+  // folder, a file that is not a dedupsim database, a database another process holds
+  // locked, a schema newer than this dedupsim's, or (kFail) a missing file.
+  static DatabaseFile Open(const std::string& path, const DatabaseSettings& settings,
+                           IfMissing if_missing = IfMissing::kCreate);
   // Creates a fresh database in $TMPDIR (or /tmp), removed when this object is destroyed.
   static DatabaseFile CreateTemporary(const DatabaseSettings& settings);
 
@@ -47,6 +53,7 @@ class DatabaseFile {
   DatabaseFile(std::string path, DatabaseSettings settings, bool temporary);
   void Initialise();  // schema and marker on a file dedupsim has just created
   void Configure();   // journal mode, then a probe for a lock held elsewhere
+  void Upgrade();     // an existing file: bring its schema to kSchemaVersion
 
   std::string path_;
   DatabaseSettings settings_;
@@ -59,5 +66,9 @@ void RemoveDatabaseFiles(const std::string& path) noexcept;
 // Reads the SQLite header of path without opening it through SQLite. Throws DatabaseError
 // with a one-line reason unless it is a dedupsim database.
 void CheckIsDedupsimDatabase(const std::string& path);
+
+// The same check for any application id; `what` names the expected kind in the message
+// ("dedupsim database", "dedupsim side store").
+void CheckApplicationId(const std::string& path, uint32_t application_id, const char* what);
 
 }  // namespace dedupsim

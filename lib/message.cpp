@@ -8,6 +8,23 @@ IdGenerator::IdGenerator() : rng_(std::random_device{}()) {}
 
 IdGenerator::IdGenerator(uint64_t seed) : rng_(seed) {}
 
+std::string PayloadHash(const OrderPlaced& message) {
+  std::string content =
+      fmt::format("{}|{}|{}", message.order_id, message.book_id, message.quantity);
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis
+  for (char c : content) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;  // FNV prime
+  }
+  // MurmurHash3's finaliser, so that a one-character change alters every digit.
+  hash ^= hash >> 33;
+  hash *= 0xff51afd7ed558ccdULL;
+  hash ^= hash >> 33;
+  hash *= 0xc4ceb9fe1a85ec53ULL;
+  hash ^= hash >> 33;
+  return fmt::format("{:016x}", hash);
+}
+
 std::string IdGenerator::Next() {
   uint64_t hi = rng_();
   uint64_t lo = rng_();

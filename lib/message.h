@@ -15,6 +15,12 @@ struct OrderPlaced {
   int64_t quantity = 0;
 };
 
+// A fingerprint of the message's content (order, book, quantity; not the message id), as
+// 16 hex digits. Two messages with the same id and the same hash carry the
+// same content. A teaching stand-in (FNV-1a with a final mix, not collision-resistant):
+// a real system would hash the serialized body with SHA-256.
+std::string PayloadHash(const OrderPlaced& message);
+
 // Makes random UUID-shaped ids (version 4). Seeded, so a run can be replayed.
 class IdGenerator {
  public:

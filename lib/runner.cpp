@@ -64,6 +64,15 @@ std::optional<std::string> OptionMisfit(const Scenario& s, const GivenOptions& g
   if (given.hold && !(s.traits & kHasHold)) {
     return misfit("--hold-ms/--stagger-ms", "it runs no instances at the same time");
   }
+  if (given.max_deliveries && !(s.traits & kHasMaxDeliveries)) {
+    return misfit("--max-deliveries", "it has no broker delivery limit to reach");
+  }
+  if (given.retention && !(s.traits & kHasRetention)) {
+    return misfit("--retention-days", "it runs no Inbox cleanup");
+  }
+  if (given.dedup_window && !(s.traits & kHasDedupWindow)) {
+    return misfit("--dedup-window", "its broker does no send-side duplicate detection");
+  }
   return std::nullopt;
 }
 

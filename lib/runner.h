@@ -42,6 +42,9 @@ struct GivenOptions {
   bool instances = false;
   bool deliveries = false;
   bool hold = false;  // --hold-ms or --stagger-ms
+  bool max_deliveries = false;
+  bool retention = false;
+  bool dedup_window = false;
 };
 
 // A one-line reason when an option was given that this scenario has no use for.

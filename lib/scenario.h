@@ -30,6 +30,10 @@ struct RunOptions {
   std::chrono::milliseconds stagger{100};  // concurrent: second copy's start after the first
   CrashMode crash_mode = CrashMode::kThrow;
   InstanceMode instances = InstanceMode::kThreads;
+  int max_deliveries = 10;                 // broker: deliveries before the dead-letter queue
+  std::chrono::days retention{14};         // retention: how long Inbox records are kept
+  std::chrono::milliseconds dedup_window{  // broker-dedup: send-side duplicate detection
+      std::chrono::minutes(10)};
 };
 
 // What a scenario runs with. All of it is injected; scenarios hold no global state.
@@ -52,6 +56,9 @@ enum ScenarioTraits : unsigned {
   kHasInstances = 1u << 1,   // takes --instances
   kRepeatsDelivery = 1u << 2,  // takes --deliveries
   kHasHold = 1u << 3,        // takes --hold-ms, --stagger-ms
+  kHasMaxDeliveries = 1u << 4,  // takes --max-deliveries
+  kHasRetention = 1u << 5,      // takes --retention-days
+  kHasDedupWindow = 1u << 6,    // takes --dedup-window
 };
 
 // One lesson. Defined in its own file under scenarios/ with designated initializers, and

@@ -1,13 +1,18 @@
 #include "schema.h"
 
+#include <fmt/format.h>
+
 #include "sqlite/error.h"
 #include "sqlite/statement.h"
 #include "sqlite/transaction.h"
 
 namespace dedupsim {
 
-void CreateSchema(Connection& connection) {
-  connection.ExecScript(R"sql(
+namespace {
+
+// Every table as the current version has it. IF NOT EXISTS: safe on an older database,
+// where UpgradeSchema then adds what the older tables lack.
+constexpr const char* kTables = R"sql(
     CREATE TABLE IF NOT EXISTS StockItems (
       BookId   TEXT    NOT NULL PRIMARY KEY,
       Title    TEXT    NOT NULL,
@@ -21,15 +26,76 @@ void CreateSchema(Connection& connection) {
       Consumer    TEXT NOT NULL CHECK (length(Consumer) <= 100),
       ReceivedAt  TEXT NOT NULL,
       CompletedAt TEXT,  -- NULL: in progress (two-phase record)
+      PayloadHash TEXT,  -- NULL: not recorded (version 2)
       PRIMARY KEY (MessageId, Consumer)
     ) WITHOUT ROWID;
-  )sql");
-  connection.ExecScript("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+    -- The shared-key experiment's inbox: keyed on MessageId alone, so the first consumer
+    -- to record a message silences every other consumer of it (version 2).
+    CREATE TABLE IF NOT EXISTS InboxByMessageId (
+      MessageId   TEXT NOT NULL PRIMARY KEY CHECK (length(MessageId) <= 100),
+      Consumer    TEXT NOT NULL CHECK (length(Consumer) <= 100),
+      ReceivedAt  TEXT NOT NULL,
+      CompletedAt TEXT
+    ) WITHOUT ROWID;
+    -- One reservation per order line: the business data is its own dedup record (version 2).
+    CREATE TABLE IF NOT EXISTS StockReservations (
+      OrderId    TEXT    NOT NULL,
+      BookId     TEXT    NOT NULL,
+      Quantity   INTEGER NOT NULL,
+      ReservedAt TEXT    NOT NULL,
+      PRIMARY KEY (OrderId, BookId)
+    ) WITHOUT ROWID;
+)sql";
+
+bool HasColumn(Connection& connection, std::string_view table, std::string_view column) {
+  Statement query = connection.Prepare("SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2");
+  query.Bind(1, table).Bind(2, column);
+  query.Step();
+  return query.ColumnInt(0) > 0;
 }
+
+bool HasTable(Connection& connection, std::string_view table) {
+  Statement query =
+      connection.Prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1");
+  query.Bind(1, table);
+  query.Step();
+  return query.ColumnInt(0) > 0;
+}
+
+}  // namespace
+
+int SchemaVersion(Connection& connection) {
+  Statement query = connection.Prepare("PRAGMA user_version");
+  query.Step();
+  return static_cast<int>(query.ColumnInt(0));
+}
+
+void UpgradeSchema(Connection& connection) {
+  int version = SchemaVersion(connection);
+  if (version > kSchemaVersion) {
+    throw DatabaseError(fmt::format(
+        "schema version {} was made by a newer dedupsim (this one knows up to {})", version,
+        kSchemaVersion));
+  }
+  if (version == kSchemaVersion) return;
+  Transaction tx(connection, TransactionKind::kImmediate);
+  // Version 1 to 2: the Inbox learns the payload hash. Checked by column, so an upgrade
+  // that was interrupted after this step cannot fail on a second run.
+  if (HasTable(connection, "Inbox") && !HasColumn(connection, "Inbox", "PayloadHash")) {
+    connection.ExecScript("ALTER TABLE Inbox ADD COLUMN PayloadHash TEXT");
+  }
+  connection.ExecScript(kTables);
+  connection.ExecScript(fmt::format("PRAGMA user_version={}", kSchemaVersion));
+  tx.Commit();
+}
+
+void CreateSchema(Connection& connection) { UpgradeSchema(connection); }
 
 void ResetInventory(Connection& connection, const StockItem& item) {
   Transaction tx(connection, TransactionKind::kImmediate);
   connection.Exec("DELETE FROM Inbox");
+  connection.Exec("DELETE FROM InboxByMessageId");
+  connection.Exec("DELETE FROM StockReservations");
   connection.Exec("DELETE FROM StockItems");
   connection.Prepare("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, ?3, ?4)")
       .Bind(1, item.book_id)
@@ -52,20 +118,49 @@ StockItem ReadStock(Connection& connection, std::string_view book_id) {
 std::optional<InboxRow> FindInboxRow(Connection& connection, std::string_view message_id,
                                      std::string_view consumer) {
   Statement& query = connection.Cached(
-      "SELECT MessageId, Consumer, ReceivedAt, CompletedAt FROM Inbox "
+      "SELECT MessageId, Consumer, ReceivedAt, CompletedAt, PayloadHash FROM Inbox "
       "WHERE MessageId = ?1 AND Consumer = ?2");
   query.Bind(1, message_id).Bind(2, consumer);
   std::optional<InboxRow> row;
   if (query.Step()) {
-    row = InboxRow{query.ColumnText(0), query.ColumnText(1), query.ColumnText(2), std::nullopt};
+    row = InboxRow{query.ColumnText(0), query.ColumnText(1), query.ColumnText(2), std::nullopt,
+                   std::nullopt};
     if (!query.ColumnIsNull(3)) row->completed_at = query.ColumnText(3);
+    if (!query.ColumnIsNull(4)) row->payload_hash = query.ColumnText(4);
   }
   query.Reset();  // a statement left mid-read would keep its read transaction open
   return row;
 }
 
-int64_t CountInboxRows(Connection& connection) {
-  Statement query = connection.Prepare("SELECT count(*) FROM Inbox");
+std::string_view ToString(InboxKey key) {
+  return key == InboxKey::kMessageIdOnly ? "MessageId" : "(MessageId, Consumer)";
+}
+
+std::string_view InboxTable(InboxKey key) {
+  return key == InboxKey::kMessageIdOnly ? "InboxByMessageId" : "Inbox";
+}
+
+std::optional<InboxRow> FindInboxRow(Connection& connection, InboxKey key,
+                                     std::string_view message_id, std::string_view consumer) {
+  if (key == InboxKey::kMessageIdAndConsumer) return FindInboxRow(connection, message_id, consumer);
+  Statement& query = connection.Cached(
+      "SELECT MessageId, Consumer, ReceivedAt, CompletedAt FROM InboxByMessageId "
+      "WHERE MessageId = ?1");
+  query.Bind(1, message_id);
+  std::optional<InboxRow> row;
+  if (query.Step()) {
+    row = InboxRow{query.ColumnText(0), query.ColumnText(1), query.ColumnText(2), std::nullopt,
+                   std::nullopt};
+    if (!query.ColumnIsNull(3)) row->completed_at = query.ColumnText(3);
+  }
+  query.Reset();
+  return row;
+}
+
+int64_t CountInboxRows(Connection& connection) { return CountRows(connection, "Inbox"); }
+
+int64_t CountRows(Connection& connection, std::string_view table) {
+  Statement query = connection.Prepare(fmt::format("SELECT count(*) FROM {}", table));
   query.Step();
   return query.ColumnInt(0);
 }

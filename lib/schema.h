@@ -1,5 +1,12 @@
 // The tables of the simulated Inventory service, as in the post: StockItems and the Inbox
-// keyed on (MessageId, Consumer), and the queries the scenarios read their figures with.
+// keyed on (MessageId, Consumer), plus the tables the lessons beyond the post need, and
+// the queries the scenarios read their figures with.
+//
+// Schema versions (PRAGMA user_version):
+//   1  StockItems, Inbox.
+//   2  Inbox.PayloadHash (content-mismatch); StockReservations (natural-key);
+//      InboxByMessageId, the inbox of the shared-key experiment, keyed on MessageId alone.
+// UpgradeSchema brings an older dedupsim database up to kSchemaVersion in place.
 #pragma once
 
 #include <cstdint>
@@ -11,10 +18,19 @@
 
 namespace dedupsim {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
-// Creates the tables if missing and stamps user_version. Call inside set-up only.
+// Creates every table on a database dedupsim has just created. Same as UpgradeSchema.
 void CreateSchema(Connection& connection);
+
+// Brings a dedupsim database of any earlier schema version to kSchemaVersion, in one
+// IMMEDIATE transaction: creates missing tables, adds the columns later versions added,
+// stamps user_version. Does nothing on a current database. Throws DatabaseError for a
+// database made by a newer dedupsim (a higher user_version), leaving it untouched.
+void UpgradeSchema(Connection& connection);
+
+// PRAGMA user_version of the database.
+int SchemaVersion(Connection& connection);
 
 struct StockItem {
   std::string book_id;
@@ -23,7 +39,8 @@ struct StockItem {
   int64_t reserved = 0;
 };
 
-// Empties Inbox and StockItems and stocks one book, in one IMMEDIATE transaction.
+// Empties the Inbox tables, StockReservations and StockItems and stocks one book, in one
+// IMMEDIATE transaction.
 void ResetInventory(Connection& connection, const StockItem& item);
 
 // The stock row of book_id; throws DatabaseError when there is none.
@@ -34,10 +51,26 @@ struct InboxRow {
   std::string consumer;
   std::string received_at;
   std::optional<std::string> completed_at;  // empty: in progress
+  std::optional<std::string> payload_hash;  // empty: not recorded
 };
 
 std::optional<InboxRow> FindInboxRow(Connection& connection, std::string_view message_id,
                                      std::string_view consumer);
+
+// What an inbox row is keyed on. The post's key is (MessageId, Consumer), in Inbox; the
+// shared-key experiment keys on MessageId alone, in InboxByMessageId.
+enum class InboxKey { kMessageIdAndConsumer, kMessageIdOnly };
+
+std::string_view ToString(InboxKey key);    // "(MessageId, Consumer)", "MessageId"
+std::string_view InboxTable(InboxKey key);  // "Inbox", "InboxByMessageId"
+
+// The row the key finds for this message and consumer. With kMessageIdOnly the consumer
+// plays no part: the row found may be another consumer's.
+std::optional<InboxRow> FindInboxRow(Connection& connection, InboxKey key,
+                                     std::string_view message_id, std::string_view consumer);
 int64_t CountInboxRows(Connection& connection);
+
+// Rows in a table of this schema (a fixed name: "Inbox", "StockReservations", ...).
+int64_t CountRows(Connection& connection, std::string_view table);
 
 }  // namespace dedupsim

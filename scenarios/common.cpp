@@ -1,5 +1,7 @@
 #include "common.h"
 
+#include <fmt/format.h>
+
 namespace dedupsim {
 
 StockItem Restock(ScenarioEnv& env) {
@@ -17,6 +19,23 @@ Connection OpenTraced(ScenarioEnv& env, const std::string& instance) {
   Connection connection = env.db.Connect();
   connection.SetTrace(&env.recorder, instance);
   return connection;
+}
+
+Connection OpenTraced(ScenarioEnv& env, const SideStore& store, const std::string& instance) {
+  Connection connection = store.Connect();
+  connection.SetTrace(&env.recorder, instance);
+  return connection;
+}
+
+int64_t CurrentRows(ScenarioEnv& env, std::string_view table) {
+  Connection connection = env.db.Connect();
+  return CountRows(connection, table);
+}
+
+std::string BoolList(const std::vector<bool>& values) {
+  std::vector<std::string> words;
+  for (bool v : values) words.emplace_back(CsBool(v));
+  return fmt::format("{}", fmt::join(words, ", "));
 }
 
 StockItem CurrentStock(ScenarioEnv& env, const StockItem& book) {

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "message.h"
 #include "scenario.h"
 #include "schema.h"
+#include "side_store.h"
 #include "sqlite/connection.h"
 
 namespace dedupsim {
@@ -17,7 +19,13 @@ StockItem Restock(ScenarioEnv& env);
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book);
 // A new connection whose statements are traced under `instance`.
 Connection OpenTraced(ScenarioEnv& env, const std::string& instance);
+// A new connection to a side store (cache, provider), traced under `instance`.
+Connection OpenTraced(ScenarioEnv& env, const SideStore& store, const std::string& instance);
 // The book's row as it is in the database now.
 StockItem CurrentStock(ScenarioEnv& env, const StockItem& book);
+// Rows in a table of the main database now.
+int64_t CurrentRows(ScenarioEnv& env, std::string_view table);
+// "True, False, False": C#'s spelling, as the post prints a list of results.
+std::string BoolList(const std::vector<bool>& values);
 
 }  // namespace dedupsim

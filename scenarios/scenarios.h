@@ -16,6 +16,18 @@ extern const Scenario kCrashBeforeCommitScenario;
 extern const Scenario kConcurrentScenario;
 extern const Scenario kEmailScenario;
 extern const Scenario kConcurrentDifferentScenario;
+extern const Scenario kRecordFirstScenario;
+extern const Scenario kNaturalKeyScenario;
+extern const Scenario kSharedKeyScenario;
+extern const Scenario kClaimLastScenario;
+extern const Scenario kProducerDuplicateScenario;
+extern const Scenario kRandomIdScenario;
+extern const Scenario kCacheArbiterScenario;
+extern const Scenario kDuplicateAsErrorScenario;
+extern const Scenario kContentMismatchScenario;
+extern const Scenario kRetentionScenario;
+extern const Scenario kBrokerDedupScenario;
+extern const Scenario kEmailReconcileScenario;
 
 std::span<const Scenario* const> AllScenarios();
 // nullptr when no scenario has that name.

@@ -14,6 +14,19 @@ const Scenario* const kScenarios[] = {
     &kEmailScenario,
     // Beyond the post.
     &kConcurrentDifferentScenario,
+    // The post's other lessons: its experiments, pitfalls, retention, broker-side dedup.
+    &kRecordFirstScenario,
+    &kNaturalKeyScenario,
+    &kSharedKeyScenario,
+    &kClaimLastScenario,
+    &kProducerDuplicateScenario,
+    &kRandomIdScenario,
+    &kCacheArbiterScenario,
+    &kDuplicateAsErrorScenario,
+    &kContentMismatchScenario,
+    &kRetentionScenario,
+    &kBrokerDedupScenario,
+    &kEmailReconcileScenario,
 };
 
 }  // namespace

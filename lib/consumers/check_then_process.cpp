@@ -1,5 +1,7 @@
 #include "consumers/check_then_process.h"
 
+#include <fmt/format.h>
+
 #include "consumers/naive.h"
 #include "schema.h"
 #include "sqlite/statement.h"
@@ -7,11 +9,12 @@
 namespace dedupsim {
 
 InsertResult InsertCompletedInboxRow(Connection& db, const std::string& message_id,
-                                     const std::string& consumer, TimePoint now) {
+                                     const std::string& consumer, TimePoint now, InboxKey key) {
   std::string stamp = FormatTimestamp(now);
   return db
-      .Cached("INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
-               "VALUES (?1, ?2, ?3, ?4)")
+      .Cached(fmt::format("INSERT INTO {} (MessageId, Consumer, ReceivedAt, CompletedAt) "
+                          "VALUES (?1, ?2, ?3, ?4)",
+                          InboxTable(key)))
       .Bind(1, message_id)
       .Bind(2, consumer)
       .Bind(3, stamp)

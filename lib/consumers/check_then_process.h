@@ -6,6 +6,7 @@
 #include "clock.h"
 #include "hooks.h"
 #include "message.h"
+#include "schema.h"
 #include "sqlite/connection.h"
 #include "sqlite/statement.h"
 
@@ -27,9 +28,10 @@ class CheckThenProcessReserveStock {
   Clock& clock_;
 };
 
-// Inserts a completed Inbox row (ReceivedAt = CompletedAt = now). Shared by consumers that
-// record in one step.
+// Inserts a completed inbox row (ReceivedAt = CompletedAt = now) in the table with this
+// key. Shared by consumers that record in one step.
 InsertResult InsertCompletedInboxRow(Connection& db, const std::string& message_id,
-                                     const std::string& consumer, TimePoint now);
+                                     const std::string& consumer, TimePoint now,
+                                     InboxKey key = InboxKey::kMessageIdAndConsumer);
 
 }  // namespace dedupsim

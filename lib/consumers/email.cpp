@@ -34,32 +34,48 @@ int64_t InMemoryEmailProvider::sent_count() const {
   return static_cast<int64_t>(sent_.size());
 }
 
+std::string StockReservedText(const OrderPlaced& m) {
+  return fmt::format("Order {}: {} book(s) reserved", m.order_id, m.quantity);
+}
+
+InsertResult InsertInProgressInboxRow(Connection& db, InboxKey key, const std::string& message_id,
+                                      const std::string& consumer, TimePoint now) {
+  return db
+      .Cached(fmt::format("INSERT INTO {} (MessageId, Consumer, ReceivedAt, CompletedAt) "
+                          "VALUES (?1, ?2, ?3, NULL)",
+                          InboxTable(key)))
+      .Bind(1, message_id)
+      .Bind(2, consumer)
+      .Bind(3, FormatTimestamp(now))
+      .ExecuteInsert();
+}
+
+void CompleteInboxRow(Connection& db, InboxKey key, const std::string& message_id,
+                      const std::string& consumer, TimePoint now) {
+  db.Cached(fmt::format("UPDATE {} SET CompletedAt = ?1 WHERE MessageId = ?2 AND Consumer = ?3",
+                        InboxTable(key)))
+      .Bind(1, FormatTimestamp(now))
+      .Bind(2, message_id)
+      .Bind(3, consumer)
+      .Execute();
+}
+
 EmailOutcome SendStockReservedEmail::Handle(const OrderPlaced& m) {
-  if (auto entry = FindInboxRow(db_, m.message_id, kName)) {
+  if (auto entry = FindInboxRow(db_, inbox_key, m.message_id, kName)) {
     // A row still in progress: an earlier attempt may have sent, may not have, or may be
     // sending right now.
     return entry->completed_at ? EmailOutcome::kAlreadySent : EmailOutcome::kNeedsReconciliation;
   }
   InsertResult claimed =
-      db_.Cached("INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
-                  "VALUES (?1, ?2, ?3, NULL)")
-          .Bind(1, m.message_id)
-          .Bind(2, kName)
-          .Bind(3, FormatTimestamp(clock_.Now()))
-          .ExecuteInsert();  // phase 1: in progress, committed
+      InsertInProgressInboxRow(db_, inbox_key, m.message_id, kName, clock_.Now());  // phase 1
   // Another instance claimed it between our look and our insert: it is sending now.
   if (claimed == InsertResult::kDuplicateKey) return EmailOutcome::kNeedsReconciliation;
 
-  provider_.Send(m.message_id,
-                 fmt::format("Order {}: {} book(s) reserved", m.order_id, m.quantity));
+  provider_.Send(m.message_id, StockReservedText(m));
   db_.Note("send", "EmailProvider.Send", "sent");
   RunHook(db_, "AfterSend", after_send);
 
-  db_.Cached("UPDATE Inbox SET CompletedAt = ?1 WHERE MessageId = ?2 AND Consumer = ?3")
-      .Bind(1, FormatTimestamp(clock_.Now()))
-      .Bind(2, m.message_id)
-      .Bind(3, kName)
-      .Execute();  // phase 2: completed
+  CompleteInboxRow(db_, inbox_key, m.message_id, kName, clock_.Now());  // phase 2
   return EmailOutcome::kSent;
 }
 

@@ -13,7 +13,9 @@
 #include "clock.h"
 #include "hooks.h"
 #include "message.h"
+#include "schema.h"
 #include "sqlite/connection.h"
+#include "sqlite/statement.h"
 
 namespace dedupsim {
 
@@ -40,6 +42,17 @@ class InMemoryEmailProvider final : public EmailProvider {
   std::vector<std::string> sent_;
 };
 
+// The email's text: "Order <id>: <n> book(s) reserved".
+std::string StockReservedText(const OrderPlaced& m);
+
+// Phase 1 of the two-phase record: an inbox row in progress (CompletedAt NULL), committed
+// on its own. kDuplicateKey when a row for the key is already there.
+InsertResult InsertInProgressInboxRow(Connection& db, InboxKey key, const std::string& message_id,
+                                      const std::string& consumer, TimePoint now);
+// Phase 2: marks the row completed.
+void CompleteInboxRow(Connection& db, InboxKey key, const std::string& message_id,
+                      const std::string& consumer, TimePoint now);
+
 class SendStockReservedEmail {
  public:
   static constexpr const char* kName = "notifications.stock-reserved-email";
@@ -48,6 +61,8 @@ class SendStockReservedEmail {
       : db_(db), provider_(provider), clock_(clock) {}
 
   Hook after_send;
+  // The post's key; the shared-key lesson sets kMessageIdOnly.
+  InboxKey inbox_key = InboxKey::kMessageIdAndConsumer;
 
   EmailOutcome Handle(const OrderPlaced& m);
 

@@ -7,7 +7,7 @@ namespace dedupsim {
 
 bool IdempotentReserveStock::Handle(const OrderPlaced& m) {
   Transaction tx(db_, begin);
-  if (InsertCompletedInboxRow(db_, m.message_id, kName, clock_.Now()) ==
+  if (InsertCompletedInboxRow(db_, m.message_id, kName, clock_.Now(), inbox_key) ==
       InsertResult::kDuplicateKey) {
     tx.Rollback();
     return false;

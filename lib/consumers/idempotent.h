@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "hooks.h"
 #include "message.h"
+#include "schema.h"
 #include "sqlite/connection.h"
 #include "sqlite/transaction.h"
 
@@ -23,6 +24,8 @@ class IdempotentReserveStock {
 
   Hook before_commit;
   TransactionKind begin = TransactionKind::kDeferred;
+  // The post's key; the shared-key lesson sets kMessageIdOnly.
+  InboxKey inbox_key = InboxKey::kMessageIdAndConsumer;
 
   // True when this delivery did the work; false when it was a duplicate.
   bool Handle(const OrderPlaced& m);

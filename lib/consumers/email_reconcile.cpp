@@ -1,0 +1,44 @@
+#include "consumers/email_reconcile.h"
+
+#include "schema.h"
+
+namespace dedupsim {
+
+ReconcileOutcome ReconcilingEmailSender::Handle(const OrderPlaced& m) {
+  ReconcileOutcome out;
+  if (auto entry = FindInboxRow(db_, m.message_id, kName)) {
+    if (entry->completed_at) {
+      out.outcome = EmailOutcome::kAlreadySent;
+      return out;
+    }
+    // In progress: settle it with the provider, which knows what it sent under this key.
+    out.reconciled = true;
+    out.provider_knew = provider_.Find(m.message_id).has_value();
+    db_.Note("reconcile", "EmailProvider.Find", out.provider_knew ? "sent before" : "never sent");
+    if (out.provider_knew) {
+      out.outcome = EmailOutcome::kAlreadySent;
+    } else {
+      ProviderSend sent = provider_.SendWithKey(m.message_id, StockReservedText(m));
+      out.outcome = sent == ProviderSend::kSent ? EmailOutcome::kSent : EmailOutcome::kAlreadySent;
+      db_.Note("send", "EmailProvider.Send (same key)", std::string(ToString(out.outcome)));
+    }
+    CompleteInboxRow(db_, InboxKey::kMessageIdAndConsumer, m.message_id, kName, clock_.Now());
+    return out;
+  }
+  InsertResult claimed = InsertInProgressInboxRow(db_, InboxKey::kMessageIdAndConsumer,
+                                                  m.message_id, kName, clock_.Now());
+  if (claimed == InsertResult::kDuplicateKey) {
+    // Another instance claimed it a moment ago and is sending now: leave it to that one.
+    out.outcome = EmailOutcome::kNeedsReconciliation;
+    return out;
+  }
+  RunHook(db_, "BeforeSend", before_send);
+  ProviderSend sent = provider_.SendWithKey(m.message_id, StockReservedText(m));
+  out.outcome = sent == ProviderSend::kSent ? EmailOutcome::kSent : EmailOutcome::kAlreadySent;
+  db_.Note("send", "EmailProvider.Send", std::string(ToString(out.outcome)));
+  RunHook(db_, "AfterSend", after_send);
+  CompleteInboxRow(db_, InboxKey::kMessageIdAndConsumer, m.message_id, kName, clock_.Now());
+  return out;
+}
+
+}  // namespace dedupsim

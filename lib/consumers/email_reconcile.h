@@ -1,0 +1,42 @@
+// The email consumer of the post, finished: the same two-phase record, and a provider
+// that honours an idempotency key (the message id). A redelivery that finds the record
+// still in progress no longer stops at NeedsReconciliation: it asks the provider whether
+// the key was sent. If it was, the record is completed and the outcome is AlreadySent; if
+// not, it sends with the same key (the provider would turn a duplicate away anyway), then
+// completes the record: Sent. No email goes out twice, and no record stays half-done.
+#pragma once
+
+#include "clock.h"
+#include "consumers/email.h"
+#include "email_provider.h"
+#include "hooks.h"
+#include "message.h"
+#include "sqlite/connection.h"
+
+namespace dedupsim {
+
+struct ReconcileOutcome {
+  EmailOutcome outcome = EmailOutcome::kSent;
+  bool reconciled = false;     // the record was found in progress and settled
+  bool provider_knew = false;  // the provider already had the key when asked
+};
+
+class ReconcilingEmailSender {
+ public:
+  static constexpr const char* kName = "notifications.stock-reserved-email";
+
+  ReconcilingEmailSender(Connection& db, IdempotentEmailProvider& provider, Clock& clock)
+      : db_(db), provider_(provider), clock_(clock) {}
+
+  Hook before_send;  // phase 1 committed, nothing sent yet
+  Hook after_send;   // the provider accepted the email, phase 2 not written
+
+  ReconcileOutcome Handle(const OrderPlaced& m);
+
+ private:
+  Connection& db_;
+  IdempotentEmailProvider& provider_;
+  Clock& clock_;
+};
+
+}  // namespace dedupsim

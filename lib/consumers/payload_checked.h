@@ -1,0 +1,44 @@
+// The inbox consumer that also remembers what it processed: the Inbox row carries the
+// payload hash (schema version 2). When the key is already there it compares hashes. The
+// same hash is an ordinary duplicate, to acknowledge. Another hash means a different
+// message under a reused id: that is not a duplicate, and it must neither be processed nor
+// silently dropped; the consumer reports kContentMismatch so the caller dead-letters it
+// and raises an alert.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "clock.h"
+#include "hooks.h"
+#include "message.h"
+#include "sqlite/connection.h"
+
+namespace dedupsim {
+
+enum class PayloadCheck { kProcessed, kDuplicate, kContentMismatch };
+
+std::string_view ToString(PayloadCheck result);  // "Processed", "Duplicate", "ContentMismatch"
+
+struct PayloadCheckResult {
+  PayloadCheck result = PayloadCheck::kProcessed;
+  std::string hash;         // of this delivery
+  std::string stored_hash;  // of the row found, for a duplicate or a mismatch ("" if none)
+};
+
+class PayloadCheckedReserveStock {
+ public:
+  static constexpr const char* kName = "inventory.reserve-stock";
+
+  PayloadCheckedReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+
+  Hook before_commit;
+
+  PayloadCheckResult Handle(const OrderPlaced& m);
+
+ private:
+  Connection& db_;
+  Clock& clock_;
+};
+
+}  // namespace dedupsim

@@ -1,0 +1,50 @@
+// A second SQLite file that stands for a system outside the inventory database: the cache
+// of cache-arbiter, the email provider of email-reconcile. It lives next to the main
+// database (its path plus a suffix, e.g. "inventory.db.cache"), is created when a scenario
+// starts and removed, with its -wal, -shm and -journal files, when the SideStore is
+// destroyed in the process that created it (a forked child that ends never removes it).
+//
+// Like DatabaseFile it only ever touches its own files: it is marked with its own
+// application_id, and a file at its path that does not carry that mark is refused with a
+// DatabaseError, untouched. A store of ours left behind by an earlier run is replaced.
+//
+// Writes to a side store can never join a transaction of the inventory database: that is
+// the point of the lessons that use one.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "database.h"
+#include "sqlite/connection.h"
+
+namespace dedupsim {
+
+inline constexpr uint32_t kSideStoreApplicationId = 0x64647373;  // "ddss"
+
+class SideStore {
+ public:
+  // Creates the store at main.path() + suffix and runs schema (CREATE TABLE ...) in it.
+  static SideStore CreateNextTo(const DatabaseFile& main, std::string_view suffix,
+                                const std::string& schema);
+  ~SideStore();
+  SideStore(SideStore&&) noexcept;
+  SideStore& operator=(SideStore&&) = delete;
+  SideStore(const SideStore&) = delete;
+  SideStore& operator=(const SideStore&) = delete;
+
+  // A new connection with the main database's busy timeout. Safe in a child after fork.
+  Connection Connect() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  SideStore(std::string path, std::chrono::milliseconds busy_timeout);
+
+  std::string path_;
+  std::chrono::milliseconds busy_timeout_;
+  int owner_pid_;  // only this process removes the files
+};
+
+}  // namespace dedupsim
