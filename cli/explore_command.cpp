@@ -1,6 +1,7 @@
 // dedupsim explore: parses the options, asks lib/explore for the matrix, a counterexample
 // or the seeded runs, and prints the view. Exit 1 when --expect-safe names a strategy that
 // broke an invariant somewhere; 2 for an unknown strategy or fault.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>

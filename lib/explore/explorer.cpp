@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <stdexcept>
@@ -70,7 +71,10 @@ double MatrixResult::SchedulesPerSecond() const {
 }
 
 Explorer::Explorer(ExploreOptions options)
-    : options_(options), scheduler_(AllStrategies(), SchedulerOptions{options.journal}) {}
+    : options_(options),
+      scheduler_(AllStrategies(), SchedulerOptions{.journal = options.journal,
+                                                   .synchronous = options.synchronous,
+                                                   .reuse_connections = options.reuse_connections}) {}
 
 std::vector<Plan> Explorer::Plans(const Strategy& strategy, const Fault& fault) const {
   IdGenerator ids(options_.seed);
@@ -125,6 +129,8 @@ CellResult Explorer::ExploreCell(const Strategy& strategy, const Fault& fault) {
                                            strategy.name, fault.name));
       }
       variant.schedules++;
+      cell.steps += static_cast<int64_t>(run.picks.size());
+      variant.longest = std::max(variant.longest, run.picks.size());
       variant.counts[Index(run.outcome)]++;
       if (IsFailing(run.outcome) &&
           (!cell.shortest || run.picks.size() < cell.shortest->picks.size())) {
@@ -152,6 +158,7 @@ MatrixResult Explorer::ExploreMatrix(std::span<const Strategy* const> strategies
     for (const Fault* f : faults) {
       m.cells.push_back(ExploreCell(*s, *f));
       m.schedules += m.cells.back().schedules;
+      m.steps += m.cells.back().steps;
     }
   }
   m.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();

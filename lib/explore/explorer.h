@@ -23,6 +23,7 @@ namespace dedupsim::explore {
 struct VariantResult {
   std::string variant;
   int64_t schedules = 0;
+  size_t longest = 0;  // steps in the longest schedule
   OutcomeCounts counts{};
 };
 
@@ -41,6 +42,7 @@ struct CellResult {
   const Strategy* strategy = nullptr;
   const Fault* fault = nullptr;
   int64_t schedules = 0;
+  int64_t steps = 0;  // summed over its schedules
   OutcomeCounts counts{};
   std::vector<VariantResult> variants;
   // The failing schedule with the fewest steps (the first found, on a tie).
@@ -58,6 +60,7 @@ struct MatrixResult {
   std::vector<const Fault*> faults;         // columns
   std::vector<CellResult> cells;            // row by row
   int64_t schedules = 0;
+  int64_t steps = 0;  // summed over every schedule
   double elapsed_ms = 0;
 
   const CellResult& Cell(size_t row, size_t column) const {
@@ -69,6 +72,8 @@ struct MatrixResult {
 struct ExploreOptions {
   uint64_t seed = 1;  // makes the message, order and book ids
   JournalMode journal = JournalMode::kWal;
+  Synchronous synchronous = Synchronous::kOff;  // see SchedulerOptions
+  bool reuse_connections = true;
 };
 
 // The index of the cell whose shortest failing schedule has the fewest steps (the earlier

@@ -95,13 +95,14 @@ std::string FormatMatrix(const MatrixResult& m) {
     }
     out += line + "\n";
   }
-  out += fmt::format("\n{} schedules\n", m.schedules);
+  out += fmt::format("\n{} schedules, {} steps\n", m.schedules, m.steps);
   return out;
 }
 
 std::string FormatTiming(const MatrixResult& m) {
-  return fmt::format("explored in {} ms: {} schedules/s\n", Rounded(m.elapsed_ms),
-                     Rounded(m.SchedulesPerSecond()));
+  return fmt::format("explored in {} ms: {} schedules/s, {} steps/s\n", Rounded(m.elapsed_ms),
+                     Rounded(m.SchedulesPerSecond()),
+                     Rounded(m.elapsed_ms > 0 ? static_cast<double>(m.steps) * 1000.0 / m.elapsed_ms : 0.0));
 }
 
 nlohmann::ordered_json FiguresToJson(const Figures& f) {
@@ -153,6 +154,7 @@ nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
       variants.push_back({{"variant", v.variant},
                           {"cell", Label(v.counts)},
                           {"schedules", v.schedules},
+                          {"longest", v.longest},
                           {"counts", CountsToJson(v.counts)}});
     }
     c["variants"] = variants;
@@ -169,6 +171,7 @@ nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
   }
   j["cells"] = cells;
   j["totalSchedules"] = m.schedules;
+  j["totalSteps"] = m.steps;
   j["elapsedMs"] = Rounded(m.elapsed_ms);
   j["schedulesPerSecond"] = Rounded(m.SchedulesPerSecond());
   return j;
@@ -177,8 +180,8 @@ nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
 std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& replay,
                                  const std::vector<TraceEvent>& events, uint64_t seed) {
   const Counterexample& c = *cell.shortest;
-  std::string out = fmt::format("{} under {}: {} in {} of {} schedules\n", cell.strategy->name,
-                                cell.fault->name, CellLabel(cell), cell.Failing(), cell.schedules);
+  std::string out = fmt::format("{} under {}: {} of {} schedules\n", cell.strategy->name,
+                                cell.fault->name, CellLabel(cell), cell.schedules);
   out += fmt::format("shortest failing schedule: {} steps{}, outcome {}\n", c.picks.size(),
                      c.variant.empty() ? "" : ", " + c.variant, ToString(replay.outcome));
   out += Trace(events);

@@ -237,6 +237,10 @@ class Worker final : public StepGate {
   static std::string Short(const std::string& id) { return id.substr(0, 8); }
 
   void RunScript() {
+    if (!owner_.options.reuse_connections) {
+      db_.reset();
+      aux_.reset();
+    }
     for (const Delivery& d : script_->deliveries) {
       if (d.arrives_after.count() > 0) owner_.clock.Advance(d.arrives_after);
       for (int attempt = 1;; ++attempt) {
@@ -316,7 +320,7 @@ class Worker final : public StepGate {
 Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions opts)
     : options(opts),
       strategies(list.begin(), list.end()),
-      db(DatabaseFile::CreateTemporary(DatabaseSettings{opts.journal, Synchronous::kOff,
+      db(DatabaseFile::CreateTemporary(DatabaseSettings{opts.journal, opts.synchronous,
                                                         std::chrono::milliseconds(2000)})),
       control(db.Connect()) {
   bool any_aux = false;
@@ -326,7 +330,7 @@ Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions op
   }
   if (any_aux) {
     aux_db.emplace(DatabaseFile::CreateTemporary(
-        DatabaseSettings{opts.journal, Synchronous::kOff, std::chrono::milliseconds(2000)}));
+        DatabaseSettings{opts.journal, opts.synchronous, std::chrono::milliseconds(2000)}));
     aux_control.emplace(aux_db->Connect());
     for (const Strategy* s : strategies) {
       if (s->aux_schema != nullptr) aux_control->ExecScript(s->aux_schema);
@@ -482,6 +486,15 @@ const DatabaseFile& Scheduler::database() const { return impl_->db; }
 JournalMode Scheduler::journal() const { return impl_->options.journal; }
 
 ScheduleResult Scheduler::Run(const Plan& plan, Chooser& chooser, Recorder* recorder) {
+  try {
+    return RunUnguarded(plan, chooser, recorder);
+  } catch (...) {
+    impl_->Abort();  // no instance may stay parked mid-delivery into the next run
+    throw;
+  }
+}
+
+ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recorder* recorder) {
   Impl& s = *impl_;
   if (plan.instances.size() > s.workers.size()) {
     throw std::logic_error(fmt::format("a plan has {} instances; at most {}", plan.instances.size(),

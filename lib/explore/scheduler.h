@@ -62,6 +62,12 @@ struct ScheduleResult {
 
 struct SchedulerOptions {
   JournalMode journal = JournalMode::kWal;
+  // Off: no fsync. Only a power loss or an OS crash could tell the difference, and none is
+  // simulated: a crash here is a process death, after which SQLite's own files decide.
+  Synchronous synchronous = Synchronous::kOff;
+  // Keep each instance's connection (and its prepared statements) from run to run. A
+  // crashed instance always reopens.
+  bool reuse_connections = true;
   size_t max_steps = 5000;  // a run longer than this ends as an error
   int max_attempts = 5;     // deliveries of one message refused by the database, then given up
 };
@@ -85,6 +91,8 @@ class Scheduler {
   struct Impl;
 
  private:
+  ScheduleResult RunUnguarded(const Plan& plan, Chooser& chooser, Recorder* recorder);
+
   std::unique_ptr<Impl> impl_;
 };
 
