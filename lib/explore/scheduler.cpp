@@ -167,7 +167,9 @@ class Worker final : public StepGate {
     return false;
   }
 
-  // A scheduled step that is not a statement or a hook (an email send).
+  // Parks until the scheduler picks this instance to take the step `label`, then lets it
+  // run, or dies there when it is this attempt's crash point. Called by the gate methods
+  // above, and directly for a step that is neither a statement nor a hook (an email send).
   void Arrive(const std::string& label, bool note_crash) {
     // Unwinding after a crash (a Transaction's destructor rolling back): a dead process
     // runs nothing more.
