@@ -16,5 +16,6 @@ struct Command {
 Command AddListCommand(CLI::App& app);
 Command AddRunCommand(CLI::App& app);
 Command AddCleanupCommand(CLI::App& app);
+Command AddExploreCommand(CLI::App& app);
 
 }  // namespace dedupsim::cli

@@ -30,7 +30,9 @@ int main(int argc, char** argv) {
   app.footer(kExitCodes);
 
   std::vector<cli::Command> commands{cli::AddListCommand(app), cli::AddRunCommand(app),
-                                     cli::AddCleanupCommand(app)};
+                                     cli::AddCleanupCommand(app),
+
+                                     cli::AddExploreCommand(app)};
   for (const cli::Command& command : commands) command.sub->footer(kExitCodes);
 
   // CLI11 would only say that a subcommand is required; name the word it did not know.

@@ -1,0 +1,227 @@
+// dedupsim explore: parses the options, asks lib/explore for the matrix, a counterexample
+// or the seeded runs, and prints the view. Exit 1 when --expect-safe names a strategy that
+// broke an invariant somewhere; 2 for an unknown strategy or fault.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "exit_status.h"
+#include "explore/explorer.h"
+#include "explore/faults.h"
+#include "explore/random_mode.h"
+#include "explore/report.h"
+#include "explore/strategies.h"
+
+namespace dedupsim::cli {
+
+namespace {
+
+using namespace dedupsim::explore;
+
+struct ExploreArgs {
+  std::vector<std::string> strategies;
+  std::vector<std::string> faults;
+  std::vector<std::string> expect_safe;
+  std::string format = "text";
+  std::string journal = "wal";
+  bool counterexample = false;
+  bool list = false;
+  uint64_t seed = 1;
+  int64_t runs = 0;
+  int64_t replay = -1;
+};
+
+int Usage(const std::string& message) {
+  fmt::print(stderr, "dedupsim: {}\n", message);
+  return kExitUsage;
+}
+
+// Resolves names against a table; on an unknown name prints the valid ones and fails.
+template <typename T, typename Find>
+bool Resolve(const std::vector<std::string>& names, const char* what, Find find,
+             const std::string& valid, std::vector<const T*>& out) {
+  for (const std::string& name : names) {
+    const T* item = find(name);
+    if (item == nullptr) {
+      fmt::print(stderr, "dedupsim: unknown {} '{}' (valid: {})\n", what, name, valid);
+      return false;
+    }
+    if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+  }
+  return true;
+}
+
+void PrintList() {
+  fmt::print("strategies:\n");
+  for (const Strategy* s : AllStrategies()) fmt::print("  {:<20} {}\n", s->name, s->summary);
+  fmt::print("faults:\n");
+  for (const Fault* f : AllFaults()) fmt::print("  {:<20} {}\n", f->name, f->summary);
+}
+
+// Prints which of the named strategies broke an invariant; true when all held.
+bool CheckExpectSafe(const std::vector<const Strategy*>& expected, const MatrixResult& m) {
+  bool all = true;
+  for (const Strategy* s : expected) {
+    for (size_t r = 0; r < m.strategies.size(); ++r) {
+      if (m.strategies[r] != s) continue;
+      for (size_t c = 0; c < m.faults.size(); ++c) {
+        const CellResult& cell = m.Cell(r, c);
+        if (!cell.Safe()) {
+          fmt::print(stderr, "dedupsim: expected {} to be safe, but under {}: {} of {} schedules\n",
+                     s->name, cell.fault->name, CellLabel(cell), cell.schedules);
+          all = false;
+        }
+      }
+    }
+  }
+  return all;
+}
+
+int RunCounterexample(Explorer& explorer, const Strategy& strategy,
+                      const std::vector<const Fault*>& faults, bool json) {
+  std::vector<CellResult> cells;
+  int64_t schedules = 0;
+  for (const Fault* f : faults) {
+    cells.push_back(explorer.ExploreCell(strategy, *f));
+    schedules += cells.back().schedules;
+  }
+  std::optional<size_t> best = ShortestFailingCell(cells);
+  if (!best) {
+    if (json) {
+      fmt::print("{}\n", nlohmann::ordered_json{{"strategy", strategy.name},
+                                                {"schedules", schedules},
+                                                {"counterexample", nullptr}}
+                             .dump(2));
+    } else {
+      fmt::print("{}: no failing schedule; every one of the {} schedules ended once\n",
+                 strategy.name, schedules);
+    }
+    return kExitOk;
+  }
+  Recorder recorder;
+  ScheduleResult replay = explorer.ReplayShortest(cells[*best], &recorder);
+  if (json) {
+    fmt::print("{}\n", CounterexampleToJson(cells[*best], replay).dump(2));
+  } else {
+    fmt::print("{}", FormatCounterexample(cells[*best], replay, recorder.Events(),
+                                          explorer.options().seed));
+  }
+  return kExitOk;
+}
+
+int Run(const ExploreArgs& args) {
+  if (args.list) {
+    PrintList();
+    return kExitOk;
+  }
+  std::vector<const Strategy*> strategies;
+  std::vector<const Fault*> faults;
+  std::vector<const Strategy*> expect_safe;
+  auto find_strategy = [](const std::string& n) { return FindStrategy(n); };
+  auto find_fault = [](const std::string& n) { return FindFault(n); };
+  if (!Resolve<Strategy>(args.strategies, "strategy", find_strategy, StrategyNames(), strategies) ||
+      !Resolve<Fault>(args.faults, "fault", find_fault, FaultNames(), faults) ||
+      !Resolve<Strategy>(args.expect_safe, "strategy", find_strategy, StrategyNames(), expect_safe)) {
+    return kExitUsage;
+  }
+  if (strategies.empty()) strategies.assign(AllStrategies().begin(), AllStrategies().end());
+  if (faults.empty()) faults.assign(AllFaults().begin(), AllFaults().end());
+  for (const Strategy* s : expect_safe) {
+    if (std::find(strategies.begin(), strategies.end(), s) == strategies.end()) strategies.push_back(s);
+  }
+  const bool json = args.format == "json";
+
+  ExploreOptions options;
+  options.seed = args.seed;
+  options.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
+  Explorer explorer(options);
+  const RandomMix mix = RandomMix::From(args.faults);
+
+  if (args.replay >= 0) {
+    if (args.strategies.size() != 1) return Usage("--replay needs exactly one --strategy");
+    const Strategy& s = *strategies.front();
+    Recorder recorder;
+    ScheduleResult r = RunRandom(explorer.scheduler(), s, args.seed, args.replay, mix, &recorder);
+    if (json) {
+      fmt::print("{}\n", RandomReplayToJson(s, args.seed, args.replay, r).dump(2));
+    } else {
+      fmt::print("{}", FormatRandomReplay(s, args.seed, args.replay, mix, r, recorder.Events()));
+    }
+    return kExitOk;
+  }
+
+  if (args.runs > 0) {
+    if (args.counterexample) return Usage("--counterexample explores every schedule; not with --runs");
+    RandomResult r = ExploreRandom(explorer.scheduler(), strategies, args.seed, args.runs, mix);
+    if (json) {
+      fmt::print("{}\n", RandomToJson(r).dump(2));
+    } else {
+      fmt::print("{}{}", FormatRandom(r), FormatRandomTiming(r));
+    }
+    bool all = true;
+    for (const RandomRow& row : r.rows) {
+      if (std::find(expect_safe.begin(), expect_safe.end(), row.strategy) == expect_safe.end()) continue;
+      for (size_t i = 0; i < kOutcomeCount; ++i) {
+        if (row.counts[i] > 0 && BreaksInvariant(OutcomeAt(i))) {
+          fmt::print(stderr, "dedupsim: expected {} to be safe, but {} run(s) ended {}\n",
+                     row.strategy->name, row.counts[i], ToString(OutcomeAt(i)));
+          all = false;
+        }
+      }
+    }
+    return all ? kExitOk : kExitCheckFailed;
+  }
+
+  if (args.counterexample) {
+    if (args.strategies.size() != 1) return Usage("--counterexample needs exactly one --strategy");
+    return RunCounterexample(explorer, *strategies.front(), faults, json);
+  }
+
+  MatrixResult m = explorer.ExploreMatrix(strategies, faults);
+  if (json) {
+    fmt::print("{}\n", MatrixToJson(m).dump(2));
+  } else {
+    fmt::print("{}{}", FormatMatrix(m), FormatTiming(m));
+  }
+  std::fflush(stdout);
+  return CheckExpectSafe(expect_safe, m) ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace
+
+Command AddExploreCommand(CLI::App& app) {
+  auto args = std::make_shared<ExploreArgs>();
+  auto* sub = app.add_subcommand(
+      "explore",
+      "Run every schedule of each strategy under each fault on a real SQLite file and print "
+      "the matrix of outcomes");
+  sub->add_option("--strategy", args->strategies,
+                  "Rows to explore (repeatable; default all; see --list)");
+  sub->add_option("--fault", args->faults, "Columns to explore (repeatable; default all)");
+  sub->add_option("--format", args->format, "text, or json (the whole matrix with its counts)")
+      ->check(CLI::IsMember({"text", "json"}));
+  sub->add_flag("--counterexample", args->counterexample,
+                "With one --strategy: print the shortest failing schedule (over the faults "
+                "given, or all) step by step, and the final figures");
+  sub->add_option("--expect-safe", args->expect_safe,
+                  "Exit 1 when this strategy ends twice, lost, deadlock or error in any "
+                  "schedule explored (repeatable)");
+  sub->add_option("--seed", args->seed, "Seed for the ids, and for --runs (default 1)");
+  sub->add_option("--runs", args->runs,
+                  "Seeded random mode: this many random larger runs per strategy")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000000}));
+  sub->add_option("--replay", args->replay,
+                  "With --seed and one --strategy: run that random run again, traced")
+      ->check(CLI::Range(int64_t{0}, int64_t{10000000}));
+  sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
+      ->check(CLI::IsMember({"wal", "delete"}));
+  sub->add_flag("--list", args->list, "List the strategies and faults");
+  return {sub, [args]() -> int { return Run(*args); }};
+}
+
+}  // namespace dedupsim::cli

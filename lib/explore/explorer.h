@@ -1,0 +1,119 @@
+// Exhaustive exploration: for each plan of a fault, every schedule the database allows,
+// found by depth-first search over the scheduling choices. Each schedule is replayed from
+// a freshly reset database: run the choices made so far, take the lowest-numbered
+// eligible instance after them, and on the way back try the next eligible instance at the
+// deepest step that has one. Runs are deterministic, so a prefix always leads to the same
+// choices, and every complete schedule is run exactly once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "explore/faults.h"
+#include "explore/outcome.h"
+#include "explore/plan.h"
+#include "explore/scheduler.h"
+
+namespace dedupsim::explore {
+
+struct VariantResult {
+  std::string variant;
+  int64_t schedules = 0;
+  size_t longest = 0;  // steps in the longest schedule
+  OutcomeCounts counts{};
+};
+
+// A failing schedule, enough to replay it: the plan (by index among the fault's plans)
+// and the instance that moved at each step.
+struct Counterexample {
+  size_t plan_index = 0;
+  std::string variant;
+  std::vector<int> picks;
+  std::vector<std::string> steps;
+  Outcome outcome = Outcome::kOnce;
+  Figures figures;
+};
+
+struct CellResult {
+  const Strategy* strategy = nullptr;
+  const Fault* fault = nullptr;
+  int64_t schedules = 0;
+  int64_t steps = 0;  // summed over its schedules
+  OutcomeCounts counts{};
+  std::vector<VariantResult> variants;
+  // The failing schedule with the fewest steps (the first found, on a tie).
+  std::optional<Counterexample> shortest;
+
+  int64_t Failing() const { return schedules - counts[Index(Outcome::kOnce)]; }
+  // No schedule broke the invariant (once or reconcile everywhere).
+  bool Safe() const;
+};
+
+struct MatrixResult {
+  uint64_t seed = 0;
+  JournalMode journal = JournalMode::kWal;
+  std::vector<const Strategy*> strategies;  // rows
+  std::vector<const Fault*> faults;         // columns
+  std::vector<CellResult> cells;            // row by row
+  int64_t schedules = 0;
+  int64_t steps = 0;  // summed over every schedule
+  double elapsed_ms = 0;
+
+  const CellResult& Cell(size_t row, size_t column) const {
+    return cells[row * faults.size() + column];
+  }
+  double SchedulesPerSecond() const;
+};
+
+struct ExploreOptions {
+  uint64_t seed = 1;  // makes the message, order and book ids
+  JournalMode journal = JournalMode::kWal;
+  Synchronous synchronous = Synchronous::kOff;  // see SchedulerOptions
+  bool reuse_connections = true;
+};
+
+// The index of the cell whose shortest failing schedule has the fewest steps (the earlier
+// cell on a tie), or nullopt when no cell has a failing schedule.
+std::optional<size_t> ShortestFailingCell(const std::vector<CellResult>& cells);
+
+class Explorer {
+ public:
+  // Sets up a scheduler (and its temporary database) for every strategy of the table.
+  explicit Explorer(ExploreOptions options = {});
+
+  const ExploreOptions& options() const { return options_; }
+  Scheduler& scheduler() { return scheduler_; }
+
+  // The fault's plans for the strategy, the same for the same seed.
+  std::vector<Plan> Plans(const Strategy& strategy, const Fault& fault) const;
+
+  // Every schedule of every plan of the fault.
+  CellResult ExploreCell(const Strategy& strategy, const Fault& fault);
+  MatrixResult ExploreMatrix(std::span<const Strategy* const> strategies,
+                             std::span<const Fault* const> faults);
+
+  // Runs plan with exactly these choices, traced into recorder when given. nullopt when
+  // they are not a complete schedule (a choice not eligible, too few or too many).
+  std::optional<ScheduleResult> RunExactly(const Plan& plan, const std::vector<int>& picks,
+                                           Recorder* recorder = nullptr);
+
+  // Replays the cell's shortest failing schedule, traced into recorder. Throws
+  // std::logic_error when it no longer runs (the explorer would be non-deterministic).
+  ScheduleResult ReplayShortest(const CellResult& cell, Recorder* recorder);
+
+  // The steps of one clean first delivery, as crash points would name them.
+  std::vector<std::string> CleanDeliverySteps(const Strategy& strategy);
+  // Throws std::logic_error when the strategy's crash_points differ from those steps.
+  void CheckCrashPoints(const Strategy& strategy);
+
+ private:
+  ExploreOptions options_;
+  Scheduler scheduler_;
+  std::set<const Strategy*> checked_;
+};
+
+}  // namespace dedupsim::explore

@@ -1,0 +1,35 @@
+// The table of faults: the columns of the explorer's matrix. A fault turns a strategy into
+// the plans to explore (most faults have one; the crash fault has one per crash point).
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "explore/plan.h"
+#include "message.h"
+
+namespace dedupsim::explore {
+
+struct Fault {
+  std::string_view name;     // kebab-case, used on the command line
+  std::string_view summary;  // one line
+  // The plans for strategy. ids makes every message, order and book id, so the same seed
+  // gives the same plans.
+  std::vector<Plan> (*plans)(const Strategy& strategy, IdGenerator& ids) = nullptr;
+};
+
+std::span<const Fault* const> AllFaults();
+// nullptr when no fault has that name.
+const Fault* FindFault(std::string_view name);
+std::string FaultNames();
+
+// How long the broker waits for an ack before it redelivers (lost-ack).
+inline constexpr std::chrono::milliseconds kLockDuration{30000};
+
+// A new logical order (own book) and its message, with ids from ids.
+LogicalOrder NewLogicalOrder(IdGenerator& ids, int64_t quantity);
+OrderPlaced NewMessage(IdGenerator& ids, const LogicalOrder& order);
+
+}  // namespace dedupsim::explore

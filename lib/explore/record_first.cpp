@@ -1,0 +1,33 @@
+#include "explore/record_first.h"
+
+#include "consumers/check_then_process.h"
+#include "consumers/naive.h"
+#include "sqlite/transaction.h"
+
+namespace dedupsim::explore {
+
+bool RecordFirstReserveStock::Handle(const OrderPlaced& m) {
+  // Autocommit: the record is committed before the work starts.
+  if (InsertCompletedInboxRow(db_, m.message_id, kName, clock_.Now()) ==
+      InsertResult::kDuplicateKey) {
+    return false;
+  }
+  RunHook(db_, "AfterRecordCommitted", after_record_committed);
+  AddReserved(db_, m);  // autocommit: a second, separate commit
+  return true;
+}
+
+bool ClaimLastReserveStock::Handle(const OrderPlaced& m) {
+  Transaction tx(db_);
+  AddReserved(db_, m);
+  if (InsertCompletedInboxRow(db_, m.message_id, kName, clock_.Now()) ==
+      InsertResult::kDuplicateKey) {
+    tx.Rollback();  // takes the stock update back with it
+    return false;
+  }
+  RunHook(db_, "BeforeCommit", before_commit);
+  tx.Commit();
+  return true;
+}
+
+}  // namespace dedupsim::explore

@@ -1,0 +1,291 @@
+#include "explore/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "explore/strategies.h"
+#include "trace_text.h"
+
+namespace dedupsim::explore {
+
+namespace {
+
+constexpr const char* kTimes = "\u00d7";  // ×
+
+// Display columns of a UTF-8 string: every byte that does not continue a character.
+size_t Columns(const std::string& s) {
+  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+std::string Pad(const std::string& s, size_t width) {
+  size_t columns = Columns(s);
+  return columns >= width ? s : s + std::string(width - columns, ' ');
+}
+
+std::string Label(const OutcomeCounts& counts) {
+  std::string out;
+  // Worst first: the reader sees what matters most.
+  for (Outcome o : {Outcome::kDeadlock, Outcome::kError, Outcome::kTwice, Outcome::kLost,
+                    Outcome::kReconcile}) {
+    int64_t n = counts[Index(o)];
+    if (n == 0) continue;
+    if (!out.empty()) out += ' ';
+    out += fmt::format("{} {}{}", ToString(o), kTimes, n);
+  }
+  return out.empty() ? "once" : out;
+}
+
+nlohmann::ordered_json CountsToJson(const OutcomeCounts& counts) {
+  nlohmann::ordered_json j;
+  for (size_t i = 0; i < kOutcomeCount; ++i) j[std::string(ToString(OutcomeAt(i)))] = counts[i];
+  return j;
+}
+
+int64_t Rounded(double x) { return static_cast<int64_t>(std::llround(x)); }
+
+// " --fault a --fault b" when the mix is not every fault, else "".
+std::string MixFlags(const RandomMix& mix) {
+  if (mix.All()) return "";
+  std::string flags;
+  for (const std::string& name : mix.Names()) flags += " --fault " + name;
+  return flags;
+}
+
+std::string Trace(const std::vector<TraceEvent>& events) {
+  std::string out;
+  for (const TraceEvent& e : events) out += "  " + FormatTraceLine(e) + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string CellLabel(const CellResult& cell) { return Label(cell.counts); }
+
+std::string FormatMatrix(const MatrixResult& m) {
+  std::vector<std::vector<std::string>> table;
+  std::vector<std::string> header{"strategy"};
+  for (const Fault* f : m.faults) header.emplace_back(f->name);
+  table.push_back(header);
+  for (size_t r = 0; r < m.strategies.size(); ++r) {
+    std::vector<std::string> row{std::string(m.strategies[r]->name)};
+    for (size_t c = 0; c < m.faults.size(); ++c) {
+      const CellResult& cell = m.Cell(r, c);
+      row.push_back(fmt::format("{} ({})", CellLabel(cell), cell.schedules));
+    }
+    table.push_back(row);
+  }
+  std::vector<size_t> widths(header.size(), 0);
+  for (const auto& row : table) {
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], Columns(row[i]));
+  }
+  std::string out = fmt::format(
+      "dedupsim explore: {} strategies {} {} faults, every schedule on a real SQLite file "
+      "(journal {}, seed {})\n",
+      m.strategies.size(), kTimes, m.faults.size(), ToString(m.journal), m.seed);
+  out += fmt::format("cell: the outcome, {}N the schedules that did not end once, (M) the schedules explored\n\n",
+                     kTimes);
+  for (const auto& row : table) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += i + 1 < row.size() ? Pad(row[i], widths[i] + 2) : row[i];
+    }
+    out += line + "\n";
+  }
+  out += fmt::format("\n{} schedules, {} steps\n", m.schedules, m.steps);
+  return out;
+}
+
+std::string FormatTiming(const MatrixResult& m) {
+  return fmt::format("explored in {} ms: {} schedules/s, {} steps/s\n", Rounded(m.elapsed_ms),
+                     Rounded(m.SchedulesPerSecond()),
+                     Rounded(m.elapsed_ms > 0 ? static_cast<double>(m.steps) * 1000.0 / m.elapsed_ms : 0.0));
+}
+
+nlohmann::ordered_json FiguresToJson(const Figures& f) {
+  return {{"reserved", f.reserved},       {"reservedExpected", f.reserved_expected},
+          {"inboxRows", f.inbox_rows},    {"emailsSent", f.emails_sent},
+          {"flagged", f.flagged},         {"crashes", f.crashes},
+          {"deliveries", f.deliveries}};
+}
+
+std::string FormatFigures(const Figures& f) {
+  return fmt::format(
+      "reserved {} (once per order: {}), inbox rows {}, emails sent {}, flagged for reconciliation "
+      "{}, crashes {}, delivery attempts {}",
+      f.reserved, f.reserved_expected, f.inbox_rows, f.emails_sent, f.flagged, f.crashes,
+      f.deliveries);
+}
+
+nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
+  nlohmann::ordered_json j;
+  j["command"] = "explore";
+  j["seed"] = m.seed;
+  j["journal"] = ToString(m.journal);
+  nlohmann::ordered_json strategies = nlohmann::ordered_json::array();
+  for (const Strategy* s : m.strategies) {
+    nlohmann::ordered_json points = nlohmann::ordered_json::array();
+    for (std::string_view p : s->crash_points) points.push_back(p);
+    strategies.push_back({{"name", s->name},
+                          {"summary", s->summary},
+                          {"effect", s->effect},
+                          {"partner", s->partner},
+                          {"crashPoints", points}});
+  }
+  j["strategies"] = strategies;
+  nlohmann::ordered_json faults = nlohmann::ordered_json::array();
+  for (const Fault* f : m.faults) faults.push_back({{"name", f->name}, {"summary", f->summary}});
+  j["faults"] = faults;
+  nlohmann::ordered_json cells = nlohmann::ordered_json::array();
+  for (const CellResult& cell : m.cells) {
+    nlohmann::ordered_json c;
+    c["strategy"] = cell.strategy->name;
+    c["fault"] = cell.fault->name;
+    c["cell"] = CellLabel(cell);
+    c["safe"] = cell.Safe();
+    c["schedules"] = cell.schedules;
+    c["failing"] = cell.Failing();
+    c["counts"] = CountsToJson(cell.counts);
+    nlohmann::ordered_json variants = nlohmann::ordered_json::array();
+    for (const VariantResult& v : cell.variants) {
+      variants.push_back({{"variant", v.variant},
+                          {"cell", Label(v.counts)},
+                          {"schedules", v.schedules},
+                          {"longest", v.longest},
+                          {"counts", CountsToJson(v.counts)}});
+    }
+    c["variants"] = variants;
+    if (cell.shortest) {
+      c["shortest"] = {{"variant", cell.shortest->variant},
+                       {"outcome", ToString(cell.shortest->outcome)},
+                       {"length", cell.shortest->picks.size()},
+                       {"steps", cell.shortest->steps},
+                       {"figures", FiguresToJson(cell.shortest->figures)}};
+    } else {
+      c["shortest"] = nullptr;
+    }
+    cells.push_back(c);
+  }
+  j["cells"] = cells;
+  j["totalSchedules"] = m.schedules;
+  j["totalSteps"] = m.steps;
+  j["elapsedMs"] = Rounded(m.elapsed_ms);
+  j["schedulesPerSecond"] = Rounded(m.SchedulesPerSecond());
+  return j;
+}
+
+std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& replay,
+                                 const std::vector<TraceEvent>& events, uint64_t seed) {
+  const Counterexample& c = *cell.shortest;
+  std::string out = fmt::format("{} under {}: {} of {} schedules\n", cell.strategy->name,
+                                cell.fault->name, CellLabel(cell), cell.schedules);
+  out += fmt::format("shortest failing schedule: {} steps{}, outcome {}\n", c.picks.size(),
+                     c.variant.empty() ? "" : ", " + c.variant, ToString(replay.outcome));
+  out += Trace(events);
+  out += fmt::format("final: {}\n", FormatFigures(replay.figures));
+  if (!replay.note.empty()) out += fmt::format("note: {}\n", replay.note);
+  out += fmt::format("again: dedupsim explore --strategy {} --fault {} --counterexample --seed {}\n",
+                     cell.strategy->name, cell.fault->name, seed);
+  return out;
+}
+
+nlohmann::ordered_json CounterexampleToJson(const CellResult& cell, const ScheduleResult& replay) {
+  nlohmann::ordered_json j;
+  j["strategy"] = cell.strategy->name;
+  j["fault"] = cell.fault->name;
+  j["cell"] = CellLabel(cell);
+  j["schedules"] = cell.schedules;
+  j["failing"] = cell.Failing();
+  j["variant"] = cell.shortest->variant;
+  j["outcome"] = ToString(replay.outcome);
+  j["length"] = replay.picks.size();
+  j["steps"] = replay.steps;
+  j["figures"] = FiguresToJson(replay.figures);
+  return j;
+}
+
+std::string FormatRandom(const RandomResult& r) {
+  std::string out = fmt::format(
+      "dedupsim explore: seed {}, {} random runs per strategy, journal {}\n"
+      "each run: 1 to 3 orders, random interleavings; mixing in {}\n\n",
+      r.seed, r.runs, ToString(r.journal), fmt::join(r.mix.Names(), ", "));
+  std::vector<std::vector<std::string>> table;
+  table.push_back({"strategy", "once", "twice", "lost", "reconcile", "deadlock", "error", "first failing runs"});
+  for (const RandomRow& row : r.rows) {
+    std::vector<std::string> line{std::string(row.strategy->name)};
+    for (Outcome o : {Outcome::kOnce, Outcome::kTwice, Outcome::kLost, Outcome::kReconcile,
+                      Outcome::kDeadlock, Outcome::kError}) {
+      line.push_back(std::to_string(row.counts[Index(o)]));
+    }
+    std::vector<std::string> first;
+    for (size_t i = 0; i < row.failing.size() && i < 5; ++i) first.push_back(std::to_string(row.failing[i]));
+    line.push_back(first.empty() ? "-" : fmt::format("{}", fmt::join(first, " ")));
+    table.push_back(line);
+  }
+  std::vector<size_t> widths(table[0].size(), 0);
+  for (const auto& row : table) {
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], Columns(row[i]));
+  }
+  for (const auto& row : table) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) line += i + 1 < row.size() ? Pad(row[i], widths[i] + 2) : row[i];
+    out += line + "\n";
+  }
+  out += fmt::format("\nreplay one: dedupsim explore --seed {} --replay RUN --strategy NAME{}\n", r.seed,
+                     MixFlags(r.mix));
+  return out;
+}
+
+std::string FormatRandomTiming(const RandomResult& r) {
+  return fmt::format("ran in {} ms: {} runs/s\n", Rounded(r.elapsed_ms), Rounded(r.RunsPerSecond()));
+}
+
+nlohmann::ordered_json RandomToJson(const RandomResult& r) {
+  nlohmann::ordered_json j;
+  j["command"] = "explore";
+  j["seed"] = r.seed;
+  j["runs"] = r.runs;
+  j["journal"] = ToString(r.journal);
+  j["faults"] = r.mix.Names();
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const RandomRow& row : r.rows) {
+    rows.push_back({{"strategy", row.strategy->name},
+                    {"runs", row.runs},
+                    {"steps", row.steps},
+                    {"counts", CountsToJson(row.counts)},
+                    {"failingRuns", row.failing}});
+  }
+  j["rows"] = rows;
+  j["totalRuns"] = r.TotalRuns();
+  j["elapsedMs"] = Rounded(r.elapsed_ms);
+  j["runsPerSecond"] = Rounded(r.RunsPerSecond());
+  return j;
+}
+
+std::string FormatRandomReplay(const Strategy& strategy, uint64_t seed, int64_t run,
+                               const RandomMix& mix, const ScheduleResult& replay,
+                               const std::vector<TraceEvent>& events) {
+  Plan plan = RandomPlan(strategy, seed, run, mix);
+  std::string out = fmt::format("{}, seed {}, run {}: {} in {} steps\n", strategy.name, seed, run,
+                                ToString(replay.outcome), replay.picks.size());
+  out += fmt::format("plan: {}\n", DescribePlan(plan));
+  out += Trace(events);
+  out += fmt::format("final: {}\n", FormatFigures(replay.figures));
+  if (!replay.note.empty()) out += fmt::format("note: {}\n", replay.note);
+  out += fmt::format("again: dedupsim explore --seed {} --replay {} --strategy {}{}\n", seed, run,
+                     strategy.name, MixFlags(mix));
+  return out;
+}
+
+nlohmann::ordered_json RandomReplayToJson(const Strategy& strategy, uint64_t seed, int64_t run,
+                                          const ScheduleResult& replay) {
+  return {{"strategy", strategy.name},         {"seed", seed},
+          {"run", run},                        {"outcome", ToString(replay.outcome)},
+          {"length", replay.picks.size()},     {"steps", replay.steps},
+          {"figures", FiguresToJson(replay.figures)}};
+}
+
+}  // namespace dedupsim::explore

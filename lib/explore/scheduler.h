@@ -1,0 +1,99 @@
+// Runs a plan once, under one interleaving, on a real SQLite file. Each consumer instance
+// is a thread with its own connection; the connection's StepGate parks the thread before
+// every statement, hook and email send, and whenever SQLite finds the database locked.
+// Exactly one thread runs at a time: the scheduler hands a baton to the instance a Chooser
+// picks, and waits until that instance parks again. The same choices on the same plan
+// always give the same run.
+//
+// An instance that finds the database locked is blocked: it is not offered again until
+// another instance has taken a step. When every live instance is blocked, the run is a
+// deadlock. A crash point kills the instance as it reaches that step: the gate throws
+// SimulatedCrash, the thread closes its connection without committing (what a process
+// death leaves), and the broker redelivers the message to the restarted instance.
+//
+// A Scheduler is not thread-safe: one caller runs one plan at a time. It owns a temporary
+// database that every run empties and restocks (DELETE, not a new file), and keeps each
+// instance's connection, with its prepared statements, from run to run unless it crashed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "database.h"
+#include "explore/outcome.h"
+#include "explore/plan.h"
+#include "trace.h"
+
+namespace dedupsim::explore {
+
+// Decides who moves next.
+class Chooser {
+ public:
+  virtual ~Chooser() = default;
+  // eligible: bit i set when instance i may take a step; depth: steps taken so far.
+  // Returns the instance to move, or nullopt to abandon the run.
+  virtual std::optional<int> Choose(size_t depth, uint32_t eligible) = 0;
+};
+
+// What the database and the provider hold after a run.
+struct Figures {
+  int64_t reserved = 0;           // Reserved, summed over the orders' books
+  int64_t reserved_expected = 0;  // the quantities, once each, when a subscriber reserves
+  int64_t inbox_rows = 0;
+  int64_t emails_sent = 0;
+  int64_t flagged = 0;     // deliveries that returned NeedsReconciliation
+  int64_t crashes = 0;     // instances that died at a crash point
+  int64_t deliveries = 0;  // delivery attempts, redeliveries included
+};
+
+struct ScheduleResult {
+  std::vector<int> picks;          // who moved at each step
+  std::vector<uint32_t> eligible;  // who could have, at each step
+  std::vector<std::string> steps;  // "A  INSERT Inbox", "B  retry INSERT Inbox", ...
+  Outcome outcome = Outcome::kOnce;
+  Figures figures;
+  std::string note;        // why a deadlock or error outcome, else ""
+  bool abandoned = false;  // the chooser gave up: no outcome
+};
+
+struct SchedulerOptions {
+  JournalMode journal = JournalMode::kWal;
+  // Off: no fsync. Only a power loss or an OS crash could tell the difference, and none is
+  // simulated: a crash here is a process death, after which SQLite's own files decide.
+  Synchronous synchronous = Synchronous::kOff;
+  // Keep each instance's connection (and its prepared statements) from run to run. A
+  // crashed instance always reopens.
+  bool reuse_connections = true;
+  size_t max_steps = 5000;  // a run longer than this ends as an error
+  int max_attempts = 5;     // deliveries of one message refused by the database, then given up
+};
+
+class Scheduler {
+ public:
+  // strategies: every strategy any plan will use (their schemas are created once).
+  Scheduler(std::span<const Strategy* const> strategies, SchedulerOptions options = {});
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Runs plan from a freshly reset database. With a recorder, every step of every
+  // instance is traced into it. Throws std::logic_error when a consumer failed in a way
+  // the explorer does not model (a bug), DatabaseError when the database is unusable.
+  ScheduleResult Run(const Plan& plan, Chooser& chooser, Recorder* recorder = nullptr);
+
+  const DatabaseFile& database() const;
+  JournalMode journal() const;
+
+  struct Impl;
+
+ private:
+  ScheduleResult RunUnguarded(const Plan& plan, Chooser& chooser, Recorder* recorder);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dedupsim::explore

@@ -1,0 +1,89 @@
+// A strategy is one row of the explorer's matrix: a small adapter around a consumer. It
+// says how to set up the tables the consumer needs, how to handle one delivery on a
+// connection, which named steps a delivery goes through (the crash points), and how to
+// read back how many times the consumer's effect happened for an order.
+//
+// An adapter holds no state: the explorer calls it from one instance's thread at a time,
+// on that instance's connection, whose every statement and hook is a scheduled step.
+// The table of adapters is in strategies.cpp; adding a strategy is adding a row there.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "clock.h"
+#include "consumers/email.h"
+#include "message.h"
+#include "sqlite/connection.h"
+
+namespace dedupsim::explore {
+
+// What one delivery ended with, as the consumer reports it. All three are acked: a
+// skipped duplicate is a success, and a case that needs reconciliation goes where a
+// person looks (a dead-letter queue), flagged.
+enum class DeliveryResult { kProcessed, kSkipped, kNeedsReconciliation };
+
+std::string_view ToString(DeliveryResult result);  // "processed", "skipped", ...
+
+// What a delivery runs with. Every reference is valid for the call only.
+struct DeliveryContext {
+  Connection& db;        // this instance's connection to the service's database
+  Connection* aux;       // this instance's connection to the second file, or null
+  Clock& clock;          // a ManualClock: the same timestamps in every schedule
+  EmailProvider& email;  // counts sends; each send is a scheduled step (a crash point)
+};
+
+// One logical order: what the invariants count "exactly once" against. Each order has its
+// own book, so the stock reserved for it can be read back on its own.
+struct LogicalOrder {
+  std::string order_id;
+  std::string book_id;
+  int64_t quantity = 0;
+};
+
+// Reads the state a schedule left, after every instance finished.
+class EffectProbe {
+ public:
+  virtual ~EffectProbe() = default;
+  virtual Connection& db() = 0;   // the service's database, not scheduled
+  virtual Connection* aux() = 0;  // the second file, or null
+  // Emails the provider accepted for any message of this order.
+  virtual int64_t EmailsSentFor(const LogicalOrder& order) = 0;
+};
+
+struct Strategy {
+  std::string_view name;     // kebab-case, used on the command line
+  std::string_view summary;  // one line
+  std::string_view effect;   // what the invariant counts: "stock" or "email"
+  // The subscriber the second-subscriber fault runs next to this one, sharing its
+  // database and Inbox (the post's Inventory and Notification). It must be a row of the
+  // table with a different effect.
+  std::string_view partner;
+  // The named steps a first, clean delivery goes through, in order: a statement's label
+  // (StepLabel: "UPDATE StockItems"), a hook's name, or "EmailProvider.Send". A crash at a
+  // point kills the instance just before that step would run. The explorer checks this
+  // list against what a delivery really does, so it cannot drift from the code.
+  std::vector<std::string_view> crash_points;
+  // SQL run once on the explorer's database (CREATE TABLE IF NOT EXISTS ...), and before
+  // every schedule (DELETE FROM ...) after the explorer emptied Inbox and StockItems and
+  // stocked each order's book. Either may be null.
+  const char* schema = nullptr;
+  const char* reset = nullptr;
+  // The same for a second database file (a cache kept apart from the service's data).
+  // When aux_schema is set, DeliveryContext::aux is a scheduled connection to that file.
+  const char* aux_schema = nullptr;
+  const char* aux_reset = nullptr;
+  // Handles one delivery. Throws what the consumer throws: SimulatedCrash from a crash
+  // point (the explorer's doing), SqliteError when the database refused (redelivered).
+  DeliveryResult (*handle)(DeliveryContext& context, const OrderPlaced& message) = nullptr;
+  // How many times the effect happened for the order (0, 1, 2 ...).
+  int64_t (*applied)(EffectProbe& probe, const LogicalOrder& order) = nullptr;
+};
+
+// The effect readers shared by the adapters of the post's consumers.
+int64_t StockApplied(EffectProbe& probe, const LogicalOrder& order);  // Reserved / quantity
+int64_t EmailApplied(EffectProbe& probe, const LogicalOrder& order);  // emails sent
+
+}  // namespace dedupsim::explore
