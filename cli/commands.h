@@ -15,5 +15,7 @@ struct Command {
 
 Command AddListCommand(CLI::App& app);
 Command AddRunCommand(CLI::App& app);
+Command AddExplainCommand(CLI::App& app);
+Command AddDocsCommand(CLI::App& app);
 
 }  // namespace dedupsim::cli
