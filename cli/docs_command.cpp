@@ -1,13 +1,12 @@
 // dedupsim docs: for maintainers. Runs every scenario that has a page in the folder with
 // the default options and rewrites the page's generated sections (Output, Diagram), or
 // with --check only reports the pages that are out of date.
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <cstdio>
 #include <memory>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "atomic_file.h"
 #include "commands.h"
@@ -69,20 +68,23 @@ int Docs(const DocsArgs& args) {
     ScenarioResult result = RunScenario(*scenario, env, /*check=*/true);
     if (!result.differences.empty()) {
       // A page must show what the lesson says; a run that went otherwise is not written.
-      for (const std::string& d : result.differences) fmt::print(stderr, "dedupsim: docs: check failed: {}\n", d);
+      for (const std::string& d : result.differences)
+        fmt::print(stderr, "dedupsim: docs: check failed: {}\n", d);
       status = kExitCheckFailed;
       continue;
     }
     std::string rewritten;
     try {
-      rewritten = RewritePage(page, ScenarioPageSections(scenario->name, result.outcome.line, result.events));
+      rewritten = RewritePage(
+          page, ScenarioPageSections(scenario->name, result.outcome.line, result.events));
     } catch (const DocPageError& e) {
       fmt::print(stderr, "dedupsim: docs: {}: {}\n", path, e.what());
       return kExitUsage;
     }
     if (rewritten == page) continue;
     if (args.check) {
-      fmt::print(stderr, "dedupsim: docs: {} is out of date (run: dedupsim docs {})\n", path, args.folder);
+      fmt::print(stderr, "dedupsim: docs: {} is out of date (run: dedupsim docs {})\n", path,
+                 args.folder);
       status = kExitCheckFailed;
       continue;
     }
@@ -103,7 +105,8 @@ int Docs(const DocsArgs& args) {
 Command AddDocsCommand(CLI::App& app) {
   auto args = std::make_shared<DocsArgs>();
   auto* sub = app.add_subcommand(
-      "docs", "For maintainers: rewrite the generated Output and Diagram sections of the scenario pages");
+      "docs",
+      "For maintainers: rewrite the generated Output and Diagram sections of the scenario pages");
   sub->add_option("folder", args->folder, "Folder of the scenario pages (default docs/scenarios)");
   sub->add_flag("--check", args->check, "Write nothing; exit 1 when a page is out of date");
   return {sub, [args]() -> int { return Docs(*args); }};

@@ -1,14 +1,13 @@
 #include "atomic_file.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace dedupsim {
 
@@ -49,7 +48,8 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
   fd_ = ::mkstemp(buffer.data());
-  if (fd_ < 0) Fail(path_, fmt::format("cannot create a file in {}: {}", folder, std::strerror(errno)));
+  if (fd_ < 0)
+    Fail(path_, fmt::format("cannot create a file in {}: {}", folder, std::strerror(errno)));
   temp_ = buffer.data();
 }
 

@@ -1,7 +1,6 @@
 // End to end, through the built binary: --diagram, --timeline, explain, color, and the
 // scenario pages in docs/scenarios kept in step with what the program prints.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <regex>
 
@@ -22,7 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool Has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
 
 size_t FilesIn(const std::string& dir) {
   return static_cast<size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}));
@@ -55,7 +56,8 @@ TEST_CASE("run --diagram mermaid prints the run's diagram after its line", "[cli
   CHECK(Has(r.out, "participant ConsumerB as Consumer B\n"));
   CHECK_FALSE(Has(r.out, "Email provider"));
   CHECK(Has(r.out, "Note over ConsumerB,DB: waits: write lock held by another connection\n"));
-  CHECK(std::regex_search(r.out, std::regex("DB-->>ConsumerB: constraint 1555, waited [0-9]+ ms\n")));
+  CHECK(
+      std::regex_search(r.out, std::regex("DB-->>ConsumerB: constraint 1555, waited [0-9]+ ms\n")));
   CHECK(std::regex_search(r.out, std::regex("hook BeforeCommit, next step done [0-9]+ ms later")));
 }
 
@@ -72,13 +74,16 @@ TEST_CASE("run --diagram changes when the run changes", "[cli][mermaid]") {
   CHECK(Has(thrown.out, "Note over ConsumerA: crash at BeforeCommit\n"));
   CHECK_FALSE(Has(thrown.out, "pid"));
 
-  CliResult killed = RunCli({"run", "crash-before-commit", "--crash-mode", "kill", "--journal", "delete",
-                             "--diagram", "mermaid"});
+  CliResult killed = RunCli({"run", "crash-before-commit", "--crash-mode", "kill", "--journal",
+                             "delete", "--diagram", "mermaid"});
   REQUIRE(killed.exit_code == 0);
-  CHECK(std::regex_search(killed.out, std::regex("crash at BeforeCommit: waiting for SIGKILL \\(pid [0-9]+\\)")));
-  CHECK(std::regex_search(killed.out, std::regex("died at BeforeCommit: pid [0-9]+ killed by SIGKILL")));
+  CHECK(std::regex_search(
+      killed.out, std::regex("crash at BeforeCommit: waiting for SIGKILL \\(pid [0-9]+\\)")));
+  CHECK(std::regex_search(killed.out,
+                          std::regex("died at BeforeCommit: pid [0-9]+ killed by SIGKILL")));
   CHECK(Has(killed.out, "Note over ConsumerA,DB: recovery: "));
-  CHECK(std::regex_search(killed.out, std::regex("Broker->>ConsumerA: delivery 2 \\(pid [0-9]+\\)")));
+  CHECK(
+      std::regex_search(killed.out, std::regex("Broker->>ConsumerA: delivery 2 \\(pid [0-9]+\\)")));
 
   CliResult email = RunCli({"run", "email", "--diagram", "mermaid"});
   CHECK(Has(email.out, "participant Email as Email provider\n"));
@@ -149,7 +154,8 @@ TEST_CASE("run --timeline marks the crash and the killed process", "[cli][svg]")
 TEST_CASE("run --timeline to a path that cannot be written: exit 3 before running", "[cli][svg]") {
   TempDir dir;
   fs::create_directory(dir.File("taken.svg"));
-  for (const std::string& path : {dir.File("missing/t.svg"), dir.File("taken.svg"), std::string("/proc/x.svg")}) {
+  for (const std::string& path :
+       {dir.File("missing/t.svg"), dir.File("taken.svg"), std::string("/proc/x.svg")}) {
     INFO(path);
     CliResult r = RunCli({"run", "naive", "--timeline", path});
     CHECK(r.exit_code == 3);
@@ -209,7 +215,8 @@ TEST_CASE("explain of an unknown scenario: exit 2 with the valid names", "[cli][
 
 // color
 
-TEST_CASE("run --color always colors the tag and figures, which strip back to the plain line", "[cli][color]") {
+TEST_CASE("run --color always colors the tag and figures, which strip back to the plain line",
+          "[cli][color]") {
   CliResult plain = RunCli({"run", "all"});
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"run", "all", "--color", "always"},
@@ -239,7 +246,8 @@ TEST_CASE("on a terminal, auto colors unless NO_COLOR is set and not empty", "[c
   CHECK(Has(off.out, "[naive]              delivered twice -> Dune reserved: 4\n"));
   CliResult dumb = RunCliOnTerminal({"run", "naive"}, {"TERM=dumb"});
   CHECK_FALSE(Has(dumb.out, "\x1b"));
-  CliResult forced = RunCliOnTerminal({"run", "naive", "--color", "always"}, {"TERM=xterm", "NO_COLOR=1"});
+  CliResult forced =
+      RunCliOnTerminal({"run", "naive", "--color", "always"}, {"TERM=xterm", "NO_COLOR=1"});
   CHECK(Has(forced.out, "\x1b["));
 }
 
@@ -268,7 +276,8 @@ TEST_CASE("the scenario pages show what the program prints now", "[docs]") {
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   for (const std::string& name : pages) {
-    INFO(name << " is out of date: run `cmake --build build --target docs` (or dedupsim docs docs/scenarios)");
+    INFO(name << " is out of date: run `cmake --build build --target docs` (or dedupsim docs "
+                 "docs/scenarios)");
     CHECK(ReadFile(dir.File(name)) == ReadFile(kDocsDir + "/" + name));
   }
   // Every page's generated blocks are really the program's: the default run's line.

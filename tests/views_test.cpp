@@ -2,7 +2,6 @@
 // transactions, the Mermaid diagram, the SVG timeline, color, wrapping, the docs pages'
 // generated sections, and the atomic output file.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 
 #include "atomic_file.h"
@@ -36,7 +35,8 @@ TraceEvent Ev(int64_t at_ms, std::string instance, int pid, std::string kind, st
   return e;
 }
 
-const char* kInsert = "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES (?1, ?2, ?3, ?4)";
+const char* kInsert =
+    "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES (?1, ?2, ?3, ?4)";
 const char* kUpdate = "UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2";
 
 // Two instances as in `concurrent`: A holds its transaction, B waits and is turned away.
@@ -83,7 +83,8 @@ size_t Count(const std::string& text, const std::string& what) {
 TEST_CASE("statements are cut to their verb and table", "[views]") {
   CHECK(AbbreviateSql(kInsert) == "INSERT Inbox");
   CHECK(AbbreviateSql(kUpdate) == "UPDATE StockItems");
-  CHECK(AbbreviateSql("SELECT MessageId, Consumer FROM Inbox WHERE MessageId = ?1") == "SELECT Inbox");
+  CHECK(AbbreviateSql("SELECT MessageId, Consumer FROM Inbox WHERE MessageId = ?1") ==
+        "SELECT Inbox");
   CHECK(AbbreviateSql("SELECT count(*) FROM Inbox") == "SELECT Inbox");
   CHECK(AbbreviateSql("delete from Inbox where 1") == "DELETE Inbox");
   CHECK(AbbreviateSql("BEGIN") == "BEGIN");
@@ -121,7 +122,8 @@ TEST_CASE("lanes hold transactions, autocommit statements and lock waits", "[vie
   CHECK(lanes[1].waits[0].end_us == 503000);
   CHECK(lanes[1].waits[0].statement == "INSERT Inbox");
 
-  std::vector<Lane> naive = BuildLanes({Ev(1, "A", 1, "sql", kUpdate), Ev(2, "A", 1, "sql", kUpdate)});
+  std::vector<Lane> naive =
+      BuildLanes({Ev(1, "A", 1, "sql", kUpdate), Ev(2, "A", 1, "sql", kUpdate)});
   REQUIRE(naive.size() == 1);
   REQUIRE(naive[0].spans.size() == 2);
   CHECK(naive[0].spans[0].kind == Span::Kind::kAutocommit);
@@ -150,7 +152,8 @@ TEST_CASE("deliveries start at each open step, or at an instance's first step", 
   CHECK(killed[8] == 2);
 }
 
-TEST_CASE("a waiting statement stamped just before the other's COMMIT is shown after it", "[views]") {
+TEST_CASE("a waiting statement stamped just before the other's COMMIT is shown after it",
+          "[views]") {
   std::vector<TraceEvent> events = {
       Ev(1, "A", 1, "sql", "BEGIN"),
       Ev(2, "B", 1, "sql", kInsert, "constraint 1555", 400000, 500),
@@ -179,8 +182,10 @@ TEST_CASE("the Mermaid diagram follows the events", "[views][mermaid]") {
   CHECK(d.find("Broker->>ConsumerB: delivery 2\n") != std::string::npos);
   CHECK(d.find("ConsumerA->>DB: INSERT Inbox\n") != std::string::npos);
   CHECK(d.find("ConsumerA->>DB: UPDATE StockItems\n") != std::string::npos);
-  CHECK(d.find("Note over ConsumerA: hook BeforeCommit, next step done 500 ms later\n") != std::string::npos);
-  CHECK(d.find("Note over ConsumerB,DB: waits: write lock held by another connection\n") != std::string::npos);
+  CHECK(d.find("Note over ConsumerA: hook BeforeCommit, next step done 500 ms later\n") !=
+        std::string::npos);
+  CHECK(d.find("Note over ConsumerB,DB: waits: write lock held by another connection\n") !=
+        std::string::npos);
   CHECK(d.find("DB-->>ConsumerB: constraint 1555, waited 402 ms\n") != std::string::npos);
   // B's request is drawn where its wait began, its answer after A's COMMIT.
   CHECK(d.find("ConsumerB->>DB: INSERT Inbox") < d.find("ConsumerA->>DB: COMMIT"));
@@ -194,11 +199,14 @@ TEST_CASE("the Mermaid diagram follows the events", "[views][mermaid]") {
   CHECK(s.find(" ms") == std::string::npos);
 }
 
-TEST_CASE("the Mermaid diagram shows a killed process, its pid and the recovery", "[views][mermaid]") {
+TEST_CASE("the Mermaid diagram shows a killed process, its pid and the recovery",
+          "[views][mermaid]") {
   std::string d = MermaidDiagram(KilledEvents(), {});
   CHECK(d.find("Broker->>ConsumerA: delivery 1 (pid 21)\n") != std::string::npos);
-  CHECK(d.find("Note over ConsumerA: crash at BeforeCommit: waiting for SIGKILL (pid 21)\n") != std::string::npos);
-  CHECK(d.find("Note over ConsumerA: died at BeforeCommit: pid 21 killed by SIGKILL\n") != std::string::npos);
+  CHECK(d.find("Note over ConsumerA: crash at BeforeCommit: waiting for SIGKILL (pid 21)\n") !=
+        std::string::npos);
+  CHECK(d.find("Note over ConsumerA: died at BeforeCommit: pid 21 killed by SIGKILL\n") !=
+        std::string::npos);
   CHECK(d.find("Note over ConsumerA,DB: recovery: hot journal") != std::string::npos);
   CHECK(d.find("Broker->>ConsumerA: delivery 2 (pid 20)\n") != std::string::npos);
   // The killed transaction's activation ends with the process.
@@ -211,7 +219,8 @@ TEST_CASE("the Mermaid diagram shows a killed process, its pid and the recovery"
   CHECK(s.find("died at BeforeCommit: pid N killed by SIGKILL") != std::string::npos);
 }
 
-TEST_CASE("the Mermaid diagram has the Email provider only when an email was sent", "[views][mermaid]") {
+TEST_CASE("the Mermaid diagram has the Email provider only when an email was sent",
+          "[views][mermaid]") {
   std::vector<TraceEvent> events = {
       Ev(1, "A", 1, "sql", "SELECT MessageId FROM Inbox WHERE MessageId = ?1"),
       Ev(2, "A", 1, "sql", kInsert),
@@ -233,7 +242,9 @@ TEST_CASE("the SVG timeline draws lanes, bars, waits and labels", "[views][svg]"
   std::string svg = SvgTimeline({{"concurrent", "[inbox] a & b <c>", ConcurrentEvents()},
                                  {"killed", "[inbox] killed", KilledEvents()},
                                  {"empty", "[x] nothing", {}}});
-  CHECK(svg.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+  CHECK(svg.rfind(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"",
+            0) == 0);
   CHECK(svg.find("</svg>\n") == svg.size() - 7);
   CHECK(svg.find(">concurrent</text>") != std::string::npos);
   CHECK(svg.find("[inbox] a &amp; b &lt;c&gt;") != std::string::npos);
@@ -273,11 +284,15 @@ TEST_CASE("a colored line strips back to the plain line", "[views][color]") {
     CHECK(StripColor(green) == line);
     CHECK(StripColor(ColorizeLine(line, false)) == line);
   }
-  std::string line = "[email]              crash after send, redelivered -> emails sent: 1, second delivery: NeedsReconciliation";
+  std::string line =
+      "[email]              crash after send, redelivered -> emails sent: 1, second delivery: "
+      "NeedsReconciliation";
   CHECK(ColorizeLine(line, true) ==
-        "\x1b[1;36m[email]\x1b[0m              crash after send, redelivered -> emails sent: \x1b[1;32m1\x1b[0m, "
+        "\x1b[1;36m[email]\x1b[0m              crash after send, redelivered -> emails sent: "
+        "\x1b[1;32m1\x1b[0m, "
         "second delivery: \x1b[1;32mNeedsReconciliation\x1b[0m");
-  std::string wrong = ColorizeLine("[inbox]              delivered twice -> processed: True, False; Dune reserved: 4", false);
+  std::string wrong = ColorizeLine(
+      "[inbox]              delivered twice -> processed: True, False; Dune reserved: 4", false);
   CHECK(wrong.find("\x1b[1;31mTrue\x1b[0m, \x1b[1;31mFalse\x1b[0m") != std::string::npos);
   CHECK(wrong.find("reserved: \x1b[1;31m4\x1b[0m") != std::string::npos);
   CHECK(wrong.find("Dune") != std::string::npos);
@@ -285,46 +300,54 @@ TEST_CASE("a colored line strips back to the plain line", "[views][color]") {
 }
 
 TEST_CASE("text is wrapped to the width, commands kept whole", "[views][explain]") {
-  std::string text = "one two three four five six seven eight nine ten eleven twelve\n\nsecond paragraph here\n"
-                     "Try this:\n  dedupsim run concurrent --hold-ms 0 --trace --and-a-very-long-option-list";
+  std::string text =
+      "one two three four five six seven eight nine ten eleven twelve\n\nsecond paragraph here\n"
+      "Try this:\n  dedupsim run concurrent --hold-ms 0 --trace --and-a-very-long-option-list";
   std::string wrapped = WrapText(text, 24, "  ");
   for (const std::string& line : SplitLines(wrapped)) {
     if (line.rfind("    ", 0) == 0) continue;  // the command
     CHECK(line.size() <= 24);
   }
-  CHECK(wrapped.find("    dedupsim run concurrent --hold-ms 0 --trace --and-a-very-long-option-list\n") !=
+  CHECK(wrapped.find(
+            "    dedupsim run concurrent --hold-ms 0 --trace --and-a-very-long-option-list\n") !=
         std::string::npos);
   CHECK(wrapped.find("\n\n") != std::string::npos);  // paragraphs stay apart
   CHECK(wrapped.rfind("  one two three four", 0) == 0);
 }
 
 TEST_CASE("generated sections are replaced between their markers", "[views][docs]") {
-  std::vector<GeneratedSection> sections{{"Output", "output", FencedBlock("text", "new line")},
-                                         {"Diagram", "diagram", FencedBlock("mermaid", "sequenceDiagram\n")}};
-  std::string page = "# x\n\nProse.\n\n## Output\n\n" + BeginMarker("output") + "\n```text\nold\n```\n" +
-                     EndMarker("output") + "\n\nMore prose.\n";
+  std::vector<GeneratedSection> sections{
+      {"Output", "output", FencedBlock("text", "new line")},
+      {"Diagram", "diagram", FencedBlock("mermaid", "sequenceDiagram\n")}};
+  std::string page = "# x\n\nProse.\n\n## Output\n\n" + BeginMarker("output") +
+                     "\n```text\nold\n```\n" + EndMarker("output") + "\n\nMore prose.\n";
   std::string out = RewritePage(page, sections);
-  CHECK(out == "# x\n\nProse.\n\n## Output\n\n" + BeginMarker("output") + "\n```text\nnew line\n```\n" +
-                   EndMarker("output") + "\n\nMore prose.\n");
+  CHECK(out == "# x\n\nProse.\n\n## Output\n\n" + BeginMarker("output") +
+                   "\n```text\nnew line\n```\n" + EndMarker("output") + "\n\nMore prose.\n");
   CHECK(RewritePage(out, sections) == out);  // no Diagram heading: none added
 }
 
 TEST_CASE("a heading without markers gets them, replacing a pasted block", "[views][docs]") {
-  std::vector<GeneratedSection> sections{{"Output", "output", FencedBlock("text", "the line")},
-                                         {"Diagram", "diagram", FencedBlock("mermaid", "sequenceDiagram\n")}};
+  std::vector<GeneratedSection> sections{
+      {"Output", "output", FencedBlock("text", "the line")},
+      {"Diagram", "diagram", FencedBlock("mermaid", "sequenceDiagram\n")}};
   std::string pasted = "# x\n\n## Output\n\n```\nhand-pasted\n```\n\nProse after.\n\n## Diagram\n";
   std::string out = RewritePage(pasted, sections);
-  CHECK(out == "# x\n\n## Output\n\n" + BeginMarker("output") + "\n```text\nthe line\n```\n" + EndMarker("output") +
-                   "\n\nProse after.\n\n## Diagram\n\n" + BeginMarker("diagram") + "\n```mermaid\nsequenceDiagram\n```\n" +
+  CHECK(out == "# x\n\n## Output\n\n" + BeginMarker("output") + "\n```text\nthe line\n```\n" +
+                   EndMarker("output") + "\n\nProse after.\n\n## Diagram\n\n" +
+                   BeginMarker("diagram") + "\n```mermaid\nsequenceDiagram\n```\n" +
                    EndMarker("diagram") + "\n");
   CHECK(RewritePage(out, sections) == out);
 
   std::string prose_first = "## Output\nWhat it prints:\n";
-  CHECK(RewritePage(prose_first, sections) == "## Output\n\n" + BeginMarker("output") + "\n```text\nthe line\n```\n" +
-                                                 EndMarker("output") + "\n\nWhat it prints:\n");
+  CHECK(RewritePage(prose_first, sections) == "## Output\n\n" + BeginMarker("output") +
+                                                  "\n```text\nthe line\n```\n" +
+                                                  EndMarker("output") + "\n\nWhat it prints:\n");
   CHECK(RewritePage("# no sections\n", sections) == "# no sections\n");
-  CHECK_THROWS_AS(RewritePage("## Output\n" + BeginMarker("output") + "\n", sections), DocPageError);
-  CHECK_THROWS_AS(RewritePage(EndMarker("output") + "\n" + BeginMarker("output") + "\n", sections), DocPageError);
+  CHECK_THROWS_AS(RewritePage("## Output\n" + BeginMarker("output") + "\n", sections),
+                  DocPageError);
+  CHECK_THROWS_AS(RewritePage(EndMarker("output") + "\n" + BeginMarker("output") + "\n", sections),
+                  DocPageError);
 }
 
 TEST_CASE("an atomic file appears whole, or not at all", "[views][file]") {
@@ -332,7 +355,8 @@ TEST_CASE("an atomic file appears whole, or not at all", "[views][file]") {
   const std::string path = dir.File("t.svg");
   {
     AtomicFile file(path);
-    CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), {}) == 1);  // the temporary
+    CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), {}) ==
+          1);  // the temporary
     CHECK_FALSE(std::filesystem::exists(path));
     file.Commit("<svg/>\n");
   }

@@ -20,14 +20,16 @@ size_t FigureAt(std::string_view text, size_t i) {
   if (!word_start) return 0;
   for (std::string_view b : {std::string_view("True"), std::string_view("False")}) {
     if (text.substr(i, b.size()) == b &&
-        (i + b.size() == text.size() || !std::isalnum(static_cast<unsigned char>(text[i + b.size()])))) {
+        (i + b.size() == text.size() ||
+         !std::isalnum(static_cast<unsigned char>(text[i + b.size()])))) {
       return b.size();
     }
   }
   size_t j = i;
   if (j < text.size() && text[j] == '-' && j + 1 < text.size() && IsDigit(text[j + 1])) ++j;
   if (j < text.size() && IsDigit(text[j])) {
-    while (j < text.size() && (IsDigit(text[j]) || (text[j] == '.' && j + 1 < text.size() && IsDigit(text[j + 1])))) {
+    while (j < text.size() &&
+           (IsDigit(text[j]) || (text[j] == '.' && j + 1 < text.size() && IsDigit(text[j + 1])))) {
       ++j;
     }
     if (j == text.size() || !std::isalpha(static_cast<unsigned char>(text[j]))) return j - i;
@@ -35,7 +37,8 @@ size_t FigureAt(std::string_view text, size_t i) {
   }
   // A word right after ": " is a value too (second delivery: NeedsReconciliation).
   if (i >= 2 && text.substr(i - 2, 2) == ": ") {
-    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_'))
+      ++j;
     return j - i;
   }
   return 0;

@@ -23,7 +23,8 @@ std::vector<std::string> Lines(std::string_view text) {
 
 std::string Trimmed(std::string_view line) {
   size_t end = line.size();
-  while (end > 0 && (line[end - 1] == '\n' || line[end - 1] == '\r' || line[end - 1] == ' ' || line[end - 1] == '\t')) {
+  while (end > 0 && (line[end - 1] == '\n' || line[end - 1] == '\r' || line[end - 1] == ' ' ||
+                     line[end - 1] == '\t')) {
     --end;
   }
   return std::string(line.substr(0, end));
@@ -53,11 +54,12 @@ std::vector<std::string> Rewrite(std::vector<std::string> lines, const Generated
   }
   if (b != lines.size() || e != lines.size()) {
     if (b == lines.size() || e == lines.size() || e < b) {
-      throw DocPageError(fmt::format("the markers of the {} section are broken (need '{}' then '{}')", s.key,
-                                     begin, end));
+      throw DocPageError(fmt::format(
+          "the markers of the {} section are broken (need '{}' then '{}')", s.key, begin, end));
     }
     std::vector<std::string> marked = Marked(s);
-    lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(b), lines.begin() + static_cast<std::ptrdiff_t>(e + 1));
+    lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(b),
+                lines.begin() + static_cast<std::ptrdiff_t>(e + 1));
     lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(b), marked.begin(), marked.end());
     return lines;
   }
@@ -86,7 +88,8 @@ std::vector<std::string> Rewrite(std::vector<std::string> lines, const Generated
   insert.insert(insert.end(), marked.begin(), marked.end());
   // Keep a blank line before whatever follows.
   if (replace_end < lines.size() && !Trimmed(lines[replace_end]).empty()) insert.push_back("\n");
-  lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(h + 1), lines.begin() + static_cast<std::ptrdiff_t>(replace_end));
+  lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(h + 1),
+              lines.begin() + static_cast<std::ptrdiff_t>(replace_end));
   lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(h + 1), insert.begin(), insert.end());
   return lines;
 }
@@ -97,7 +100,9 @@ std::string BeginMarker(std::string_view key) {
   return fmt::format("<!-- dedupsim docs: begin {} (generated: do not edit) -->", key);
 }
 
-std::string EndMarker(std::string_view key) { return fmt::format("<!-- dedupsim docs: end {} -->", key); }
+std::string EndMarker(std::string_view key) {
+  return fmt::format("<!-- dedupsim docs: end {} -->", key);
+}
 
 std::string RewritePage(std::string_view page, const std::vector<GeneratedSection>& sections) {
   std::vector<std::string> lines = Lines(page);

@@ -1,9 +1,9 @@
 #include "views/explain.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace dedupsim {
 

@@ -1,12 +1,12 @@
 #include "views/lanes.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "views/step_text.h"
 
@@ -16,11 +16,13 @@ namespace {
 
 using LaneId = std::pair<std::string, int>;
 
-bool ResultOk(const std::string& result) { return result.empty() || result == "ok" || result == "row"; }
+bool ResultOk(const std::string& result) {
+  return result.empty() || result == "ok" || result == "row";
+}
 
 struct LaneBuilder {
   Lane lane;
-  std::optional<Span> open;  // the transaction in progress
+  std::optional<Span> open;       // the transaction in progress
   std::optional<size_t> waiting;  // index into lane.waits of a wait not yet ended
 };
 
@@ -41,8 +43,8 @@ void AddStatement(LaneBuilder& b, const TraceEvent& e) {
     b.waiting.reset();
   }
   if (!ResultOk(e.result)) {
-    b.lane.marks.push_back({Mark::Kind::kFailure, e.at_us,
-                            fmt::format("{}: {}", AbbreviateSql(e.detail), e.result)});
+    b.lane.marks.push_back(
+        {Mark::Kind::kFailure, e.at_us, fmt::format("{}: {}", AbbreviateSql(e.detail), e.result)});
   }
   const SpanStep step{e.at_us, AbbreviateSql(e.detail), e.result};
   if (control == SqlControl::kBegin) {
@@ -113,7 +115,8 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events) {
     }
     b.lane.last_us = std::max(b.lane.last_us, e.at_us);
     if (deliveries[i] > 0) {
-      b.lane.marks.push_back({Mark::Kind::kDelivery, e.at_us, fmt::format("delivery {}", deliveries[i])});
+      b.lane.marks.push_back(
+          {Mark::Kind::kDelivery, e.at_us, fmt::format("delivery {}", deliveries[i])});
     }
     if (e.kind == "sql") {
       AddStatement(b, e);
@@ -123,11 +126,14 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events) {
     } else if (e.kind == "hook") {
       b.lane.marks.push_back({Mark::Kind::kHook, e.at_us, e.detail});
     } else if (e.kind == "crash") {
-      std::string how = e.result.empty() || e.result == "crash" ? "" : fmt::format(" ({})", e.result);
-      b.lane.marks.push_back({Mark::Kind::kCrash, e.at_us, fmt::format("crash at {}{}", e.detail, how)});
+      std::string how =
+          e.result.empty() || e.result == "crash" ? "" : fmt::format(" ({})", e.result);
+      b.lane.marks.push_back(
+          {Mark::Kind::kCrash, e.at_us, fmt::format("crash at {}{}", e.detail, how)});
       if (b.open) b.open->crashed = true;
     } else if (e.kind == "send") {
-      b.lane.marks.push_back({Mark::Kind::kSend, e.at_us, fmt::format("{}: {}", e.detail, e.result)});
+      b.lane.marks.push_back(
+          {Mark::Kind::kSend, e.at_us, fmt::format("{}: {}", e.detail, e.result)});
     } else if (e.kind == "died") {
       b.lane.marks.push_back({Mark::Kind::kDied, e.at_us, e.result});
       deaths.push_back(&e);

@@ -33,9 +33,9 @@ struct Span {
   End end = End::kStatement;
   int64_t start_us = 0;
   int64_t end_us = 0;
-  std::vector<SpanStep> steps;          // in order, BEGIN and COMMIT/ROLLBACK included
-  std::string end_detail;               // kDied: how the process died
-  bool crashed = false;                 // a crash point was reached inside it
+  std::vector<SpanStep> steps;  // in order, BEGIN and COMMIT/ROLLBACK included
+  std::string end_detail;       // kDied: how the process died
+  bool crashed = false;         // a crash point was reached inside it
 };
 
 // A statement that found the database locked: from its first busy call to its end.

@@ -1,13 +1,13 @@
 #include "views/mermaid.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "views/lanes.h"
 #include "views/step_text.h"
@@ -160,7 +160,8 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       if (!in_transaction && ok && IsWrite(e.detail)) result += " (autocommit)";
       out += fmt::format("    {}-->>{}: {}\n", kDatabase, who, Clean(result));
       if (control == SqlControl::kBegin && ok) in_transaction = true;
-      if ((control == SqlControl::kCommit && ok) || control == SqlControl::kRollback) in_transaction = false;
+      if ((control == SqlControl::kCommit && ok) || control == SqlControl::kRollback)
+        in_transaction = false;
       // The consumer's lifeline is active while its transaction is open.
       if (control == SqlControl::kBegin && ok) {
         out += fmt::format("    activate {}\n", who);
@@ -173,10 +174,12 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       }
     } else if (e.kind == "wait") {
       if (auto j = next_in_lane(i, true)) {
-        out += fmt::format("    {}->>{}: {}\n", who, kDatabase, Clean(AbbreviateSql(events[*j].detail)));
+        out += fmt::format("    {}->>{}: {}\n", who, kDatabase,
+                           Clean(AbbreviateSql(events[*j].detail)));
         requested.insert(*j);
       }
-      out += fmt::format("    Note over {},{}: {}\n", who, kDatabase, NoteText("waits: " + e.detail));
+      out +=
+          fmt::format("    Note over {},{}: {}\n", who, kDatabase, NoteText("waits: " + e.detail));
     } else if (e.kind == "hook") {
       // A long gap after a hook is the hook holding the consumer there (--hold-ms).
       std::string gap;
@@ -188,7 +191,8 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     } else if (e.kind == "crash") {
       std::string how = e.result.empty() || e.result == "crash" ? "" : ": " + e.result;
       std::string pid = show_pids ? fmt::format(" (pid {})", e.pid) : "";
-      out += fmt::format("    Note over {}: {}\n", who, NoteText(fmt::format("crash at {}{}{}", e.detail, how, pid)));
+      out += fmt::format("    Note over {}: {}\n", who,
+                         NoteText(fmt::format("crash at {}{}{}", e.detail, how, pid)));
     } else if (e.kind == "died") {
       out += fmt::format("    Note over {}: {}\n", who,
                          NoteText(text(fmt::format("died at {}: {}", e.detail, e.result))));
@@ -198,10 +202,12 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
         --active[who];
       }
     } else if (e.kind == "recover") {
-      out += fmt::format("    Note over {},{}: {}\n", who, kDatabase, NoteText(text("recovery: " + e.detail)));
+      out += fmt::format("    Note over {},{}: {}\n", who, kDatabase,
+                         NoteText(text("recovery: " + e.detail)));
     } else if (e.kind == "send") {
       out += fmt::format("    {}->>{}: {}\n", who, kEmail, Clean(e.detail));
-      out += fmt::format("    {}-->>{}: {}\n", kEmail, who, Clean(e.result.empty() ? "ok" : e.result));
+      out +=
+          fmt::format("    {}-->>{}: {}\n", kEmail, who, Clean(e.result.empty() ? "ok" : e.result));
     } else if (e.kind != "open") {
       out += fmt::format("    Note over {}: {}\n", who,
                          NoteText(text(fmt::format("{} {} {}", e.kind, e.detail, e.result))));

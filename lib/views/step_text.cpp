@@ -1,10 +1,10 @@
 #include "views/step_text.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cmath>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace dedupsim {
 
@@ -78,8 +78,8 @@ std::string DescribeResult(const TraceEvent& e, bool with_timings) {
   if (select && result == "ok") result = "no row";
   if (e.busy_calls > 0) {
     if (with_timings) {
-      result += fmt::format(", waited {} ms",
-                            std::lround(static_cast<double>(e.waited_us) / 1000.0));
+      result +=
+          fmt::format(", waited {} ms", std::lround(static_cast<double>(e.waited_us) / 1000.0));
     } else {
       result += ", waited";
     }

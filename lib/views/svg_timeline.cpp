@@ -1,11 +1,11 @@
 #include "views/svg_timeline.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "views/lanes.h"
 #include "views/step_text.h"
@@ -52,7 +52,9 @@ std::string Escape(std::string_view text) {
 
 std::string Num(double v) { return fmt::format("{:.1f}", v); }
 
-double TextWidth(std::string_view text) { return static_cast<double>(text.size()) * kCharWidth + 4; }
+double TextWidth(std::string_view text) {
+  return static_cast<double>(text.size()) * kCharWidth + 4;
+}
 
 // A step of 1, 2 or 5 times a power of ten, giving about `count` ticks over span_ms.
 double NiceStep(double span_ms, int count) {
@@ -74,15 +76,16 @@ struct Scale {
   double lo_us = 0;
   double hi_us = 1;
   double X(int64_t us) const {
-    return kPlotLeft + (static_cast<double>(us) - lo_us) / (hi_us - lo_us) * (kPlotRight - kPlotLeft);
+    return kPlotLeft +
+           (static_cast<double>(us) - lo_us) / (hi_us - lo_us) * (kPlotRight - kPlotLeft);
   }
 };
 
 // A text placed below a lane's bar, in the first row where it overlaps nothing.
 struct Label {
-  double x = 0;          // the point it refers to
+  double x = 0;  // the point it refers to
   std::string text;
-  std::string css;       // class of the text
+  std::string css;          // class of the text
   bool on_bar_row = false;  // may sit right of the bar, on the bar's own row
   double bar_right = 0;     // with on_bar_row: where the bar ends
 };
@@ -141,7 +144,8 @@ class Rows {
 // Each label in the first rows below the bar where it overlaps nothing, left-aligned at
 // its point, or shifted left so that it ends inside the drawing.
 std::vector<Placed> PlaceLabels(std::vector<Label> labels, Rows& rows) {
-  std::stable_sort(labels.begin(), labels.end(), [](const Label& a, const Label& b) { return a.x < b.x; });
+  std::stable_sort(labels.begin(), labels.end(),
+                   [](const Label& a, const Label& b) { return a.x < b.x; });
   std::vector<Placed> placed;
   for (Label& label : labels) {
     std::vector<std::string> lines = WrapLabel(label.text);
@@ -242,23 +246,26 @@ std::string Glyph(Mark::Kind kind, double x, double y) {
   double mid = y + kBarHeight / 2;
   switch (kind) {
     case Mark::Kind::kCrash:
-      return fmt::format(
-          "<path class=\"crash-mark\" d=\"M{0} {1} L{2} {3} M{0} {3} L{2} {1}\"/>\n", Num(x - 6),
-          Num(mid - 6), Num(x + 6), Num(mid + 6));
+      return fmt::format("<path class=\"crash-mark\" d=\"M{0} {1} L{2} {3} M{0} {3} L{2} {1}\"/>\n",
+                         Num(x - 6), Num(mid - 6), Num(x + 6), Num(mid + 6));
     case Mark::Kind::kDied:
-      return fmt::format("<rect class=\"died-mark\" x=\"{}\" y=\"{}\" width=\"10\" height=\"10\"/>\n", Num(x - 5),
-                         Num(mid - 5));
+      return fmt::format(
+          "<rect class=\"died-mark\" x=\"{}\" y=\"{}\" width=\"10\" height=\"10\"/>\n", Num(x - 5),
+          Num(mid - 5));
     case Mark::Kind::kHook:
-      return fmt::format("<path class=\"hook-mark\" d=\"M{} {} L{} {} L{} {} Z\"/>\n", Num(x - 5), Num(y - 7),
-                         Num(x + 5), Num(y - 7), Num(x), Num(y));
+      return fmt::format("<path class=\"hook-mark\" d=\"M{} {} L{} {} L{} {} Z\"/>\n", Num(x - 5),
+                         Num(y - 7), Num(x + 5), Num(y - 7), Num(x), Num(y));
     case Mark::Kind::kSend:
-      return fmt::format("<path class=\"send-mark\" d=\"M{0} {1} L{2} {3} L{0} {4} L{5} {3} Z\"/>\n", Num(x),
-                         Num(mid - 7), Num(x + 7), Num(mid), Num(mid + 7), Num(x - 7));
+      return fmt::format(
+          "<path class=\"send-mark\" d=\"M{0} {1} L{2} {3} L{0} {4} L{5} {3} Z\"/>\n", Num(x),
+          Num(mid - 7), Num(x + 7), Num(mid), Num(mid + 7), Num(x - 7));
     case Mark::Kind::kRecover:
-      return fmt::format("<circle class=\"recover-mark\" cx=\"{}\" cy=\"{}\" r=\"6\"/>\n", Num(x), Num(mid));
+      return fmt::format("<circle class=\"recover-mark\" cx=\"{}\" cy=\"{}\" r=\"6\"/>\n", Num(x),
+                         Num(mid));
     case Mark::Kind::kDelivery:
-      return fmt::format("<path class=\"delivery-mark\" d=\"M{0} {1} L{0} {2} M{3} {4} L{0} {1} L{5} {4}\"/>\n",
-                         Num(x), Num(y - 8), Num(y + kBarHeight + 2), Num(x - 4), Num(y - 3), Num(x + 4));
+      return fmt::format(
+          "<path class=\"delivery-mark\" d=\"M{0} {1} L{0} {2} M{3} {4} L{0} {1} L{5} {4}\"/>\n",
+          Num(x), Num(y - 8), Num(y + kBarHeight + 2), Num(x - 4), Num(y - 3), Num(x + 4));
     case Mark::Kind::kFailure:
     case Mark::Kind::kOther:
       break;
@@ -275,14 +282,16 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
   SectionOut out;
   std::string& s = out.svg;
   double y = top;
-  s += fmt::format("<text class=\"section\" x=\"16\" y=\"{}\">{}</text>\n", Num(y + 18), Escape(section.scenario));
-  s += fmt::format("<text class=\"line\" x=\"16\" y=\"{}\">{}</text>\n", Num(y + 38), Escape(section.line));
+  s += fmt::format("<text class=\"section\" x=\"16\" y=\"{}\">{}</text>\n", Num(y + 18),
+                   Escape(section.scenario));
+  s += fmt::format("<text class=\"line\" x=\"16\" y=\"{}\">{}</text>\n", Num(y + 38),
+                   Escape(section.line));
   y += 54;
 
   std::vector<Lane> lanes = BuildLanes(section.events);
   if (lanes.empty()) {
-    s += fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\">no steps were recorded</text>\n", Num(kPlotLeft),
-                     Num(y + 14));
+    s += fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\">no steps were recorded</text>\n",
+                     Num(kPlotLeft), Num(y + 14));
     out.height = y + 30 - top;
     return out;
   }
@@ -315,10 +324,12 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
       }
       rows.Take(-1, x0, x1);
       std::string tip = span.kind == Span::Kind::kAutocommit
-                            ? fmt::format("{} (autocommit): {}", span.steps.front().statement, span.steps.front().result)
+                            ? fmt::format("{} (autocommit): {}", span.steps.front().statement,
+                                          span.steps.front().result)
                             : fmt::format("transaction: {}", Join(span.steps, false));
       bars += fmt::format(
-          "<rect class=\"bar {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"2\"><title>{}</title></rect>\n",
+          "<rect class=\"bar {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
+          "rx=\"2\"><title>{}</title></rect>\n",
           SpanClass(span), Num(x0), Num(bar_y), Num(x1 - x0), Num(kBarHeight), Escape(tip));
       if (span.kind == Span::Kind::kAutocommit) {
         labels.push_back({x1, span.steps.front().statement, "label", false, 0});
@@ -326,15 +337,17 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
       }
       for (const SpanStep& step : span.steps) {
         double sx = scale.X(step.at_us);
-        bars += fmt::format("<line class=\"step\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"><title>{3}: {4}</title></line>\n",
-                            Num(sx), Num(bar_y + kBarHeight - 5), Num(bar_y + kBarHeight), Escape(step.statement),
-                            Escape(step.result));
+        bars += fmt::format(
+            "<line class=\"step\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"><title>{3}: "
+            "{4}</title></line>\n",
+            Num(sx), Num(bar_y + kBarHeight - 5), Num(bar_y + kBarHeight), Escape(step.statement),
+            Escape(step.result));
       }
       std::string inside = Join(span.steps, true);
       std::string content = inside.empty() ? "BEGIN" : "BEGIN: " + inside;
       if (x1 - x0 >= TextWidth(content) + 6) {
-        bars += fmt::format("<text class=\"inbar\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x0 + 4), Num(bar_y + 13),
-                            Escape(content));
+        bars += fmt::format("<text class=\"inbar\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x0 + 4),
+                            Num(bar_y + 13), Escape(content));
       } else {
         labels.push_back({x0, content, "label", false, 0});
       }
@@ -349,12 +362,14 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
     for (const LockWait& wait : lane.waits) {
       double x0 = scale.X(wait.start_us), x1 = std::max(scale.X(wait.end_us), x0 + kMinBar);
       waits += fmt::format(
-          "<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>lock wait</title></rect>\n",
+          "<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>lock "
+          "wait</title></rect>\n",
           Num(x0), Num(bar_y + 4), Num(x1 - x0), Num(kBarHeight - 8));
       double ms = static_cast<double>(wait.end_us - wait.start_us) / 1000.0;
-      std::string text = wait.statement.empty()
-                             ? fmt::format("waits for the write lock ({:.1f} ms)", ms)
-                             : fmt::format("{} waits for the write lock: {:.1f} ms", wait.statement, ms);
+      std::string text =
+          wait.statement.empty()
+              ? fmt::format("waits for the write lock ({:.1f} ms)", ms)
+              : fmt::format("{} waits for the write lock: {:.1f} ms", wait.statement, ms);
       labels.push_back({x0, text, "wait-label", false, 0});
     }
 
@@ -362,10 +377,10 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
     for (const Mark& mark : lane.marks) {
       double x = scale.X(mark.at_us);
       marks += Glyph(mark.kind, x, bar_y);
-      std::string text = mark.kind == Mark::Kind::kHook     ? "hook " + mark.text
-                         : mark.kind == Mark::Kind::kSend   ? "email sent (" + mark.text + ")"
-                         : mark.kind == Mark::Kind::kDied   ? "died: " + mark.text
-                                                            : mark.text;
+      std::string text = mark.kind == Mark::Kind::kHook   ? "hook " + mark.text
+                         : mark.kind == Mark::Kind::kSend ? "email sent (" + mark.text + ")"
+                         : mark.kind == Mark::Kind::kDied ? "died: " + mark.text
+                                                          : mark.text;
       labels.push_back({x, text, MarkClass(mark.kind) + "-label", false, 0});
     }
 
@@ -373,26 +388,28 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
     const double rows_top = bar_y + kBarHeight + 6;
     const double lane_height = kBarTop + kBarHeight + 6 + rows.count() * kRowHeight + 8;
     if (li % 2 == 0) {
-      backgrounds += fmt::format("<rect class=\"lane-bg\" x=\"8\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
-                                 Num(y), Num(kWidth - 16), Num(lane_height));
+      backgrounds +=
+          fmt::format("<rect class=\"lane-bg\" x=\"8\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
+                      Num(y), Num(kWidth - 16), Num(lane_height));
     }
     body += fmt::format("<text class=\"lane\" x=\"16\" y=\"{}\">{}</text>\n", Num(bar_y + 13),
                         Escape(LaneTitle(lane)));
-    body += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">pid {}</text>\n", Num(bar_y + 27), lane.pid);
+    body += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">pid {}</text>\n", Num(bar_y + 27),
+                        lane.pid);
     body += bars + waits + marks;
     for (const Placed& p : placed) {
       const Label& l = p.label;
       if (p.row < 0) {
-        body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", l.css, Num(p.left + 2),
-                            Num(bar_y + 13), Escape(p.lines.front()));
+        body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", l.css,
+                            Num(p.left + 2), Num(bar_y + 13), Escape(p.lines.front()));
         continue;
       }
       double baseline = rows_top + p.row * kRowHeight + 10;
-      body += fmt::format("<line class=\"leader\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", Num(l.x),
-                          Num(bar_y + kBarHeight), Num(baseline - 9));
+      body += fmt::format("<line class=\"leader\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                          Num(l.x), Num(bar_y + kBarHeight), Num(baseline - 9));
       for (const std::string& line : p.lines) {
-        body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", l.css, Num(p.left + 2),
-                            Num(baseline), Escape(line));
+        body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", l.css,
+                            Num(p.left + 2), Num(baseline), Escape(line));
         baseline += kRowHeight;
       }
     }
@@ -403,18 +420,19 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
   double lo_ms = scale.lo_us / 1000.0, hi_ms = scale.hi_us / 1000.0;
   double step = NiceStep(hi_ms - lo_ms, 8);
   std::string grid;
-  std::string axis = fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>\n", Num(kPlotLeft),
-                                 Num(y + 4), Num(kPlotRight), Num(y + 4));
+  std::string axis = fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>\n",
+                                 Num(kPlotLeft), Num(y + 4), Num(kPlotRight), Num(y + 4));
   for (double t = std::ceil(lo_ms / step) * step; t <= hi_ms + 1e-9; t += step) {
     double x = scale.X(static_cast<int64_t>(std::llround(t * 1000)));
-    grid += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", Num(x),
-                        Num(lanes_top), Num(y + 4));
-    axis += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", Num(x), Num(y + 4),
-                        Num(y + 9));
+    grid += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                        Num(x), Num(lanes_top), Num(y + 4));
+    axis += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                        Num(x), Num(y + 4), Num(y + 9));
     axis += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x), Num(y + 21),
                         FormatMs(t, step));
   }
-  axis += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">ms since the run began</text>\n", Num(y + 21));
+  axis += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">ms since the run began</text>\n",
+                      Num(y + 21));
   s += backgrounds + grid + body + axis;
   out.height = y + 34 - top;
   return out;
@@ -424,20 +442,23 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
 std::string Legend(double top, double* height) {
   std::string s;
   double x = 16, y = top;
-  auto item = [&](const std::function<std::string(double, double)>& swatch, const std::string& text) {
+  auto item = [&](const std::function<std::string(double, double)>& swatch,
+                  const std::string& text) {
     double width = 30 + TextWidth(text) + 18;
     if (x + width > kWidth - 8) {
       x = 16;
       y += 24;
     }
     s += swatch(x, y);
-    s += fmt::format("<text class=\"label\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x + 30), Num(y + 13), Escape(text));
+    s += fmt::format("<text class=\"label\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x + 30),
+                     Num(y + 13), Escape(text));
     x += width;
   };
   auto bar = [](const char* css, double w) {
     return [css, w](double bx, double by) {
-      return fmt::format("<rect class=\"bar {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"14\" rx=\"2\"/>\n", css,
-                         Num(bx + 24 - w), Num(by + 2), Num(w));
+      return fmt::format(
+          "<rect class=\"bar {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"14\" rx=\"2\"/>\n", css,
+          Num(bx + 24 - w), Num(by + 2), Num(w));
     };
   };
   auto glyph = [](Mark::Kind kind, double dy) {
@@ -447,9 +468,12 @@ std::string Legend(double top, double* height) {
   item(bar("rollback", 24), "rolled back");
   item(bar("died", 24), "its process died inside");
   item(bar("auto", kAutocommitBar), "autocommit statement");
-  item([](double wx, double wy) {
-    return fmt::format("<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"24\" height=\"10\"/>\n", Num(wx), Num(wy + 4));
-  }, "waits for the write lock");
+  item(
+      [](double wx, double wy) {
+        return fmt::format("<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"24\" height=\"10\"/>\n",
+                           Num(wx), Num(wy + 4));
+      },
+      "waits for the write lock");
   item(glyph(Mark::Kind::kDelivery, 6), "delivery");
   item(glyph(Mark::Kind::kHook, 9), "hook point");
   item(glyph(Mark::Kind::kCrash, 0), "crash");
@@ -521,14 +545,17 @@ std::string SvgTimeline(const std::vector<TimelineSection>& sections) {
 
   std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   svg += fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\">\n",
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+      "{1}\">\n",
       Num(kWidth), Num(y));
   svg += "<title>dedupsim timeline</title>\n";
   svg += kStyle;
-  svg += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", Num(kWidth), Num(y));
+  svg += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n",
+                     Num(kWidth), Num(y));
   svg += "<text class=\"title\" x=\"16\" y=\"30\">dedupsim timeline</text>\n";
-  svg += "<text class=\"subtitle\" x=\"16\" y=\"50\">one lane per consumer instance and process; "
-         "bars are transactions (BEGIN to COMMIT or ROLLBACK); time as --trace stamps it</text>\n";
+  svg +=
+      "<text class=\"subtitle\" x=\"16\" y=\"50\">one lane per consumer instance and process; "
+      "bars are transactions (BEGIN to COMMIT or ROLLBACK); time as --trace stamps it</text>\n";
   svg += body;
   svg += "</svg>\n";
   return svg;
