@@ -67,6 +67,7 @@ double NiceStep(double span_ms, int count) {
 }
 
 std::string FormatMs(double ms, double step) {
+  if (std::abs(ms) < step / 1000) ms = 0;  // no "-0 ms"
   if (step >= 1) return fmt::format("{:.0f} ms", ms);
   if (step >= 0.1) return fmt::format("{:.1f} ms", ms);
   return fmt::format("{:.2f} ms", ms);
