@@ -17,7 +17,8 @@ namespace {
 constexpr const char* kExitCodes =
     "Exit status: 0 ran and every check held; 1 a check failed; 2 usage error (unknown\n"
     "scenario, bad option or value); 3 database error (not a dedupsim database, locked,\n"
-    "unwritable) or a child process that died unplanned.";
+    "unwritable), an output file that cannot be written, or a child process that died\n"
+    "unplanned.";
 
 }  // namespace
 
@@ -29,10 +30,18 @@ int main(int argc, char** argv) {
   app.require_subcommand(1, 1);
   app.footer(kExitCodes);
 
-  std::vector<cli::Command> commands{cli::AddListCommand(app), cli::AddRunCommand(app),
-                                     cli::AddCleanupCommand(app),
+  std::string color = "auto";  // read by the commands that color their output
+  app.add_option("--color", color, "Color run's lines: auto (on a terminal, unless NO_COLOR is set), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
 
-                                     cli::AddExploreCommand(app)};
+  std::vector<cli::Command> commands{
+      cli::AddListCommand(app),
+      cli::AddRunCommand(app),
+      cli::AddExplainCommand(app),
+      cli::AddDocsCommand(app),
+      cli::AddCleanupCommand(app),
+      cli::AddExploreCommand(app),
+  };
   for (const cli::Command& command : commands) command.sub->footer(kExitCodes);
 
   // CLI11 would only say that a subcommand is required; name the word it did not know.

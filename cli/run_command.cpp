@@ -1,7 +1,12 @@
 // dedupsim run: runs scenarios by name and prints their lines (or JSON Lines), the trace
-// on request, and the differences --check finds.
+// on request, the differences --check finds, a Mermaid diagram after each line
+// (--diagram) and an SVG timeline file (--timeline).
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
@@ -9,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "atomic_file.h"
 #include "commands.h"
 #include "database.h"
 #include "duration.h"
@@ -17,6 +23,9 @@
 #include "runner.h"
 #include "scenarios.h"
 #include "trace_text.h"
+#include "views/color.h"
+#include "views/mermaid.h"
+#include "views/svg_timeline.h"
 
 namespace dedupsim::cli {
 
@@ -39,6 +48,9 @@ struct RunArgs {
   int max_deliveries = 10;
   int retention_days = 14;
   std::string dedup_window = "10m";
+  std::string diagram;   // "" or "mermaid"
+  std::string timeline;  // SVG file to write, or ""
+  std::string color = "auto";
   // Set after parsing: which scenario-specific options were given.
   GivenOptions given;
 };
@@ -83,6 +95,18 @@ int Run(const RunArgs& args) {
     }
   }
 
+  // The timeline's file is created (as a temporary) before anything runs, so a path that
+  // cannot be written costs no run and leaves nothing behind.
+  std::optional<AtomicFile> timeline;
+  if (!args.timeline.empty()) {
+    try {
+      timeline.emplace(args.timeline);
+    } catch (const OutputFileError& e) {
+      fmt::print(stderr, "dedupsim: {}\n", e.what());
+      return kExitCannotWrite;
+    }
+  }
+
   DatabaseSettings settings;
   settings.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
   settings.synchronous = args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
@@ -107,13 +131,25 @@ int Run(const RunArgs& args) {
   IdGenerator ids;
   ScenarioEnv env{options, db, clock, recorder, ids};
   const bool json = args.format == "json";
+  const bool color = !json && ShouldColor(*ParseColorChoice(args.color), ::isatty(STDOUT_FILENO) == 1,
+                                          std::getenv("NO_COLOR"), std::getenv("TERM"));
   bool all_held = true;
+  std::vector<TimelineSection> sections;
   for (const Scenario* scenario : scenarios) {
     ScenarioResult result = RunScenario(*scenario, env, args.check);
+    std::string diagram;
+    if (!args.diagram.empty()) {
+      diagram = MermaidDiagram(result.events, {.timings = true, .title = "dedupsim run " + std::string(scenario->name)});
+    }
+    if (timeline) sections.push_back({std::string(scenario->name), result.outcome.line, result.events});
     if (json) {
-      fmt::print("{}\n", ResultToJson(result, args.trace).dump());
+      nlohmann::ordered_json j = ResultToJson(result, args.trace);
+      if (!diagram.empty()) j["diagram"] = diagram;
+      fmt::print("{}\n", j.dump());
     } else {
-      fmt::print("{}\n", result.outcome.line);
+      const std::string& line = result.outcome.line;
+      fmt::print("{}\n", color ? ColorizeLine(line, OutcomeAsExpected(result, options)) : line);
+      if (!diagram.empty()) fmt::print("{}\n", diagram);
       if (args.trace) {
         std::fflush(stdout);
         fmt::print(stderr, "--- trace of {} ---\n{}", scenario->name, FormatTrace(result.events));
@@ -130,6 +166,14 @@ int Run(const RunArgs& args) {
       fmt::print(stderr, "dedupsim: check failed: {}\n", difference);
     }
     if (!result.differences.empty()) all_held = false;
+  }
+  if (timeline) {
+    try {
+      timeline->Commit(SvgTimeline(sections));
+    } catch (const OutputFileError& e) {
+      fmt::print(stderr, "dedupsim: {}\n", e.what());
+      return kExitCannotWrite;
+    }
   }
   return all_held ? kExitOk : kExitCheckFailed;
 }
@@ -199,11 +243,30 @@ Command AddRunCommand(CLI::App& app) {
                 return "";
               },
               "DURATION"));
+  sub->add_option("--diagram", args->diagram,
+                  "Print a Mermaid sequence diagram of each run after its line (in JSON: a "
+                  "\"diagram\" field); the only kind is mermaid")
+      ->check(CLI::IsMember({"mermaid"}));
+  sub->add_option("--timeline", args->timeline,
+                  "Write an SVG timeline of the run to this file (several scenarios: stacked "
+                  "sections of one file), replacing it whole")
+      ->type_name("FILE.svg");
+  auto* color = sub->add_option("--color", args->color,
+                                "Color the tag and figures: auto (on a terminal, unless NO_COLOR "
+                                "is set), always, never. JSON is never colored")
+                    ->check(CLI::IsMember({"auto", "always", "never"}));
+  CLI::App* root = &app;
   return {sub, [args, deliveries, hold, stagger, crash, instances, max_deliveries, retention,
-                dedup_window]() -> int {
+                dedup_window, color, root]() -> int {
             args->given.max_deliveries = max_deliveries->count() > 0;
             args->given.retention = retention->count() > 0;
             args->given.dedup_window = dedup_window->count() > 0;
+            // --color given to run wins over the global one.
+            if (color->count() == 0) {
+              if (const CLI::Option* global = root->get_option_no_throw("--color"); global && global->count() > 0) {
+                args->color = global->as<std::string>();
+              }
+            }
             args->given.deliveries = deliveries->count() > 0;
             args->given.hold = hold->count() > 0 || stagger->count() > 0;
             args->given.crash_mode = crash->count() > 0;

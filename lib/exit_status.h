@@ -8,6 +8,7 @@ enum ExitStatus : int {
   kExitCheckFailed = 1,    // --check (or an invariant) found a difference
   kExitUsage = 2,          // unknown scenario, bad option or value
   kExitDatabase = 3,       // the database could not be used, or a child died unplanned
+  kExitCannotWrite = 3,    // an output file (--timeline, a docs page) cannot be written
 };
 
 }  // namespace dedupsim

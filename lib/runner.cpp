@@ -20,6 +20,12 @@ ScenarioResult RunScenario(const Scenario& scenario, ScenarioEnv& env, bool chec
   return result;
 }
 
+bool OutcomeAsExpected(const ScenarioResult& result, const RunOptions& options) {
+  if (result.checked) return result.differences.empty();
+  if (result.scenario == nullptr || result.scenario->expected == nullptr) return true;
+  return Differences(result.scenario->name, result.scenario->expected(options), result.outcome.figures).empty();
+}
+
 std::vector<std::string> Differences(std::string_view scenario,
                                      const nlohmann::ordered_json& expected,
                                      const nlohmann::ordered_json& figures) {

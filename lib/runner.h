@@ -27,6 +27,10 @@ struct ScenarioResult {
 // scenario.expected(options). Database errors and unplanned deaths propagate.
 ScenarioResult RunScenario(const Scenario& scenario, ScenarioEnv& env, bool check);
 
+// Whether the figures are all what scenario.expected(options) says: --check's test,
+// without the report (the differences found when the run was checked, else computed).
+bool OutcomeAsExpected(const ScenarioResult& result, const RunOptions& options);
+
 // "concurrent: reserved is 4, expected 2" for each field of expected that figures differ on.
 std::vector<std::string> Differences(std::string_view scenario,
                                      const nlohmann::ordered_json& expected,

@@ -18,6 +18,8 @@ OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book) {
 Connection OpenTraced(ScenarioEnv& env, const std::string& instance) {
   Connection connection = env.db.Connect();
   connection.SetTrace(&env.recorder, instance);
+  // Each delivery opens its own connection; the views start a delivery at this step.
+  connection.Note("open", "new connection", "ok");
   return connection;
 }
 

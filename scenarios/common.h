@@ -17,7 +17,8 @@ namespace dedupsim {
 StockItem Restock(ScenarioEnv& env);
 // A new OrderPlaced for the book, with fresh message and order ids.
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book);
-// A new connection whose statements are traced under `instance`.
+// A new connection whose statements are traced under `instance`, for one delivery: its
+// "open" step marks where the delivery begins in the diagram and the timeline.
 Connection OpenTraced(ScenarioEnv& env, const std::string& instance);
 // A new connection to a side store (cache, provider), traced under `instance`.
 Connection OpenTraced(ScenarioEnv& env, const SideStore& store, const std::string& instance);

@@ -57,7 +57,9 @@ const Scenario kNaturalKeyScenario{
         "The dedup now lives in the business data, so it needs no separate table and no cleanup. The price: each message type needs its own natural key worked out, and some operations (an email, a call to another system) have none.",
     .hook_points = "BeforeCommit: after the reservation insert and the stock update (unused here)",
     .try_next =
-        "See what the natural key does against a producer that publishes the same order twice:\n"
+        "Deliver it four times: one reservation row, one reservation, whatever the count;\n"
+        "then see it against a producer that publishes the order twice:\n"
+        "  dedupsim run natural-key --deliveries 4\n"
         "  dedupsim run producer-duplicate",
 };
 

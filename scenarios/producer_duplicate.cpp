@@ -94,7 +94,9 @@ const Scenario kProducerDuplicateScenario{
         "The natural-key consumer keys on what the message is about, (OrderId, BookId). The second message carries the same order line, its reservation insert hits the key, and Dune is reserved once. The inbox guards against the same message arriving twice; only a business key guards against the same fact being sent twice. Where producers can repeat themselves, the two together cover both.",
     .hook_points = "none: each message is handled straight through",
     .try_next =
-        "See the producer-side cause, and the fix of making the id once:\n"
+        "Order three books: the inbox doubles them to 6, the natural key keeps 3:\n"
+        "  dedupsim run producer-duplicate --quantity 3\n"
+        "Then the producer-side cause, and the fix of making the id once:\n"
         "  dedupsim run random-id",
 };
 

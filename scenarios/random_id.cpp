@@ -94,7 +94,9 @@ const Scenario kRandomIdScenario{
         "If the id is made once, when the message is created, and stored with it (the job of an outbox), the retry carries the same id. The second delivery hits the Inbox key and is skipped: reserved once.",
     .hook_points = "none: the retry is the producer's, the consumer runs straight through",
     .try_next =
-        "Let the broker drop the same-id retry before it is ever delivered:\n"
+        "Follow each message id through the inbox, for a three-book order:\n"
+        "  dedupsim run random-id --quantity 3 --trace\n"
+        "Then let the broker drop the same-id retry before it is ever delivered:\n"
         "  dedupsim run broker-dedup",
 };
 

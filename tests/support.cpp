@@ -1,10 +1,12 @@
 #include "support.h"
 
 #include <fcntl.h>
+#include <pty.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -87,6 +89,56 @@ CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::st
   int status = 0;
   ::waitpid(pid, &status, 0);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+CliResult RunCliOnTerminal(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::vector<std::string> argv_storage{DEDUPSIM_BINARY};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry = *e;
+    if (entry.rfind("NO_COLOR=", 0) == 0 || entry.rfind("TERM=", 0) == 0) continue;
+    env_storage.push_back(entry);
+  }
+  env_storage.insert(env_storage.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int master = -1;
+  struct winsize size {};
+  size.ws_col = 120;
+  size.ws_row = 40;
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, &size);
+  if (pid < 0) throw std::runtime_error("forkpty failed");
+  if (pid == 0) {
+    ::execve(DEDUPSIM_BINARY, argv.data(), envp.data());
+    ::_exit(127);
+  }
+  CliResult result;
+  std::string raw;
+  char buffer[4096];
+  while (true) {
+    ssize_t n = ::read(master, buffer, sizeof buffer);
+    if (n > 0) {
+      raw.append(buffer, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;  // EOF, or EIO once the child has closed the terminal
+    }
+  }
+  ::close(master);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  for (char c : raw) {
+    if (c != '\r') result.out.push_back(c);
+  }
   return result;
 }
 

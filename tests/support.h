@@ -39,6 +39,11 @@ struct CliResult {
 CliResult RunCli(const std::vector<std::string>& args,
                  const std::vector<std::string>& extra_env = {});
 
+// Runs the dedupsim binary with its stdout and stderr on a pseudo-terminal (so isatty is
+// true), with the environment less NO_COLOR and TERM, plus env (e.g. "NO_COLOR=1",
+// "TERM=xterm"). Returns what the terminal showed, with "\r\n" turned into "\n".
+CliResult RunCliOnTerminal(const std::vector<std::string>& args, const std::vector<std::string>& env);
+
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& content);
 std::vector<std::string> SplitLines(const std::string& text);

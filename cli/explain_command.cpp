@@ -1,0 +1,62 @@
+// dedupsim explain: prints a scenario's lesson, hook points and what to try next, wrapped
+// to the terminal's width (80 columns when stdout is not a terminal).
+#include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "exit_status.h"
+#include "scenarios.h"
+#include "views/explain.h"
+
+namespace dedupsim::cli {
+
+namespace {
+
+constexpr size_t kDefaultWidth = 80;
+
+size_t TerminalWidth() {
+  struct winsize size {};
+  if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 &&
+      size.ws_col >= 20) {
+    return size.ws_col;
+  }
+  return kDefaultWidth;
+}
+
+std::string ScenarioNames() {
+  std::string names;
+  for (const Scenario* s : AllScenarios()) {
+    if (!names.empty()) names += ", ";
+    names += s->name;
+  }
+  return names;
+}
+
+}  // namespace
+
+Command AddExplainCommand(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "explain", "Explain a scenario: its lesson, hook points and what to try next");
+  auto name = std::make_shared<std::string>();
+  auto width = std::make_shared<size_t>(0);
+  sub->add_option("scenario", *name, "Scenario name (see dedupsim list)")->required();
+  sub->add_option("--width", *width,
+                  "Wrap to this many columns (default: the terminal's width, or 80)")
+      ->check(CLI::Range(size_t{20}, size_t{1000}));
+  return {sub, [name, width]() -> int {
+            const Scenario* scenario = FindScenario(*name);
+            if (scenario == nullptr) {
+              fmt::print(stderr, "dedupsim: unknown scenario '{}' (valid: {})\n", *name,
+                         ScenarioNames());
+              return kExitUsage;
+            }
+            fmt::print("{}", ExplainScenario(*scenario, *width > 0 ? *width : TerminalWidth()));
+            return kExitOk;
+          }};
+}
+
+}  // namespace dedupsim::cli

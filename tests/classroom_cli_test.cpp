@@ -1,0 +1,307 @@
+// End to end, through the built binary: --diagram, --timeline, explain, color, and the
+// scenario pages in docs/scenarios kept in step with what the program prints.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <regex>
+
+#include "scenarios.h"
+#include "support.h"
+#include "views/color.h"
+
+using namespace dedupsim;
+using dedupsim::testing::CliResult;
+using dedupsim::testing::ReadFile;
+using dedupsim::testing::RunCli;
+using dedupsim::testing::RunCliOnTerminal;
+using dedupsim::testing::SplitLines;
+using dedupsim::testing::TempDir;
+using dedupsim::testing::WriteFile;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool Has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+size_t FilesIn(const std::string& dir) {
+  return static_cast<size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}));
+}
+
+const std::string kDocsDir = std::string(DEDUPSIM_SOURCE_DIR) + "/docs/scenarios";
+
+}  // namespace
+
+TEST_CASE("run all still prints the post's six lines, plain when piped", "[cli]") {
+  std::vector<std::string> post = dedupsim::testing::PostLines();
+  REQUIRE(post.size() == 6);
+  CliResult r = RunCli({"run", "all"}, {"TERM=xterm"});  // no NO_COLOR: piped is enough
+  CHECK(r.exit_code == 0);
+  CHECK(SplitLines(r.out) == post);
+  CHECK_FALSE(Has(r.out, "\x1b"));
+}
+
+// --diagram
+
+TEST_CASE("run --diagram mermaid prints the run's diagram after its line", "[cli][mermaid]") {
+  CliResult r = RunCli({"run", "concurrent", "--diagram", "mermaid"});
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> lines = SplitLines(r.out);
+  REQUIRE(lines.size() > 10);
+  CHECK(lines[0].rfind("[inbox]", 0) == 0);
+  CHECK(lines[1] == "%% dedupsim run concurrent");
+  CHECK(lines[2] == "sequenceDiagram");
+  CHECK(Has(r.out, "participant ConsumerA as Consumer A\n"));
+  CHECK(Has(r.out, "participant ConsumerB as Consumer B\n"));
+  CHECK_FALSE(Has(r.out, "Email provider"));
+  CHECK(Has(r.out, "Note over ConsumerB,DB: waits: write lock held by another connection\n"));
+  CHECK(
+      std::regex_search(r.out, std::regex("DB-->>ConsumerB: constraint 1555, waited [0-9]+ ms\n")));
+  CHECK(std::regex_search(r.out, std::regex("hook BeforeCommit, next step done [0-9]+ ms later")));
+}
+
+TEST_CASE("run --diagram changes when the run changes", "[cli][mermaid]") {
+  CliResult no_hold = RunCli({"run", "concurrent", "--hold-ms", "0", "--diagram", "mermaid"});
+  REQUIRE(no_hold.exit_code == 0);
+  CHECK(Has(no_hold.out, "second waited for the first: False"));
+  CHECK_FALSE(Has(no_hold.out, "waits:"));
+  CHECK_FALSE(Has(no_hold.out, ", waited"));
+  CHECK(Has(no_hold.out, "DB-->>ConsumerB: constraint 1555\n"));
+
+  CliResult thrown = RunCli({"run", "crash-before-commit", "--diagram", "mermaid"});
+  REQUIRE(thrown.exit_code == 0);
+  CHECK(Has(thrown.out, "Note over ConsumerA: crash at BeforeCommit\n"));
+  CHECK_FALSE(Has(thrown.out, "pid"));
+
+  CliResult killed = RunCli({"run", "crash-before-commit", "--crash-mode", "kill", "--journal",
+                             "delete", "--diagram", "mermaid"});
+  REQUIRE(killed.exit_code == 0);
+  CHECK(std::regex_search(
+      killed.out, std::regex("crash at BeforeCommit: waiting for SIGKILL \\(pid [0-9]+\\)")));
+  CHECK(std::regex_search(killed.out,
+                          std::regex("died at BeforeCommit: pid [0-9]+ killed by SIGKILL")));
+  CHECK(Has(killed.out, "Note over ConsumerA,DB: recovery: "));
+  CHECK(
+      std::regex_search(killed.out, std::regex("Broker->>ConsumerA: delivery 2 \\(pid [0-9]+\\)")));
+
+  CliResult email = RunCli({"run", "email", "--diagram", "mermaid"});
+  CHECK(Has(email.out, "participant Email as Email provider\n"));
+  CHECK(Has(email.out, "ConsumerA->>Email: EmailProvider.Send\n"));
+}
+
+TEST_CASE("run --diagram in JSON is a field of each object", "[cli][mermaid]") {
+  CliResult r = RunCli({"run", "naive", "inbox", "--format", "json", "--diagram", "mermaid"});
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> lines = SplitLines(r.out);
+  REQUIRE(lines.size() == 2);
+  for (const std::string& line : lines) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    REQUIRE(j.contains("diagram"));
+    CHECK(j["diagram"].get<std::string>().find("sequenceDiagram\n") != std::string::npos);
+  }
+  CliResult plain = RunCli({"run", "naive", "--format", "json"});
+  CHECK_FALSE(nlohmann::json::parse(plain.out).contains("diagram"));
+}
+
+TEST_CASE("run --diagram takes only mermaid", "[cli][mermaid]") {
+  CliResult r = RunCli({"run", "naive", "--diagram", "plantuml"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(Has(r.err, "--diagram"));
+}
+
+// --timeline
+
+TEST_CASE("run --timeline writes one SVG with a section per scenario", "[cli][svg]") {
+  TempDir dir;
+  const std::string path = dir.File("run.svg");
+  CliResult r = RunCli({"run", "naive", "concurrent", "--timeline", path});
+  REQUIRE(r.exit_code == 0);
+  CHECK(SplitLines(r.out).size() == 2);  // the lines as usual
+  std::string svg = ReadFile(path);
+  CHECK(svg.rfind("<?xml", 0) == 0);
+  CHECK(Has(svg, ">naive</text>"));
+  CHECK(Has(svg, ">concurrent</text>"));
+  CHECK(Has(svg, "two copies at once -&gt; processed: True, False"));
+  CHECK(Has(svg, ">Consumer B</text>"));
+  CHECK(Has(svg, "<title>lock wait</title>"));
+  CHECK(Has(svg, ">COMMIT</text>"));
+  CHECK(Has(svg, ">ROLLBACK</text>"));
+  CHECK(FilesIn(dir.path()) == 1);  // no temporary left
+
+  // Run again: the file is replaced whole.
+  CliResult again = RunCli({"run", "concurrent", "--hold-ms", "0", "--timeline", path});
+  REQUIRE(again.exit_code == 0);
+  std::string second = ReadFile(path);
+  CHECK_FALSE(Has(second, ">naive</text>"));
+  CHECK_FALSE(Has(second, "<title>lock wait</title>"));
+  CHECK(FilesIn(dir.path()) == 1);
+}
+
+TEST_CASE("run --timeline marks the crash and the killed process", "[cli][svg]") {
+  TempDir dir;
+  const std::string path = dir.File("kill.svg");
+  CliResult r = RunCli({"run", "crash-before-commit", "--crash-mode", "kill", "--timeline", path});
+  REQUIRE(r.exit_code == 0);
+  std::string svg = ReadFile(path);
+  CHECK(Has(svg, "class=\"bar died\""));
+  CHECK(Has(svg, "crash at BeforeCommit (waiting for SIGKILL)"));
+  CHECK(Has(svg, "killed by SIGKILL"));
+  CHECK(Has(svg, "recovery: "));
+}
+
+TEST_CASE("run --timeline to a path that cannot be written: exit 3 before running", "[cli][svg]") {
+  TempDir dir;
+  fs::create_directory(dir.File("taken.svg"));
+  for (const std::string& path :
+       {dir.File("missing/t.svg"), dir.File("taken.svg"), std::string("/proc/x.svg")}) {
+    INFO(path);
+    CliResult r = RunCli({"run", "naive", "--timeline", path});
+    CHECK(r.exit_code == 3);
+    CHECK(r.out.empty());  // nothing ran
+    CHECK(SplitLines(r.err).size() == 1);
+    CHECK(Has(r.err, "cannot write"));
+  }
+  CHECK(FilesIn(dir.path()) == 1);  // only the directory made above: no partial file
+  CHECK(FilesIn(dir.File("taken.svg")) == 0);
+  CHECK_FALSE(fs::exists("/proc/x.svg"));
+}
+
+// explain
+
+TEST_CASE("every scenario in the table has its explain texts", "[cli][explain]") {
+  for (const Scenario* s : AllScenarios()) {
+    INFO(s->name);
+    CHECK_FALSE(s->lesson.empty());
+    CHECK_FALSE(s->hook_points.empty());
+    CHECK_FALSE(s->try_next.empty());
+    // What to try next shows a command for this very scenario.
+    CHECK(s->try_next.find("dedupsim run " + std::string(s->name)) != std::string_view::npos);
+  }
+}
+
+TEST_CASE("explain prints the lesson, hook points and what to try, wrapped", "[cli][explain]") {
+  for (const Scenario* s : AllScenarios()) {
+    INFO(s->name);
+    CliResult r = RunCli({"explain", std::string(s->name)});
+    REQUIRE(r.exit_code == 0);
+    CHECK(Has(r.out, "\nLesson\n"));
+    CHECK(Has(r.out, "\nHook points\n"));
+    CHECK(Has(r.out, "\nTry next\n"));
+    CHECK(Has(r.out, "dedupsim run " + std::string(s->name)));
+    for (const std::string& line : SplitLines(r.out)) {
+      if (line.rfind("    ", 0) == 0) continue;  // a command, kept whole
+      CHECK(line.size() <= 80);
+    }
+  }
+  CliResult narrow = RunCli({"explain", "naive", "--width", "40"});
+  for (const std::string& line : SplitLines(narrow.out)) {
+    if (line.rfind("    ", 0) != 0) CHECK(line.size() <= 40);
+  }
+  CliResult wide = RunCliOnTerminal({"explain", "naive"}, {"TERM=xterm"});  // a 120-column terminal
+  size_t longest = 0;
+  for (const std::string& line : SplitLines(wide.out)) longest = std::max(longest, line.size());
+  CHECK(longest > 80);
+  CHECK(longest <= 120);
+}
+
+TEST_CASE("explain of an unknown scenario: exit 2 with the valid names", "[cli][explain]") {
+  CliResult r = RunCli({"explain", "nope"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  for (const Scenario* s : AllScenarios()) CHECK(Has(r.err, std::string(s->name)));
+}
+
+// color
+
+TEST_CASE("run --color always colors the tag and figures, which strip back to the plain line",
+          "[cli][color]") {
+  CliResult plain = RunCli({"run", "all"});
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "all", "--color", "always"},
+        std::vector<std::string>{"--color", "always", "run", "all"}}) {
+    CliResult r = RunCli(args);  // NO_COLOR=1 is set: always still colors
+    REQUIRE(r.exit_code == 0);
+    CHECK(Has(r.out, "\x1b[1;36m[naive]\x1b[0m"));
+    CHECK(Has(r.out, "reserved: \x1b[1;32m4\x1b[0m"));  // as the lesson says: green
+    CHECK(StripColor(r.out) == plain.out);
+  }
+  CliResult json = RunCli({"run", "naive", "--format", "json", "--color", "always"});
+  CHECK_FALSE(Has(json.out, "\x1b"));
+  CliResult never = RunCli({"--color", "always", "run", "naive", "--color", "never"});
+  CHECK_FALSE(Has(never.out, "\x1b"));
+  CHECK(RunCli({"run", "naive", "--color", "sometimes"}).exit_code == 2);
+}
+
+TEST_CASE("on a terminal, auto colors unless NO_COLOR is set and not empty", "[cli][color]") {
+  CliResult on = RunCliOnTerminal({"run", "naive"}, {"TERM=xterm"});
+  CHECK(on.exit_code == 0);
+  CHECK(Has(on.out, "\x1b[1;36m[naive]"));
+  CliResult empty = RunCliOnTerminal({"run", "naive"}, {"TERM=xterm", "NO_COLOR="});
+  CHECK(Has(empty.out, "\x1b["));
+  CliResult off = RunCliOnTerminal({"run", "naive"}, {"TERM=xterm", "NO_COLOR=1"});
+  CHECK(off.exit_code == 0);
+  CHECK_FALSE(Has(off.out, "\x1b"));
+  CHECK(Has(off.out, "[naive]              delivered twice -> Dune reserved: 4\n"));
+  CliResult dumb = RunCliOnTerminal({"run", "naive"}, {"TERM=dumb"});
+  CHECK_FALSE(Has(dumb.out, "\x1b"));
+  CliResult forced =
+      RunCliOnTerminal({"run", "naive", "--color", "always"}, {"TERM=xterm", "NO_COLOR=1"});
+  CHECK(Has(forced.out, "\x1b["));
+}
+
+// docs/scenarios
+
+TEST_CASE("every scenario has a page in docs/scenarios", "[docs]") {
+  // New scenarios need a page too (with at least an Output section).
+  for (const Scenario* s : AllScenarios()) {
+    INFO(s->name);
+    const std::string page = kDocsDir + "/" + std::string(s->name) + ".md";
+    REQUIRE(fs::is_regular_file(page));
+    CHECK(Has(ReadFile(page), "\n## Output\n"));
+  }
+}
+
+TEST_CASE("the scenario pages show what the program prints now", "[docs]") {
+  TempDir dir;
+  std::vector<std::string> pages;
+  for (const auto& entry : fs::directory_iterator(kDocsDir)) {
+    if (entry.path().extension() != ".md") continue;
+    fs::copy_file(entry.path(), dir.File(entry.path().filename().string()));
+    pages.push_back(entry.path().filename().string());
+  }
+  REQUIRE_FALSE(pages.empty());
+  CliResult r = RunCli({"docs", dir.path()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const std::string& name : pages) {
+    INFO(name << " is out of date: run `cmake --build build --target docs` (or dedupsim docs "
+                 "docs/scenarios)");
+    CHECK(ReadFile(dir.File(name)) == ReadFile(kDocsDir + "/" + name));
+  }
+  // Every page's generated blocks are really the program's: the default run's line.
+  for (const Scenario* s : AllScenarios()) {
+    const std::string path = kDocsDir + "/" + std::string(s->name) + ".md";
+    if (!fs::exists(path)) continue;
+    CliResult run = RunCli({"run", std::string(s->name)});
+    CHECK(Has(ReadFile(path), "```text\n" + run.out + "```\n"));
+  }
+}
+
+TEST_CASE("docs --check reports a page out of date and writes nothing", "[docs]") {
+  TempDir dir;
+  std::string page = ReadFile(kDocsDir + "/naive.md");
+  REQUIRE_FALSE(page.empty());
+  std::string stale = std::regex_replace(page, std::regex("reserved: 4"), "reserved: 3");
+  REQUIRE(stale != page);
+  WriteFile(dir.File("naive.md"), stale);
+  CliResult check = RunCli({"docs", "--check", dir.path()});
+  CHECK(check.exit_code == 1);
+  CHECK(Has(check.err, "naive.md is out of date"));
+  CHECK(ReadFile(dir.File("naive.md")) == stale);
+  CliResult write = RunCli({"docs", dir.path()});
+  CHECK(write.exit_code == 0);
+  CHECK(ReadFile(dir.File("naive.md")) == page);
+  CHECK(RunCli({"docs", dir.File("missing")}).exit_code == 2);
+}

@@ -1,0 +1,91 @@
+"""Checks that a screenshot of the timeline is not blank.
+
+Decodes the PNG with the standard library only (zlib, struct), then requires that a fair
+share of pixels differ from the white background, and that the two colors the lesson
+depends on are on screen: the green fill of a committed transaction and the red of the
+lock-wait hatching. Exits 1 with the counts when the picture falls short.
+"""
+import struct
+import sys
+import zlib
+
+
+def decode(path):
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise SystemExit(f"FAIL: {path} is not a PNG")
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind = data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, color, _, _, interlace = header
+    channels = {2: 3, 6: 4}.get(color)
+    if depth != 8 or channels is None or interlace != 0:
+        raise SystemExit(f"FAIL: unexpected PNG format (depth {depth}, color type {color}, interlace {interlace})")
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        start = y * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up = prev[i]
+            corner = prev[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                pred = left if pa <= pb and pa <= pc else (up if pb <= pc else corner)
+                line[i] = (line[i] + pred) & 0xFF
+        rows.append(line)
+        prev = line
+    return width, height, channels, rows
+
+
+def near(pixel, rgb, tolerance=24):
+    return all(abs(a - b) <= tolerance for a, b in zip(pixel, rgb))
+
+
+def main():
+    width, height, channels, rows = decode(sys.argv[1])
+    total = width * height
+    ink = committed = waiting = 0
+    for line in rows:
+        for x in range(0, len(line), channels):
+            pixel = tuple(line[x:x + 3])
+            if min(pixel) < 235:
+                ink += 1
+            if near(pixel, (0xC8, 0xE6, 0xC9), 6):
+                committed += 1
+            if near(pixel, (0xE5, 0x39, 0x35)):
+                waiting += 1
+    share = ink / total
+    print(f"{width}x{height}: {ink} non-background pixels ({share:.1%}), "
+          f"{committed} committed-bar pixels, {waiting} lock-wait pixels")
+    failures = []
+    if share < 0.03:
+        failures.append("the screenshot is (nearly) blank")
+    if committed < 500:
+        failures.append("no committed transaction bar is visible")
+    if waiting < 200:
+        failures.append("no lock wait is visible")
+    if failures:
+        print("FAIL: " + "; ".join(failures))
+        sys.exit(1)
+    print("PASS: the timeline is drawn")
+
+
+if __name__ == "__main__":
+    main()
