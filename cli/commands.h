@@ -15,5 +15,6 @@ struct Command {
 
 Command AddListCommand(CLI::App& app);
 Command AddRunCommand(CLI::App& app);
+Command AddBenchCommand(CLI::App& app);
 
 }  // namespace dedupsim::cli

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1, 1);
   app.footer(kExitCodes);
 
-  std::vector<cli::Command> commands{cli::AddListCommand(app), cli::AddRunCommand(app)};
+  std::vector<cli::Command> commands{cli::AddListCommand(app), cli::AddRunCommand(app),
+                                     cli::AddBenchCommand(app)};
   for (const cli::Command& command : commands) command.sub->footer(kExitCodes);
 
   try {

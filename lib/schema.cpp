@@ -23,6 +23,13 @@ void CreateSchema(Connection& connection) {
       CompletedAt TEXT,  -- NULL: in progress (two-phase record)
       PRIMARY KEY (MessageId, Consumer)
     ) WITHOUT ROWID;
+    -- Natural idempotency: one reservation per order and book, kept in the business data.
+    CREATE TABLE IF NOT EXISTS StockReservations (
+      OrderId  TEXT    NOT NULL,
+      BookId   TEXT    NOT NULL,
+      Quantity INTEGER NOT NULL,
+      PRIMARY KEY (OrderId, BookId)
+    ) WITHOUT ROWID;
   )sql");
   connection.ExecScript("PRAGMA user_version=" + std::to_string(kSchemaVersion));
 }
