@@ -16,5 +16,6 @@ struct Command {
 Command AddListCommand(CLI::App& app);
 Command AddRunCommand(CLI::App& app);
 Command AddBenchCommand(CLI::App& app);
+Command AddSoakCommand(CLI::App& app);
 
 }  // namespace dedupsim::cli

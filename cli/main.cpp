@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   app.footer(kExitCodes);
 
   std::vector<cli::Command> commands{cli::AddListCommand(app), cli::AddRunCommand(app),
-                                     cli::AddBenchCommand(app)};
+                                     cli::AddBenchCommand(app), cli::AddSoakCommand(app)};
   for (const cli::Command& command : commands) command.sub->footer(kExitCodes);
 
   try {
