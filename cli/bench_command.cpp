@@ -38,8 +38,8 @@ class ProgressView final : public BenchProgress {
                            : fmt::format("bench: {}", ToString(strategy)),
                 total);
   }
-  void Advanced(int64_t handled, std::chrono::nanoseconds elapsed) override {
-    view_.Show(handled, elapsed);
+  void Advanced(int64_t handled, std::chrono::nanoseconds /*elapsed*/) override {
+    view_.Show(handled);
   }
   void Finished() override { view_.Clear(); }
 

@@ -8,7 +8,8 @@
 
 namespace dedupsim::cli {
 
-TerminalProgress::TerminalProgress() : enabled_(::isatty(STDERR_FILENO) == 1) {}
+TerminalProgress::TerminalProgress()
+    : enabled_(::isatty(STDERR_FILENO) == 1), created_(std::chrono::steady_clock::now()) {}
 
 void TerminalProgress::Start(std::string label, int64_t total) {
   Clear();
@@ -16,8 +17,8 @@ void TerminalProgress::Start(std::string label, int64_t total) {
   total_ = total;
 }
 
-void TerminalProgress::Show(int64_t done, std::chrono::nanoseconds elapsed) {
-  if (!enabled_ || elapsed < std::chrono::seconds(1)) return;
+void TerminalProgress::Show(int64_t done) {
+  if (!enabled_ || std::chrono::steady_clock::now() - created_ < std::chrono::seconds(1)) return;
   int64_t percent = total_ > 0 ? done * 100 / total_ : 0;
   fmt::print(stderr, "\r\033[K{} {}/{} ({}%)", label_, done, total_, percent);
   std::fflush(stderr);

@@ -41,14 +41,13 @@ struct SoakArgs {
 
 class ProgressView final : public SoakProgress {
  public:
-  void Update(int64_t acked, int64_t total, int64_t kills,
-              std::chrono::nanoseconds elapsed) override {
+  void Update(int64_t acked, int64_t total, int64_t /*kills*/,
+              std::chrono::nanoseconds /*elapsed*/) override {
     if (!started_) {
       view_.Start("soak: acked", total);
       started_ = true;
     }
-    (void)kills;
-    view_.Show(acked, elapsed);
+    view_.Show(acked);
   }
   void Finished() override { view_.Clear(); }
 
