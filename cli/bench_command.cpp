@@ -12,6 +12,7 @@
 #include "bench/bench_report.h"
 #include "commands.h"
 #include "exit_status.h"
+#include "interrupt.h"
 #include "progress.h"
 
 namespace dedupsim::cli {
@@ -63,13 +64,19 @@ int Run(const BenchArgs& args) {
     for (const std::string& name : args.strategies) options.strategies.push_back(*ParseStrategy(name));
   }
 
+  // Ctrl-C stops the instances and removes the temporary databases before exiting.
+  CatchInterrupts();
+
   ProgressView progress;
   BenchReport report;
   try {
-    report = RunBench(options, &progress);
+    report = RunBench(options, &progress, [] { return Interrupted(); });
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "dedupsim: {}\n", e.what());
     return kExitUsage;
+  } catch (const BenchInterrupted& e) {
+    fmt::print(stderr, "dedupsim: {}; nothing measured is reported\n", e.what());
+    return kExitCheckFailed;
   }
   if (args.format == "json") {
     fmt::print("{}\n", BenchReportToJson(report).dump());

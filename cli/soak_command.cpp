@@ -1,8 +1,5 @@
 // dedupsim soak: parses the options, runs the soak (lib/soak) with Ctrl-C turned into a
 // clean stop, prints what the database says. Exit 1 when an invariant failed.
-#include <signal.h>
-
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -12,6 +9,7 @@
 
 #include "commands.h"
 #include "exit_status.h"
+#include "interrupt.h"
 #include "progress.h"
 #include "soak/soak.h"
 #include "soak/soak_report.h"
@@ -19,10 +17,6 @@
 namespace dedupsim::cli {
 
 namespace {
-
-volatile std::sig_atomic_t g_interrupted = 0;  // set by the SIGINT/SIGTERM handler only
-
-extern "C" void OnInterrupt(int) { g_interrupted = 1; }
 
 struct SoakArgs {
   int64_t messages = 5000;
@@ -72,16 +66,12 @@ int Run(const SoakArgs& args) {
   options.db_path = args.db;
 
   // No SA_RESTART: the supervisor's sleeps end early and it sees the flag at once.
-  struct sigaction action {};
-  action.sa_handler = OnInterrupt;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  CatchInterrupts();
 
   ProgressView progress;
   SoakReport report;
   try {
-    report = RunSoak(options, &progress, [] { return g_interrupted != 0; });
+    report = RunSoak(options, &progress, [] { return Interrupted(); });
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "dedupsim: {}\n", e.what());
     return kExitUsage;

@@ -88,7 +88,8 @@ void RunInstance(Strategy strategy, const DatabaseFile& db, const Workload& work
 
 // Starts the instances, releases them together, reports progress until all are done.
 void RunInstances(const BenchOptions& options, Strategy strategy, const DatabaseFile& db,
-                  const Workload& workload, SharedBlock& shared, BenchProgress* progress) {
+                  const Workload& workload, SharedBlock& shared, BenchProgress* progress,
+                  const std::function<bool()>& interrupted) {
   const auto k = static_cast<size_t>(options.instances);
   std::vector<std::thread> threads;
   std::vector<pid_t> children;
@@ -127,6 +128,7 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
       throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     }
     if (pid == 0) {
+      ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the parent's to handle
       RunInstance(strategy, db, workload, shared, i);
       ::_exit(shared.slot(i).failed ? 70 : 0);  // no destructors: the parent owns the file
     }
@@ -144,7 +146,13 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
   shared.go().store(1, std::memory_order_release);
 
   auto last_report = started;
+  bool stopped = false;
   for (;;) {
+    if (!stopped && interrupted && interrupted()) {
+      // No instance takes another delivery; each ends after the one it is handling.
+      shared.next().store(static_cast<int64_t>(workload.deliveries.size()));
+      stopped = true;
+    }
     if (options.mode == InstanceMode::kProcesses) {
       reap(false);
       if (live() == 0) break;
@@ -159,6 +167,7 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
     }
   }
   for (auto& t : threads) t.join();
+  if (stopped) throw BenchInterrupted();
   if (!death.empty()) throw UnplannedDeath(death);
   for (size_t i = 0; i < k; ++i) {
     if (shared.slot(i).failed) {
@@ -177,7 +186,7 @@ std::chrono::nanoseconds Percentile(std::vector<int64_t>& values, double p) {
 }
 
 StrategyResult RunOnce(const BenchOptions& options, Strategy strategy, const Workload& workload,
-                       BenchProgress* progress) {
+                       BenchProgress* progress, const std::function<bool()>& interrupted) {
   DatabaseFile db = DatabaseFile::CreateTemporary(options.settings);
   {
     // Closed again before any instance starts, let alone forks.
@@ -187,7 +196,7 @@ StrategyResult RunOnce(const BenchOptions& options, Strategy strategy, const Wor
   }
   const size_t n = workload.deliveries.size();
   SharedBlock shared(n, static_cast<size_t>(options.instances));
-  RunInstances(options, strategy, db, workload, shared, progress);
+  RunInstances(options, strategy, db, workload, shared, progress, interrupted);
 
   StrategyResult r;
   r.strategy = strategy;
@@ -233,7 +242,8 @@ bool BenchReport::promises_held() const {
   });
 }
 
-BenchReport RunBench(const BenchOptions& options, BenchProgress* progress) {
+BenchReport RunBench(const BenchOptions& options, BenchProgress* progress,
+                     const std::function<bool()>& interrupted) {
   Validate(options);
   BenchReport report;
   report.options = options;
@@ -256,7 +266,12 @@ BenchReport RunBench(const BenchOptions& options, BenchProgress* progress) {
       if (progress != nullptr) {
         progress->Started(strategies[s], round, options.repeat, options.workload.messages);
       }
-      rounds[s].push_back(RunOnce(options, strategies[s], workload, progress));
+      try {
+        rounds[s].push_back(RunOnce(options, strategies[s], workload, progress, interrupted));
+      } catch (...) {
+        if (progress != nullptr) progress->Finished();
+        throw;
+      }
       if (progress != nullptr) progress->Finished();
     }
   }

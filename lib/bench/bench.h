@@ -8,7 +8,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -70,10 +72,19 @@ class BenchProgress {
   virtual void Finished() = 0;
 };
 
+// Thrown by RunBench when interrupted() said so: the instances were stopped after their
+// current delivery and the temporary databases removed.
+class BenchInterrupted : public std::runtime_error {
+ public:
+  BenchInterrupted() : std::runtime_error("bench interrupted") {}
+};
+
 // Runs every strategy of options, options.repeat times, interleaved (round 1 runs each
 // strategy once, then round 2...), each time on a new temporary database with the given
-// settings (in $TMPDIR). progress may be null. Throws std::invalid_argument for options
-// out of range, DatabaseError (or UnplannedDeath) when an instance fails.
-BenchReport RunBench(const BenchOptions& options, BenchProgress* progress);
+// settings (in $TMPDIR). progress and interrupted may be null; interrupted is polled every
+// few milliseconds while instances run. Throws std::invalid_argument for options out of
+// range, DatabaseError (or UnplannedDeath) when an instance fails, BenchInterrupted.
+BenchReport RunBench(const BenchOptions& options, BenchProgress* progress,
+                     const std::function<bool()>& interrupted = nullptr);
 
 }  // namespace dedupsim
