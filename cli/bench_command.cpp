@@ -1,12 +1,12 @@
 // dedupsim bench: parses the options, runs the bench (lib/bench), prints the table or the
 // JSON object. Exit 1 when a strategy that promises exactly-once broke its promise.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "bench/bench.h"
 #include "bench/bench_report.h"
@@ -35,8 +35,9 @@ struct BenchArgs {
 class ProgressView final : public BenchProgress {
  public:
   void Started(Strategy strategy, int round, int rounds, int64_t total) override {
-    view_.Start(rounds > 1 ? fmt::format("bench: {} (round {}/{})", ToString(strategy), round, rounds)
-                           : fmt::format("bench: {}", ToString(strategy)),
+    view_.Start(rounds > 1
+                    ? fmt::format("bench: {} (round {}/{})", ToString(strategy), round, rounds)
+                    : fmt::format("bench: {}", ToString(strategy)),
                 total);
   }
   void Advanced(int64_t handled, std::chrono::nanoseconds /*elapsed*/) override {
@@ -61,7 +62,8 @@ int Run(const BenchArgs& args) {
   options.repeat = args.repeat;
   if (!args.strategies.empty()) {
     options.strategies.clear();
-    for (const std::string& name : args.strategies) options.strategies.push_back(*ParseStrategy(name));
+    for (const std::string& name : args.strategies)
+      options.strategies.push_back(*ParseStrategy(name));
   }
 
   // Ctrl-C stops the instances and removes the temporary databases before exiting.
@@ -87,8 +89,8 @@ int Run(const BenchArgs& args) {
   for (const StrategyResult& r : report.results) {
     if (r.promises_exactly_once && !r.check.held()) {
       fmt::print(stderr, "dedupsim: check failed: {} reserved {} of {} (doubled {}, lost {})\n",
-                 ToString(r.strategy), r.check.reserved, r.check.expected_reserved,
-                 r.check.doubled, r.check.lost);
+                 ToString(r.strategy), r.check.reserved, r.check.expected_reserved, r.check.doubled,
+                 r.check.lost);
     }
   }
   return report.promises_held() ? kExitOk : kExitCheckFailed;
@@ -100,7 +102,8 @@ Command AddBenchCommand(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   auto* sub = app.add_subcommand(
       "bench", "Measure each strategy's throughput, latency and correctness on one workload");
-  sub->add_option("--messages", args->messages, "Deliveries in all, duplicates included (default 20000)")
+  sub->add_option("--messages", args->messages,
+                  "Deliveries in all, duplicates included (default 20000)")
       ->check(CLI::Range(int64_t{1}, int64_t{10'000'000}));
   sub->add_option("--duplicate-rate", args->duplicate_rate,
                   "Share of deliveries that repeat an earlier message, in [0, 1] (default 0.3)")
@@ -108,7 +111,8 @@ Command AddBenchCommand(CLI::App& app) {
   sub->add_option("--instances-count", args->instances_count,
                   "Consumer instances competing for the deliveries (default 1)")
       ->check(CLI::Range(1, 64));
-  sub->add_option("--instances", args->instances, "Instances as threads or processes (default threads)")
+  sub->add_option("--instances", args->instances,
+                  "Instances as threads or processes (default threads)")
       ->check(CLI::IsMember({"threads", "processes"}));
   std::vector<std::string> names;
   for (Strategy s : AllStrategies()) names.emplace_back(ToString(s));

@@ -1,10 +1,9 @@
 #include "progress.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
-
-#include <fmt/format.h>
 
 namespace dedupsim::cli {
 

@@ -1,11 +1,11 @@
 // dedupsim soak: parses the options, runs the soak (lib/soak) with Ctrl-C turned into a
 // clean stop, prints what the database says. Exit 1 when an invariant failed.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "commands.h"
 #include "exit_status.h"
@@ -91,24 +91,30 @@ int Run(const SoakArgs& args) {
 Command AddSoakCommand(CLI::App& app) {
   auto args = std::make_shared<SoakArgs>();
   auto* sub = app.add_subcommand(
-      "soak", "Kill competing consumer processes at random and check every message took effect once");
-  sub->add_option("--seed", args->seed, "Seed of the workload and of the kill schedule (default 1)");
-  sub->add_option("--messages", args->messages, "Broker entries, duplicates included (default 5000)")
+      "soak",
+      "Kill competing consumer processes at random and check every message took effect once");
+  sub->add_option("--seed", args->seed,
+                  "Seed of the workload and of the kill schedule (default 1)");
+  sub->add_option("--messages", args->messages,
+                  "Broker entries, duplicates included (default 5000)")
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}));
   sub->add_option("--duplicate-rate", args->duplicate_rate,
                   "Share of entries that repeat an earlier message, in [0, 1] (default 0.3)")
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--consumers", args->consumers, "Consumer processes (default 4)")
       ->check(CLI::Range(1, 32));
-  sub->add_option("--strategy", args->strategy, "Consumer: inbox (default), natural-key, naive, check-then-process")
+  sub->add_option("--strategy", args->strategy,
+                  "Consumer: inbox (default), natural-key, naive, check-then-process")
       ->check(CLI::IsMember({"inbox", "natural-key", "naive", "check-then-process"}));
-  sub->add_option("--kill-every-ms", args->kill_every_ms,
-                  "Mean gap between SIGKILLs, each drawn in [0.5, 1.5] times it; 0: no kills (default 50)")
+  sub->add_option(
+         "--kill-every-ms", args->kill_every_ms,
+         "Mean gap between SIGKILLs, each drawn in [0.5, 1.5] times it; 0: no kills (default 50)")
       ->check(CLI::Range(0, 60000));
   sub->add_option("--lease-ms", args->lease_ms,
                   "Visibility timeout: an unacked delivery comes back after it (default 200)")
       ->check(CLI::Range(10, 60000));
-  sub->add_option("--timeout-s", args->timeout_s, "Give up, and fail, after this long (default 300)")
+  sub->add_option("--timeout-s", args->timeout_s,
+                  "Give up, and fail, after this long (default 300)")
       ->check(CLI::Range(1, 86400));
   sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
       ->check(CLI::IsMember({"wal", "delete"}));

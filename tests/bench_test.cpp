@@ -1,13 +1,12 @@
 // The bench: the seeded workload, each strategy's counts on a small run (threads and
 // processes), the JSON view, and the command's exit statuses. No timing is asserted: the
 // figures that depend on the machine are only checked to be there.
-#include <catch2/catch.hpp>
+#include "bench/bench.h"
 
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
-#include "bench/bench.h"
 #include "bench/bench_report.h"
 #include "bench/workload.h"
 #include "support.h"
@@ -168,7 +167,8 @@ TEST_CASE("dedupsim bench --format json: one result per strategy", "[bench][cli]
     CHECK(e.contains("doubled"));
     CHECK(e.contains("lost"));
   }
-  CHECK(names == std::vector<std::string>{"raw", "naive", "check-then-process", "inbox", "natural-key"});
+  CHECK(names ==
+        std::vector<std::string>{"raw", "naive", "check-then-process", "inbox", "natural-key"});
   CHECK(j["results"][1]["doubled"] == j["duplicates"]);
   CHECK(j["ratios"].contains("inboxToRaw"));
   CHECK(j["ratios"].contains("inboxToNaive"));

@@ -1,8 +1,9 @@
 // The natural-key consumer: a reservation per (OrderId, BookId), the work in the same
 // transaction, a duplicate refused by the key whatever its MessageId.
+#include "consumers/natural_key.h"
+
 #include <catch2/catch.hpp>
 
-#include "consumers/natural_key.h"
 #include "schema.h"
 #include "sqlite/statement.h"
 #include "support.h"

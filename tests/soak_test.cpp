@@ -1,20 +1,19 @@
 // The soak: consumers killed at random must still apply every order once and ack every
 // entry with the inbox, and show the doubles with naive. Small runs (a few hundred
 // messages, two consumers, frequent kills) so the suite stays quick; no timing asserted.
-#include <catch2/catch.hpp>
+#include "soak/soak.h"
 
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "soak/broker.h"
-#include "soak/soak.h"
 #include "support.h"
 
 extern char** environ;
@@ -122,8 +121,9 @@ TEST_CASE("soak stops when interrupted and reports what it had", "[soak]") {
 }
 
 TEST_CASE("dedupsim soak: JSON figures and exit statuses", "[soak][cli]") {
-  std::vector<std::string> common{"--messages", "200", "--consumers", "2", "--kill-every-ms",
-                                  "20", "--lease-ms", "100", "--seed", "5", "--format", "json"};
+  std::vector<std::string> common{"--messages",      "200", "--consumers", "2",
+                                  "--kill-every-ms", "20",  "--lease-ms",  "100",
+                                  "--seed",          "5",   "--format",    "json"};
   std::vector<std::string> inbox{"soak"};
   inbox.insert(inbox.end(), common.begin(), common.end());
   auto r = RunCli(inbox);
@@ -204,7 +204,8 @@ TEST_CASE("dedupsim soak: Ctrl-C stops the consumers and reports", "[soak][cli]"
   std::string out;
   char buffer[4096];
   ssize_t n;
-  while ((n = ::read(out_pipe[0], buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<size_t>(n));
+  while ((n = ::read(out_pipe[0], buffer, sizeof buffer)) > 0)
+    out.append(buffer, static_cast<size_t>(n));
   ::close(out_pipe[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);

@@ -48,7 +48,11 @@ TEST_CASE("bound text is the statement's own copy", "[sqlite][cache]") {
   CHECK(Value(c, "a-key-longer-than-the-small-string-buffer") ==
         "first value, also long enough to live on the heap");
   // Rebinding the same parameter, shorter then longer, keeps each value whole.
-  c.Cached("INSERT INTO t (k, v) VALUES (?1, ?2)").Bind(1, "b").Bind(2, "x").Bind(2, std::string(100, 'y')).Execute();
+  c.Cached("INSERT INTO t (k, v) VALUES (?1, ?2)")
+      .Bind(1, "b")
+      .Bind(2, "x")
+      .Bind(2, std::string(100, 'y'))
+      .Execute();
   CHECK(Value(c, "b") == std::string(100, 'y'));
 }
 
@@ -106,9 +110,8 @@ TEST_CASE("transactions reuse their BEGIN and COMMIT and are still traced", "[sq
   }
   std::vector<std::string> kinds;
   for (const TraceEvent& e : recorder.Events()) kinds.push_back(e.detail.substr(0, 6));
-  CHECK(kinds == std::vector<std::string>{"BEGIN", "INSERT", "COMMIT", "BEGIN", "INSERT",
-                                          "ROLLBA", "BEGIN", "INSERT", "COMMIT", "BEGIN ",
-                                          "ROLLBA"});
+  CHECK(kinds == std::vector<std::string>{"BEGIN", "INSERT", "COMMIT", "BEGIN", "INSERT", "ROLLBA",
+                                          "BEGIN", "INSERT", "COMMIT", "BEGIN ", "ROLLBA"});
   CHECK(Value(c, "0") == "v");
   CHECK(Value(c, "1") == "missing");
   CHECK(Value(c, "2") == "v");

@@ -1,6 +1,8 @@
 #include "bench/bench.h"
 
+#include <fmt/format.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,8 +14,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include <fmt/format.h>
-
 #include "bench/shared_block.h"
 #include "crash.h"
 #include "sqlite/error.h"
@@ -24,9 +24,10 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
+constexpr int kInstanceFailed = 70;  // a child instance's exit status: see its slot
+
 int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             SteadyClock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
       .count();
 }
 
@@ -40,7 +41,8 @@ void Validate(const BenchOptions& o) {
   if (o.instances < 1 || o.instances > 64) {
     throw std::invalid_argument("--instances-count must be within [1, 64]");
   }
-  if (o.repeat < 1 || o.repeat > 100) throw std::invalid_argument("--repeat must be within [1, 100]");
+  if (o.repeat < 1 || o.repeat > 100)
+    throw std::invalid_argument("--repeat must be within [1, 100]");
   if (o.strategies.empty()) throw std::invalid_argument("no strategy to run");
 }
 
@@ -100,12 +102,14 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
       int status = 0;
       pid_t got = ::waitpid(pid, &status, block ? 0 : WNOHANG);
       if (got == 0 || (got < 0 && errno == EINTR)) continue;
-      if (got == pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0) && death.empty()) {
-        death = WIFSIGNALED(status)
-                    ? fmt::format("bench instance (pid {}) was killed by signal {}", pid,
-                                  WTERMSIG(status))
-                    : fmt::format("bench instance (pid {}) exited with status {}", pid,
-                                  WEXITSTATUS(status));
+      // Exit 0: done; kInstanceFailed: the error is in its slot. Anything else is a death.
+      const bool planned = WIFEXITED(status) && (WEXITSTATUS(status) == 0 ||
+                                                 WEXITSTATUS(status) == kInstanceFailed);
+      if (got == pid && !planned && death.empty()) {
+        death = WIFSIGNALED(status) ? fmt::format("bench instance (pid {}) was killed by signal {}",
+                                                  pid, WTERMSIG(status))
+                                    : fmt::format("bench instance (pid {}) exited with status {}",
+                                                  pid, WEXITSTATUS(status));
       }
       pid = 0;
     }
@@ -128,9 +132,10 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
       throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     }
     if (pid == 0) {
-      ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the parent's to handle
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the bench
+      ::signal(SIGINT, SIG_IGN);           // Ctrl-C is the parent's to handle
       RunInstance(strategy, db, workload, shared, i);
-      ::_exit(shared.slot(i).failed ? 70 : 0);  // no destructors: the parent owns the file
+      ::_exit(shared.slot(i).failed ? kInstanceFailed : 0);  // no destructors: the parent owns the file
     }
     children.push_back(pid);
   }
@@ -171,8 +176,8 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
   if (!death.empty()) throw UnplannedDeath(death);
   for (size_t i = 0; i < k; ++i) {
     if (shared.slot(i).failed) {
-      throw DatabaseError(fmt::format("{} instance {}: {}", ToString(strategy), i + 1,
-                                      shared.slot(i).error));
+      throw DatabaseError(
+          fmt::format("{} instance {}: {}", ToString(strategy), i + 1, shared.slot(i).error));
     }
   }
 }

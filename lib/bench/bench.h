@@ -41,8 +41,8 @@ struct StrategyResult {
   double transactions_per_second = 0;  // (commits + rollbacks) per second
   std::chrono::nanoseconds p50{0};     // latency of one Handle call
   std::chrono::nanoseconds p99{0};
-  BusyStats busy;                           // summed over the instances
-  EffectCheck check;                        // read from the database after the run
+  BusyStats busy;                                 // summed over the instances
+  EffectCheck check;                              // read from the database after the run
   std::vector<double> round_messages_per_second;  // every round, in order
   // Raw, inbox and natural-key promise each order once: for them a failed check is a
   // failure. Naive and check-then-process are there to show what goes wrong.

@@ -1,8 +1,8 @@
 #include "bench/bench_report.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace dedupsim {
 
@@ -78,10 +78,10 @@ nlohmann::ordered_json BenchReportToJson(const BenchReport& report) {
 
 std::string FormatBenchTable(const BenchReport& report) {
   const BenchOptions& o = report.options;
-  std::string out = fmt::format(
-      "bench: {} messages ({} orders + {} duplicates, seed {}), {}{}\n\n", o.workload.messages,
-      report.distinct_orders, report.duplicates, o.workload.seed, Settings(o),
-      o.repeat > 1 ? fmt::format(", median of {} rounds", o.repeat) : "");
+  std::string out =
+      fmt::format("bench: {} messages ({} orders + {} duplicates, seed {}), {}{}\n\n",
+                  o.workload.messages, report.distinct_orders, report.duplicates, o.workload.seed,
+                  Settings(o), o.repeat > 1 ? fmt::format(", median of {} rounds", o.repeat) : "");
   out += fmt::format("{:<19} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>10} {:>7} {:>6}  {}\n",
                      "strategy", "msg/s", "tx/s", "processed", "skipped", "p50 us", "p99 us",
                      "busy waits", "doubled", "lost", "check");
@@ -93,10 +93,11 @@ std::string FormatBenchTable(const BenchReport& report) {
       check = fmt::format("reserved {} of {}{}", r.check.reserved, r.check.expected_reserved,
                           r.promises_exactly_once ? " FAILED" : "");
     }
-    out += fmt::format("{:<19} {:>9.0f} {:>9.0f} {:>9} {:>8} {:>8.1f} {:>9.1f} {:>10} {:>7} {:>6}  {}\n",
-                       ToString(r.strategy), r.messages_per_second, r.transactions_per_second,
-                       r.processed, r.skipped, Micros(r.p50), Micros(r.p99), r.busy.calls,
-                       r.check.doubled, r.check.lost, check);
+    out += fmt::format(
+        "{:<19} {:>9.0f} {:>9.0f} {:>9} {:>8} {:>8.1f} {:>9.1f} {:>10} {:>7} {:>6}  {}\n",
+        ToString(r.strategy), r.messages_per_second, r.transactions_per_second, r.processed,
+        r.skipped, Micros(r.p50), Micros(r.p99), r.busy.calls, r.check.doubled, r.check.lost,
+        check);
   }
   std::vector<std::string> ratios;
   if (report.inbox_to_raw) ratios.push_back(fmt::format("inbox/raw {:.3f}", *report.inbox_to_raw));

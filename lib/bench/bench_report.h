@@ -2,9 +2,8 @@
 // CI script asserts on. Both are built from the same figures, so they cannot disagree.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "bench/bench.h"
 

@@ -38,9 +38,9 @@ int FormatNow(char (&out)[32]) {
   clock_gettime(CLOCK_REALTIME, &ts);
   tm utc{};
   gmtime_r(&ts.tv_sec, &utc);
-  return std::snprintf(out, sizeof out, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-                       utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min,
-                       utc.tm_sec, static_cast<int>(ts.tv_nsec / 1000000));
+  return std::snprintf(out, sizeof out, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
+                       utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                       static_cast<int>(ts.tv_nsec / 1000000));
 }
 
 }  // namespace
@@ -48,8 +48,8 @@ int FormatNow(char (&out)[32]) {
 RawInbox::RawInbox(const std::string& path, Synchronous synchronous,
                    std::chrono::milliseconds busy_timeout) {
   busy_.timeout = busy_timeout;
-  int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);

@@ -32,10 +32,10 @@ class SharedBlock {
   SharedBlock(const SharedBlock&) = delete;
   SharedBlock& operator=(const SharedBlock&) = delete;
 
-  std::atomic<int64_t>& next() { return header_->next; }  // next delivery to take
-  std::atomic<int64_t>& done() { return header_->done; }  // deliveries handled
+  std::atomic<int64_t>& next() { return header_->next; }    // next delivery to take
+  std::atomic<int64_t>& done() { return header_->done; }    // deliveries handled
   std::atomic<int32_t>& ready() { return header_->ready; }  // instances set up (or failed)
-  std::atomic<int32_t>& go() { return header_->go; }  // 1: start handling
+  std::atomic<int32_t>& go() { return header_->go; }        // 1: start handling
   std::atomic<int32_t>& finished() { return header_->finished; }
   InstanceSlot& slot(size_t i) { return slots_[i]; }
   int64_t* latencies_ns() { return latencies_; }  // by delivery index

@@ -1,10 +1,10 @@
 #include "bench/workload.h"
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "sqlite/statement.h"
 #include "sqlite/transaction.h"
@@ -26,8 +26,8 @@ Workload MakeWorkload(const WorkloadSpec& spec) {
   }
   std::mt19937_64 rng(spec.seed);
   IdGenerator ids(spec.seed ^ 0x9e3779b97f4a7c15ULL);
-  auto duplicates = static_cast<int64_t>(
-      static_cast<double>(spec.messages) * spec.duplicate_rate + 0.5);
+  auto duplicates =
+      static_cast<int64_t>(static_cast<double>(spec.messages) * spec.duplicate_rate + 0.5);
   if (duplicates > spec.messages - 1) duplicates = spec.messages - 1;
   const int64_t distinct = spec.messages - duplicates;
 

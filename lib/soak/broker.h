@@ -58,10 +58,10 @@ class Broker {
 
 // What the broker's table says after a run.
 struct BrokerCounts {
-  int64_t entries = 0;        // enqueued
+  int64_t entries = 0;  // enqueued
   int64_t acked = 0;
-  int64_t deliveries = 0;     // sum of delivery counts
-  int64_t redeliveries = 0;   // deliveries beyond the first, summed over entries
+  int64_t deliveries = 0;       // sum of delivery counts
+  int64_t redeliveries = 0;     // deliveries beyond the first, summed over entries
   int64_t acked_processed = 0;  // acked by a consumer that did the work
   int64_t acked_skipped = 0;    // acked by a consumer that skipped a duplicate
 };

@@ -1,5 +1,6 @@
 #include "soak/soak.h"
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -13,8 +14,6 @@
 #include <random>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "schema.h"
 #include "sqlite/error.h"
@@ -107,8 +106,7 @@ void SetUp(const DatabaseFile& db, const Workload& workload) {
 
 class Supervisor {
  public:
-  Supervisor(const SoakOptions& options, const DatabaseFile& db, SoakReport& report,
-             Shared* shared)
+  Supervisor(const SoakOptions& options, const DatabaseFile& db, SoakReport& report, Shared* shared)
       : options_(options),
         db_(db),
         report_(report),
@@ -157,7 +155,8 @@ class Supervisor {
     // Uniform in [0.5, 1.5] times the mean gap.
     auto mean = options_.kill_every.count();
     if (mean <= 0) return std::chrono::milliseconds(0);
-    return std::chrono::milliseconds(mean / 2 + static_cast<int64_t>(rng_() % static_cast<uint64_t>(mean + 1)));
+    return std::chrono::milliseconds(
+        mean / 2 + static_cast<int64_t>(rng_() % static_cast<uint64_t>(mean + 1)));
   }
 
   size_t Live() const {
@@ -191,9 +190,11 @@ class Supervisor {
       what = fmt::format("exited with status {}: {}", WEXITSTATUS(status), shared_->errors[slot]);
     } else {
       report_.other_errors++;
-      what = fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+      what = fmt::format("was killed by signal {} ({})", WTERMSIG(status),
+                         strsignal(WTERMSIG(status)));
     }
-    if (report_.errors.size() < 5) report_.errors.push_back(fmt::format("consumer {}: {}", slot + 1, what));
+    if (report_.errors.size() < 5)
+      report_.errors.push_back(fmt::format("consumer {}: {}", slot + 1, what));
     if (!finished_) Restart(slot);
   }
 
@@ -251,7 +252,8 @@ class Supervisor {
 class SharedMapping {
  public:
   SharedMapping() {
-    void* p = ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void* p =
+        ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::runtime_error(fmt::format("mmap: {}", std::strerror(errno)));
     shared_ = new (p) Shared();
   }
@@ -275,10 +277,11 @@ std::vector<std::string> SoakReport::failures() const {
                               check.doubled_orders));
   }
   if (check.lost > 0) out.push_back(fmt::format("lost: {} orders never applied", check.lost));
-  if (check.odd > 0) out.push_back(fmt::format("{} books with a partial quantity reserved", check.odd));
+  if (check.odd > 0)
+    out.push_back(fmt::format("{} books with a partial quantity reserved", check.odd));
   if (broker.acked != broker.entries) {
-    out.push_back(fmt::format("unacked: {} of {} entries", broker.entries - broker.acked,
-                              broker.entries));
+    out.push_back(
+        fmt::format("unacked: {} of {} entries", broker.entries - broker.acked, broker.entries));
   }
   if (busy_errors > 0) out.push_back(fmt::format("SQLITE_BUSY escaped {} times", busy_errors));
   if (other_errors > 0) out.push_back(fmt::format("{} consumers failed", other_errors));

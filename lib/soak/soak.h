@@ -27,7 +27,7 @@ namespace dedupsim {
 struct SoakOptions {
   WorkloadSpec workload{5000, 0.3, 1};
   int consumers = 4;
-  Strategy strategy = Strategy::kInbox;  // any but raw
+  Strategy strategy = Strategy::kInbox;      // any but raw
   std::chrono::milliseconds kill_every{50};  // mean gap between kills; 0: no kills
   std::chrono::milliseconds lease{200};      // visibility timeout of a delivery
   std::chrono::seconds timeout{300};         // give up (and fail) after this long
@@ -38,11 +38,11 @@ struct SoakOptions {
 struct SoakReport {
   SoakOptions options;
   int64_t distinct_orders = 0;
-  int64_t duplicates = 0;  // in the workload: entries that repeat an earlier MessageId
-  int64_t kills = 0;       // consumers the supervisor killed with SIGKILL
-  int64_t restarts = 0;    // consumers started in place of one that died
-  int64_t busy_errors = 0;   // consumers that died of an SQLITE_BUSY they could not wait out
-  int64_t other_errors = 0;  // consumers that died of anything else unplanned
+  int64_t duplicates = 0;           // in the workload: entries that repeat an earlier MessageId
+  int64_t kills = 0;                // consumers the supervisor killed with SIGKILL
+  int64_t restarts = 0;             // consumers started in place of one that died
+  int64_t busy_errors = 0;          // consumers that died of an SQLITE_BUSY they could not wait out
+  int64_t other_errors = 0;         // consumers that died of anything else unplanned
   std::vector<std::string> errors;  // the first few, one line each
   BrokerCounts broker;
   EffectCheck check;

@@ -1,8 +1,8 @@
 #include "soak/soak_report.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace dedupsim {
 
@@ -54,14 +54,15 @@ std::string FormatSoakReport(const SoakReport& r) {
       o.consumers, o.consumers == 1 ? "" : "es", o.kill_every.count(), o.lease.count(),
       ToString(o.settings.journal), ToString(o.settings.synchronous));
   out += fmt::format("kills {}, restarts {}, deliveries {}, redeliveries {}, acked {} of {}\n",
-                     r.kills, r.restarts, r.broker.deliveries, r.broker.redeliveries, r.broker.acked,
-                     r.broker.entries);
+                     r.kills, r.restarts, r.broker.deliveries, r.broker.redeliveries,
+                     r.broker.acked, r.broker.entries);
   out += fmt::format("duplicates skipped {}, reserved {} of {}: lost {}, doubled {}\n",
                      r.broker.acked_skipped, r.check.reserved, r.check.expected_reserved,
                      r.check.lost, r.check.doubled);
-  out += fmt::format("SQLITE_BUSY escaped {}, other consumer errors {}, {:.2f} s{}\n", r.busy_errors,
-                     r.other_errors, std::chrono::duration<double>(r.elapsed).count(),
-                     r.interrupted ? " (interrupted)" : "");
+  out +=
+      fmt::format("SQLITE_BUSY escaped {}, other consumer errors {}, {:.2f} s{}\n", r.busy_errors,
+                  r.other_errors, std::chrono::duration<double>(r.elapsed).count(),
+                  r.interrupted ? " (interrupted)" : "");
   std::vector<std::string> failures = r.failures();
   if (failures.empty()) {
     out += "invariants held: every order applied exactly once, every entry acked\n";

@@ -2,9 +2,8 @@
 // the same figures.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "soak/soak.h"
 
