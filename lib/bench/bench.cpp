@@ -103,8 +103,8 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
       pid_t got = ::waitpid(pid, &status, block ? 0 : WNOHANG);
       if (got == 0 || (got < 0 && errno == EINTR)) continue;
       // Exit 0: done; kInstanceFailed: the error is in its slot. Anything else is a death.
-      const bool planned = WIFEXITED(status) && (WEXITSTATUS(status) == 0 ||
-                                                 WEXITSTATUS(status) == kInstanceFailed);
+      const bool planned =
+          WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == kInstanceFailed);
       if (got == pid && !planned && death.empty()) {
         death = WIFSIGNALED(status) ? fmt::format("bench instance (pid {}) was killed by signal {}",
                                                   pid, WTERMSIG(status))
@@ -135,7 +135,8 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the bench
       ::signal(SIGINT, SIG_IGN);           // Ctrl-C is the parent's to handle
       RunInstance(strategy, db, workload, shared, i);
-      ::_exit(shared.slot(i).failed ? kInstanceFailed : 0);  // no destructors: the parent owns the file
+      ::_exit(shared.slot(i).failed ? kInstanceFailed
+                                    : 0);  // no destructors: the parent owns the file
     }
     children.push_back(pid);
   }
