@@ -135,8 +135,8 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the bench
       ::signal(SIGINT, SIG_IGN);           // Ctrl-C is the parent's to handle
       RunInstance(strategy, db, workload, shared, i);
-      ::_exit(shared.slot(i).failed ? kInstanceFailed
-                                    : 0);  // no destructors: the parent owns the file
+      // No destructors in the child: the parent owns the database file.
+      ::_exit(shared.slot(i).failed ? kInstanceFailed : 0);
     }
     children.push_back(pid);
   }

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <type_traits>
+
 #include "bench/raw_inbox.h"
 #include "clock.h"
 #include "consumers/check_then_process.h"
