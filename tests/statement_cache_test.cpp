@@ -117,3 +117,15 @@ TEST_CASE("transactions reuse their BEGIN and COMMIT and are still traced", "[sq
   CHECK(Value(c, "2") == "v");
   CHECK_FALSE(c.InTransaction());
 }
+
+TEST_CASE("a text view with no data still binds NULL", "[sqlite][cache]") {
+  TempDir dir;
+  Connection c = Open(dir.File("t.db"));
+  c.Cached("INSERT INTO t (k, v) VALUES (?1, ?2)")
+      .Bind(1, "a")
+      .Bind(2, std::string_view())
+      .Execute();
+  c.Cached("INSERT INTO t (k, v) VALUES (?1, ?2)").Bind(1, "b").Bind(2, "").Execute();
+  CHECK(Value(c, "a") == "NULL");
+  CHECK(Value(c, "b").empty());
+}

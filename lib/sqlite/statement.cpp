@@ -37,7 +37,7 @@ Statement& Statement::Bind(int index, int64_t value) {
 Statement& Statement::Bind(int index, std::string_view value) {
   dirty_ = true;
   int rc;
-  if (index >= 1 && static_cast<size_t>(index) <= text_.size()) {
+  if (value.data() != nullptr && index >= 1 && static_cast<size_t>(index) <= text_.size()) {
     // Our own copy, bound without a second one: SQLite's copy (SQLITE_TRANSIENT) would be a
     // malloc and free per bind. The copy stays put until rebound, reset or destroyed.
     std::string& copy = text_[static_cast<size_t>(index) - 1];
@@ -45,8 +45,9 @@ Statement& Statement::Bind(int index, std::string_view value) {
     rc = sqlite3_bind_text(stmt_, index, copy.data(), static_cast<int>(copy.size()),
                            SQLITE_STATIC);
   } else {
+    // A view with no data binds NULL, an index out of range fails: as SQLite decides.
     rc = sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
-                           SQLITE_TRANSIENT);  // out of range: SQLite reports the error
+                           SQLITE_TRANSIENT);
   }
   if (rc != SQLITE_OK) Fail(rc);
   return *this;
