@@ -1,6 +1,5 @@
-// The tables of the simulated Inventory service, as in the post: StockItems, the Inbox
-// keyed on (MessageId, Consumer), StockReservations keyed on (OrderId, BookId) for natural
-// idempotency, and the queries the scenarios read their figures with.
+// The tables of the simulated Inventory service, as in the post: StockItems and the Inbox
+// keyed on (MessageId, Consumer), and the queries the scenarios read their figures with.
 #pragma once
 
 #include <cstdint>
