@@ -19,5 +19,7 @@ Command AddCleanupCommand(CLI::App& app);
 Command AddExploreCommand(CLI::App& app);
 Command AddExplainCommand(CLI::App& app);
 Command AddDocsCommand(CLI::App& app);
+Command AddBenchCommand(CLI::App& app);
+Command AddSoakCommand(CLI::App& app);
 
 }  // namespace dedupsim::cli

@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
       cli::AddDocsCommand(app),
       cli::AddCleanupCommand(app),
       cli::AddExploreCommand(app),
+      cli::AddBenchCommand(app),
+      cli::AddSoakCommand(app),
   };
   for (const cli::Command& command : commands) command.sub->footer(kExitCodes);
 

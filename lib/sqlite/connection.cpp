@@ -175,7 +175,7 @@ void Connection::SetGate(StepGate* gate) {
 }
 
 Statement& Connection::Cached(std::string_view sql) {
-  auto it = cache_.find(std::string(sql));
+  auto it = cache_.find(sql);
   if (it == cache_.end()) {
     it = cache_.emplace(std::string(sql), std::make_unique<Statement>(Prepare(sql))).first;
   } else {

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -116,7 +117,12 @@ class Connection {
   Recorder* recorder_ = nullptr;
   std::string instance_;
   StepGate* gate_ = nullptr;
-  std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
+  // Looked up by string_view without building a std::string (C++20 heterogeneous lookup).
+  struct SqlHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view sql) const { return std::hash<std::string_view>{}(sql); }
+  };
+  std::unordered_map<std::string, std::unique_ptr<Statement>, SqlHash, std::equal_to<>> cache_;
 };
 
 }  // namespace dedupsim

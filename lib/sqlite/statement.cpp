@@ -13,7 +13,9 @@
 namespace dedupsim {
 
 Statement::Statement(Connection& connection, sqlite3_stmt* stmt)
-    : connection_(&connection), stmt_(stmt) {}
+    : connection_(&connection),
+      stmt_(stmt),
+      text_(static_cast<size_t>(sqlite3_bind_parameter_count(stmt))) {}
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
 
@@ -21,22 +23,38 @@ Statement::Statement(Statement&& other) noexcept
     : connection_(other.connection_),
       stmt_(std::exchange(other.stmt_, nullptr)),
       started_(other.started_),
-      last_code_(other.last_code_) {}
+      dirty_(other.dirty_),
+      last_code_(other.last_code_),
+      text_(std::move(other.text_)) {}  // the strings stay where SQLite points
 
 Statement& Statement::Bind(int index, int64_t value) {
+  dirty_ = true;
   int rc = sqlite3_bind_int64(stmt_, index, value);
   if (rc != SQLITE_OK) Fail(rc);
   return *this;
 }
 
 Statement& Statement::Bind(int index, std::string_view value) {
-  int rc = sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
-                             SQLITE_TRANSIENT);
+  dirty_ = true;
+  int rc;
+  if (value.data() != nullptr && index >= 1 && static_cast<size_t>(index) <= text_.size()) {
+    // Our own copy, bound without a second one: SQLite's copy (SQLITE_TRANSIENT) would be a
+    // malloc and free per bind. The copy stays put until rebound, reset or destroyed.
+    std::string& copy = text_[static_cast<size_t>(index) - 1];
+    copy.assign(value.data(), value.size());
+    rc = sqlite3_bind_text(stmt_, index, copy.data(), static_cast<int>(copy.size()),
+                           SQLITE_STATIC);
+  } else {
+    // A view with no data binds NULL, an index out of range fails: as SQLite decides.
+    rc = sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
+                           SQLITE_TRANSIENT);
+  }
   if (rc != SQLITE_OK) Fail(rc);
   return *this;
 }
 
 Statement& Statement::BindNull(int index) {
+  dirty_ = true;
   int rc = sqlite3_bind_null(stmt_, index);
   if (rc != SQLITE_OK) Fail(rc);
   return *this;
@@ -57,6 +75,7 @@ int Statement::StepRaw() {
   Recorder* recorder = connection_->recorder();
   const bool first = !started_;
   started_ = true;
+  dirty_ = true;
   if (first && connection_->gate() != nullptr) connection_->gate()->BeforeStatement(*connection_, sql());
   BusyStats before = connection_->busy();
   int rc = sqlite3_step(stmt_);
@@ -107,6 +126,8 @@ InsertResult Statement::ExecuteInsert() {
 }
 
 void Statement::Reset() {
+  if (!dirty_) return;  // already reset with no bindings: Cached() after Execute()
+  dirty_ = false;
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
   started_ = false;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 struct sqlite3_stmt;
 
@@ -26,7 +27,8 @@ class Statement {
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
-  // Parameters are numbered from 1, as in SQLite.
+  // Parameters are numbered from 1, as in SQLite. Text is copied: value need not outlive
+  // the call.
   Statement& Bind(int index, int64_t value);
   Statement& Bind(int index, int value) { return Bind(index, static_cast<int64_t>(value)); }
   Statement& Bind(int index, std::string_view value);
@@ -40,7 +42,8 @@ class Statement {
   // Like Execute, but a duplicate primary key or unique key (1555, 2067) is a result, not
   // an error. The statement is reset either way.
   InsertResult ExecuteInsert();
-  // Resets for another execution and clears bindings.
+  // Resets for another execution and clears bindings. Free when nothing was bound or
+  // stepped since the last reset.
   void Reset();
 
   int64_t ColumnInt(int index) const;
@@ -59,7 +62,11 @@ class Statement {
   Connection* connection_;
   sqlite3_stmt* stmt_;
   bool started_ = false;
+  bool dirty_ = false;  // bound or stepped since the last reset
   int last_code_ = 0;
+  // The copies of bound text, one per parameter, sized once so SQLite can point into them
+  // (SQLITE_STATIC) and reused so a hot statement's binds allocate nothing after the first.
+  std::vector<std::string> text_;
 };
 
 }  // namespace dedupsim

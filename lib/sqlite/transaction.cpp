@@ -1,6 +1,7 @@
 #include "sqlite/transaction.h"
 
 #include "sqlite/error.h"
+#include "sqlite/statement.h"
 
 namespace dedupsim {
 
@@ -20,14 +21,16 @@ const char* BeginSql(TransactionKind kind) {
 
 }  // namespace
 
+// BEGIN, COMMIT and ROLLBACK run through the connection's statement cache: prepared once
+// per connection, not once per transaction. They are traced like any statement.
 Transaction::Transaction(Connection& connection, TransactionKind kind) : connection_(connection) {
-  connection_.Exec(BeginSql(kind));
+  connection_.Cached(BeginSql(kind)).Execute();
 }
 
 Transaction::~Transaction() {
   if (state_ != State::kActive || !connection_.is_open()) return;
   try {
-    if (connection_.InTransaction()) connection_.Exec("ROLLBACK");
+    if (connection_.InTransaction()) connection_.Cached("ROLLBACK").Execute();
   } catch (...) {
     // A destructor must not throw; SQLite rolls back on close anyway.
   }
@@ -36,14 +39,14 @@ Transaction::~Transaction() {
 
 void Transaction::Commit() {
   if (state_ != State::kActive) throw DatabaseError("commit of a transaction that is not active");
-  connection_.Exec("COMMIT");
+  connection_.Cached("COMMIT").Execute();
   state_ = State::kCommitted;
 }
 
 void Transaction::Rollback() {
   if (state_ != State::kActive) return;
   state_ = State::kRolledBack;
-  if (connection_.InTransaction()) connection_.Exec("ROLLBACK");
+  if (connection_.InTransaction()) connection_.Cached("ROLLBACK").Execute();
 }
 
 }  // namespace dedupsim

@@ -1,0 +1,131 @@
+// dedupsim soak: parses the options, runs the soak (lib/soak) with Ctrl-C turned into a
+// clean stop, prints what the database says. Exit 1 when an invariant failed.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "commands.h"
+#include "exit_status.h"
+#include "interrupt.h"
+#include "progress.h"
+#include "soak/soak.h"
+#include "soak/soak_report.h"
+
+namespace dedupsim::cli {
+
+namespace {
+
+struct SoakArgs {
+  int64_t messages = 5000;
+  double duplicate_rate = 0.3;
+  int consumers = 4;
+  std::string strategy = "inbox";
+  int kill_every_ms = 50;
+  int lease_ms = 200;
+  int timeout_s = 300;
+  std::string journal = "wal";
+  std::string synchronous = "normal";
+  uint64_t seed = 1;
+  std::string db;
+  std::string format = "text";
+};
+
+class ProgressView final : public SoakProgress {
+ public:
+  void Update(int64_t acked, int64_t total, int64_t /*kills*/,
+              std::chrono::nanoseconds /*elapsed*/) override {
+    if (!started_) {
+      view_.Start("soak: acked", total);
+      started_ = true;
+    }
+    view_.Show(acked);
+  }
+  void Finished() override { view_.Clear(); }
+
+ private:
+  TerminalProgress view_;
+  bool started_ = false;
+};
+
+int Run(const SoakArgs& args) {
+  SoakOptions options;
+  options.workload.messages = args.messages;
+  options.workload.duplicate_rate = args.duplicate_rate;
+  options.workload.seed = args.seed;
+  options.consumers = args.consumers;
+  options.strategy = *ParseStrategy(args.strategy);
+  options.kill_every = std::chrono::milliseconds(args.kill_every_ms);
+  options.lease = std::chrono::milliseconds(args.lease_ms);
+  options.timeout = std::chrono::seconds(args.timeout_s);
+  options.settings.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
+  options.settings.synchronous =
+      args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
+  options.db_path = args.db;
+
+  // No SA_RESTART: the supervisor's sleeps end early and it sees the flag at once.
+  CatchInterrupts();
+
+  ProgressView progress;
+  SoakReport report;
+  try {
+    report = RunSoak(options, &progress, [] { return Interrupted(); });
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
+    return kExitUsage;
+  }
+  if (args.format == "json") {
+    fmt::print("{}\n", SoakReportToJson(report).dump());
+  } else {
+    fmt::print("{}", FormatSoakReport(report));
+  }
+  std::fflush(stdout);
+  for (const std::string& error : report.errors) fmt::print(stderr, "dedupsim: {}\n", error);
+  return report.held() ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace
+
+Command AddSoakCommand(CLI::App& app) {
+  auto args = std::make_shared<SoakArgs>();
+  auto* sub = app.add_subcommand(
+      "soak",
+      "Kill competing consumer processes at random and check every message took effect once");
+  sub->add_option("--seed", args->seed,
+                  "Seed of the workload and of the kill schedule (default 1)");
+  sub->add_option("--messages", args->messages,
+                  "Broker entries, duplicates included (default 5000)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}));
+  sub->add_option("--duplicate-rate", args->duplicate_rate,
+                  "Share of entries that repeat an earlier message, in [0, 1] (default 0.3)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--consumers", args->consumers, "Consumer processes (default 4)")
+      ->check(CLI::Range(1, 32));
+  sub->add_option("--strategy", args->strategy,
+                  "Consumer: inbox (default), natural-key, naive, check-then-process")
+      ->check(CLI::IsMember({"inbox", "natural-key", "naive", "check-then-process"}));
+  sub->add_option(
+         "--kill-every-ms", args->kill_every_ms,
+         "Mean gap between SIGKILLs, each drawn in [0.5, 1.5] times it; 0: no kills (default 50)")
+      ->check(CLI::Range(0, 60000));
+  sub->add_option("--lease-ms", args->lease_ms,
+                  "Visibility timeout: an unacked delivery comes back after it (default 200)")
+      ->check(CLI::Range(10, 60000));
+  sub->add_option("--timeout-s", args->timeout_s,
+                  "Give up, and fail, after this long (default 300)")
+      ->check(CLI::Range(1, 86400));
+  sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
+      ->check(CLI::IsMember({"wal", "delete"}));
+  sub->add_option("--synchronous", args->synchronous, "SQLite synchronous level (default normal)")
+      ->check(CLI::IsMember({"normal", "full"}));
+  sub->add_option("--db", args->db,
+                  "Database file to use and keep (created if missing; only a dedupsim database "
+                  "is ever used). Default: a temporary file removed at the end");
+  sub->add_option("--format", args->format, "text: a few lines; json: one object")
+      ->check(CLI::IsMember({"text", "json"}));
+  return {sub, [args]() -> int { return Run(*args); }};
+}
+
+}  // namespace dedupsim::cli

@@ -1,0 +1,313 @@
+#include "bench/bench.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <thread>
+
+#include "bench/shared_block.h"
+#include "crash.h"
+#include "sqlite/error.h"
+
+namespace dedupsim {
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr int kInstanceFailed = 70;  // a child instance's exit status: see its slot
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
+      .count();
+}
+
+void Validate(const BenchOptions& o) {
+  if (o.workload.messages < 1 || o.workload.messages > 10'000'000) {
+    throw std::invalid_argument("--messages must be within [1, 10000000]");
+  }
+  if (!(o.workload.duplicate_rate >= 0.0 && o.workload.duplicate_rate <= 1.0)) {
+    throw std::invalid_argument("--duplicate-rate must be within [0, 1]");
+  }
+  if (o.instances < 1 || o.instances > 64) {
+    throw std::invalid_argument("--instances-count must be within [1, 64]");
+  }
+  if (o.repeat < 1 || o.repeat > 100)
+    throw std::invalid_argument("--repeat must be within [1, 100]");
+  if (o.strategies.empty()) throw std::invalid_argument("no strategy to run");
+}
+
+// One consumer instance: opens its handler (its own connection), waits for the start,
+// then takes deliveries until none are left. Never throws: a failure goes to its slot.
+void RunInstance(Strategy strategy, const DatabaseFile& db, const Workload& workload,
+                 SharedBlock& shared, size_t index) {
+  InstanceSlot& slot = shared.slot(index);
+  bool ready = false;
+  try {
+    std::unique_ptr<StrategyHandler> handler = MakeHandler(strategy, db);
+    shared.ready().fetch_add(1);
+    ready = true;
+    while (shared.go().load(std::memory_order_acquire) == 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    const auto total = static_cast<int64_t>(workload.deliveries.size());
+    int64_t* latencies = shared.latencies_ns();
+    int8_t* outcomes = shared.outcomes();
+    slot.started_ns = NowNs();
+    for (;;) {
+      int64_t i = shared.next().fetch_add(1, std::memory_order_relaxed);
+      if (i >= total) break;
+      auto at = static_cast<size_t>(i);
+      auto begin = SteadyClock::now();
+      bool processed = handler->Handle(workload.deliveries[at]);
+      auto end = SteadyClock::now();
+      latencies[at] = std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin).count();
+      outcomes[at] = processed ? 1 : 2;
+      slot.handled++;
+      shared.done().fetch_add(1, std::memory_order_relaxed);
+    }
+    slot.ended_ns = NowNs();
+    slot.busy_calls = handler->busy().calls;
+    slot.busy_waited_us = handler->busy().waited.count();
+    slot.commits = handler->transactions().commits;
+    slot.rollbacks = handler->transactions().rollbacks;
+  } catch (const std::exception& e) {
+    slot.failed = 1;
+    std::snprintf(slot.error, sizeof slot.error, "%s", e.what());
+    if (!ready) shared.ready().fetch_add(1);
+  }
+  shared.finished().fetch_add(1, std::memory_order_release);
+}
+
+// Starts the instances, releases them together, reports progress until all are done.
+void RunInstances(const BenchOptions& options, Strategy strategy, const DatabaseFile& db,
+                  const Workload& workload, SharedBlock& shared, BenchProgress* progress,
+                  const std::function<bool()>& interrupted) {
+  const auto k = static_cast<size_t>(options.instances);
+  std::vector<std::thread> threads;
+  std::vector<pid_t> children;
+  std::string death;
+  auto reap = [&](bool block) {
+    for (pid_t& pid : children) {
+      if (pid <= 0) continue;
+      int status = 0;
+      pid_t got = ::waitpid(pid, &status, block ? 0 : WNOHANG);
+      if (got == 0 || (got < 0 && errno == EINTR)) continue;
+      // Exit 0: done; kInstanceFailed: the error is in its slot. Anything else is a death.
+      const bool planned =
+          WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == kInstanceFailed);
+      if (got == pid && !planned && death.empty()) {
+        death = WIFSIGNALED(status) ? fmt::format("bench instance (pid {}) was killed by signal {}",
+                                                  pid, WTERMSIG(status))
+                                    : fmt::format("bench instance (pid {}) exited with status {}",
+                                                  pid, WEXITSTATUS(status));
+      }
+      pid = 0;
+    }
+  };
+  auto live = [&] {
+    return std::count_if(children.begin(), children.end(), [](pid_t p) { return p > 0; });
+  };
+
+  for (size_t i = 0; i < k; ++i) {
+    if (options.mode == InstanceMode::kThreads) {
+      threads.emplace_back([&, i] { RunInstance(strategy, db, workload, shared, i); });
+      continue;
+    }
+    std::fflush(nullptr);  // nothing buffered is written twice
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      shared.go().store(1);  // let those started run out, then fail
+      for (auto& t : threads) t.join();
+      reap(true);
+      throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
+    }
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the bench
+      ::signal(SIGINT, SIG_IGN);           // Ctrl-C is the parent's to handle
+      RunInstance(strategy, db, workload, shared, i);
+      // No destructors in the child: the parent owns the database file.
+      ::_exit(shared.slot(i).failed ? kInstanceFailed : 0);
+    }
+    children.push_back(pid);
+  }
+
+  while (shared.ready().load() < options.instances) {
+    if (options.mode == InstanceMode::kProcesses) {
+      reap(false);
+      if (!death.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  const auto started = SteadyClock::now();
+  shared.go().store(1, std::memory_order_release);
+
+  auto last_report = started;
+  bool stopped = false;
+  for (;;) {
+    if (!stopped && interrupted && interrupted()) {
+      // No instance takes another delivery; each ends after the one it is handling.
+      shared.next().store(static_cast<int64_t>(workload.deliveries.size()));
+      stopped = true;
+    }
+    if (options.mode == InstanceMode::kProcesses) {
+      reap(false);
+      if (live() == 0) break;
+    } else if (shared.finished().load(std::memory_order_acquire) == options.instances) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    auto now = SteadyClock::now();
+    if (progress != nullptr && now - last_report >= std::chrono::milliseconds(100)) {
+      progress->Advanced(shared.done().load(std::memory_order_relaxed), now - started);
+      last_report = now;
+    }
+  }
+  for (auto& t : threads) t.join();
+  if (stopped) throw BenchInterrupted();
+  if (!death.empty()) throw UnplannedDeath(death);
+  for (size_t i = 0; i < k; ++i) {
+    if (shared.slot(i).failed) {
+      throw DatabaseError(
+          fmt::format("{} instance {}: {}", ToString(strategy), i + 1, shared.slot(i).error));
+    }
+  }
+}
+
+std::chrono::nanoseconds Percentile(std::vector<int64_t>& values, double p) {
+  if (values.empty()) return std::chrono::nanoseconds(0);
+  auto rank = static_cast<size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(rank),
+                   values.end());
+  return std::chrono::nanoseconds(values[rank]);
+}
+
+StrategyResult RunOnce(const BenchOptions& options, Strategy strategy, const Workload& workload,
+                       BenchProgress* progress, const std::function<bool()>& interrupted) {
+  DatabaseFile db = DatabaseFile::CreateTemporary(options.settings);
+  {
+    // Closed again before any instance starts, let alone forks.
+    Connection setup = db.Connect();
+    StockBooks(setup, workload);
+    setup.ExecScript("PRAGMA wal_checkpoint(TRUNCATE)");  // every strategy starts alike
+  }
+  const size_t n = workload.deliveries.size();
+  SharedBlock shared(n, static_cast<size_t>(options.instances));
+  RunInstances(options, strategy, db, workload, shared, progress, interrupted);
+
+  StrategyResult r;
+  r.strategy = strategy;
+  r.messages = static_cast<int64_t>(n);
+  r.promises_exactly_once = strategy == Strategy::kRaw || strategy == Strategy::kInbox ||
+                            strategy == Strategy::kNaturalKey;
+  int64_t first_start = INT64_MAX, last_end = 0;
+  for (size_t i = 0; i < static_cast<size_t>(options.instances); ++i) {
+    const InstanceSlot& slot = shared.slot(i);
+    first_start = std::min(first_start, slot.started_ns);
+    last_end = std::max(last_end, slot.ended_ns);
+    r.busy.calls += slot.busy_calls;
+    r.busy.waited += std::chrono::microseconds(slot.busy_waited_us);
+    r.transactions.commits += slot.commits;
+    r.transactions.rollbacks += slot.rollbacks;
+  }
+  r.elapsed = std::chrono::nanoseconds(last_end - first_start);
+  std::vector<int64_t> latencies;
+  latencies.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (shared.outcomes()[i] == 1) r.processed++;
+    if (shared.outcomes()[i] == 2) r.skipped++;
+    if (shared.outcomes()[i] != 0) latencies.push_back(shared.latencies_ns()[i]);
+  }
+  r.p50 = Percentile(latencies, 0.50);
+  r.p99 = Percentile(latencies, 0.99);
+  const double seconds = std::chrono::duration<double>(r.elapsed).count();
+  if (seconds > 0) {
+    r.messages_per_second = static_cast<double>(r.processed + r.skipped) / seconds;
+    r.transactions_per_second =
+        static_cast<double>(r.transactions.commits + r.transactions.rollbacks) / seconds;
+  }
+  Connection check = db.Connect();
+  r.check = CheckEffects(check, workload);
+  return r;
+}
+
+}  // namespace
+
+bool BenchReport::promises_held() const {
+  return std::all_of(results.begin(), results.end(), [](const StrategyResult& r) {
+    return !r.promises_exactly_once || r.check.held();
+  });
+}
+
+BenchReport RunBench(const BenchOptions& options, BenchProgress* progress,
+                     const std::function<bool()>& interrupted) {
+  Validate(options);
+  BenchReport report;
+  report.options = options;
+  // Each strategy once, in the order first given.
+  report.options.strategies.clear();
+  for (Strategy s : options.strategies) {
+    if (std::find(report.options.strategies.begin(), report.options.strategies.end(), s) ==
+        report.options.strategies.end()) {
+      report.options.strategies.push_back(s);
+    }
+  }
+  const std::vector<Strategy>& strategies = report.options.strategies;
+  Workload workload = MakeWorkload(options.workload);
+  report.distinct_orders = static_cast<int64_t>(workload.orders.size());
+  report.duplicates = workload.duplicates;
+
+  std::vector<std::vector<StrategyResult>> rounds(strategies.size());
+  for (int round = 1; round <= options.repeat; ++round) {
+    for (size_t s = 0; s < strategies.size(); ++s) {
+      if (progress != nullptr) {
+        progress->Started(strategies[s], round, options.repeat, options.workload.messages);
+      }
+      try {
+        rounds[s].push_back(RunOnce(options, strategies[s], workload, progress, interrupted));
+      } catch (...) {
+        if (progress != nullptr) progress->Finished();
+        throw;
+      }
+      if (progress != nullptr) progress->Finished();
+    }
+  }
+  for (auto& runs : rounds) {
+    std::vector<double> in_order;
+    for (const StrategyResult& r : runs) in_order.push_back(r.messages_per_second);
+    std::sort(runs.begin(), runs.end(), [](const StrategyResult& a, const StrategyResult& b) {
+      return a.messages_per_second < b.messages_per_second;
+    });
+    StrategyResult median = runs[(runs.size() - 1) / 2];
+    median.round_messages_per_second = in_order;
+    // A check that failed in any round counts, not just the median's.
+    for (const StrategyResult& r : runs) {
+      if (!r.check.held() && median.check.held()) median.check = r.check;
+    }
+    report.results.push_back(std::move(median));
+  }
+
+  auto mps = [&](Strategy s) -> std::optional<double> {
+    for (const StrategyResult& r : report.results) {
+      if (r.strategy == s) return r.messages_per_second;
+    }
+    return std::nullopt;
+  };
+  auto inbox = mps(Strategy::kInbox);
+  auto raw = mps(Strategy::kRaw);
+  auto naive = mps(Strategy::kNaive);
+  if (inbox && raw && *raw > 0) report.inbox_to_raw = *inbox / *raw;
+  if (inbox && naive && *naive > 0) report.inbox_to_naive = *inbox / *naive;
+  return report;
+}
+
+}  // namespace dedupsim

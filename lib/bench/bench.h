@@ -1,0 +1,90 @@
+// dedupsim bench: the same seeded workload through each strategy, each on a fresh
+// database, timed and then checked against the database. K instances compete for the
+// deliveries (threads, or processes forked before any connection opens). What comes back
+// is measured: throughput from the instances' own clocks, transactions from SQLite's
+// commit and rollback hooks, waits from the busy handlers, doubles and losses from the
+// StockItems rows read after the run.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
+
+#include "bench/strategy.h"
+#include "bench/workload.h"
+#include "database.h"
+#include "scenario.h"
+
+namespace dedupsim {
+
+struct BenchOptions {
+  WorkloadSpec workload;
+  int instances = 1;  // consumer instances competing for the deliveries
+  InstanceMode mode = InstanceMode::kThreads;
+  std::vector<Strategy> strategies = AllStrategies();
+  DatabaseSettings settings;  // journal, synchronous, busy timeout
+  int repeat = 1;             // rounds; each strategy reports its median round
+};
+
+struct StrategyResult {
+  Strategy strategy = Strategy::kRaw;
+  int64_t messages = 0;
+  int64_t processed = 0;  // deliveries the handler reported doing the work for
+  int64_t skipped = 0;    // deliveries it skipped as duplicates
+  TransactionCounts transactions;
+  std::chrono::nanoseconds elapsed{0};  // first instance's start to the last one's end
+  double messages_per_second = 0;
+  double transactions_per_second = 0;  // (commits + rollbacks) per second
+  std::chrono::nanoseconds p50{0};     // latency of one Handle call
+  std::chrono::nanoseconds p99{0};
+  BusyStats busy;                                 // summed over the instances
+  EffectCheck check;                              // read from the database after the run
+  std::vector<double> round_messages_per_second;  // every round, in order
+  // Raw, inbox and natural-key promise each order once: for them a failed check is a
+  // failure. Naive and check-then-process are there to show what goes wrong.
+  bool promises_exactly_once = false;
+};
+
+struct BenchReport {
+  BenchOptions options;
+  int64_t distinct_orders = 0;
+  int64_t duplicates = 0;
+  std::vector<StrategyResult> results;  // in the order of options.strategies
+  // The same run's ratios of messages per second, when both strategies ran.
+  std::optional<double> inbox_to_raw;
+  std::optional<double> inbox_to_naive;
+
+  // True when every strategy that promises exactly-once kept it.
+  bool promises_held() const;
+};
+
+// Told how a run is going; nothing in the bench prints. Called from the thread that
+// called RunBench, about ten times a second while a strategy runs.
+class BenchProgress {
+ public:
+  virtual ~BenchProgress() = default;
+  virtual void Started(Strategy strategy, int round, int rounds, int64_t total) = 0;
+  virtual void Advanced(int64_t handled, std::chrono::nanoseconds elapsed) = 0;
+  virtual void Finished() = 0;
+};
+
+// Thrown by RunBench when interrupted() said so: the instances were stopped after their
+// current delivery and the temporary databases removed.
+class BenchInterrupted : public std::runtime_error {
+ public:
+  BenchInterrupted() : std::runtime_error("bench interrupted") {}
+};
+
+// Runs every strategy of options, options.repeat times, interleaved (round 1 runs each
+// strategy once, then round 2...), each time on a new temporary database with the given
+// settings (in $TMPDIR). progress and interrupted may be null; interrupted is polled every
+// few milliseconds while instances run. Throws std::invalid_argument for options out of
+// range, DatabaseError (or UnplannedDeath) when an instance fails, BenchInterrupted.
+BenchReport RunBench(const BenchOptions& options, BenchProgress* progress,
+                     const std::function<bool()>& interrupted = nullptr);
+
+}  // namespace dedupsim

@@ -1,0 +1,111 @@
+#include "bench/bench_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace dedupsim {
+
+namespace {
+
+double Round(double value, int digits) {
+  double scale = std::pow(10.0, digits);
+  return std::round(value * scale) / scale;
+}
+
+double Micros(std::chrono::nanoseconds ns) {
+  return Round(static_cast<double>(ns.count()) / 1000.0, 1);
+}
+
+std::string Settings(const BenchOptions& o) {
+  return fmt::format("journal {}, synchronous {}, {} instance{} ({})", ToString(o.settings.journal),
+                     ToString(o.settings.synchronous), o.instances, o.instances == 1 ? "" : "s",
+                     ToString(o.mode));
+}
+
+}  // namespace
+
+nlohmann::ordered_json BenchReportToJson(const BenchReport& report) {
+  const BenchOptions& o = report.options;
+  nlohmann::ordered_json j;
+  j["command"] = "bench";
+  j["messages"] = o.workload.messages;
+  j["duplicateRate"] = o.workload.duplicate_rate;
+  j["distinctOrders"] = report.distinct_orders;
+  j["duplicates"] = report.duplicates;
+  j["seed"] = o.workload.seed;
+  j["journal"] = ToString(o.settings.journal);
+  j["synchronous"] = ToString(o.settings.synchronous);
+  j["instancesCount"] = o.instances;
+  j["instances"] = ToString(o.mode);
+  j["repeat"] = o.repeat;
+  nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  for (const StrategyResult& r : report.results) {
+    nlohmann::ordered_json e;
+    e["strategy"] = ToString(r.strategy);
+    e["messagesPerSecond"] = Round(r.messages_per_second, 0);
+    e["transactionsPerSecond"] = Round(r.transactions_per_second, 0);
+    e["messages"] = r.messages;
+    e["processed"] = r.processed;
+    e["duplicatesSkipped"] = r.skipped;
+    e["commits"] = r.transactions.commits;
+    e["rollbacks"] = r.transactions.rollbacks;
+    e["seconds"] = Round(std::chrono::duration<double>(r.elapsed).count(), 4);
+    e["p50Us"] = Micros(r.p50);
+    e["p99Us"] = Micros(r.p99);
+    e["busyWaits"] = r.busy.calls;
+    e["busyWaitedMs"] = Round(static_cast<double>(r.busy.waited.count()) / 1000.0, 1);
+    e["reserved"] = r.check.reserved;
+    e["expectedReserved"] = r.check.expected_reserved;
+    e["doubled"] = r.check.doubled;
+    e["doubledOrders"] = r.check.doubled_orders;
+    e["lost"] = r.check.lost;
+    e["invariantHeld"] = r.check.held();
+    e["promisesExactlyOnce"] = r.promises_exactly_once;
+    nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
+    for (double v : r.round_messages_per_second) rounds.push_back(Round(v, 0));
+    e["roundsMessagesPerSecond"] = rounds;
+    results.push_back(e);
+  }
+  j["results"] = results;
+  nlohmann::ordered_json ratios = nlohmann::ordered_json::object();
+  if (report.inbox_to_raw) ratios["inboxToRaw"] = Round(*report.inbox_to_raw, 3);
+  if (report.inbox_to_naive) ratios["inboxToNaive"] = Round(*report.inbox_to_naive, 3);
+  j["ratios"] = ratios;
+  j["promisesHeld"] = report.promises_held();
+  return j;
+}
+
+std::string FormatBenchTable(const BenchReport& report) {
+  const BenchOptions& o = report.options;
+  std::string out =
+      fmt::format("bench: {} messages ({} orders + {} duplicates, seed {}), {}{}\n\n",
+                  o.workload.messages, report.distinct_orders, report.duplicates, o.workload.seed,
+                  Settings(o), o.repeat > 1 ? fmt::format(", median of {} rounds", o.repeat) : "");
+  out += fmt::format("{:<19} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>10} {:>7} {:>6}  {}\n",
+                     "strategy", "msg/s", "tx/s", "processed", "skipped", "p50 us", "p99 us",
+                     "busy waits", "doubled", "lost", "check");
+  for (const StrategyResult& r : report.results) {
+    std::string check;
+    if (r.check.held()) {
+      check = "ok";
+    } else {
+      check = fmt::format("reserved {} of {}{}", r.check.reserved, r.check.expected_reserved,
+                          r.promises_exactly_once ? " FAILED" : "");
+    }
+    out += fmt::format(
+        "{:<19} {:>9.0f} {:>9.0f} {:>9} {:>8} {:>8.1f} {:>9.1f} {:>10} {:>7} {:>6}  {}\n",
+        ToString(r.strategy), r.messages_per_second, r.transactions_per_second, r.processed,
+        r.skipped, Micros(r.p50), Micros(r.p99), r.busy.calls, r.check.doubled, r.check.lost,
+        check);
+  }
+  std::vector<std::string> ratios;
+  if (report.inbox_to_raw) ratios.push_back(fmt::format("inbox/raw {:.3f}", *report.inbox_to_raw));
+  if (report.inbox_to_naive) {
+    ratios.push_back(fmt::format("inbox/naive {:.3f}", *report.inbox_to_naive));
+  }
+  if (!ratios.empty()) out += fmt::format("\n{}\n", fmt::join(ratios, "   "));
+  return out;
+}
+
+}  // namespace dedupsim

@@ -1,0 +1,143 @@
+#include "bench/strategy.h"
+
+#include <sqlite3.h>
+
+#include <type_traits>
+
+#include "bench/raw_inbox.h"
+#include "clock.h"
+#include "consumers/check_then_process.h"
+#include "consumers/idempotent.h"
+#include "consumers/naive.h"
+#include "consumers/natural_key.h"
+
+namespace dedupsim {
+
+std::string_view ToString(Strategy strategy) {
+  switch (strategy) {
+    case Strategy::kRaw:
+      return "raw";
+    case Strategy::kNaive:
+      return "naive";
+    case Strategy::kCheckThenProcess:
+      return "check-then-process";
+    case Strategy::kInbox:
+      return "inbox";
+    case Strategy::kNaturalKey:
+      return "natural-key";
+  }
+  return "?";
+}
+
+const std::vector<Strategy>& AllStrategies() {
+  static const std::vector<Strategy> all{Strategy::kRaw, Strategy::kNaive,
+                                         Strategy::kCheckThenProcess, Strategy::kInbox,
+                                         Strategy::kNaturalKey};
+  return all;
+}
+
+std::optional<Strategy> ParseStrategy(std::string_view name) {
+  for (Strategy s : AllStrategies()) {
+    if (ToString(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+std::string StrategyNames() {
+  std::string names;
+  for (Strategy s : AllStrategies()) {
+    if (!names.empty()) names += ", ";
+    names += ToString(s);
+  }
+  return names;
+}
+
+namespace {
+
+// Counts what SQLite itself reports ending: the hooks run inside sqlite3_step, once per
+// transaction, and cost a call each.
+void CountTransactions(sqlite3* db, TransactionCounts* counts) {
+  sqlite3_commit_hook(
+      db,
+      [](void* arg) {
+        static_cast<TransactionCounts*>(arg)->commits++;
+        return 0;  // 0: let the commit go ahead
+      },
+      counts);
+  sqlite3_rollback_hook(
+      db, [](void* arg) { static_cast<TransactionCounts*>(arg)->rollbacks++; }, counts);
+}
+
+// The consumers of lib/consumers on a connection of their own. The counts live on the
+// heap so the hooks' pointer stays valid.
+template <typename Consumer>
+class ConsumerHandler final : public StrategyHandler {
+ public:
+  explicit ConsumerHandler(const DatabaseFile& db)
+      : connection_(db.Connect()),
+        counts_(std::make_unique<TransactionCounts>()),
+        consumer_(MakeConsumer()) {
+    CountTransactions(connection_.handle(), counts_.get());
+  }
+
+  bool Handle(const OrderPlaced& m) override {
+    if constexpr (std::is_same_v<Consumer, NaiveReserveStock>) {
+      consumer_.Handle(m);
+      return true;
+    } else {
+      return consumer_.Handle(m);
+    }
+  }
+  BusyStats busy() const override { return connection_.busy(); }
+  TransactionCounts transactions() const override { return *counts_; }
+
+ private:
+  Consumer MakeConsumer() {
+    if constexpr (std::is_same_v<Consumer, NaiveReserveStock>) {
+      return Consumer(connection_);
+    } else {
+      return Consumer(connection_, clock_);
+    }
+  }
+
+  Connection connection_;
+  SystemClock clock_;
+  std::unique_ptr<TransactionCounts> counts_;
+  Consumer consumer_;
+};
+
+class RawHandler final : public StrategyHandler {
+ public:
+  explicit RawHandler(const DatabaseFile& db)
+      : raw_(db.path(), db.settings().synchronous, db.settings().busy_timeout),
+        counts_(std::make_unique<TransactionCounts>()) {
+    CountTransactions(raw_.handle(), counts_.get());
+  }
+  bool Handle(const OrderPlaced& m) override { return raw_.Handle(m); }
+  BusyStats busy() const override { return raw_.busy(); }
+  TransactionCounts transactions() const override { return *counts_; }
+
+ private:
+  RawInbox raw_;
+  std::unique_ptr<TransactionCounts> counts_;
+};
+
+}  // namespace
+
+std::unique_ptr<StrategyHandler> MakeHandler(Strategy strategy, const DatabaseFile& db) {
+  switch (strategy) {
+    case Strategy::kRaw:
+      return std::make_unique<RawHandler>(db);
+    case Strategy::kNaive:
+      return std::make_unique<ConsumerHandler<NaiveReserveStock>>(db);
+    case Strategy::kCheckThenProcess:
+      return std::make_unique<ConsumerHandler<CheckThenProcessReserveStock>>(db);
+    case Strategy::kInbox:
+      return std::make_unique<ConsumerHandler<IdempotentReserveStock>>(db);
+    case Strategy::kNaturalKey:
+      return std::make_unique<ConsumerHandler<NaturalKeyReserveStock>>(db);
+  }
+  return nullptr;
+}
+
+}  // namespace dedupsim

@@ -1,0 +1,50 @@
+// The ways of consuming OrderPlaced that bench and soak compare, behind one small
+// interface so a run treats them alike: the four consumers of lib/consumers, and the raw
+// baseline (the inbox's SQL straight on the sqlite3 C API, see raw_inbox.h).
+//
+// A handler owns its own connection: make it in the thread or process that uses it, after
+// any fork, and use it from that thread only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "database.h"
+#include "message.h"
+#include "sqlite/connection.h"
+
+namespace dedupsim {
+
+enum class Strategy { kRaw, kNaive, kCheckThenProcess, kInbox, kNaturalKey };
+
+std::string_view ToString(Strategy strategy);  // "raw", "naive", "check-then-process", ...
+std::optional<Strategy> ParseStrategy(std::string_view name);
+// Every strategy in the order the bench reports them: the baseline first.
+const std::vector<Strategy>& AllStrategies();
+std::string StrategyNames();  // "raw, naive, check-then-process, inbox, natural-key"
+
+// Transactions the handler's connection ended, counted by SQLite's commit and rollback
+// hooks: what the database did, not what the consumer meant to do.
+struct TransactionCounts {
+  int64_t commits = 0;
+  int64_t rollbacks = 0;
+};
+
+class StrategyHandler {
+ public:
+  virtual ~StrategyHandler() = default;
+  // Handles one delivery. True when it did the work, false when it skipped a duplicate
+  // (naive always works). Throws SqliteError on a real failure.
+  virtual bool Handle(const OrderPlaced& m) = 0;
+  virtual BusyStats busy() const = 0;
+  virtual TransactionCounts transactions() const = 0;
+};
+
+// Opens a connection to db and returns the strategy's consumer on it.
+std::unique_ptr<StrategyHandler> MakeHandler(Strategy strategy, const DatabaseFile& db);
+
+}  // namespace dedupsim

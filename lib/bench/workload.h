@@ -1,0 +1,55 @@
+// The messages a bench or soak run delivers, made from a seed so a run can be repeated:
+// distinct orders, each for its own book and with its own quantity, plus copies of some of
+// them (the same MessageId, as a broker's redelivery or a producer's resend carries) at the
+// duplicate rate, all shuffled.
+//
+// Each order reserves a book of its own so that the check can count, for every order, how
+// many times its quantity was added: Reserved / Quantity of its book. That turns one sum
+// into the two figures the lesson is about: orders doubled and orders lost.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "message.h"
+#include "sqlite/connection.h"
+
+namespace dedupsim {
+
+struct WorkloadSpec {
+  int64_t messages = 20000;     // deliveries in all, duplicates included
+  double duplicate_rate = 0.3;  // share of the deliveries that repeat an earlier message
+  uint64_t seed = 1;
+};
+
+struct Workload {
+  std::vector<OrderPlaced> orders;      // the distinct orders, one book each
+  std::vector<OrderPlaced> deliveries;  // what the consumers get, in order
+  int64_t duplicates = 0;               // deliveries beyond the first of their MessageId
+  int64_t expected_reserved = 0;        // sum of the distinct orders' quantities
+};
+
+// Same spec, same workload, on every platform (no std:: distributions, whose algorithms
+// the standard leaves to the library). Throws std::invalid_argument for messages < 1 or a
+// rate outside [0, 1]. At least one order is made, so a rate of 1 still has an original.
+Workload MakeWorkload(const WorkloadSpec& spec);
+
+// Inserts a StockItems row for every order's book (nothing reserved), in one transaction.
+void StockBooks(Connection& connection, const Workload& workload);
+
+// What the database says was applied, order by order.
+struct EffectCheck {
+  int64_t expected_reserved = 0;  // sum of the distinct orders' quantities
+  int64_t reserved = 0;           // sum of Reserved over the workload's books
+  int64_t doubled = 0;            // applications beyond the first, summed over orders
+  int64_t doubled_orders = 0;     // orders applied more than once
+  int64_t lost = 0;               // orders never applied
+  int64_t odd = 0;                // books whose Reserved is not a multiple of the quantity
+  bool held() const {
+    return doubled == 0 && lost == 0 && odd == 0 && reserved == expected_reserved;
+  }
+};
+
+EffectCheck CheckEffects(Connection& connection, const Workload& workload);
+
+}  // namespace dedupsim

@@ -1,0 +1,317 @@
+#include "soak/soak.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include "schema.h"
+#include "sqlite/error.h"
+#include "sqlite/statement.h"
+
+namespace dedupsim {
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr int kExitBusy = 75;   // a consumer's SQLITE_BUSY outlasted the busy timeout
+constexpr int kExitError = 70;  // any other failure in a consumer
+constexpr size_t kMaxSlots = 32;
+constexpr int64_t kMaxErrors = 50;  // a consumer that keeps failing stops the run
+
+// Shared with the consumers (mapped before fork): what the progress display shows, and
+// each slot's last error text. The report itself is read from the database.
+struct Shared {
+  std::atomic<int64_t> acked{0};
+  char errors[kMaxSlots][256] = {};
+};
+
+void Validate(const SoakOptions& o) {
+  if (o.workload.messages < 1 || o.workload.messages > 1'000'000) {
+    throw std::invalid_argument("--messages must be within [1, 1000000]");
+  }
+  if (!(o.workload.duplicate_rate >= 0.0 && o.workload.duplicate_rate <= 1.0)) {
+    throw std::invalid_argument("--duplicate-rate must be within [0, 1]");
+  }
+  if (o.consumers < 1 || o.consumers > static_cast<int>(kMaxSlots)) {
+    throw std::invalid_argument(fmt::format("--consumers must be within [1, {}]", kMaxSlots));
+  }
+  if (o.strategy == Strategy::kRaw) {
+    throw std::invalid_argument("--strategy raw is the bench's baseline, not a soak consumer");
+  }
+  if (o.kill_every.count() < 0 || o.kill_every.count() > 60000) {
+    throw std::invalid_argument("--kill-every-ms must be within [0, 60000]");
+  }
+  if (o.lease.count() < 10 || o.lease.count() > 60000) {
+    throw std::invalid_argument("--lease-ms must be within [10, 60000]");
+  }
+  if (o.timeout.count() < 1) throw std::invalid_argument("--timeout-s must be at least 1");
+}
+
+// Empties what a run writes and fills the inventory and the broker. Runs before any fork;
+// the connection is closed when it returns.
+void SetUp(const DatabaseFile& db, const Workload& workload) {
+  Connection setup = db.Connect();
+  CreateSchema(setup);  // a --db file made by an older dedupsim may lack a table
+  setup.ExecScript(
+      "BEGIN IMMEDIATE; DELETE FROM Inbox; DELETE FROM StockItems; "
+      "DELETE FROM StockReservations; COMMIT;");
+  ResetBroker(setup);
+  StockBooks(setup, workload);
+  Enqueue(setup, workload.deliveries);
+}
+
+// A consumer process: opens its own connections, then receives, handles and acks until
+// every entry is acked. Never returns.
+[[noreturn]] void ConsumerMain(const SoakOptions& options, const DatabaseFile& db, size_t slot,
+                               pid_t supervisor, Shared* shared) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the supervisor
+  if (::getppid() != supervisor) ::_exit(kExitError);
+  ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the supervisor's to handle
+  int code = 0;
+  try {
+    std::unique_ptr<StrategyHandler> handler = MakeHandler(options.strategy, db);
+    Connection broker_connection = db.Connect();
+    DurableBroker broker(broker_connection, options.lease, static_cast<int64_t>(::getpid()));
+    for (;;) {
+      std::optional<Delivery> delivery = broker.Receive();
+      if (!delivery) {
+        if (broker.AllAcked()) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // leases still running
+        continue;
+      }
+      bool processed = handler->Handle(delivery->message);
+      if (broker.Ack(*delivery, processed)) shared->acked.fetch_add(1);
+    }
+  } catch (const SqliteError& e) {
+    code = e.IsBusy() ? kExitBusy : kExitError;
+    std::snprintf(shared->errors[slot], sizeof shared->errors[slot], "%s", e.what());
+  } catch (const std::exception& e) {
+    code = kExitError;
+    std::snprintf(shared->errors[slot], sizeof shared->errors[slot], "%s", e.what());
+  }
+  ::_exit(code);  // no destructors: the supervisor owns the database file
+}
+
+class Supervisor {
+ public:
+  Supervisor(const SoakOptions& options, const DatabaseFile& db, SoakReport& report, Shared* shared)
+      : options_(options),
+        db_(db),
+        report_(report),
+        shared_(shared),
+        pids_(static_cast<size_t>(options.consumers), 0),
+        rng_(options.workload.seed ^ 0x6b696c6c73ULL) {}
+
+  void Run(SoakProgress* progress, const std::function<bool()>& interrupted) {
+    const auto started = SteadyClock::now();
+    const auto deadline = started + options_.timeout;
+    for (size_t slot = 0; slot < pids_.size(); ++slot) Start(slot);
+    auto next_kill = started + NextGap();
+    auto last_report = started;
+    while (Live() > 0) {
+      if (interrupted && interrupted()) {
+        report_.interrupted = true;
+        break;
+      }
+      auto now = SteadyClock::now();
+      if (now >= deadline) {
+        report_.timed_out = true;
+        break;
+      }
+      if (report_.busy_errors + report_.other_errors >= kMaxErrors) break;
+      ReapExited();
+      if (options_.kill_every.count() > 0 && !finished_ && now >= next_kill) {
+        // Drawn whether or not the slot is live, so the schedule depends on the seed only.
+        auto victim = static_cast<size_t>(rng_() % pids_.size());
+        Kill(victim);
+        next_kill += NextGap();
+      }
+      if (progress != nullptr && now - last_report >= std::chrono::milliseconds(100)) {
+        progress->Update(shared_->acked.load(), static_cast<int64_t>(options_.workload.messages),
+                         report_.kills, now - started);
+        last_report = now;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    StopAll();
+    report_.elapsed = SteadyClock::now() - started;
+    if (progress != nullptr) progress->Finished();
+  }
+
+ private:
+  std::chrono::milliseconds NextGap() {
+    // Uniform in [0.5, 1.5] times the mean gap.
+    auto mean = options_.kill_every.count();
+    if (mean <= 0) return std::chrono::milliseconds(0);
+    return std::chrono::milliseconds(
+        mean / 2 + static_cast<int64_t>(rng_() % static_cast<uint64_t>(mean + 1)));
+  }
+
+  size_t Live() const {
+    size_t n = 0;
+    for (pid_t pid : pids_) n += pid > 0 ? 1 : 0;
+    return n;
+  }
+
+  void Start(size_t slot) {
+    std::fflush(nullptr);
+    const pid_t supervisor = ::getpid();
+    pid_t pid = ::fork();
+    if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
+    if (pid == 0) ConsumerMain(options_, db_, slot, supervisor, shared_);
+    pids_[slot] = pid;
+  }
+
+  // What to do about a consumer that ended by itself.
+  void Ended(size_t slot, int status) {
+    pids_[slot] = 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      finished_ = true;  // it saw every entry acked: no more kills, no restart
+      return;
+    }
+    std::string what;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kExitBusy) {
+      report_.busy_errors++;
+      what = fmt::format("SQLITE_BUSY escaped: {}", shared_->errors[slot]);
+    } else if (WIFEXITED(status)) {
+      report_.other_errors++;
+      what = fmt::format("exited with status {}: {}", WEXITSTATUS(status), shared_->errors[slot]);
+    } else {
+      report_.other_errors++;
+      what = fmt::format("was killed by signal {} ({})", WTERMSIG(status),
+                         strsignal(WTERMSIG(status)));
+    }
+    if (report_.errors.size() < 5)
+      report_.errors.push_back(fmt::format("consumer {}: {}", slot + 1, what));
+    if (!finished_) Restart(slot);
+  }
+
+  void Restart(size_t slot) {
+    report_.restarts++;
+    Start(slot);
+  }
+
+  void ReapExited() {
+    for (size_t slot = 0; slot < pids_.size(); ++slot) {
+      if (pids_[slot] <= 0) continue;
+      int status = 0;
+      pid_t got = ::waitpid(pids_[slot], &status, WNOHANG);
+      if (got == pids_[slot]) Ended(slot, status);
+    }
+  }
+
+  void Kill(size_t slot) {
+    pid_t pid = pids_[slot];
+    if (pid <= 0) return;
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+      report_.kills++;
+      pids_[slot] = 0;
+      Restart(slot);
+    } else {
+      Ended(slot, status);  // it had already ended by itself
+    }
+  }
+
+  void StopAll() {
+    for (pid_t& pid : pids_) {
+      if (pid <= 0) continue;
+      ::kill(pid, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      pid = 0;
+    }
+  }
+
+  const SoakOptions& options_;
+  const DatabaseFile& db_;
+  SoakReport& report_;
+  Shared* shared_;
+  std::vector<pid_t> pids_;  // 0: the slot has no live consumer
+  std::mt19937_64 rng_;
+  bool finished_ = false;  // a consumer saw every entry acked
+};
+
+// The shared block, unmapped on scope exit.
+class SharedMapping {
+ public:
+  SharedMapping() {
+    void* p =
+        ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error(fmt::format("mmap: {}", std::strerror(errno)));
+    shared_ = new (p) Shared();
+  }
+  ~SharedMapping() { ::munmap(shared_, sizeof(Shared)); }
+  SharedMapping(const SharedMapping&) = delete;
+  SharedMapping& operator=(const SharedMapping&) = delete;
+  Shared* get() { return shared_; }
+
+ private:
+  Shared* shared_;
+};
+
+}  // namespace
+
+bool SoakReport::held() const { return failures().empty(); }
+
+std::vector<std::string> SoakReport::failures() const {
+  std::vector<std::string> out;
+  if (check.doubled > 0) {
+    out.push_back(fmt::format("doubled: {} extra applications over {} orders", check.doubled,
+                              check.doubled_orders));
+  }
+  if (check.lost > 0) out.push_back(fmt::format("lost: {} orders never applied", check.lost));
+  if (check.odd > 0)
+    out.push_back(fmt::format("{} books with a partial quantity reserved", check.odd));
+  if (broker.acked != broker.entries) {
+    out.push_back(
+        fmt::format("unacked: {} of {} entries", broker.entries - broker.acked, broker.entries));
+  }
+  if (busy_errors > 0) out.push_back(fmt::format("SQLITE_BUSY escaped {} times", busy_errors));
+  if (other_errors > 0) out.push_back(fmt::format("{} consumers failed", other_errors));
+  if (interrupted) out.push_back("interrupted before the end");
+  if (timed_out) {
+    out.push_back(fmt::format("timed out after {} s", options.timeout.count()));
+  }
+  return out;
+}
+
+SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
+                   const std::function<bool()>& interrupted) {
+  Validate(options);
+  Workload workload = MakeWorkload(options.workload);
+  DatabaseFile db = options.db_path.empty() ? DatabaseFile::CreateTemporary(options.settings)
+                                            : DatabaseFile::Open(options.db_path, options.settings);
+  SoakReport report;
+  report.options = options;
+  report.distinct_orders = static_cast<int64_t>(workload.orders.size());
+  report.duplicates = workload.duplicates;
+  SetUp(db, workload);
+
+  SharedMapping shared;
+  Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
+
+  // Every consumer is gone: only now does the supervisor connect again.
+  Connection check = db.Connect();
+  report.broker = ReadBrokerCounts(check);
+  report.check = CheckEffects(check, workload);
+  return report;
+}
+
+}  // namespace dedupsim

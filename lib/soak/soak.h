@@ -1,0 +1,75 @@
+// dedupsim soak: K consumer processes compete for the deliveries of a durable broker
+// (broker.h) while a supervisor kills random consumers with SIGKILL at random moments and
+// starts new ones in their place. Unacked deliveries come back when their lease ends. At
+// the end the database is asked whether every order's effect was applied exactly once and
+// every entry acked.
+//
+// The supervisor holds no connection while consumers run: it sets the database up and
+// closes it, forks, and opens a connection again only once every consumer is gone. Each
+// consumer opens its own connections after fork. The kill schedule (when, and which
+// consumer slot) comes from the seed; what the victim was doing at that instant is up to
+// the scheduler, so counts vary between runs with the same seed.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/strategy.h"
+#include "bench/workload.h"
+#include "database.h"
+#include "soak/broker.h"
+
+namespace dedupsim {
+
+struct SoakOptions {
+  WorkloadSpec workload{5000, 0.3, 1};
+  int consumers = 4;
+  Strategy strategy = Strategy::kInbox;      // any but raw
+  std::chrono::milliseconds kill_every{50};  // mean gap between kills; 0: no kills
+  std::chrono::milliseconds lease{200};      // visibility timeout of a delivery
+  std::chrono::seconds timeout{300};         // give up (and fail) after this long
+  DatabaseSettings settings;
+  std::string db_path;  // empty: a temporary database, removed at the end
+};
+
+struct SoakReport {
+  SoakOptions options;
+  int64_t distinct_orders = 0;
+  int64_t duplicates = 0;           // in the workload: entries that repeat an earlier MessageId
+  int64_t kills = 0;                // consumers the supervisor killed with SIGKILL
+  int64_t restarts = 0;             // consumers started in place of one that died
+  int64_t busy_errors = 0;          // consumers that died of an SQLITE_BUSY they could not wait out
+  int64_t other_errors = 0;         // consumers that died of anything else unplanned
+  std::vector<std::string> errors;  // the first few, one line each
+  BrokerCounts broker;
+  EffectCheck check;
+  bool interrupted = false;  // stopped by the caller (Ctrl-C)
+  bool timed_out = false;
+  std::chrono::nanoseconds elapsed{0};
+
+  // Every order applied once, every entry acked, no error, run to the end.
+  bool held() const;
+  // One line per invariant that failed.
+  std::vector<std::string> failures() const;
+};
+
+// Told how the run is going, about ten times a second; nothing in the soak prints.
+class SoakProgress {
+ public:
+  virtual ~SoakProgress() = default;
+  virtual void Update(int64_t acked, int64_t total, int64_t kills,
+                      std::chrono::nanoseconds elapsed) = 0;
+  virtual void Finished() = 0;
+};
+
+// Runs the soak. interrupted is polled every few milliseconds; once it returns true the
+// consumers are stopped and what the database holds is reported. progress may be null.
+// Throws std::invalid_argument for options out of range, DatabaseError when the database
+// cannot be used (a foreign --db file is refused untouched).
+SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
+                   const std::function<bool()>& interrupted);
+
+}  // namespace dedupsim

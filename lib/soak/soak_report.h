@@ -1,0 +1,18 @@
+// Views of one SoakReport: a few lines of text, or one JSON object. Both are built from
+// the same figures.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "soak/soak.h"
+
+namespace dedupsim {
+
+// {"command":"soak", the options, "kills":..., "redeliveries":..., "duplicatesSkipped":...,
+//  "lost":..., "doubled":..., "held":true, "failures":[...]}
+nlohmann::ordered_json SoakReportToJson(const SoakReport& report);
+
+std::string FormatSoakReport(const SoakReport& report);
+
+}  // namespace dedupsim
