@@ -13,43 +13,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "pipe_io.h"
 #include "sqlite/statement.h"
 #include "trace_json.h"
 
 namespace dedupsim {
 
 namespace {
-
-void WriteAll(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    off += static_cast<size_t>(n);
-  }
-}
-
-// Reads until a newline or EOF.
-std::string ReadLine(int fd) {
-  std::string out;
-  char c;
-  while (true) {
-    ssize_t n = ::read(fd, &c, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || c == '\n') break;
-    out.push_back(c);
-  }
-  return out;
-}
-
-std::string DescribeStatus(int status) {
-  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  }
-  return fmt::format("ended with wait status {}", status);
-}
 
 int64_t FileSize(const std::string& path) {
   struct stat st {};
@@ -195,7 +165,7 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
     return report;  // never reached the crash point
   }
   throw UnplannedDeath(fmt::format("child {} ({}) {} before reaching {}", pid, instance,
-                                   DescribeStatus(status), point));
+                                   DescribeWaitStatus(status), point));
 }
 
 }  // namespace dedupsim

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "crash.h"
+#include "pipe_io.h"
 #include "trace_json.h"
 
 namespace dedupsim {
@@ -52,28 +53,6 @@ std::vector<InstanceResult> RunAsThreads(ScenarioEnv& env, const std::vector<Ins
     if (e) std::rethrow_exception(e);
   }
   return results;
-}
-
-void WriteAll(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    off += static_cast<size_t>(n);
-  }
-}
-
-std::string ReadAll(int fd) {
-  std::string out;
-  char buffer[4096];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buffer, static_cast<size_t>(n));
-  }
-  return out;
 }
 
 std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const std::vector<InstanceTask>& tasks) {
@@ -125,9 +104,7 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const std::vector<I
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.is_discarded()) {
       if (failure.empty()) {
         failure = fmt::format("instance {} (pid {}) {}", tasks[i].name, children[i].pid,
-                              WIFSIGNALED(status)
-                                  ? fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)))
-                                  : fmt::format("exited with status {}", WEXITSTATUS(status)));
+                              DescribeWaitStatus(status));
       }
       continue;
     }

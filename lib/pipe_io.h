@@ -1,0 +1,19 @@
+// Small helpers for the pipes between dedupsim and the child processes it forks (crash
+// modes, process instances): whole writes and reads that survive EINTR, and a wait status
+// in words.
+#pragma once
+
+#include <string>
+
+namespace dedupsim {
+
+// Writes all of data, retrying after EINTR; stops quietly if the reader is gone.
+void WriteAll(int fd, const std::string& data);
+// Reads until EOF.
+std::string ReadAll(int fd);
+// Reads until a newline (not included) or EOF.
+std::string ReadLine(int fd);
+// "exited with status 3", "was killed by signal 9 (Killed)".
+std::string DescribeWaitStatus(int status);
+
+}  // namespace dedupsim
