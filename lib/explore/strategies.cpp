@@ -1,13 +1,22 @@
-// The adapters: each row wraps one consumer. Four wrap the post's consumers in
-// lib/consumers/; record-first and claim-last wrap the variants in explore/record_first.h.
+// The adapters: each row wraps one consumer. Most wrap the consumers in lib/consumers/;
+// record-first and claim-last wrap the variants in explore/record_first.h. The cache rows
+// and email-reconcile keep their second store (the cache, the provider) in the explorer's
+// second file, DeliveryContext::aux.
 #include "explore/strategies.h"
 
 #include <array>
+#include <stdexcept>
 
+#include "consumers/cache_dedup.h"
 #include "consumers/check_then_process.h"
 #include "consumers/email.h"
+#include "consumers/email_reconcile.h"
 #include "consumers/idempotent.h"
 #include "consumers/naive.h"
+#include "consumers/natural_key.h"
+#include "dedup_cache.h"
+#include "email_provider.h"
+#include "sqlite/statement.h"
 #include "explore/record_first.h"
 #include "schema.h"
 
@@ -121,10 +130,159 @@ const Strategy kClaimLast{
     .applied = &StockApplied,
 };
 
+const Strategy kNaturalKey{
+    .name = "natural-key",
+    .summary = "no inbox: the reservation row keyed on (OrderId, BookId), in one transaction",
+    .effect = "stock",
+    .partner = "email",
+    .crash_points = {"BEGIN", "INSERT StockReservations", "UPDATE StockItems", "BeforeCommit",
+                     "COMMIT"},
+    .reset = "DELETE FROM StockReservations;",
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      return Processed(NaturalKeyReserveStock(c.db, c.clock).Handle(m));
+    },
+    .applied = &StockApplied,
+};
+
+const Strategy kSharedKey{
+    .name = "shared-key",
+    .summary = "the inbox transaction, but the Inbox keyed on MessageId alone",
+    .effect = "stock",
+    .partner = "shared-key-email",
+    .crash_points = {"BEGIN", "INSERT InboxByMessageId", "UPDATE StockItems", "BeforeCommit",
+                     "COMMIT"},
+    .reset = "DELETE FROM InboxByMessageId;",
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      IdempotentReserveStock consumer(c.db, c.clock);
+      consumer.inbox_key = InboxKey::kMessageIdOnly;
+      return Processed(consumer.Handle(m));
+    },
+    .applied = &StockApplied,
+};
+
+DeliveryResult FromEmailOutcome(EmailOutcome outcome) {
+  switch (outcome) {
+    case EmailOutcome::kSent:
+      return DeliveryResult::kProcessed;
+    case EmailOutcome::kAlreadySent:
+      return DeliveryResult::kSkipped;
+    case EmailOutcome::kNeedsReconciliation:
+      break;
+  }
+  return DeliveryResult::kNeedsReconciliation;
+}
+
+// shared-key's partner: the email consumer, its two-phase record in the same MessageId-keyed
+// table, so the two subscribers of one message compete for one row.
+const Strategy kSharedKeyEmail{
+    .name = "shared-key-email",
+    .summary = "the email consumer, its record in the Inbox keyed on MessageId alone",
+    .effect = "email",
+    .partner = "shared-key",
+    .crash_points = {"SELECT InboxByMessageId", "INSERT InboxByMessageId", "EmailProvider.Send",
+                     "AfterSend", "UPDATE InboxByMessageId"},
+    .reset = "DELETE FROM InboxByMessageId;",
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      SendStockReservedEmail consumer(c.db, c.email, c.clock);
+      consumer.inbox_key = InboxKey::kMessageIdOnly;
+      return FromEmailOutcome(consumer.Handle(m));
+    },
+    .applied = &EmailApplied,
+};
+
+// The dedup cache of cache-arbiter, in the explorer's second file.
+constexpr const char* kCacheSchema =
+    "CREATE TABLE IF NOT EXISTS CacheKeys (Key TEXT NOT NULL PRIMARY KEY, SetAt TEXT NOT NULL) "
+    "WITHOUT ROWID;";
+constexpr const char* kCacheReset = "DELETE FROM CacheKeys;";
+
+DeliveryResult HandleWithCache(DeliveryContext& c, const OrderPlaced& m, CacheWrite write) {
+  if (c.aux == nullptr) throw std::logic_error("a cache strategy ran without its second file");
+  DedupCache cache(*c.aux, c.clock);
+  return Processed(CacheDedupReserveStock(c.db, cache, write).Handle(m));
+}
+
+const Strategy kCacheCheckThenSet{
+    .name = "cache-check-then-set",
+    .summary = "the key in a separate cache file: look, reserve (committed), then set",
+    .effect = "stock",
+    .partner = "email",
+    .crash_points = {"SELECT CacheKeys", "AfterCacheCheck", "UPDATE StockItems",
+                     "AfterStockCommitted", "INSERT CacheKeys"},
+    .aux_schema = kCacheSchema,
+    .aux_reset = kCacheReset,
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      return HandleWithCache(c, m, CacheWrite::kCheckThenSet);
+    },
+    .applied = &StockApplied,
+};
+
+const Strategy kCacheSetIfAbsent{
+    .name = "cache-set-if-absent",
+    .summary = "the key in a separate cache file: set if absent (SET NX), then reserve",
+    .effect = "stock",
+    .partner = "email",
+    .crash_points = {"INSERT CacheKeys", "AfterCacheCheck", "UPDATE StockItems",
+                     "AfterStockCommitted"},
+    .aux_schema = kCacheSchema,
+    .aux_reset = kCacheReset,
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      return HandleWithCache(c, m, CacheWrite::kSetIfAbsent);
+    },
+    .applied = &StockApplied,
+};
+
+// The provider of email-reconcile, which honours an idempotency key, keeps its records in
+// the explorer's second file; its statements are scheduled steps like the consumer's.
+constexpr const char* kProviderSchema = R"sql(
+    CREATE TABLE IF NOT EXISTS SentEmails (
+      IdempotencyKey TEXT NOT NULL PRIMARY KEY,
+      Text           TEXT NOT NULL,
+      SentAt         TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS ProviderRequests (
+      Id             INTEGER PRIMARY KEY,
+      IdempotencyKey TEXT NOT NULL,
+      Result         TEXT NOT NULL,
+      At             TEXT NOT NULL
+    );
+)sql";
+
+// Emails the idempotent provider sent for the order (its text names the order).
+int64_t ProviderEmailsApplied(EffectProbe& probe, const LogicalOrder& order) {
+  Connection* aux = probe.aux();
+  if (aux == nullptr) return 0;
+  Statement query = aux->Prepare("SELECT count(*) FROM SentEmails WHERE Text = ?1");
+  query.Bind(1, StockReservedText(OrderPlaced{"", order.order_id, order.book_id, order.quantity}));
+  query.Step();
+  return query.ColumnInt(0);
+}
+
+const Strategy kEmailReconcile{
+    .name = "email-reconcile",
+    .summary = "the email consumer; a record left in progress is settled with the provider by key",
+    .effect = "email",
+    .partner = "inbox",
+    .crash_points = {"SELECT Inbox", "INSERT Inbox", "BeforeSend", "BEGIN IMMEDIATE",
+                     "INSERT SentEmails", "INSERT ProviderRequests", "COMMIT", "AfterSend",
+                     "UPDATE Inbox"},
+    .aux_schema = kProviderSchema,
+    .aux_reset = "DELETE FROM SentEmails; DELETE FROM ProviderRequests;",
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      if (c.aux == nullptr) throw std::logic_error("email-reconcile ran without its second file");
+      IdempotentEmailProvider provider(*c.aux, c.clock);
+      return FromEmailOutcome(ReconcilingEmailSender(c.db, provider, c.clock).Handle(m).outcome);
+    },
+    .applied = &ProviderEmailsApplied,
+};
+
 // The post's order: the naive consumer, the check and its reversal, the inbox and its
-// reordering, then the side effect outside the transaction.
-constexpr std::array<const Strategy*, 6> kStrategies{
-    &kNaive, &kCheckThenProcess, &kRecordFirst, &kInbox, &kClaimLast, &kEmail};
+// reordering, then the side effect outside the transaction; then the later lessons: the
+// natural key, the shared key, the dedup cache, the reconciling email.
+constexpr std::array<const Strategy*, 12> kStrategies{
+    &kNaive,       &kCheckThenProcess, &kRecordFirst,       &kInbox,
+    &kClaimLast,   &kEmail,            &kNaturalKey,        &kSharedKey,
+    &kSharedKeyEmail, &kCacheCheckThenSet, &kCacheSetIfAbsent, &kEmailReconcile};
 
 }  // namespace
 
