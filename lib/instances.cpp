@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <functional>
+#include <future>
 #include <thread>
 
 #include <fmt/format.h>
@@ -20,13 +22,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-InstanceResult RunOne(ScenarioEnv& env, const InstanceTask& task) {
+// on_started runs once the instance has its connection and is about to work: the moment the
+// next instance's start_after counts from, so a slow thread or process start on a loaded
+// machine cannot let the later instance overtake the earlier one.
+InstanceResult RunOne(ScenarioEnv& env, const InstanceTask& task,
+                      const std::function<void()>& on_started) {
   auto started = Clock::now();
   InstanceResult result;
   result.name = task.name;
   result.pid = static_cast<int>(getpid());
   Connection db = env.db.Connect();
   db.SetTrace(&env.recorder, task.name);
+  on_started();
   result.value = task.body(db);
   result.busy = db.busy();
   result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
@@ -37,16 +44,25 @@ std::vector<InstanceResult> RunAsThreads(ScenarioEnv& env, const std::vector<Ins
   std::vector<InstanceResult> results(tasks.size());
   std::vector<std::exception_ptr> errors(tasks.size());
   std::vector<std::thread> threads;
-  auto origin = Clock::now();
+  Clock::time_point origin;
   for (size_t i = 0; i < tasks.size(); ++i) {
-    std::this_thread::sleep_until(origin + tasks[i].start_after);
-    threads.emplace_back([&, i] {
+    if (i > 0) std::this_thread::sleep_until(origin + tasks[i].start_after);
+    std::promise<Clock::time_point> started;
+    std::future<Clock::time_point> started_at = started.get_future();
+    threads.emplace_back([&, i, started = std::move(started)]() mutable {
+      bool signalled = false;
       try {
-        results[i] = RunOne(env, tasks[i]);
+        results[i] = RunOne(env, tasks[i], [&] {
+          started.set_value(Clock::now());
+          signalled = true;
+        });
       } catch (...) {
         errors[i] = std::current_exception();
       }
+      if (!signalled) started.set_value(Clock::now());
     });
+    Clock::time_point at = started_at.get();
+    if (i == 0) origin = at;
   }
   for (auto& t : threads) t.join();
   for (auto& e : errors) {
@@ -61,9 +77,9 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const std::vector<I
     int fd;
   };
   std::vector<Child> children;
-  auto origin = Clock::now();
+  Clock::time_point origin;
   for (const InstanceTask& task : tasks) {
-    std::this_thread::sleep_until(origin + task.start_after);
+    if (!children.empty()) std::this_thread::sleep_until(origin + task.start_after);
     int fds[2];
     if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
     pid_t pid = ::fork();
@@ -74,7 +90,9 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const std::vector<I
       env.recorder.Clear();
       int code = 0;
       try {
-        InstanceResult r = RunOne(env, task);
+        InstanceResult r = RunOne(env, task, [&] {
+          WriteAll(fds[1], "S");  // started: the parent times the next instance from here
+        });
         nlohmann::json message;
         message["value"] = r.value;
         message["elapsedUs"] = r.elapsed.count();
@@ -84,11 +102,16 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const std::vector<I
         WriteAll(fds[1], message.dump());
       } catch (const std::exception& e) {
         WriteAll(STDERR_FILENO, fmt::format("dedupsim: instance {} (pid {}): {}\n", task.name, getpid(), e.what()));
+        WriteAll(fds[1], "S");  // in case it failed before starting: never leave the parent waiting
         code = 70;
       }
       ::_exit(code);
     }
     ::close(fds[1]);
+    char started = 0;
+    while (::read(fds[0], &started, 1) < 0 && errno == EINTR) {
+    }
+    if (children.empty()) origin = Clock::now();
     children.push_back({pid, fds[0]});
   }
 
