@@ -6,17 +6,6 @@
 
 namespace dedupsim::explore {
 
-bool RecordFirstReserveStock::Handle(const OrderPlaced& m) {
-  // Autocommit: the record is committed before the work starts.
-  if (InsertCompletedInboxRow(db_, m.message_id, kName, clock_.Now()) ==
-      InsertResult::kDuplicateKey) {
-    return false;
-  }
-  RunHook(db_, "AfterRecordCommitted", after_record_committed);
-  AddReserved(db_, m);  // autocommit: a second, separate commit
-  return true;
-}
-
 bool ClaimLastReserveStock::Handle(const OrderPlaced& m) {
   Transaction tx(db_);
   AddReserved(db_, m);

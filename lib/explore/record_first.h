@@ -1,10 +1,6 @@
-// Two variants of the Inbox that the post's exercises ask about, kept here (not in
-// lib/consumers/) because only the explorer runs them.
-//
-// RecordFirstReserveStock commits the Inbox row on its own, then reserves the stock in a
-// second commit: the check-then-process window turned around. A crash between the two
-// (hook AfterRecordCommitted) leaves the record and no work; the redelivery finds the
-// record and skips, so the order is never reserved: at most once.
+// The explorer's claim-last row: lean on purpose, without the reporting statements of
+// lib/consumers/claim_last.h (they would add steps, and schedules, that teach nothing here).
+// The record-first row uses lib/consumers/record_first.h itself.
 //
 // ClaimLastReserveStock keeps the one transaction but writes the Inbox row after the stock
 // update (the post's second exercise). It stays correct: a second copy blocks on the
@@ -19,23 +15,6 @@
 #include "sqlite/connection.h"
 
 namespace dedupsim::explore {
-
-class RecordFirstReserveStock {
- public:
-  static constexpr const char* kName = "inventory.reserve-stock";
-
-  RecordFirstReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
-
-  Hook after_record_committed;
-
-  // True when this delivery recorded the message (and then did the work); false when the
-  // Inbox already had it.
-  bool Handle(const OrderPlaced& m);
-
- private:
-  Connection& db_;
-  Clock& clock_;
-};
 
 class ClaimLastReserveStock {
  public:

@@ -14,6 +14,7 @@
 #include "consumers/idempotent.h"
 #include "consumers/naive.h"
 #include "consumers/natural_key.h"
+#include "consumers/record_first.h"
 #include "dedup_cache.h"
 #include "email_provider.h"
 #include "sqlite/statement.h"
@@ -111,9 +112,9 @@ const Strategy kRecordFirst{
     .summary = "records the key (own commit), then reserves (own commit)",
     .effect = "stock",
     .partner = "email",
-    .crash_points = {"INSERT Inbox", "AfterRecordCommitted", "UPDATE StockItems"},
+    .crash_points = {"SELECT Inbox", "INSERT Inbox", "AfterRecordCommitted", "UPDATE StockItems"},
     .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return Processed(RecordFirstReserveStock(c.db, c.clock).Handle(m));
+      return Processed(dedupsim::RecordFirstReserveStock(c.db, c.clock).Handle(m));
     },
     .applied = &StockApplied,
 };
