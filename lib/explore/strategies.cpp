@@ -49,6 +49,18 @@ DeliveryResult Processed(bool did_work) {
   return did_work ? DeliveryResult::kProcessed : DeliveryResult::kSkipped;
 }
 
+DeliveryResult FromEmailOutcome(EmailOutcome outcome) {
+  switch (outcome) {
+    case EmailOutcome::kSent:
+      return DeliveryResult::kProcessed;
+    case EmailOutcome::kAlreadySent:
+      return DeliveryResult::kSkipped;
+    case EmailOutcome::kNeedsReconciliation:
+      break;
+  }
+  return DeliveryResult::kNeedsReconciliation;
+}
+
 const Strategy kNaive{
     .name = "naive",
     .summary = "adds the quantity on every delivery, no record",
@@ -94,15 +106,7 @@ const Strategy kEmail{
     .crash_points = {"SELECT Inbox", "INSERT Inbox", "EmailProvider.Send", "AfterSend",
                      "UPDATE Inbox"},
     .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      switch (SendStockReservedEmail(c.db, c.email, c.clock).Handle(m)) {
-        case EmailOutcome::kSent:
-          return DeliveryResult::kProcessed;
-        case EmailOutcome::kAlreadySent:
-          return DeliveryResult::kSkipped;
-        case EmailOutcome::kNeedsReconciliation:
-          break;
-      }
-      return DeliveryResult::kNeedsReconciliation;
+      return FromEmailOutcome(SendStockReservedEmail(c.db, c.email, c.clock).Handle(m));
     },
     .applied = &EmailApplied,
 };
@@ -160,18 +164,6 @@ const Strategy kSharedKey{
     },
     .applied = &StockApplied,
 };
-
-DeliveryResult FromEmailOutcome(EmailOutcome outcome) {
-  switch (outcome) {
-    case EmailOutcome::kSent:
-      return DeliveryResult::kProcessed;
-    case EmailOutcome::kAlreadySent:
-      return DeliveryResult::kSkipped;
-    case EmailOutcome::kNeedsReconciliation:
-      break;
-  }
-  return DeliveryResult::kNeedsReconciliation;
-}
 
 // shared-key's partner: the email consumer, its two-phase record in the same MessageId-keyed
 // table, so the two subscribers of one message compete for one row.
