@@ -22,7 +22,7 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["staggerMs"] = env.options.stagger.count();
   out.figures["processed"] = {pair.first_processed, pair.second_processed};
   out.figures["reserved"] = after.reserved;
-  AddWaitFigures(pair, out.figures);
+  AddWaitFigures(env, pair, out.figures);
   out.line = fmt::format(
       "{}two different messages at once -> processed: {}, {}; {} reserved: {}; second waited for "
       "the first: {}",

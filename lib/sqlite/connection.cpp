@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <thread>
+
+#include <fmt/format.h>
 #include <utility>
 
 #include "sqlite/error.h"
@@ -37,7 +39,25 @@ struct Connection::BusyState {
   std::chrono::steady_clock::time_point wait_started;
   int64_t calls = 0;
   std::chrono::microseconds waited{0};
+  std::function<void()> on_blocked;
+  bool keep_history = false;
+  LockHistory history;
+  bool holding = false;  // the write lock, as of the end of the last step
+  LockHold hold;         // the current hold while holding
+  bool wait_open = false;
+  SteadyTime wait_blocked;
 };
+
+bool WaitedFor(const LockHistory& waiter, const LockHistory& holder) {
+  for (const LockWait& w : waiter.waits) {
+    for (const LockHold& h : holder.held) {
+      const bool overlaps = w.blocked < h.released && w.resumed > h.acquire_started;
+      const bool resumed_after = w.resumed >= h.release_started;
+      if (overlaps && resumed_after) return true;
+    }
+  }
+  return false;
+}
 
 namespace {
 
@@ -52,6 +72,11 @@ int OnBusy(void* arg, int count) {
   }
   if (count == 0) {
     state->wait_started = now;
+    if (!state->wait_open) {
+      state->wait_open = true;
+      state->wait_blocked = now;
+      if (state->on_blocked) state->on_blocked();
+    }
     if (state->recorder != nullptr) {
       state->recorder->Note(state->instance, "wait", "write lock held by another connection",
                             "blocked");
@@ -120,9 +145,53 @@ void Connection::Rebind() {
 void Connection::Close() noexcept {
   cache_.clear();  // finalize before closing
   if (db_ != nullptr) {
+    StepMark mark = StepStarting();
     sqlite3_close_v2(db_);  // unfinalized statements keep it alive until they finish
     db_ = nullptr;
+    StepEnded(mark);  // an open transaction's lock goes with the handle
   }
+}
+
+void Connection::KeepLockHistory() {
+  busy_->keep_history = true;
+  busy_->holding = db_ != nullptr && sqlite3_txn_state(db_, nullptr) == SQLITE_TXN_WRITE;
+}
+
+LockHistory Connection::lock_history() const { return busy_->history; }
+
+void Connection::OnBlocked(std::function<void()> callback) { busy_->on_blocked = std::move(callback); }
+
+Connection::StepMark Connection::StepStarting() const {
+  StepMark mark;
+  if (busy_ && busy_->keep_history) {
+    mark.started = std::chrono::steady_clock::now();
+    mark.held_before = busy_->holding;
+  }
+  return mark;
+}
+
+void Connection::StepEnded(const StepMark& mark) {
+  if (!busy_) return;
+  BusyState& s = *busy_;
+  if (!s.wait_open && !s.keep_history) return;
+  SteadyTime now = std::chrono::steady_clock::now();
+  if (s.wait_open) {
+    s.wait_open = false;
+    if (s.keep_history) s.history.waits.push_back({s.wait_blocked, now});
+  }
+  if (!s.keep_history) return;
+  const bool holding = db_ != nullptr && sqlite3_txn_state(db_, nullptr) == SQLITE_TXN_WRITE;
+  if (holding && !mark.held_before) {
+    s.hold = LockHold{mark.started, now, {}, {}};
+    Note("lock", "write lock taken", "holding");
+  } else if (!holding && mark.held_before) {
+    s.hold.release_started = mark.started;
+    s.hold.released = now;
+    s.history.held.push_back(s.hold);
+    auto held = std::chrono::duration_cast<std::chrono::microseconds>(now - s.hold.acquired);
+    Note("lock", "write lock released", fmt::format("held {:.1f} ms", static_cast<double>(held.count()) / 1000.0));
+  }
+  s.holding = holding;
 }
 
 sqlite3* Connection::handle() const {

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 struct sqlite3;
 
@@ -56,6 +57,39 @@ struct BusyStats {
   std::chrono::microseconds waited{0};
 };
 
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// One stretch of this connection's transaction holding the write lock, on the steady clock
+// (CLOCK_MONOTONIC, shared by threads and by processes forked from one another). The lock
+// was taken during the statement that ran from acquire_started to acquired, and was free
+// again somewhere between release_started and released (the COMMIT or ROLLBACK step, or
+// the close that dropped the transaction).
+struct LockHold {
+  SteadyTime acquire_started;
+  SteadyTime acquired;
+  SteadyTime release_started;
+  SteadyTime released;
+};
+
+// One stretch of a statement blocked on a lock: from the busy handler's first call to the
+// statement's return.
+struct LockWait {
+  SteadyTime blocked;
+  SteadyTime resumed;
+};
+
+// What a connection kept of its locks (see Connection::KeepLockHistory).
+struct LockHistory {
+  std::vector<LockHold> held;
+  std::vector<LockWait> waits;
+};
+
+// True when some wait of `waiter` was blocked while `holder` held the write lock and went
+// on only after that hold ended: the wait overlaps the hold, and it resumed no earlier than
+// the step that released the lock began. A busy call that overlaps no hold of the holder
+// (WAL-index or checkpoint contention, another writer) does not count.
+bool WaitedFor(const LockHistory& waiter, const LockHistory& holder);
+
 class Connection {
  public:
   // Opens path; throws SqliteError when SQLite cannot open it.
@@ -81,6 +115,13 @@ class Connection {
   // True while a transaction is open on this connection.
   bool InTransaction() const;
   BusyStats busy() const;
+
+  // Keeps every write-lock hold and every blocked wait from now on (off by default: the
+  // bench and soak run millions of transactions). Kept across moves.
+  void KeepLockHistory();
+  LockHistory lock_history() const;
+  // Called (on this connection's thread) at the first busy-handler call of each wait.
+  void OnBlocked(std::function<void()> callback);
 
   // Every statement run through this connection is recorded in *recorder under the
   // given instance name. recorder may be null (no trace); it must outlive the connection.
@@ -110,6 +151,14 @@ class Connection {
 
  private:
   friend class Statement;
+  // Around every sqlite3_step: notes write-lock holds and closes an open wait (only while
+  // KeepLockHistory is on, apart from the wait).
+  struct StepMark {
+    SteadyTime started;
+    bool held_before = false;
+  };
+  StepMark StepStarting() const;
+  void StepEnded(const StepMark& mark);
   void Rebind();  // after a move: point the busy state and cached statements here
 
   sqlite3* db_ = nullptr;

@@ -78,7 +78,9 @@ int Statement::StepRaw() {
   dirty_ = true;
   if (first && connection_->gate() != nullptr) connection_->gate()->BeforeStatement(*connection_, sql());
   BusyStats before = connection_->busy();
+  Connection::StepMark mark = connection_->StepStarting();
   int rc = sqlite3_step(stmt_);
+  connection_->StepEnded(mark);
   // Read the extended code now: a later reset or rollback would replace it.
   last_code_ = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? 0 : sqlite3_extended_errcode(sqlite3_db_handle(stmt_));
   if (recorder != nullptr && first) {
