@@ -192,7 +192,7 @@ nlohmann::json LocksToJson(const LockHistory& h) {
     held.push_back({Ns(x.acquire_started), Ns(x.acquired), Ns(x.release_started), Ns(x.released)});
   }
   nlohmann::json waits = nlohmann::json::array();
-  for (const LockWait& w : h.waits) waits.push_back({Ns(w.blocked), Ns(w.resumed)});
+  for (const BlockedWait& w : h.waits) waits.push_back({Ns(w.blocked), Ns(w.resumed)});
   return {{"held", held}, {"waits", waits}};
 }
 

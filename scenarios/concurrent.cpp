@@ -49,7 +49,7 @@ void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair,
   for (const LockHold& h : pair.first.locks.held) held.push_back({at(h.acquired), at(h.released)});
   figures["firstLockHeldMs"] = held;
   nlohmann::ordered_json blocked = nlohmann::ordered_json::array();
-  for (const LockWait& w : pair.second.locks.waits) blocked.push_back({at(w.blocked), at(w.resumed)});
+  for (const BlockedWait& w : pair.second.locks.waits) blocked.push_back({at(w.blocked), at(w.resumed)});
   figures["secondBlockedMs"] = blocked;
 }
 

@@ -78,6 +78,11 @@ TEST_CASE("soak with the inbox: every order once, every entry acked, despite kil
   CHECK(r.other_errors == 0);
   CHECK(r.duplicates == 90);
   CHECK(r.restarts == r.kills);
+  // The kills happened, and some caught a consumer inside a transaction: a soak that never
+  // kills (or kills only between transactions) proves nothing.
+  CHECK(r.kills > 0);
+  CHECK(r.kills_mid_transaction > 0);
+  CHECK(r.kills_mid_transaction <= r.kills);
   // Every workload duplicate is skipped; a kill between commit and ack adds a skip.
   CHECK(r.broker.acked_skipped >= r.duplicates);
   CHECK(r.broker.acked_processed + r.broker.acked_skipped == 300);

@@ -90,6 +90,9 @@ class ConsumerHandler final : public StrategyHandler {
   }
   BusyStats busy() const override { return connection_.busy(); }
   TransactionCounts transactions() const override { return *counts_; }
+  void OnTransactionChange(std::function<void(bool open)> callback) override {
+    connection_.OnTransactionChange(std::move(callback));
+  }
 
  private:
   Consumer MakeConsumer() {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,8 @@ class StrategyHandler {
   virtual bool Handle(const OrderPlaced& m) = 0;
   virtual BusyStats busy() const = 0;
   virtual TransactionCounts transactions() const = 0;
+  // See Connection::OnTransactionChange; the raw baseline does not report.
+  virtual void OnTransactionChange(std::function<void(bool open)> /*callback*/) {}
 };
 
 // Opens a connection to db and returns the strategy's consumer on it.

@@ -34,6 +34,9 @@ constexpr int64_t kMaxErrors = 50;  // a consumer that keeps failing stops the r
 // each slot's last error text. The report itself is read from the database.
 struct Shared {
   std::atomic<int64_t> acked{0};
+  // Per slot: transactions its consumer has open (handler and broker connections), kept
+  // by the connections themselves; read after a kill to tell a death mid-transaction.
+  std::atomic<int> open_transactions[kMaxSlots] = {};
   char errors[kMaxSlots][256] = {};
 };
 
@@ -82,7 +85,10 @@ void SetUp(const DatabaseFile& db, const Workload& workload) {
   int code = 0;
   try {
     std::unique_ptr<StrategyHandler> handler = MakeHandler(options.strategy, db);
+    auto count_open = [shared, slot](bool open) { shared->open_transactions[slot].fetch_add(open ? 1 : -1); };
+    handler->OnTransactionChange(count_open);
     Connection broker_connection = db.Connect();
+    broker_connection.OnTransactionChange(count_open);
     DurableBroker broker(broker_connection, options.lease, static_cast<int64_t>(::getpid()));
     for (;;) {
       std::optional<Delivery> delivery = broker.Receive();
@@ -168,6 +174,7 @@ class Supervisor {
   void Start(size_t slot) {
     std::fflush(nullptr);
     const pid_t supervisor = ::getpid();
+    shared_->open_transactions[slot].store(0);  // before the fork: the child counts from 0
     pid_t pid = ::fork();
     if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     if (pid == 0) ConsumerMain(options_, db_, slot, supervisor, shared_);
@@ -221,6 +228,8 @@ class Supervisor {
     }
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
       report_.kills++;
+      // Read once the victim is dead: what it had open when it died.
+      if (shared_->open_transactions[slot].exchange(0) > 0) report_.kills_mid_transaction++;
       pids_[slot] = 0;
       Restart(slot);
     } else {

@@ -46,10 +46,12 @@ struct Connection::BusyState {
   LockHold hold;         // the current hold while holding
   bool wait_open = false;
   SteadyTime wait_blocked;
+  std::function<void(bool)> on_transaction;
+  bool in_transaction = false;
 };
 
 bool WaitedFor(const LockHistory& waiter, const LockHistory& holder) {
-  for (const LockWait& w : waiter.waits) {
+  for (const BlockedWait& w : waiter.waits) {
     for (const LockHold& h : holder.held) {
       const bool overlaps = w.blocked < h.released && w.resumed > h.acquire_started;
       const bool resumed_after = w.resumed >= h.release_started;
@@ -161,6 +163,11 @@ LockHistory Connection::lock_history() const { return busy_->history; }
 
 void Connection::OnBlocked(std::function<void()> callback) { busy_->on_blocked = std::move(callback); }
 
+void Connection::OnTransactionChange(std::function<void(bool open)> callback) {
+  busy_->on_transaction = std::move(callback);
+  busy_->in_transaction = db_ != nullptr && sqlite3_get_autocommit(db_) == 0;
+}
+
 Connection::StepMark Connection::StepStarting() const {
   StepMark mark;
   if (busy_ && busy_->keep_history) {
@@ -173,6 +180,13 @@ Connection::StepMark Connection::StepStarting() const {
 void Connection::StepEnded(const StepMark& mark) {
   if (!busy_) return;
   BusyState& s = *busy_;
+  if (s.on_transaction) {
+    const bool open = db_ != nullptr && sqlite3_get_autocommit(db_) == 0;
+    if (open != s.in_transaction) {
+      s.in_transaction = open;
+      s.on_transaction(open);
+    }
+  }
   if (!s.wait_open && !s.keep_history) return;
   SteadyTime now = std::chrono::steady_clock::now();
   if (s.wait_open) {

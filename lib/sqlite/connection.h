@@ -73,7 +73,7 @@ struct LockHold {
 
 // One stretch of a statement blocked on a lock: from the busy handler's first call to the
 // statement's return.
-struct LockWait {
+struct BlockedWait {
   SteadyTime blocked;
   SteadyTime resumed;
 };
@@ -81,7 +81,7 @@ struct LockWait {
 // What a connection kept of its locks (see Connection::KeepLockHistory).
 struct LockHistory {
   std::vector<LockHold> held;
-  std::vector<LockWait> waits;
+  std::vector<BlockedWait> waits;
 };
 
 // True when some wait of `waiter` was blocked while `holder` held the write lock and went
@@ -122,6 +122,9 @@ class Connection {
   LockHistory lock_history() const;
   // Called (on this connection's thread) at the first busy-handler call of each wait.
   void OnBlocked(std::function<void()> callback);
+  // Called after a step or close that opened (true) or ended (false) a transaction: from
+  // BEGIN's return to COMMIT's or ROLLBACK's return, the connection is in a transaction.
+  void OnTransactionChange(std::function<void(bool open)> callback);
 
   // Every statement run through this connection is recorded in *recorder under the
   // given instance name. recorder may be null (no trace); it must outlive the connection.
