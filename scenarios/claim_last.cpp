@@ -21,8 +21,10 @@ nlohmann::json ReportToJson(const ClaimLastReport& r) {
           {"rolledBack", r.rolled_back}};
 }
 
-// Where the busy handler ran during the instance's transaction.
-std::string WaitedAt(const nlohmann::json& report) {
+// Where the instance waited for the first's lock: nowhere unless it did (the lock
+// intervals, PairOutcome::SecondWaited), then the statement whose busy handler ran.
+std::string WaitedAt(const nlohmann::json& report, bool waited) {
+  if (!waited) return "nowhere";
   if (report["stockUpdateBusyCalls"].get<int64_t>() > 0) return "stock update";
   if (report["claimBusyCalls"].get<int64_t>() > 0) return "inbox insert";
   return "nowhere";
@@ -54,7 +56,7 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["staggerMs"] = env.options.stagger.count();
   out.figures["processed"] = {pair.first_processed, pair.second_processed};
   out.figures["reserved"] = after.reserved;
-  out.figures["secondWaitedAt"] = WaitedAt(b);
+  out.figures["secondWaitedAt"] = WaitedAt(b, pair.SecondWaited());
   out.figures["secondStockUpdateChanges"] = b["stockUpdateChanges"];
   out.figures["secondReservedInside"] = b["reservedInside"];
   out.figures["secondRolledBack"] = b["rolledBack"];
@@ -63,7 +65,7 @@ Outcome Run(ScenarioEnv& env) {
       "{}two copies at once -> processed: {}, {}; {} reserved: {}; second waited at: {}; its "
       "update changed {} ({} reserved {} inside its transaction), then {}",
       TagColumn("claim-last"), CsBool(pair.first_processed), CsBool(pair.second_processed),
-      after.title, after.reserved, WaitedAt(b), Rows(b["stockUpdateChanges"].get<int64_t>()),
+      after.title, after.reserved, WaitedAt(b, pair.SecondWaited()), Rows(b["stockUpdateChanges"].get<int64_t>()),
       after.title, b["reservedInside"].get<int64_t>(),
       b["rolledBack"].get<bool>() ? "rolled back" : "committed");
   return out;

@@ -2,6 +2,8 @@
 // claim-last): run the inbox pair, and read who waited for whom from the lock intervals.
 #pragma once
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "instances.h"
@@ -28,9 +30,11 @@ PairTiming TimingFrom(const RunOptions& options);
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
                          const OrderPlaced& second_message);
 
-// secondWaited, waitMs, busyRetries, secondMs, firstMs, firstLockHeldMs [from, to],
-// secondBlockedMs [[from, to], ...] (milliseconds since the trace's origin).
-void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair, nlohmann::ordered_json& figures);
+// secondWaited, waitMs, busyRetries, secondMs, firstMs, firstLockHeldMs [[from, to], ...],
+// secondBlockedMs [[from, to], ...] (milliseconds since the trace's origin); with a prefix
+// ("differentBooks"): differentBooksSecondWaited, ...
+void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair, nlohmann::ordered_json& figures,
+                    const std::string& prefix = "");
 
 // The secondWaited expectation for these options: by construction (instances.h), the second
 // waits exactly when it is released before the first goes on.

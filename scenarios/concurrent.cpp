@@ -3,6 +3,7 @@
 // then fails on the primary key once the first commits.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 
 #include "common.h"
@@ -36,21 +37,26 @@ PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
   return out;
 }
 
-void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair,
-                    nlohmann::ordered_json& figures) {
+void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair, nlohmann::ordered_json& figures,
+                    const std::string& prefix) {
+  auto key = [&prefix](std::string name) {
+    if (prefix.empty()) return name;
+    name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+    return prefix + name;
+  };
   auto ms = [](std::chrono::microseconds us) { return static_cast<double>(us.count()) / 1000.0; };
   auto at = [&env](SteadyTime t) { return std::round(MsSinceOrigin(env, t) * 10.0) / 10.0; };
-  figures["secondWaited"] = pair.SecondWaited();
-  figures["waitMs"] = std::lround(ms(pair.second.busy.waited));
-  figures["busyRetries"] = pair.second.busy.calls;
-  figures["secondMs"] = std::lround(ms(pair.second.elapsed));
-  figures["firstMs"] = std::lround(ms(pair.first.elapsed));
+  figures[key("secondWaited")] = pair.SecondWaited();
+  figures[key("waitMs")] = std::lround(ms(pair.second.busy.waited));
+  figures[key("busyRetries")] = pair.second.busy.calls;
+  figures[key("secondMs")] = std::lround(ms(pair.second.elapsed));
+  figures[key("firstMs")] = std::lround(ms(pair.first.elapsed));
   nlohmann::ordered_json held = nlohmann::ordered_json::array();
   for (const LockHold& h : pair.first.locks.held) held.push_back({at(h.acquired), at(h.released)});
-  figures["firstLockHeldMs"] = held;
+  figures[key("firstLockHeldMs")] = held;
   nlohmann::ordered_json blocked = nlohmann::ordered_json::array();
   for (const BlockedWait& w : pair.second.locks.waits) blocked.push_back({at(w.blocked), at(w.resumed)});
-  figures["secondBlockedMs"] = blocked;
+  figures[key("secondBlockedMs")] = blocked;
 }
 
 nlohmann::ordered_json ExpectedWait(const RunOptions& o) {
