@@ -28,6 +28,11 @@ std::string Plural(int64_t n, const char* word) {
 // started (the frames present at fork are someone else's) and an uncommitted tail.
 std::string DescribeWal(const WalFile& now, const WalFile& at_fork, pid_t pid) {
   if (!now.exists) return fmt::format("no WAL file: pid {} left nothing in a log", pid);
+  if (now.bytes == 0) {
+    return fmt::format("empty WAL: no frame of pid {} is in the log, so the next open sees none of "
+                       "its work",
+                       pid);
+  }
   if (!now.header_valid) {
     return fmt::format("WAL of {} bytes with no valid header: the next open replays none of it",
                        now.bytes);
