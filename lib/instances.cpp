@@ -1,5 +1,6 @@
 #include "instances.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -223,6 +224,9 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const InstanceTask&
     pid_t pid = ::fork();
     if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     if (pid == 0) {
+      // The other instance may be gone when this one writes its last event: a failed write
+      // is ignored (WriteAll), never a SIGPIPE death.
+      ::signal(SIGPIPE, SIG_IGN);
       ::close(fds[0]);
       for (const Child& c : children) {
         if (c.fd >= 0) ::close(c.fd);

@@ -168,8 +168,9 @@ void Connection::OnTransactionChange(std::function<void(bool open)> callback) {
   busy_->in_transaction = db_ != nullptr && sqlite3_get_autocommit(db_) == 0;
 }
 
-Connection::StepMark Connection::StepStarting() const {
+Connection::StepMark Connection::StepStarting() {
   StepMark mark;
+  if (busy_) busy_->wait_open = false;  // a wait belongs to the step it happened in
   if (busy_ && busy_->keep_history) {
     mark.started = std::chrono::steady_clock::now();
     mark.held_before = busy_->holding;
@@ -227,7 +228,9 @@ void Connection::Exec(std::string_view sql) {
 
 void Connection::ExecScript(const std::string& sql) {
   char* message = nullptr;
+  StepMark mark = StepStarting();
   int rc = sqlite3_exec(handle(), sql.c_str(), nullptr, nullptr, &message);
+  StepEnded(mark);  // its waits and lock changes count like a statement's
   if (rc != SQLITE_OK) {
     std::string text = message ? message : sqlite3_errstr(rc);
     sqlite3_free(message);

@@ -160,7 +160,7 @@ class Connection {
     SteadyTime started;
     bool held_before = false;
   };
-  StepMark StepStarting() const;
+  StepMark StepStarting();
   void StepEnded(const StepMark& mark);
   void Rebind();  // after a move: point the busy state and cached statements here
 
