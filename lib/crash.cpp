@@ -1,5 +1,6 @@
 #include "crash.h"
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,8 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "pipe_io.h"
@@ -29,9 +28,10 @@ std::string Plural(int64_t n, const char* word) {
 std::string DescribeWal(const WalFile& now, const WalFile& at_fork, pid_t pid) {
   if (!now.exists) return fmt::format("no WAL file: pid {} left nothing in a log", pid);
   if (now.bytes == 0) {
-    return fmt::format("empty WAL: no frame of pid {} is in the log, so the next open sees none of "
-                       "its work",
-                       pid);
+    return fmt::format(
+        "empty WAL: no frame of pid {} is in the log, so the next open sees none of "
+        "its work",
+        pid);
   }
   if (!now.header_valid) {
     return fmt::format("WAL of {} bytes with no valid header: the next open replays none of it",
@@ -45,12 +45,14 @@ std::string DescribeWal(const WalFile& now, const WalFile& at_fork, pid_t pid) {
       now.bytes, Plural(now.valid_frames, "frame"), pid, Plural(commits, "commit frame"),
       commits == 0 ? std::string("none") : Plural(commits, "committed transaction"));
   if (tail > 0) {
-    what += fmt::format("; {} after the last commit frame (its unfinished transaction) are "
-                        "discarded",
-                        Plural(tail, "frame"));
+    what += fmt::format(
+        "; {} after the last commit frame (its unfinished transaction) are "
+        "discarded",
+        Plural(tail, "frame"));
   } else {
-    what += "; no frame after the last commit frame: its unfinished work, if any, never reached "
-            "the log";
+    what +=
+        "; no frame after the last commit frame: its unfinished work, if any, never reached "
+        "the log";
   }
   return what;
 }
@@ -65,10 +67,10 @@ std::string DescribeJournal(const JournalFile& journal, pid_t pid, bool removed)
         "finishes it just before changing the database file): the next open ignores it",
         journal.bytes, pid);
   }
-  return fmt::format("hot journal of {} bytes left by pid {} ({} of original pages): {}",
-                     journal.bytes, pid, Plural(journal.page_records, "image"),
-                     removed ? "rolled back and removed by the next open"
-                             : "rolled back by the next open");
+  return fmt::format(
+      "hot journal of {} bytes left by pid {} ({} of original pages): {}", journal.bytes, pid,
+      Plural(journal.page_records, "image"),
+      removed ? "rolled back and removed by the next open" : "rolled back by the next open");
 }
 
 // Opens the next connection after a process died, as SQLite's recovery needs, and notes

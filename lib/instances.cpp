@@ -1,5 +1,6 @@
 #include "instances.h"
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <cstring>
 #include <exception>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "crash.h"
 #include "pipe_io.h"
@@ -304,7 +303,8 @@ std::vector<InstanceResult> RunInstancePair(ScenarioEnv& env, const InstanceTask
 
 double MsSinceOrigin(const ScenarioEnv& env, SteadyTime t) {
   return static_cast<double>(
-             std::chrono::duration_cast<std::chrono::microseconds>(t - env.recorder.origin()).count()) /
+             std::chrono::duration_cast<std::chrono::microseconds>(t - env.recorder.origin())
+                 .count()) /
          1000.0;
 }
 

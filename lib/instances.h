@@ -16,10 +16,9 @@
 
 #include <chrono>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "hooks.h"
 #include "scenario.h"

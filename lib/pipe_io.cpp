@@ -1,13 +1,12 @@
 #include "pipe_io.h"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace dedupsim {
 

@@ -1,11 +1,12 @@
 // claim-last: the post's second experiment. The inbox consumer updates the stock first
 // and claims the key last. Two copies at once still end with one reservation, but the
 // second copy waits at its stock update and does that update before it is turned away.
+#include "consumers/claim_last.h"
+
 #include <fmt/format.h>
 
 #include "common.h"
 #include "concurrency.h"
-#include "consumers/claim_last.h"
 #include "instances.h"
 #include "scenarios.h"
 
@@ -65,8 +66,8 @@ Outcome Run(ScenarioEnv& env) {
       "{}two copies at once -> processed: {}, {}; {} reserved: {}; second waited at: {}; its "
       "update changed {} ({} reserved {} inside its transaction), then {}",
       TagColumn("claim-last"), CsBool(pair.first_processed), CsBool(pair.second_processed),
-      after.title, after.reserved, WaitedAt(b, pair.SecondWaited()), Rows(b["stockUpdateChanges"].get<int64_t>()),
-      after.title, b["reservedInside"].get<int64_t>(),
+      after.title, after.reserved, WaitedAt(b, pair.SecondWaited()),
+      Rows(b["stockUpdateChanges"].get<int64_t>()), after.title, b["reservedInside"].get<int64_t>(),
       b["rolledBack"].get<bool>() ? "rolled back" : "committed");
   return out;
 }

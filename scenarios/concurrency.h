@@ -2,9 +2,8 @@
 // claim-last): run the inbox pair, and read who waited for whom from the lock intervals.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "instances.h"
 #include "message.h"
@@ -33,8 +32,8 @@ PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
 // secondWaited, waitMs, busyRetries, secondMs, firstMs, firstLockHeldMs [[from, to], ...],
 // secondBlockedMs [[from, to], ...] (milliseconds since the trace's origin); with a prefix
 // ("differentBooks"): differentBooksSecondWaited, ...
-void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair, nlohmann::ordered_json& figures,
-                    const std::string& prefix = "");
+void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair,
+                    nlohmann::ordered_json& figures, const std::string& prefix = "");
 
 // The secondWaited expectation for these options: by construction (instances.h), the second
 // waits exactly when it is released before the first goes on.

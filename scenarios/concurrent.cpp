@@ -37,8 +37,8 @@ PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
   return out;
 }
 
-void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair, nlohmann::ordered_json& figures,
-                    const std::string& prefix) {
+void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair,
+                    nlohmann::ordered_json& figures, const std::string& prefix) {
   auto key = [&prefix](std::string name) {
     if (prefix.empty()) return name;
     name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
@@ -55,7 +55,8 @@ void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair, nlohmann::o
   for (const LockHold& h : pair.first.locks.held) held.push_back({at(h.acquired), at(h.released)});
   figures[key("firstLockHeldMs")] = held;
   nlohmann::ordered_json blocked = nlohmann::ordered_json::array();
-  for (const BlockedWait& w : pair.second.locks.waits) blocked.push_back({at(w.blocked), at(w.resumed)});
+  for (const BlockedWait& w : pair.second.locks.waits)
+    blocked.push_back({at(w.blocked), at(w.resumed)});
   figures[key("secondBlockedMs")] = blocked;
 }
 

@@ -17,7 +17,8 @@ namespace {
 StockItem AddBook(ScenarioEnv& env, const std::string& title) {
   StockItem book{env.ids.Next(), title, 10, 0};
   Connection connection = env.db.Connect();
-  connection.Prepare("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, ?3, ?4)")
+  connection
+      .Prepare("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, ?3, ?4)")
       .Bind(1, book.book_id)
       .Bind(2, book.title)
       .Bind(3, book.on_hand)
@@ -75,20 +76,31 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 const Scenario kConcurrentDifferentScenario{
     .name = "concurrent-different",
     .tag = "inbox",
-    .summary = "two different messages at once, same book and different books: SQLite makes the second wait both times (one writer per file)",
+    .summary =
+        "two different messages at once, same book and different books: SQLite makes the second "
+        "wait both times (one writer per file)",
     .in_post = false,
     .traits = kHasInstances | kHasHold,
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "The same timing as concurrent, but the two instances handle two different messages, so there is no key to fight over. It runs twice: both orders for the same book (Dune), then one for Dune and one for another book (Emma).\n"
+        "The same timing as concurrent, but the two instances handle two different messages, so "
+        "there is no key to fight over. It runs twice: both orders for the same book (Dune), then "
+        "one for Dune and one for another book (Emma).\n"
         "\n"
-        "SQLite allows one writer per database file: both times, B's first INSERT waits for A's whole transaction, however unrelated the rows. Both messages are processed in the end.\n"
+        "SQLite allows one writer per database file: both times, B's first INSERT waits for A's "
+        "whole transaction, however unrelated the rows. Both messages are processed in the end.\n"
         "\n"
-        "A row-locking database (SQL Server, PostgreSQL) differs, and not the way one might hope: measured on PostgreSQL 15, B's Inbox INSERT of a different MessageId does not wait, but when both orders are for Dune, B's stock UPDATE waits on Dune's row lock until A commits. Only orders for different books do not wait at all. Throughput comes from short transactions either way.",
-    .hook_points = "BeforeCommit: instance A holds its open transaction there for --hold-ms (in both pairs)",
+        "A row-locking database (SQL Server, PostgreSQL) differs, and not the way one might hope: "
+        "measured on PostgreSQL 15, B's Inbox INSERT of a different MessageId does not wait, but "
+        "when both orders are for Dune, B's stock UPDATE waits on Dune's row lock until A commits. "
+        "Only orders for different books do not wait at all. Throughput comes from short "
+        "transactions either way.",
+    .hook_points =
+        "BeforeCommit: instance A holds its open transaction there for --hold-ms (in both pairs)",
     .try_next =
-        "Run the instances as separate processes; the database lock works across them the same way:\n"
+        "Run the instances as separate processes; the database lock works across them the same "
+        "way:\n"
         "  dedupsim run concurrent-different --instances processes --trace",
 };
 

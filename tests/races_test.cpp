@@ -71,7 +71,8 @@ int CountLines(const char* name, const RunOptions& options, const std::string& l
     if (r.outcome.line == line && r.differences.empty()) {
       matched++;
     } else {
-      UNSCOPED_INFO(name << " run " << i << ": " << r.outcome.line << " " << r.outcome.figures.dump());
+      UNSCOPED_INFO(name << " run " << i << ": " << r.outcome.line << " "
+                         << r.outcome.figures.dump());
     }
   }
   return matched;
@@ -101,7 +102,8 @@ TEST_CASE("a second copy started after the first committed never waited for it",
     REQUIRE(r.outcome.figures["secondWaited"] == false);
     // Every blocked stretch of B lies after A's hold ended.
     double held_until = r.outcome.figures["firstLockHeldMs"].back()[1].get<double>();
-    for (const auto& w : r.outcome.figures["secondBlockedMs"]) CHECK(w[0].get<double>() >= held_until);
+    for (const auto& w : r.outcome.figures["secondBlockedMs"])
+      CHECK(w[0].get<double>() >= held_until);
   }
 }
 
@@ -155,9 +157,9 @@ TEST_CASE("races follow the options under a CPU hog", "[races][hog]") {
 TEST_CASE("the trace's waited time is the wait that happened, in every view", "[races][cli]") {
   dedupsim::testing::TempDir dir;
   std::string svg_path = dir.File("t.svg");
-  auto r = dedupsim::testing::RunCli({"run", "concurrent", "--format", "json", "--trace", "--diagram",
-                                      "mermaid", "--timeline", svg_path, "--hold-ms", "150",
-                                      "--stagger-ms", "20", "--check"});
+  auto r = dedupsim::testing::RunCli({"run", "concurrent", "--format", "json", "--trace",
+                                      "--diagram", "mermaid", "--timeline", svg_path, "--hold-ms",
+                                      "150", "--stagger-ms", "20", "--check"});
   REQUIRE(r.exit_code == 0);
   auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["secondWaited"] == true);
@@ -183,8 +185,8 @@ TEST_CASE("the trace's waited time is the wait that happened, in every view", "[
 // Mutation caught: --check that never exits 1 (differences ignored, or the exit status
 // dropped). The hidden test-only option compares with another --hold-ms's expectation.
 TEST_CASE("run --check exits 1 when the run does not meet the expectation", "[races][cli]") {
-  auto r = dedupsim::testing::RunCli({"run", "concurrent", "--check", "--hold-ms", "0",
-                                      "--test-only-expect-hold-ms", "200"});
+  auto r = dedupsim::testing::RunCli(
+      {"run", "concurrent", "--check", "--hold-ms", "0", "--test-only-expect-hold-ms", "200"});
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("second waited for the first: False") != std::string::npos);
   CHECK(r.err.find("dedupsim: check failed: concurrent: secondWaited is false, expected true") !=

@@ -20,7 +20,9 @@ using dedupsim::testing::TempDir;
 
 namespace {
 
-bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // A child that commits `commits` stock updates, then (open) begins one more and writes in
 // it, then is killed at its crash point. Returns the recover note and the Reserved total
@@ -74,18 +76,23 @@ const DatabaseSettings kJournal{.journal = JournalMode::kDelete};
 TEST_CASE("WAL: the recover note counts the dead process's commit frames", "[recovery]") {
   Death none = KillAfter(kWal, 0, true);
   INFO(none.note);
-  CHECK((Has(none.note, "wrote 0 commit frames since it started, so the next open sees none of its work") ||
+  CHECK((Has(none.note,
+             "wrote 0 commit frames since it started, so the next open sees none of its work") ||
          Has(none.note, "empty WAL: no frame of pid")));
   CHECK(none.reserved == 0);
 
   Death committed = KillAfter(kWal, 1, false);
   INFO(committed.note);
-  CHECK(Has(committed.note, "wrote 1 commit frame since it started, so the next open sees 1 committed transaction of its work"));
+  CHECK(Has(committed.note,
+            "wrote 1 commit frame since it started, so the next open sees 1 committed transaction "
+            "of its work"));
   CHECK(committed.reserved == 1);
 
   Death mid = KillAfter(kWal, 2, true);
   INFO(mid.note);
-  CHECK(Has(mid.note, "wrote 2 commit frames since it started, so the next open sees 2 committed transactions of its work"));
+  CHECK(Has(mid.note,
+            "wrote 2 commit frames since it started, so the next open sees 2 committed "
+            "transactions of its work"));
   CHECK(mid.reserved == 2);
 }
 
@@ -94,7 +101,8 @@ TEST_CASE("WAL: the recover note counts the dead process's commit frames", "[rec
 TEST_CASE("rollback journal: hot or not, read from the header", "[recovery]") {
   Death none = KillAfter(kJournal, 0, true);
   INFO(none.note);
-  CHECK(Has(none.note, "is not hot"));  // synchronous on: the header is finished only before the db changes
+  CHECK(Has(none.note,
+            "is not hot"));  // synchronous on: the header is finished only before the db changes
   CHECK(none.reserved == 0);
 
   Death committed = KillAfter(kJournal, 1, false);
@@ -108,7 +116,8 @@ TEST_CASE("rollback journal: hot or not, read from the header", "[recovery]") {
   CHECK(mid.reserved == 1);
 
   // synchronous=OFF writes the header at once: the journal is hot and rolled back.
-  Death hot = KillAfter(DatabaseSettings{.journal = JournalMode::kDelete, .synchronous = Synchronous::kOff}, 1, true);
+  Death hot = KillAfter(
+      DatabaseSettings{.journal = JournalMode::kDelete, .synchronous = Synchronous::kOff}, 1, true);
   INFO(hot.note);
   CHECK(Has(hot.note, "hot journal of"));
   CHECK(Has(hot.note, "rolled back"));
@@ -122,7 +131,9 @@ TEST_CASE("ReadWal: commit frames, an uncommitted tail, and a broken checksum", 
   std::string path = dir.File("w.db");
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  auto exec = [&](const char* sql) { REQUIRE(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK); };
+  auto exec = [&](const char* sql) {
+    REQUIRE(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+  };
   exec("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; PRAGMA cache_size=2;");
   exec("CREATE TABLE t(x BLOB)");
   exec("INSERT INTO t VALUES (randomblob(100))");
@@ -132,7 +143,9 @@ TEST_CASE("ReadWal: commit frames, an uncommitted tail, and a broken checksum", 
   CHECK(two.tail_frames == 0);
   // A transaction larger than the cache spills frames into the log before its commit.
   exec("BEGIN");
-  exec("INSERT INTO t SELECT randomblob(3000) FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<40) SELECT i FROM n)");
+  exec(
+      "INSERT INTO t SELECT randomblob(3000) FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL "
+      "SELECT i+1 FROM n WHERE i<40) SELECT i FROM n)");
   std::filesystem::copy_file(path + "-wal", dir.File("copy-wal"));
   exec("ROLLBACK");
   sqlite3_close(db);
@@ -153,7 +166,8 @@ TEST_CASE("ReadWal: commit frames, an uncommitted tail, and a broken checksum", 
 }
 
 // The issue's reproduction: check-then-process's stock update committed before the kill.
-TEST_CASE("check-then-process --crash-mode kill reports the committed stock update", "[recovery][cli]") {
+TEST_CASE("check-then-process --crash-mode kill reports the committed stock update",
+          "[recovery][cli]") {
   CliResult r = RunCli({"run", "check-then-process", "--crash-mode", "kill", "--trace"});
   CHECK(r.exit_code == 0);
   INFO(r.err);

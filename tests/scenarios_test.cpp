@@ -109,14 +109,14 @@ TEST_CASE("concurrent: with no hold, the second copy does not wait", "[scenarios
   CHECK(r.differences.empty());
 }
 
-TEST_CASE("concurrent-different: the second message still waits, same book or not",
-          "[scenarios]") {
+TEST_CASE("concurrent-different: the second message still waits, same book or not", "[scenarios]") {
   RunOptions o;
   o.hold = std::chrono::milliseconds(200);
   o.stagger = std::chrono::milliseconds(50);
   auto r = Run("concurrent-different", o);
   CHECK(r.outcome.line ==
-        "[inbox]              two different messages at once -> same book: processed: True, True; Dune "
+        "[inbox]              two different messages at once -> same book: processed: True, True; "
+        "Dune "
         "reserved: 4; second waited for the first: True; different books: processed: True, True; "
         "Dune reserved: 2, Emma reserved: 2; second waited for the first: True");
   CHECK(r.differences.empty());

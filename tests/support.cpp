@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <stdexcept>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -166,7 +165,8 @@ std::vector<std::string> SplitLines(const std::string& text) {
 std::vector<std::string> PostLines() {
   std::vector<std::string> lines = SplitLines(ReadFile(DEDUPSIM_POST_LINES));
   if (lines.size() != 6) {
-    throw std::runtime_error(std::string("expected the post's six lines in ") + DEDUPSIM_POST_LINES);
+    throw std::runtime_error(std::string("expected the post's six lines in ") +
+                             DEDUPSIM_POST_LINES);
   }
   return lines;
 }

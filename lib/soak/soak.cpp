@@ -85,7 +85,9 @@ void SetUp(const DatabaseFile& db, const Workload& workload) {
   int code = 0;
   try {
     std::unique_ptr<StrategyHandler> handler = MakeHandler(options.strategy, db);
-    auto count_open = [shared, slot](bool open) { shared->open_transactions[slot].fetch_add(open ? 1 : -1); };
+    auto count_open = [shared, slot](bool open) {
+      shared->open_transactions[slot].fetch_add(open ? 1 : -1);
+    };
     handler->OnTransactionChange(count_open);
     Connection broker_connection = db.Connect();
     broker_connection.OnTransactionChange(count_open);

@@ -55,9 +55,10 @@ std::string FormatSoakReport(const SoakReport& r) {
       o.consumers, o.consumers == 1 ? "" : "es", o.kill_every.count(), o.lease.count(),
       ToString(o.settings.journal), ToString(o.settings.synchronous));
   out += fmt::format(
-      "kills {} ({} with a transaction open), restarts {}, deliveries {}, redeliveries {}, acked {} of {}\n",
-                     r.kills, r.kills_mid_transaction, r.restarts, r.broker.deliveries, r.broker.redeliveries,
-                     r.broker.acked, r.broker.entries);
+      "kills {} ({} with a transaction open), restarts {}, deliveries {}, redeliveries {}, acked "
+      "{} of {}\n",
+      r.kills, r.kills_mid_transaction, r.restarts, r.broker.deliveries, r.broker.redeliveries,
+      r.broker.acked, r.broker.entries);
   out += fmt::format("duplicates skipped {}, reserved {} of {}: lost {}, doubled {}\n",
                      r.broker.acked_skipped, r.check.reserved, r.check.expected_reserved,
                      r.check.lost, r.check.doubled);

@@ -1,11 +1,10 @@
 #include "sqlite/connection.h"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <thread>
-
-#include <fmt/format.h>
 #include <utility>
 
 #include "sqlite/error.h"
@@ -161,7 +160,9 @@ void Connection::KeepLockHistory() {
 
 LockHistory Connection::lock_history() const { return busy_->history; }
 
-void Connection::OnBlocked(std::function<void()> callback) { busy_->on_blocked = std::move(callback); }
+void Connection::OnBlocked(std::function<void()> callback) {
+  busy_->on_blocked = std::move(callback);
+}
 
 void Connection::OnTransactionChange(std::function<void(bool open)> callback) {
   busy_->on_transaction = std::move(callback);
@@ -204,7 +205,8 @@ void Connection::StepEnded(const StepMark& mark) {
     s.hold.released = now;
     s.history.held.push_back(s.hold);
     auto held = std::chrono::duration_cast<std::chrono::microseconds>(now - s.hold.acquired);
-    Note("lock", "write lock released", fmt::format("held {:.1f} ms", static_cast<double>(held.count()) / 1000.0));
+    Note("lock", "write lock released",
+         fmt::format("held {:.1f} ms", static_cast<double>(held.count()) / 1000.0));
   }
   s.holding = holding;
 }

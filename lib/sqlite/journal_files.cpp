@@ -86,13 +86,15 @@ WalFile ReadWal(const std::string& path) {
 
 int64_t CommitsSince(const WalFile& now, const WalFile& before) {
   if (!now.header_valid) return 0;
-  const bool same_log = before.header_valid && before.salt1 == now.salt1 && before.salt2 == now.salt2;
+  const bool same_log =
+      before.header_valid && before.salt1 == now.salt1 && before.salt2 == now.salt2;
   return same_log ? now.commits - before.commits : now.commits;
 }
 
 int64_t TailSince(const WalFile& now, const WalFile& before) {
   if (!now.header_valid) return 0;
-  const bool same_log = before.header_valid && before.salt1 == now.salt1 && before.salt2 == now.salt2;
+  const bool same_log =
+      before.header_valid && before.salt1 == now.salt1 && before.salt2 == now.salt2;
   int64_t first_new = same_log ? before.valid_frames : 0;
   int64_t tail_start = std::max(now.committed_frames, first_new);
   return std::max<int64_t>(0, now.valid_frames - tail_start);
@@ -112,7 +114,8 @@ JournalFile ReadJournal(const std::string& path) {
   uint32_t sector = Big32(&b[20]);
   uint32_t page_size = Big32(&b[24]);
   if (sector < 28 || page_size < 512) return journal;
-  if (b.size() > sector) journal.page_records = static_cast<int64_t>((b.size() - sector) / (page_size + 8));
+  if (b.size() > sector)
+    journal.page_records = static_cast<int64_t>((b.size() - sector) / (page_size + 8));
   return journal;
 }
 

@@ -44,7 +44,7 @@ struct JournalFile {
   // SQLite's test, less the lock (the writer is dead): not empty, first byte not zero. With
   // synchronous on, SQLite zeroes the magic until just before it changes the database file.
   bool hot = false;
-  int64_t page_records = 0;   // original page images after the header, by the file's size
+  int64_t page_records = 0;  // original page images after the header, by the file's size
 };
 
 JournalFile ReadJournal(const std::string& path);
