@@ -323,3 +323,24 @@ TEST_CASE("the search finds exactly the schedules brute force finds", "[explore]
     CHECK(counts == cell.counts);
   }
 }
+
+TEST_CASE("optimistic-email sends twice under the concurrent fault; email never does",
+          "[explore][matrix]") {
+  const CellResult& optimistic = Cell("optimistic-email", "concurrent");
+  CHECK(Count(optimistic.counts, Outcome::kTwice) > 0);
+  REQUIRE(optimistic.shortest);
+  CHECK(optimistic.shortest->outcome == Outcome::kTwice);
+  CHECK(Count(Cell("email", "concurrent").counts, Outcome::kTwice) == 0);
+  // A duplicate that comes later finds the committed row: one email.
+  CHECK(CellLabel(Cell("optimistic-email", "duplicate")) == "once");
+  CHECK(CellLabel(Cell("optimistic-email", "lost-ack")) == "once");
+}
+
+TEST_CASE("the claim-last row runs the lesson's consumer, reporting read included",
+          "[explore][matrix]") {
+  // lib/consumers/claim_last.h reads Reserved inside its transaction: that read is a step
+  // of the row, so the row can only be the lesson's consumer.
+  const CellResult& crash = Cell("claim-last", "crash");
+  CHECK(Count(Variant(crash, "crash at SELECT StockItems").counts, Outcome::kOnce) == 1);
+  CHECK(crash.schedules == 6);
+}
