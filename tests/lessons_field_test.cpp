@@ -7,6 +7,9 @@
 #include "scenarios.h"
 
 using namespace dedupsim;
+using dedupsim::testing::CliResult;
+using dedupsim::testing::ReadFile;
+using dedupsim::testing::RunCli;
 using dedupsim::testing::RunLesson;
 using Json = nlohmann::ordered_json;
 
@@ -321,4 +324,43 @@ TEST_CASE("bounded-store: after N others the duplicate gets through", "[lessons]
   CHECK(again.differences.empty());
   CHECK(again.figures()["evicted"]["othersBetween"] == 5);
   CHECK(again.figures()["evicted"]["reserved"] == 14);
+}
+
+// --- the command line ---
+
+TEST_CASE("run: --lock-max-age and --store-size change the figures, and fit only their lesson",
+          "[lessons][field][cli]") {
+  CliResult lease = RunCli({"run", "orphan-claim", "--lock-max-age", "2m", "--check", "--format",
+                            "json"});
+  REQUIRE(lease.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(lease.out);
+  CHECK(j["lockMaxAge"] == "2m");
+  CHECK(j["paused"]["emailsSent"] == 1);
+
+  CliResult store = RunCli({"run", "bounded-store", "--store-size", "2", "--check"});
+  CHECK(store.exit_code == 0);
+  CHECK(store.out.find("room for 2 keys -> 2 other messages between") != std::string::npos);
+
+  CliResult misfit = RunCli({"run", "inbox", "--lock-max-age", "5s"});
+  CHECK(misfit.exit_code == 2);
+  CHECK(misfit.err.find("--lock-max-age does not apply to scenario 'inbox'") != std::string::npos);
+  CliResult bad = RunCli({"run", "orphan-claim", "--lock-max-age", "500ms"});
+  CHECK(bad.exit_code == 2);
+  CliResult misfit_store = RunCli({"run", "poison-message", "--store-size", "4"});
+  CHECK(misfit_store.exit_code == 2);
+}
+
+TEST_CASE("run: --max-deliveries changes the poison message's attempts end to end",
+          "[lessons][field][cli]") {
+  CliResult r = RunCli({"run", "poison-message", "--max-deliveries", "4", "--check"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("attempts: 4, dead-lettered: 1") != std::string::npos);
+}
+
+TEST_CASE("docs/README.md lists every scenario under a theme", "[lessons][field][docs]") {
+  const std::string index = ReadFile(std::string(DEDUPSIM_SOURCE_DIR) + "/docs/README.md");
+  for (const Scenario* s : AllScenarios()) {
+    INFO(s->name);
+    CHECK(index.find("(scenarios/" + std::string(s->name) + ".md)") != std::string::npos);
+  }
 }

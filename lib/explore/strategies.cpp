@@ -14,6 +14,7 @@
 #include "consumers/email.h"
 #include "consumers/email_reconcile.h"
 #include "consumers/idempotent.h"
+#include "consumers/keyed.h"
 #include "consumers/naive.h"
 #include "consumers/natural_key.h"
 #include "consumers/optimistic_email.h"
@@ -126,6 +127,22 @@ const Strategy kOptimisticEmail{
           return FromEmailOutcome(OptimisticEmailSender(c.db, c.email, c.clock).Handle(m).outcome);
         },
     .applied = &EmailApplied,
+};
+
+// correlation-key: the inbox transaction keyed on the order's id (the correlation id). The
+// matrix shows its upside (a producer's resend of the order is caught); its downside, a
+// different message about the same order dropped, needs the scenario's OrderCancelled.
+const Strategy kCorrelationKey{
+    .name = "correlation-key",
+    .summary = "the inbox transaction, its key the OrderId (the correlation id)",
+    .effect = "stock",
+    .partner = "email",
+    .crash_points = {"BEGIN", "INSERT Inbox", "UPDATE StockItems", "COMMIT"},
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      return Processed(
+          KeyedReserveStock(c.db, c.clock).Handle({OrderEventType::kPlaced, m}, m.order_id));
+    },
+    .applied = &StockApplied,
 };
 
 const Strategy kRecordFirst{
@@ -293,20 +310,15 @@ const Strategy kEmailReconcile{
 // The post's order: the naive consumer, the check and its reversal, the inbox and its
 // reordering, then the side effect outside the transaction; then the later lessons: the
 // natural key, the shared key, the dedup cache, the reconciling email.
-// Then the lessons from the field: the email under optimistic concurrency.
-constexpr std::array<const Strategy*, 13> kStrategies{&kNaive,
-                                                      &kCheckThenProcess,
-                                                      &kRecordFirst,
-                                                      &kInbox,
-                                                      &kClaimLast,
-                                                      &kEmail,
-                                                      &kNaturalKey,
-                                                      &kSharedKey,
-                                                      &kSharedKeyEmail,
-                                                      &kCacheCheckThenSet,
-                                                      &kCacheSetIfAbsent,
-                                                      &kEmailReconcile,
-                                                      &kOptimisticEmail};
+// Then the lessons from the field: the email under optimistic concurrency, the correlation
+// id as the key.
+// clang-format off
+constexpr std::array<const Strategy*, 14> kStrategies{
+    &kNaive,          &kCheckThenProcess,  &kRecordFirst,      &kInbox,
+    &kClaimLast,      &kEmail,             &kNaturalKey,       &kSharedKey,
+    &kSharedKeyEmail, &kCacheCheckThenSet, &kCacheSetIfAbsent, &kEmailReconcile,
+    &kOptimisticEmail, &kCorrelationKey};
+// clang-format on
 
 }  // namespace
 
