@@ -110,6 +110,8 @@ const Scenario kCorrelationKeyScenario{
         "the messages of one conversation; it does not identify any one of them.",
     .hook_points = "none: the broker's deliveries drive the lesson",
     .try_next =
+        "Follow each delivery's key in the trace:\n"
+        "  dedupsim run correlation-key --trace\n"
         "Another key that looks unique and is not: a value the broker assigns per delivery:\n"
         "  dedupsim run delivery-tag-key --trace",
 };
