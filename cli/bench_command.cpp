@@ -1,5 +1,6 @@
 // dedupsim bench: parses the options, runs the bench (lib/bench), prints the table or the
 // JSON object. Exit 1 when a strategy that promises exactly-once broke its promise.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
