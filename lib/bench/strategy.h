@@ -17,6 +17,8 @@
 #include "message.h"
 #include "sqlite/connection.h"
 
+struct sqlite3;
+
 namespace dedupsim {
 
 enum class Strategy { kRaw, kNaive, kCheckThenProcess, kInbox, kNaturalKey };
@@ -42,6 +44,8 @@ class StrategyHandler {
   virtual bool Handle(const OrderPlaced& m) = 0;
   virtual BusyStats busy() const = 0;
   virtual TransactionCounts transactions() const = 0;
+  // The handler's SQLite connection, for reading SQLite's own counters (tests).
+  virtual sqlite3* handle() const = 0;
 };
 
 // Opens a connection to db and returns the strategy's consumer on it.
