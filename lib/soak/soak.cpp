@@ -85,7 +85,7 @@ void SetUp(const DatabaseFile& db, const Workload& workload) {
     Connection broker_connection = db.Connect();
     DurableBroker broker(broker_connection, options.lease, static_cast<int64_t>(::getpid()));
     for (;;) {
-      std::optional<Delivery> delivery = broker.Receive();
+      std::optional<LeasedDelivery> delivery = broker.Receive();
       if (!delivery) {
         if (broker.AllAcked()) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(2));  // leases still running
