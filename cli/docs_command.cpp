@@ -1,6 +1,7 @@
 // dedupsim docs: for maintainers. Runs every scenario that has a page in the folder with
 // the default options and rewrites the page's generated sections (Output, Diagram), or
 // with --check only reports the pages that are out of date.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/stat.h>
 

@@ -1,5 +1,6 @@
 // dedupsim explain: prints a scenario's lesson, hook points and what to try next, wrapped
 // to the terminal's width (80 columns when stdout is not a terminal).
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>

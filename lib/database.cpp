@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "database_setup.h"
 #include "schema.h"
 #include "sqlite/error.h"
 #include "sqlite/statement.h"
@@ -26,6 +27,10 @@ namespace {
 std::string Errno(int err) { return std::strerror(err); }
 
 }  // namespace
+
+void SetUpWithoutFsync(Connection& connection, bool temporary) {
+  if (temporary) connection.ExecScript("PRAGMA synchronous=OFF");
+}
 
 void CheckIsDedupsimDatabase(const std::string& path) {
   CheckApplicationId(path, kApplicationId, "dedupsim database");
@@ -121,6 +126,9 @@ void DatabaseFile::Initialise() {
   ConnectionOptions options;
   options.busy_timeout = settings_.busy_timeout;
   Connection connection(path_, options);
+  SetUpWithoutFsync(connection, temporary_);
+  // Before WAL is on, the rollback journal of a temporary file's set-up stays in memory.
+  if (temporary_) connection.ExecScript("PRAGMA journal_mode=MEMORY");
   // The marker and the schema go in before WAL is switched on, so they are in the main
   // file itself and a later header check finds them even if no checkpoint ever runs.
   connection.ExecScript(fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kApplicationId)));
@@ -132,6 +140,7 @@ void DatabaseFile::Configure() {
   options.busy_timeout = std::min(settings_.busy_timeout, std::chrono::milliseconds(2000));
   Connection connection(path_, options);
   try {
+    SetUpWithoutFsync(connection, temporary_);
     connection.ApplyPragmas(settings_.journal, settings_.synchronous);
     // Probe for a writer elsewhere now, so a held lock is one clear error, not a failure
     // halfway through a scenario.

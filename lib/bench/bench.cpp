@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,11 +50,12 @@ void Validate(const BenchOptions& o) {
 // One consumer instance: opens its handler (its own connection), waits for the start,
 // then takes deliveries until none are left. Never throws: a failure goes to its slot.
 void RunInstance(Strategy strategy, const DatabaseFile& db, const Workload& workload,
-                 SharedBlock& shared, size_t index) {
+                 bool checkpoints_in_loop, SharedBlock& shared, size_t index) {
   InstanceSlot& slot = shared.slot(index);
   bool ready = false;
   try {
     std::unique_ptr<StrategyHandler> handler = MakeHandler(strategy, db);
+    if (!checkpoints_in_loop) sqlite3_wal_autocheckpoint(handler->handle(), 0);
     shared.ready().fetch_add(1);
     ready = true;
     while (shared.go().load(std::memory_order_acquire) == 0) {
@@ -120,7 +122,8 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
 
   for (size_t i = 0; i < k; ++i) {
     if (options.mode == InstanceMode::kThreads) {
-      threads.emplace_back([&, i] { RunInstance(strategy, db, workload, shared, i); });
+      threads.emplace_back(
+          [&, i] { RunInstance(strategy, db, workload, options.checkpoints_in_loop, shared, i); });
       continue;
     }
     std::fflush(nullptr);  // nothing buffered is written twice
@@ -134,7 +137,7 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
     if (pid == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the bench
       ::signal(SIGINT, SIG_IGN);           // Ctrl-C is the parent's to handle
-      RunInstance(strategy, db, workload, shared, i);
+      RunInstance(strategy, db, workload, options.checkpoints_in_loop, shared, i);
       // No destructors in the child: the parent owns the database file.
       ::_exit(shared.slot(i).failed ? kInstanceFailed : 0);
     }

@@ -93,6 +93,7 @@ class ConsumerHandler final : public StrategyHandler {
   void OnTransactionChange(std::function<void(bool open)> callback) override {
     connection_.OnTransactionChange(std::move(callback));
   }
+  sqlite3* handle() const override { return connection_.handle(); }
 
  private:
   Consumer MakeConsumer() {
@@ -119,6 +120,7 @@ class RawHandler final : public StrategyHandler {
   bool Handle(const OrderPlaced& m) override { return raw_.Handle(m); }
   BusyStats busy() const override { return raw_.busy(); }
   TransactionCounts transactions() const override { return *counts_; }
+  sqlite3* handle() const override { return raw_.handle(); }
 
  private:
   RawInbox raw_;

@@ -18,6 +18,8 @@
 #include "message.h"
 #include "sqlite/connection.h"
 
+struct sqlite3;
+
 namespace dedupsim {
 
 enum class Strategy { kRaw, kNaive, kCheckThenProcess, kInbox, kNaturalKey };
@@ -45,6 +47,8 @@ class StrategyHandler {
   virtual TransactionCounts transactions() const = 0;
   // See Connection::OnTransactionChange; the raw baseline does not report.
   virtual void OnTransactionChange(std::function<void(bool open)> /*callback*/) {}
+  // The handler's SQLite connection, for reading SQLite's own counters (tests).
+  virtual sqlite3* handle() const = 0;
 };
 
 // Opens a connection to db and returns the strategy's consumer on it.

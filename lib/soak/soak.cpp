@@ -93,7 +93,7 @@ void SetUp(const DatabaseFile& db, const Workload& workload) {
     broker_connection.OnTransactionChange(count_open);
     DurableBroker broker(broker_connection, options.lease, static_cast<int64_t>(::getpid()));
     for (;;) {
-      std::optional<Delivery> delivery = broker.Receive();
+      std::optional<LeasedDelivery> delivery = broker.Receive();
       if (!delivery) {
         if (broker.AllAcked()) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(2));  // leases still running

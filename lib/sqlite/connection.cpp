@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sqlite/error.h"
+#include "sqlite/library.h"
 #include "sqlite/statement.h"
 #include "trace.h"
 
@@ -95,6 +96,7 @@ int OnBusy(void* arg, int count) {
 
 Connection::Connection(const std::string& path, const ConnectionOptions& options)
     : busy_(std::make_unique<BusyState>()) {
+  ConfigureSqliteLibrary();
   busy_->timeout = options.busy_timeout;
   int flags = options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
   if (options.create && !options.read_only) flags |= SQLITE_OPEN_CREATE;
@@ -220,6 +222,7 @@ void Connection::ApplyPragmas(JournalMode journal, Synchronous synchronous) {
   Statement mode = Prepare(journal == JournalMode::kWal ? "PRAGMA journal_mode=WAL"
                                                         : "PRAGMA journal_mode=DELETE");
   mode.Step();
+  mode.Reset();  // the switch commits now, before synchronous changes (set-up may run OFF)
   Exec(std::string("PRAGMA synchronous=") + std::string(ToString(synchronous)));
 }
 

@@ -53,6 +53,14 @@ Statement& Statement::Bind(int index, std::string_view value) {
   return *this;
 }
 
+Statement& Statement::BindUntilReset(int index, std::string_view value) {
+  dirty_ = true;  // the reset clears the binding: nothing points at value afterwards
+  int rc =
+      sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_STATIC);
+  if (rc != SQLITE_OK) Fail(rc);
+  return *this;
+}
+
 Statement& Statement::BindNull(int index) {
   dirty_ = true;
   int rc = sqlite3_bind_null(stmt_, index);

@@ -34,6 +34,10 @@ class Statement {
   Statement& Bind(int index, std::string_view value);
   Statement& Bind(int index, const char* value) { return Bind(index, std::string_view(value)); }
   Statement& BindNull(int index);
+  // Binds text without copying it (SQLITE_STATIC): value must stay valid and unchanged
+  // until this statement is next reset (Execute and ExecuteInsert reset it). For a hot
+  // path whose text outlives the execution: a message's id, a constant, a stamp buffer.
+  Statement& BindUntilReset(int index, std::string_view value);
 
   // Steps once: true when a row is ready, false when done. Throws SqliteError.
   bool Step();
