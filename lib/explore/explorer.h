@@ -23,6 +23,7 @@ namespace dedupsim::explore {
 struct VariantResult {
   std::string variant;
   int64_t schedules = 0;
+  int64_t pruned = 0;  // runs the reduction ended early: every schedule through them was run
   size_t longest = 0;  // steps in the longest schedule
   OutcomeCounts counts{};
 };
@@ -43,6 +44,7 @@ struct CellResult {
   const Fault* fault = nullptr;
   int64_t schedules = 0;
   int64_t steps = 0;  // summed over its schedules
+  int64_t pruned = 0;
   OutcomeCounts counts{};
   std::vector<VariantResult> variants;
   // The failing schedule with the fewest steps (the first found, on a tie).
@@ -61,6 +63,9 @@ struct MatrixResult {
   std::vector<CellResult> cells;            // row by row
   int64_t schedules = 0;
   int64_t steps = 0;  // summed over every schedule
+  int64_t pruned = 0;
+  bool reduced = false;  // explored with the partial-order reduction
+  WorldSize world;
   double elapsed_ms = 0;
 
   const CellResult& Cell(size_t row, size_t column) const {
@@ -74,6 +79,14 @@ struct ExploreOptions {
   JournalMode journal = JournalMode::kWal;
   Synchronous synchronous = Synchronous::kOff;  // see SchedulerOptions
   bool reuse_connections = true;
+  // Partial-order reduction: schedules that differ only in the order of independent steps
+  // (steps on different files, hooks, sends, reads of the same file; see Footprint) are
+  // one schedule, run once. Off: every interleaving is run (the brute force the tests
+  // compare against). The outcomes found, each cell's verdict and the shortest failing
+  // length are the same; the counts are of classes of equivalent schedules.
+  bool reduce = true;
+  bool one_cpu = true;  // see SchedulerOptions::one_cpu
+  WorldSize world;      // the concurrent fault's copies and instances
 };
 
 // The index of the cell whose shortest failing schedule has the fewest steps (the earlier

@@ -16,9 +16,8 @@ constexpr const char* kTimes = "\u00d7";  // ×
 
 // Display columns of a UTF-8 string: every byte that does not continue a character.
 size_t Columns(const std::string& s) {
-  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
+  return static_cast<size_t>(std::count_if(
+      s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 std::string Pad(const std::string& s, size_t width) {
@@ -86,8 +85,17 @@ std::string FormatMatrix(const MatrixResult& m) {
       "dedupsim explore: {} strategies {} {} faults, every schedule on a real SQLite file "
       "(journal {}, seed {})\n",
       m.strategies.size(), kTimes, m.faults.size(), ToString(m.journal), m.seed);
-  out += fmt::format("cell: the outcome, {}N the schedules that did not end once, (M) the schedules explored\n\n",
-                     kTimes);
+  out += fmt::format(
+      "cell: the outcome, {}N the schedules that did not end once, (M) the schedules explored\n",
+      kTimes);
+  if (m.reduced) {
+    out += "schedules that differ only in the order of independent steps are run once\n";
+  }
+  if (m.world != WorldSize{}) {
+    out += fmt::format("concurrent: {} copies in {} instances\n", m.world.deliveries,
+                       m.world.instances);
+  }
+  out += "\n";
   for (const auto& row : table) {
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
@@ -95,20 +103,23 @@ std::string FormatMatrix(const MatrixResult& m) {
     }
     out += line + "\n";
   }
-  out += fmt::format("\n{} schedules, {} steps\n", m.schedules, m.steps);
+  out += fmt::format("\n{} schedules, {} steps", m.schedules, m.steps);
+  if (m.reduced) out += fmt::format(", {} runs cut short by the reduction", m.pruned);
+  out += "\n";
   return out;
 }
 
 std::string FormatTiming(const MatrixResult& m) {
-  return fmt::format("explored in {} ms: {} schedules/s, {} steps/s\n", Rounded(m.elapsed_ms),
-                     Rounded(m.SchedulesPerSecond()),
-                     Rounded(m.elapsed_ms > 0 ? static_cast<double>(m.steps) * 1000.0 / m.elapsed_ms : 0.0));
+  return fmt::format(
+      "explored in {} ms: {} schedules/s, {} steps/s\n", Rounded(m.elapsed_ms),
+      Rounded(m.SchedulesPerSecond()),
+      Rounded(m.elapsed_ms > 0 ? static_cast<double>(m.steps) * 1000.0 / m.elapsed_ms : 0.0));
 }
 
 nlohmann::ordered_json FiguresToJson(const Figures& f) {
-  return {{"reserved", f.reserved},       {"reservedExpected", f.reserved_expected},
-          {"inboxRows", f.inbox_rows},    {"emailsSent", f.emails_sent},
-          {"flagged", f.flagged},         {"crashes", f.crashes},
+  return {{"reserved", f.reserved},    {"reservedExpected", f.reserved_expected},
+          {"inboxRows", f.inbox_rows}, {"emailsSent", f.emails_sent},
+          {"flagged", f.flagged},      {"crashes", f.crashes},
           {"deliveries", f.deliveries}};
 }
 
@@ -125,6 +136,9 @@ nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
   j["command"] = "explore";
   j["seed"] = m.seed;
   j["journal"] = ToString(m.journal);
+  j["reduced"] = m.reduced;
+  j["instances"] = m.world.instances;
+  j["deliveries"] = m.world.deliveries;
   nlohmann::ordered_json strategies = nlohmann::ordered_json::array();
   for (const Strategy* s : m.strategies) {
     nlohmann::ordered_json points = nlohmann::ordered_json::array();
@@ -172,6 +186,7 @@ nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
   j["cells"] = cells;
   j["totalSchedules"] = m.schedules;
   j["totalSteps"] = m.steps;
+  j["totalPruned"] = m.pruned;
   j["elapsedMs"] = Rounded(m.elapsed_ms);
   j["schedulesPerSecond"] = Rounded(m.SchedulesPerSecond());
   return j;
@@ -187,8 +202,9 @@ std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& r
   out += Trace(events);
   out += fmt::format("final: {}\n", FormatFigures(replay.figures));
   if (!replay.note.empty()) out += fmt::format("note: {}\n", replay.note);
-  out += fmt::format("again: dedupsim explore --strategy {} --fault {} --counterexample --seed {}\n",
-                     cell.strategy->name, cell.fault->name, seed);
+  out +=
+      fmt::format("again: dedupsim explore --strategy {} --fault {} --counterexample --seed {}\n",
+                  cell.strategy->name, cell.fault->name, seed);
   return out;
 }
 
@@ -213,7 +229,8 @@ std::string FormatRandom(const RandomResult& r) {
       "each run: 1 to 3 orders, random interleavings; mixing in {}\n\n",
       r.seed, r.runs, ToString(r.journal), fmt::join(r.mix.Names(), ", "));
   std::vector<std::vector<std::string>> table;
-  table.push_back({"strategy", "once", "twice", "lost", "reconcile", "deadlock", "error", "first failing runs"});
+  table.push_back({"strategy", "once", "twice", "lost", "reconcile", "deadlock", "error",
+                   "first failing runs"});
   for (const RandomRow& row : r.rows) {
     std::vector<std::string> line{std::string(row.strategy->name)};
     for (Outcome o : {Outcome::kOnce, Outcome::kTwice, Outcome::kLost, Outcome::kReconcile,
@@ -221,7 +238,8 @@ std::string FormatRandom(const RandomResult& r) {
       line.push_back(std::to_string(row.counts[Index(o)]));
     }
     std::vector<std::string> first;
-    for (size_t i = 0; i < row.failing.size() && i < 5; ++i) first.push_back(std::to_string(row.failing[i]));
+    for (size_t i = 0; i < row.failing.size() && i < 5; ++i)
+      first.push_back(std::to_string(row.failing[i]));
     line.push_back(first.empty() ? "-" : fmt::format("{}", fmt::join(first, " ")));
     table.push_back(line);
   }
@@ -231,16 +249,18 @@ std::string FormatRandom(const RandomResult& r) {
   }
   for (const auto& row : table) {
     std::string line;
-    for (size_t i = 0; i < row.size(); ++i) line += i + 1 < row.size() ? Pad(row[i], widths[i] + 2) : row[i];
+    for (size_t i = 0; i < row.size(); ++i)
+      line += i + 1 < row.size() ? Pad(row[i], widths[i] + 2) : row[i];
     out += line + "\n";
   }
-  out += fmt::format("\nreplay one: dedupsim explore --seed {} --replay RUN --strategy NAME{}\n", r.seed,
-                     MixFlags(r.mix));
+  out += fmt::format("\nreplay one: dedupsim explore --seed {} --replay RUN --strategy NAME{}\n",
+                     r.seed, MixFlags(r.mix));
   return out;
 }
 
 std::string FormatRandomTiming(const RandomResult& r) {
-  return fmt::format("ran in {} ms: {} runs/s\n", Rounded(r.elapsed_ms), Rounded(r.RunsPerSecond()));
+  return fmt::format("ran in {} ms: {} runs/s\n", Rounded(r.elapsed_ms),
+                     Rounded(r.RunsPerSecond()));
 }
 
 nlohmann::ordered_json RandomToJson(const RandomResult& r) {
@@ -282,9 +302,12 @@ std::string FormatRandomReplay(const Strategy& strategy, uint64_t seed, int64_t 
 
 nlohmann::ordered_json RandomReplayToJson(const Strategy& strategy, uint64_t seed, int64_t run,
                                           const ScheduleResult& replay) {
-  return {{"strategy", strategy.name},         {"seed", seed},
-          {"run", run},                        {"outcome", ToString(replay.outcome)},
-          {"length", replay.picks.size()},     {"steps", replay.steps},
+  return {{"strategy", strategy.name},
+          {"seed", seed},
+          {"run", run},
+          {"outcome", ToString(replay.outcome)},
+          {"length", replay.picks.size()},
+          {"steps", replay.steps},
           {"figures", FiguresToJson(replay.figures)}};
 }
 
