@@ -226,35 +226,39 @@ CellResult Explorer::ExploreCell(const Strategy& strategy, const Fault& fault) {
             Counterexample{p, plans[p].variant, run.picks, run.steps, run.outcome, run.figures};
       }
     };
-    if (options_.reduce && Reducible(plans[p])) {
-      SleepSetSearch search;
-      do {
-        ScheduleResult run = scheduler_.Run(plans[p], search);
-        if (run.abandoned) {
-          variant.pruned++;
-        } else {
-          count(run);
-        }
-      } while (search.Next());
-    } else {
-      std::vector<int> prefix;
-      for (;;) {
-        PrefixChooser chooser(prefix);
-        ScheduleResult run = scheduler_.Run(plans[p], chooser);
-        if (run.abandoned) {
-          throw std::logic_error(fmt::format("{} x {}: a replay did not follow its own choices",
-                                             strategy.name, fault.name));
-        }
-        count(run);
-        if (!NextPrefix(run, prefix)) break;
-      }
-    }
+    variant.pruned = ForEachSchedule(plans[p], count);
     cell.pruned += variant.pruned;
     cell.schedules += variant.schedules;
     for (size_t i = 0; i < kOutcomeCount; ++i) cell.counts[i] += variant.counts[i];
     cell.variants.push_back(std::move(variant));
   }
   return cell;
+}
+
+int64_t Explorer::ForEachSchedule(const Plan& plan,
+                                  const std::function<void(const ScheduleResult&)>& each) {
+  int64_t pruned = 0;
+  if (options_.reduce && Reducible(plan)) {
+    SleepSetSearch search;
+    do {
+      ScheduleResult run = scheduler_.Run(plan, search);
+      if (run.abandoned) {
+        ++pruned;
+      } else {
+        each(run);
+      }
+    } while (search.Next());
+    return pruned;
+  }
+  std::vector<int> prefix;
+  for (;;) {
+    PrefixChooser chooser(prefix);
+    ScheduleResult run = scheduler_.Run(plan, chooser);
+    if (run.abandoned) throw std::logic_error("a replay did not follow its own choices");
+    each(run);
+    if (!NextPrefix(run, prefix)) break;
+  }
+  return pruned;
 }
 
 MatrixResult Explorer::ExploreMatrix(std::span<const Strategy* const> strategies,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <span>
@@ -65,7 +66,7 @@ struct MatrixResult {
   int64_t steps = 0;  // summed over every schedule
   int64_t pruned = 0;
   bool reduced = false;  // explored with the partial-order reduction
-  WorldSize world;
+  WorldSize world{};
   double elapsed_ms = 0;
 
   const CellResult& Cell(size_t row, size_t column) const {
@@ -86,7 +87,7 @@ struct ExploreOptions {
   // length are the same; the counts are of classes of equivalent schedules.
   bool reduce = true;
   bool one_cpu = true;  // see SchedulerOptions::one_cpu
-  WorldSize world;      // the concurrent fault's copies and instances
+  WorldSize world{};    // the concurrent fault's copies and instances
 };
 
 // The index of the cell whose shortest failing schedule has the fewest steps (the earlier
@@ -103,6 +104,11 @@ class Explorer {
 
   // The fault's plans for the strategy, the same for the same seed.
   std::vector<Plan> Plans(const Strategy& strategy, const Fault& fault) const;
+
+  // Calls each with every schedule of plan, in the search's order: with options().reduce,
+  // one schedule per class of schedules that differ only in the order of independent
+  // steps. Returns the runs the reduction ended early (0 without it).
+  int64_t ForEachSchedule(const Plan& plan, const std::function<void(const ScheduleResult&)>& each);
 
   // Every schedule of every plan of the fault.
   CellResult ExploreCell(const Strategy& strategy, const Fault& fault);

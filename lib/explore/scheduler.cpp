@@ -180,7 +180,7 @@ struct Scheduler::Impl {
   void Reset(const Plan& plan);
   void Abort();
   struct ResetSql;
-  const ResetSql& ResetOf(const Strategy* s) const;
+  const ResetSql& ResetOf(const Strategy* s);
   Figures Measure(const Plan& plan, ScheduleResult& result);
   void RecordResult(const Delivery& delivery, DeliveryResult r);
   size_t TallySlot(const Delivery& delivery) const;
@@ -501,6 +501,7 @@ void Scheduler::Impl::Reset(const Plan& p) {
     for (const Delivery& d : script.deliveries) order_of_message[d.message.message_id] = d.order;
   }
   tallies.assign(p.orders.size() * p.subscribers.size(), Tally{});
+  for (const Strategy* s : p.subscribers) ResetOf(s);  // a strategy met for the first time
 
   control.Cached("BEGIN IMMEDIATE").Execute();
   control.Cached("DELETE FROM Inbox").Execute();
@@ -532,13 +533,22 @@ void Scheduler::Impl::Reset(const Plan& p) {
   }
 }
 
-const Scheduler::Impl::ResetSql& Scheduler::Impl::ResetOf(const Strategy* s) const {
+// A strategy the scheduler was not set up with (a test's variant, a consumer read from a
+// file) gets its tables on first use, in the scheduler's own temporary files.
+const Scheduler::Impl::ResetSql& Scheduler::Impl::ResetOf(const Strategy* s) {
   auto it = reset_sql.find(s);
-  if (it == reset_sql.end()) {
-    throw std::logic_error(
-        fmt::format("a plan runs strategy {}, which the scheduler was not set up for", s->name));
+  if (it != reset_sql.end()) return it->second;
+  if (s->aux_schema != nullptr && !aux_control) {
+    throw std::logic_error(fmt::format(
+        "strategy {} needs a second file, and the scheduler was set up without one", s->name));
   }
-  return it->second;
+  if (s->schema != nullptr) control.ExecScript(s->schema);
+  if (s->aux_schema != nullptr) aux_control->ExecScript(s->aux_schema);
+  ResetSql r;
+  r.main = SplitScript(control, s->reset);
+  if (aux_control) r.aux = SplitScript(*aux_control, s->aux_reset);
+  strategies.push_back(s);
+  return reset_sql.emplace(s, std::move(r)).first->second;
 }
 
 size_t Scheduler::Impl::TallySlot(const Delivery& d) const {
