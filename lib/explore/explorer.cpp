@@ -152,6 +152,14 @@ std::string StepWithoutInstance(const std::string& step) {
 
 }  // namespace
 
+RetryRule RetryRuleFor(const ExploreOptions& options) {
+  if (options.retry) return *options.retry;
+  // With the rollback journal a writer also waits for readers, and a read's lock can end
+  // in a step whose footprint does not name the file (a statement reset after a hook).
+  return options.reduce && options.journal == JournalMode::kWal ? RetryRule::kAfterStepOnItsFile
+                                                                : RetryRule::kAfterAnyStep;
+}
+
 bool CellResult::Safe() const {
   for (size_t i = 0; i < kOutcomeCount; ++i) {
     if (counts[i] > 0 && BreaksInvariant(OutcomeAt(i))) return false;
@@ -168,7 +176,8 @@ Explorer::Explorer(ExploreOptions options)
       scheduler_(AllStrategies(), SchedulerOptions{.journal = options.journal,
                                                    .synchronous = options.synchronous,
                                                    .reuse_connections = options.reuse_connections,
-                                                   .one_cpu = options.one_cpu}) {}
+                                                   .one_cpu = options.one_cpu,
+                                                   .retry = RetryRuleFor(options)}) {}
 
 std::vector<Plan> Explorer::Plans(const Strategy& strategy, const Fault& fault) const {
   IdGenerator ids(options_.seed);

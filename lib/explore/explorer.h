@@ -88,7 +88,12 @@ struct ExploreOptions {
   bool reduce = true;
   bool one_cpu = true;  // see SchedulerOptions::one_cpu
   WorldSize world{};    // the concurrent fault's copies and instances
+  // When a blocked instance is offered again. Default (nullopt): kAfterStepOnItsFile when
+  // reducing with the WAL journal, else kAfterAnyStep (see RetryRule).
+  std::optional<RetryRule> retry{};
 };
+
+RetryRule RetryRuleFor(const ExploreOptions& options);
 
 // The index of the cell whose shortest failing schedule has the fewest steps (the earlier
 // cell on a tie), or nullopt when no cell has a failing schedule.

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <sqlite3.h>
 
+#include <array>
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
@@ -236,6 +237,7 @@ class Worker final : public StepGate {
   bool crashed_last_step() const { return crashed_now_; }
   void clear_crashed() { crashed_now_ = false; }
   int64_t blocked_at() const { return blocked_at_; }
+  uint8_t blocked_file() const { return blocked_file_; }
   void set_blocked_at(int64_t progress) { blocked_at_ = progress; }
   void MarkDone() { state_ = WorkerState::kDone; }
   const Footprint& footprint() const { return footprint_; }
@@ -265,13 +267,21 @@ class Worker final : public StepGate {
     next_footprint_ = Footprint{};
     Arrive(std::string(name), false);
   }
-  bool OnBusy(Connection&, int) override {
+  bool OnBusy(Connection& c, int) override {
     if (dead_ || owner_.abort) return false;
     state_ = WorkerState::kBlocked;
     Note("wait", current_ + ": the database is locked; blocked until scheduled again", "busy");
-    footprint_.all = true;  // ends blocked: the scheduler's retry rule depends on the order
+    blocked_file_ = aux_ && &c == &*aux_ ? kAuxFile : kMainFile;
+    const bool any_step = owner_.options.retry == RetryRule::kAfterAnyStep;
+    // Ends blocked. Under kAfterAnyStep when it may retry depends on every other step;
+    // under kAfterStepOnItsFile only on the steps on that file.
+    if (any_step) {
+      footprint_.all = true;
+    } else {
+      footprint_.writes |= blocked_file_;
+    }
     owner_.baton.Yield(index_);
-    footprint_ = Footprint{.all = true};  // a retry
+    footprint_ = any_step ? Footprint{.all = true} : Footprint{.writes = blocked_file_};  // a retry
     state_ = WorkerState::kRunning;
     if (!owner_.abort) return true;  // retry the statement
     dead_ = true;                    // the statement fails with SQLITE_BUSY; nothing more runs
@@ -442,7 +452,8 @@ class Worker final : public StepGate {
   bool crashed_now_ = false;
   bool done_ = false;
   bool quit_ = false;
-  int64_t blocked_at_ = 0;  // progress count when it found the database locked
+  int64_t blocked_at_ = 0;    // progress count when it found the database locked
+  uint8_t blocked_file_ = 0;  // the file it found locked
 };
 
 Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions opts)
@@ -673,6 +684,13 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
 
   ScheduleResult result;
   int64_t progress = 0;  // steps that did not end blocked: a blocked instance may retry after one
+  // Under RetryRule::kAfterStepOnItsFile: such steps that touched each file.
+  const bool any_step = s.options.retry == RetryRule::kAfterAnyStep;
+  std::array<int64_t, 2> touched{};
+  auto touches = [&](uint8_t files) {
+    return ((files & kMainFile) != 0 ? touched[0] : 0) + ((files & kAuxFile) != 0 ? touched[1] : 0);
+  };
+  auto wait_mark = [&](const Worker& w) { return any_step ? progress : touches(w.blocked_file()); };
   auto start_ready = [&] {
     bool started = true;
     while (started) {
@@ -701,7 +719,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
           live = true;
           break;
         case WorkerState::kBlocked:
-          if (w.blocked_at() < progress) eligible |= 1u << i;
+          if (w.blocked_at() < wait_mark(w)) eligible |= 1u << i;
           live = true;
           break;
         case WorkerState::kWaiting:
@@ -741,17 +759,24 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     std::string what = (retry ? "retry " : "") + label;
     w.clear_crashed();
     s.baton.Give(*choice);
+    Footprint footprint = w.footprint();
+    if (retry && any_step) footprint.all = true;
+    auto advance = [&] {
+      ++progress;
+      uint8_t files = static_cast<uint8_t>(footprint.reads | footprint.writes);
+      if (footprint.all) files = kMainFile | kAuxFile;
+      if ((files & kMainFile) != 0) ++touched[0];
+      if ((files & kAuxFile) != 0) ++touched[1];
+    };
     if (w.crashed_last_step()) {
       what = "crash at " + label;
-      ++progress;
+      advance();
     } else if (w.state() == WorkerState::kBlocked) {
       what += ": busy";
-      w.set_blocked_at(progress);
+      w.set_blocked_at(wait_mark(w));
     } else {
-      ++progress;
+      advance();
     }
-    Footprint footprint = w.footprint();
-    if (retry) footprint.all = true;
     result.picks.push_back(*choice);
     result.eligible.push_back(eligible);
     result.steps.push_back(w.name() + "  " + what);

@@ -80,6 +80,19 @@ struct ScheduleResult {
   bool abandoned = false;  // the chooser gave up: no outcome
 };
 
+// When an instance that found the database locked is offered again.
+enum class RetryRule {
+  // After any other instance has taken a step. A retry that finds the lock still held is
+  // a step of its own, so schedules differing only in such futile retries are counted.
+  kAfterAnyStep,
+  // After another instance has taken a step on the file it waits for: only such a step
+  // can release the lock (a commit, a rollback, an autocommit write, the end of a read, a
+  // crash). Every schedule of kAfterAnyStep, with its futile retries left out, is one of
+  // these, with the same final state; a step that finds a file locked then only depends
+  // on steps on that file. The reduced search uses this rule.
+  kAfterStepOnItsFile,
+};
+
 struct SchedulerOptions {
   JournalMode journal = JournalMode::kWal;
   // Off: no fsync. Only a power loss or an OS crash could tell the difference, and none is
@@ -94,6 +107,7 @@ struct SchedulerOptions {
   // Only one of them runs at a time anyway; on one CPU a hand-off does not wake another
   // (idle) CPU. The caller's own affinity is restored when Run returns.
   bool one_cpu = true;
+  RetryRule retry = RetryRule::kAfterAnyStep;
 };
 
 class Scheduler {

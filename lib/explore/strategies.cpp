@@ -17,9 +17,9 @@
 #include "consumers/record_first.h"
 #include "dedup_cache.h"
 #include "email_provider.h"
-#include "sqlite/statement.h"
 #include "explore/record_first.h"
 #include "schema.h"
+#include "sqlite/statement.h"
 
 namespace dedupsim::explore {
 
@@ -67,10 +67,11 @@ const Strategy kNaive{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"UPDATE StockItems"},
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      NaiveReserveStock(c.db).Handle(m);
-      return DeliveryResult::kProcessed;
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          NaiveReserveStock(c.db).Handle(m);
+          return DeliveryResult::kProcessed;
+        },
     .applied = &StockApplied,
 };
 
@@ -80,9 +81,10 @@ const Strategy kCheckThenProcess{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"SELECT Inbox", "UPDATE StockItems", "AfterStockCommitted", "INSERT Inbox"},
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return Processed(CheckThenProcessReserveStock(c.db, c.clock).Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return Processed(CheckThenProcessReserveStock(c.db, c.clock).Handle(m));
+        },
     .applied = &StockApplied,
 };
 
@@ -92,9 +94,10 @@ const Strategy kInbox{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"BEGIN", "INSERT Inbox", "UPDATE StockItems", "BeforeCommit", "COMMIT"},
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return Processed(IdempotentReserveStock(c.db, c.clock).Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return Processed(IdempotentReserveStock(c.db, c.clock).Handle(m));
+        },
     .applied = &StockApplied,
 };
 
@@ -105,9 +108,10 @@ const Strategy kEmail{
     .partner = "inbox",
     .crash_points = {"SELECT Inbox", "INSERT Inbox", "EmailProvider.Send", "AfterSend",
                      "UPDATE Inbox"},
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return FromEmailOutcome(SendStockReservedEmail(c.db, c.email, c.clock).Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return FromEmailOutcome(SendStockReservedEmail(c.db, c.email, c.clock).Handle(m));
+        },
     .applied = &EmailApplied,
 };
 
@@ -117,9 +121,10 @@ const Strategy kRecordFirst{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"SELECT Inbox", "INSERT Inbox", "AfterRecordCommitted", "UPDATE StockItems"},
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return Processed(dedupsim::RecordFirstReserveStock(c.db, c.clock).Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return Processed(dedupsim::RecordFirstReserveStock(c.db, c.clock).Handle(m));
+        },
     .applied = &StockApplied,
 };
 
@@ -129,9 +134,10 @@ const Strategy kClaimLast{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"BEGIN", "UPDATE StockItems", "INSERT Inbox", "BeforeCommit", "COMMIT"},
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return Processed(ClaimLastReserveStock(c.db, c.clock).Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return Processed(ClaimLastReserveStock(c.db, c.clock).Handle(m));
+        },
     .applied = &StockApplied,
 };
 
@@ -143,9 +149,10 @@ const Strategy kNaturalKey{
     .crash_points = {"BEGIN", "INSERT StockReservations", "UPDATE StockItems", "BeforeCommit",
                      "COMMIT"},
     .reset = "DELETE FROM StockReservations;",
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return Processed(NaturalKeyReserveStock(c.db, c.clock).Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return Processed(NaturalKeyReserveStock(c.db, c.clock).Handle(m));
+        },
     .applied = &StockApplied,
 };
 
@@ -157,11 +164,12 @@ const Strategy kSharedKey{
     .crash_points = {"BEGIN", "INSERT InboxByMessageId", "UPDATE StockItems", "BeforeCommit",
                      "COMMIT"},
     .reset = "DELETE FROM InboxByMessageId;",
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      IdempotentReserveStock consumer(c.db, c.clock);
-      consumer.inbox_key = InboxKey::kMessageIdOnly;
-      return Processed(consumer.Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          IdempotentReserveStock consumer(c.db, c.clock);
+          consumer.inbox_key = InboxKey::kMessageIdOnly;
+          return Processed(consumer.Handle(m));
+        },
     .applied = &StockApplied,
 };
 
@@ -175,11 +183,12 @@ const Strategy kSharedKeyEmail{
     .crash_points = {"SELECT InboxByMessageId", "INSERT InboxByMessageId", "EmailProvider.Send",
                      "AfterSend", "UPDATE InboxByMessageId"},
     .reset = "DELETE FROM InboxByMessageId;",
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      SendStockReservedEmail consumer(c.db, c.email, c.clock);
-      consumer.inbox_key = InboxKey::kMessageIdOnly;
-      return FromEmailOutcome(consumer.Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          SendStockReservedEmail consumer(c.db, c.email, c.clock);
+          consumer.inbox_key = InboxKey::kMessageIdOnly;
+          return FromEmailOutcome(consumer.Handle(m));
+        },
     .applied = &EmailApplied,
 };
 
@@ -204,9 +213,8 @@ const Strategy kCacheCheckThenSet{
                      "AfterStockCommitted", "INSERT CacheKeys"},
     .aux_schema = kCacheSchema,
     .aux_reset = kCacheReset,
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return HandleWithCache(c, m, CacheWrite::kCheckThenSet);
-    },
+    .handle = [](DeliveryContext& c,
+                 const OrderPlaced& m) { return HandleWithCache(c, m, CacheWrite::kCheckThenSet); },
     .applied = &StockApplied,
 };
 
@@ -219,9 +227,8 @@ const Strategy kCacheSetIfAbsent{
                      "AfterStockCommitted"},
     .aux_schema = kCacheSchema,
     .aux_reset = kCacheReset,
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return HandleWithCache(c, m, CacheWrite::kSetIfAbsent);
-    },
+    .handle = [](DeliveryContext& c,
+                 const OrderPlaced& m) { return HandleWithCache(c, m, CacheWrite::kSetIfAbsent); },
     .applied = &StockApplied,
 };
 
@@ -261,21 +268,32 @@ const Strategy kEmailReconcile{
                      "UPDATE Inbox"},
     .aux_schema = kProviderSchema,
     .aux_reset = "DELETE FROM SentEmails; DELETE FROM ProviderRequests;",
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      if (c.aux == nullptr) throw std::logic_error("email-reconcile ran without its second file");
-      IdempotentEmailProvider provider(*c.aux, c.clock);
-      return FromEmailOutcome(ReconcilingEmailSender(c.db, provider, c.clock).Handle(m).outcome);
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          if (c.aux == nullptr)
+            throw std::logic_error("email-reconcile ran without its second file");
+          IdempotentEmailProvider provider(*c.aux, c.clock);
+          return FromEmailOutcome(
+              ReconcilingEmailSender(c.db, provider, c.clock).Handle(m).outcome);
+        },
     .applied = &ProviderEmailsApplied,
 };
 
 // The post's order: the naive consumer, the check and its reversal, the inbox and its
 // reordering, then the side effect outside the transaction; then the later lessons: the
 // natural key, the shared key, the dedup cache, the reconciling email.
-constexpr std::array<const Strategy*, 12> kStrategies{
-    &kNaive,       &kCheckThenProcess, &kRecordFirst,       &kInbox,
-    &kClaimLast,   &kEmail,            &kNaturalKey,        &kSharedKey,
-    &kSharedKeyEmail, &kCacheCheckThenSet, &kCacheSetIfAbsent, &kEmailReconcile};
+constexpr std::array<const Strategy*, 12> kStrategies{&kNaive,
+                                                      &kCheckThenProcess,
+                                                      &kRecordFirst,
+                                                      &kInbox,
+                                                      &kClaimLast,
+                                                      &kEmail,
+                                                      &kNaturalKey,
+                                                      &kSharedKey,
+                                                      &kSharedKeyEmail,
+                                                      &kCacheCheckThenSet,
+                                                      &kCacheSetIfAbsent,
+                                                      &kEmailReconcile};
 
 }  // namespace
 
