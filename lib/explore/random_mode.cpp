@@ -96,8 +96,7 @@ Plan RandomPlan(const Strategy& strategy, uint64_t seed, int64_t run, const Rand
   plan.subscribers.push_back(&strategy);
   if (draw.OneIn(3) && mix.second_subscriber) {
     const Strategy* partner = FindStrategy(strategy.partner);
-    if (partner == nullptr)
-      throw std::logic_error("strategy " + std::string(strategy.name) + ": unknown partner");
+    if (partner == nullptr) throw std::logic_error("strategy " + std::string(strategy.name) + ": unknown partner");
     plan.subscribers.push_back(partner);
   }
   plan.instances.resize(instances);
@@ -154,8 +153,8 @@ Plan RandomPlan(const Strategy& strategy, uint64_t seed, int64_t run, const Rand
   return plan;
 }
 
-ScheduleResult RunRandom(Scheduler& scheduler, const Strategy& strategy, uint64_t seed, int64_t run,
-                         const RandomMix& mix, Recorder* recorder) {
+ScheduleResult RunRandom(Scheduler& scheduler, const Strategy& strategy, uint64_t seed,
+                         int64_t run, const RandomMix& mix, Recorder* recorder) {
   Plan plan = RandomPlan(strategy, seed, run, mix);
   RandomChooser chooser(StreamSeed(seed, run, 2));
   return scheduler.Run(plan, chooser, recorder);
@@ -163,25 +162,21 @@ ScheduleResult RunRandom(Scheduler& scheduler, const Strategy& strategy, uint64_
 
 std::string DescribePlan(const Plan& plan) {
   std::map<std::string, int> numbers;  // message id -> m1, m2 ...
-  std::string out = fmt::format("{} instances, {} order{}", plan.instances.size(),
-                                plan.orders.size(), plan.orders.size() == 1 ? "" : "s");
+  std::string out = fmt::format("{} instances, {} order{}", plan.instances.size(), plan.orders.size(),
+                                plan.orders.size() == 1 ? "" : "s");
   for (size_t i = 0; i < plan.instances.size(); ++i) {
     std::vector<std::string> items;
     for (const Delivery& d : plan.instances[i].deliveries) {
-      auto [it, added] =
-          numbers.emplace(d.message.message_id, static_cast<int>(numbers.size()) + 1);
-      std::string item =
-          fmt::format("m{} (order {}) to {}", it->second, d.order + 1, d.subscriber->name);
+      auto [it, added] = numbers.emplace(d.message.message_id, static_cast<int>(numbers.size()) + 1);
+      std::string item = fmt::format("m{} (order {}) to {}", it->second, d.order + 1, d.subscriber->name);
       for (size_t a = 0; a < d.crash_at.size(); ++a) {
-        if (!d.crash_at[a].empty())
-          item += fmt::format(", attempt {} dies at {}", a + 1, d.crash_at[a]);
+        if (!d.crash_at[a].empty()) item += fmt::format(", attempt {} dies at {}", a + 1, d.crash_at[a]);
       }
       if (d.ack_lost) item += ", ack lost";
       items.push_back(item);
     }
-    out += fmt::format(
-        "\n  {}: {}", InstanceName(static_cast<int>(i)),
-        items.empty() ? std::string("(nothing)") : fmt::format("{}", fmt::join(items, "; ")));
+    out += fmt::format("\n  {}: {}", InstanceName(static_cast<int>(i)),
+                       items.empty() ? std::string("(nothing)") : fmt::format("{}", fmt::join(items, "; ")));
   }
   return out;
 }

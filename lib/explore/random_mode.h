@@ -38,8 +38,8 @@ struct RandomMix {
 Plan RandomPlan(const Strategy& strategy, uint64_t seed, int64_t run, const RandomMix& mix = {});
 
 // Runs run `run` of seed (plan and scheduling choices), traced into recorder when given.
-ScheduleResult RunRandom(Scheduler& scheduler, const Strategy& strategy, uint64_t seed, int64_t run,
-                         const RandomMix& mix = {}, Recorder* recorder = nullptr);
+ScheduleResult RunRandom(Scheduler& scheduler, const Strategy& strategy, uint64_t seed,
+                         int64_t run, const RandomMix& mix = {}, Recorder* recorder = nullptr);
 
 // "3 instances, 2 orders; A: m1 inbox, m2 inbox (crash at COMMIT); B: ..."
 std::string DescribePlan(const Plan& plan);

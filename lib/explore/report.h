@@ -4,9 +4,10 @@
 // elapsedMs, schedulesPerSecond (JSON) change between two runs with the same seed.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "explore/explorer.h"
 #include "explore/random_mode.h"

@@ -1,5 +1,6 @@
-// The adapters: each row wraps one consumer. Most wrap the consumers in lib/consumers/;
-// record-first and claim-last wrap the variants in explore/record_first.h. The cache rows
+// The adapters: each row wraps one consumer of lib/consumers/, the same class the lesson of
+// that name runs (one registry of consumers for the scenarios, bench, soak and explorer),
+// so breaking a lesson's consumer changes its row of the matrix. The cache rows
 // and email-reconcile keep their second store (the cache, the provider) in the explorer's
 // second file, DeliveryContext::aux.
 #include "explore/strategies.h"
@@ -9,15 +10,17 @@
 
 #include "consumers/cache_dedup.h"
 #include "consumers/check_then_process.h"
+#include "consumers/claim_last.h"
 #include "consumers/email.h"
 #include "consumers/email_reconcile.h"
 #include "consumers/idempotent.h"
+#include "consumers/keyed.h"
 #include "consumers/naive.h"
 #include "consumers/natural_key.h"
+#include "consumers/optimistic_email.h"
 #include "consumers/record_first.h"
 #include "dedup_cache.h"
 #include "email_provider.h"
-#include "explore/record_first.h"
 #include "schema.h"
 #include "sqlite/statement.h"
 
@@ -67,11 +70,10 @@ const Strategy kNaive{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"UPDATE StockItems"},
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          NaiveReserveStock(c.db).Handle(m);
-          return DeliveryResult::kProcessed;
-        },
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      NaiveReserveStock(c.db).Handle(m);
+      return DeliveryResult::kProcessed;
+    },
     .applied = &StockApplied,
 };
 
@@ -81,10 +83,9 @@ const Strategy kCheckThenProcess{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"SELECT Inbox", "UPDATE StockItems", "AfterStockCommitted", "INSERT Inbox"},
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          return Processed(CheckThenProcessReserveStock(c.db, c.clock).Handle(m));
-        },
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      return Processed(CheckThenProcessReserveStock(c.db, c.clock).Handle(m));
+    },
     .applied = &StockApplied,
 };
 
@@ -94,10 +95,9 @@ const Strategy kInbox{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"BEGIN", "INSERT Inbox", "UPDATE StockItems", "BeforeCommit", "COMMIT"},
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          return Processed(IdempotentReserveStock(c.db, c.clock).Handle(m));
-        },
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      return Processed(IdempotentReserveStock(c.db, c.clock).Handle(m));
+    },
     .applied = &StockApplied,
 };
 
@@ -108,11 +108,41 @@ const Strategy kEmail{
     .partner = "inbox",
     .crash_points = {"SELECT Inbox", "INSERT Inbox", "EmailProvider.Send", "AfterSend",
                      "UPDATE Inbox"},
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      return FromEmailOutcome(SendStockReservedEmail(c.db, c.email, c.clock).Handle(m));
+    },
+    .applied = &EmailApplied,
+};
+
+// optimistic-email: no claim ahead of the send; the completed row's key decides at commit.
+const Strategy kOptimisticEmail{
+    .name = "optimistic-email",
+    .summary = "the email sent inside the transaction; the Inbox row's key decides at commit",
+    .effect = "email",
+    .partner = "inbox",
+    .crash_points = {"SELECT Inbox", "BEGIN", "EmailProvider.Send", "AfterSend", "INSERT Inbox",
+                     "BeforeCommit", "COMMIT"},
     .handle =
         [](DeliveryContext& c, const OrderPlaced& m) {
-          return FromEmailOutcome(SendStockReservedEmail(c.db, c.email, c.clock).Handle(m));
+          return FromEmailOutcome(OptimisticEmailSender(c.db, c.email, c.clock).Handle(m).outcome);
         },
     .applied = &EmailApplied,
+};
+
+// correlation-key: the inbox transaction keyed on the order's id (the correlation id). The
+// matrix shows its upside (a producer's resend of the order is caught); its downside, a
+// different message about the same order dropped, needs the scenario's OrderCancelled.
+const Strategy kCorrelationKey{
+    .name = "correlation-key",
+    .summary = "the inbox transaction, its key the OrderId (the correlation id)",
+    .effect = "stock",
+    .partner = "email",
+    .crash_points = {"BEGIN", "INSERT Inbox", "UPDATE StockItems", "COMMIT"},
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      return Processed(
+          KeyedReserveStock(c.db, c.clock).Handle({OrderEventType::kPlaced, m}, m.order_id));
+    },
+    .applied = &StockApplied,
 };
 
 const Strategy kRecordFirst{
@@ -121,10 +151,9 @@ const Strategy kRecordFirst{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"SELECT Inbox", "INSERT Inbox", "AfterRecordCommitted", "UPDATE StockItems"},
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          return Processed(dedupsim::RecordFirstReserveStock(c.db, c.clock).Handle(m));
-        },
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      return Processed(dedupsim::RecordFirstReserveStock(c.db, c.clock).Handle(m));
+    },
     .applied = &StockApplied,
 };
 
@@ -133,10 +162,13 @@ const Strategy kClaimLast{
     .summary = "one transaction, but the Inbox row is written after the stock update",
     .effect = "stock",
     .partner = "email",
-    .crash_points = {"BEGIN", "UPDATE StockItems", "INSERT Inbox", "BeforeCommit", "COMMIT"},
+    // The lesson's consumer reads Reserved back inside its transaction (SELECT StockItems)
+    // to report what the second copy saw: a step, and a crash point, like any other.
+    .crash_points = {"BEGIN", "UPDATE StockItems", "SELECT StockItems", "INSERT Inbox",
+                     "BeforeCommit", "COMMIT"},
     .handle =
         [](DeliveryContext& c, const OrderPlaced& m) {
-          return Processed(ClaimLastReserveStock(c.db, c.clock).Handle(m));
+          return Processed(dedupsim::ClaimLastReserveStock(c.db, c.clock).Handle(m).processed);
         },
     .applied = &StockApplied,
 };
@@ -149,10 +181,9 @@ const Strategy kNaturalKey{
     .crash_points = {"BEGIN", "INSERT StockReservations", "UPDATE StockItems", "BeforeCommit",
                      "COMMIT"},
     .reset = "DELETE FROM StockReservations;",
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          return Processed(NaturalKeyReserveStock(c.db, c.clock).Handle(m));
-        },
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      return Processed(NaturalKeyReserveStock(c.db, c.clock).Handle(m));
+    },
     .applied = &StockApplied,
 };
 
@@ -164,12 +195,11 @@ const Strategy kSharedKey{
     .crash_points = {"BEGIN", "INSERT InboxByMessageId", "UPDATE StockItems", "BeforeCommit",
                      "COMMIT"},
     .reset = "DELETE FROM InboxByMessageId;",
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          IdempotentReserveStock consumer(c.db, c.clock);
-          consumer.inbox_key = InboxKey::kMessageIdOnly;
-          return Processed(consumer.Handle(m));
-        },
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      IdempotentReserveStock consumer(c.db, c.clock);
+      consumer.inbox_key = InboxKey::kMessageIdOnly;
+      return Processed(consumer.Handle(m));
+    },
     .applied = &StockApplied,
 };
 
@@ -183,12 +213,11 @@ const Strategy kSharedKeyEmail{
     .crash_points = {"SELECT InboxByMessageId", "INSERT InboxByMessageId", "EmailProvider.Send",
                      "AfterSend", "UPDATE InboxByMessageId"},
     .reset = "DELETE FROM InboxByMessageId;",
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          SendStockReservedEmail consumer(c.db, c.email, c.clock);
-          consumer.inbox_key = InboxKey::kMessageIdOnly;
-          return FromEmailOutcome(consumer.Handle(m));
-        },
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      SendStockReservedEmail consumer(c.db, c.email, c.clock);
+      consumer.inbox_key = InboxKey::kMessageIdOnly;
+      return FromEmailOutcome(consumer.Handle(m));
+    },
     .applied = &EmailApplied,
 };
 
@@ -213,8 +242,9 @@ const Strategy kCacheCheckThenSet{
                      "AfterStockCommitted", "INSERT CacheKeys"},
     .aux_schema = kCacheSchema,
     .aux_reset = kCacheReset,
-    .handle = [](DeliveryContext& c,
-                 const OrderPlaced& m) { return HandleWithCache(c, m, CacheWrite::kCheckThenSet); },
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      return HandleWithCache(c, m, CacheWrite::kCheckThenSet);
+    },
     .applied = &StockApplied,
 };
 
@@ -227,8 +257,9 @@ const Strategy kCacheSetIfAbsent{
                      "AfterStockCommitted"},
     .aux_schema = kCacheSchema,
     .aux_reset = kCacheReset,
-    .handle = [](DeliveryContext& c,
-                 const OrderPlaced& m) { return HandleWithCache(c, m, CacheWrite::kSetIfAbsent); },
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      return HandleWithCache(c, m, CacheWrite::kSetIfAbsent);
+    },
     .applied = &StockApplied,
 };
 
@@ -268,32 +299,26 @@ const Strategy kEmailReconcile{
                      "UPDATE Inbox"},
     .aux_schema = kProviderSchema,
     .aux_reset = "DELETE FROM SentEmails; DELETE FROM ProviderRequests;",
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          if (c.aux == nullptr)
-            throw std::logic_error("email-reconcile ran without its second file");
-          IdempotentEmailProvider provider(*c.aux, c.clock);
-          return FromEmailOutcome(
-              ReconcilingEmailSender(c.db, provider, c.clock).Handle(m).outcome);
-        },
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      if (c.aux == nullptr) throw std::logic_error("email-reconcile ran without its second file");
+      IdempotentEmailProvider provider(*c.aux, c.clock);
+      return FromEmailOutcome(ReconcilingEmailSender(c.db, provider, c.clock).Handle(m).outcome);
+    },
     .applied = &ProviderEmailsApplied,
 };
 
 // The post's order: the naive consumer, the check and its reversal, the inbox and its
 // reordering, then the side effect outside the transaction; then the later lessons: the
 // natural key, the shared key, the dedup cache, the reconciling email.
-constexpr std::array<const Strategy*, 12> kStrategies{&kNaive,
-                                                      &kCheckThenProcess,
-                                                      &kRecordFirst,
-                                                      &kInbox,
-                                                      &kClaimLast,
-                                                      &kEmail,
-                                                      &kNaturalKey,
-                                                      &kSharedKey,
-                                                      &kSharedKeyEmail,
-                                                      &kCacheCheckThenSet,
-                                                      &kCacheSetIfAbsent,
-                                                      &kEmailReconcile};
+// Then the lessons from the field: the email under optimistic concurrency, the correlation
+// id as the key.
+// clang-format off
+constexpr std::array<const Strategy*, 14> kStrategies{
+    &kNaive,          &kCheckThenProcess,  &kRecordFirst,      &kInbox,
+    &kClaimLast,      &kEmail,             &kNaturalKey,       &kSharedKey,
+    &kSharedKeyEmail, &kCacheCheckThenSet, &kCacheSetIfAbsent, &kEmailReconcile,
+    &kOptimisticEmail, &kCorrelationKey};
+// clang-format on
 
 }  // namespace
 
