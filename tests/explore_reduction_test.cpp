@@ -14,6 +14,7 @@
 #include "explore/explorer.h"
 #include "explore/faults.h"
 #include "explore/strategies.h"
+#include "support.h"
 
 using namespace dedupsim;
 using namespace dedupsim::explore;
@@ -40,7 +41,7 @@ Explorer& BruteForceSameRule() {
 }
 
 using FinalState =
-    std::tuple<Outcome, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+    std::tuple<dedupsim::explore::Outcome, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
 
 FinalState Final(const ScheduleResult& run) {
   const Figures& f = run.figures;
@@ -273,4 +274,27 @@ TEST_CASE("a crash writes the files it had open; a step that finds the lock held
     CHECK(run.footprints[1].writes == 1);  // A's INSERT took the lock
     CHECK_FALSE(run.footprints[1].all);
   }
+}
+
+TEST_CASE("explore --instances 3 --deliveries 3: three copies in three instances, reduced",
+          "[explore][reduction][cli]") {
+  using dedupsim::testing::RunCli;
+  auto r = RunCli({"explore", "--strategy", "inbox", "--strategy", "check-then-process", "--fault",
+                   "concurrent", "--instances", "3", "--deliveries", "3"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("concurrent: 3 copies in 3 instances\n") != std::string::npos);
+  CHECK(r.out.find("schedules that differ only in the order of independent steps are run once") !=
+        std::string::npos);
+  CHECK(r.out.find("inbox               once (300)") != std::string::npos);
+  CHECK(r.out.find("check-then-process  twice \u00d7") != std::string::npos);
+
+  auto brute = RunCli(
+      {"explore", "--strategy", "check-then-process", "--fault", "concurrent", "--no-reduction"});
+  REQUIRE(brute.exit_code == 0);
+  CHECK(brute.out.find("twice \u00d768 (70)") != std::string::npos);
+  CHECK(brute.out.find("independent steps") == std::string::npos);
+
+  auto bad = RunCli({"explore", "--instances", "3", "--deliveries", "2"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--deliveries 2 is fewer than --instances 3") != std::string::npos);
 }
