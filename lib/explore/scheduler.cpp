@@ -1,11 +1,15 @@
 #include "explore/scheduler.h"
 
 #include <fmt/format.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sqlite3.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
@@ -24,54 +28,55 @@ namespace dedupsim::explore {
 
 namespace {
 
-constexpr int kScheduler = -1;
+// A one-shot signal between two threads: Post lets exactly one Wait through. A futex word,
+// so a hand-off costs one wake and one wait, with no mutex for the woken thread to take.
+// The atomic's release/acquire orders everything the poster wrote before the waiter reads.
+class Signal {
+ public:
+  void Post() {
+    word_.store(1, std::memory_order_release);
+    syscall(SYS_futex, &word_, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  }
+  void Wait() {
+    while (word_.exchange(0, std::memory_order_acquire) == 0) {
+      syscall(SYS_futex, &word_, FUTEX_WAIT_PRIVATE, 0, nullptr, nullptr, 0);
+    }
+  }
+
+ private:
+  std::atomic<uint32_t> word_{0};
+};
 
 // The one permission to run. Whoever holds it runs; everyone else waits on their own
-// condition variable, so a hand-off wakes exactly one thread. Every change to shared
-// state happens while holding the baton, and the mutex orders those changes.
+// signal, so a hand-off wakes exactly one thread. Every change to shared state happens
+// while holding the baton; the signals order those changes.
 class Baton {
  public:
-  explicit Baton(size_t workers) {
-    for (size_t i = 0; i < workers; ++i)
-      workers_.push_back(std::make_unique<std::condition_variable>());
-  }
+  explicit Baton(size_t workers) : workers_(workers) {}
 
   // Scheduler: gives the baton to worker and waits until it is handed back.
   void Give(int worker) {
-    std::unique_lock<std::mutex> lock(mu_);
-    holder_ = worker;
-    workers_[Slot(worker)]->notify_one();
-    scheduler_.wait(lock, [&] { return holder_ == kScheduler; });
+    workers_[Slot(worker)].Post();
+    scheduler_.Wait();
   }
 
   // Worker: hands the baton back and waits until it is given again.
   void Yield(int worker) {
-    std::unique_lock<std::mutex> lock(mu_);
-    holder_ = kScheduler;
-    scheduler_.notify_one();
-    workers_[Slot(worker)]->wait(lock, [&] { return holder_ == worker; });
+    scheduler_.Post();
+    workers_[Slot(worker)].Wait();
   }
 
   // Worker: waits for the baton (between runs).
-  void Await(int worker) {
-    std::unique_lock<std::mutex> lock(mu_);
-    workers_[Slot(worker)]->wait(lock, [&] { return holder_ == worker; });
-  }
+  void Await(int worker) { workers_[Slot(worker)].Wait(); }
 
   // Worker: hands the baton back and goes on without it (to Await, or to exit).
-  void Return() {
-    std::lock_guard<std::mutex> lock(mu_);
-    holder_ = kScheduler;
-    scheduler_.notify_one();
-  }
+  void Return() { scheduler_.Post(); }
 
  private:
   static size_t Slot(int worker) { return static_cast<size_t>(worker); }
 
-  std::mutex mu_;
-  std::condition_variable scheduler_;
-  std::vector<std::unique_ptr<std::condition_variable>> workers_;
-  int holder_ = kScheduler;
+  Signal scheduler_;
+  std::vector<Signal> workers_;
 };
 
 enum class WorkerState { kIdle, kWaiting, kAtGate, kBlocked, kRunning, kDone };
