@@ -16,8 +16,9 @@ constexpr const char* kTimes = "\u00d7";  // ×
 
 // Display columns of a UTF-8 string: every byte that does not continue a character.
 size_t Columns(const std::string& s) {
-  return static_cast<size_t>(std::count_if(
-      s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
 }
 
 std::string Pad(const std::string& s, size_t width) {
@@ -85,15 +86,11 @@ std::string FormatMatrix(const MatrixResult& m) {
       "dedupsim explore: {} strategies {} {} faults, every schedule on a real SQLite file "
       "(journal {}, seed {})\n",
       m.strategies.size(), kTimes, m.faults.size(), ToString(m.journal), m.seed);
-  out += fmt::format(
-      "cell: the outcome, {}N the schedules that did not end once, (M) the schedules explored\n",
-      kTimes);
-  if (m.reduced) {
-    out += "schedules that differ only in the order of independent steps are run once\n";
-  }
+  out += fmt::format("cell: the outcome, {}N the schedules that did not end once, (M) the schedules explored\n",
+                     kTimes);
+  if (m.reduced) out += "schedules that differ only in the order of independent steps are run once\n";
   if (m.world != WorldSize{}) {
-    out += fmt::format("concurrent: {} copies in {} instances\n", m.world.deliveries,
-                       m.world.instances);
+    out += fmt::format("concurrent: {} copies in {} instances\n", m.world.deliveries, m.world.instances);
   }
   out += "\n";
   for (const auto& row : table) {
@@ -110,16 +107,15 @@ std::string FormatMatrix(const MatrixResult& m) {
 }
 
 std::string FormatTiming(const MatrixResult& m) {
-  return fmt::format(
-      "explored in {} ms: {} schedules/s, {} steps/s\n", Rounded(m.elapsed_ms),
-      Rounded(m.SchedulesPerSecond()),
-      Rounded(m.elapsed_ms > 0 ? static_cast<double>(m.steps) * 1000.0 / m.elapsed_ms : 0.0));
+  return fmt::format("explored in {} ms: {} schedules/s, {} steps/s\n", Rounded(m.elapsed_ms),
+                     Rounded(m.SchedulesPerSecond()),
+                     Rounded(m.elapsed_ms > 0 ? static_cast<double>(m.steps) * 1000.0 / m.elapsed_ms : 0.0));
 }
 
 nlohmann::ordered_json FiguresToJson(const Figures& f) {
-  return {{"reserved", f.reserved},    {"reservedExpected", f.reserved_expected},
-          {"inboxRows", f.inbox_rows}, {"emailsSent", f.emails_sent},
-          {"flagged", f.flagged},      {"crashes", f.crashes},
+  return {{"reserved", f.reserved},       {"reservedExpected", f.reserved_expected},
+          {"inboxRows", f.inbox_rows},    {"emailsSent", f.emails_sent},
+          {"flagged", f.flagged},         {"crashes", f.crashes},
           {"deliveries", f.deliveries}};
 }
 
@@ -202,9 +198,8 @@ std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& r
   out += Trace(events);
   out += fmt::format("final: {}\n", FormatFigures(replay.figures));
   if (!replay.note.empty()) out += fmt::format("note: {}\n", replay.note);
-  out +=
-      fmt::format("again: dedupsim explore --strategy {} --fault {} --counterexample --seed {}\n",
-                  cell.strategy->name, cell.fault->name, seed);
+  out += fmt::format("again: dedupsim explore --strategy {} --fault {} --counterexample --seed {}\n",
+                     cell.strategy->name, cell.fault->name, seed);
   return out;
 }
 
@@ -229,8 +224,7 @@ std::string FormatRandom(const RandomResult& r) {
       "each run: 1 to 3 orders, random interleavings; mixing in {}\n\n",
       r.seed, r.runs, ToString(r.journal), fmt::join(r.mix.Names(), ", "));
   std::vector<std::vector<std::string>> table;
-  table.push_back({"strategy", "once", "twice", "lost", "reconcile", "deadlock", "error",
-                   "first failing runs"});
+  table.push_back({"strategy", "once", "twice", "lost", "reconcile", "deadlock", "error", "first failing runs"});
   for (const RandomRow& row : r.rows) {
     std::vector<std::string> line{std::string(row.strategy->name)};
     for (Outcome o : {Outcome::kOnce, Outcome::kTwice, Outcome::kLost, Outcome::kReconcile,
@@ -238,8 +232,7 @@ std::string FormatRandom(const RandomResult& r) {
       line.push_back(std::to_string(row.counts[Index(o)]));
     }
     std::vector<std::string> first;
-    for (size_t i = 0; i < row.failing.size() && i < 5; ++i)
-      first.push_back(std::to_string(row.failing[i]));
+    for (size_t i = 0; i < row.failing.size() && i < 5; ++i) first.push_back(std::to_string(row.failing[i]));
     line.push_back(first.empty() ? "-" : fmt::format("{}", fmt::join(first, " ")));
     table.push_back(line);
   }
@@ -249,18 +242,16 @@ std::string FormatRandom(const RandomResult& r) {
   }
   for (const auto& row : table) {
     std::string line;
-    for (size_t i = 0; i < row.size(); ++i)
-      line += i + 1 < row.size() ? Pad(row[i], widths[i] + 2) : row[i];
+    for (size_t i = 0; i < row.size(); ++i) line += i + 1 < row.size() ? Pad(row[i], widths[i] + 2) : row[i];
     out += line + "\n";
   }
-  out += fmt::format("\nreplay one: dedupsim explore --seed {} --replay RUN --strategy NAME{}\n",
-                     r.seed, MixFlags(r.mix));
+  out += fmt::format("\nreplay one: dedupsim explore --seed {} --replay RUN --strategy NAME{}\n", r.seed,
+                     MixFlags(r.mix));
   return out;
 }
 
 std::string FormatRandomTiming(const RandomResult& r) {
-  return fmt::format("ran in {} ms: {} runs/s\n", Rounded(r.elapsed_ms),
-                     Rounded(r.RunsPerSecond()));
+  return fmt::format("ran in {} ms: {} runs/s\n", Rounded(r.elapsed_ms), Rounded(r.RunsPerSecond()));
 }
 
 nlohmann::ordered_json RandomToJson(const RandomResult& r) {
@@ -302,12 +293,9 @@ std::string FormatRandomReplay(const Strategy& strategy, uint64_t seed, int64_t 
 
 nlohmann::ordered_json RandomReplayToJson(const Strategy& strategy, uint64_t seed, int64_t run,
                                           const ScheduleResult& replay) {
-  return {{"strategy", strategy.name},
-          {"seed", seed},
-          {"run", run},
-          {"outcome", ToString(replay.outcome)},
-          {"length", replay.picks.size()},
-          {"steps", replay.steps},
+  return {{"strategy", strategy.name},         {"seed", seed},
+          {"run", run},                        {"outcome", ToString(replay.outcome)},
+          {"length", replay.picks.size()},     {"steps", replay.steps},
           {"figures", FiguresToJson(replay.figures)}};
 }
 
