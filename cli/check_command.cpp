@@ -15,6 +15,7 @@
 #include "files/consumer_file.h"
 #include "files/file_strategy.h"
 #include "files/grade.h"
+#include "views/mermaid.h"
 
 namespace dedupsim::cli {
 
@@ -26,6 +27,7 @@ struct CheckArgs {
   std::vector<std::string> expect;
   std::string format = "text";
   bool trace = false;
+  std::string diagram;
   uint64_t seed = 1;
 };
 
@@ -87,6 +89,16 @@ int Run(const CheckArgs& args) {
     } else {
       if (i > 0) fmt::print("\n");
       fmt::print("{}", files::FormatGrade(grade, args.trace));
+      if (args.diagram == "mermaid") {
+        for (const files::GradedCell& g : grade.cells) {
+          if (!g.replay) continue;
+          MermaidOptions mermaid;
+          mermaid.timings = false;
+          mermaid.title = fmt::format("{} under {}: {}", grade.strategy->name, g.cell.fault->name,
+                                      g.cell.shortest->variant);
+          fmt::print("\n{}", MermaidDiagram(g.events, mermaid));
+        }
+      }
     }
   }
   if (args.format == "json") {
@@ -118,6 +130,9 @@ Command AddCheckCommand(CLI::App& app) {
   sub->add_option("--format", args->format, "text, or json (for CI and autograders)")
       ->check(CLI::IsMember({"text", "json"}));
   sub->add_flag("--trace", args->trace, "Print the replayed trace under each counterexample");
+  sub->add_option("--diagram", args->diagram,
+                  "mermaid: a sequence diagram of each counterexample, after the text")
+      ->check(CLI::IsMember({"mermaid"}));
   sub->add_option("--seed", args->seed, "Seed for the message, order and book ids (default 1)");
   return {sub, [args]() -> int { return Run(*args); }};
 }

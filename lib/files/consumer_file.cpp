@@ -91,6 +91,29 @@ std::string FirstWord(std::string_view sql) {
   return word;
 }
 
+// The statement on one line: runs of whitespace outside quotes become one space, so a
+// statement written over several lines reads as one line in traces and diagrams.
+std::string OneLine(std::string_view sql) {
+  std::string out;
+  char quote = 0;
+  bool space = false;
+  for (char c : sql) {
+    if (quote == 0 && std::isspace(static_cast<unsigned char>(c))) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out.push_back(' ');
+    space = false;
+    if (quote == 0 && (c == '\'' || c == '"')) {
+      quote = c;
+    } else if (c == quote) {
+      quote = 0;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
 bool IsIdentifier(std::string_view s) {
   if (s.empty() || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
   for (char c : s) {
@@ -286,7 +309,7 @@ Step ReadStep(const Value& table, Connection& scratch, std::map<std::string, Pos
       if (!found) throw v.Error("a sql table needs the statement for sqlite (sqlite = \"...\")");
       sqlite_text = *found;
     }
-    step.sql = sqlite_text.String();
+    step.sql = OneLine(sqlite_text.String());
     CheckSql(step, sqlite_text, scratch);
     if (step.query) {
       allowed = {"on-row", "on-no-row"};
