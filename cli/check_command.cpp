@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "atomic_file.h"
 #include "commands.h"
 #include "exit_status.h"
 #include "explore/explorer.h"
@@ -16,6 +17,7 @@
 #include "files/file_strategy.h"
 #include "files/grade.h"
 #include "views/mermaid.h"
+#include "views/svg_timeline.h"
 
 namespace dedupsim::cli {
 
@@ -28,6 +30,7 @@ struct CheckArgs {
   std::string format = "text";
   bool trace = false;
   std::string diagram;
+  std::string timeline;  // SVG file of the counterexamples, or ""
   uint64_t seed = 1;
 };
 
@@ -71,6 +74,19 @@ int Run(const CheckArgs& args) {
   }
   if (bad) return kExitUsage;
 
+  // Created (as a temporary) before anything runs: a path that cannot be written costs no
+  // run and leaves nothing behind.
+  std::optional<AtomicFile> timeline;
+  if (!args.timeline.empty()) {
+    try {
+      timeline.emplace(args.timeline);
+    } catch (const OutputFileError& e) {
+      fmt::print(stderr, "dedupsim: {}\n", e.what());
+      return kExitCannotWrite;
+    }
+  }
+  std::vector<TimelineSection> sections;
+
   std::vector<const Strategy*> extra;
   for (const auto& c : consumers) extra.push_back(&c->strategy());
   ExploreOptions options;
@@ -83,6 +99,15 @@ int Run(const CheckArgs& args) {
     files::Grade grade =
         files::GradeStrategy(explorer, consumers[i]->strategy(), faults, expectations);
     grade.file = args.files[i];
+    for (const files::GradedCell& g : grade.cells) {
+      if (!g.replay) continue;
+      sections.push_back(
+          {fmt::format("{} under {}", grade.strategy->name, g.cell.fault->name),
+           fmt::format("shortest failing schedule: {} steps{}, ends {}", g.replay->picks.size(),
+                       g.cell.shortest->variant.empty() ? "" : ", " + g.cell.shortest->variant,
+                       ToString(g.replay->outcome)),
+           g.events});
+    }
     passed = passed && grade.Passed();
     if (args.format == "json") {
       all.push_back(files::GradeToJson(grade));
@@ -109,6 +134,14 @@ int Run(const CheckArgs& args) {
             .dump(2));
   }
   std::fflush(stdout);
+  if (timeline) {
+    try {
+      timeline->Commit(SvgTimeline(sections));
+    } catch (const OutputFileError& e) {
+      fmt::print(stderr, "dedupsim: {}\n", e.what());
+      return kExitCannotWrite;
+    }
+  }
   return passed ? kExitOk : kExitCheckFailed;
 }
 
@@ -133,6 +166,8 @@ Command AddCheckCommand(CLI::App& app) {
   sub->add_option("--diagram", args->diagram,
                   "mermaid: a sequence diagram of each counterexample, after the text")
       ->check(CLI::IsMember({"mermaid"}));
+  sub->add_option("--timeline", args->timeline,
+                  "Write an SVG timeline of every counterexample to this file");
   sub->add_option("--seed", args->seed, "Seed for the message, order and book ids (default 1)");
   return {sub, [args]() -> int { return Run(*args); }};
 }

@@ -50,8 +50,9 @@ void RequireSameCell(const CellResult& twin, const CellResult& file) {
 }  // namespace
 
 TEST_CASE("each built-in consumer's file is explored exactly like its C++ twin", "[files]") {
-  const char* names[] = {"naive",      "check-then-process", "record-first", "inbox",
-                         "claim-last", "natural-key",        "email"};
+  const char* names[] = {"naive", "check-then-process", "record-first",
+                         "inbox", "claim-last",         "natural-key",
+                         "email", "shared-key",         "shared-key-email"};
   for (const char* name : names) {
     INFO(name);
     const Strategy* twin = FindStrategy(name);

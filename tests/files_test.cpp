@@ -286,6 +286,16 @@ TEST_CASE("dedupsim check: inbox exits 0, check-then-process exits 1 with its cr
   CHECK(j["consumers"][0]["cells"][1]["fault"] == "crash");
   CHECK(j["consumers"][0]["cells"][1]["expected"] == "twice");
   CHECK(j["consumers"][0]["cells"][1]["counterexample"]["length"] == 7);
+  // The counterexample's views come from its replayed trace.
+  TempDir out;
+  CliResult views = RunCli({"check", dir + "check-then-process.toml", "--fault", "crash",
+                            "--diagram", "mermaid", "--timeline", out.File("t.svg")});
+  CHECK(views.exit_code == 1);
+  CHECK(views.out.find("%% check-then-process under crash: crash at AfterStockCommitted\n"
+                       "sequenceDiagram\n") != std::string::npos);
+  CHECK(views.out.find("Note over ConsumerA: crash at AfterStockCommitted") != std::string::npos);
+  std::string svg = ReadFile(out.File("t.svg"));
+  CHECK(svg.find("check-then-process under crash") != std::string::npos);
   CliResult wrong = RunCli({"check", dir + "inbox.toml", "--expect", "crash=twice"});
   CHECK(wrong.exit_code == 1);
   CHECK(RunCli({"check", dir + "inbox.toml", "--expect", "crash=often"}).exit_code == 2);
