@@ -22,6 +22,7 @@ Command AddListCommand(CLI::App& app);
 Command AddRunCommand(CLI::App& app);
 Command AddCleanupCommand(CLI::App& app);
 Command AddExploreCommand(CLI::App& app);
+Command AddCheckCommand(CLI::App& app);
 Command AddExplainCommand(CLI::App& app);
 Command AddDocsCommand(CLI::App& app);
 Command AddBenchCommand(CLI::App& app);

@@ -16,7 +16,8 @@ namespace {
 
 constexpr const char* kExitCodes =
     "Exit status: 0 ran and every check held; 1 a check failed; 2 usage error (unknown\n"
-    "scenario, bad option or value); 3 database error (not a dedupsim database, locked,\n"
+    "scenario, bad option or value, a bad consumer or scenario file:\n"
+    "FILE:LINE:COLUMN); 3 database error (not a dedupsim database, locked,\n"
     "unwritable), an output file that cannot be written, or a child process that died\n"
     "unplanned.";
 
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
       cli::AddDocsCommand(app),
       cli::AddCleanupCommand(app),
       cli::AddExploreCommand(app),
+      cli::AddCheckCommand(app),
       cli::AddBenchCommand(app),
       cli::AddSoakCommand(app),
   };

@@ -11,7 +11,7 @@ set -eu
 exec 1>&2
 cd "$(dirname "$0")/.."
 
-packages="cmake g++ make libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev"
+packages="cmake g++ make libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev"
 if [ "${1:-}" = "--tests" ]; then
   packages="$packages catch2 jq libxml2-utils chromium python3"
 fi

@@ -171,9 +171,20 @@ double MatrixResult::SchedulesPerSecond() const {
   return elapsed_ms > 0 ? static_cast<double>(schedules) * 1000.0 / elapsed_ms : 0.0;
 }
 
-Explorer::Explorer(ExploreOptions options)
+namespace {
+
+std::vector<const Strategy*> TableAnd(std::span<const Strategy* const> extra) {
+  std::vector<const Strategy*> all(AllStrategies().begin(), AllStrategies().end());
+  all.insert(all.end(), extra.begin(), extra.end());
+  return all;
+}
+
+}  // namespace
+
+Explorer::Explorer(ExploreOptions options, std::span<const Strategy* const> extra)
     : options_(options),
-      scheduler_(AllStrategies(), SchedulerOptions{.journal = options.journal,
+      strategies_(TableAnd(extra)),
+      scheduler_(strategies_, SchedulerOptions{.journal = options.journal,
                                                    .synchronous = options.synchronous,
                                                    .reuse_connections = options.reuse_connections,
                                                    .one_cpu = options.one_cpu,

@@ -101,8 +101,9 @@ std::optional<size_t> ShortestFailingCell(const std::vector<CellResult>& cells);
 
 class Explorer {
  public:
-  // Sets up a scheduler (and its temporary database) for every strategy of the table.
-  explicit Explorer(ExploreOptions options = {});
+  // Sets up a scheduler (and its temporary database) for every strategy of the table, and
+  // for the extra strategies (consumers read from files), which must outlive the explorer.
+  explicit Explorer(ExploreOptions options = {}, std::span<const Strategy* const> extra = {});
 
   const ExploreOptions& options() const { return options_; }
   Scheduler& scheduler() { return scheduler_; }
@@ -136,6 +137,7 @@ class Explorer {
 
  private:
   ExploreOptions options_;
+  std::vector<const Strategy*> strategies_;  // the table's, then the extra ones
   Scheduler scheduler_;
   std::set<const Strategy*> checked_;
 };

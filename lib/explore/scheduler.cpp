@@ -424,13 +424,9 @@ class Worker final : public StepGate {
       Note("restart", "the process died: connection closed without commit; redelivered", "");
       return true;
     } catch (const SqliteError& e) {
-      if (owner_.abort) {
-        CloseAll();
-        return false;
-      }
-      Note("error", e.what(), "not acked");
-      if (attempt >= owner_.options.max_attempts) done_ = true;  // given up, never acked
-      return true;
+      return Refused(e, attempt);
+    } catch (const DeliveryFailed& e) {
+      return Refused(e, attempt);
     } catch (const std::exception& e) {
       CloseAll();
       if (owner_.failure.empty()) {
@@ -438,6 +434,18 @@ class Worker final : public StepGate {
       }
       return false;
     }
+  }
+
+  // The database refused the delivery, or the consumer gave up on it: not acked, and the
+  // broker redelivers it, up to max_attempts.
+  bool Refused(const std::exception& e, int attempt) {
+    if (owner_.abort) {
+      CloseAll();
+      return false;
+    }
+    Note("error", e.what(), "not acked");
+    if (attempt >= owner_.options.max_attempts) done_ = true;  // given up, never acked
+    return true;
   }
 
   Scheduler::Impl& owner_;

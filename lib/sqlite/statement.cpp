@@ -154,6 +154,13 @@ bool Statement::ColumnIsNull(int index) const {
   return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
 }
 
+int Statement::ParameterCount() const { return sqlite3_bind_parameter_count(stmt_); }
+
+std::string Statement::ParameterName(int index) const {
+  const char* name = sqlite3_bind_parameter_name(stmt_, index);
+  return name == nullptr ? std::string() : std::string(name);
+}
+
 std::string Statement::sql() const {
   const char* text = sqlite3_sql(stmt_);
   return text ? text : "";

@@ -57,6 +57,10 @@ class Statement {
   // Extended result code of the last step (0 after a success).
   int last_code() const { return last_code_; }
   std::string sql() const;
+  // The statement's parameters, numbered from 1; a named one (":MessageId") keeps its
+  // prefix, an anonymous "?" is "".
+  int ParameterCount() const;
+  std::string ParameterName(int index) const;
 
  private:
   int StepRaw();  // steps, records the trace event on the first step of an execution
