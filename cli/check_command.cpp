@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "atomic_file.h"
 #include "commands.h"
 #include "exit_status.h"
