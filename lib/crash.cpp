@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "child_process.h"
 #include "pipe_io.h"
 #include "sqlite/statement.h"
 #include "trace_json.h"
@@ -94,7 +95,7 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
   int fds[2];
   if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
   const size_t emails_before = emails ? static_cast<size_t>(emails->sent_count()) : 0;
-  pid_t pid = ::fork();
+  pid_t pid = ForkChild();  // dies with this process
   if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
 
   if (pid == 0) {
@@ -132,8 +133,7 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
   if (kill_mode && !line.empty()) ::kill(pid, SIGKILL);
   ::close(fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  WaitChild(pid, &status);
 
   if (!line.empty()) {
     nlohmann::json message = nlohmann::json::parse(line, nullptr, false);

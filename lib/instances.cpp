@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "child_process.h"
 #include "crash.h"
 #include "pipe_io.h"
 #include "trace_json.h"
@@ -82,7 +83,7 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const std::vector<I
     if (!children.empty()) std::this_thread::sleep_until(origin + task.start_after);
     int fds[2];
     if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
-    pid_t pid = ::fork();
+    pid_t pid = ForkChild();  // dies with this process
     if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     if (pid == 0) {
       ::close(fds[0]);
@@ -121,8 +122,7 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const std::vector<I
     std::string text = ReadAll(children[i].fd);
     ::close(children[i].fd);
     int status = 0;
-    while (::waitpid(children[i].pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    WaitChild(children[i].pid, &status);
     nlohmann::json message = nlohmann::json::parse(text, nullptr, false);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.is_discarded()) {
       if (failure.empty()) {

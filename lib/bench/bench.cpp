@@ -1,5 +1,8 @@
 #include "bench/bench.h"
 
+#include "child_process.h"
+#include "run_files.h"
+
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -102,6 +105,7 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
       int status = 0;
       pid_t got = ::waitpid(pid, &status, block ? 0 : WNOHANG);
       if (got == 0 || (got < 0 && errno == EINTR)) continue;
+      if (got == pid) run_files::ForgetChild(pid);
       // Exit 0: done; kInstanceFailed: the error is in its slot. Anything else is a death.
       const bool planned =
           WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == kInstanceFailed);
@@ -124,7 +128,7 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
       continue;
     }
     std::fflush(nullptr);  // nothing buffered is written twice
-    pid_t pid = ::fork();
+    pid_t pid = ForkChild();  // dies with the bench
     if (pid < 0) {
       shared.go().store(1);  // let those started run out, then fail
       for (auto& t : threads) t.join();
@@ -132,8 +136,7 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
       throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     }
     if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the bench
-      ::signal(SIGINT, SIG_IGN);           // Ctrl-C is the parent's to handle
+      ::signal(SIGINT, SIG_IGN);          // Ctrl-C is the parent's to handle
       RunInstance(strategy, db, workload, shared, i);
       // No destructors in the child: the parent owns the database file.
       ::_exit(shared.slot(i).failed ? kInstanceFailed : 0);

@@ -1,0 +1,39 @@
+#include "pause_point.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace dedupsim {
+
+namespace {
+
+[[maybe_unused]] bool Announce(const char* name) {
+  const char* at = std::getenv("DEDUPSIM_PAUSE_AT");
+  if (at == nullptr || std::strcmp(at, name) != 0) return false;
+  std::string line = fmt::format("dedupsim: paused at {} pid {}\n", name, ::getpid());
+  [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
+  return true;
+}
+
+}  // namespace
+
+#ifdef DEDUPSIM_PAUSE_POINTS
+void PauseHere(const char* name) {
+  if (!Announce(name)) return;
+  for (;;) ::pause();
+}
+
+void StopHere(const char* name) {
+  if (Announce(name)) ::raise(SIGSTOP);
+}
+#else
+void PauseHere(const char*) {}
+void StopHere(const char*) {}
+#endif
+
+}  // namespace dedupsim
