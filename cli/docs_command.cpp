@@ -65,7 +65,12 @@ int Docs(const DocsArgs& args) {
       continue;
     }
     const std::string page = ReadWhole(path);
-    ScenarioResult result = RunScenario(*scenario, env, /*check=*/true);
+    ScenarioResult result;
+    try {
+      result = RunScenario(*scenario, env, /*check=*/true);
+    } catch (const DatabaseError& e) {
+      throw InDatabase(db.path(), e);  // every database error names the file
+    }
     if (!result.differences.empty()) {
       // A page must show what the lesson says; a run that went otherwise is not written.
       for (const std::string& d : result.differences)
