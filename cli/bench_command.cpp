@@ -11,8 +11,8 @@
 #include "bench/bench.h"
 #include "bench/bench_report.h"
 #include "commands.h"
-#include "options.h"
 #include "exit_status.h"
+#include "options.h"
 #include "progress.h"
 
 namespace dedupsim::cli {
@@ -100,10 +100,14 @@ Command AddBenchCommand(CLI::App& app) {
       "bench",
       "Measure each strategy's throughput, latency and correctness on one workload "
       "(exit 1 only when raw, inbox or natural-key doubles or loses an order)");
-  AddDecimal(sub, "--messages", args->messages, "Deliveries in all, duplicates included (default 20000)", int64_t{1}, int64_t{10'000'000});
-  sub->add_option("--duplicate-rate", args->duplicate_rate, "Share of deliveries that repeat an earlier message, in [0, 1] (default 0.3)")
+  AddDecimal(sub, "--messages", args->messages,
+             "Deliveries in all, duplicates included (default 20000)", int64_t{1},
+             int64_t{10'000'000});
+  sub->add_option("--duplicate-rate", args->duplicate_rate,
+                  "Share of deliveries that repeat an earlier message, in [0, 1] (default 0.3)")
       ->check(CLI::Range(0.0, 1.0));
-  AddDecimal(sub, "--instances-count", args->instances_count, "Consumer instances competing for the deliveries (default 1)", 1, 64);
+  AddDecimal(sub, "--instances-count", args->instances_count,
+             "Consumer instances competing for the deliveries (default 1)", 1, 64);
   sub->add_option("--instances", args->instances,
                   "Instances as threads or processes (default threads)")
       ->check(CLI::IsMember({"threads", "processes"}));
@@ -116,8 +120,10 @@ Command AddBenchCommand(CLI::App& app) {
       ->check(CLI::IsMember({"wal", "delete"}));
   sub->add_option("--synchronous", args->synchronous, "SQLite synchronous level (default normal)")
       ->check(CLI::IsMember({"normal", "full"}));
-  AddDecimal(sub, "--seed", args->seed, "Seed of the workload (default 1; 0 to 2^64-1)", uint64_t{0}, UINT64_MAX);
-  AddDecimal(sub, "--repeat", args->repeat, "Rounds, interleaved; each strategy reports its median round (default 1)", 1, 100);
+  AddDecimal(sub, "--seed", args->seed, "Seed of the workload (default 1; 0 to 2^64-1)",
+             uint64_t{0}, UINT64_MAX);
+  AddDecimal(sub, "--repeat", args->repeat,
+             "Rounds, interleaved; each strategy reports its median round (default 1)", 1, 100);
   sub->add_option("--format", args->format, "text: a table; json: one object")
       ->check(CLI::IsMember({"text", "json"}));
   return {sub, [args]() -> int { return Run(*args); }};

@@ -1,18 +1,18 @@
 // dedupsim cleanup: the nightly Inbox cleanup as a command. Deletes the completed Inbox
 // records received more than --older-than ago from an existing dedupsim database; never
 // creates a file, and refuses any file dedupsim did not make.
-#include <memory>
-#include <string>
-
 #include <fmt/format.h>
+
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "clock.h"
 #include "commands.h"
-#include "options.h"
 #include "database.h"
 #include "duration.h"
 #include "exit_status.h"
+#include "options.h"
 #include "retention.h"
 
 namespace dedupsim::cli {
@@ -69,9 +69,7 @@ Command AddCleanupCommand(CLI::App& app) {
                   "36525d)")
       ->required()
       ->check(CLI::Validator(
-          [](const std::string& text) -> std::string {
-            return DurationProblem(text);
-          },
+          [](const std::string& text) -> std::string { return DurationProblem(text); },
           "DURATION"));
   sub->add_option("--format", args->format, "text: one line; json: one JSON object")
       ->check(CLI::IsMember({"text", "json"}));

@@ -1,22 +1,22 @@
 // dedupsim explore: parses the options, asks lib/explore for the matrix, a counterexample
 // or the seeded runs, and prints the view. Exit 1 when --expect-safe names a strategy that
 // broke an invariant somewhere; 2 for an unknown strategy or fault.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "commands.h"
-#include "options.h"
 #include "exit_status.h"
 #include "explore/explorer.h"
 #include "explore/faults.h"
 #include "explore/random_mode.h"
 #include "explore/report.h"
 #include "explore/strategies.h"
+#include "options.h"
 
 namespace dedupsim::cli {
 
@@ -212,9 +212,14 @@ Command AddExploreCommand(CLI::App& app) {
   sub->add_option("--expect-safe", args->expect_safe,
                   "Exit 1 when this strategy ends twice, lost, deadlock or error in any "
                   "schedule explored (repeatable)");
-  AddDecimal(sub, "--seed", args->seed, "Seed for the ids, and for --runs (default 1; 0 to 2^64-1)", uint64_t{0}, UINT64_MAX);
-  AddDecimal(sub, "--runs", args->runs, "Seeded random mode: this many random larger runs per strategy", int64_t{1}, int64_t{10000000});
-  AddDecimal(sub, "--replay", args->replay, "With --seed and one --strategy: run that random run again, traced", int64_t{0}, int64_t{10000000});
+  AddDecimal(sub, "--seed", args->seed, "Seed for the ids, and for --runs (default 1; 0 to 2^64-1)",
+             uint64_t{0}, UINT64_MAX);
+  AddDecimal(sub, "--runs", args->runs,
+             "Seeded random mode: this many random larger runs per strategy", int64_t{1},
+             int64_t{10000000});
+  AddDecimal(sub, "--replay", args->replay,
+             "With --seed and one --strategy: run that random run again, traced", int64_t{0},
+             int64_t{10000000});
   sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
       ->check(CLI::IsMember({"wal", "delete"}));
   sub->add_flag("--list", args->list, "List the strategies and faults");

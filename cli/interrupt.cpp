@@ -1,5 +1,6 @@
 #include "interrupt.h"
 
+#include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -7,8 +8,6 @@
 
 #include <string>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "exit_status.h"
 #include "run_files.h"
@@ -31,9 +30,9 @@ sigset_t InterruptSignals() {
   while (sigwait(&set, &signal) != 0) {
   }
   const int removed = run_files::KillChildrenAndRemoveFiles();
-  const std::string line = fmt::format(
-      "dedupsim: interrupted by {}: stopped; removed {} file(s) this run had created\n",
-      signal == SIGINT ? "SIGINT" : "SIGTERM", removed);
+  const std::string line =
+      fmt::format("dedupsim: interrupted by {}: stopped; removed {} file(s) this run had created\n",
+                  signal == SIGINT ? "SIGINT" : "SIGTERM", removed);
   [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
   ::_exit(kExitInterrupted);
 }

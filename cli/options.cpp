@@ -11,7 +11,8 @@ DecimalResult ParseDecimal(const std::string& text, uint64_t min, uint64_t max) 
     r.error = fmt::format("empty value; {} is needed", range);
     return r;
   }
-  if (text.size() > 1 && text.front() == '-' && text.find_first_not_of("0123456789", 1) == std::string::npos) {
+  if (text.size() > 1 && text.front() == '-' &&
+      text.find_first_not_of("0123456789", 1) == std::string::npos) {
     r.error = fmt::format("{}: negative; {} is needed", text, range);
     return r;
   }

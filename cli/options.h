@@ -5,12 +5,11 @@
 // option and the value.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <type_traits>
-
-#include <CLI/CLI.hpp>
 
 namespace dedupsim::cli {
 

@@ -1,26 +1,25 @@
 // dedupsim run: runs scenarios by name and prints their lines (or JSON Lines), the trace
 // on request, the differences --check finds, a Mermaid diagram after each line
 // (--diagram) and an SVG timeline file (--timeline).
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "atomic_file.h"
+#include "broker.h"
 #include "commands.h"
-#include "options.h"
 #include "database.h"
 #include "duration.h"
 #include "exit_status.h"
-#include "broker.h"
+#include "options.h"
 #include "runner.h"
 #include "scenarios.h"
 #include "side_store.h"
@@ -224,13 +223,21 @@ Command AddRunCommand(CLI::App& app) {
                 "removed at the end");
   sub->add_option("--format", args->format, "text: the post's lines; json: one JSON object per line")
       ->check(CLI::IsMember({"text", "json"}));
-  AddDecimal(sub, "--quantity", args->quantity, "Books in the order (default 2)", int64_t{1}, int64_t{1000000});
-  auto* deliveries = AddDecimal(sub, "--deliveries", args->deliveries, "Deliveries of the same message for naive, inbox, natural-key; record-first counts "
-                                     "the crashed one (default 2)", 1, 1000);
-  auto* hold = AddDecimal(sub, "--hold-ms", args->hold_ms, "concurrent, claim-last, cache-arbiter: the first copy holds this "
-                               "long before going on (default 500)", 0, 60000);
-  auto* stagger = AddDecimal(sub, "--stagger-ms", args->stagger_ms, "concurrent, claim-last, cache-arbiter: the second copy starts "
-                                  "this long after the first (default 100)", 0, 60000);
+  AddDecimal(sub, "--quantity", args->quantity, "Books in the order (default 2)", int64_t{1},
+             int64_t{1000000});
+  auto* deliveries = AddDecimal(
+      sub, "--deliveries", args->deliveries,
+      "Deliveries of the same message for naive, inbox, natural-key; record-first counts "
+      "the crashed one (default 2)",
+      1, 1000);
+  auto* hold = AddDecimal(sub, "--hold-ms", args->hold_ms,
+                          "concurrent, claim-last, cache-arbiter: the first copy holds this "
+                          "long before going on (default 500)",
+                          0, 60000);
+  auto* stagger = AddDecimal(sub, "--stagger-ms", args->stagger_ms,
+                             "concurrent, claim-last, cache-arbiter: the second copy starts "
+                             "this long after the first (default 100)",
+                             0, 60000);
   sub->add_flag("--check", args->check,
                 "Compare each outcome with what the post says it must be; exit 1 on a difference");
   sub->add_flag("--trace", args->trace,
@@ -248,10 +255,14 @@ Command AddRunCommand(CLI::App& app) {
                                     "instances as threads or processes")
                         ->check(CLI::IsMember({"threads", "processes"}));
   auto* max_deliveries =
-      AddDecimal(sub, "--max-deliveries", args->max_deliveries, "duplicate-as-error, retention: deliveries before the broker dead-letters "
-                      "a message (default 10)", 1, 1000);
-  auto* retention = AddDecimal(sub, "--retention-days", args->retention_days, "retention: days Inbox records are kept before the nightly "
-                                    "cleanup deletes them (default 14)", 1, 3650);
+      AddDecimal(sub, "--max-deliveries", args->max_deliveries,
+                 "duplicate-as-error, retention: deliveries before the broker dead-letters "
+                 "a message (default 10)",
+                 1, 1000);
+  auto* retention = AddDecimal(sub, "--retention-days", args->retention_days,
+                               "retention: days Inbox records are kept before the nightly "
+                               "cleanup deletes them (default 14)",
+                               1, 3650);
   auto* dedup_window =
       sub->add_option("--dedup-window", args->dedup_window,
                       "broker-dedup: the broker's duplicate detection window, as 10m, 36h, 7d "

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "commands.h"
-#include "options.h"
 #include "exit_status.h"
+#include "options.h"
 #include "progress.h"
 #include "soak/soak.h"
 #include "soak/soak_report.h"
@@ -95,16 +95,24 @@ Command AddSoakCommand(CLI::App& app) {
   AddDecimal(sub, "--seed", args->seed,
              "Seed of the workload and of the kill schedule (default 1; 0 to 2^64-1)", uint64_t{0},
              UINT64_MAX);
-  AddDecimal(sub, "--messages", args->messages, "Broker entries, duplicates included (default 5000)", int64_t{1}, int64_t{1'000'000});
-  sub->add_option("--duplicate-rate", args->duplicate_rate, "Share of entries that repeat an earlier message, in [0, 1] (default 0.3)")
+  AddDecimal(sub, "--messages", args->messages,
+             "Broker entries, duplicates included (default 5000)", int64_t{1}, int64_t{1'000'000});
+  sub->add_option("--duplicate-rate", args->duplicate_rate,
+                  "Share of entries that repeat an earlier message, in [0, 1] (default 0.3)")
       ->check(CLI::Range(0.0, 1.0));
   AddDecimal(sub, "--consumers", args->consumers, "Consumer processes (default 4)", 1, 32);
   sub->add_option("--strategy", args->strategy,
                   "Consumer: inbox (default), natural-key, naive, check-then-process")
       ->check(CLI::IsMember({"inbox", "natural-key", "naive", "check-then-process"}));
-  AddDecimal(sub, "--kill-every-ms", args->kill_every_ms, "Mean gap between SIGKILLs, each drawn in [0.5, 1.5] times it; 0: no kills (default 50)", 0, 60000);
-  AddDecimal(sub, "--lease-ms", args->lease_ms, "Visibility timeout: an unacked delivery comes back after it (default 200)", 10, 60000);
-  AddDecimal(sub, "--timeout-s", args->timeout_s, "Give up, and fail, after this long (default 300)", 1, 86400);
+  AddDecimal(
+      sub, "--kill-every-ms", args->kill_every_ms,
+      "Mean gap between SIGKILLs, each drawn in [0.5, 1.5] times it; 0: no kills (default 50)", 0,
+      60000);
+  AddDecimal(sub, "--lease-ms", args->lease_ms,
+             "Visibility timeout: an unacked delivery comes back after it (default 200)", 10,
+             60000);
+  AddDecimal(sub, "--timeout-s", args->timeout_s,
+             "Give up, and fail, after this long (default 300)", 1, 86400);
   sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
       ->check(CLI::IsMember({"wal", "delete"}));
   sub->add_option("--synchronous", args->synchronous, "SQLite synchronous level (default normal)")

@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "database.h"
@@ -42,7 +42,8 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   struct stat st {};
   if (::lstat(path_.c_str(), &st) == 0) {
     if (S_ISLNK(st.st_mode)) {
-      Fail(path_, "it is a symbolic link (only a regular file is replaced; name the file it points to)");
+      Fail(path_,
+           "it is a symbolic link (only a regular file is replaced; name the file it points to)");
     }
     if (S_ISDIR(st.st_mode)) Fail(path_, "it is a directory");
     if (!S_ISREG(st.st_mode)) Fail(path_, "it exists and is not a regular file");

@@ -5,10 +5,10 @@
 // Commit() succeeded. Not thread-safe; one object per file.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <optional>
 #include <vector>
 
 namespace dedupsim {

@@ -1,6 +1,7 @@
 #include "database.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -15,8 +16,6 @@
 #include <sstream>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "pause_point.h"
 #include "run_files.h"
@@ -82,7 +81,8 @@ long LockHolder(int fd) {
   if (::fstat(fd, &st) != 0) return 0;
   std::ifstream locks("/proc/locks");
   std::string line;
-  const std::string device = fmt::format("{:02x}:{:02x}:{} ", major(st.st_dev), minor(st.st_dev), st.st_ino);
+  const std::string device =
+      fmt::format("{:02x}:{:02x}:{} ", major(st.st_dev), minor(st.st_dev), st.st_ino);
   while (std::getline(locks, line)) {
     if (line.find("FLOCK") == std::string::npos || line.find(device) == std::string::npos) continue;
     std::istringstream fields(line);
@@ -118,8 +118,8 @@ void RefuseCompanions(const std::string& path) {
   struct stat st {};
   for (const char* suffix : {"-wal", "-shm", "-journal"}) {
     if (::lstat((path + suffix).c_str(), &st) == 0) {
-      throw DatabaseError(fmt::format("{}{} exists without {}: not creating a database there",
-                                      path, suffix, path));
+      throw DatabaseError(
+          fmt::format("{}{} exists without {}: not creating a database there", path, suffix, path));
     }
   }
 }
@@ -128,7 +128,9 @@ void RefuseCompanions(const std::string& path) {
 
 std::string TemporaryNameBeside(const std::string& path, std::string_view tag) {
   const size_t slash = path.find_last_of('/');
-  const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string folder = slash == std::string::npos ? "."
+                             : slash == 0               ? "/"
+                                                        : path.substr(0, slash);
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   const std::string prefix = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   long name_max = ::pathconf(folder.c_str(), _PC_NAME_MAX);
@@ -196,11 +198,13 @@ DatabaseFile DatabaseFile::CreateNew(const std::string& path, const DatabaseSett
     discard();
     throw DatabaseError(fmt::format("{}: {}", path, e.what()));
   }
-  if (::fsync(fd) != 0 || ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
+  if (::fsync(fd) != 0 ||
+      ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
     const int err = errno;
     discard();
     if (err == EEXIST) {
-      throw DatabaseError(fmt::format("{}: created by another process meanwhile; left as it is", path));
+      throw DatabaseError(
+          fmt::format("{}: created by another process meanwhile; left as it is", path));
     }
     throw DatabaseError(fmt::format("{}: cannot create: {}", path, Errno(err)));
   }

@@ -48,10 +48,12 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
 
 std::string DurationProblem(std::string_view text) {
   if (ParseDuration(text)) return "";
-  const bool shaped = text.size() >= 2 && std::string_view("dhms").find(text.back()) != std::string_view::npos &&
-                      text.substr(0, text.size() - 1).find_first_not_of("0123456789") == std::string_view::npos;
+  const bool shaped =
+      text.size() >= 2 && std::string_view("dhms").find(text.back()) != std::string_view::npos &&
+      text.substr(0, text.size() - 1).find_first_not_of("0123456789") == std::string_view::npos;
   if (shaped) {
-    return fmt::format("{}: longer than the limit of {}d (100 years)", text, kLongestDuration.count());
+    return fmt::format("{}: longer than the limit of {}d (100 years)", text,
+                       kLongestDuration.count());
   }
   return fmt::format("not a duration like 14d, 36h, 90m or 30s: {}", text);
 }

@@ -1,12 +1,11 @@
 #include "pause_point.h"
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace dedupsim {
 

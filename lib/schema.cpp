@@ -79,7 +79,8 @@ std::vector<std::string> TableFacts(Connection& connection, const std::string& t
       facts.push_back(fact);
     }
   };
-  collect("SELECT type, wr, strict FROM pragma_table_list WHERE name = ?1 AND schema = 'main'", "table", 3);
+  collect("SELECT type, wr, strict FROM pragma_table_list WHERE name = ?1 AND schema = 'main'",
+          "table", 3);
   collect("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1)", "column", 5);
   collect(
       "SELECT il.\"unique\", il.origin, il.partial, (SELECT group_concat(ii.name, ',') FROM "
@@ -106,7 +107,8 @@ std::optional<std::string> SchemaDifference(Connection& connection) {
     if (got == want) continue;
     for (const std::string& fact : got) {
       if (std::find(want.begin(), want.end(), fact) == want.end()) {
-        return fmt::format("table {} is not as dedupsim made it (has {}); not using it", table, fact);
+        return fmt::format("table {} is not as dedupsim made it (has {}); not using it", table,
+                           fact);
       }
     }
     for (const std::string& fact : want) {

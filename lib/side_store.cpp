@@ -1,14 +1,13 @@
 #include "side_store.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "dedup_cache.h"
 #include "email_provider.h"

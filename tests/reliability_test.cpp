@@ -3,7 +3,6 @@
 // listings, the exit status and the one-line message, and that no process is left. The
 // racy moments (a kill right after fork, an interrupt in a run's first milliseconds) are
 // hit every time through the test build's pause points (lib/pause_point.h).
-#include <catch2/catch.hpp>
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
 #include <set>
@@ -74,7 +74,8 @@ bool ProcessGone(pid_t pid) {
     std::string line;
     std::getline(stat, line);
     auto close = line.rfind(')');
-    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z')
+      return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
@@ -165,7 +166,8 @@ class Background {
 };
 
 // RunCli in a folder (the tests of plain relative names need one).
-int RunIn(const std::string& cwd, const std::vector<std::string>& args, std::string* err = nullptr) {
+int RunIn(const std::string& cwd, const std::vector<std::string>& args,
+          std::string* err = nullptr) {
   Background b(args, cwd, {"NO_COLOR=1"});
   int code = b.Wait();
   if (err) *err = b.err();
@@ -187,12 +189,14 @@ std::string Pause(const std::string& point) { return "DEDUPSIM_PAUSE_AT=" + poin
 
 // ---- 1. file: URIs and other special names ----------------------------------------------
 
-TEST_CASE("case 1: --db file:NAME and :memory: are plain file names; the file checked is the file opened",
-          "[reliability]") {
+TEST_CASE(
+    "case 1: --db file:NAME and :memory: are plain file names; the file checked is the file opened",
+    "[reliability]") {
   TempDir dir;
   const std::string shop = dir.File("shop.db");
-  Sql(shop, "CREATE TABLE Inbox(MessageId,Consumer,ReceivedAt,CompletedAt); "
-            "INSERT INTO Inbox VALUES('o1','b','x','y')");
+  Sql(shop,
+      "CREATE TABLE Inbox(MessageId,Consumer,ReceivedAt,CompletedAt); "
+      "INSERT INTO Inbox VALUES('o1','b','x','y')");
   const std::string before = ReadFile(shop);
   std::string err;
   CHECK(RunIn(dir.path(), {"run", "naive", "--db", "shop.db"}, &err) == kExitDatabase);
@@ -210,16 +214,16 @@ TEST_CASE("case 1: --db file:NAME and :memory: are plain file names; the file ch
 
 // ---- 2. an output file is never a file the run uses ----------------------------------------
 
-TEST_CASE("case 2: --timeline naming the database (any spelling, a hard link) exits 2, database intact",
-          "[reliability]") {
+TEST_CASE(
+    "case 2: --timeline naming the database (any spelling, a hard link) exits 2, database intact",
+    "[reliability]") {
   TempDir dir;
   const std::string db = dir.File("own.svg");  // a database named so the .svg rule passes
   REQUIRE(RunCli({"run", "all", "--db", db}).exit_code == kExitOk);
   const std::string before = ReadFile(db);
   REQUIRE(::link(db.c_str(), dir.File("alias.svg").c_str()) == 0);
   ::mkdir(dir.File("sub").c_str(), 0755);
-  for (const std::string& target :
-       {db, dir.path() + "/sub/../own.svg", dir.File("alias.svg")}) {
+  for (const std::string& target : {db, dir.path() + "/sub/../own.svg", dir.File("alias.svg")}) {
     auto r = RunCli({"run", "naive", "--db", db, "--timeline", target});
     CHECK(r.exit_code == kExitUsage);
     CHECK(r.err.find(target) != std::string::npos);
@@ -262,8 +266,9 @@ TEST_CASE("case 3: side-store companions made by someone else are refused, never
   CHECK(Listing(dir.path()) == std::set<std::string>{"own.db"});
 }
 
-TEST_CASE("case 3: a stray -shm (or a symlink so named) beside a new database is refused, untouched",
-          "[reliability]") {
+TEST_CASE(
+    "case 3: a stray -shm (or a symlink so named) beside a new database is refused, untouched",
+    "[reliability]") {
   TempDir dir;
   WriteFile(dir.File("new.db-shm"), "not yours");
   WriteFile(dir.File("target"), "pointed at");
@@ -282,7 +287,8 @@ TEST_CASE("case 3: a stray -shm (or a symlink so named) beside a new database is
 
 // ---- 4. children die with their parent ----------------------------------------------------
 
-TEST_CASE("case 4: a crash child dies when its parent is killed right after fork", "[reliability]") {
+TEST_CASE("case 4: a crash child dies when its parent is killed right after fork",
+          "[reliability]") {
   for (int signal : {SIGKILL, SIGTERM}) {
     TempDir dir;
     const std::string db = dir.File("own.db");
@@ -353,8 +359,9 @@ TEST_CASE("case 5: SIGTERM mid cache-arbiter removes own.db.cache*", "[reliabili
   CHECK(RunCli({"run", "inbox", "--db", db}).exit_code == kExitOk);
 }
 
-TEST_CASE("case 5: an interrupt of run, explore, docs, bench, soak, cleanup: exit 130, $TMPDIR empty",
-          "[reliability]") {
+TEST_CASE(
+    "case 5: an interrupt of run, explore, docs, bench, soak, cleanup: exit 130, $TMPDIR empty",
+    "[reliability]") {
   struct Case {
     std::vector<std::string> args;
     const char* point;
@@ -466,7 +473,8 @@ TEST_CASE("case 9: seeds out of range, negative or empty exit 2 (soak, bench, ex
   CHECK(max.exit_code == kExitOk);
 }
 
-TEST_CASE("case 10: --db '', soak --db '', --timeline '', cleanup --db '' exit 2", "[reliability]") {
+TEST_CASE("case 10: --db '', soak --db '', --timeline '', cleanup --db '' exit 2",
+          "[reliability]") {
   TempDir dir;
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"run", "naive", "--db", ""},
@@ -482,7 +490,8 @@ TEST_CASE("case 10: --db '', soak --db '', --timeline '', cleanup --db '' exit 2
 
 // ---- 11. a broken schema is a database error ---------------------------------------------
 
-TEST_CASE("case 11: a hand-altered schema exits 3 naming the table, never a verdict", "[reliability]") {
+TEST_CASE("case 11: a hand-altered schema exits 3 naming the table, never a verdict",
+          "[reliability]") {
   const std::vector<std::pair<std::string, std::string>> breakages{
       {"DROP TABLE Inbox; CREATE TABLE Inbox(MessageId TEXT)", "table Inbox"},
       {"CREATE TRIGGER stop BEFORE UPDATE ON StockItems BEGIN SELECT RAISE(ABORT, 'no'); END",
@@ -511,8 +520,9 @@ TEST_CASE("case 11: a hand-altered schema exits 3 naming the table, never a verd
 
 // ---- 12. messages that name the file; limits said; long names -------------------------------
 
-TEST_CASE("case 12: database errors name the database; cleanup states its limit; a long timeline name",
-          "[reliability]") {
+TEST_CASE(
+    "case 12: database errors name the database; cleanup states its limit; a long timeline name",
+    "[reliability]") {
   CHECK(std::string(InDatabase("/x/own.db", DatabaseError("no stock item b1")).what()) ==
         "/x/own.db: no stock item b1");
   CHECK(std::string(InDatabase("/x/own.db", DatabaseError("/x/own.db: locked")).what()) ==

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -142,6 +143,85 @@ TEST_CASE("dedupsim soak: JSON figures and exit statuses", "[soak][cli]") {
   CHECK(n.exit_code == 1);
   auto nj = nlohmann::json::parse(n.out);
   CHECK(nj["doubled"].get<int64_t>() >= nj["duplicates"].get<int64_t>());
+}
+
+TEST_CASE("dedupsim soak: bad input exits 2 with one line", "[soak][cli]") {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"soak", "--consumers", "0"},
+           {"soak", "--consumers", "33"},
+           {"soak", "--messages", "0"},
+           {"soak", "--messages", "1000001"},
+           {"soak", "--duplicate-rate", "1.01"},
+           {"soak", "--duplicate-rate", "-1"},
+           {"soak", "--strategy", "raw"},
+           {"soak", "--kill-every-ms", "-5"},
+       }) {
+    auto r = RunCli(args);
+    INFO(args[1] << " " << args[2]);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(dedupsim::testing::SplitLines(r.err).size() == 1);
+  }
+}
+
+TEST_CASE("dedupsim soak --db: a foreign file is refused untouched, its own is kept",
+          "[soak][cli]") {
+  TempDir dir;
+  std::string foreign = dir.File("foreign.db");
+  std::string content = "SQLite format 3";
+  content.push_back('\0');
+  content.resize(4096, '\x01');
+  dedupsim::testing::WriteFile(foreign, content);
+  auto r = RunCli({"soak", "--db", foreign, "--messages", "50"});
+  CHECK(r.exit_code == 3);
+  CHECK(dedupsim::testing::ReadFile(foreign) == content);
+
+  std::string own = dir.File("soak.db");
+  auto ok = RunCli({"soak", "--db", own, "--messages", "50", "--consumers", "2"});
+  CHECK(ok.exit_code == 0);
+  CHECK(!dedupsim::testing::ReadFile(own).empty());
+  auto again = RunCli({"soak", "--db", own, "--messages", "50", "--consumers", "2"});
+  CHECK(again.exit_code == 0);  // a second run resets its own tables
+}
+
+TEST_CASE("dedupsim soak: Ctrl-C kills the consumers, removes its database, exits 130",
+          "[soak][cli]") {
+  dedupsim::testing::TempDir tmp;
+  int out_pipe[2];
+  REQUIRE(::pipe(out_pipe) == 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  std::vector<std::string> args{DEDUPSIM_BINARY, "soak", "--messages", "30000", "--format", "json"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
+  env_storage.push_back("TMPDIR=" + tmp.path());
+  std::vector<char*> envp;
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid;
+  REQUIRE(posix_spawn(&pid, DEDUPSIM_BINARY, &actions, nullptr, argv.data(), envp.data()) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out_pipe[1]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  ::kill(pid, SIGINT);
+  std::string out;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::read(out_pipe[0], buffer, sizeof buffer)) > 0)
+    out.append(buffer, static_cast<size_t>(n));
+  ::close(out_pipe[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(out.empty());  // a half-run's figures are not reported
+  CHECK(std::filesystem::is_empty(tmp.path()));
 }
 
 TEST_CASE("dedupsim soak: bad input exits 2 with one line", "[soak][cli]") {

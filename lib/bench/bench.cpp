@@ -1,8 +1,5 @@
 #include "bench/bench.h"
 
-#include "child_process.h"
-#include "run_files.h"
-
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -18,7 +15,9 @@
 #include <thread>
 
 #include "bench/shared_block.h"
+#include "child_process.h"
 #include "crash.h"
+#include "run_files.h"
 #include "sqlite/error.h"
 
 namespace dedupsim {
@@ -136,7 +135,7 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
       throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     }
     if (pid == 0) {
-      ::signal(SIGINT, SIG_IGN);          // Ctrl-C is the parent's to handle
+      ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the parent's to handle
       RunInstance(strategy, db, workload, shared, i);
       // No destructors in the child: the parent owns the database file.
       ::_exit(shared.slot(i).failed ? kInstanceFailed : 0);

@@ -49,8 +49,8 @@ int FormatNow(char (&out)[32]) {
 RawInbox::RawInbox(const std::string& path, Synchronous synchronous,
                    std::chrono::milliseconds busy_timeout) {
   busy_.timeout = busy_timeout;
-  int rc =
-      sqlite3_open_v2(PlainFileName(path).c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(PlainFileName(path).c_str(), &db_,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);

@@ -83,9 +83,9 @@ Connection::Connection(const std::string& path, const ConnectionOptions& options
   if (path.empty() && !options.in_memory) {
     throw SqliteError(1, "cannot open a database with an empty name");
   }
-  int rc = sqlite3_open_v2(options.in_memory ? ":memory:" : PlainFileName(path).c_str(), &db_,
-                           flags | (options.in_memory ? SQLITE_OPEN_MEMORY | SQLITE_OPEN_CREATE : 0),
-                           nullptr);
+  int rc = sqlite3_open_v2(
+      options.in_memory ? ":memory:" : PlainFileName(path).c_str(), &db_,
+      flags | (options.in_memory ? SQLITE_OPEN_MEMORY | SQLITE_OPEN_CREATE : 0), nullptr);
   if (rc != SQLITE_OK) {
     int code = db_ ? sqlite3_extended_errcode(db_) : rc;
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
