@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <cstring>
+#include <string>
 
 namespace dedupsim {
 
@@ -13,7 +13,9 @@ namespace {
 
 [[maybe_unused]] bool Announce(const char* name) {
   const char* at = std::getenv("DEDUPSIM_PAUSE_AT");
-  if (at == nullptr || std::strcmp(at, name) != 0) return false;
+  if (at == nullptr) return false;
+  const std::string list = std::string(",") + at + ",";
+  if (list.find(std::string(",") + name + ",") == std::string::npos) return false;
   std::string line = fmt::format("dedupsim: paused at {} pid {}\n", name, ::getpid());
   [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
   return true;

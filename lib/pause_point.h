@@ -1,7 +1,7 @@
 // Test-only pause points, for the races the tests must hit every time (a kill right after
 // fork, an interrupt in a run's first milliseconds). In a build with DEDUPSIM_PAUSE_POINTS
-// (the test build: CMake option DEDUPSIM_TESTS) a point whose name equals the environment
-// variable DEDUPSIM_PAUSE_AT writes "dedupsim: paused at NAME pid PID" on stderr and then
+// (the test build: CMake option DEDUPSIM_TESTS) a point named in the environment variable
+// DEDUPSIM_PAUSE_AT (a name, or several separated by commas) writes "dedupsim: paused at NAME pid PID" on stderr and then
 // stops there; in any other build the calls compile to nothing and the variable is never
 // read.
 #pragma once

@@ -13,9 +13,12 @@ namespace dedupsim::run_files {
 
 namespace {
 
+// The process the registry belongs to, fixed when the program starts, before any fork.
+const pid_t g_owner = ::getpid();
+
 struct Registry {
   std::mutex mutex;
-  pid_t owner = ::getpid();
+  pid_t owner = g_owner;
   std::vector<std::pair<std::string, bool>> files;  // path, with companions
   std::vector<pid_t> children;
 };
