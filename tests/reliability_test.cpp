@@ -211,7 +211,8 @@ std::string Pause(const std::string& point) { return "DEDUPSIM_PAUSE_AT=" + poin
 // ---- 1. file: URIs and other special names ----------------------------------------------
 
 TEST_CASE(
-    "case 1: --db file:NAME and :memory: are plain file names; the file checked is the file opened",
+    "case 1: --db file:NAME and :memory: are plain file names - the file checked is the file "
+    "opened",
     "[reliability]") {
   TempDir dir;
   const std::string shop = dir.File("shop.db");
@@ -236,7 +237,7 @@ TEST_CASE(
 // ---- 2. an output file is never a file the run uses ----------------------------------------
 
 TEST_CASE(
-    "case 2: --timeline naming the database (any spelling, a hard link) exits 2, database intact",
+    "case 2: --timeline naming the database (any spelling / a hard link) exits 2 / database intact",
     "[reliability]") {
   TempDir dir;
   const std::string db = dir.File("own.svg");  // a database named so the .svg rule passes
@@ -263,7 +264,7 @@ TEST_CASE(
 
 // ---- 3. side stores: companions that are not theirs ---------------------------------------
 
-TEST_CASE("case 3: side-store companions made by someone else are refused, never deleted",
+TEST_CASE("case 3: side-store companions made by someone else are refused / never deleted",
           "[reliability]") {
   TempDir dir;
   const std::string db = dir.File("own.db");
@@ -288,7 +289,7 @@ TEST_CASE("case 3: side-store companions made by someone else are refused, never
 }
 
 TEST_CASE(
-    "case 3: a stray -shm (or a symlink so named) beside a new database is refused, untouched",
+    "case 3: a stray -shm (or a symlink so named) beside a new database is refused / untouched",
     "[reliability]") {
   TempDir dir;
   WriteFile(dir.File("new.db-shm"), "not yours");
@@ -343,8 +344,9 @@ TEST_CASE("case 4: a child whose parent died before its prctl ends itself", "[re
   CHECK(RunCli({"run", "inbox", "--db", db}).exit_code == kExitOk);
 }
 
-TEST_CASE("case 4 and 5: Ctrl-C on process instances holding for a minute: children gone, exit 130",
-          "[reliability]") {
+TEST_CASE(
+    "case 4 and 5: Ctrl-C on process instances holding for a minute: children gone / exit 130",
+    "[reliability]") {
   TempDir dir;
   ::mkdir(dir.File("tmp").c_str(), 0755);
   const std::string db = dir.File("own.db");
@@ -386,7 +388,8 @@ TEST_CASE("case 5: SIGTERM mid cache-arbiter removes own.db.cache*", "[reliabili
 }
 
 TEST_CASE(
-    "case 5: an interrupt of run, explore, docs, bench, soak, cleanup: exit 130, $TMPDIR empty",
+    "case 5: an interrupt of run / explore / docs / bench / soak / cleanup: exit 130 / $TMPDIR "
+    "empty",
     "[reliability]") {
   struct Case {
     std::vector<std::string> args;
@@ -443,8 +446,9 @@ TEST_CASE("case 6: a run stopped while creating its new --db leaves no file at t
 
 // ---- 7. one dedupsim process per kept database ---------------------------------------------
 
-TEST_CASE("case 7: a second process on a kept database is refused at once: exit 3, in use by pid N",
-          "[reliability]") {
+TEST_CASE(
+    "case 7: a second process on a kept database is refused at once: exit 3 / in use by pid N",
+    "[reliability]") {
   TempDir dir;
   const std::string db = dir.File("own.db");
   REQUIRE(RunCli({"run", "inbox", "--db", db}).exit_code == kExitOk);
@@ -484,7 +488,7 @@ TEST_CASE("case 8: integers are decimal: 010 and 0x10 exit 2", "[reliability]") 
   CHECK(RunCli({"run", "concurrent", "--hold-ms", "010"}).exit_code == kExitUsage);
 }
 
-TEST_CASE("case 9: seeds out of range, negative or empty exit 2 (soak, bench, explore)",
+TEST_CASE("case 9: seeds out of range / negative or empty exit 2 (soak / bench / explore)",
           "[reliability]") {
   for (const char* command : {"soak", "bench", "explore"}) {
     for (const char* seed : {"-1", "99999999999999999999999", "18446744073709551616", "", "010"}) {
@@ -499,7 +503,7 @@ TEST_CASE("case 9: seeds out of range, negative or empty exit 2 (soak, bench, ex
   CHECK(max.exit_code == kExitOk);
 }
 
-TEST_CASE("case 10: --db '', soak --db '', --timeline '', cleanup --db '' exit 2",
+TEST_CASE("case 10: --db '' / soak --db '' / --timeline '' / cleanup --db '' exit 2",
           "[reliability]") {
   TempDir dir;
   for (const std::vector<std::string>& args :
@@ -516,7 +520,7 @@ TEST_CASE("case 10: --db '', soak --db '', --timeline '', cleanup --db '' exit 2
 
 // ---- 11. a broken schema is a database error ---------------------------------------------
 
-TEST_CASE("case 11: a hand-altered schema exits 3 naming the table, never a verdict",
+TEST_CASE("case 11: a hand-altered schema exits 3 naming the table / never a verdict",
           "[reliability]") {
   const std::vector<std::pair<std::string, std::string>> breakages{
       {"DROP TABLE Inbox; CREATE TABLE Inbox(MessageId TEXT)", "table Inbox"},
@@ -547,7 +551,7 @@ TEST_CASE("case 11: a hand-altered schema exits 3 naming the table, never a verd
 // ---- 12. messages that name the file; limits said; long names -------------------------------
 
 TEST_CASE(
-    "case 12: database errors name the database; cleanup states its limit; a long timeline name",
+    "case 12: database errors name the database - cleanup states its limit - a long timeline name",
     "[reliability]") {
   CHECK(std::string(InDatabase("/x/own.db", DatabaseError("no stock item b1")).what()) ==
         "/x/own.db: no stock item b1");
