@@ -10,6 +10,7 @@
 
 #include "atomic_file.h"
 #include "commands.h"
+#include "crash.h"
 #include "database.h"
 #include "exit_status.h"
 #include "runner.h"
@@ -68,6 +69,8 @@ int Docs(const DocsArgs& args) {
     ScenarioResult result;
     try {
       result = RunScenario(*scenario, env, /*check=*/true);
+    } catch (const UnplannedDeath&) {
+      throw;  // a child's death, said as such
     } catch (const DatabaseError& e) {
       throw InDatabase(db.path(), e);  // every database error names the file
     }

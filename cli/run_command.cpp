@@ -16,6 +16,7 @@
 #include "atomic_file.h"
 #include "broker.h"
 #include "commands.h"
+#include "crash.h"
 #include "database.h"
 #include "duration.h"
 #include "exit_status.h"
@@ -153,6 +154,8 @@ int Run(const RunArgs& args) {
   ScenarioEnv env{options, db, clock, recorder, ids};
   try {
     return RunScenarios(args, scenarios, env, timeline);
+  } catch (const UnplannedDeath&) {
+    throw;  // a child's death, said as such
   } catch (const DatabaseError& e) {
     throw InDatabase(db.path(), e);  // every database error names the file
   }

@@ -204,7 +204,13 @@ StrategyResult RunOnce(const BenchOptions& options, Strategy strategy, const Wor
   }
   const size_t n = workload.deliveries.size();
   SharedBlock shared(n, static_cast<size_t>(options.instances));
-  RunInstances(options, strategy, db, workload, shared, progress, interrupted);
+  try {
+    RunInstances(options, strategy, db, workload, shared, progress, interrupted);
+  } catch (const UnplannedDeath&) {
+    throw;  // a death, not a database error
+  } catch (const DatabaseError& e) {
+    throw InDatabase(db.path(), e);  // every database error names the file
+  }
 
   StrategyResult r;
   r.strategy = strategy;
