@@ -18,6 +18,7 @@
 #include "explore/random_mode.h"
 #include "explore/report.h"
 #include "explore/strategies.h"
+#include "options.h"
 
 namespace dedupsim::cli {
 
@@ -233,13 +234,14 @@ Command AddExploreCommand(CLI::App& app) {
   sub->add_option("--expect-safe", args->expect_safe,
                   "Exit 1 when this strategy ends twice, lost, deadlock or error in any "
                   "schedule explored (repeatable)");
-  sub->add_option("--seed", args->seed, "Seed for the ids, and for --runs (default 1)");
-  sub->add_option("--runs", args->runs,
-                  "Seeded random mode: this many random larger runs per strategy")
-      ->check(CLI::Range(int64_t{1}, int64_t{10000000}));
-  sub->add_option("--replay", args->replay,
-                  "With --seed and one --strategy: run that random run again, traced")
-      ->check(CLI::Range(int64_t{0}, int64_t{10000000}));
+  AddDecimal(sub, "--seed", args->seed, "Seed for the ids, and for --runs (default 1; 0 to 2^64-1)",
+             uint64_t{0}, UINT64_MAX);
+  AddDecimal(sub, "--runs", args->runs,
+             "Seeded random mode: this many random larger runs per strategy", int64_t{1},
+             int64_t{10000000});
+  AddDecimal(sub, "--replay", args->replay,
+             "With --seed and one --strategy: run that random run again, traced", int64_t{0},
+             int64_t{10000000});
   sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
       ->check(CLI::IsMember({"wal", "delete"}));
   sub->add_flag("--list", args->list, "List the strategies and faults");

@@ -10,6 +10,7 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
+#include "child_process.h"
 #include "pipe_io.h"
 #include "sqlite/journal_files.h"
 #include "sqlite/statement.h"
@@ -120,7 +121,7 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
   const size_t emails_before = emails ? static_cast<size_t>(emails->sent_count()) : 0;
   // The log as it was before the child ran: its frames are not the child's.
   const WalFile wal_at_fork = ReadWal(env.db.path() + "-wal");
-  pid_t pid = ::fork();
+  pid_t pid = ForkChild();  // dies with this process
   if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
 
   if (pid == 0) {
@@ -158,8 +159,7 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
   if (kill_mode && !line.empty()) ::kill(pid, SIGKILL);
   ::close(fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  WaitChild(pid, &status);
 
   if (!line.empty()) {
     nlohmann::json message = nlohmann::json::parse(line, nullptr, false);

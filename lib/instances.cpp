@@ -11,6 +11,9 @@
 #include <exception>
 #include <thread>
 
+#include <fmt/format.h>
+
+#include "child_process.h"
 #include "crash.h"
 #include "pipe_io.h"
 #include "trace_json.h"
@@ -220,7 +223,7 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const InstanceTask&
   for (size_t i = 0; i < 2; ++i) {
     int fds[2];
     if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
-    pid_t pid = ::fork();
+    pid_t pid = ForkChild();  // dies with this process
     if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     if (pid == 0) {
       // The other instance may be gone when this one writes its last event: a failed write
@@ -267,8 +270,7 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const InstanceTask&
     std::string text = ReadAll(children[i].fd);
     ::close(children[i].fd);
     int status = 0;
-    while (::waitpid(children[i].pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    WaitChild(children[i].pid, &status);
     nlohmann::json message = nlohmann::json::parse(text, nullptr, false);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.is_discarded()) {
       if (failure.empty()) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "sqlite/connection.h"
 #include "sqlite/error.h"
 #include "sqlite/library.h"
 
@@ -58,8 +59,8 @@ RawInbox::RawInbox(const std::string& path, Synchronous synchronous,
                    std::chrono::milliseconds busy_timeout) {
   busy_.timeout = busy_timeout;
   ConfigureSqliteLibrary();  // what every connection of the process runs with
-  int rc =
-      sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(PlainFileName(path).c_str(), &db_,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);

@@ -1,5 +1,8 @@
 #include "soak/soak.h"
 
+#include "child_process.h"
+#include "run_files.h"
+
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -79,8 +82,7 @@ void SetUp(const DatabaseFile& db, const Workload& workload) {
 // every entry is acked. Never returns.
 [[noreturn]] void ConsumerMain(const SoakOptions& options, const DatabaseFile& db, size_t slot,
                                pid_t supervisor, Shared* shared) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the supervisor
-  if (::getppid() != supervisor) ::_exit(kExitError);
+  (void)supervisor;  // ForkChild made sure it never outlives the supervisor
   ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the supervisor's to handle
   int code = 0;
   try {
@@ -177,7 +179,7 @@ class Supervisor {
     std::fflush(nullptr);
     const pid_t supervisor = ::getpid();
     shared_->open_transactions[slot].store(0);  // before the fork: the child counts from 0
-    pid_t pid = ::fork();
+    pid_t pid = ForkChild();  // dies with the supervisor
     if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     if (pid == 0) ConsumerMain(options_, db_, slot, supervisor, shared_);
     pids_[slot] = pid;
@@ -217,7 +219,10 @@ class Supervisor {
       if (pids_[slot] <= 0) continue;
       int status = 0;
       pid_t got = ::waitpid(pids_[slot], &status, WNOHANG);
-      if (got == pids_[slot]) Ended(slot, status);
+      if (got == pids_[slot]) {
+        run_files::ForgetChild(got);
+        Ended(slot, status);
+      }
     }
   }
 
@@ -226,8 +231,7 @@ class Supervisor {
     if (pid <= 0) return;
     ::kill(pid, SIGKILL);
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    WaitChild(pid, &status);
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
       report_.kills++;
       // Read once the victim is dead: what it had open when it died.
@@ -244,8 +248,7 @@ class Supervisor {
       if (pid <= 0) continue;
       ::kill(pid, SIGKILL);
       int status = 0;
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
+      WaitChild(pid, &status);
       pid = 0;
     }
   }
@@ -313,15 +316,19 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
   report.options = options;
   report.distinct_orders = static_cast<int64_t>(workload.orders.size());
   report.duplicates = workload.duplicates;
-  SetUp(db, workload);
+  try {
+    SetUp(db, workload);
 
-  SharedMapping shared;
-  Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
+    SharedMapping shared;
+    Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
 
-  // Every consumer is gone: only now does the supervisor connect again.
-  Connection check = db.Connect();
-  report.broker = ReadBrokerCounts(check);
-  report.check = CheckEffects(check, workload);
+    // Every consumer is gone: only now does the supervisor connect again.
+    Connection check = db.Connect();
+    report.broker = ReadBrokerCounts(check);
+    report.check = CheckEffects(check, workload);
+  } catch (const DatabaseError& e) {
+    throw InDatabase(db.path(), e);  // every database error names the file
+  }
   return report;
 }
 

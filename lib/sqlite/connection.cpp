@@ -30,6 +30,10 @@ std::string_view ToString(Synchronous level) {
   return "normal";
 }
 
+std::string PlainFileName(const std::string& path) {
+  return path.empty() || path.front() == '/' ? path : "./" + path;
+}
+
 struct Connection::BusyState {
   std::chrono::milliseconds timeout;
   Recorder* recorder = nullptr;  // where the first call of each wait is noted
@@ -101,7 +105,15 @@ Connection::Connection(const std::string& path, const ConnectionOptions& options
   int flags = options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
   if (options.create && !options.read_only) flags |= SQLITE_OPEN_CREATE;
   flags |= SQLITE_OPEN_NOMUTEX;
-  int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  // Never SQLITE_OPEN_URI, and a name SQLite would read specially (the Debian library is
+  // built with SQLITE_USE_URI, so "file:x.db" is a URI; ":memory:" and "" are not files)
+  // is opened as the plain file it names: the file that was checked is the file opened.
+  if (path.empty() && !options.in_memory) {
+    throw SqliteError(1, "cannot open a database with an empty name");
+  }
+  int rc = sqlite3_open_v2(
+      options.in_memory ? ":memory:" : PlainFileName(path).c_str(), &db_,
+      flags | (options.in_memory ? SQLITE_OPEN_MEMORY | SQLITE_OPEN_CREATE : 0), nullptr);
   if (rc != SQLITE_OK) {
     int code = db_ ? sqlite3_extended_errcode(db_) : rc;
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);

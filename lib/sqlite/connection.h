@@ -45,9 +45,15 @@ enum class Synchronous { kOff, kNormal, kFull };
 std::string_view ToString(JournalMode mode);   // "wal", "delete"
 std::string_view ToString(Synchronous level);  // "off", "normal", "full"
 
+// The name to hand sqlite3_open_v2 for the file at path: "./" before a relative path, so
+// that "file:x.db", ":memory:" and the like name plain files, whatever SQLITE_USE_URI the
+// library was built with (Debian's: on). Every open of a dedupsim file goes through it.
+std::string PlainFileName(const std::string& path);
+
 struct ConnectionOptions {
   bool create = false;     // create the file if missing (SQLITE_OPEN_CREATE)
   bool read_only = false;  // SQLITE_OPEN_READONLY
+  bool in_memory = false;  // a private in-memory database; the path is ignored
   std::chrono::milliseconds busy_timeout{5000};
 };
 
