@@ -1,5 +1,5 @@
 // The soak: consumers killed at random must still apply every order once and ack every
-// entry with the inbox, and show the doubles with naive. Small runs (a few hundred
+// entry with the inbox, and show the doubles with naive. Small runs (a few thousand
 // messages, two consumers, frequent kills) so the suite stays quick; no timing asserted.
 #include "soak/soak.h"
 
@@ -27,7 +27,7 @@ namespace {
 
 SoakOptions Small(Strategy strategy) {
   SoakOptions o;
-  o.workload = {300, 0.3, 9};
+  o.workload = {3000, 0.3, 9};
   o.consumers = 2;
   o.strategy = strategy;
   o.kill_every = std::chrono::milliseconds(15);
@@ -73,11 +73,11 @@ TEST_CASE("soak with the inbox: every order once, every entry acked, despite kil
   CHECK(r.check.lost == 0);
   CHECK(r.check.doubled == 0);
   CHECK(r.check.reserved == r.check.expected_reserved);
-  CHECK(r.broker.entries == 300);
-  CHECK(r.broker.acked == 300);
+  CHECK(r.broker.entries == 3000);
+  CHECK(r.broker.acked == 3000);
   CHECK(r.busy_errors == 0);
   CHECK(r.other_errors == 0);
-  CHECK(r.duplicates == 90);
+  CHECK(r.duplicates == 900);
   CHECK(r.restarts == r.kills);
   // The kills happened, and some caught a consumer inside a transaction: a soak that never
   // kills (or kills only between transactions) proves nothing.
@@ -86,14 +86,14 @@ TEST_CASE("soak with the inbox: every order once, every entry acked, despite kil
   CHECK(r.kills_mid_transaction <= r.kills);
   // Every workload duplicate is skipped; a kill between commit and ack adds a skip.
   CHECK(r.broker.acked_skipped >= r.duplicates);
-  CHECK(r.broker.acked_processed + r.broker.acked_skipped == 300);
-  CHECK(r.broker.deliveries == 300 + r.broker.redeliveries);
+  CHECK(r.broker.acked_processed + r.broker.acked_skipped == 3000);
+  CHECK(r.broker.deliveries == 3000 + r.broker.redeliveries);
 }
 
 TEST_CASE("soak with natural-key holds too", "[soak]") {
   SoakReport r = RunSoak(Small(Strategy::kNaturalKey), nullptr, nullptr);
   CHECK(r.held());
-  CHECK(r.broker.acked == 300);
+  CHECK(r.broker.acked == 3000);
 }
 
 TEST_CASE("soak with naive doubles at least every duplicate", "[soak]") {
@@ -101,7 +101,7 @@ TEST_CASE("soak with naive doubles at least every duplicate", "[soak]") {
   CHECK_FALSE(r.held());
   CHECK(r.check.doubled >= r.duplicates);
   CHECK(r.check.lost == 0);
-  CHECK(r.broker.acked == 300);  // naive loses nothing; it only repeats
+  CHECK(r.broker.acked == 3000);  // naive loses nothing; it only repeats
   CHECK(r.broker.acked_skipped == 0);
 }
 

@@ -145,6 +145,7 @@ class Supervisor {
       if (options_.kill_every.count() > 0 && !finished_ && now >= next_kill) {
         // Drawn whether or not the slot is live, so the schedule depends on the seed only.
         auto victim = static_cast<size_t>(rng_() % pids_.size());
+        AwaitTransaction(victim);
         Kill(victim);
         next_kill += NextGap();
       }
@@ -223,6 +224,21 @@ class Supervisor {
         run_files::ForgetChild(got);
         Ended(slot, status);
       }
+    }
+  }
+
+  // Gives the victim a moment (at most kAimAt) to be inside a transaction, so the kills
+  // that matter most (a death between BEGIN and COMMIT) happen however fast the machine
+  // runs the consumers: at full speed a transaction lasts tens of microseconds, and a
+  // kill at a random instant lands between transactions almost every time. The kill stays
+  // a real SIGKILL at a moment the consumer chose by its own progress; whether it was still
+  // inside is read after its death (kills_mid_transaction), never assumed.
+  void AwaitTransaction(size_t slot) {
+    static constexpr auto kAimAt = std::chrono::milliseconds(20);
+    if (pids_[slot] <= 0) return;
+    const auto until = SteadyClock::now() + kAimAt;
+    while (shared_->open_transactions[slot].load() <= 0 && SteadyClock::now() < until) {
+      std::this_thread::yield();
     }
   }
 
