@@ -24,6 +24,8 @@
 #include "scenarios.h"
 #include "trace_text.h"
 #include "views/color.h"
+#include "table_probe.h"
+#include "views/html_steps.h"
 #include "views/mermaid.h"
 #include "views/svg_timeline.h"
 
@@ -50,6 +52,7 @@ struct RunArgs {
   std::string dedup_window = "10m";
   std::string diagram;   // "" or "mermaid"
   std::string timeline;  // SVG file to write, or ""
+  std::string html;      // step-through page to write, or ""
   std::string color = "auto";
   // Set after parsing: which scenario-specific options were given.
   GivenOptions given;
@@ -107,6 +110,16 @@ int Run(const RunArgs& args) {
     }
   }
 
+  std::optional<AtomicFile> html;
+  if (!args.html.empty()) {
+    try {
+      html.emplace(args.html);
+    } catch (const OutputFileError& e) {
+      fmt::print(stderr, "dedupsim: {}\n", e.what());
+      return kExitCannotWrite;
+    }
+  }
+
   DatabaseSettings settings;
   settings.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
   settings.synchronous = args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
@@ -135,8 +148,22 @@ int Run(const RunArgs& args) {
                                           std::getenv("NO_COLOR"), std::getenv("TERM"));
   bool all_held = true;
   std::vector<TimelineSection> sections;
+  // --html: the probe reads every table after each step, while the run goes on.
+  std::vector<HtmlSection> html_sections;
+  std::vector<TablesSnapshot> snapshots;
+  std::unique_ptr<TableProbe> probe;
+  if (html) {
+    probe = std::make_unique<TableProbe>(db.path());
+    recorder.SetObserver([&](const TraceEvent& e) { snapshots.push_back(probe->Read(e)); });
+  }
   for (const Scenario* scenario : scenarios) {
+    snapshots.clear();
     ScenarioResult result = RunScenario(*scenario, env, args.check);
+    if (html) {
+      html_sections.push_back({std::string(scenario->name), result.outcome.line, result.events,
+                               std::move(snapshots)});
+      snapshots.clear();
+    }
     std::string diagram;
     if (!args.diagram.empty()) {
       diagram = MermaidDiagram(result.events, {.timings = true, .title = "dedupsim run " + std::string(scenario->name)});
@@ -166,6 +193,15 @@ int Run(const RunArgs& args) {
       fmt::print(stderr, "dedupsim: check failed: {}\n", difference);
     }
     if (!result.differences.empty()) all_held = false;
+  }
+  recorder.SetObserver(nullptr);
+  if (html) {
+    try {
+      html->Commit(StepThroughPage(html_sections));
+    } catch (const OutputFileError& e) {
+      fmt::print(stderr, "dedupsim: {}\n", e.what());
+      return kExitCannotWrite;
+    }
   }
   if (timeline) {
     try {
@@ -251,6 +287,11 @@ Command AddRunCommand(CLI::App& app) {
                   "Write an SVG timeline of the run to this file (several scenarios: stacked "
                   "sections of one file), replacing it whole")
       ->type_name("FILE.svg");
+  sub->add_option("--html", args->html,
+                  "Write a step-through page of the run to this file: the steps, and the "
+                  "tables as they were after each one (self-contained HTML; keys, slider, a "
+                  "link per step)")
+      ->type_name("FILE.html");
   auto* color = sub->add_option("--color", args->color,
                                 "Color the tag and figures: auto (on a terminal, unless NO_COLOR "
                                 "is set), always, never. JSON is never colored")

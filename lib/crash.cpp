@@ -28,7 +28,7 @@ int64_t FileSize(const std::string& path) {
 
 // Opens the next connection after a process died, as SQLite's recovery needs, and notes
 // what the dead process left behind and what became of it.
-void RecoverAndNote(ScenarioEnv& env, const std::string& instance, pid_t pid) {
+void RecoverAndNote(ScenarioEnv& env, pid_t pid) {
   const std::string& path = env.db.path();
   int64_t journal_before = FileSize(path + "-journal");
   int64_t wal_before = FileSize(path + "-wal");
@@ -45,9 +45,12 @@ void RecoverAndNote(ScenarioEnv& env, const std::string& instance, pid_t pid) {
     }
   }
   {
+    // The scenario's check opens the database next: its first read recovers. It is the
+    // probe's step, not the consumer's.
     Connection next = env.db.Connect();
-    next.SetTrace(&env.recorder, instance);
-    next.Prepare("SELECT count(*) FROM Inbox").Step();  // the first read recovers
+    next.SetTrace(&env.recorder, "check");
+    next.SetTraceRole(kActorProbe, "database");
+    next.Prepare("SELECT count(*) FROM Inbox").Step();
   }
   int64_t journal_after = FileSize(path + "-journal");
   std::string what;
@@ -69,7 +72,16 @@ void RecoverAndNote(ScenarioEnv& env, const std::string& instance, pid_t pid) {
   } else {
     what = fmt::format("pid {} had no transaction open: nothing to recover", pid);
   }
-  env.recorder.Note(instance, "recover", what, "ok");
+  // What the database did on that open: the database's step.
+  TraceEvent e;
+  e.at_us = env.recorder.MicrosSinceOrigin();
+  e.instance = "database";
+  e.pid = static_cast<int>(getpid());
+  e.kind = "recover";
+  e.actor = kActorDatabase;
+  e.detail = what;
+  e.result = "ok";
+  env.recorder.Record(std::move(e));
 }
 
 }  // namespace
@@ -155,9 +167,17 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
     report.crashed = true;
     report.pid = static_cast<int>(pid);
     report.how = kill_mode ? "SIGKILL" : fmt::format("_exit({})", kPlannedExitCode);
-    env.recorder.Note(instance, "died", point,
-                      fmt::format("pid {} {}", pid, kill_mode ? "killed by SIGKILL" : "called _exit"));
-    RecoverAndNote(env, instance, pid);
+    // Seen by the parent, drawn on the dead process's own lane (its pid).
+    TraceEvent died;
+    died.at_us = env.recorder.MicrosSinceOrigin();
+    died.instance = instance;
+    died.pid = static_cast<int>(pid);
+    died.kind = "died";
+    died.actor = kActorConsumer;
+    died.detail = point;
+    died.result = fmt::format("pid {} {}", pid, kill_mode ? "killed by SIGKILL" : "called _exit");
+    env.recorder.Record(std::move(died));
+    RecoverAndNote(env, pid);
     return report;
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {

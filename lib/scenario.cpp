@@ -20,7 +20,11 @@ std::string_view ToString(InstanceMode mode) {
   return mode == InstanceMode::kThreads ? "threads" : "processes";
 }
 
-std::string TagColumn(std::string_view tag) { return fmt::format("{:<21}", fmt::format("[{}]", tag)); }
+std::string TagColumn(std::string_view tag) {
+  // A tag too long for the column keeps one space after it.
+  std::string bracketed = fmt::format("[{}]", tag);
+  return bracketed.size() >= 21 ? bracketed + " " : fmt::format("{:<21}", bracketed);
+}
 
 const char* CsBool(bool value) { return value ? "True" : "False"; }
 

@@ -24,20 +24,26 @@ struct Race {
 // Two copies at once: A stops at AfterCacheCheck for options.hold, B starts
 // options.stagger later.
 Race RunRace(ScenarioEnv& env, const SideStore& store, CacheWrite write) {
+  env.recorder.BeginPart(write == CacheWrite::kCheckThenSet ? "two at once: check-then-set"
+                                                            : "two at once: set-if-absent");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  auto handle = [&env, &store, &message, write](std::chrono::milliseconds hold) {
-    return [&env, &store, message, write, hold](Connection& db) -> nlohmann::json {
-      Connection cache_connection = OpenTraced(env, store, db.instance());
+  auto handle = [&env, &store, &message, write](int delivery, std::chrono::milliseconds hold) {
+    return [&env, &store, message, write, delivery, hold](Connection& db) -> nlohmann::json {
+      BeginDelivery(db, Delivered(message, delivery));
+      Connection cache_connection =
+          OpenTraced(env, store, db.instance(), "cache", Delivered(message, delivery));
       DedupCache cache(cache_connection, env.clock);
       CacheDedupReserveStock consumer(db, cache, write);
       consumer.after_cache_check = [hold] { std::this_thread::sleep_for(hold); };
-      return consumer.Handle(message);
+      const bool processed = consumer.Handle(message);
+      NoteProcessed(db, processed);
+      return processed;
     };
   };
   std::vector<InstanceResult> results = RunInstances(
-      env, {{"A", std::chrono::milliseconds(0), handle(env.options.hold)},
-            {"B", env.options.stagger, handle(std::chrono::milliseconds(0))}});
+      env, {{"A", std::chrono::milliseconds(0), handle(1, env.options.hold)},
+            {"B", env.options.stagger, handle(2, std::chrono::milliseconds(0))}});
   Race race;
   for (const InstanceResult& r : results) race.processed.push_back(r.value.get<bool>());
   race.reserved = CurrentStock(env, dune).reserved;
@@ -48,11 +54,12 @@ Outcome Run(ScenarioEnv& env) {
   SideStore store = CreateDedupCache(env.db);
 
   // A crash after the stock commit, before the cache write.
+  env.recorder.BeginPart("crash after the stock commit");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   CrashReport crash = RunCrashingDelivery(env, "A", "AfterStockCommitted", [&](const Hook& hook) {
-    Connection db = OpenTraced(env, "A");
-    Connection cache_connection = OpenTraced(env, store, "A");
+    Connection db = OpenTraced(env, "A", Delivered(message, 1));
+    Connection cache_connection = OpenTraced(env, store, "A", "cache", Delivered(message, 1));
     DedupCache cache(cache_connection, env.clock);
     CacheDedupReserveStock consumer(db, cache, CacheWrite::kCheckThenSet);
     consumer.after_stock_committed = hook;
@@ -62,12 +69,18 @@ Outcome Run(ScenarioEnv& env) {
   int64_t keys_after_crash;
   bool redelivery_processed;
   {
-    Connection db = OpenTraced(env, "A");
-    Connection cache_connection = OpenTraced(env, store, "A");
+    {
+      Connection probe_cache = store.Connect();
+      probe_cache.SetTrace(&env.recorder, "check");
+      probe_cache.SetTraceRole(kActorProbe, "cache");
+      keys_after_crash = DedupCache(probe_cache, env.clock).Count();
+    }
+    Connection db = OpenTraced(env, "A", Delivered(message, 2));
+    Connection cache_connection = OpenTraced(env, store, "A", "cache", Delivered(message, 2));
     DedupCache cache(cache_connection, env.clock);
-    keys_after_crash = cache.Count();
     redelivery_processed =
         CacheDedupReserveStock(db, cache, CacheWrite::kCheckThenSet).Handle(message);
+    NoteProcessed(db, redelivery_processed);
   }
   int64_t reserved = CurrentStock(env, dune).reserved;
 

@@ -35,16 +35,19 @@ std::string Rows(int64_t n) { return fmt::format("{} row{}", n, n == 1 ? "" : "s
 Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  auto handle = [&env, &message](std::chrono::milliseconds hold) {
-    return [&env, message, hold](Connection& db) -> nlohmann::json {
+  auto handle = [&env, &message](int delivery, std::chrono::milliseconds hold) {
+    return [&env, message, delivery, hold](Connection& db) -> nlohmann::json {
+      BeginDelivery(db, Delivered(message, delivery));
       ClaimLastReserveStock consumer(db, env.clock);
       consumer.before_commit = [hold] { std::this_thread::sleep_for(hold); };
-      return ReportToJson(consumer.Handle(message));
+      ClaimLastReport report = consumer.Handle(message);
+      NoteProcessed(db, report.processed);
+      return ReportToJson(report);
     };
   };
   std::vector<InstanceResult> results = RunInstances(
-      env, {{"A", std::chrono::milliseconds(0), handle(env.options.hold)},
-            {"B", env.options.stagger, handle(std::chrono::milliseconds(0))}});
+      env, {{"A", std::chrono::milliseconds(0), handle(1, env.options.hold)},
+            {"B", env.options.stagger, handle(2, std::chrono::milliseconds(0))}});
   PairOutcome pair;
   pair.first = results[0];
   pair.second = results[1];

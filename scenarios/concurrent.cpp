@@ -15,16 +15,23 @@ namespace dedupsim {
 
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
                          const OrderPlaced& second_message) {
-  auto handle = [&env](const OrderPlaced& message, std::chrono::milliseconds hold) {
-    return [&env, message, hold](Connection& db) -> nlohmann::json {
+  auto handle = [&env](const OrderPlaced& message, int delivery,
+                       std::chrono::milliseconds hold) {
+    return [&env, message, delivery, hold](Connection& db) -> nlohmann::json {
+      BeginDelivery(db, Delivered(message, delivery));
       IdempotentReserveStock consumer(db, env.clock);
       consumer.before_commit = [hold] { std::this_thread::sleep_for(hold); };
-      return consumer.Handle(message);
+      const bool processed = consumer.Handle(message);
+      NoteProcessed(db, processed);
+      return processed;
     };
   };
+  // The same message twice is its first and second delivery (both in flight at once).
+  const int second_delivery = second_message.message_id == first_message.message_id ? 2 : 1;
   std::vector<InstanceTask> tasks{
-      {"A", std::chrono::milliseconds(0), handle(first_message, env.options.hold)},
-      {"B", env.options.stagger, handle(second_message, std::chrono::milliseconds(0))},
+      {"A", std::chrono::milliseconds(0), handle(first_message, 1, env.options.hold)},
+      {"B", env.options.stagger,
+       handle(second_message, second_delivery, std::chrono::milliseconds(0))},
   };
   std::vector<InstanceResult> results = RunInstances(env, tasks);
   PairOutcome out;

@@ -26,7 +26,7 @@ Outcome Run(ScenarioEnv& env) {
   out.line = fmt::format(
       "{}two different messages at once -> processed: {}, {}; {} reserved: {}; second waited for "
       "the first: {}",
-      TagColumn("inbox"), CsBool(pair.first_processed), CsBool(pair.second_processed), after.title,
+      TagColumn("concurrent-different"), CsBool(pair.first_processed), CsBool(pair.second_processed), after.title,
       after.reserved, CsBool(pair.SecondWaited()));
   return out;
 }
@@ -41,7 +41,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 
 const Scenario kConcurrentDifferentScenario{
     .name = "concurrent-different",
-    .tag = "inbox",
+    .tag = "concurrent-different",
     .summary = "two different messages at once: SQLite still makes the second wait (one writer per file)",
     .in_post = false,
     .traits = kHasInstances | kHasHold,

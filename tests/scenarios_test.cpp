@@ -116,7 +116,7 @@ TEST_CASE("concurrent-different: the second message still waits, both are proces
   o.stagger = std::chrono::milliseconds(50);
   auto r = Run("concurrent-different", o);
   CHECK(r.outcome.line ==
-        "[inbox]              two different messages at once -> processed: True, True; Dune "
+        "[concurrent-different] two different messages at once -> processed: True, True; Dune "
         "reserved: 4; second waited for the first: True");
   CHECK(r.differences.empty());
 }
