@@ -93,7 +93,7 @@ int Run(const RunArgs& args) {
   // applies to the scenarios it fits.
   if (args.names.size() == 1 && scenarios.size() == 1) {
     if (auto misfit = OptionMisfit(*scenarios.front(), args.given)) {
-      fmt::print(stderr, "dedupsim: {}\n", *misfit);
+      fmt::print(stderr, "dedupsim: {} (see dedupsim run --help)\n", *misfit);
       return kExitUsage;
     }
   }

@@ -93,6 +93,12 @@ int Statement::StepRaw() {
     e.table = table_;
     e.detail = sql();
     e.result = Describe(last_code_ == 0 ? rc : last_code_);
+    // A write that changed nothing (INSERT OR IGNORE on a taken key, an UPDATE that matched
+    // no row) says so: "ok" alone would read as done.
+    if (rc == SQLITE_DONE && (op_ == "INSERT" || op_ == "UPDATE" || op_ == "DELETE") &&
+        sqlite3_changes(sqlite3_db_handle(stmt_)) == 0) {
+      e.result = "ok: no row changed";
+    }
     e.waited_us = (after.waited - before.waited).count();
     e.busy_calls = after.calls - before.calls;
     recorder->Record(std::move(e));

@@ -40,7 +40,7 @@ std::string StepText(const TraceEvent& e, const std::string& who, ShortIds& ids,
   if (e.kind == "sql") {
     std::string where = e.target.empty() || e.target == "database" ? "" : " (" + e.target + ")";
     std::string result = DescribeResult(e, true);
-    *bad = !(e.result.empty() || e.result == "ok" || e.result == "row");
+    *bad = !(e.result.empty() || e.result.rfind("ok", 0) == 0 || e.result == "row");
     return fmt::format("{}: {}{} → {}", who, StepLabel(e), where, result);
   }
   if (e.kind == "open") {

@@ -305,7 +305,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       std::string gap;
       if (auto j = next_in_lane(i, false); j && options.timings) {
         int64_t us = events[*j].at_us - e.at_us;
-        if (us >= kGapWorthNotingUs) gap = fmt::format(", held {} ms before its next step", RoundMs(us));
+        if (us >= kGapWorthNotingUs) gap = fmt::format(", its next step {} ms later", RoundMs(us));
       }
       out += fmt::format("    Note over {}: hook {}{}\n", who, Clean(text(e.detail)), gap);
     } else if (e.kind == "crash") {

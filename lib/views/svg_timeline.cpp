@@ -100,9 +100,10 @@ struct Label {
   double bar_right = 0;     // with on_bar_row: where the bar ends
 };
 
+// Labels at one point, placed together: one line each (long ones wrapped), one leader.
 struct Placed {
-  Label label;
-  std::vector<std::string> lines;  // the text, wrapped
+  double x = 0;                                           // the point, where the leader is
+  std::vector<std::pair<std::string, std::string>> lines;  // text and class
   double left = 0;
   int row = 0;  // the first row; -1: the bar row
 };
@@ -110,7 +111,7 @@ struct Placed {
 // Long texts (a recovery's account) are wrapped into lines of at most this many chars.
 constexpr size_t kLabelChars = 72;
 
-std::vector<std::string> WrapLabel(const std::string& text) {
+std::vector<std::string> WrapLabel(const std::string& text, size_t chars = kLabelChars) {
   std::vector<std::string> lines;
   std::string line;
   size_t start = 0;
@@ -118,7 +119,7 @@ std::vector<std::string> WrapLabel(const std::string& text) {
     size_t end = text.find(' ', start);
     if (end == std::string::npos) end = text.size();
     std::string word = text.substr(start, end - start);
-    if (!line.empty() && line.size() + 1 + word.size() > kLabelChars) {
+    if (!line.empty() && line.size() + 1 + word.size() > chars) {
       lines.push_back(line);
       line.clear();
     }
@@ -132,11 +133,12 @@ std::vector<std::string> WrapLabel(const std::string& text) {
 
 class Rows {
  public:
-  bool Free(int row, double left, double right) const {
+  // No span of the row comes within pad of [left, right].
+  bool Free(int row, double left, double right, double pad = 6) const {
     auto it = taken_.find(row);
     if (it == taken_.end()) return true;
     for (auto [l, r] : it->second) {
-      if (left < r + 6 && l < right + 6) return false;
+      if (left < r + pad && l < right + pad) return false;
     }
     return true;
   }
@@ -151,42 +153,93 @@ class Rows {
   std::map<int, std::vector<std::pair<double, double>>> taken_;
 };
 
-// Each label in the first rows below the bar where it overlaps nothing, left-aligned at
-// its point, or shifted left so that it ends inside the drawing.
-std::vector<Placed> PlaceLabels(std::vector<Label> labels, Rows& rows) {
+// Places each label where it overlaps no other label, no leader line and no bar. A label
+// may sit on the bar's row right of its bar (the end of a transaction); the others hang
+// below the bar on a leader line, the text ending at the line (or, near the left edge,
+// starting at it), in the first rows where neither the text nor the leader's path through
+// the rows above meets anything. Labels at the same point share one leader, a line each.
+std::vector<Placed> PlaceLabels(std::vector<Label> labels, Rows& rows, bool prefer_start = false) {
   std::stable_sort(labels.begin(), labels.end(),
                    [](const Label& a, const Label& b) { return a.x < b.x; });
   std::vector<Placed> placed;
-  for (Label& label : labels) {
+  std::vector<Placed> hanging;
+  for (const Label& label : labels) {
     std::vector<std::string> lines = WrapLabel(label.text);
-    double width = 0;
-    for (const std::string& line : lines) width = std::max(width, TextWidth(line));
     if (label.on_bar_row && lines.size() == 1) {
-      double left = label.bar_right + 8;
-      if (left + width <= kWidth - 4 && rows.Free(-1, left, left + width)) {
+      const double width = TextWidth(lines.front());
+      const double left = label.bar_right + 8;
+      if (left + width <= kWidth - 8 && rows.Free(-1, left, left + width)) {
         rows.Take(-1, left, left + width);
-        placed.push_back({label, lines, left, -1});
+        placed.push_back({label.x, {{lines.front(), label.css}}, left, -1});
         continue;
       }
     }
-    const double left = std::clamp(label.x - 2, 8.0, std::max(8.0, kWidth - 8 - width));
-    const int n = static_cast<int>(lines.size());
-    // The label's rows must be free, and so must its leader line's path through the rows
-    // above it: no line cuts through another label.
-    auto fits = [&](int first) {
+    if (!hanging.empty() && label.x - hanging.back().x < 3) {
+      for (const std::string& line : lines) hanging.back().lines.push_back({line, label.css});
+      continue;
+    }
+    Placed p;
+    p.x = label.x;
+    for (const std::string& line : lines) p.lines.push_back({line, label.css});
+    hanging.push_back(std::move(p));
+  }
+  constexpr int kMaxRows = 400;
+  for (Placed& p : hanging) {
+    // Too wide to end at its leader (near the left edge): wrapped narrower, so that it
+    // does not have to start there and cover the leaders of the labels after it.
+    if (!prefer_start) {
+      double widest = 0;
+      for (const auto& line : p.lines) widest = std::max(widest, TextWidth(line.first));
+      const double room = p.x - 1 - 8;
+      const size_t chars = room > 4 ? static_cast<size_t>((room - 4) / kCharWidth) : 0;
+      if (widest > room && chars >= 12) {
+        std::vector<std::pair<std::string, std::string>> narrow;
+        for (const auto& [line, css] : p.lines) {
+          for (const std::string& part : WrapLabel(line, chars)) narrow.push_back({part, css});
+        }
+        p.lines = std::move(narrow);
+      }
+    }
+    double width = 0;
+    for (const auto& line : p.lines) width = std::max(width, TextWidth(line.first));
+    const int n = static_cast<int>(p.lines.size());
+    auto fits = [&](double left, int first, bool leader_too) {
       for (int r = first; r < first + n; ++r) {
         if (!rows.Free(r, left, left + width)) return false;
       }
-      for (int r = 0; r < first; ++r) {
-        if (!rows.Free(r, label.x - 1, label.x + 1)) return false;
+      for (int r = 0; leader_too && r < first; ++r) {
+        if (!rows.Free(r, p.x - 0.5, p.x + 0.5, 1)) return false;
       }
       return true;
     };
-    int row = 0;
-    while (!fits(row)) ++row;
-    for (int r = row; r < row + n; ++r) rows.Take(r, left, left + width);
-    for (int r = 0; r < row; ++r) rows.Take(r, label.x - 1, label.x + 1);
-    placed.push_back({label, lines, left, row});
+    std::vector<double> lefts;
+    if (p.x - 1 - width >= 8) lefts.push_back(p.x - 1 - width);  // ending at the leader
+    if (p.x + 1 + width <= kWidth - 8) {
+      lefts.insert(prefer_start ? lefts.begin() : lefts.end(), p.x + 1);  // starting at it
+    }
+    if (lefts.empty()) lefts.push_back(std::clamp(p.x - width / 2, 8.0, kWidth - 8 - width));
+    int best_row = kMaxRows;
+    double best_left = lefts.front();
+    // The first side that has room at all, however deep: ending at the leader keeps the
+    // text off the leaders of the labels to its right.
+    for (double left : lefts) {
+      int row = 0;
+      while (row < kMaxRows && !fits(left, row, true)) ++row;
+      if (row < kMaxRows) {
+        best_row = row;
+        best_left = left;
+        break;
+      }
+    }
+    if (best_row == kMaxRows) {  // nowhere without a crossing: at least no overlap
+      best_row = 0;
+      while (!fits(best_left, best_row, false)) ++best_row;
+    }
+    p.left = best_left;
+    p.row = best_row;
+    for (int r = best_row; r < best_row + n; ++r) rows.Take(r, best_left, best_left + width);
+    for (int r = 0; r < best_row + n; ++r) rows.Take(r, p.x - 0.5, p.x + 0.5);
+    placed.push_back(std::move(p));
   }
   return placed;
 }
@@ -328,7 +381,7 @@ double SectionSpanUs(const std::vector<TraceEvent>& events) {
   bool any = false;
   for (const TraceEvent& e : events) {
     if (e.kind == "clock") logical = true;
-    if (LaneKey(e).empty()) continue;
+    if (LaneKey(e).empty() && e.kind != "part") continue;
     if (!any) lo = hi = e.at_us;
     any = true;
     lo = std::min(lo, e.at_us);
@@ -382,6 +435,7 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
       hi = std::max(hi, lane.last_us);
       for (const Span& span : lane.spans) hi = std::max(hi, span.end_us);
     }
+    for (const TraceEvent* p : parts) lo = std::min(lo, p->at_us);
     double range = std::max<double>(static_cast<double>(hi - lo), 1000.0);
     // One scale for every section of the drawing: the longest section's.
     range = std::max(range, common_span_us);
@@ -393,14 +447,16 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
   std::string part_marks;
   if (!parts.empty()) {
     Rows rows;
-    std::vector<std::pair<double, const TraceEvent*>> placed;
     std::vector<Label> labels;
     for (const TraceEvent* p : parts) labels.push_back({scale.X(p->at_us), "▸ " + p->detail, "part-label", false, 0});
-    std::vector<Placed> done = PlaceLabels(labels, rows);
+    std::vector<Placed> done = PlaceLabels(labels, rows, true);
     for (const Placed& p : done) {
-      part_marks += fmt::format("<text class=\"part-label\" x=\"{}\" y=\"{}\">{}</text>\n",
-                                Num(p.left + 2), Num(y + 11 + p.row * kRowHeight),
-                                Escape(p.lines.front()));
+      double line_y = y + 11 + p.row * kRowHeight;
+      for (const auto& [line, css] : p.lines) {
+        part_marks += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", css,
+                                  Num(p.left + 2), Num(line_y), Escape(line));
+        line_y += kRowHeight;
+      }
     }
     y += rows.count() * kRowHeight + 4;
   }
@@ -411,10 +467,18 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
   for (size_t li = 0; li < lanes.size(); ++li) {
     const Lane& lane = lanes[li];
     Rows rows;
+    rows.Take(0, 8, kPlotLeft - 30);  // the pid (or "not a consumer step") under the lane's name
     std::vector<Label> labels;
     std::string bars;
     const double bar_y = y + kBarTop;
 
+    // Marks drawn on the bar row: text inside a bar must not run under them.
+    std::vector<double> glyphs;
+    for (const Mark& mark : lane.marks) {
+      if (mark.kind != Mark::Kind::kHook && mark.kind != Mark::Kind::kDelivery) {
+        glyphs.push_back(scale.X(mark.at_us));
+      }
+    }
     for (const Span& span : lane.spans) {
       double x0 = scale.X(span.start_us), x1 = scale.X(span.end_us);
       if (span.kind == Span::Kind::kAutocommit) {
@@ -447,7 +511,11 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
       }
       std::string inside = Join(span.steps, true);
       std::string content = inside.empty() ? "BEGIN" : "BEGIN: " + inside;
-      if (x1 - x0 >= TextWidth(content) + 6) {
+      const double text_right = x0 + 4 + TextWidth(content);
+      const bool covered = std::any_of(glyphs.begin(), glyphs.end(), [&](double g) {
+        return g + 8 > x0 && g - 8 < text_right;
+      });
+      if (x1 - x0 >= TextWidth(content) + 6 && !covered) {
         bars += fmt::format("<text class=\"inbar\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x0 + 4),
                             Num(bar_y + 13), Escape(content));
       } else {
@@ -479,6 +547,9 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
     std::string marks;
     for (const Mark& mark : lane.marks) {
       double x = scale.X(mark.at_us);
+      if (mark.kind != Mark::Kind::kHook && mark.kind != Mark::Kind::kDelivery) {
+        rows.Take(-1, x - 7, x + 7);  // its glyph sits on the bar row
+      }
       marks += Glyph(mark.kind, x, bar_y);
       std::string css = MarkClass(mark.kind) + "-label";
       if (mark.bad) css += " bad";
@@ -503,17 +574,18 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
     }
     body += bars + waits + marks;
     for (const Placed& p : placed) {
-      const Label& l = p.label;
       if (p.row < 0) {
-        body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", l.css,
-                            Num(p.left + 2), Num(bar_y + 13), Escape(p.lines.front()));
+        body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n",
+                            p.lines.front().second, Num(p.left + 2), Num(bar_y + 13),
+                            Escape(p.lines.front().first));
         continue;
       }
       double baseline = rows_top + p.row * kRowHeight + 10;
       body += fmt::format("<line class=\"leader\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
-                          Num(l.x), Num(bar_y + kBarHeight), Num(baseline - 9));
-      for (const std::string& line : p.lines) {
-        body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", l.css,
+                          Num(p.x), Num(bar_y + kBarHeight),
+                          Num(baseline - 4 + (static_cast<double>(p.lines.size()) - 1) * kRowHeight));
+      for (const auto& [line, css] : p.lines) {
+        body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", css,
                             Num(p.left + 2), Num(baseline), Escape(line));
         baseline += kRowHeight;
       }
@@ -534,7 +606,7 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
   if (scale.logical()) {
     // Steps in order; the simulated time written where the scenario set its clock, as
     // long as the labels do not run into each other.
-    double free_from = 0;
+    double free_from = 16 + 24 * 6.1 + 8;  // after the axis caption
     for (const TraceEvent* c : clocks) {
       double x = scale.X(c->at_us);
       grid += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
@@ -549,7 +621,7 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
       }
     }
     axis += fmt::format(
-        "<text class=\"pid\" x=\"16\" y=\"{}\">steps in order (simulated clock)</text>\n",
+        "<text class=\"pid\" x=\"16\" y=\"{}\">steps (simulated clock)</text>\n",
         Num(y + 21));
   } else {
     double lo_ms = scale.lo_us / 1000.0, hi_ms = scale.hi_us / 1000.0;

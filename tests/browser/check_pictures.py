@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Renders dedupsim's pictures in headless Chromium and checks them from the rendered page.
 
-  check_pictures.py svg     DEDUPSIM WORKDIR   every scenario's --timeline: no two labels
+  check_pictures.py svg     DEDUPSIM WORKDIR [--screenshot PNG]
+                                               every scenario's --timeline: no two labels
                                                overlap, no label crosses a leader line or a
                                                mark, nothing is cut at the edge
   check_pictures.py mermaid DEDUPSIM WORKDIR   every scenario's --diagram mermaid parses and
@@ -144,11 +145,25 @@ def check_svg(dedupsim, work):
     print("PASS: every timeline lays out without overlaps or cut labels")
 
 
+def timeline_shot(dedupsim, work, png):
+    """The docs' timeline picture: crash-before-commit with a killed process."""
+    path = os.path.join(work, "crash.svg")
+    subprocess.run([dedupsim, "run", "crash-before-commit", "--crash-mode", "kill", "--timeline",
+                    path], capture_output=True, check=True)
+    svg = open(path, encoding="utf-8").read()
+    width, height = re.search(r'<svg [^>]*width="([0-9.]+)" height="([0-9.]+)"', svg).groups()
+    chromium(work, ["--window-size=%d,%d" % (float(width), float(height)), "--screenshot=" + png,
+                    "file://" + path])
+    if not os.path.exists(png):
+        fail("no screenshot of the timeline")
+    print("screenshot: " + png)
+
+
 MERMAID_CHECK = r"""
 <pre id="verdict"></pre>
 <script>
 (async function () {
-  const out = {rendered: 0, errors: [], version: (window.mermaid && mermaid.version) || ''};
+  const out = {rendered: 0, errors: []};
   try {
     mermaid.initialize({startOnLoad: false, securityLevel: 'strict'});
     const cases = JSON.parse(document.getElementById('cases').textContent);
@@ -189,6 +204,9 @@ def check_mermaid(dedupsim, work):
                 '</head><body><script type="application/json" id="cases">%s</script>%s</body></html>'
                 % (MERMAID, data, MERMAID_CHECK))
     verdict = dump(work, page, 60000)
+    # The version that rendered them: the one installed from the lockfile.
+    package = os.path.join(HERE, "node_modules", "mermaid", "package.json")
+    verdict["version"] = json.load(open(package, encoding="utf-8"))["version"]
     print("mermaid %s: %d of %d diagrams rendered" % (verdict["version"], verdict["rendered"], len(cases)))
     for e in verdict["errors"]:
         print("  " + e)
@@ -272,12 +290,14 @@ def main():
         fail(__doc__)
     mode, dedupsim, work = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(work, exist_ok=True)
+    shot = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--screenshot" else None
     if mode == "svg":
         check_svg(dedupsim, work)
+        if shot:
+            timeline_shot(dedupsim, work, shot)
     elif mode == "mermaid":
         check_mermaid(dedupsim, work)
     elif mode == "html":
-        shot = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--screenshot" else None
         check_html(dedupsim, work, shot)
     else:
         fail("unknown mode " + mode)
