@@ -79,10 +79,11 @@ TablesSnapshot TableProbe::Read(const TraceEvent& after) {
     }
     sqlite3* db = store.connection->handle();
     std::vector<std::string> names;
-    std::string error = Query(
-        db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "ORDER BY rowid",
-        [&](sqlite3_stmt* s) { names.push_back(Text(s, 0)); });
+    std::string error =
+        Query(db,
+              "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+              "ORDER BY rowid",
+              [&](sqlite3_stmt* s) { names.push_back(Text(s, 0)); });
     // One read transaction, so the tables are read as of one moment.
     if (error.empty()) sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
     for (const std::string& name : names) {
@@ -91,12 +92,12 @@ TablesSnapshot TableProbe::Read(const TraceEvent& after) {
       table.store = store.label;
       table.name = name;
       bool first = true;
-      error = Query(db, "SELECT * FROM " + Quote(name) + " LIMIT " +
-                            std::to_string(kMaxRows),
+      error = Query(db, "SELECT * FROM " + Quote(name) + " LIMIT " + std::to_string(kMaxRows),
                     [&](sqlite3_stmt* s) {
                       const int n = sqlite3_column_count(s);
                       if (first) {
-                        for (int i = 0; i < n; ++i) table.columns.emplace_back(sqlite3_column_name(s, i));
+                        for (int i = 0; i < n; ++i)
+                          table.columns.emplace_back(sqlite3_column_name(s, i));
                         first = false;
                       }
                       std::vector<std::string> row;

@@ -12,8 +12,8 @@ Recorder::Recorder() : Recorder(std::chrono::steady_clock::now()) {}
 Recorder::Recorder(std::chrono::steady_clock::time_point origin) : origin_(origin) {}
 
 int64_t Recorder::MicrosSinceOrigin() const {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now() - origin_)
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                               origin_)
       .count();
 }
 
@@ -84,8 +84,8 @@ std::string ActorTitle(const TraceEvent& e) {
   return e.instance.empty() ? actor : e.instance;
 }
 
-void Recorder::Note(const std::string& instance, const std::string& kind,
-                    const std::string& detail, const std::string& result) {
+void Recorder::Note(const std::string& instance, const std::string& kind, const std::string& detail,
+                    const std::string& result) {
   TraceEvent e;
   e.at_us = MicrosSinceOrigin();
   e.instance = instance;

@@ -19,15 +19,15 @@
 namespace dedupsim {
 
 struct TraceEvent {
-  int64_t at_us = 0;        // microseconds since the recorder's origin
-  std::string instance;     // "A", "B", ... ; "" for set-up work
-  int pid = 0;              // the process that did the step
-  std::string kind;         // "sql", "open" (a delivery's connection), "hook", "wait",
-                            // "crash", "died", "recover", "send"
-  std::string detail;       // statement text, hook name, or what happened
-  std::string result;       // "ok", "row", "constraint 1555", "busy", ...
-  int64_t waited_us = 0;    // time spent in the busy handler during this step
-  int64_t busy_calls = 0;   // busy handler calls during this step
+  int64_t at_us = 0;       // microseconds since the recorder's origin
+  std::string instance;    // "A", "B", ... ; "" for set-up work
+  int pid = 0;             // the process that did the step
+  std::string kind;        // "sql", "open" (a delivery's connection), "hook", "wait",
+                           // "crash", "died", "recover", "send"
+  std::string detail;      // statement text, hook name, or what happened
+  std::string result;      // "ok", "row", "constraint 1555", "busy", ...
+  int64_t waited_us = 0;   // time spent in the busy handler during this step
+  int64_t busy_calls = 0;  // busy handler calls during this step
 
   // What the step means, set where it is recorded. Empty / 0 when not known (events made
   // by hand or by older code); ActorOf() then infers the actor from the instance.

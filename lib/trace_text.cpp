@@ -17,17 +17,19 @@ std::string Line(const TraceEvent& e, ShortIds* ids) {
     result.resize(result.size() - 8);
   }
   if (e.busy_calls > 0) {
-    result += fmt::format(" (waited {:.1f} ms, {} busy calls)", static_cast<double>(e.waited_us) / 1000.0,
-                          e.busy_calls);
+    result += fmt::format(" (waited {:.1f} ms, {} busy calls)",
+                          static_cast<double>(e.waited_us) / 1000.0, e.busy_calls);
   }
   std::string detail = ids != nullptr ? ids->Shorten(e.detail) : e.detail;
   std::string tags;
   if (ActorOf(e) == kActorProbe) tags += "  (the scenario's check, not a consumer step)";
   if (e.delivery > 0 && e.kind != "broker") {
-    tags += fmt::format("  [{} delivery {}]", ids != nullptr ? ids->Name(e.key) : e.key, e.delivery);
+    tags +=
+        fmt::format("  [{} delivery {}]", ids != nullptr ? ids->Name(e.key) : e.key, e.delivery);
   }
-  return fmt::format("{:>9.1f} ms  {} pid {:<7} {:<6} {:<60}  {}{}", static_cast<double>(e.at_us) / 1000.0,
-                     who, e.pid, e.kind, detail, result, tags);
+  return fmt::format("{:>9.1f} ms  {} pid {:<7} {:<6} {:<60}  {}{}",
+                     static_cast<double>(e.at_us) / 1000.0, who, e.pid, e.kind, detail, result,
+                     tags);
 }
 
 }  // namespace

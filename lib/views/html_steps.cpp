@@ -48,7 +48,11 @@ std::string StepText(const TraceEvent& e, const std::string& who, ShortIds& ids,
                ? fmt::format("{} receives {}, delivery {}", who, ids.Name(e.key), e.delivery)
                : fmt::format("{} opens a connection", who);
   }
-  if (e.kind == "broker") return (LaneKey(e) == "producer" ? "Producer: " : LaneKey(e) == "operator" ? "Operator: " : "Broker: ") + BrokerStepText(e, ids, bad);
+  if (e.kind == "broker")
+    return (LaneKey(e) == "producer"   ? "Producer: "
+            : LaneKey(e) == "operator" ? "Operator: "
+                                       : "Broker: ") +
+           BrokerStepText(e, ids, bad);
   if (e.kind == "outcome") {
     *bad = e.detail == "NeedsReconciliation" || e.detail == "ContentMismatch";
     return fmt::format("{}: outcome {}", who, e.detail);
@@ -289,12 +293,14 @@ std::string StepThroughPage(const std::vector<HtmlSection>& sections) {
       if (it != by_event.end()) {
         last_snapshot = it->second;
         const std::string unreadable = snapshots[static_cast<size_t>(it->second)]["unreadable"];
-        if (!unreadable.empty()) note = "the tables could not be read after this step: " + unreadable;
+        if (!unreadable.empty())
+          note = "the tables could not be read after this step: " + unreadable;
       } else if (last_snapshot >= 0) {
         note = e.pid != 0 && section.snapshots.size() > 0 && e.pid != section.snapshots.front().pid
-                   ? fmt::format("this step ran in another process (pid {}); the tables shown "
-                                 "were read after an earlier step",
-                                 e.pid)
+                   ? fmt::format(
+                         "this step ran in another process (pid {}); the tables shown "
+                         "were read after an earlier step",
+                         e.pid)
                    : "the tables shown were read after an earlier step";
       } else {
         note = "the tables were not read yet";

@@ -116,8 +116,8 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     static const std::regex kHash("\\b[0-9a-f]{16}\\b");
     std::string stable;
     size_t last = 0;
-    for (auto it = std::sregex_iterator(out.begin(), out.end(), kHash); it != std::sregex_iterator();
-         ++it) {
+    for (auto it = std::sregex_iterator(out.begin(), out.end(), kHash);
+         it != std::sregex_iterator(); ++it) {
       stable += out.substr(last, static_cast<size_t>(it->position()) - last);
       auto [entry, added] = hashes.try_emplace(it->str(), "");
       if (added) entry->second = fmt::format("hash-{}", hashes.size());
@@ -173,7 +173,9 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     if (LaneKey(e).empty()) continue;
     who_of(e, i);
     if (!e.instance.empty() && ActorOf(e) == kActorConsumer) pids.insert(e.pid);
-    if (e.kind == "sql") add(TargetId(e.target), TargetTitle(e.target), 5 + (e.target.empty() || e.target == "database" ? 0 : 1), i);
+    if (e.kind == "sql")
+      add(TargetId(e.target), TargetTitle(e.target),
+          5 + (e.target.empty() || e.target == "database" ? 0 : 1), i);
     if (e.kind == "recover") add("DB", "Database", 5, i);
     if (e.kind == "send" || e.kind == "reconcile") add("Email", "Email provider", 6, i);
     if (e.kind == "open" && e.delivery > 0) {
@@ -221,7 +223,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
 
   std::set<size_t> requested;  // statements whose request arrow was drawn at their wait
   std::map<std::string, int> active;
-  std::map<std::string, bool> in_transaction;         // per participant
+  std::map<std::string, bool> in_transaction;                       // per participant
   std::map<std::pair<std::string, int>, std::string> delivered_to;  // (key, delivery) -> id
   auto next_in_lane = [&](size_t i, bool sql_only) -> std::optional<size_t> {
     for (size_t j = i + 1; j < events.size(); ++j) {
@@ -265,8 +267,8 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
         out += fmt::format("    Broker--xProducer: {}\n", Clean(e.result));
       } else if (e.op == "replay") {
         out += fmt::format("    Operator->>Broker: replay {} from the dead-letter queue\n", m);
-      } else if (to != delivered_to.end() &&
-                 (e.op == "ack" || e.op == "abandon" || e.op == "ack-lost" || e.op == "dead-letter")) {
+      } else if (to != delivered_to.end() && (e.op == "ack" || e.op == "abandon" ||
+                                              e.op == "ack-lost" || e.op == "dead-letter")) {
         if (e.op == "ack") {
           out += fmt::format("    {}->>Broker: ack {}\n", to->second, m);
         } else if (e.op == "abandon") {
@@ -274,12 +276,14 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
         } else if (e.op == "ack-lost") {
           out += fmt::format("    {}-xBroker: ack {} (lost on the way)\n", to->second, m);
         } else {
-          out += fmt::format("    {}->>Broker: dead-letter {}: {}\n", to->second, m, Clean(e.result));
+          out +=
+              fmt::format("    {}->>Broker: dead-letter {}: {}\n", to->second, m, Clean(e.result));
         }
         if (e.op == "abandon" || e.op == "ack-lost") {
-          out += fmt::format("    Note over Broker: {}\n",
-                             NoteText(dead ? fmt::format("{} dead-lettered: {}", m, e.result.substr(15))
-                                           : fmt::format("{} back in the queue", m)));
+          out += fmt::format(
+              "    Note over Broker: {}\n",
+              NoteText(dead ? fmt::format("{} dead-lettered: {}", m, e.result.substr(15))
+                            : fmt::format("{} back in the queue", m)));
         }
       } else {
         bool bad = false;
@@ -338,7 +342,8 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
         --active[who];
       }
     } else if (e.kind == "recover") {
-      out += fmt::format("    Note over DB: {}\n", NoteText(text("recovery on the next open: " + e.detail)));
+      out += fmt::format("    Note over DB: {}\n",
+                         NoteText(text("recovery on the next open: " + e.detail)));
     } else if (e.kind == "send" || e.kind == "reconcile") {
       out += fmt::format("    {}->>Email: {}\n", who, Clean(text(e.detail)));
       out += fmt::format("    Email-->>{}: {}\n", who, Clean(e.result.empty() ? "ok" : e.result));

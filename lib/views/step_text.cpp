@@ -76,8 +76,7 @@ std::vector<std::string> ShortIds::Legend() const {
 }
 
 std::string ShortIds::Shorten(std::string_view text) {
-  static const std::regex kUuid(
-      "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+  static const std::regex kUuid("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
   const std::string s(text);
   std::string out;
   size_t last = 0;

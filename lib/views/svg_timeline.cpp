@@ -102,7 +102,7 @@ struct Label {
 
 // Labels at one point, placed together: one line each (long ones wrapped), one leader.
 struct Placed {
-  double x = 0;                                           // the point, where the leader is
+  double x = 0;                                            // the point, where the leader is
   std::vector<std::pair<std::string, std::string>> lines;  // text and class
   double left = 0;
   int row = 0;  // the first row; -1: the bar row
@@ -336,8 +336,9 @@ std::string Glyph(Mark::Kind kind, double x, double y) {
           "<path class=\"delivery-mark\" d=\"M{0} {1} L{0} {2} M{3} {4} L{0} {1} L{5} {4}\"/>\n",
           Num(x), Num(y - 8), Num(y + kBarHeight + 2), Num(x - 4), Num(y - 3), Num(x + 4));
     case Mark::Kind::kOutcome:
-      return fmt::format("<rect class=\"outcome-mark\" x=\"{}\" y=\"{}\" width=\"4\" height=\"{}\"/>\n",
-                         Num(x - 2), Num(y), Num(kBarHeight));
+      return fmt::format(
+          "<rect class=\"outcome-mark\" x=\"{}\" y=\"{}\" width=\"4\" height=\"{}\"/>\n",
+          Num(x - 2), Num(y), Num(kBarHeight));
     case Mark::Kind::kBroker:
       return fmt::format("<circle class=\"broker-mark\" cx=\"{}\" cy=\"{}\" r=\"4\"/>\n", Num(x),
                          Num(mid));
@@ -448,7 +449,8 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
   if (!parts.empty()) {
     Rows rows;
     std::vector<Label> labels;
-    for (const TraceEvent* p : parts) labels.push_back({scale.X(p->at_us), "▸ " + p->detail, "part-label", false, 0});
+    for (const TraceEvent* p : parts)
+      labels.push_back({scale.X(p->at_us), "▸ " + p->detail, "part-label", false, 0});
     std::vector<Placed> done = PlaceLabels(labels, rows, true);
     for (const Placed& p : done) {
       double line_y = y + 11 + p.row * kRowHeight;
@@ -496,9 +498,11 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
           "rx=\"2\"><title>{}</title></rect>\n",
           SpanClass(span), Num(x0), Num(bar_y), Num(x1 - x0), Num(kBarHeight), Escape(tip));
       if (span.kind == Span::Kind::kAutocommit) {
-        labels.push_back({x1, span.steps.front().statement + ": " +
-                                  (span.steps.front().result.empty() ? "ok" : span.steps.front().result),
-                          "label", false, 0});
+        labels.push_back(
+            {x1,
+             span.steps.front().statement + ": " +
+                 (span.steps.front().result.empty() ? "ok" : span.steps.front().result),
+             "label", false, 0});
         continue;
       }
       for (const SpanStep& step : span.steps) {
@@ -512,9 +516,8 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
       std::string inside = Join(span.steps, true);
       std::string content = inside.empty() ? "BEGIN" : "BEGIN: " + inside;
       const double text_right = x0 + 4 + TextWidth(content);
-      const bool covered = std::any_of(glyphs.begin(), glyphs.end(), [&](double g) {
-        return g + 8 > x0 && g - 8 < text_right;
-      });
+      const bool covered = std::any_of(glyphs.begin(), glyphs.end(),
+                                       [&](double g) { return g + 8 > x0 && g - 8 < text_right; });
       if (x1 - x0 >= TextWidth(content) + 6 && !covered) {
         bars += fmt::format("<text class=\"inbar\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x0 + 4),
                             Num(bar_y + 13), Escape(content));
@@ -565,7 +568,8 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
           fmt::format("<rect class=\"{}\" x=\"8\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n", bg,
                       Num(y), Num(kWidth - 16), Num(lane_height));
     }
-    body += fmt::format("<g class=\"{}\">\n", lane.secondary ? "lane-group secondary" : "lane-group");
+    body +=
+        fmt::format("<g class=\"{}\">\n", lane.secondary ? "lane-group secondary" : "lane-group");
     body += fmt::format("<text class=\"lane{}\" x=\"16\" y=\"{}\">{}</text>\n",
                         lane.secondary ? " secondary" : "", Num(bar_y + 13), Escape(lane.title));
     if (lane.actor == kActorConsumer || lane.secondary) {
@@ -575,15 +579,16 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
     body += bars + waits + marks;
     for (const Placed& p : placed) {
       if (p.row < 0) {
-        body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n",
-                            p.lines.front().second, Num(p.left + 2), Num(bar_y + 13),
-                            Escape(p.lines.front().first));
+        body +=
+            fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", p.lines.front().second,
+                        Num(p.left + 2), Num(bar_y + 13), Escape(p.lines.front().first));
         continue;
       }
       double baseline = rows_top + p.row * kRowHeight + 10;
-      body += fmt::format("<line class=\"leader\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
-                          Num(p.x), Num(bar_y + kBarHeight),
-                          Num(baseline - 4 + (static_cast<double>(p.lines.size()) - 1) * kRowHeight));
+      body +=
+          fmt::format("<line class=\"leader\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                      Num(p.x), Num(bar_y + kBarHeight),
+                      Num(baseline - 4 + (static_cast<double>(p.lines.size()) - 1) * kRowHeight));
       for (const auto& [line, css] : p.lines) {
         body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", css,
                             Num(p.left + 2), Num(baseline), Escape(line));
@@ -620,9 +625,8 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
         free_from = x + w / 2 + 8;
       }
     }
-    axis += fmt::format(
-        "<text class=\"pid\" x=\"16\" y=\"{}\">steps (simulated clock)</text>\n",
-        Num(y + 21));
+    axis += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">steps (simulated clock)</text>\n",
+                        Num(y + 21));
   } else {
     double lo_ms = scale.lo_us / 1000.0, hi_ms = scale.hi_us / 1000.0;
     double step = NiceStep(hi_ms - lo_ms, 8);
@@ -632,8 +636,8 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
                           Num(x), Num(lanes_top), Num(y + 4));
       axis += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
                           Num(x), Num(y + 4), Num(y + 9));
-      axis += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x),
-                          Num(y + 21), FormatMs(t, step));
+      axis += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x), Num(y + 21),
+                          FormatMs(t, step));
     }
     axis += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">ms since the run began</text>\n",
                         Num(y + 21));
