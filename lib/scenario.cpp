@@ -20,10 +20,9 @@ std::string_view ToString(InstanceMode mode) {
   return mode == InstanceMode::kThreads ? "threads" : "processes";
 }
 
+// At least one space after the tag, for a tag as wide as the column.
 std::string TagColumn(std::string_view tag) {
-  // A tag too long for the column keeps one space after it.
-  std::string bracketed = fmt::format("[{}]", tag);
-  return bracketed.size() >= 21 ? bracketed + " " : fmt::format("{:<21}", bracketed);
+  return fmt::format("{:<20} ", fmt::format("[{}]", tag));
 }
 
 const char* CsBool(bool value) { return value ? "True" : "False"; }

@@ -34,6 +34,9 @@ struct RunOptions {
   std::chrono::days retention{14};         // retention: how long Inbox records are kept
   std::chrono::milliseconds dedup_window{  // broker-dedup: send-side duplicate detection
       std::chrono::minutes(10)};
+  std::chrono::milliseconds lock_max_age{// orphan-claim: a claim's lease
+                                         std::chrono::seconds(30)};
+  int store_size = 3;  // bounded-store: keys the dedup store has room for
 };
 
 // What a scenario runs with. All of it is injected; scenarios hold no global state.
@@ -52,13 +55,15 @@ struct Outcome {
 
 // Capabilities a scenario has, so options that do not fit can be refused.
 enum ScenarioTraits : unsigned {
-  kHasCrash = 1u << 0,       // takes --crash-mode
-  kHasInstances = 1u << 1,   // takes --instances
-  kRepeatsDelivery = 1u << 2,  // takes --deliveries
-  kHasHold = 1u << 3,        // takes --hold-ms, --stagger-ms
+  kHasCrash = 1u << 0,          // takes --crash-mode
+  kHasInstances = 1u << 1,      // takes --instances
+  kRepeatsDelivery = 1u << 2,   // takes --deliveries
+  kHasHold = 1u << 3,           // takes --hold-ms, --stagger-ms
   kHasMaxDeliveries = 1u << 4,  // takes --max-deliveries
   kHasRetention = 1u << 5,      // takes --retention-days
   kHasDedupWindow = 1u << 6,    // takes --dedup-window
+  kHasLockMaxAge = 1u << 7,     // takes --lock-max-age
+  kHasStoreSize = 1u << 8,      // takes --store-size
 };
 
 // One lesson. Defined in its own file under scenarios/ with designated initializers, and

@@ -6,6 +6,11 @@
 //   1  StockItems, Inbox.
 //   2  Inbox.PayloadHash (content-mismatch); StockReservations (natural-key);
 //      InboxByMessageId, the inbox of the shared-key experiment, keyed on MessageId alone.
+//   3  Inbox.ReceiveCount and Inbox.LastReceivedAt (receive-count: deliveries of a key
+//      counted in the transaction that skips them), Inbox.Owner and Inbox.LeaseExpiresAt
+//      (orphan-claim: a claim's owner and its lease); Outbox (the transactional outbox)
+//      and ShipmentRequests (the outbox's downstream consumer's work); AuditLog (written
+//      through a second connection, second-connection).
 // UpgradeSchema brings an older dedupsim database up to kSchemaVersion in place.
 #pragma once
 
@@ -18,7 +23,7 @@
 
 namespace dedupsim {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // Creates every table on a database dedupsim has just created. Same as UpgradeSchema.
 void CreateSchema(Connection& connection);
@@ -39,7 +44,8 @@ struct StockItem {
   int64_t reserved = 0;
 };
 
-// Empties the Inbox tables, StockReservations and StockItems and stocks one book, in one
+// Empties the Inbox tables, StockReservations, Outbox, ShipmentRequests, AuditLog
+// and StockItems and stocks one book, in one
 // IMMEDIATE transaction.
 void ResetInventory(Connection& connection, const StockItem& item);
 
@@ -52,6 +58,9 @@ struct InboxRow {
   std::string received_at;
   std::optional<std::string> completed_at;  // empty: in progress
   std::optional<std::string> payload_hash;  // empty: not recorded
+  int64_t receive_count = 1;                // deliveries of the key (version 3)
+  std::optional<std::string> owner;         // the claim's owner (version 3)
+  std::optional<std::string> lease_expires_at;  // its lease (version 3)
 };
 
 std::optional<InboxRow> FindInboxRow(Connection& connection, std::string_view message_id,

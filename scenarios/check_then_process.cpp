@@ -61,7 +61,7 @@ const Scenario kCheckThenProcessScenario{
         "\n"
         "That leaves a window between the stock update's commit and the Inbox insert. The scenario crashes the consumer exactly there (hook AfterStockCommitted). The stock is reserved, but no record says so. When the broker redelivers, the check finds nothing and the work runs again: reserved twice, despite the check.\n"
         "\n"
-        "Putting the record first does not close the window, it only turns it around: a crash then leaves a record with no work behind it, and the message is lost (see record-first once it exists).",
+        "Putting the record first does not close the window, it only turns it around: a crash then leaves a record with no work behind it, and the message is lost (see record-first).",
     .hook_points = "AfterStockCommitted: between the stock update's commit and the Inbox insert",
     .try_next =
         "Make the crash a real process death; the outcome is the same:\n"

@@ -27,6 +27,24 @@ const Scenario* const kScenarios[] = {
     &kRetentionScenario,
     &kBrokerDedupScenario,
     &kEmailReconcileScenario,
+    // Lessons from the field (issue 13). Concurrency and locking:
+    &kConcurrentRollbackScenario,
+    &kOrphanClaimScenario,
+    // Side effects:
+    &kOptimisticEmailScenario,
+    &kOutboxScenario,
+    &kSecondConnectionScenario,
+    &kAbsoluteWriteScenario,
+    // Keys:
+    &kCorrelationKeyScenario,
+    &kDeliveryTagKeyScenario,
+    // Retention and windows:
+    &kBoundedStoreScenario,
+    // Broker behaviour:
+    &kPoisonMessageScenario,
+    &kReceiveCountScenario,
+    // Operations:
+    &kUnreconcilableScenario,
 };
 
 }  // namespace
