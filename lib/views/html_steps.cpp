@@ -295,15 +295,18 @@ std::string StepThroughPage(const std::vector<HtmlSection>& sections) {
         const std::string unreadable = snapshots[static_cast<size_t>(it->second)]["unreadable"];
         if (!unreadable.empty())
           note = "the tables could not be read after this step: " + unreadable;
-      } else if (last_snapshot >= 0) {
-        note = e.pid != 0 && section.snapshots.size() > 0 && e.pid != section.snapshots.front().pid
-                   ? fmt::format(
-                         "this step ran in another process (pid {}); the tables shown "
-                         "were read after an earlier step",
-                         e.pid)
-                   : "the tables shown were read after an earlier step";
       } else {
-        note = "the tables were not read yet";
+        // The probe reads after the steps of the process that runs the scenario; a child
+        // process's steps (a delivery that dies, --instances processes) are reported later.
+        const bool other = !section.snapshots.empty() && e.pid != section.snapshots.front().pid;
+        const std::string shown = last_snapshot >= 0
+                                      ? "the tables shown were read after an earlier step"
+                                      : "no tables are shown before the first read";
+        note = other ? fmt::format(
+                           "this step ran in another process (pid {}), after whose steps "
+                           "the tables are not read; {}",
+                           e.pid, shown)
+                     : shown;
       }
       step["snapshot"] = last_snapshot;
       step["note"] = note;
