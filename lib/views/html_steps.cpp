@@ -299,14 +299,14 @@ std::string StepThroughPage(const std::vector<HtmlSection>& sections) {
         // The probe reads after the steps of the process that runs the scenario; a child
         // process's steps (a delivery that dies, --instances processes) are reported later.
         const bool other = !section.snapshots.empty() && e.pid != section.snapshots.front().pid;
-        const std::string shown = last_snapshot >= 0
+        const std::string earlier = last_snapshot >= 0
                                       ? "the tables shown were read after an earlier step"
                                       : "no tables are shown before the first read";
         note = other ? fmt::format(
                            "this step ran in another process (pid {}), after whose steps "
                            "the tables are not read; {}",
                            e.pid, shown)
-                     : shown;
+                     : earlier;
       }
       step["snapshot"] = last_snapshot;
       step["note"] = note;
