@@ -305,7 +305,7 @@ std::string StepThroughPage(const std::vector<HtmlSection>& sections) {
         note = other ? fmt::format(
                            "this step ran in another process (pid {}), after whose steps "
                            "the tables are not read; {}",
-                           e.pid, shown)
+                           e.pid, earlier)
                      : earlier;
       }
       step["snapshot"] = last_snapshot;
