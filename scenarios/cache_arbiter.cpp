@@ -28,22 +28,24 @@ Race RunRace(ScenarioEnv& env, const SideStore& store, CacheWrite write) {
                                                             : "two at once: set-if-absent");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  auto handle = [&env, &store, &message, write](int delivery, std::chrono::milliseconds hold) {
-    return [&env, &store, message, write, delivery, hold](Connection& db) -> nlohmann::json {
+  auto handle = [&env, &store, &message, write](int delivery) {
+    return [&env, &store, message, write, delivery](Connection& db,
+                                                   const Hook& hold_point) -> nlohmann::json {
       BeginDelivery(db, Delivered(message, delivery));
       Connection cache_connection =
           OpenTraced(env, store, db.instance(), "cache", Delivered(message, delivery));
       DedupCache cache(cache_connection, env.clock);
       CacheDedupReserveStock consumer(db, cache, write);
-      consumer.after_cache_check = [hold] { std::this_thread::sleep_for(hold); };
+      consumer.after_cache_check = hold_point;
       const bool processed = consumer.Handle(message);
       NoteProcessed(db, processed);
       return processed;
     };
   };
-  std::vector<InstanceResult> results = RunInstances(
-      env, {{"A", std::chrono::milliseconds(0), handle(1, env.options.hold)},
-            {"B", env.options.stagger, handle(2, std::chrono::milliseconds(0))}});
+  // A holds at AfterCacheCheck, where it holds no lock B could block on.
+  std::vector<InstanceResult> results = RunInstancePair(
+      env, {"A", handle(1)}, {"B", handle(2)},
+      PairTiming{.hold = env.options.hold, .stagger = env.options.stagger, .second_blocks = false});
   Race race;
   for (const InstanceResult& r : results) race.processed.push_back(r.value.get<bool>());
   race.reserved = CurrentStock(env, dune).reserved;

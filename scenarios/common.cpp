@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "database_setup.h"
+
 namespace dedupsim {
 
 StockItem Restock(ScenarioEnv& env) {
   StockItem dune{env.ids.Next(), "Dune", 10, 0};
   Connection connection = env.db.Connect();
+  SetUpWithoutFsync(connection, env.db.temporary());  // dedupsim's set-up, not the lesson's
   ResetInventory(connection, dune);
   return dune;
 }

@@ -1,8 +1,9 @@
-// Shared by the scenarios where two inbox consumers run at once (concurrent,
-// concurrent-different): run the pair, and read who waited.
+// Shared by the scenarios where two consumers run at once (concurrent, concurrent-different,
+// claim-last): run the inbox pair, and read who waited for whom from the lock intervals.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "instances.h"
 #include "message.h"
@@ -15,19 +16,27 @@ struct PairOutcome {
   bool second_processed = false;
   InstanceResult first;
   InstanceResult second;
-  // The second instance's busy handler ran: it waited for the first's write lock.
-  bool SecondWaited() const { return second.busy.calls > 0; }
+  // The second instance was blocked while the first held the write lock, and went on only
+  // after the first's hold ended (WaitedFor); a busy call alone does not count.
+  bool SecondWaited() const { return WaitedFor(second.locks, first.locks); }
 };
 
-// Instance A handles first_message and holds its transaction options.hold before commit;
-// instance B starts options.stagger later with second_message and holds nothing.
+// The pair's timing from the run options (--hold-ms, --stagger-ms): see instances.h.
+PairTiming TimingFrom(const RunOptions& options);
+
+// Instance A handles first_message and holds its transaction at BeforeCommit; instance B
+// handles second_message, released options.stagger after A reached BeforeCommit.
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
                          const OrderPlaced& second_message);
 
-// secondWaited, waitMs, busyRetries, secondMs, firstMs.
-void AddWaitFigures(const PairOutcome& pair, nlohmann::ordered_json& figures);
+// secondWaited, waitMs, busyRetries, secondMs, firstMs, firstLockHeldMs [[from, to], ...],
+// secondBlockedMs [[from, to], ...] (milliseconds since the trace's origin); with a prefix
+// ("differentBooks"): differentBooksSecondWaited, ...
+void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair,
+                    nlohmann::ordered_json& figures, const std::string& prefix = "");
 
-// The secondWaited expectation for these options, when the outcome is clear.
+// The secondWaited expectation for these options: by construction (instances.h), the second
+// waits exactly when it is released before the first goes on.
 nlohmann::ordered_json ExpectedWait(const RunOptions& options);
 
 }  // namespace dedupsim

@@ -33,5 +33,17 @@ class CheckThenProcessReserveStock {
 InsertResult InsertCompletedInboxRow(Connection& db, const std::string& message_id,
                                      const std::string& consumer, TimePoint now,
                                      InboxKey key = InboxKey::kMessageIdAndConsumer);
+// The same with the timestamp already formatted (ReceivedAt = CompletedAt = stamp): the
+// hot path's form, which builds no text and allocates nothing.
+InsertResult InsertCompletedInboxRow(Connection& db, std::string_view message_id,
+                                     std::string_view consumer, std::string_view stamp,
+                                     InboxKey key);
+// The INSERT of that row, one SQL text per key shape (so the statement cache finds it
+// without building a string).
+std::string_view InsertCompletedInboxSql(InboxKey key);
+// The same on the statement db.Cached(InsertCompletedInboxSql(key)) returned (a hot path
+// keeps it): every text is bound without a copy and must outlive the call.
+InsertResult InsertCompletedInboxRow(Statement& insert, std::string_view message_id,
+                                     std::string_view consumer, std::string_view stamp);
 
 }  // namespace dedupsim

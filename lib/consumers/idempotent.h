@@ -13,6 +13,7 @@
 #include "schema.h"
 #include "sqlite/connection.h"
 #include "sqlite/transaction.h"
+#include "timestamp.h"
 
 namespace dedupsim {
 
@@ -31,8 +32,21 @@ class IdempotentReserveStock {
   bool Handle(const OrderPlaced& m);
 
  private:
+  // The INSERT for inbox_key and the UPDATE, found in the connection's statement cache on
+  // the first delivery and kept: the connection owns them, and they stay valid while it is
+  // the same open connection (checked on every delivery).
+  struct HotStatements {
+    sqlite3* owner = nullptr;
+    InboxKey key = InboxKey::kMessageIdAndConsumer;
+    Statement* insert = nullptr;
+    Statement* update = nullptr;
+  };
+  HotStatements& Statements();
+
   Connection& db_;
   Clock& clock_;
+  TimestampFormatter stamp_;  // ReceivedAt and CompletedAt, without allocating
+  HotStatements hot_;
 };
 
 }  // namespace dedupsim

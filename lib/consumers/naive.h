@@ -6,6 +6,8 @@
 
 namespace dedupsim {
 
+class Statement;
+
 class NaiveReserveStock {
  public:
   explicit NaiveReserveStock(Connection& db) : db_(db) {}
@@ -18,5 +20,8 @@ class NaiveReserveStock {
 // Adds m.quantity to the book's Reserved in the current transaction (or its own, when
 // none is open). Shared by the consumers that reserve stock.
 void AddReserved(Connection& db, const OrderPlaced& m);
+// The same on the statement AddReservedStatement returned (a hot path keeps it).
+void AddReserved(Statement& update, const OrderPlaced& m);
+Statement& AddReservedStatement(Connection& db);
 
 }  // namespace dedupsim

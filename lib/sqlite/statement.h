@@ -34,6 +34,10 @@ class Statement {
   Statement& Bind(int index, std::string_view value);
   Statement& Bind(int index, const char* value) { return Bind(index, std::string_view(value)); }
   Statement& BindNull(int index);
+  // Binds text without copying it (SQLITE_STATIC): value must stay valid and unchanged
+  // until this statement is next reset (Execute and ExecuteInsert reset it). For a hot
+  // path whose text outlives the execution: a message's id, a constant, a stamp buffer.
+  Statement& BindUntilReset(int index, std::string_view value);
 
   // Steps once: true when a row is ready, false when done. Throws SqliteError.
   bool Step();
@@ -57,6 +61,11 @@ class Statement {
   // table); "" on an untraced connection.
   const std::string& op() const { return op_; }
   const std::string& table() const { return table_; }
+
+  // The statement's parameters, numbered from 1; a named one (":MessageId") keeps its
+  // prefix, an anonymous "?" is "".
+  int ParameterCount() const;
+  std::string ParameterName(int index) const;
 
  private:
   int StepRaw();  // steps, records the trace event on the first step of an execution

@@ -70,6 +70,7 @@ std::string StepText(const TraceEvent& e, const std::string& who, ShortIds& ids,
     return fmt::format("{} died at {}: {}", who, e.detail, e.result);
   }
   if (e.kind == "recover") return "Database, on the next open: " + ids.Shorten(e.detail);
+  if (e.kind == "lock") return fmt::format("{}: {} ({})", who, e.detail, e.result);
   if (e.kind == "send") return fmt::format("{}: {} → {}", who, e.detail, e.result);
   return ids.Shorten(fmt::format("{}: {} {} {}", who, e.kind, e.detail, e.result));
 }
@@ -251,6 +252,13 @@ std::string StepThroughPage(const std::vector<HtmlSection>& sections) {
         // autocommit write releases it as it returns.
         if (IsWrite(e) && ok && l.in_transaction) l.holds = true;
         if ((IsCommit(e) && ok) || IsRollback(e)) l = {};
+      }
+      if (e.kind == "lock") {
+        // Recorded where the connection keeps its lock history (two instances at once):
+        // when the write lock was really taken and released.
+        LockState& l = locks[key + "|database"];
+        if (e.detail == "write lock taken") l.holds = true;
+        if (e.detail == "write lock released") l.holds = false;
       }
       if (e.kind == "died") {
         for (auto& [k, l] : locks) {

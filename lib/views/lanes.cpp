@@ -196,6 +196,9 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
       bool bad = false;
       std::string text = BrokerStepText(e, ids, &bad);
       b.lane.marks.push_back({Mark::Kind::kBroker, e.at_us, text, bad});
+    } else if (e.kind == "lock") {
+      // Where a write lock was taken and released: the transaction's span already shows
+      // it; the times are in the trace and the JSON.
     } else if (e.kind != "open") {
       b.lane.marks.push_back({Mark::Kind::kOther, e.at_us,
                               ids.Shorten(fmt::format("{} {}: {}", e.kind, e.detail, e.result))});

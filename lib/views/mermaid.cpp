@@ -349,6 +349,9 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       out += fmt::format("    Email-->>{}: {}\n", who, Clean(e.result.empty() ? "ok" : e.result));
     } else if (e.kind == "outcome") {
       out += fmt::format("    Note over {}: outcome: {}\n", who, Clean(e.detail));
+    } else if (e.kind == "lock") {
+      // Where a write lock was taken and released: the activation bar of the open
+      // transaction already shows it; the times are in the trace and the JSON.
     } else {
       out += fmt::format("    Note over {}: {}\n", who,
                          NoteText(text(fmt::format("{} {} {}", e.kind, e.detail, e.result))));
