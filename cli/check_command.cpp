@@ -13,6 +13,7 @@
 #include "atomic_file.h"
 #include "commands.h"
 #include "exit_status.h"
+#include "options.h"
 #include "explore/explorer.h"
 #include "explore/faults.h"
 #include "files/consumer_file.h"
@@ -80,6 +81,11 @@ int Run(const CheckArgs& args) {
   // run and leaves nothing behind.
   std::optional<AtomicFile> timeline;
   if (!args.timeline.empty()) {
+    if (!EndsWithSvg(args.timeline)) {
+      fmt::print(stderr, "dedupsim: --timeline {}: the file must end in .svg (it is SVG)\n",
+                 args.timeline);
+      return kExitUsage;
+    }
     try {
       timeline.emplace(args.timeline);
     } catch (const OutputFileError& e) {
@@ -168,9 +174,11 @@ Command AddCheckCommand(CLI::App& app) {
   sub->add_option("--diagram", args->diagram,
                   "mermaid: a sequence diagram of each counterexample, after the text")
       ->check(CLI::IsMember({"mermaid"}));
-  sub->add_option("--timeline", args->timeline,
-                  "Write an SVG timeline of every counterexample to this file");
-  sub->add_option("--seed", args->seed, "Seed for the message, order and book ids (default 1)");
+  AddFileOption(sub, "--timeline", args->timeline,
+                "Write an SVG timeline of every counterexample to this file (.svg)");
+  AddDecimal(sub, "--seed", args->seed,
+             "Seed for the message, order and book ids (default 1; 0 to 2^64-1)", uint64_t{0},
+             UINT64_MAX);
   return {sub, [args]() -> int { return Run(*args); }};
 }
 

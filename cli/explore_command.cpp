@@ -248,12 +248,12 @@ Command AddExploreCommand(CLI::App& app) {
   sub->add_flag("--no-reduction", args->no_reduction,
                 "Run every interleaving, also those that only reorder independent steps "
                 "(the counts grow; the verdicts and shortest counterexamples stay)");
-  sub->add_option("--instances", args->instances, "The concurrent fault's instances (default 2)")
-      ->check(CLI::Range(1, kMaxInstances));
-  sub->add_option("--deliveries", args->deliveries,
-                  "The concurrent fault's copies of the message, spread over the instances "
-                  "(default: one per instance)")
-      ->check(CLI::Range(1, 16));
+  AddDecimal(sub, "--instances", args->instances, "The concurrent fault's instances (default 2)",
+             1, kMaxInstances);
+  AddDecimal(sub, "--deliveries", args->deliveries,
+             "The concurrent fault's copies of the message, spread over the instances "
+             "(default: one per instance)",
+             1, 16);
   return {sub, [args]() -> int { return Run(*args); }};
 }
 

@@ -54,4 +54,8 @@ CLI::Option* AddFileOption(CLI::App* sub, const std::string& name, std::string& 
       ->type_name("FILE");
 }
 
+bool EndsWithSvg(const std::string& path) {
+  return path.size() > 4 && path.compare(path.size() - 4, 4, ".svg") == 0;
+}
+
 }  // namespace dedupsim::cli

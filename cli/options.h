@@ -41,4 +41,7 @@ CLI::Option* AddDecimal(CLI::App* sub, const std::string& name, T& target,
 CLI::Option* AddFileOption(CLI::App* sub, const std::string& name, std::string& target,
                            const std::string& description);
 
+// Whether an output file's name says SVG (--timeline writes SVG and nothing else).
+bool EndsWithSvg(const std::string& path);
+
 }  // namespace dedupsim::cli

@@ -90,10 +90,6 @@ std::vector<const Scenario*> Resolve(const std::vector<std::string>& names, std:
   return out;
 }
 
-bool EndsWithSvg(const std::string& path) {
-  return path.size() > 4 && path.compare(path.size() - 4, 4, ".svg") == 0;
-}
-
 int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenarios,
                  ScenarioEnv& env, std::optional<AtomicFile>& timeline,
                  std::optional<AtomicFile>& html);

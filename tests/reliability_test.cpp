@@ -486,6 +486,12 @@ TEST_CASE("case 8: integers are decimal: 010 and 0x10 exit 2", "[reliability]") 
   CHECK(ok.exit_code == kExitOk);
   CHECK(ok.out.find("\"reserved\":16") != std::string::npos);
   CHECK(RunCli({"run", "concurrent", "--hold-ms", "010"}).exit_code == kExitUsage);
+  // The commands that came later read integers the same way.
+  CHECK(RunCli({"explore", "--instances", "02", "--list"}).exit_code == kExitUsage);
+  CHECK(RunCli({"explore", "--deliveries", "0x3", "--list"}).exit_code == kExitUsage);
+  auto check_seed = RunCli({"check", "--seed", "010", "examples/consumers/inbox.toml"});
+  CHECK(check_seed.exit_code == kExitUsage);
+  CHECK(check_seed.err.find("--seed") != std::string::npos);
 }
 
 TEST_CASE("case 9: seeds out of range / negative or empty exit 2 (soak / bench / explore)",
@@ -587,6 +593,14 @@ TEST_CASE("case 13: --timeline with another extension than .svg exits 2 and writ
   }
   CHECK(ReadFile(dir.File("out.png")) == "a picture");
   CHECK(Listing(dir.path()) == std::set<std::string>{"out.png"});
+  // check's counterexample timeline too.
+  auto r = RunCli({"check", DEDUPSIM_SOURCE_DIR "/examples/consumers/check-then-process.toml",
+                   "--timeline", dir.File("out.png")});
+  CHECK(r.exit_code == kExitUsage);
+  CHECK(r.err.find(dir.File("out.png")) != std::string::npos);
+  CHECK(ReadFile(dir.File("out.png")) == "a picture");
+  CHECK(RunCli({"check", DEDUPSIM_SOURCE_DIR "/examples/consumers/inbox.toml", "--timeline", ""})
+            .exit_code == kExitUsage);
 }
 
 TEST_CASE("case 14: the timeline keeps the replaced file's mode and never replaces a symlink",

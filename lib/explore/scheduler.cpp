@@ -539,19 +539,21 @@ void Scheduler::Impl::Reset(const Plan& p) {
         .Bind(2, kTitles[n++ % 4])
         .Execute();
   }
-  // Only the tables of the plan's own subscribers: another strategy's leftovers are
-  // emptied before a plan that uses them.
+  // Every known strategy's tables, not only the plan's: a strategy may write tables another
+  // one declares (a consumer file reserving through StockReservations), and a table left
+  // with a previous plan's rows would change this plan's outcome. The statements are
+  // prepared once, so an empty table costs little.
   bool aux_used = false;
-  for (const Strategy* s : p.subscribers) {
-    const ResetSql& r = ResetOf(s);
+  for (const Strategy* s : strategies) {
+    const ResetSql& r = reset_sql.at(s);
     for (const std::string& sql : r.main) control.Cached(sql).Execute();
     aux_used = aux_used || !r.aux.empty();
   }
   control.Cached("COMMIT").Execute();
   if (aux_used && aux_control) {
     aux_control->Cached("BEGIN IMMEDIATE").Execute();
-    for (const Strategy* s : p.subscribers) {
-      for (const std::string& sql : ResetOf(s).aux) aux_control->Cached(sql).Execute();
+    for (const Strategy* s : strategies) {
+      for (const std::string& sql : reset_sql.at(s).aux) aux_control->Cached(sql).Execute();
     }
     aux_control->Cached("COMMIT").Execute();
   }
