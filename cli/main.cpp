@@ -70,7 +70,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    fmt::print(stderr, "dedupsim: {} (see dedupsim --help)\n", e.what());
+    // Point to the help of the command the words were for.
+    const std::string help =
+        argc > 1 && argv[1][0] != '-' ? fmt::format("dedupsim {} --help", argv[1]) : "dedupsim --help";
+    fmt::print(stderr, "dedupsim: {} (see {})\n", e.what(), help);
     return kExitUsage;
   }
 

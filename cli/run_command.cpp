@@ -29,6 +29,8 @@
 #include "side_store.h"
 #include "trace_text.h"
 #include "views/color.h"
+#include "table_probe.h"
+#include "views/html_steps.h"
 #include "views/mermaid.h"
 #include "views/svg_timeline.h"
 
@@ -58,6 +60,7 @@ struct RunArgs {
   int store_size = 3;
   std::string diagram;   // "" or "mermaid"
   std::string timeline;  // SVG file to write, or ""
+  std::string html;      // step-through page to write, or ""
   std::string color = "auto";
   // Set after parsing: which scenario-specific options were given.
   GivenOptions given;
@@ -88,7 +91,8 @@ std::vector<const Scenario*> Resolve(const std::vector<std::string>& names, std:
 }
 
 int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenarios,
-                 ScenarioEnv& env, std::optional<AtomicFile>& timeline);
+                 ScenarioEnv& env, std::optional<AtomicFile>& timeline,
+                 std::optional<AtomicFile>& html);
 
 int Run(const RunArgs& args) {
   std::string error;
@@ -101,7 +105,7 @@ int Run(const RunArgs& args) {
   // applies to the scenarios it fits.
   if (args.names.size() == 1 && scenarios.size() == 1) {
     if (auto misfit = OptionMisfit(*scenarios.front(), args.given)) {
-      fmt::print(stderr, "dedupsim: {}\n", *misfit);
+      fmt::print(stderr, "dedupsim: {} (see dedupsim run --help)\n", *misfit);
       return kExitUsage;
     }
   }
@@ -125,6 +129,16 @@ int Run(const RunArgs& args) {
     }
     try {
       timeline.emplace(args.timeline);
+    } catch (const OutputFileError& e) {
+      fmt::print(stderr, "dedupsim: {}\n", e.what());
+      return kExitCannotWrite;
+    }
+  }
+
+  std::optional<AtomicFile> html;
+  if (!args.html.empty()) {
+    try {
+      html.emplace(args.html);
     } catch (const OutputFileError& e) {
       fmt::print(stderr, "dedupsim: {}\n", e.what());
       return kExitCannotWrite;
@@ -157,7 +171,7 @@ int Run(const RunArgs& args) {
   IdGenerator ids;
   ScenarioEnv env{options, db, clock, recorder, ids};
   try {
-    return RunScenarios(args, scenarios, env, timeline);
+    return RunScenarios(args, scenarios, env, timeline, html);
   } catch (const UnplannedDeath&) {
     throw;  // a child's death, said as such
   } catch (const DatabaseError& e) {
@@ -166,14 +180,24 @@ int Run(const RunArgs& args) {
 }
 
 int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenarios,
-                 ScenarioEnv& env, std::optional<AtomicFile>& timeline) {
+                 ScenarioEnv& env, std::optional<AtomicFile>& timeline,
+                 std::optional<AtomicFile>& html) {
   const RunOptions& options = env.options;
   const bool json = args.format == "json";
   const bool color = !json && ShouldColor(*ParseColorChoice(args.color), ::isatty(STDOUT_FILENO) == 1,
                                           std::getenv("NO_COLOR"), std::getenv("TERM"));
   bool all_held = true;
   std::vector<TimelineSection> sections;
+  // --html: the probe reads every table after each step, while the run goes on.
+  std::vector<HtmlSection> html_sections;
+  std::vector<TablesSnapshot> snapshots;
+  std::unique_ptr<TableProbe> probe;
+  if (html) {
+    probe = std::make_unique<TableProbe>(env.db.path());
+    env.recorder.SetObserver([&](const TraceEvent& e) { snapshots.push_back(probe->Read(e)); });
+  }
   for (const Scenario* scenario : scenarios) {
+    snapshots.clear();
     ScenarioResult result = RunScenario(*scenario, env, args.check);
     if (args.check && args.test_only_expect_hold_ms >= 0 && scenario->expected != nullptr) {
       // Test-only: the expectation of another --hold-ms, which this run cannot meet.
@@ -181,6 +205,11 @@ int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenar
       other.hold = std::chrono::milliseconds(args.test_only_expect_hold_ms);
       result.expected = scenario->expected(other);
       result.differences = Differences(scenario->name, result.expected, result.outcome.figures);
+    }
+    if (html) {
+      html_sections.push_back({std::string(scenario->name), result.outcome.line, result.events,
+                               std::move(snapshots)});
+      snapshots.clear();
     }
     std::string diagram;
     if (!args.diagram.empty()) {
@@ -211,6 +240,15 @@ int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenar
       fmt::print(stderr, "dedupsim: check failed: {}\n", difference);
     }
     if (!result.differences.empty()) all_held = false;
+  }
+  env.recorder.SetObserver(nullptr);
+  if (html) {
+    try {
+      html->Commit(StepThroughPage(html_sections));
+    } catch (const OutputFileError& e) {
+      fmt::print(stderr, "dedupsim: {}\n", e.what());
+      return kExitCannotWrite;
+    }
   }
   if (timeline) {
     try {
@@ -322,6 +360,11 @@ Command AddRunCommand(CLI::App& app) {
                 "stacked sections of one file), replacing a regular file whole and keeping its "
                 "mode; never a symbolic link, the database or any file the run uses")
       ->type_name("FILE.svg");
+  sub->add_option("--html", args->html,
+                  "Write a step-through page of the run to this file: the steps, and the "
+                  "tables as they were after each one (self-contained HTML; keys, slider, a "
+                  "link per step)")
+      ->type_name("FILE.html");
   auto* color = sub->add_option("--color", args->color,
                                 "Color the tag and figures: auto (on a terminal, unless NO_COLOR "
                                 "is set), always, never. JSON is never colored")

@@ -1,6 +1,9 @@
 #include "broker.h"
 
+#include <unistd.h>
+
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -19,8 +22,21 @@ Broker::Broker(Clock& clock, BrokerOptions options, Recorder* recorder)
   }
 }
 
-void Broker::Note(const std::string& detail, const std::string& result) {
-  if (recorder_ != nullptr) recorder_->Note("broker", "broker", detail, result);
+void Broker::Note(const char* op, const Delivery& about, const std::string& detail,
+                  const std::string& result) {
+  if (recorder_ == nullptr) return;
+  TraceEvent e;
+  e.at_us = recorder_->MicrosSinceOrigin();
+  e.instance = "broker";
+  e.pid = static_cast<int>(getpid());
+  e.kind = "broker";
+  e.actor = kActorBroker;
+  e.op = op;
+  e.key = about.message.message_id;
+  e.delivery = about.delivery_count;
+  e.detail = detail;
+  e.result = result;
+  recorder_->Record(std::move(e));
 }
 
 SendResult Broker::Send(const OrderPlaced& message) {
@@ -30,7 +46,7 @@ SendResult Broker::Send(const OrderPlaced& message) {
     auto seen = accepted_at_.find(message.message_id);
     if (seen != accepted_at_.end() && now - seen->second < options_.duplicate_detection_window) {
       stats_.dropped++;
-      Note(fmt::format("send {}", message.message_id),
+      Note("drop", Delivery{0, message, 0}, fmt::format("send {}", message.message_id),
            fmt::format("dropped: same MessageId accepted within {}",
                        FormatDuration(options_.duplicate_detection_window)));
       return SendResult::kDuplicateDropped;
@@ -40,7 +56,7 @@ SendResult Broker::Send(const OrderPlaced& message) {
   Delivery entry{next_sequence_++, message, 0};
   queue_.push_back(entry);
   stats_.accepted++;
-  Note(fmt::format("send {}", message.message_id),
+  Note("send", entry, fmt::format("send {}", message.message_id),
        fmt::format("accepted as sequence {}", entry.sequence_number));
   return SendResult::kAccepted;
 }
@@ -54,10 +70,14 @@ std::optional<Delivery> Broker::Receive() {
   delivery.redelivered = delivery.delivery_count > 1;
   in_flight_[delivery.sequence_number] = delivery;
   stats_.deliveries++;
-  Note(fmt::format("deliver {} (sequence {})", delivery.message.message_id,
+  Note("deliver", delivery,
+       fmt::format("deliver {} (sequence {})", delivery.message.message_id,
                    delivery.sequence_number),
        fmt::format("delivery {} of at most {}", delivery.delivery_count,
                    options_.max_delivery_count));
+  if (recorder_ != nullptr) {
+    recorder_->OfferDelivery({delivery.message.message_id, delivery.delivery_count});
+  }
   return delivery;
 }
 
@@ -75,23 +95,27 @@ Delivery Broker::TakeInFlight(const Delivery& delivery, const char* action) {
 void Broker::Ack(const Delivery& delivery) {
   Delivery held = TakeInFlight(delivery, "ack");
   stats_.acked++;
-  Note(fmt::format("ack {} (sequence {})", held.message.message_id, held.sequence_number), "removed");
+  Settled();
+  Note("ack", held, fmt::format("ack {} (sequence {})", held.message.message_id, held.sequence_number),
+       "removed");
 }
 
 void Broker::Release(const Delivery& delivery, const char* why) {
   Delivery held = TakeInFlight(delivery, why);
+  Settled();
+  const char* op = std::string_view(why) == "abandon" ? "abandon" : "ack-lost";
   if (held.delivery_count >= options_.max_delivery_count) {
     dead_letters_.push_back(DeadLetter{
         held, "MaxDeliveryCountExceeded",
         fmt::format("delivered {} times without an ack", held.delivery_count)});
     stats_.dead_lettered++;
-    Note(fmt::format("{} {} (sequence {})", why, held.message.message_id, held.sequence_number),
+    Note(op, held, fmt::format("{} {} (sequence {})", why, held.message.message_id, held.sequence_number),
          "dead-lettered: MaxDeliveryCountExceeded");
     return;
   }
   queue_.push_front(held);  // next in line, as a lock expiry makes it available again
   stats_.redelivered++;
-  Note(fmt::format("{} {} (sequence {})", why, held.message.message_id, held.sequence_number),
+  Note(op, held, fmt::format("{} {} (sequence {})", why, held.message.message_id, held.sequence_number),
        "back in the queue for redelivery");
 }
 
@@ -104,7 +128,9 @@ void Broker::DeadLetterIt(const Delivery& delivery, const std::string& reason,
   Delivery held = TakeInFlight(delivery, "dead-letter");
   dead_letters_.push_back(DeadLetter{held, reason, description});
   stats_.dead_lettered++;
-  Note(fmt::format("dead-letter {} (sequence {})", held.message.message_id, held.sequence_number),
+  Settled();
+  Note("dead-letter", held,
+       fmt::format("dead-letter {} (sequence {})", held.message.message_id, held.sequence_number),
        reason);
 }
 
@@ -113,11 +139,16 @@ int64_t Broker::ReplayDeadLetters() {
   letters.swap(dead_letters_);
   int64_t accepted = 0;
   for (const DeadLetter& letter : letters) {
-    Note(fmt::format("replay {} from the dead-letter queue", letter.delivery.message.message_id),
+    Note("replay", letter.delivery,
+         fmt::format("replay {} from the dead-letter queue", letter.delivery.message.message_id),
          "resubmitted");
     if (Send(letter.delivery.message) == SendResult::kAccepted) accepted++;
   }
   return accepted;
+}
+
+void Broker::Settled() {
+  if (recorder_ != nullptr) recorder_->TakeOfferedDelivery();  // an offer nobody took
 }
 
 int64_t Drain(Broker& broker, const std::function<Verdict(const Delivery&)>& handler) {

@@ -19,7 +19,9 @@
 //   the window ago is dropped. It looks only at sends; a redelivery is not a send.
 //
 // Time comes from the injected Clock (a ManualClock in the retention and dedup lessons).
-// Every step is noted on the recorder, when given, under the instance "broker". Not
+// Every step is noted on the recorder, when given, under the instance "broker", with its
+// op, the MessageId and the delivery count; each delivery is offered to the next consumer
+// connection opened (Recorder::OfferDelivery), so the broker numbers deliveries once. Not
 // thread-safe: one thread drives the broker, and consumers in other threads or processes
 // report back to it. Deterministic: the same calls give the same deliveries.
 #pragma once
@@ -107,7 +109,11 @@ class Broker {
  private:
   Delivery TakeInFlight(const Delivery& delivery, const char* action);
   void Release(const Delivery& delivery, const char* why);
-  void Note(const std::string& detail, const std::string& result);
+  // Records a broker step: op as in TraceEvent::op, about the message and delivery count of
+  // `about` (0 for a send).
+  void Note(const char* op, const Delivery& about, const std::string& detail,
+            const std::string& result);
+  void Settled();  // a delivery was settled: its offer to the next connection is withdrawn
 
   Clock& clock_;
   BrokerOptions options_;

@@ -76,15 +76,17 @@ std::string DescribeJournal(const JournalFile& journal, pid_t pid, bool removed)
 
 // Opens the next connection after a process died, as SQLite's recovery needs, and notes
 // what the dead process left behind, read from the files before the open.
-void RecoverAndNote(ScenarioEnv& env, const std::string& instance, pid_t pid,
-                    const WalFile& wal_at_fork) {
+void RecoverAndNote(ScenarioEnv& env, pid_t pid, const WalFile& wal_at_fork) {
   const std::string& path = env.db.path();
   WalFile wal = ReadWal(path + "-wal");
   JournalFile journal = ReadJournal(path + "-journal");
   {
+    // The scenario's check opens the database next: its first read recovers. It is the
+    // probe's step, not the consumer's.
     Connection next = env.db.Connect();
-    next.SetTrace(&env.recorder, instance);
-    next.Prepare("SELECT count(*) FROM Inbox").Step();  // the first read recovers
+    next.SetTrace(&env.recorder, "check");
+    next.SetTraceRole(kActorProbe, "database");
+    next.Prepare("SELECT count(*) FROM Inbox").Step();
   }
   std::string what;
   if (journal.exists) {
@@ -94,7 +96,16 @@ void RecoverAndNote(ScenarioEnv& env, const std::string& instance, pid_t pid,
   } else {
     what = fmt::format("no WAL and no rollback journal: pid {} left nothing to recover", pid);
   }
-  env.recorder.Note(instance, "recover", what, "ok");
+  // What the database did on that open: the database's step.
+  TraceEvent e;
+  e.at_us = env.recorder.MicrosSinceOrigin();
+  e.instance = "database";
+  e.pid = static_cast<int>(getpid());
+  e.kind = "recover";
+  e.actor = kActorDatabase;
+  e.detail = what;
+  e.result = "ok";
+  env.recorder.Record(std::move(e));
 }
 
 }  // namespace
@@ -181,9 +192,17 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
     report.crashed = true;
     report.pid = static_cast<int>(pid);
     report.how = kill_mode ? "SIGKILL" : fmt::format("_exit({})", kPlannedExitCode);
-    env.recorder.Note(instance, "died", point,
-                      fmt::format("pid {} {}", pid, kill_mode ? "killed by SIGKILL" : "called _exit"));
-    RecoverAndNote(env, instance, pid, wal_at_fork);
+    // Seen by the parent, drawn on the dead process's own lane (its pid).
+    TraceEvent died;
+    died.at_us = env.recorder.MicrosSinceOrigin();
+    died.instance = instance;
+    died.pid = static_cast<int>(pid);
+    died.kind = "died";
+    died.actor = kActorConsumer;
+    died.detail = point;
+    died.result = fmt::format("pid {} {}", pid, kill_mode ? "killed by SIGKILL" : "called _exit");
+    env.recorder.Record(std::move(died));
+    RecoverAndNote(env, pid, wal_at_fork);
     return report;
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace dedupsim {
 
@@ -11,18 +12,80 @@ Recorder::Recorder() : Recorder(std::chrono::steady_clock::now()) {}
 Recorder::Recorder(std::chrono::steady_clock::time_point origin) : origin_(origin) {}
 
 int64_t Recorder::MicrosSinceOrigin() const {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now() - origin_)
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                               origin_)
       .count();
 }
 
 void Recorder::Record(TraceEvent event) {
-  std::lock_guard<std::mutex> lock(mu_);
-  events_.push_back(std::move(event));
+  const bool observe = event.pid == observer_pid_ && event.actor != kActorProbe;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(event);
+    if (!observe || !observer_) return;
+  }
+  std::lock_guard<std::mutex> lock(observer_mu_);
+  observer_(event);
 }
 
-void Recorder::Note(const std::string& instance, const std::string& kind,
-                    const std::string& detail, const std::string& result) {
+void Recorder::SetObserver(Observer observer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  observer_ = std::move(observer);
+  observer_pid_ = observer_ ? static_cast<int>(getpid()) : 0;
+}
+
+void Recorder::BeginPart(const std::string& title) {
+  TraceEvent e;
+  e.at_us = MicrosSinceOrigin();
+  e.pid = static_cast<int>(getpid());
+  e.kind = "part";
+  e.detail = title;
+  e.actor = kActorScenario;
+  Record(std::move(e));
+}
+
+void Recorder::MarkTime(const std::string& label) {
+  TraceEvent e;
+  e.at_us = MicrosSinceOrigin();
+  e.pid = static_cast<int>(getpid());
+  e.kind = "clock";
+  e.detail = label;
+  e.actor = kActorScenario;
+  Record(std::move(e));
+}
+
+void Recorder::OfferDelivery(DeliveryRef delivery) {
+  std::lock_guard<std::mutex> lock(mu_);
+  offered_ = std::move(delivery);
+}
+
+DeliveryRef Recorder::TakeOfferedDelivery() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(offered_, DeliveryRef{});
+}
+
+std::string ActorOf(const TraceEvent& e) {
+  if (!e.actor.empty()) return e.actor;
+  if (e.instance.empty()) return kActorSetup;
+  if (e.instance == "broker") return kActorBroker;
+  return kActorConsumer;
+}
+
+std::string ActorTitle(const TraceEvent& e) {
+  const std::string actor = ActorOf(e);
+  if (actor == kActorConsumer) {
+    return e.instance.size() == 1 ? "Consumer " + e.instance : e.instance;
+  }
+  if (actor == kActorBroker) return "Broker";
+  if (actor == kActorProducer) return "Producer";
+  if (actor == kActorProbe) return "scenario check";
+  if (actor == kActorSetup) return "set-up";
+  if (actor == kActorDatabase) return "Database";
+  return e.instance.empty() ? actor : e.instance;
+}
+
+void Recorder::Note(const std::string& instance, const std::string& kind, const std::string& detail,
+                    const std::string& result) {
   TraceEvent e;
   e.at_us = MicrosSinceOrigin();
   e.instance = instance;
@@ -47,6 +110,7 @@ std::vector<TraceEvent> Recorder::Events() const {
 void Recorder::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   events_.clear();
+  offered_ = {};
 }
 
 }  // namespace dedupsim

@@ -1,27 +1,73 @@
 // The step trace: every statement, hook, crash and commit of every consumer instance, in
-// the order it happened. Views (the --trace timeline, JSON, diagrams) are built from these
-// events; nothing prints while a scenario runs. Recorder is safe for concurrent use by
-// threads; events from child processes are appended by the parent after the child reports.
+// the order it happened. Views (the --trace timeline, JSON, diagrams, the step-through
+// page) are built from these events; nothing prints while a scenario runs. Each event
+// carries its meaning from the moment it is recorded: who did it (actor), what kind of step
+// it was (op: BEGIN, INSERT, deliver, ack, ...), which table, for which message (key) and
+// in which of the broker's deliveries, so no view has to read it back out of SQL text.
+// Recorder is safe for concurrent use by threads; events from child processes are appended
+// by the parent after the child reports.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dedupsim {
 
 struct TraceEvent {
-  int64_t at_us = 0;        // microseconds since the recorder's origin
-  std::string instance;     // "A", "B", ... ; "" for set-up work
-  int pid = 0;              // the process that did the step
-  std::string kind;         // "sql", "open" (a delivery's connection), "hook", "wait",
-                            // "crash", "died", "recover", "send"
-  std::string detail;       // statement text, hook name, or what happened
-  std::string result;       // "ok", "row", "constraint 1555", "busy", ...
-  int64_t waited_us = 0;    // time spent in the busy handler during this step
-  int64_t busy_calls = 0;   // busy handler calls during this step
+  int64_t at_us = 0;       // microseconds since the recorder's origin
+  std::string instance;    // "A", "B", ... ; "" for set-up work
+  int pid = 0;             // the process that did the step
+  std::string kind;        // "sql", "open" (a delivery's connection), "hook", "wait",
+                           // "crash", "died", "recover", "send"
+  std::string detail;      // statement text, hook name, or what happened
+  std::string result;      // "ok", "row", "constraint 1555", "busy", ...
+  int64_t waited_us = 0;   // time spent in the busy handler during this step
+  int64_t busy_calls = 0;  // busy handler calls during this step
+
+  // What the step means, set where it is recorded. Empty / 0 when not known (events made
+  // by hand or by older code); ActorOf() then infers the actor from the instance.
+  std::string actor;   // kActor*: "consumer", "broker", "probe", "setup", "cleanup", ...
+  std::string op;      // sql: "BEGIN", "COMMIT", "ROLLBACK", "SELECT", "INSERT", "UPDATE",
+                       // "DELETE", "PRAGMA", "OTHER" (from SQLite's own reading of the
+                       // statement at prepare time); broker: "send", "drop", "deliver", "ack",
+                       // "abandon", "ack-lost", "dead-letter", "replay"; consumer: "outcome"
+  std::string table;   // the table a statement writes, else the first it reads
+  std::string target;  // what a statement talks to: "database" or a side store ("cache",
+                       // "email provider"); "" for steps that are not statements
+  std::string key;     // the full MessageId the step works for, "" if none
+  int delivery = 0;    // the broker's number for this delivery of key (1 = first), 0: none
+};
+
+// Actors. A consumer instance is "consumer" (its name in TraceEvent::instance); the
+// scenario's own measurement reads are "probe", never a consumer step.
+inline constexpr const char* kActorConsumer = "consumer";
+inline constexpr const char* kActorBroker = "broker";
+inline constexpr const char* kActorProducer = "producer";
+inline constexpr const char* kActorProbe = "probe";
+inline constexpr const char* kActorSetup = "setup";
+inline constexpr const char* kActorDatabase = "database";
+inline constexpr const char* kActorScenario = "scenario";  // sub-run titles ("part" events)
+
+// The actor of e: its own field, or, for events recorded without one, inferred from the
+// instance ("" set-up, "broker" the broker, anything else a consumer).
+std::string ActorOf(const TraceEvent& e);
+// A name for pictures: "Consumer A", "Broker", "Producer", "scenario check", "set-up", or
+// the instance's own name ("cleanup", "inventory").
+std::string ActorTitle(const TraceEvent& e);
+// The op of a statement event, or "" (events recorded without one).
+inline bool IsSqlOp(const TraceEvent& e, std::string_view op) {
+  return e.kind == "sql" && e.op == op;
+}
+
+// One delivery of one message, as the broker numbered it.
+struct DeliveryRef {
+  std::string key;  // MessageId
+  int number = 0;   // 1 for the first delivery; 0: not a delivery
 };
 
 class Recorder {
@@ -39,10 +85,33 @@ class Recorder {
   std::vector<TraceEvent> Events() const;  // sorted by time, stable for ties
   void Clear();
 
+  // Marks where a scenario driven by a ManualClock set its simulated time ("day 15",
+  // "+1 min"): a "clock" event; the timeline then draws steps on a logical axis.
+  void MarkTime(const std::string& label);
+
+  // Starts a titled sub-run ("naive", "inbox"): a "part" event the views separate on.
+  void BeginPart(const std::string& title);
+
+  // The broker offers each delivery it hands out; the next consumer connection opened for
+  // it (OpenTraced in scenarios) takes it, so its steps carry the broker's number. An offer
+  // not taken is dropped by the next one, or by the settling of the delivery.
+  void OfferDelivery(DeliveryRef delivery);
+  DeliveryRef TakeOfferedDelivery();
+
+  // Called after each event recorded in the process that set it (not for events a child
+  // reported): the step-through page's probe reads the tables there. Not called for the
+  // probe's own events. The observer must be set before any thread records.
+  using Observer = std::function<void(const TraceEvent&)>;
+  void SetObserver(Observer observer);
+
  private:
   std::chrono::steady_clock::time_point origin_;
   mutable std::mutex mu_;
   std::vector<TraceEvent> events_;
+  DeliveryRef offered_;
+  Observer observer_;
+  int observer_pid_ = 0;
+  std::mutex observer_mu_;  // one observer call at a time
 };
 
 }  // namespace dedupsim

@@ -12,6 +12,12 @@ nlohmann::ordered_json EventToJson(const TraceEvent& e) {
   j["result"] = e.result;
   j["waitedUs"] = e.waited_us;
   j["busyCalls"] = e.busy_calls;
+  j["actor"] = ActorOf(e);
+  j["op"] = e.op;
+  j["table"] = e.table;
+  j["target"] = e.target;
+  j["key"] = e.key;
+  j["delivery"] = e.delivery;
   return j;
 }
 
@@ -34,6 +40,12 @@ std::vector<TraceEvent> EventsFromJson(const nlohmann::json& array) {
     e.result = j.value("result", std::string());
     e.waited_us = j.value("waitedUs", int64_t{0});
     e.busy_calls = j.value("busyCalls", int64_t{0});
+    e.actor = j.value("actor", std::string());
+    e.op = j.value("op", std::string());
+    e.table = j.value("table", std::string());
+    e.target = j.value("target", std::string());
+    e.key = j.value("key", std::string());
+    e.delivery = j.value("delivery", 0);
     events.push_back(std::move(e));
   }
   return events;

@@ -29,16 +29,19 @@ BrokerOptions Options(const RunOptions& o) {
 // The producer sends, hears nothing for kResendAfter, sends the same message again. The
 // naive consumer handles whatever is delivered.
 Part ProducerResend(ScenarioEnv& env, ManualClock& clock) {
+  env.recorder.BeginPart("producer resend");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   Broker broker(clock, Options(env.options), &env.recorder);
   broker.Send(message);
   clock.Advance(kResendAfter);
+  env.recorder.MarkTime(fmt::format("+{}", FormatDuration(kResendAfter)));
   broker.Send(message);
   Part part;
   part.deliveries = Drain(broker, [&](const Delivery& d) {
     Connection db = OpenTraced(env, "A");
     NaiveReserveStock(db).Handle(d.message);
+    NoteOutcome(db, "Processed");
     return Verdict{};
   });
   part.dropped = broker.stats().dropped;
@@ -48,7 +51,8 @@ Part ProducerResend(ScenarioEnv& env, ManualClock& clock) {
 
 // One send; the first delivery's ack is lost, so the broker delivers it again.
 template <typename Handle>
-Part LostAck(ScenarioEnv& env, ManualClock& clock, Handle handle) {
+Part LostAck(ScenarioEnv& env, ManualClock& clock, const char* title, Handle handle) {
+  env.recorder.BeginPart(title);
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   Broker broker(clock, Options(env.options), &env.recorder);
@@ -67,12 +71,14 @@ Part LostAck(ScenarioEnv& env, ManualClock& clock, Handle handle) {
 Outcome Run(ScenarioEnv& env) {
   ManualClock clock(env.clock.Now());
   Part resend = ProducerResend(env, clock);
-  Part naive = LostAck(env, clock, [](Connection& db, const OrderPlaced& m) {
+  Part naive = LostAck(env, clock, "ack lost: naive", [](Connection& db, const OrderPlaced& m) {
     NaiveReserveStock(db).Handle(m);
+    NoteOutcome(db, "Processed");
   });
-  Part inbox = LostAck(env, clock, [&clock](Connection& db, const OrderPlaced& m) {
-    IdempotentReserveStock(db, clock).Handle(m);
-  });
+  Part inbox =
+      LostAck(env, clock, "ack lost: inbox", [&clock](Connection& db, const OrderPlaced& m) {
+        NoteProcessed(db, IdempotentReserveStock(db, clock).Handle(m));
+      });
   const std::string window = FormatDuration(env.options.dedup_window);
   Outcome out;
   out.figures["window"] = window;

@@ -24,19 +24,27 @@ struct Race {
 // Two copies at once: A stops at AfterCacheCheck for options.hold, B starts
 // options.stagger later.
 Race RunRace(ScenarioEnv& env, const SideStore& store, CacheWrite write) {
+  env.recorder.BeginPart(write == CacheWrite::kCheckThenSet ? "two at once: check-then-set"
+                                                            : "two at once: set-if-absent");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  auto handle = [&env, &store, &message, write](Connection& db,
-                                                const Hook& hold_point) -> nlohmann::json {
-    Connection cache_connection = OpenTraced(env, store, db.instance());
-    DedupCache cache(cache_connection, env.clock);
-    CacheDedupReserveStock consumer(db, cache, write);
-    consumer.after_cache_check = hold_point;
-    return consumer.Handle(message);
+  auto handle = [&env, &store, &message, write](int delivery) {
+    return [&env, &store, message, write, delivery](Connection& db,
+                                                   const Hook& hold_point) -> nlohmann::json {
+      BeginDelivery(db, Delivered(message, delivery));
+      Connection cache_connection =
+          OpenTraced(env, store, db.instance(), "cache", Delivered(message, delivery));
+      DedupCache cache(cache_connection, env.clock);
+      CacheDedupReserveStock consumer(db, cache, write);
+      consumer.after_cache_check = hold_point;
+      const bool processed = consumer.Handle(message);
+      NoteProcessed(db, processed);
+      return processed;
+    };
   };
   // A holds at AfterCacheCheck, where it holds no lock B could block on.
   std::vector<InstanceResult> results = RunInstancePair(
-      env, {"A", handle}, {"B", handle},
+      env, {"A", handle(1)}, {"B", handle(2)},
       PairTiming{.hold = env.options.hold, .stagger = env.options.stagger, .second_blocks = false});
   Race race;
   for (const InstanceResult& r : results) race.processed.push_back(r.value.get<bool>());
@@ -48,11 +56,12 @@ Outcome Run(ScenarioEnv& env) {
   SideStore store = CreateDedupCache(env.db);
 
   // A crash after the stock commit, before the cache write.
+  env.recorder.BeginPart("crash after the stock commit");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   CrashReport crash = RunCrashingDelivery(env, "A", "AfterStockCommitted", [&](const Hook& hook) {
-    Connection db = OpenTraced(env, "A");
-    Connection cache_connection = OpenTraced(env, store, "A");
+    Connection db = OpenTraced(env, "A", Delivered(message, 1));
+    Connection cache_connection = OpenTraced(env, store, "A", "cache", Delivered(message, 1));
     DedupCache cache(cache_connection, env.clock);
     CacheDedupReserveStock consumer(db, cache, CacheWrite::kCheckThenSet);
     consumer.after_stock_committed = hook;
@@ -62,12 +71,18 @@ Outcome Run(ScenarioEnv& env) {
   int64_t keys_after_crash;
   bool redelivery_processed;
   {
-    Connection db = OpenTraced(env, "A");
-    Connection cache_connection = OpenTraced(env, store, "A");
+    {
+      Connection probe_cache = store.Connect();
+      probe_cache.SetTrace(&env.recorder, "check");
+      probe_cache.SetTraceRole(kActorProbe, "cache");
+      keys_after_crash = DedupCache(probe_cache, env.clock).Count();
+    }
+    Connection db = OpenTraced(env, "A", Delivered(message, 2));
+    Connection cache_connection = OpenTraced(env, store, "A", "cache", Delivered(message, 2));
     DedupCache cache(cache_connection, env.clock);
-    keys_after_crash = cache.Count();
     redelivery_processed =
         CacheDedupReserveStock(db, cache, CacheWrite::kCheckThenSet).Handle(message);
+    NoteProcessed(db, redelivery_processed);
   }
   int64_t reserved = CurrentStock(env, dune).reserved;
 

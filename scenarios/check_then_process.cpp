@@ -14,7 +14,7 @@ Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   CrashReport crash = RunCrashingDelivery(env, "A", "AfterStockCommitted", [&](const Hook& hook) {
-    Connection db = OpenTraced(env, "A");
+    Connection db = OpenTraced(env, "A", Delivered(message, 1));
     CheckThenProcessReserveStock consumer(db, env.clock);
     consumer.after_stock_committed = hook;
     consumer.Handle(message);
@@ -22,8 +22,9 @@ Outcome Run(ScenarioEnv& env) {
   int64_t after_crash = CurrentStock(env, dune).reserved;
   bool redelivery_processed;
   {
-    Connection db = OpenTraced(env, "A");
+    Connection db = OpenTraced(env, "A", Delivered(message, 2));
     redelivery_processed = CheckThenProcessReserveStock(db, env.clock).Handle(message);
+    NoteProcessed(db, redelivery_processed);
   }
   StockItem after = CurrentStock(env, dune);
   Outcome out;

@@ -36,13 +36,18 @@ std::string Rows(int64_t n) { return fmt::format("{} row{}", n, n == 1 ? "" : "s
 Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  auto handle = [&env, &message](Connection& db, const Hook& hold_point) -> nlohmann::json {
-    ClaimLastReserveStock consumer(db, env.clock);
-    consumer.before_commit = hold_point;
-    return ReportToJson(consumer.Handle(message));
+  auto handle = [&env, &message](int delivery) {
+    return [&env, message, delivery](Connection& db, const Hook& hold_point) -> nlohmann::json {
+      BeginDelivery(db, Delivered(message, delivery));
+      ClaimLastReserveStock consumer(db, env.clock);
+      consumer.before_commit = hold_point;
+      ClaimLastReport report = consumer.Handle(message);
+      NoteProcessed(db, report.processed);
+      return ReportToJson(report);
+    };
   };
   std::vector<InstanceResult> results =
-      RunInstancePair(env, {"A", handle}, {"B", handle}, TimingFrom(env.options));
+      RunInstancePair(env, {"A", handle(1)}, {"B", handle(2)}, TimingFrom(env.options));
   PairOutcome pair;
   pair.first = results[0];
   pair.second = results[1];

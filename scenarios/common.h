@@ -18,10 +18,29 @@ StockItem Restock(ScenarioEnv& env);
 // A new OrderPlaced for the book, with fresh message and order ids.
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book);
 // A new connection whose statements are traced under `instance`, for one delivery: its
-// "open" step marks where the delivery begins in the diagram and the timeline.
-Connection OpenTraced(ScenarioEnv& env, const std::string& instance);
-// A new connection to a side store (cache, provider), traced under `instance`.
-Connection OpenTraced(ScenarioEnv& env, const SideStore& store, const std::string& instance);
+// "open" step marks where the delivery begins in the diagram and the timeline. Its steps
+// carry `delivery` (the scenario playing the broker numbers it), or else the delivery a
+// Broker just handed out (Recorder::OfferDelivery), or none.
+Connection OpenTraced(ScenarioEnv& env, const std::string& instance, DeliveryRef delivery = {});
+// A new connection of a non-consumer actor (cleanup, operator, ...) traced under instance.
+Connection OpenActor(ScenarioEnv& env, const std::string& instance, const std::string& actor);
+// A new connection to a side store (cache, provider), traced under `instance`; target
+// names the store in pictures ("cache", "email provider"); delivery as for the database.
+Connection OpenTraced(ScenarioEnv& env, const SideStore& store, const std::string& instance,
+                      const std::string& target, DeliveryRef delivery = {});
+// The scenario's own connection for its checks (counting rows, reading Reserved while the
+// story goes on): traced as the probe, never as a consumer step.
+Connection OpenProbe(ScenarioEnv& env);
+// Marks db (opened by RunInstances) as working on delivery: its "open" step and the rest.
+void BeginDelivery(Connection& db, DeliveryRef delivery);
+// "delivery n of message", for scenarios that deliver by hand (no Broker).
+DeliveryRef Delivered(const OrderPlaced& message, int n);
+// Records what the consumer made of its delivery ("Processed", "Skipped",
+// "NeedsReconciliation", "AlreadySent"), on its connection.
+void NoteOutcome(Connection& db, std::string_view outcome);
+inline void NoteProcessed(Connection& db, bool processed) {
+  NoteOutcome(db, processed ? "Processed" : "Skipped");
+}
 // The book's row as it is in the database now.
 StockItem CurrentStock(ScenarioEnv& env, const StockItem& book);
 // Rows in a table of the main database now.

@@ -20,15 +20,21 @@ PairTiming TimingFrom(const RunOptions& options) {
 
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
                          const OrderPlaced& second_message) {
-  auto handle = [&env](const OrderPlaced& message) {
-    return [&env, message](Connection& db, const Hook& hold_point) -> nlohmann::json {
+  auto handle = [&env](const OrderPlaced& message, int delivery) {
+    return [&env, message, delivery](Connection& db, const Hook& hold_point) -> nlohmann::json {
+      BeginDelivery(db, Delivered(message, delivery));
       IdempotentReserveStock consumer(db, env.clock);
       consumer.before_commit = hold_point;
-      return consumer.Handle(message);
+      const bool processed = consumer.Handle(message);
+      NoteProcessed(db, processed);
+      return processed;
     };
   };
-  std::vector<InstanceResult> results = RunInstancePair(
-      env, {"A", handle(first_message)}, {"B", handle(second_message)}, TimingFrom(env.options));
+  // The same message twice is its first and second delivery (both in flight at once).
+  const int second_delivery = second_message.message_id == first_message.message_id ? 2 : 1;
+  std::vector<InstanceResult> results =
+      RunInstancePair(env, {"A", handle(first_message, 1)},
+                      {"B", handle(second_message, second_delivery)}, TimingFrom(env.options));
   PairOutcome out;
   out.first_processed = results[0].value.get<bool>();
   out.second_processed = results[1].value.get<bool>();

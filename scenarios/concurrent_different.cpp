@@ -29,11 +29,13 @@ StockItem AddBook(ScenarioEnv& env, const std::string& title) {
 
 Outcome Run(ScenarioEnv& env) {
   // Same book: two orders for Dune.
+  env.recorder.BeginPart("same book");
   StockItem dune = Restock(env);
   PairOutcome same = RunInboxPair(env, NewOrder(env, dune), NewOrder(env, dune));
   StockItem after = CurrentStock(env, dune);
 
   // Different books: A orders Dune, B orders Emma.
+  env.recorder.BeginPart("different books");
   dune = Restock(env);
   StockItem emma = AddBook(env, "Emma");
   PairOutcome apart = RunInboxPair(env, NewOrder(env, dune), NewOrder(env, emma));
@@ -54,10 +56,10 @@ Outcome Run(ScenarioEnv& env) {
       "{}two different messages at once -> same book: processed: {}, {}; {} reserved: {}; second "
       "waited for the first: {}; different books: processed: {}, {}; {} reserved: {}, {} "
       "reserved: {}; second waited for the first: {}",
-      TagColumn("inbox"), CsBool(same.first_processed), CsBool(same.second_processed), after.title,
-      after.reserved, CsBool(same.SecondWaited()), CsBool(apart.first_processed),
-      CsBool(apart.second_processed), dune_apart.title, dune_apart.reserved, emma_apart.title,
-      emma_apart.reserved, CsBool(apart.SecondWaited()));
+      TagColumn("concurrent-different"), CsBool(same.first_processed),
+      CsBool(same.second_processed), after.title, after.reserved, CsBool(same.SecondWaited()),
+      CsBool(apart.first_processed), CsBool(apart.second_processed), dune_apart.title,
+      dune_apart.reserved, emma_apart.title, emma_apart.reserved, CsBool(apart.SecondWaited()));
   return out;
 }
 
@@ -75,7 +77,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 
 const Scenario kConcurrentDifferentScenario{
     .name = "concurrent-different",
-    .tag = "inbox",
+    .tag = "concurrent-different",
     .summary =
         "two different messages at once, same book and different books: SQLite makes the second "
         "wait both times (one writer per file)",

@@ -32,6 +32,7 @@ Outcome Run(ScenarioEnv& env) {
     Connection db = OpenTraced(env, "A");
     PayloadCheckResult r = PayloadCheckedReserveStock(db, env.clock).Handle(d.message);
     results.emplace_back(ToString(r.result));
+    NoteOutcome(db, ToString(r.result));
     if (r.result != PayloadCheck::kContentMismatch) return Verdict{};  // processed or duplicate: ack
     stored_hash = r.stored_hash;
     mismatch_hash = r.hash;

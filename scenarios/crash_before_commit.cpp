@@ -14,7 +14,7 @@ Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   CrashReport crash = RunCrashingDelivery(env, "A", "BeforeCommit", [&](const Hook& hook) {
-    Connection db = OpenTraced(env, "A");
+    Connection db = OpenTraced(env, "A", Delivered(message, 1));
     IdempotentReserveStock consumer(db, env.clock);
     consumer.before_commit = hook;
     consumer.Handle(message);
@@ -22,13 +22,14 @@ Outcome Run(ScenarioEnv& env) {
   int64_t after_crash = CurrentStock(env, dune).reserved;
   int64_t inbox_after_crash;
   {
-    Connection db = env.db.Connect();
+    Connection db = OpenProbe(env);
     inbox_after_crash = CountInboxRows(db);
   }
   bool redelivery_processed;
   {
-    Connection db = OpenTraced(env, "A");
+    Connection db = OpenTraced(env, "A", Delivered(message, 2));
     redelivery_processed = IdempotentReserveStock(db, env.clock).Handle(message);
+    NoteProcessed(db, redelivery_processed);
   }
   StockItem after = CurrentStock(env, dune);
   Outcome out;

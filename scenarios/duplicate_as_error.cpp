@@ -20,7 +20,8 @@ struct Part {
 // The first delivery is processed but its ack is lost; later ones go to handle, which
 // says whether the consumer acked (true) or threw (false).
 template <typename Handle>
-Part Deliver(ScenarioEnv& env, Handle handle) {
+Part Deliver(ScenarioEnv& env, const char* title, Handle handle) {
+  env.recorder.BeginPart(title);
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   Broker broker(env.clock, BrokerOptions{.max_delivery_count = env.options.max_deliveries},
@@ -39,12 +40,12 @@ Part Deliver(ScenarioEnv& env, Handle handle) {
 }
 
 std::string Describe(const Part& p) {
-  return fmt::format("deliveries {}, dead-lettered {}, Dune reserved {}", p.deliveries,
+  return fmt::format("deliveries: {}, dead-lettered: {}, Dune reserved: {}", p.deliveries,
                      p.dead_lettered, p.reserved);
 }
 
 Outcome Run(ScenarioEnv& env) {
-  Part thrown = Deliver(env, [&env](Connection& db, const OrderPlaced& m) {
+  Part thrown = Deliver(env, "duplicate thrown as an error", [&env](Connection& db, const OrderPlaced& m) {
     try {
       ThrowOnDuplicateReserveStock(db, env.clock).Handle(m);
       return true;
@@ -52,8 +53,8 @@ Outcome Run(ScenarioEnv& env) {
       return false;  // the broker sees a failed delivery
     }
   });
-  Part skipped = Deliver(env, [&env](Connection& db, const OrderPlaced& m) {
-    IdempotentReserveStock(db, env.clock).Handle(m);  // processed or skipped: ack
+  Part skipped = Deliver(env, "duplicate skipped", [&env](Connection& db, const OrderPlaced& m) {
+    NoteProcessed(db, IdempotentReserveStock(db, env.clock).Handle(m));  // either way: ack
     return true;
   });
   Outcome out;

@@ -17,7 +17,7 @@ Outcome Run(ScenarioEnv& env) {
   CrashReport crash = RunCrashingDelivery(
       env, "A", "AfterSend",
       [&](const Hook& hook) {
-        Connection db = OpenTraced(env, "A");
+        Connection db = OpenTraced(env, "A", Delivered(message, 1));
         SendStockReservedEmail consumer(db, provider, env.clock);
         consumer.after_send = hook;
         consumer.Handle(message);
@@ -25,8 +25,9 @@ Outcome Run(ScenarioEnv& env) {
       &provider);
   EmailOutcome redelivered;
   {
-    Connection db = OpenTraced(env, "A");
+    Connection db = OpenTraced(env, "A", Delivered(message, 2));
     redelivered = SendStockReservedEmail(db, provider, env.clock).Handle(message);
+    NoteOutcome(db, ToString(redelivered));
   }
   Outcome out;
   out.figures["crashed"] = crash.crashed;

@@ -23,6 +23,8 @@ struct Part {
 
 // A delivery that crashes at `point`, then the redelivery, with the provider in store.
 Part CrashThenRedeliver(ScenarioEnv& env, const SideStore& store, const char* point) {
+  env.recorder.BeginPart(std::string_view(point) == "AfterSend" ? "crash after send"
+                                                                : "crash before send");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   int64_t sent_before, requests_before;
@@ -34,23 +36,27 @@ Part CrashThenRedeliver(ScenarioEnv& env, const SideStore& store, const char* po
   }
   Part part;
   part.crashed = RunCrashingDelivery(env, "A", point, [&](const Hook& hook) {
-                   Connection db = OpenTraced(env, "A");
-                   Connection provider_connection = OpenTraced(env, store, "A");
+                   Connection db = OpenTraced(env, "A", Delivered(message, 1));
+                   Connection provider_connection =
+                       OpenTraced(env, store, "A", "email provider", Delivered(message, 1));
                    IdempotentEmailProvider provider(provider_connection, env.clock);
                    ReconcilingEmailSender consumer(db, provider, env.clock);
                    (std::string_view(point) == "BeforeSend" ? consumer.before_send
                                                             : consumer.after_send) = hook;
                    consumer.Handle(message);
                  }).crashed;
-  Connection db = OpenTraced(env, "A");
-  Connection provider_connection = OpenTraced(env, store, "A");
+  Connection db = OpenTraced(env, "A", Delivered(message, 2));
+  Connection provider_connection =
+      OpenTraced(env, store, "A", "email provider", Delivered(message, 2));
   IdempotentEmailProvider provider(provider_connection, env.clock);
   part.second = ReconcilingEmailSender(db, provider, env.clock).Handle(message);
+  NoteOutcome(db, ToString(part.second.outcome));
   part.emails_sent = provider.SentCount() - sent_before;
   part.provider_requests = provider.RequestCount() - requests_before;
-  auto row = FindInboxRow(db, message.message_id, ReconcilingEmailSender::kName);
+  Connection probe = OpenProbe(env);
+  auto row = FindInboxRow(probe, message.message_id, ReconcilingEmailSender::kName);
   part.completed = row && row->completed_at.has_value();
-  part.reserved = ReadStock(db, dune.book_id).reserved;
+  part.reserved = ReadStock(probe, dune.book_id).reserved;
   return part;
 }
 

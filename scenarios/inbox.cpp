@@ -16,8 +16,9 @@ Outcome Run(ScenarioEnv& env) {
   OrderPlaced message = NewOrder(env, dune);
   std::vector<bool> processed;
   for (int delivery = 0; delivery < env.options.deliveries; ++delivery) {
-    Connection db = OpenTraced(env, "A");
+    Connection db = OpenTraced(env, "A", Delivered(message, delivery + 1));
     processed.push_back(IdempotentReserveStock(db, env.clock).Handle(message));
+    NoteProcessed(db, processed.back());
   }
   StockItem after = CurrentStock(env, dune);
   std::vector<std::string> words;

@@ -12,8 +12,9 @@ Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   for (int delivery = 0; delivery < env.options.deliveries; ++delivery) {
-    Connection db = OpenTraced(env, "A");
+    Connection db = OpenTraced(env, "A", Delivered(message, delivery + 1));
     NaiveReserveStock(db).Handle(message);
+    NoteOutcome(db, "Processed");
   }
   StockItem after = CurrentStock(env, dune);
   Outcome out;

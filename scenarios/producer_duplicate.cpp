@@ -21,7 +21,8 @@ struct Part {
 
 // The same order under two message ids, each delivered once to handle(db, message).
 template <typename Handle>
-Part DeliverBoth(ScenarioEnv& env, Handle handle, int64_t* distinct_ids) {
+Part DeliverBoth(ScenarioEnv& env, const char* title, Handle handle, int64_t* distinct_ids) {
+  env.recorder.BeginPart(title);
   StockItem dune = Restock(env);
   OrderPlaced first = NewOrder(env, dune);
   OrderPlaced second = first;
@@ -29,8 +30,9 @@ Part DeliverBoth(ScenarioEnv& env, Handle handle, int64_t* distinct_ids) {
   Part part;
   std::set<std::string> ids;
   for (const OrderPlaced& message : {first, second}) {
-    Connection db = OpenTraced(env, "A");
+    Connection db = OpenTraced(env, "A", Delivered(message, 1));
     part.processed.push_back(handle(db, message));
+    NoteProcessed(db, part.processed.back());
     ids.insert(message.message_id);
   }
   *distinct_ids = static_cast<int64_t>(ids.size());
@@ -41,13 +43,13 @@ Part DeliverBoth(ScenarioEnv& env, Handle handle, int64_t* distinct_ids) {
 Outcome Run(ScenarioEnv& env) {
   int64_t message_ids = 0;
   Part inbox = DeliverBoth(
-      env,
+      env, "inbox",
       [&env](Connection& db, const OrderPlaced& m) {
         return IdempotentReserveStock(db, env.clock).Handle(m);
       },
       &message_ids);
   Part natural = DeliverBoth(
-      env,
+      env, "natural key",
       [&env](Connection& db, const OrderPlaced& m) {
         return NaturalKeyReserveStock(db, env.clock).Handle(m);
       },

@@ -24,6 +24,7 @@ struct Part {
 
 // The producer sends the order, gets no confirmation, and sends it again.
 Part PublishWithRetry(ScenarioEnv& env, IdPolicy policy) {
+  env.recorder.BeginPart(policy == IdPolicy::kNewPerSend ? "new id per send" : "id made once");
   StockItem dune = Restock(env);
   OrderPlaced order = NewOrder(env, dune);
   Broker broker(env.clock, BrokerOptions{}, &env.recorder);
@@ -37,6 +38,7 @@ Part PublishWithRetry(ScenarioEnv& env, IdPolicy policy) {
   Drain(broker, [&](const Delivery& d) {
     Connection db = OpenTraced(env, "A");
     part.processed.push_back(IdempotentReserveStock(db, env.clock).Handle(d.message));
+    NoteProcessed(db, part.processed.back());
     ids.insert(d.message.message_id);
     return Verdict{};  // processed or skipped: acked either way
   });

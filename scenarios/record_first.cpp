@@ -23,7 +23,7 @@ Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   CrashReport crash = RunCrashingDelivery(env, "A", "AfterRecordCommitted", [&](const Hook& hook) {
-    Connection db = OpenTraced(env, "A");
+    Connection db = OpenTraced(env, "A", Delivered(message, 1));
     RecordFirstReserveStock consumer(db, env.clock);
     consumer.after_record_committed = hook;
     consumer.Handle(message);
@@ -32,8 +32,9 @@ Outcome Run(ScenarioEnv& env) {
   int64_t inbox_after_crash = CurrentRows(env, "Inbox");
   std::vector<bool> processed;
   for (int delivery = 1; delivery < env.options.deliveries; ++delivery) {
-    Connection db = OpenTraced(env, "A");
+    Connection db = OpenTraced(env, "A", Delivered(message, delivery + 1));
     processed.push_back(RecordFirstReserveStock(db, env.clock).Handle(message));
+    NoteProcessed(db, processed.back());
   }
   StockItem after = CurrentStock(env, dune);
   Outcome out;

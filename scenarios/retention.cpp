@@ -35,10 +35,15 @@ Outcome Run(ScenarioEnv& env) {
   // message is dead-lettered.
   int64_t skipped = 0;
   int64_t processed_on_day0 = 0;
+  env.recorder.MarkTime("day 0");
   Drain(broker, [&](const Delivery& d) {
-    if (d.delivery_count == 2) clock.Set(start + day);
+    if (d.delivery_count == 2) {
+      clock.Set(start + day);
+      env.recorder.MarkTime("day 1");
+    }
     Connection db = OpenTraced(env, "A");
     bool processed = IdempotentReserveStock(db, clock).Handle(d.message);
+    NoteProcessed(db, processed);
     (processed ? processed_on_day0 : skipped) += 1;
     return Verdict{Disposition::kAckLost};
   });
@@ -49,7 +54,8 @@ Outcome Run(ScenarioEnv& env) {
   int64_t deleted = 0;
   for (int night = 1; night <= kReplayDay; ++night) {
     clock.Set(start + night * day);
-    Connection db = OpenTraced(env, "cleanup");
+    env.recorder.MarkTime(fmt::format("day {}", night));
+    Connection db = OpenActor(env, "cleanup", "cleanup");
     CleanupResult r = DeleteInboxRecordsOlderThan(db, clock.Now(), env.options.retention);
     if (r.deleted > 0 && !deleted_on_day) deleted_on_day = night;
     deleted += r.deleted;
@@ -61,6 +67,7 @@ Outcome Run(ScenarioEnv& env) {
   Drain(broker, [&](const Delivery& d) {
     Connection db = OpenTraced(env, "A");
     replay_processed = IdempotentReserveStock(db, clock).Handle(d.message);
+    NoteProcessed(db, replay_processed);
     return Verdict{};
   });
   const int replay_day = day_of();
@@ -81,7 +88,7 @@ Outcome Run(ScenarioEnv& env) {
   std::string record = deleted_on_day ? fmt::format("record deleted on day {}", *deleted_on_day)
                                       : fmt::format("record still kept on day {}", replay_day);
   out.line = fmt::format(
-      "{}kept {} days: redelivered on day 1 -> skipped {}, dead-lettered {}; {}; replayed on day "
+      "{}kept {} days: redelivered on day 1 -> skipped: {}, dead-lettered: {}; {}; replayed on day "
       "{} -> processed: {}; {} reserved: {}",
       TagColumn("retention"), env.options.retention.count(), skipped, dead_lettered, record,
       replay_day, CsBool(replay_processed), after.title, after.reserved);

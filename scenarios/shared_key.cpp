@@ -21,21 +21,25 @@ struct KeyRun {
 
 // Inventory, then Notification, handle the same message with inboxes keyed by key.
 KeyRun RunWithKey(ScenarioEnv& env, InboxKey key) {
+  env.recorder.BeginPart(fmt::format("key {}", ToString(key)));
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   InMemoryEmailProvider provider;
   KeyRun run;
   {
-    Connection db = OpenTraced(env, "inventory");
+    // Publish/subscribe: each subscriber gets its own copy, each its first delivery.
+    Connection db = OpenTraced(env, "inventory", Delivered(message, 1));
     IdempotentReserveStock inventory(db, env.clock);
     inventory.inbox_key = key;
     run.inventory_processed = inventory.Handle(message);
+    NoteProcessed(db, run.inventory_processed);
   }
   {
-    Connection db = OpenTraced(env, "notification");
+    Connection db = OpenTraced(env, "notification", Delivered(message, 1));
     SendStockReservedEmail notification(db, provider, env.clock);
     notification.inbox_key = key;
     run.notification = notification.Handle(message);
+    NoteOutcome(db, ToString(run.notification));
   }
   run.emails_sent = provider.sent_count();
   run.inbox_rows = CurrentRows(env, InboxTable(key));

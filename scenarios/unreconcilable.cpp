@@ -38,7 +38,7 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
     if (d.delivery_count == 1) {
       part.crashed = RunCrashingDelivery(env, "A", "AfterSend", [&](const Hook& hook) {
                        Connection db = OpenTraced(env, "A");
-                       Connection provider_db = OpenTraced(env, store, "A");
+                       Connection provider_db = OpenTraced(env, store, "A", "email provider");
                        IdempotentEmailProvider provider(provider_db, env.clock);
                        SendStockReservedEmail consumer(db, provider, env.clock);
                        consumer.after_send = hook;
@@ -47,7 +47,7 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
       return Disposition::kAbandon;  // the consumer died: the lock expires, redelivered
     }
     Connection db = OpenTraced(env, "A");
-    Connection provider_db = OpenTraced(env, store, "A");
+    Connection provider_db = OpenTraced(env, store, "A", "email provider");
     IdempotentEmailProvider provider(provider_db, env.clock);
     EmailOutcome outcome = SendStockReservedEmail(db, provider, env.clock).Handle(d.message);
     part.redelivery = ToString(outcome);
@@ -62,7 +62,7 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
   // The operator works through the dead-letter queue with the provider's records.
   for (const DeadLetter& letter : broker.dead_letters()) {
     Connection db = OpenTraced(env, "operator");
-    Connection provider_db = OpenTraced(env, store, "operator");
+    Connection provider_db = OpenTraced(env, store, "operator", "email provider");
     IdempotentEmailProvider provider(provider_db, env.clock);
     ReconcileOutcome settled =
         SettleInProgressEmail(db, provider, env.clock, letter.delivery.message);

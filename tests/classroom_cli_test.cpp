@@ -52,13 +52,17 @@ TEST_CASE("run --diagram mermaid prints the run's diagram after its line", "[cli
   CHECK(lines[0].rfind("[inbox]", 0) == 0);
   CHECK(lines[1] == "%% dedupsim run concurrent");
   CHECK(lines[2] == "sequenceDiagram");
-  CHECK(Has(r.out, "participant ConsumerA as Consumer A\n"));
-  CHECK(Has(r.out, "participant ConsumerB as Consumer B\n"));
+  CHECK(Has(r.out, "participant CA as Consumer A\n"));
+  CHECK(Has(r.out, "participant CB as Consumer B\n"));
   CHECK_FALSE(Has(r.out, "Email provider"));
-  CHECK(Has(r.out, "Note over ConsumerB,DB: waits: write lock held by another connection\n"));
-  CHECK(
-      std::regex_search(r.out, std::regex("DB-->>ConsumerB: constraint 1555, waited [0-9]+ ms\n")));
-  CHECK(std::regex_search(r.out, std::regex("hook BeforeCommit, next step done [0-9]+ ms later")));
+  CHECK(Has(r.out, "Note over CB,DB: waits: write lock held by another connection\n"));
+  CHECK(std::regex_search(r.out, std::regex("DB-->>CB: constraint 1555, waited [0-9]+ ms\n")));
+  CHECK(std::regex_search(r.out, std::regex("hook BeforeCommit, its next step [0-9]+ ms later")));
+  // Two copies of one message: the broker's deliveries 1 and 2, each with its outcome.
+  CHECK(Has(r.out, "Broker->>CA: m1 delivery 1\n"));
+  CHECK(Has(r.out, "Broker->>CB: m1 delivery 2\n"));
+  CHECK(Has(r.out, "Note over CA: outcome: Processed\n"));
+  CHECK(Has(r.out, "Note over CB: outcome: Skipped\n"));
 }
 
 TEST_CASE("run --diagram changes when the run changes", "[cli][mermaid]") {
@@ -67,11 +71,11 @@ TEST_CASE("run --diagram changes when the run changes", "[cli][mermaid]") {
   CHECK(Has(no_hold.out, "second waited for the first: False"));
   CHECK_FALSE(Has(no_hold.out, "waits:"));
   CHECK_FALSE(Has(no_hold.out, ", waited"));
-  CHECK(Has(no_hold.out, "DB-->>ConsumerB: constraint 1555\n"));
+  CHECK(Has(no_hold.out, "DB-->>CB: constraint 1555\n"));
 
   CliResult thrown = RunCli({"run", "crash-before-commit", "--diagram", "mermaid"});
   REQUIRE(thrown.exit_code == 0);
-  CHECK(Has(thrown.out, "Note over ConsumerA: crash at BeforeCommit\n"));
+  CHECK(Has(thrown.out, "Note over CA: crash at BeforeCommit\n"));
   CHECK_FALSE(Has(thrown.out, "pid"));
 
   CliResult killed = RunCli({"run", "crash-before-commit", "--crash-mode", "kill", "--journal",
@@ -81,13 +85,18 @@ TEST_CASE("run --diagram changes when the run changes", "[cli][mermaid]") {
       killed.out, std::regex("crash at BeforeCommit: waiting for SIGKILL \\(pid [0-9]+\\)")));
   CHECK(std::regex_search(killed.out,
                           std::regex("died at BeforeCommit: pid [0-9]+ killed by SIGKILL")));
-  CHECK(Has(killed.out, "Note over ConsumerA,DB: recovery: "));
-  CHECK(
-      std::regex_search(killed.out, std::regex("Broker->>ConsumerA: delivery 2 \\(pid [0-9]+\\)")));
+  CHECK(Has(killed.out, "Note over DB: recovery on the next open: "));
+  // The restarted process is drawn as itself, and the scenario's count as its check.
+  CHECK(Has(killed.out, "participant CAr1 as Consumer A (restarted)\n"));
+  CHECK(std::regex_search(killed.out, std::regex("Broker->>CAr1: m1 delivery 2 \\(pid [0-9]+\\)")));
+  CHECK(Has(killed.out, "Check->>DB: SELECT Inbox\n"));
+  CHECK_FALSE(Has(killed.out, "CA->>DB: SELECT Inbox\n"));
+  CHECK_FALSE(Has(killed.out, "CAr1->>DB: SELECT Inbox\n"));
 
   CliResult email = RunCli({"run", "email", "--diagram", "mermaid"});
   CHECK(Has(email.out, "participant Email as Email provider\n"));
-  CHECK(Has(email.out, "ConsumerA->>Email: EmailProvider.Send\n"));
+  CHECK(Has(email.out, "CA->>Email: EmailProvider.Send\n"));
+  CHECK(Has(email.out, "Note over CA: outcome: NeedsReconciliation\n"));
 }
 
 TEST_CASE("run --diagram in JSON is a field of each object", "[cli][mermaid]") {
@@ -146,9 +155,15 @@ TEST_CASE("run --timeline marks the crash and the killed process", "[cli][svg]")
   REQUIRE(r.exit_code == 0);
   std::string svg = ReadFile(path);
   CHECK(Has(svg, "class=\"bar died\""));
-  CHECK(Has(svg, "crash at BeforeCommit (waiting for SIGKILL)"));
+  CHECK(Has(svg, "crash at BeforeCommit (waiting"));
   CHECK(Has(svg, "killed by SIGKILL"));
   CHECK(Has(svg, "recovery: "));
+  // The dead process and the one that took over are two lanes; the scenario's count is
+  // its own grey lane.
+  CHECK(Has(svg, ">Consumer A</text>"));
+  CHECK(Has(svg, ">Consumer A (restarted)</text>"));
+  CHECK(Has(svg, "class=\"lane secondary\" x=\"16\""));
+  CHECK(Has(svg, ">scenario check</text>"));
 }
 
 TEST_CASE("run --timeline to a path that cannot be written: exit 3 before running", "[cli][svg]") {

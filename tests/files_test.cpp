@@ -293,7 +293,7 @@ TEST_CASE("dedupsim check: inbox exits 0, check-then-process exits 1 with its cr
   CHECK(views.exit_code == 1);
   CHECK(views.out.find("%% check-then-process under crash: crash at AfterStockCommitted\n"
                        "sequenceDiagram\n") != std::string::npos);
-  CHECK(views.out.find("Note over ConsumerA: crash at AfterStockCommitted") != std::string::npos);
+  CHECK(views.out.find("Note over CA: crash at AfterStockCommitted") != std::string::npos);
   std::string svg = ReadFile(out.File("t.svg"));
   CHECK(svg.find("check-then-process under crash") != std::string::npos);
   CliResult wrong = RunCli({"check", dir + "inbox.toml", "--expect", "crash=twice"});

@@ -57,9 +57,9 @@ TEST_CASE("duplicate-as-error: throwing ends in the dead-letter queue", "[lesson
   CHECK(run.figures()["skipDeadLettered"] == 0);
   CHECK(run.figures()["reserved"] == 2);
   CHECK(run.outcome.line ==
-        "[duplicate-as-error] ack lost, redelivered -> throw on duplicate: deliveries 10, "
-        "dead-lettered 1, Dune reserved 2; ack and skip: deliveries 2, dead-lettered 0, Dune "
-        "reserved 2");
+        "[duplicate-as-error] ack lost, redelivered -> throw on duplicate: deliveries: 10, "
+        "dead-lettered: 1, Dune reserved: 2; ack and skip: deliveries: 2, dead-lettered: 0, Dune "
+        "reserved: 2");
 
   RunOptions options;
   options.max_deliveries = 4;
@@ -107,7 +107,7 @@ TEST_CASE("retention: a replay after the cleanup is processed again", "[lessons]
   CHECK(run.figures()["replayProcessed"] == true);
   CHECK(run.figures()["reserved"] == 4);
   CHECK(run.outcome.line ==
-        "[retention]          kept 14 days: redelivered on day 1 -> skipped 9, dead-lettered 1; "
+        "[retention]          kept 14 days: redelivered on day 1 -> skipped: 9, dead-lettered: 1; "
         "record deleted on day 15; replayed on day 20 -> processed: True; Dune reserved: 4");
 
   RunOptions longer;
@@ -120,7 +120,7 @@ TEST_CASE("retention: a replay after the cleanup is processed again", "[lessons]
   CHECK(kept.figures()["replayProcessed"] == false);
   CHECK(kept.figures()["reserved"] == 2);
   CHECK(kept.outcome.line ==
-        "[retention]          kept 30 days: redelivered on day 1 -> skipped 2, dead-lettered 1; "
+        "[retention]          kept 30 days: redelivered on day 1 -> skipped: 2, dead-lettered: 1; "
         "record still kept on day 20; replayed on day 20 -> processed: False; Dune reserved: 2");
 }
 

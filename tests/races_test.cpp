@@ -85,7 +85,7 @@ const std::string kConcurrentApart =
     "[inbox]              two copies at once -> processed: True, False; Dune reserved: 2; second "
     "waited for the first: False";
 const std::string kDifferentWaited =
-    "[inbox]              two different messages at once -> same book: processed: True, True; Dune "
+    "[concurrent-different] two different messages at once -> same book: processed: True, True; Dune "
     "reserved: 4; second waited for the first: True; different books: processed: True, True; "
     "Dune reserved: 2, Emma reserved: 2; second waited for the first: True";
 

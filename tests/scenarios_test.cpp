@@ -115,10 +115,9 @@ TEST_CASE("concurrent-different: the second message still waits, same book or no
   o.stagger = std::chrono::milliseconds(50);
   auto r = Run("concurrent-different", o);
   CHECK(r.outcome.line ==
-        "[inbox]              two different messages at once -> same book: processed: True, True; "
-        "Dune "
-        "reserved: 4; second waited for the first: True; different books: processed: True, True; "
-        "Dune reserved: 2, Emma reserved: 2; second waited for the first: True");
+        "[concurrent-different] two different messages at once -> same book: processed: True, "
+        "True; Dune reserved: 4; second waited for the first: True; different books: processed: "
+        "True, True; Dune reserved: 2, Emma reserved: 2; second waited for the first: True");
   CHECK(r.differences.empty());
 }
 

@@ -35,40 +35,95 @@ TraceEvent Ev(int64_t at_ms, std::string instance, int pid, std::string kind, st
   return e;
 }
 
-const char* kInsert =
-    "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES (?1, ?2, ?3, ?4)";
-const char* kUpdate = "UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2";
+// A statement as the connection records it: op and table from SQLite's reading. The SQL
+// text is deliberately not the statement, so a view that parsed it would show nonsense.
+TraceEvent Sql(int64_t at_ms, std::string instance, int pid, std::string op, std::string table,
+               std::string result = "ok", int64_t waited_us = 0, int64_t busy = 0) {
+  TraceEvent e = Ev(at_ms, std::move(instance), pid, "sql", "-- text not read by the views",
+                    std::move(result), waited_us, busy);
+  e.op = std::move(op);
+  e.table = std::move(table);
+  e.target = "database";
+  return e;
+}
+
+TraceEvent Open(int64_t at_ms, std::string instance, int pid, std::string key, int delivery) {
+  TraceEvent e = Ev(at_ms, std::move(instance), pid, "open", "new connection");
+  e.key = std::move(key);
+  e.delivery = delivery;
+  return e;
+}
+
+const char* kMessage = "0b1c2d3e-1111-4222-8333-444455556666";
 
 // Two instances as in `concurrent`: A holds its transaction, B waits and is turned away.
 std::vector<TraceEvent> ConcurrentEvents() {
   return {
-      Ev(1, "A", 10, "open", "new connection"),
-      Ev(2, "A", 10, "sql", "BEGIN"),
-      Ev(2, "A", 10, "sql", kInsert),
-      Ev(3, "A", 10, "sql", kUpdate),
+      Open(1, "A", 10, kMessage, 1),
+      Sql(2, "A", 10, "BEGIN", ""),
+      Sql(2, "A", 10, "INSERT", "Inbox"),
+      Sql(3, "A", 10, "UPDATE", "StockItems"),
       Ev(3, "A", 10, "hook", "BeforeCommit", ""),
-      Ev(100, "B", 10, "sql", "BEGIN"),
+      Open(99, "B", 10, kMessage, 2),
+      Sql(100, "B", 10, "BEGIN", ""),
       Ev(101, "B", 10, "wait", "write lock held by another connection", "blocked"),
-      Ev(503, "A", 10, "sql", "COMMIT"),
-      Ev(503, "B", 10, "sql", kInsert, "constraint 1555", 402000, 600),
-      Ev(504, "B", 10, "sql", "ROLLBACK"),
+      Sql(503, "A", 10, "COMMIT", ""),
+      Sql(503, "B", 10, "INSERT", "Inbox", "constraint 1555", 402000, 600),
+      Sql(504, "B", 10, "ROLLBACK", ""),
   };
 }
 
-// A delivery killed in a child process at BeforeCommit, then recovered and redelivered.
+// A delivery killed in a child process at BeforeCommit, then recovered by the scenario's
+// check and redelivered in the parent.
 std::vector<TraceEvent> KilledEvents() {
+  TraceEvent died = Ev(4, "A", 21, "died", "BeforeCommit", "pid 21 killed by SIGKILL");
+  TraceEvent check = Sql(5, "check", 20, "SELECT", "Inbox", "row");
+  check.actor = kActorProbe;
+  TraceEvent recover =
+      Ev(5, "database", 20, "recover", "hot journal of 4096 bytes left by pid 21: rolled back");
+  recover.actor = kActorDatabase;
   return {
-      Ev(1, "A", 21, "open", "new connection"),
-      Ev(2, "A", 21, "sql", "BEGIN"),
-      Ev(2, "A", 21, "sql", kInsert),
+      Open(1, "A", 21, kMessage, 1),
+      Sql(2, "A", 21, "BEGIN", ""),
+      Sql(2, "A", 21, "INSERT", "Inbox"),
       Ev(3, "A", 21, "hook", "BeforeCommit", ""),
       Ev(3, "A", 21, "crash", "BeforeCommit", "waiting for SIGKILL"),
-      Ev(4, "A", 20, "died", "BeforeCommit", "pid 21 killed by SIGKILL"),
-      Ev(5, "A", 20, "sql", "SELECT count(*) FROM Inbox", "row"),
-      Ev(5, "A", 20, "recover", "hot journal of 4096 bytes left by pid 21: rolled back", "ok"),
-      Ev(6, "A", 20, "open", "new connection"),
-      Ev(7, "A", 20, "sql", "BEGIN"),
-      Ev(8, "A", 20, "sql", "COMMIT"),
+      died,
+      check,
+      recover,
+      Open(6, "A", 20, kMessage, 2),
+      Sql(7, "A", 20, "BEGIN", ""),
+      Sql(8, "A", 20, "COMMIT", ""),
+  };
+}
+
+// A broker lesson: sent, delivered, the ack lost, delivered again, acked.
+std::vector<TraceEvent> BrokerEvents() {
+  auto broker = [](int64_t at, std::string op, int delivery, std::string result) {
+    TraceEvent e = Ev(at, "broker", 10, "broker", op + " " + kMessage, std::move(result));
+    e.actor = kActorBroker;
+    e.op = std::move(op);
+    e.key = kMessage;
+    e.delivery = delivery;
+    return e;
+  };
+  TraceEvent part = Ev(0, "", 10, "part", "ack lost: naive");
+  part.actor = kActorScenario;
+  TraceEvent outcome = Ev(4, "A", 10, "outcome", "Processed", "");
+  outcome.key = kMessage;
+  outcome.delivery = 1;
+  return {
+      part,
+      broker(1, "send", 0, "accepted as sequence 1"),
+      broker(2, "deliver", 1, "delivery 1 of at most 10"),
+      Open(3, "A", 10, kMessage, 1),
+      Sql(3, "A", 10, "UPDATE", "StockItems"),
+      outcome,
+      broker(5, "ack-lost", 1, "back in the queue for redelivery"),
+      broker(6, "deliver", 2, "delivery 2 of at most 10"),
+      Open(7, "A", 10, kMessage, 2),
+      Sql(7, "A", 10, "UPDATE", "StockItems"),
+      broker(8, "ack", 2, "removed"),
   };
 }
 
@@ -80,36 +135,37 @@ size_t Count(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("statements are cut to their verb and table", "[views]") {
-  CHECK(AbbreviateSql(kInsert) == "INSERT Inbox");
-  CHECK(AbbreviateSql(kUpdate) == "UPDATE StockItems");
-  CHECK(AbbreviateSql("SELECT MessageId, Consumer FROM Inbox WHERE MessageId = ?1") ==
-        "SELECT Inbox");
-  CHECK(AbbreviateSql("SELECT count(*) FROM Inbox") == "SELECT Inbox");
-  CHECK(AbbreviateSql("delete from Inbox where 1") == "DELETE Inbox");
-  CHECK(AbbreviateSql("BEGIN") == "BEGIN");
-  CHECK(AbbreviateSql("BEGIN IMMEDIATE") == "BEGIN IMMEDIATE");
-  CHECK(AbbreviateSql("BEGIN TRANSACTION") == "BEGIN");
-  CHECK(AbbreviateSql("COMMIT") == "COMMIT");
-  CHECK(AbbreviateSql("PRAGMA journal_mode=wal") == "PRAGMA journal_mode=wal");
-  CHECK(ClassifySql("ROLLBACK") == SqlControl::kRollback);
-  CHECK(ClassifySql("ROLLBACK TO sp") == SqlControl::kNone);
-  CHECK(ClassifySql("END") == SqlControl::kCommit);
+TEST_CASE("steps are labelled from the op and table they were recorded with", "[views]") {
+  CHECK(StepLabel(Sql(1, "A", 1, "INSERT", "Inbox")) == "INSERT Inbox");
+  CHECK(StepLabel(Sql(1, "A", 1, "BEGIN", "")) == "BEGIN");
+  CHECK(StepLabel(Ev(1, "A", 1, "sql", "INSERT INTO Inbox VALUES (1)")) == "SQL");  // no op: no guess
+  CHECK(IsCommit(Sql(1, "A", 1, "COMMIT", "")));
+  CHECK_FALSE(IsCommit(Ev(1, "A", 1, "sql", "COMMIT")));
+  CHECK(IsWrite(Sql(1, "A", 1, "DELETE", "Inbox")));
 }
 
 TEST_CASE("results are described with or without timings", "[views]") {
-  TraceEvent waited = Ev(1, "B", 1, "sql", kInsert, "constraint 1555", 402400, 600);
+  TraceEvent waited = Sql(1, "B", 1, "INSERT", "Inbox", "constraint 1555", 402400, 600);
   CHECK(DescribeResult(waited, true) == "constraint 1555, waited 402 ms");
   CHECK(DescribeResult(waited, false) == "constraint 1555, waited");
-  CHECK(DescribeResult(Ev(1, "A", 1, "sql", "SELECT x FROM Inbox", "ok"), true) == "no row");
-  CHECK(DescribeResult(Ev(1, "A", 1, "sql", "SELECT x FROM Inbox", "row"), true) == "row");
+  CHECK(DescribeResult(Sql(1, "A", 1, "SELECT", "Inbox", "ok"), true) == "no row");
+  CHECK(DescribeResult(Sql(1, "A", 1, "SELECT", "Inbox", "row"), true) == "row");
   CHECK(ScrubPids("pid 123 killed; left by pid 45") == "pid N killed; left by pid N");
 }
 
+TEST_CASE("message ids are short in pictures", "[views]") {
+  ShortIds ids(ConcurrentEvents());
+  CHECK(ids.Name(kMessage) == "m1");
+  CHECK(ids.Shorten(std::string("alert for ") + kMessage + " and 99999999-1111-4222-8333-444455556666") ==
+        "alert for m1 and id-1");
+}
+
 TEST_CASE("lanes hold transactions, autocommit statements and lock waits", "[views]") {
-  std::vector<Lane> lanes = BuildLanes(ConcurrentEvents());
+  ShortIds ids(ConcurrentEvents());
+  std::vector<Lane> lanes = BuildLanes(ConcurrentEvents(), ids);
   REQUIRE(lanes.size() == 2);
   CHECK(lanes[0].instance == "A");
+  CHECK(lanes[0].title == "Consumer A");
   REQUIRE(lanes[0].spans.size() == 1);
   CHECK(lanes[0].spans[0].kind == Span::Kind::kTransaction);
   CHECK(lanes[0].spans[0].end == Span::End::kCommit);
@@ -121,47 +177,45 @@ TEST_CASE("lanes hold transactions, autocommit statements and lock waits", "[vie
   CHECK(lanes[1].waits[0].start_us == 101000);  // from the wait step
   CHECK(lanes[1].waits[0].end_us == 503000);
   CHECK(lanes[1].waits[0].statement == "INSERT Inbox");
+  CHECK(lanes[1].marks[0].kind == Mark::Kind::kDelivery);
+  CHECK(lanes[1].marks[0].text == "m1 delivery 2");
 
   std::vector<Lane> naive =
-      BuildLanes({Ev(1, "A", 1, "sql", kUpdate), Ev(2, "A", 1, "sql", kUpdate)});
+      BuildLanes({Sql(1, "A", 1, "UPDATE", "StockItems"), Sql(2, "A", 1, "UPDATE", "StockItems")}, ids);
   REQUIRE(naive.size() == 1);
   REQUIRE(naive[0].spans.size() == 2);
   CHECK(naive[0].spans[0].kind == Span::Kind::kAutocommit);
 }
 
-TEST_CASE("a transaction left open by a killed child ends where its death was seen", "[views]") {
-  std::vector<Lane> lanes = BuildLanes(KilledEvents());
-  REQUIRE(lanes.size() == 2);
+TEST_CASE("a killed child, its restart and the scenario's check are lanes of their own",
+          "[views]") {
+  ShortIds ids(KilledEvents());
+  std::vector<Lane> lanes = BuildLanes(KilledEvents(), ids);
+  REQUIRE(lanes.size() == 4);
   CHECK(lanes[0].pid == 21);
+  CHECK(lanes[0].title == "Consumer A");
   REQUIRE(lanes[0].spans.size() == 1);
   CHECK(lanes[0].spans[0].end == Span::End::kDied);
   CHECK(lanes[0].spans[0].end_us == 4000);
   CHECK(lanes[0].spans[0].end_detail == "pid 21 killed by SIGKILL");
   CHECK(lanes[0].spans[0].crashed);
-}
-
-TEST_CASE("deliveries start at each open step, or at an instance's first step", "[views]") {
-  std::vector<TraceEvent> events = ConcurrentEvents();
-  std::vector<int> starts = DeliveryStarts(events);
-  CHECK(starts[0] == 1);  // A's open
-  CHECK(starts[1] == 0);
-  CHECK(starts[5] == 2);  // B opened no connection of its own: its first step
-  std::vector<int> killed = DeliveryStarts(KilledEvents());
-  CHECK(killed[0] == 1);
-  CHECK(killed[5] == 0);  // the parent's steps after the death are not a delivery
-  CHECK(killed[8] == 2);
+  CHECK(lanes[1].title == "scenario check");
+  CHECK(lanes[1].secondary);
+  CHECK(lanes[2].title == "Database");
+  CHECK(lanes[3].title == "Consumer A (restarted)");
+  CHECK(lanes[3].pid == 20);
 }
 
 TEST_CASE("a waiting statement stamped just before the other's COMMIT is shown after it",
           "[views]") {
   std::vector<TraceEvent> events = {
-      Ev(1, "A", 1, "sql", "BEGIN"),
-      Ev(2, "B", 1, "sql", kInsert, "constraint 1555", 400000, 500),
-      Ev(3, "A", 1, "sql", "COMMIT"),
-      Ev(4, "B", 1, "sql", "ROLLBACK"),
+      Sql(1, "A", 1, "BEGIN", ""),
+      Sql(2, "B", 1, "INSERT", "Inbox", "constraint 1555", 400000, 500),
+      Sql(3, "A", 1, "COMMIT", ""),
+      Sql(4, "B", 1, "ROLLBACK", ""),
   };
   std::vector<TraceEvent> ordered = CausalOrder(events);
-  CHECK(ordered[1].detail == "COMMIT");
+  CHECK(ordered[1].op == "COMMIT");
   CHECK(ordered[2].instance == "B");
   CHECK(ordered[2].busy_calls == 500);
   // Far apart: left alone.
@@ -172,43 +226,50 @@ TEST_CASE("a waiting statement stamped just before the other's COMMIT is shown a
 TEST_CASE("the Mermaid diagram follows the events", "[views][mermaid]") {
   std::string d = MermaidDiagram(ConcurrentEvents(), {});
   CHECK(d.rfind("sequenceDiagram\n", 0) == 0);
-  CHECK(d.find("participant Broker\n") != std::string::npos);
-  CHECK(d.find("participant ConsumerA as Consumer A\n") != std::string::npos);
-  CHECK(d.find("participant ConsumerB as Consumer B\n") != std::string::npos);
+  CHECK(d.find("participant Broker as Broker\n") != std::string::npos);
+  CHECK(d.find("participant CA as Consumer A\n") != std::string::npos);
+  CHECK(d.find("participant CB as Consumer B\n") != std::string::npos);
   CHECK(d.find("participant DB as Database\n") != std::string::npos);
   CHECK(d.find("Email") == std::string::npos);
   CHECK(d.find("autocommit") == std::string::npos);  // every write was in a transaction
-  CHECK(d.find("Broker->>ConsumerA: delivery 1\n") != std::string::npos);
-  CHECK(d.find("Broker->>ConsumerB: delivery 2\n") != std::string::npos);
-  CHECK(d.find("ConsumerA->>DB: INSERT Inbox\n") != std::string::npos);
-  CHECK(d.find("ConsumerA->>DB: UPDATE StockItems\n") != std::string::npos);
-  CHECK(d.find("Note over ConsumerA: hook BeforeCommit, next step done 500 ms later\n") !=
+  CHECK(d.find("Broker->>CA: m1 delivery 1\n") != std::string::npos);
+  CHECK(d.find("Broker->>CB: m1 delivery 2\n") != std::string::npos);
+  CHECK(d.find("CA->>DB: INSERT Inbox\n") != std::string::npos);
+  CHECK(d.find("CA->>DB: UPDATE StockItems\n") != std::string::npos);
+  CHECK(d.find("text not read") == std::string::npos);
+  CHECK(d.find("Note over CA: hook BeforeCommit, its next step 500 ms later\n") !=
         std::string::npos);
-  CHECK(d.find("Note over ConsumerB,DB: waits: write lock held by another connection\n") !=
+  CHECK(d.find("Note over CB,DB: waits: write lock held by another connection\n") !=
         std::string::npos);
-  CHECK(d.find("DB-->>ConsumerB: constraint 1555, waited 402 ms\n") != std::string::npos);
+  CHECK(d.find("DB-->>CB: constraint 1555, waited 402 ms\n") != std::string::npos);
   // B's request is drawn where its wait began, its answer after A's COMMIT.
-  CHECK(d.find("ConsumerB->>DB: INSERT Inbox") < d.find("ConsumerA->>DB: COMMIT"));
-  CHECK(d.find("ConsumerA->>DB: COMMIT") < d.find("DB-->>ConsumerB: constraint 1555"));
+  CHECK(d.find("CB->>DB: INSERT Inbox") < d.find("CA->>DB: COMMIT"));
+  CHECK(d.find("CA->>DB: COMMIT") < d.find("DB-->>CB: constraint 1555"));
   CHECK(Count(d, "\n    activate ") == Count(d, "\n    deactivate "));
 
   MermaidOptions stable;
   stable.timings = false;
   std::string s = MermaidDiagram(ConcurrentEvents(), stable);
-  CHECK(s.find("DB-->>ConsumerB: constraint 1555, waited\n") != std::string::npos);
+  CHECK(s.find("DB-->>CB: constraint 1555, waited\n") != std::string::npos);
   CHECK(s.find(" ms") == std::string::npos);
 }
 
-TEST_CASE("the Mermaid diagram shows a killed process, its pid and the recovery",
+TEST_CASE("the Mermaid diagram shows a killed process, its restart, the check and the recovery",
           "[views][mermaid]") {
   std::string d = MermaidDiagram(KilledEvents(), {});
-  CHECK(d.find("Broker->>ConsumerA: delivery 1 (pid 21)\n") != std::string::npos);
-  CHECK(d.find("Note over ConsumerA: crash at BeforeCommit: waiting for SIGKILL (pid 21)\n") !=
+  CHECK(d.find("participant CAr1 as Consumer A (restarted)\n") != std::string::npos);
+  CHECK(d.find("box rgb(238,238,238) the scenario's own reads (not a consumer)\n    participant Check as scenario check\n    end\n") != std::string::npos);
+  CHECK(d.find("Broker->>CA: m1 delivery 1 (pid 21)\n") != std::string::npos);
+  CHECK(d.find("Note over CA: crash at BeforeCommit: waiting for SIGKILL (pid 21)\n") !=
         std::string::npos);
-  CHECK(d.find("Note over ConsumerA: died at BeforeCommit: pid 21 killed by SIGKILL\n") !=
+  CHECK(d.find("Note over CA: died at BeforeCommit: pid 21 killed by SIGKILL\n") !=
         std::string::npos);
-  CHECK(d.find("Note over ConsumerA,DB: recovery: hot journal") != std::string::npos);
-  CHECK(d.find("Broker->>ConsumerA: delivery 2 (pid 20)\n") != std::string::npos);
+  // The scenario's count is its own, not the consumer's.
+  CHECK(d.find("Check->>DB: SELECT Inbox\n") != std::string::npos);
+  CHECK(d.find("CA->>DB: SELECT") == std::string::npos);
+  CHECK(d.find("CAr1->>DB: SELECT") == std::string::npos);
+  CHECK(d.find("Note over DB: recovery on the next open: hot journal") != std::string::npos);
+  CHECK(d.find("Broker->>CAr1: m1 delivery 2 (pid 20)\n") != std::string::npos);
   // The killed transaction's activation ends with the process.
   CHECK(Count(d, "\n    activate ") == Count(d, "\n    deactivate "));
 
@@ -219,11 +280,27 @@ TEST_CASE("the Mermaid diagram shows a killed process, its pid and the recovery"
   CHECK(s.find("died at BeforeCommit: pid N killed by SIGKILL") != std::string::npos);
 }
 
+TEST_CASE("the Mermaid diagram numbers deliveries once, by the broker, and draws acks",
+          "[views][mermaid]") {
+  std::string d = MermaidDiagram(BrokerEvents(), {});
+  CHECK(d.find("participant Producer as Producer\n") != std::string::npos);
+  CHECK(d.find("Producer->>Broker: send m1\n") != std::string::npos);
+  CHECK(d.find("sub-run: ack lost: naive") != std::string::npos);
+  CHECK(d.find("Broker->>CA: m1 delivery 1\n") != std::string::npos);
+  CHECK(d.find("Broker->>CA: m1 delivery 2\n") != std::string::npos);
+  CHECK(d.find("delivery 3") == std::string::npos);
+  CHECK(Count(d, "delivery 1") == 1);  // no note repeating the broker's count
+  CHECK(d.find("CA-xBroker: ack m1 (lost on the way)\n") != std::string::npos);
+  CHECK(d.find("CA->>Broker: ack m1\n") != std::string::npos);
+  CHECK(d.find("Note over CA: outcome: Processed\n") != std::string::npos);
+  CHECK(d.find(kMessage) == std::string::npos);  // short ids only
+}
+
 TEST_CASE("the Mermaid diagram has the Email provider only when an email was sent",
           "[views][mermaid]") {
   std::vector<TraceEvent> events = {
-      Ev(1, "A", 1, "sql", "SELECT MessageId FROM Inbox WHERE MessageId = ?1"),
-      Ev(2, "A", 1, "sql", kInsert),
+      Sql(1, "A", 1, "SELECT", "Inbox"),
+      Sql(2, "A", 1, "INSERT", "Inbox"),
       Ev(2, "A", 1, "send", "EmailProvider.Send", "sent"),
       Ev(3, "A", 1, "hook", "AfterSend", ""),
       Ev(3, "A", 1, "crash", "AfterSend", "crash"),
@@ -231,16 +308,17 @@ TEST_CASE("the Mermaid diagram has the Email provider only when an email was sen
   std::string d = MermaidDiagram(events, {.timings = true, .title = "dedupsim run email; #1"});
   CHECK(d.rfind("%% dedupsim run email, 1\nsequenceDiagram\n", 0) == 0);
   CHECK(d.find("participant Email as Email provider\n") != std::string::npos);
-  CHECK(d.find("ConsumerA->>Email: EmailProvider.Send\n") != std::string::npos);
-  CHECK(d.find("Email-->>ConsumerA: sent\n") != std::string::npos);
-  CHECK(d.find("DB-->>ConsumerA: no row\n") != std::string::npos);
-  CHECK(d.find("DB-->>ConsumerA: ok (autocommit)\n") != std::string::npos);
-  CHECK(d.find("Note over ConsumerA: crash at AfterSend\n") != std::string::npos);
+  CHECK(d.find("CA->>Email: EmailProvider.Send\n") != std::string::npos);
+  CHECK(d.find("Email-->>CA: sent\n") != std::string::npos);
+  CHECK(d.find("DB-->>CA: no row\n") != std::string::npos);
+  CHECK(d.find("DB-->>CA: ok (autocommit)\n") != std::string::npos);
+  CHECK(d.find("Note over CA: crash at AfterSend\n") != std::string::npos);
 }
 
 TEST_CASE("the SVG timeline draws lanes, bars, waits and labels", "[views][svg]") {
   std::string svg = SvgTimeline({{"concurrent", "[inbox] a & b <c>", ConcurrentEvents()},
                                  {"killed", "[inbox] killed", KilledEvents()},
+                                 {"broker", "[broker] lost ack", BrokerEvents()},
                                  {"empty", "[x] nothing", {}}});
   CHECK(svg.rfind(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"",
@@ -250,6 +328,12 @@ TEST_CASE("the SVG timeline draws lanes, bars, waits and labels", "[views][svg]"
   CHECK(svg.find("[inbox] a &amp; b &lt;c&gt;") != std::string::npos);
   CHECK(svg.find(">Consumer A</text>") != std::string::npos);
   CHECK(svg.find(">Consumer B</text>") != std::string::npos);
+  CHECK(svg.find(">Consumer A (restarted)</text>") != std::string::npos);
+  CHECK(svg.find(">scenario check</text>") != std::string::npos);
+  CHECK(svg.find(">Producer</text>") != std::string::npos);
+  CHECK(svg.find(">Broker</text>") != std::string::npos);
+  CHECK(svg.find("ack lost for m1: back in the") != std::string::npos);
+  CHECK(svg.find("▸ ack lost: naive") != std::string::npos);
   CHECK(svg.find("class=\"bar commit\"") != std::string::npos);
   CHECK(svg.find("class=\"bar rollback\"") != std::string::npos);
   CHECK(svg.find("class=\"bar died\"") != std::string::npos);
@@ -257,13 +341,25 @@ TEST_CASE("the SVG timeline draws lanes, bars, waits and labels", "[views][svg]"
   CHECK(svg.find(">ROLLBACK</text>") != std::string::npos);
   CHECK(svg.find("<title>lock wait</title>") != std::string::npos);
   CHECK(svg.find("INSERT Inbox waits for the write lock: 402.0 ms") != std::string::npos);
-  CHECK(svg.find("crash at BeforeCommit (waiting for SIGKILL)") != std::string::npos);
+  CHECK(svg.find("crash at BeforeCommit (waiting") != std::string::npos);
   CHECK(svg.find(">pid 21</text>") != std::string::npos);
   CHECK(svg.find(">0 ms</text>") != std::string::npos);  // the axis
   CHECK(svg.find(">-0 ms</text>") == std::string::npos);
   CHECK(svg.find("no steps were recorded") != std::string::npos);
   CHECK(svg.find("<script") == std::string::npos);
   CHECK(svg.find("href") == std::string::npos);  // nothing to fetch
+}
+
+TEST_CASE("a manual-clock section is drawn on a logical axis with its simulated days",
+          "[views][svg]") {
+  std::vector<TraceEvent> events = BrokerEvents();
+  TraceEvent day = Ev(6, "", 10, "clock", "day 15");
+  day.actor = kActorScenario;
+  events.insert(events.begin() + 7, day);
+  std::string svg = SvgTimeline({{"retention", "[retention] x", events}});
+  CHECK(svg.find(">day 15</text>") != std::string::npos);
+  CHECK(svg.find("steps (simulated clock)") != std::string::npos);
+  CHECK(svg.find("ms since the run began") == std::string::npos);
 }
 
 TEST_CASE("color follows --color, the terminal, NO_COLOR and TERM", "[views][color]") {

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 packages="cmake g++ make libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev"
 if [ "${1:-}" = "--tests" ]; then
-  packages="$packages catch2 jq libxml2-utils chromium python3"
+  packages="$packages catch2 jq libxml2-utils chromium python3 nodejs npm"
 fi
 
 missing=""
@@ -28,6 +28,13 @@ if [ -n "$missing" ]; then
   echo "setup: installing$missing"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+fi
+
+# The rendering tests load mermaid from tests/browser/node_modules (no CDN): the version
+# pinned in its package-lock.json, installed once.
+if [ "${1:-}" = "--tests" ] && [ ! -f tests/browser/node_modules/mermaid/package.json ]; then
+  echo "setup: installing the pinned npm packages for the rendering tests"
+  (cd tests/browser && npm ci --no-audit --no-fund)
 fi
 
 # A new build folder: optimised without debug information (a quarter less to compile), and

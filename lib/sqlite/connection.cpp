@@ -54,6 +54,18 @@ struct Connection::BusyState {
   bool in_transaction = false;
 };
 
+// Set on traced connections only. SQLite's authorizer reports, while a statement is
+// prepared, what it will do (insert into a table, read one, begin or end a transaction):
+// the event carries that reading, so no view has to parse the SQL text.
+struct Connection::TraceState {
+  std::string actor = kActorConsumer;
+  std::string target = "database";
+  DeliveryRef delivery;
+  std::string op;     // of the statement being prepared
+  std::string table;  // of the statement being prepared
+  int rank = 0;       // how telling op is: transaction 4, write 3, read 2, pragma 1
+};
+
 bool WaitedFor(const LockHistory& waiter, const LockHistory& holder) {
   for (const BlockedWait& w : waiter.waits) {
     for (const LockHold& h : holder.held) {
@@ -66,6 +78,44 @@ bool WaitedFor(const LockHistory& waiter, const LockHistory& holder) {
 }
 
 namespace {
+
+int Authorize(void* arg, int action, const char* a1, const char* /*a2*/, const char* /*db*/,
+              const char* /*trigger*/) {
+  auto* state = static_cast<Connection::TraceState*>(arg);
+  auto note = [&](int rank, std::string op, const char* table) {
+    if (table != nullptr && std::string_view(table).rfind("sqlite_", 0) == 0) return;
+    if (rank <= state->rank) return;
+    state->rank = rank;
+    state->op = std::move(op);
+    state->table = table != nullptr ? table : "";
+  };
+  switch (action) {
+    case SQLITE_TRANSACTION:
+      note(4, a1 != nullptr ? a1 : "OTHER", nullptr);
+      break;
+    case SQLITE_INSERT:
+      note(3, "INSERT", a1);
+      break;
+    case SQLITE_UPDATE:
+      note(3, "UPDATE", a1);
+      break;
+    case SQLITE_DELETE:
+      note(3, "DELETE", a1);
+      break;
+    case SQLITE_READ:
+      note(2, "SELECT", a1);
+      break;
+    case SQLITE_SELECT:
+      note(1, "SELECT", nullptr);
+      break;
+    case SQLITE_PRAGMA:
+      note(1, "PRAGMA", nullptr);
+      break;
+    default:
+      break;
+  }
+  return SQLITE_OK;
+}
 
 // Sleeps about a millisecond per call until the lock frees or the timeout passes. A short
 // sleep keeps the measured wait close to the time the other writer really held the lock.
@@ -84,8 +134,14 @@ int OnBusy(void* arg, int count) {
       if (state->on_blocked) state->on_blocked();
     }
     if (state->recorder != nullptr) {
-      state->recorder->Note(state->instance, "wait", "write lock held by another connection",
-                            "blocked");
+      TraceEvent e;
+      e.at_us = state->recorder->MicrosSinceOrigin();
+      if (state->owner != nullptr) state->owner->Stamp(e);
+      e.instance = state->instance;
+      e.kind = "wait";
+      e.detail = "write lock held by another connection";
+      e.result = "blocked";
+      state->recorder->Record(std::move(e));
     }
   }
   if (now - state->wait_started >= state->timeout) return 0;
@@ -131,6 +187,7 @@ Connection::~Connection() { Close(); }
 Connection::Connection(Connection&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
       busy_(std::move(other.busy_)),
+      trace_(std::move(other.trace_)),
       recorder_(other.recorder_),
       instance_(std::move(other.instance_)),
       gate_(other.gate_),
@@ -143,6 +200,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     Close();
     db_ = std::exchange(other.db_, nullptr);
     busy_ = std::move(other.busy_);
+    trace_ = std::move(other.trace_);
     recorder_ = other.recorder_;
     instance_ = std::move(other.instance_);
     gate_ = other.gate_;
@@ -257,13 +315,23 @@ void Connection::ExecScript(const std::string& sql) {
 
 Statement Connection::Prepare(std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
+  if (trace_) {
+    trace_->op.clear();
+    trace_->table.clear();
+    trace_->rank = 0;
+  }
   int rc = sqlite3_prepare_v2(handle(), sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) {
     throw SqliteError(sqlite3_extended_errcode(db_),
                       "prepare failed: " + std::string(sqlite3_errmsg(db_)) + " in: " +
                           std::string(sql));
   }
-  return Statement(*this, stmt);
+  Statement statement(*this, stmt);
+  if (trace_) {
+    statement.op_ = trace_->op.empty() ? "OTHER" : trace_->op;
+    statement.table_ = trace_->table;
+  }
+  return statement;
 }
 
 int64_t Connection::Changes() const { return sqlite3_changes64(handle()); }
@@ -292,11 +360,50 @@ void Connection::SetTrace(Recorder* recorder, std::string instance) {
   instance_ = std::move(instance);
   busy_->recorder = recorder;
   busy_->instance = instance_;
+  if (recorder != nullptr && !trace_) {
+    trace_ = std::make_unique<TraceState>();
+    // Statements prepared before this are expired by SQLite and read again on next use.
+    sqlite3_set_authorizer(handle(), &Authorize, trace_.get());
+  }
+}
+
+void Connection::SetTraceRole(std::string actor, std::string target) {
+  if (!trace_) return;
+  trace_->actor = std::move(actor);
+  trace_->target = std::move(target);
+}
+
+void Connection::SetDelivery(DeliveryRef delivery) {
+  if (trace_) trace_->delivery = std::move(delivery);
+}
+
+const DeliveryRef& Connection::delivery() const {
+  static const DeliveryRef kNone;
+  return trace_ ? trace_->delivery : kNone;
+}
+
+void Connection::Stamp(TraceEvent& e) const {
+  e.instance = instance_;
+  e.pid = static_cast<int>(getpid());
+  if (!trace_) return;
+  e.actor = trace_->actor;
+  e.target = trace_->target;
+  e.key = trace_->delivery.key;
+  e.delivery = trace_->delivery.number;
 }
 
 void Connection::Note(const std::string& kind, const std::string& detail,
                       const std::string& result) {
-  if (recorder_ != nullptr) recorder_->Note(instance_, kind, detail, result);
+  if (recorder_ == nullptr) return;
+  TraceEvent e;
+  e.at_us = recorder_->MicrosSinceOrigin();
+  Stamp(e);
+  e.target.clear();  // not a statement
+  e.kind = kind;
+  e.op = kind == "outcome" ? "outcome" : "";
+  e.detail = detail;
+  e.result = result;
+  recorder_->Record(std::move(e));
 }
 
 }  // namespace dedupsim

@@ -16,6 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "trace.h"
+
 struct sqlite3;
 
 namespace dedupsim {
@@ -139,6 +141,14 @@ class Connection {
   const std::string& instance() const { return instance_; }
   // Records a step that is not a statement (a hook, a crash) under this instance.
   void Note(const std::string& kind, const std::string& detail, const std::string& result);
+  // Who this connection's steps belong to and what it talks to, written into each event:
+  // actor kActorConsumer and target "database" unless set. Call after SetTrace.
+  void SetTraceRole(std::string actor, std::string target);
+  // The delivery this connection works on: its events carry the key and the number.
+  void SetDelivery(DeliveryRef delivery);
+  const DeliveryRef& delivery() const;
+  // Fills e's instance, pid, actor, target, key and delivery from this connection.
+  void Stamp(TraceEvent& e) const;
 
   // Hands the scheduling of this connection's steps to gate (nullptr: none). The gate must
   // outlive the connection.
@@ -157,6 +167,7 @@ class Connection {
   sqlite3* handle() const;  // for lib/ internals; throws if closed
 
   struct BusyState;  // the busy handler's counters; defined in connection.cpp
+  struct TraceState;  // the trace identity and SQLite's reading of the last prepare
 
  private:
   friend class Statement;
@@ -172,6 +183,7 @@ class Connection {
 
   sqlite3* db_ = nullptr;
   std::unique_ptr<BusyState> busy_;
+  std::unique_ptr<TraceState> trace_;
   Recorder* recorder_ = nullptr;
   std::string instance_;
   StepGate* gate_ = nullptr;

@@ -25,7 +25,9 @@ Statement::Statement(Statement&& other) noexcept
       started_(other.started_),
       dirty_(other.dirty_),
       last_code_(other.last_code_),
-      text_(std::move(other.text_)) {}  // the strings stay where SQLite points
+      text_(std::move(other.text_)),
+      op_(std::move(other.op_)),
+      table_(std::move(other.table_)) {}  // the strings stay where SQLite points
 
 Statement& Statement::Bind(int index, int64_t value) {
   dirty_ = true;
@@ -95,11 +97,18 @@ int Statement::StepRaw() {
     BusyStats after = connection_->busy();
     TraceEvent e;
     e.at_us = recorder->MicrosSinceOrigin();  // when the step ended: after any wait
-    e.instance = connection_->instance();
-    e.pid = static_cast<int>(getpid());
+    connection_->Stamp(e);
     e.kind = "sql";
+    e.op = op_;
+    e.table = table_;
     e.detail = sql();
     e.result = Describe(last_code_ == 0 ? rc : last_code_);
+    // A write that changed nothing (INSERT OR IGNORE on a taken key, an UPDATE that matched
+    // no row) says so: "ok" alone would read as done.
+    if (rc == SQLITE_DONE && (op_ == "INSERT" || op_ == "UPDATE" || op_ == "DELETE") &&
+        sqlite3_changes(sqlite3_db_handle(stmt_)) == 0) {
+      e.result = "ok: no row changed";
+    }
     e.waited_us = (after.waited - before.waited).count();
     e.busy_calls = after.calls - before.calls;
     recorder->Record(std::move(e));

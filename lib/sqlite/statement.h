@@ -57,6 +57,11 @@ class Statement {
   // Extended result code of the last step (0 after a success).
   int last_code() const { return last_code_; }
   std::string sql() const;
+  // SQLite's reading of the statement when the connection traces (see TraceEvent::op and
+  // table); "" on an untraced connection.
+  const std::string& op() const { return op_; }
+  const std::string& table() const { return table_; }
+
   // The statement's parameters, numbered from 1; a named one (":MessageId") keeps its
   // prefix, an anonymous "?" is "".
   int ParameterCount() const;
@@ -75,6 +80,8 @@ class Statement {
   // The copies of bound text, one per parameter, sized once so SQLite can point into them
   // (SQLITE_STATIC) and reused so a hot statement's binds allocate nothing after the first.
   std::vector<std::string> text_;
+  std::string op_;
+  std::string table_;
 };
 
 }  // namespace dedupsim

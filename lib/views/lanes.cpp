@@ -8,16 +8,12 @@
 #include <set>
 #include <utility>
 
-#include "views/step_text.h"
-
 namespace dedupsim {
 
 namespace {
 
-using LaneId = std::pair<std::string, int>;
-
 bool ResultOk(const std::string& result) {
-  return result.empty() || result == "ok" || result == "row";
+  return result.empty() || result.rfind("ok", 0) == 0 || result == "row";
 }
 
 struct LaneBuilder {
@@ -27,7 +23,7 @@ struct LaneBuilder {
 };
 
 void AddStatement(LaneBuilder& b, const TraceEvent& e) {
-  const SqlControl control = ClassifySql(e.detail);
+  const std::string label = StepLabel(e);
   if (e.busy_calls > 0 || b.waiting) {
     LockWait* wait = nullptr;
     if (b.waiting) {
@@ -38,16 +34,16 @@ void AddStatement(LaneBuilder& b, const TraceEvent& e) {
     }
     wait->end_us = e.at_us;
     wait->waited_us = e.waited_us;
-    wait->statement = AbbreviateSql(e.detail);
+    wait->statement = label;
     wait->result = e.result;
     b.waiting.reset();
   }
   if (!ResultOk(e.result)) {
-    b.lane.marks.push_back(
-        {Mark::Kind::kFailure, e.at_us, fmt::format("{}: {}", AbbreviateSql(e.detail), e.result)});
+    b.lane.marks.push_back({Mark::Kind::kFailure, e.at_us, fmt::format("{}: {}", label, e.result)});
   }
-  const SpanStep step{e.at_us, AbbreviateSql(e.detail), e.result};
-  if (control == SqlControl::kBegin) {
+  const bool control = IsBegin(e) || IsCommit(e) || IsRollback(e);
+  const SpanStep step{e.at_us, label, e.result, control};
+  if (IsBegin(e)) {
     if (!ResultOk(e.result)) return;  // BEGIN failed: no transaction
     Span span;
     span.kind = Span::Kind::kTransaction;
@@ -60,9 +56,9 @@ void AddStatement(LaneBuilder& b, const TraceEvent& e) {
   if (b.open) {
     b.open->end_us = e.at_us;
     b.open->steps.push_back(step);
-    if (control == SqlControl::kCommit && ResultOk(e.result)) {
+    if (IsCommit(e) && ResultOk(e.result)) {
       b.open->end = Span::End::kCommit;
-    } else if (control == SqlControl::kRollback) {
+    } else if (IsRollback(e)) {
       b.open->end = Span::End::kRollback;
     } else {
       return;  // still open (a failed COMMIT leaves it open too)
@@ -71,7 +67,7 @@ void AddStatement(LaneBuilder& b, const TraceEvent& e) {
     b.open.reset();
     return;
   }
-  if (control != SqlControl::kNone) return;  // COMMIT or ROLLBACK with nothing open
+  if (control) return;  // COMMIT or ROLLBACK with nothing open
   Span span;
   span.kind = Span::Kind::kAutocommit;
   span.end = Span::End::kStatement;
@@ -80,43 +76,89 @@ void AddStatement(LaneBuilder& b, const TraceEvent& e) {
   b.lane.spans.push_back(std::move(span));
 }
 
-}  // namespace
-
-std::vector<int> DeliveryStarts(const std::vector<TraceEvent>& events) {
-  std::vector<int> starts(events.size(), 0);
-  std::set<std::string> seen;
-  int next = 1;
-  for (size_t i = 0; i < events.size(); ++i) {
-    const TraceEvent& e = events[i];
-    if (e.instance.empty()) continue;
-    if (e.kind == "open" || !seen.count(e.instance)) starts[i] = next++;
-    seen.insert(e.instance);
-  }
-  return starts;
+std::string FixedTitle(const std::string& key) {
+  if (key == "producer") return "Producer";
+  if (key == "operator") return "Operator";
+  if (key == "broker") return "Broker";
+  if (key == "database") return "Database";
+  if (key == "probe") return "scenario check";
+  if (key == "setup") return "set-up";
+  return "";
 }
 
-std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events) {
-  std::vector<LaneId> order;
-  std::map<LaneId, LaneBuilder> builders;
-  const std::vector<int> deliveries = DeliveryStarts(events);
-  // Died steps, by instance, to end a dead process's open transaction.
-  std::vector<const TraceEvent*> deaths;
+}  // namespace
 
-  for (size_t i = 0; i < events.size(); ++i) {
-    const TraceEvent& e = events[i];
-    LaneId id{e.instance, e.pid};
-    auto [it, inserted] = builders.try_emplace(id);
+std::string LaneKey(const TraceEvent& e) {
+  const std::string actor = ActorOf(e);
+  if (actor == kActorScenario) return "";
+  if (actor == kActorBroker) {
+    if (e.op == "send" || e.op == "drop") return "producer";
+    if (e.op == "replay") return "operator";
+    return "broker";
+  }
+  if (actor == kActorDatabase) return "database";
+  if (actor == kActorProbe) return "probe";
+  if (actor == kActorSetup) return "setup";
+  return fmt::format("{}/{}/{}", actor, e.instance, e.pid);
+}
+
+std::string BrokerStepText(const TraceEvent& e, ShortIds& ids, bool* bad) {
+  const std::string m = ids.Name(e.key);
+  *bad = false;
+  if (e.op == "send") return fmt::format("send {}: accepted", m);
+  if (e.op == "drop") {
+    *bad = false;  // the broker doing its job
+    return fmt::format("send {}: dropped as a duplicate", m);
+  }
+  if (e.op == "deliver") return fmt::format("deliver {} (delivery {})", m, e.delivery);
+  if (e.op == "ack") return fmt::format("ack {}", m);
+  const bool dead = e.result.rfind("dead-lettered", 0) == 0;
+  if (e.op == "abandon") {
+    *bad = dead;
+    return dead ? fmt::format("nack {}: dead-lettered (max deliveries)", m)
+                : fmt::format("nack {}: back in the queue", m);
+  }
+  if (e.op == "ack-lost") {
+    *bad = true;
+    return dead ? fmt::format("ack lost for {}: dead-lettered (max deliveries)", m)
+                : fmt::format("ack lost for {}: back in the queue", m);
+  }
+  if (e.op == "dead-letter") {
+    *bad = true;
+    return fmt::format("dead-lettered {}: {}", m, e.result);
+  }
+  if (e.op == "replay") return fmt::format("replay {} from the dead-letter queue", m);
+  return ids.Shorten(fmt::format("{}: {}", e.detail, e.result));
+}
+
+std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& ids) {
+  std::vector<std::string> order;
+  std::map<std::string, LaneBuilder> builders;
+  std::set<std::string> died_instances;  // consumer instances whose process died
+
+  for (const TraceEvent& e : events) {
+    const std::string key = LaneKey(e);
+    if (key.empty()) continue;
+    auto [it, inserted] = builders.try_emplace(key);
     LaneBuilder& b = it->second;
     if (inserted) {
-      order.push_back(id);
+      order.push_back(key);
+      b.lane.key = key;
+      b.lane.actor = ActorOf(e);
       b.lane.instance = e.instance;
       b.lane.pid = e.pid;
       b.lane.first_us = e.at_us;
+      b.lane.secondary = b.lane.actor == kActorProbe;
+      b.lane.title = FixedTitle(key);
+      if (b.lane.title.empty()) {
+        b.lane.title = ActorTitle(e);
+        if (died_instances.count(e.instance)) b.lane.title += " (restarted)";
+      }
     }
     b.lane.last_us = std::max(b.lane.last_us, e.at_us);
-    if (deliveries[i] > 0) {
-      b.lane.marks.push_back(
-          {Mark::Kind::kDelivery, e.at_us, fmt::format("delivery {}", deliveries[i])});
+    if (e.kind == "open" && e.delivery > 0) {
+      b.lane.marks.push_back({Mark::Kind::kDelivery, e.at_us,
+                              fmt::format("{} delivery {}", ids.Name(e.key), e.delivery)});
     }
     if (e.kind == "sql") {
       AddStatement(b, e);
@@ -124,7 +166,7 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events) {
       b.lane.waits.push_back(LockWait{e.at_us, e.at_us, 0, "", ""});
       b.waiting = b.lane.waits.size() - 1;
     } else if (e.kind == "hook") {
-      b.lane.marks.push_back({Mark::Kind::kHook, e.at_us, e.detail});
+      b.lane.marks.push_back({Mark::Kind::kHook, e.at_us, "hook " + e.detail});
     } else if (e.kind == "crash") {
       std::string how =
           e.result.empty() || e.result == "crash" ? "" : fmt::format(" ({})", e.result);
@@ -133,43 +175,47 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events) {
       if (b.open) b.open->crashed = true;
     } else if (e.kind == "send") {
       b.lane.marks.push_back(
-          {Mark::Kind::kSend, e.at_us, fmt::format("{}: {}", e.detail, e.result)});
+          {Mark::Kind::kSend, e.at_us, fmt::format("email sent ({}: {})", e.detail, e.result)});
     } else if (e.kind == "died") {
-      b.lane.marks.push_back({Mark::Kind::kDied, e.at_us, e.result});
-      deaths.push_back(&e);
+      b.lane.marks.push_back({Mark::Kind::kDied, e.at_us, "died: " + e.result});
+      died_instances.insert(e.instance);
+      if (b.open) {
+        Span span = std::move(*b.open);
+        b.open.reset();
+        span.end = Span::End::kDied;
+        span.end_us = e.at_us;
+        span.end_detail = e.result;
+        b.lane.spans.push_back(std::move(span));
+      }
     } else if (e.kind == "recover") {
-      b.lane.marks.push_back({Mark::Kind::kRecover, e.at_us, "recovery: " + e.detail});
+      b.lane.marks.push_back({Mark::Kind::kRecover, e.at_us, "recovery: " + ids.Shorten(e.detail)});
+    } else if (e.kind == "outcome") {
+      const bool bad = e.detail == "NeedsReconciliation" || e.detail == "ContentMismatch";
+      b.lane.marks.push_back({Mark::Kind::kOutcome, e.at_us, e.detail, bad});
+    } else if (e.kind == "broker") {
+      bool bad = false;
+      std::string text = BrokerStepText(e, ids, &bad);
+      b.lane.marks.push_back({Mark::Kind::kBroker, e.at_us, text, bad});
+    } else if (e.kind == "lock") {
+      // Where a write lock was taken and released: the transaction's span already shows
+      // it; the times are in the trace and the JSON.
     } else if (e.kind != "open") {
-      b.lane.marks.push_back({Mark::Kind::kOther, e.at_us, fmt::format("{} {}", e.kind, e.detail)});
+      b.lane.marks.push_back({Mark::Kind::kOther, e.at_us,
+                              ids.Shorten(fmt::format("{} {}: {}", e.kind, e.detail, e.result))});
     }
   }
 
   std::vector<Lane> lanes;
-  for (const LaneId& id : order) {
-    LaneBuilder& b = builders[id];
+  for (const std::string& key : order) {
+    LaneBuilder& b = builders[key];
     if (b.waiting) {
       LockWait& wait = b.lane.waits[*b.waiting];
       wait.end_us = b.lane.last_us;  // never got the lock while recorded
     }
     if (b.open) {
       Span span = std::move(*b.open);
-      // A transaction left open in a process that died ends where its death was seen.
-      const TraceEvent* death = nullptr;
-      for (const TraceEvent* d : deaths) {
-        if (d->instance == id.first && d->pid != id.second && d->at_us >= b.lane.last_us) {
-          death = d;
-          break;
-        }
-      }
-      if (death != nullptr) {
-        span.end = Span::End::kDied;
-        span.end_us = death->at_us;
-        span.end_detail = death->result;
-        b.lane.last_us = std::max(b.lane.last_us, death->at_us);
-      } else {
-        span.end = Span::End::kOpen;
-        span.end_us = b.lane.last_us;
-      }
+      span.end = Span::End::kOpen;
+      span.end_us = b.lane.last_us;
       b.lane.spans.push_back(std::move(span));
     }
     lanes.push_back(std::move(b.lane));
@@ -187,8 +233,7 @@ std::vector<TraceEvent> CausalOrder(std::vector<TraceEvent> events) {
       for (size_t j = i + 1; j < events.size() && events[j].at_us - e.at_us <= kWindowUs; ++j) {
         const TraceEvent& other = events[j];
         if (other.kind != "sql" || (other.instance == e.instance && other.pid == e.pid)) continue;
-        SqlControl control = ClassifySql(other.detail);
-        if (control == SqlControl::kCommit || control == SqlControl::kRollback) last = j;
+        if (IsCommit(other) || IsRollback(other)) last = j;
       }
     }
     if (!last) {

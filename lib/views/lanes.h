@@ -1,7 +1,8 @@
-// The recorded steps of one run regrouped for the views: who did what (a lane per
-// instance and process), which transactions ran from BEGIN to COMMIT or ROLLBACK, where a
-// statement waited for the write lock, and where each delivery began. Built from the
-// events alone, so it works for any scenario.
+// The recorded steps of one run regrouped for the views: who did what (a lane per actor:
+// each consumer instance and process, a restarted process as its own lane, the producer,
+// the broker, the database, the scenario's checks), which transactions ran from BEGIN to
+// COMMIT or ROLLBACK, where a statement waited for the write lock, where each delivery
+// began and how it ended. Built from the events' own fields, so it works for any scenario.
 #pragma once
 
 #include <cstdint>
@@ -9,14 +10,16 @@
 #include <vector>
 
 #include "trace.h"
+#include "views/step_text.h"
 
 namespace dedupsim {
 
 // One statement of a span: when it ended, what it was, what came back.
 struct SpanStep {
   int64_t at_us = 0;
-  std::string statement;  // abbreviated
+  std::string statement;  // StepLabel: "INSERT Inbox"
   std::string result;
+  bool control = false;  // BEGIN, COMMIT or ROLLBACK
 };
 
 // A transaction, or one statement that ran in autocommit mode.
@@ -43,21 +46,37 @@ struct LockWait {
   int64_t start_us = 0;
   int64_t end_us = 0;
   int64_t waited_us = 0;  // the busy handler's own measure
-  std::string statement;  // abbreviated
+  std::string statement;  // StepLabel
   std::string result;     // the statement's result once the wait ended ("" if never)
 };
 
 // A point worth marking on a lane.
 struct Mark {
-  enum class Kind { kDelivery, kHook, kCrash, kSend, kDied, kRecover, kFailure, kOther };
+  enum class Kind {
+    kDelivery,  // a consumer's delivery begins
+    kHook,
+    kCrash,
+    kSend,  // an email sent
+    kDied,
+    kRecover,
+    kFailure,
+    kOutcome,  // what the consumer made of its delivery
+    kBroker,   // a broker or producer step: send, deliver, ack, nack, dead-letter, replay
+    kOther
+  };
   Kind kind = Kind::kOther;
   int64_t at_us = 0;
   std::string text;
+  bool bad = false;  // kBroker/kOutcome: ack lost, dead-lettered, dropped, ...
 };
 
 struct Lane {
-  std::string instance;  // "" for set-up work
+  std::string key;    // LaneKey of its events
+  std::string title;  // "Consumer A", "Consumer A (restarted)", "Broker", "scenario check"
+  std::string actor;  // ActorOf its events
+  std::string instance;
   int pid = 0;
+  bool secondary = false;  // the scenario's own checks: drawn as such
   std::vector<Span> spans;
   std::vector<LockWait> waits;
   std::vector<Mark> marks;
@@ -65,13 +84,18 @@ struct Lane {
   int64_t last_us = 0;
 };
 
-// Lanes in order of their first step.
-std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events);
+// Which lane an event belongs to: one lane per consumer instance and process; one each for
+// the producer, broker, operator, database, set-up and the scenario's checks. "" for events
+// that belong to no lane (sub-run titles, clock marks).
+std::string LaneKey(const TraceEvent& e);
 
-// For each event, the number of the delivery that starts there (1, 2, ...), or 0. A
-// delivery starts where a consumer opens its connection (an "open" step), or at the first
-// step of an instance that opened none (instances run by RunInstances).
-std::vector<int> DeliveryStarts(const std::vector<TraceEvent>& events);
+// Lanes in order of their first step, titled (a consumer instance seen in a second process
+// after its first one died is "(restarted)").
+std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& ids);
+
+// The text of a broker or producer step for pictures: "deliver m1 (delivery 2)", "ack m1",
+// "ack lost: m1 back in the queue", ...; *bad when it is a failure to deliver or settle.
+std::string BrokerStepText(const TraceEvent& e, ShortIds& ids, bool* bad);
 
 // The events in an order a reader can follow: a statement that waited for the lock and
 // was stamped within 2 ms before another instance's COMMIT or ROLLBACK is moved after it

@@ -1,8 +1,10 @@
 // The --diagram mermaid view: a Mermaid sequence diagram of one scenario's run, built from
-// its recorded events only. Participants are the Broker, each consumer instance that took
-// a step, the Database, and the Email provider when an email was sent. A delivery starts
-// where the trace shows one (see DeliveryStarts); statements are abbreviated ("INSERT
-// Inbox") with their results; hooks, lock waits, crashes, deaths and recoveries are notes.
+// its recorded events only. Participants are the actors that took part, each as itself:
+// the Producer, the Broker, an Operator, each consumer instance (a restarted process as its
+// own participant), the Database, side stores (Cache, Email provider) and, boxed apart, the
+// scenario's own checks. Deliveries carry the broker's number; acks, nacks, lost acks and
+// dead letters are arrows back to the broker; each delivery's outcome is a note; sub-runs
+// are titled. Message ids are short (m1, m2); the JSON keeps the full ones.
 #pragma once
 
 #include <string>

@@ -2,80 +2,28 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <vector>
+#include <regex>
 
 namespace dedupsim {
 
-namespace {
-
-std::vector<std::string> Words(std::string_view text) {
-  std::vector<std::string> words;
-  std::string word;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c)) || c == '(' || c == ')' || c == ',') {
-      if (!word.empty()) words.push_back(std::move(word));
-      word.clear();
-    } else {
-      word.push_back(c);
-    }
-  }
-  if (!word.empty()) words.push_back(std::move(word));
-  return words;
+std::string StepLabel(const TraceEvent& e) {
+  if (e.op.empty()) return "SQL";
+  return e.table.empty() ? e.op : fmt::format("{} {}", e.op, e.table);
 }
 
-std::string Upper(std::string_view word) {
-  std::string out(word);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// The word after the first `keyword` (case-insensitive), or "".
-std::string After(const std::vector<std::string>& words, std::string_view keyword) {
-  for (size_t i = 0; i + 1 < words.size(); ++i) {
-    if (Upper(words[i]) == keyword) return words[i + 1];
-  }
-  return "";
-}
-
-std::string Joined(std::string_view verb, const std::string& table) {
-  return table.empty() ? std::string(verb) : fmt::format("{} {}", verb, table);
-}
-
-}  // namespace
-
-std::string AbbreviateSql(std::string_view sql) {
-  std::vector<std::string> words = Words(sql);
-  if (words.empty()) return "";
-  const std::string verb = Upper(words[0]);
-  if (verb == "INSERT" || verb == "REPLACE") return Joined(verb, After(words, "INTO"));
-  if (verb == "UPDATE") return Joined(verb, words.size() > 1 ? words[1] : "");
-  if (verb == "DELETE") return Joined(verb, After(words, "FROM"));
-  if (verb == "SELECT") return Joined(verb, After(words, "FROM"));
-  if (verb == "BEGIN") {
-    const bool plain = words.size() < 2 || Upper(words[1]) == "TRANSACTION";
-    return plain ? verb : fmt::format("{} {}", verb, Upper(words[1]));
-  }
-  if (verb == "PRAGMA") return words.size() > 1 ? fmt::format("PRAGMA {}", words[1]) : verb;
-  return verb;
-}
-
-SqlControl ClassifySql(std::string_view sql) {
-  std::vector<std::string> words = Words(sql);
-  if (words.empty()) return SqlControl::kNone;
-  const std::string verb = Upper(words[0]);
-  if (verb == "BEGIN") return SqlControl::kBegin;
-  if (verb == "COMMIT" || verb == "END") return SqlControl::kCommit;
-  // "ROLLBACK TO savepoint" keeps the transaction open.
-  if (verb == "ROLLBACK" && Upper(After(words, "ROLLBACK")) != "TO") return SqlControl::kRollback;
-  return SqlControl::kNone;
+bool IsBegin(const TraceEvent& e) { return IsSqlOp(e, "BEGIN"); }
+bool IsCommit(const TraceEvent& e) { return IsSqlOp(e, "COMMIT"); }
+bool IsRollback(const TraceEvent& e) { return IsSqlOp(e, "ROLLBACK"); }
+bool IsWrite(const TraceEvent& e) {
+  return IsSqlOp(e, "INSERT") || IsSqlOp(e, "UPDATE") || IsSqlOp(e, "DELETE");
 }
 
 std::string DescribeResult(const TraceEvent& e, bool with_timings) {
   std::string result = e.result.empty() ? "ok" : e.result;
-  const bool select = Upper(AbbreviateSql(e.detail)).rfind("SELECT", 0) == 0;
-  if (select && result == "ok") result = "no row";
+  if (IsSqlOp(e, "SELECT") && result == "ok") result = "no row";
   if (e.busy_calls > 0) {
     if (with_timings) {
       result +=
@@ -101,6 +49,51 @@ std::string ScrubPids(std::string_view text) {
     }
   }
   return out;
+}
+
+ShortIds::ShortIds(const std::vector<TraceEvent>& events) {
+  for (const TraceEvent& e : events) {
+    if (!e.key.empty() && !keys_.count(e.key)) {
+      keys_.emplace(e.key, fmt::format("m{}", keys_.size() + 1));
+    }
+  }
+}
+
+std::string ShortIds::Name(const std::string& key) const {
+  auto it = keys_.find(key);
+  return it == keys_.end() ? key : it->second;
+}
+
+std::vector<std::string> ShortIds::Legend() const {
+  std::vector<std::pair<std::string, std::string>> byname;
+  for (const auto& [key, name] : keys_) byname.emplace_back(name, key);
+  std::sort(byname.begin(), byname.end(), [](const auto& a, const auto& b) {
+    return a.first.size() != b.first.size() ? a.first.size() < b.first.size() : a.first < b.first;
+  });
+  std::vector<std::string> out;
+  for (const auto& [name, key] : byname) out.push_back(name + " = " + key);
+  return out;
+}
+
+std::string ShortIds::Shorten(std::string_view text) {
+  static const std::regex kUuid("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+  const std::string s(text);
+  std::string out;
+  size_t last = 0;
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), kUuid); it != std::sregex_iterator();
+       ++it) {
+    out += s.substr(last, static_cast<size_t>(it->position()) - last);
+    const std::string id = it->str();
+    if (auto k = keys_.find(id); k != keys_.end()) {
+      out += k->second;
+    } else {
+      auto [entry, added] = others_.try_emplace(id, "");
+      if (added) entry->second = fmt::format("id-{}", others_.size());
+      out += entry->second;
+    }
+    last = static_cast<size_t>(it->position() + it->length());
+  }
+  return out + s.substr(last);
 }
 
 }  // namespace dedupsim

@@ -1,22 +1,26 @@
-// Short texts for trace steps, shared by the diagram and the timeline: a statement cut
-// down to its verb and table ("INSERT Inbox"), and a statement's result in words.
+// Short texts for trace steps, shared by the diagram, the timeline and the step-through
+// page, read from what each event recorded about itself (op, table, key, delivery): no
+// view parses SQL text.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "trace.h"
 
 namespace dedupsim {
 
-// "INSERT INTO Inbox (...) VALUES (...)" -> "INSERT Inbox"; "UPDATE StockItems SET ..." ->
-// "UPDATE StockItems"; "SELECT ... FROM Inbox WHERE ..." -> "SELECT Inbox"; BEGIN, COMMIT,
-// ROLLBACK and PRAGMA keep their words. Anything else: its first word.
-std::string AbbreviateSql(std::string_view sql);
+// "INSERT Inbox", "UPDATE StockItems", "SELECT Inbox", "BEGIN", "COMMIT": the statement's op
+// and table. "SQL" for a statement recorded without them.
+std::string StepLabel(const TraceEvent& e);
 
-// What a transaction-control statement is, from its text.
-enum class SqlControl { kNone, kBegin, kCommit, kRollback };
-SqlControl ClassifySql(std::string_view sql);
+// Transaction control, from the op recorded with the statement.
+bool IsBegin(const TraceEvent& e);
+bool IsCommit(const TraceEvent& e);
+bool IsRollback(const TraceEvent& e);
+bool IsWrite(const TraceEvent& e);  // INSERT, UPDATE, DELETE
 
 // A statement's result for a reader: "ok", "no row" / "row" for a SELECT, "constraint
 // 1555", with ", waited N ms" after a lock wait (", waited" alone when timings are left
@@ -26,5 +30,23 @@ std::string DescribeResult(const TraceEvent& event, bool with_timings);
 // Replaces each "pid <digits>" in text with "pid N", for output that must not change
 // between runs.
 std::string ScrubPids(std::string_view text);
+
+// Short names for pictures: each MessageId the events carry becomes m1, m2, ... in the
+// order it first appears; any other UUID in a text (order and book ids) becomes id-1, ...
+// JSON keeps the full ids.
+class ShortIds {
+ public:
+  explicit ShortIds(const std::vector<TraceEvent>& events);
+  // "m1" for a known key; the key itself otherwise (or "" for "").
+  std::string Name(const std::string& key) const;
+  // text with every MessageId and UUID replaced by its short name.
+  std::string Shorten(std::string_view text);
+  // "m1 = <full id>", one per key, in order.
+  std::vector<std::string> Legend() const;
+
+ private:
+  std::map<std::string, std::string> keys_;
+  std::map<std::string, std::string> others_;
+};
 
 }  // namespace dedupsim

@@ -73,12 +73,21 @@ std::string FormatMs(double ms, double step) {
   return fmt::format("{:.2f} ms", ms);
 }
 
+// Where a time goes on the plot. On a time axis, linear in microseconds; on a logical
+// axis (scenarios driven by a manual clock, whose real times mean nothing), each distinct
+// time stamp is one step, evenly spaced.
 struct Scale {
   double lo_us = 0;
   double hi_us = 1;
+  std::vector<int64_t> steps;  // logical axis: the distinct stamps, sorted
+  bool logical() const { return !steps.empty(); }
+  double Pos(int64_t us) const {
+    if (!logical()) return static_cast<double>(us);
+    auto it = std::lower_bound(steps.begin(), steps.end(), us);
+    return static_cast<double>(it - steps.begin());
+  }
   double X(int64_t us) const {
-    return kPlotLeft +
-           (static_cast<double>(us) - lo_us) / (hi_us - lo_us) * (kPlotRight - kPlotLeft);
+    return kPlotLeft + (Pos(us) - lo_us) / (hi_us - lo_us) * (kPlotRight - kPlotLeft);
   }
 };
 
@@ -91,9 +100,10 @@ struct Label {
   double bar_right = 0;     // with on_bar_row: where the bar ends
 };
 
+// Labels at one point, placed together: one line each (long ones wrapped), one leader.
 struct Placed {
-  Label label;
-  std::vector<std::string> lines;  // the text, wrapped
+  double x = 0;                                            // the point, where the leader is
+  std::vector<std::pair<std::string, std::string>> lines;  // text and class
   double left = 0;
   int row = 0;  // the first row; -1: the bar row
 };
@@ -101,7 +111,7 @@ struct Placed {
 // Long texts (a recovery's account) are wrapped into lines of at most this many chars.
 constexpr size_t kLabelChars = 72;
 
-std::vector<std::string> WrapLabel(const std::string& text) {
+std::vector<std::string> WrapLabel(const std::string& text, size_t chars = kLabelChars) {
   std::vector<std::string> lines;
   std::string line;
   size_t start = 0;
@@ -109,7 +119,7 @@ std::vector<std::string> WrapLabel(const std::string& text) {
     size_t end = text.find(' ', start);
     if (end == std::string::npos) end = text.size();
     std::string word = text.substr(start, end - start);
-    if (!line.empty() && line.size() + 1 + word.size() > kLabelChars) {
+    if (!line.empty() && line.size() + 1 + word.size() > chars) {
       lines.push_back(line);
       line.clear();
     }
@@ -123,11 +133,12 @@ std::vector<std::string> WrapLabel(const std::string& text) {
 
 class Rows {
  public:
-  bool Free(int row, double left, double right) const {
+  // No span of the row comes within pad of [left, right].
+  bool Free(int row, double left, double right, double pad = 6) const {
     auto it = taken_.find(row);
     if (it == taken_.end()) return true;
     for (auto [l, r] : it->second) {
-      if (left < r + 6 && l < right + 6) return false;
+      if (left < r + pad && l < right + pad) return false;
     }
     return true;
   }
@@ -142,36 +153,93 @@ class Rows {
   std::map<int, std::vector<std::pair<double, double>>> taken_;
 };
 
-// Each label in the first rows below the bar where it overlaps nothing, left-aligned at
-// its point, or shifted left so that it ends inside the drawing.
-std::vector<Placed> PlaceLabels(std::vector<Label> labels, Rows& rows) {
+// Places each label where it overlaps no other label, no leader line and no bar. A label
+// may sit on the bar's row right of its bar (the end of a transaction); the others hang
+// below the bar on a leader line, the text ending at the line (or, near the left edge,
+// starting at it), in the first rows where neither the text nor the leader's path through
+// the rows above meets anything. Labels at the same point share one leader, a line each.
+std::vector<Placed> PlaceLabels(std::vector<Label> labels, Rows& rows, bool prefer_start = false) {
   std::stable_sort(labels.begin(), labels.end(),
                    [](const Label& a, const Label& b) { return a.x < b.x; });
   std::vector<Placed> placed;
-  for (Label& label : labels) {
+  std::vector<Placed> hanging;
+  for (const Label& label : labels) {
     std::vector<std::string> lines = WrapLabel(label.text);
-    double width = 0;
-    for (const std::string& line : lines) width = std::max(width, TextWidth(line));
     if (label.on_bar_row && lines.size() == 1) {
-      double left = label.bar_right + 8;
-      if (left + width <= kWidth - 4 && rows.Free(-1, left, left + width)) {
+      const double width = TextWidth(lines.front());
+      const double left = label.bar_right + 8;
+      if (left + width <= kWidth - 8 && rows.Free(-1, left, left + width)) {
         rows.Take(-1, left, left + width);
-        placed.push_back({label, lines, left, -1});
+        placed.push_back({label.x, {{lines.front(), label.css}}, left, -1});
         continue;
       }
     }
-    const double left = std::clamp(label.x - 2, 8.0, std::max(8.0, kWidth - 8 - width));
-    const int n = static_cast<int>(lines.size());
-    auto fits = [&](int first) {
+    if (!hanging.empty() && label.x - hanging.back().x < 3) {
+      for (const std::string& line : lines) hanging.back().lines.push_back({line, label.css});
+      continue;
+    }
+    Placed p;
+    p.x = label.x;
+    for (const std::string& line : lines) p.lines.push_back({line, label.css});
+    hanging.push_back(std::move(p));
+  }
+  constexpr int kMaxRows = 400;
+  for (Placed& p : hanging) {
+    // Too wide to end at its leader (near the left edge): wrapped narrower, so that it
+    // does not have to start there and cover the leaders of the labels after it.
+    if (!prefer_start) {
+      double widest = 0;
+      for (const auto& line : p.lines) widest = std::max(widest, TextWidth(line.first));
+      const double room = p.x - 1 - 8;
+      const size_t chars = room > 4 ? static_cast<size_t>((room - 4) / kCharWidth) : 0;
+      if (widest > room && chars >= 12) {
+        std::vector<std::pair<std::string, std::string>> narrow;
+        for (const auto& [line, css] : p.lines) {
+          for (const std::string& part : WrapLabel(line, chars)) narrow.push_back({part, css});
+        }
+        p.lines = std::move(narrow);
+      }
+    }
+    double width = 0;
+    for (const auto& line : p.lines) width = std::max(width, TextWidth(line.first));
+    const int n = static_cast<int>(p.lines.size());
+    auto fits = [&](double left, int first, bool leader_too) {
       for (int r = first; r < first + n; ++r) {
         if (!rows.Free(r, left, left + width)) return false;
       }
+      for (int r = 0; leader_too && r < first; ++r) {
+        if (!rows.Free(r, p.x - 0.5, p.x + 0.5, 1)) return false;
+      }
       return true;
     };
-    int row = 0;
-    while (!fits(row)) ++row;
-    for (int r = row; r < row + n; ++r) rows.Take(r, left, left + width);
-    placed.push_back({label, lines, left, row});
+    std::vector<double> lefts;
+    if (p.x - 1 - width >= 8) lefts.push_back(p.x - 1 - width);  // ending at the leader
+    if (p.x + 1 + width <= kWidth - 8) {
+      lefts.insert(prefer_start ? lefts.begin() : lefts.end(), p.x + 1);  // starting at it
+    }
+    if (lefts.empty()) lefts.push_back(std::clamp(p.x - width / 2, 8.0, kWidth - 8 - width));
+    int best_row = kMaxRows;
+    double best_left = lefts.front();
+    // The first side that has room at all, however deep: ending at the leader keeps the
+    // text off the leaders of the labels to its right.
+    for (double left : lefts) {
+      int row = 0;
+      while (row < kMaxRows && !fits(left, row, true)) ++row;
+      if (row < kMaxRows) {
+        best_row = row;
+        best_left = left;
+        break;
+      }
+    }
+    if (best_row == kMaxRows) {  // nowhere without a crossing: at least no overlap
+      best_row = 0;
+      while (!fits(best_left, best_row, false)) ++best_row;
+    }
+    p.left = best_left;
+    p.row = best_row;
+    for (int r = best_row; r < best_row + n; ++r) rows.Take(r, best_left, best_left + width);
+    for (int r = 0; r < best_row + n; ++r) rows.Take(r, p.x - 0.5, p.x + 0.5);
+    placed.push_back(std::move(p));
   }
   return placed;
 }
@@ -209,7 +277,7 @@ std::string EndLabel(const Span& span) {
 std::string Join(const std::vector<SpanStep>& steps, bool skip_control) {
   std::string out;
   for (const SpanStep& step : steps) {
-    if (skip_control && ClassifySql(step.statement) != SqlControl::kNone) continue;
+    if (skip_control && step.control) continue;
     if (!out.empty()) out += ", ";
     out += step.statement;
   }
@@ -232,17 +300,14 @@ std::string MarkClass(Mark::Kind kind) {
       return "recover";
     case Mark::Kind::kFailure:
       return "failure";
+    case Mark::Kind::kOutcome:
+      return "outcome";
+    case Mark::Kind::kBroker:
+      return "broker";
     case Mark::Kind::kOther:
       break;
   }
   return "note";
-}
-
-// Consumer instances are letters (A, B); other actors (dispatcher, downstream, operator)
-// are drawn under their own names, as in the Mermaid view.
-std::string LaneTitle(const Lane& lane) {
-  if (lane.instance.empty()) return "set-up";
-  return lane.instance.size() == 1 ? "Consumer " + lane.instance : lane.instance;
 }
 
 // One marker glyph centred on x, on the bar row whose top is y.
@@ -270,6 +335,13 @@ std::string Glyph(Mark::Kind kind, double x, double y) {
       return fmt::format(
           "<path class=\"delivery-mark\" d=\"M{0} {1} L{0} {2} M{3} {4} L{0} {1} L{5} {4}\"/>\n",
           Num(x), Num(y - 8), Num(y + kBarHeight + 2), Num(x - 4), Num(y - 3), Num(x + 4));
+    case Mark::Kind::kOutcome:
+      return fmt::format(
+          "<rect class=\"outcome-mark\" x=\"{}\" y=\"{}\" width=\"4\" height=\"{}\"/>\n",
+          Num(x - 2), Num(y), Num(kBarHeight));
+    case Mark::Kind::kBroker:
+      return fmt::format("<circle class=\"broker-mark\" cx=\"{}\" cy=\"{}\" r=\"4\"/>\n", Num(x),
+                         Num(mid));
     case Mark::Kind::kFailure:
     case Mark::Kind::kOther:
       break;
@@ -277,22 +349,66 @@ std::string Glyph(Mark::Kind kind, double x, double y) {
   return "";
 }
 
+// Words wrapped into lines of at most `chars` characters.
+std::vector<std::string> Wrap(const std::string& text, size_t chars) {
+  std::vector<std::string> lines;
+  std::string line;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    std::string word = text.substr(start, end - start);
+    if (!line.empty() && line.size() + 1 + word.size() > chars) {
+      lines.push_back(line);
+      line.clear();
+    }
+    if (!line.empty()) line += ' ';
+    line += word;
+    start = end + 1;
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(line);
+  return lines;
+}
+
 struct SectionOut {
   std::string svg;
   double height = 0;
 };
 
-SectionOut DrawSection(const TimelineSection& section, double top) {
+// The span of real time a section's steps cover, in microseconds (0: a logical axis).
+double SectionSpanUs(const std::vector<TraceEvent>& events) {
+  bool logical = false;
+  int64_t lo = 0, hi = 0;
+  bool any = false;
+  for (const TraceEvent& e : events) {
+    if (e.kind == "clock") logical = true;
+    if (LaneKey(e).empty() && e.kind != "part") continue;
+    if (!any) lo = hi = e.at_us;
+    any = true;
+    lo = std::min(lo, e.at_us);
+    hi = std::max(hi, e.at_us);
+  }
+  if (logical || !any) return 0;
+  return static_cast<double>(hi - lo);
+}
+
+SectionOut DrawSection(const TimelineSection& section, double top, double common_span_us) {
   SectionOut out;
   std::string& s = out.svg;
   double y = top;
   s += fmt::format("<text class=\"section\" x=\"16\" y=\"{}\">{}</text>\n", Num(y + 18),
                    Escape(section.scenario));
-  s += fmt::format("<text class=\"line\" x=\"16\" y=\"{}\">{}</text>\n", Num(y + 38),
-                   Escape(section.line));
-  y += 54;
+  y += 24;
+  // The scenario's line, wrapped to the drawing's width (12.5 px monospace).
+  for (const std::string& line : Wrap(section.line, static_cast<size_t>((kWidth - 40) / 7.6))) {
+    s += fmt::format("<text class=\"line\" x=\"16\" y=\"{}\">{}</text>\n", Num(y + 14),
+                     Escape(line));
+    y += 17;
+  }
+  y += 12;
 
-  std::vector<Lane> lanes = BuildLanes(section.events);
+  ShortIds ids(section.events);
+  std::vector<Lane> lanes = BuildLanes(section.events, ids);
   if (lanes.empty()) {
     s += fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\">no steps were recorded</text>\n",
                      Num(kPlotLeft), Num(y + 14));
@@ -300,14 +416,52 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
     return out;
   }
 
-  int64_t lo = lanes.front().first_us, hi = lanes.front().last_us;
-  for (const Lane& lane : lanes) {
-    lo = std::min(lo, lane.first_us);
-    hi = std::max(hi, lane.last_us);
-    for (const Span& span : lane.spans) hi = std::max(hi, span.end_us);
+  Scale scale;
+  std::vector<const TraceEvent*> clocks, parts;
+  for (const TraceEvent& e : section.events) {
+    if (e.kind == "clock") clocks.push_back(&e);
+    if (e.kind == "part") parts.push_back(&e);
   }
-  double range = std::max<double>(static_cast<double>(hi - lo), 1000.0);
-  Scale scale{static_cast<double>(lo) - 0.03 * range, static_cast<double>(hi) + 0.04 * range};
+  if (!clocks.empty()) {
+    for (const TraceEvent& e : section.events) scale.steps.push_back(e.at_us);
+    std::sort(scale.steps.begin(), scale.steps.end());
+    scale.steps.erase(std::unique(scale.steps.begin(), scale.steps.end()), scale.steps.end());
+    const double n = static_cast<double>(scale.steps.size());
+    scale.lo_us = -0.02 * n - 0.5;
+    scale.hi_us = n - 1 + 0.03 * n + 0.5;
+  } else {
+    int64_t lo = lanes.front().first_us, hi = lanes.front().last_us;
+    for (const Lane& lane : lanes) {
+      lo = std::min(lo, lane.first_us);
+      hi = std::max(hi, lane.last_us);
+      for (const Span& span : lane.spans) hi = std::max(hi, span.end_us);
+    }
+    for (const TraceEvent* p : parts) lo = std::min(lo, p->at_us);
+    double range = std::max<double>(static_cast<double>(hi - lo), 1000.0);
+    // One scale for every section of the drawing: the longest section's.
+    range = std::max(range, common_span_us);
+    scale.lo_us = static_cast<double>(lo) - 0.03 * range;
+    scale.hi_us = static_cast<double>(lo) + 1.04 * range;
+  }
+
+  // Sub-run titles, each above the lanes where it begins, in rows of their own.
+  std::string part_marks;
+  if (!parts.empty()) {
+    Rows rows;
+    std::vector<Label> labels;
+    for (const TraceEvent* p : parts)
+      labels.push_back({scale.X(p->at_us), "▸ " + p->detail, "part-label", false, 0});
+    std::vector<Placed> done = PlaceLabels(labels, rows, true);
+    for (const Placed& p : done) {
+      double line_y = y + 11 + p.row * kRowHeight;
+      for (const auto& [line, css] : p.lines) {
+        part_marks += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", css,
+                                  Num(p.left + 2), Num(line_y), Escape(line));
+        line_y += kRowHeight;
+      }
+    }
+    y += rows.count() * kRowHeight + 4;
+  }
   const double lanes_top = y;
 
   std::string backgrounds;  // drawn first, under the grid
@@ -315,10 +469,18 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
   for (size_t li = 0; li < lanes.size(); ++li) {
     const Lane& lane = lanes[li];
     Rows rows;
+    rows.Take(0, 8, kPlotLeft - 30);  // the pid (or "not a consumer step") under the lane's name
     std::vector<Label> labels;
     std::string bars;
     const double bar_y = y + kBarTop;
 
+    // Marks drawn on the bar row: text inside a bar must not run under them.
+    std::vector<double> glyphs;
+    for (const Mark& mark : lane.marks) {
+      if (mark.kind != Mark::Kind::kHook && mark.kind != Mark::Kind::kDelivery) {
+        glyphs.push_back(scale.X(mark.at_us));
+      }
+    }
     for (const Span& span : lane.spans) {
       double x0 = scale.X(span.start_us), x1 = scale.X(span.end_us);
       if (span.kind == Span::Kind::kAutocommit) {
@@ -336,7 +498,11 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
           "rx=\"2\"><title>{}</title></rect>\n",
           SpanClass(span), Num(x0), Num(bar_y), Num(x1 - x0), Num(kBarHeight), Escape(tip));
       if (span.kind == Span::Kind::kAutocommit) {
-        labels.push_back({x1, span.steps.front().statement, "label", false, 0});
+        labels.push_back(
+            {x1,
+             span.steps.front().statement + ": " +
+                 (span.steps.front().result.empty() ? "ok" : span.steps.front().result),
+             "label", false, 0});
         continue;
       }
       for (const SpanStep& step : span.steps) {
@@ -349,7 +515,10 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
       }
       std::string inside = Join(span.steps, true);
       std::string content = inside.empty() ? "BEGIN" : "BEGIN: " + inside;
-      if (x1 - x0 >= TextWidth(content) + 6) {
+      const double text_right = x0 + 4 + TextWidth(content);
+      const bool covered = std::any_of(glyphs.begin(), glyphs.end(),
+                                       [&](double g) { return g + 8 > x0 && g - 8 < text_right; });
+      if (x1 - x0 >= TextWidth(content) + 6 && !covered) {
         bars += fmt::format("<text class=\"inbar\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x0 + 4),
                             Num(bar_y + 13), Escape(content));
       } else {
@@ -365,6 +534,7 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
     std::string waits;
     for (const LockWait& wait : lane.waits) {
       double x0 = scale.X(wait.start_us), x1 = std::max(scale.X(wait.end_us), x0 + kMinBar);
+      rows.Take(-1, x0, x1);
       waits += fmt::format(
           "<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>lock "
           "wait</title></rect>\n",
@@ -380,64 +550,99 @@ SectionOut DrawSection(const TimelineSection& section, double top) {
     std::string marks;
     for (const Mark& mark : lane.marks) {
       double x = scale.X(mark.at_us);
+      if (mark.kind != Mark::Kind::kHook && mark.kind != Mark::Kind::kDelivery) {
+        rows.Take(-1, x - 7, x + 7);  // its glyph sits on the bar row
+      }
       marks += Glyph(mark.kind, x, bar_y);
-      std::string text = mark.kind == Mark::Kind::kHook   ? "hook " + mark.text
-                         : mark.kind == Mark::Kind::kSend ? "email sent (" + mark.text + ")"
-                         : mark.kind == Mark::Kind::kDied ? "died: " + mark.text
-                                                          : mark.text;
-      labels.push_back({x, text, MarkClass(mark.kind) + "-label", false, 0});
+      std::string css = MarkClass(mark.kind) + "-label";
+      if (mark.bad) css += " bad";
+      labels.push_back({x, mark.text, css, false, 0});
     }
 
     std::vector<Placed> placed = PlaceLabels(labels, rows);
     const double rows_top = bar_y + kBarHeight + 6;
     const double lane_height = kBarTop + kBarHeight + 6 + rows.count() * kRowHeight + 8;
-    if (li % 2 == 0) {
+    const std::string bg = lane.secondary ? "lane-bg secondary" : "lane-bg";
+    if (li % 2 == 0 || lane.secondary) {
       backgrounds +=
-          fmt::format("<rect class=\"lane-bg\" x=\"8\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
+          fmt::format("<rect class=\"{}\" x=\"8\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n", bg,
                       Num(y), Num(kWidth - 16), Num(lane_height));
     }
-    body += fmt::format("<text class=\"lane\" x=\"16\" y=\"{}\">{}</text>\n", Num(bar_y + 13),
-                        Escape(LaneTitle(lane)));
-    body += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">pid {}</text>\n", Num(bar_y + 27),
-                        lane.pid);
+    body +=
+        fmt::format("<g class=\"{}\">\n", lane.secondary ? "lane-group secondary" : "lane-group");
+    body += fmt::format("<text class=\"lane{}\" x=\"16\" y=\"{}\">{}</text>\n",
+                        lane.secondary ? " secondary" : "", Num(bar_y + 13), Escape(lane.title));
+    if (lane.actor == kActorConsumer || lane.secondary) {
+      body += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">{}</text>\n", Num(bar_y + 27),
+                          lane.secondary ? "not a consumer step" : fmt::format("pid {}", lane.pid));
+    }
     body += bars + waits + marks;
     for (const Placed& p : placed) {
-      const Label& l = p.label;
       if (p.row < 0) {
-        body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", l.css,
-                            Num(p.left + 2), Num(bar_y + 13), Escape(p.lines.front()));
+        body +=
+            fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", p.lines.front().second,
+                        Num(p.left + 2), Num(bar_y + 13), Escape(p.lines.front().first));
         continue;
       }
       double baseline = rows_top + p.row * kRowHeight + 10;
-      body += fmt::format("<line class=\"leader\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
-                          Num(l.x), Num(bar_y + kBarHeight), Num(baseline - 9));
-      for (const std::string& line : p.lines) {
-        body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", l.css,
+      body +=
+          fmt::format("<line class=\"leader\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                      Num(p.x), Num(bar_y + kBarHeight),
+                      Num(baseline - 4 + (static_cast<double>(p.lines.size()) - 1) * kRowHeight));
+      for (const auto& [line, css] : p.lines) {
+        body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", css,
                             Num(p.left + 2), Num(baseline), Escape(line));
         baseline += kRowHeight;
       }
     }
+    body += "</g>\n";
     y += lane_height;
   }
 
-  // The axis: grid lines behind the lanes, ticks and labels under them.
-  double lo_ms = scale.lo_us / 1000.0, hi_ms = scale.hi_us / 1000.0;
-  double step = NiceStep(hi_ms - lo_ms, 8);
   std::string grid;
+  // Sub-runs: a dashed line from the title down through the lanes.
+  for (const TraceEvent* p : parts) {
+    double x = scale.X(p->at_us);
+    grid += fmt::format("<line class=\"part\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                        Num(x), Num(lanes_top - 4), Num(y + 4));
+  }
   std::string axis = fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>\n",
                                  Num(kPlotLeft), Num(y + 4), Num(kPlotRight), Num(y + 4));
-  for (double t = std::ceil(lo_ms / step) * step; t <= hi_ms + 1e-9; t += step) {
-    double x = scale.X(static_cast<int64_t>(std::llround(t * 1000)));
-    grid += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
-                        Num(x), Num(lanes_top), Num(y + 4));
-    axis += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
-                        Num(x), Num(y + 4), Num(y + 9));
-    axis += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x), Num(y + 21),
-                        FormatMs(t, step));
+  if (scale.logical()) {
+    // Steps in order; the simulated time written where the scenario set its clock, as
+    // long as the labels do not run into each other.
+    double free_from = 16 + 24 * 6.1 + 8;  // after the axis caption
+    for (const TraceEvent* c : clocks) {
+      double x = scale.X(c->at_us);
+      grid += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                          Num(x), Num(lanes_top), Num(y + 4));
+      axis += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                          Num(x), Num(y + 4), Num(y + 9));
+      const double w = static_cast<double>(c->detail.size()) * 6.1;
+      if (x - w / 2 >= free_from && x + w / 2 <= kWidth - 8) {
+        axis += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x),
+                            Num(y + 21), Escape(c->detail));
+        free_from = x + w / 2 + 8;
+      }
+    }
+    axis += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">steps (simulated clock)</text>\n",
+                        Num(y + 21));
+  } else {
+    double lo_ms = scale.lo_us / 1000.0, hi_ms = scale.hi_us / 1000.0;
+    double step = NiceStep(hi_ms - lo_ms, 8);
+    for (double t = std::ceil(lo_ms / step) * step; t <= hi_ms + 1e-9; t += step) {
+      double x = scale.X(static_cast<int64_t>(std::llround(t * 1000)));
+      grid += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                          Num(x), Num(lanes_top), Num(y + 4));
+      axis += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                          Num(x), Num(y + 4), Num(y + 9));
+      axis += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x), Num(y + 21),
+                          FormatMs(t, step));
+    }
+    axis += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">ms since the run began</text>\n",
+                        Num(y + 21));
   }
-  axis += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">ms since the run began</text>\n",
-                      Num(y + 21));
-  s += backgrounds + grid + body + axis;
+  s += backgrounds + grid + part_marks + body + axis;
   out.height = y + 34 - top;
   return out;
 }
@@ -484,6 +689,8 @@ std::string Legend(double top, double* height) {
   item(glyph(Mark::Kind::kDied, 0), "process death seen");
   item(glyph(Mark::Kind::kRecover, 0), "recovery");
   item(glyph(Mark::Kind::kSend, 0), "email sent");
+  item(glyph(Mark::Kind::kOutcome, 0), "the delivery's outcome");
+  item(glyph(Mark::Kind::kBroker, 0), "broker step (send, deliver, ack, nack)");
   *height = y + 24 - top;
   return s;
 }
@@ -524,6 +731,16 @@ text { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 1
 .send-mark { fill: #8e24aa; }
 .recover-mark { fill: #1e88e5; stroke: #0d47a1; }
 .delivery-mark { stroke: #283593; stroke-width: 1.5; fill: none; }
+.outcome-mark { fill: #2e7d32; }
+.broker-mark { fill: #5d4037; }
+.outcome-label { fill: #2e7d32; font-weight: bold; }
+.broker-label { fill: #5d4037; }
+.bad { fill: #b71c1c; font-weight: bold; }
+.part { stroke: #37474f; stroke-width: 1.5; stroke-dasharray: 6 4; }
+.part-label { font-weight: bold; fill: #37474f; }
+.lane-bg.secondary { fill: #eceff1; }
+.lane.secondary { fill: #78909c; font-style: italic; font-weight: normal; }
+.secondary text { fill-opacity: 0.75; }
 </style>
 <defs>
 <pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
@@ -538,8 +755,12 @@ text { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 1
 std::string SvgTimeline(const std::vector<TimelineSection>& sections) {
   std::string body;
   double y = 64;
+  double common_span_us = 0;  // one time scale for every section on a time axis
   for (const TimelineSection& section : sections) {
-    SectionOut out = DrawSection(section, y);
+    common_span_us = std::max(common_span_us, SectionSpanUs(section.events));
+  }
+  for (const TimelineSection& section : sections) {
+    SectionOut out = DrawSection(section, y, common_span_us);
     body += out.svg;
     y += out.height + 16;
   }
@@ -558,8 +779,8 @@ std::string SvgTimeline(const std::vector<TimelineSection>& sections) {
                      Num(kWidth), Num(y));
   svg += "<text class=\"title\" x=\"16\" y=\"30\">dedupsim timeline</text>\n";
   svg +=
-      "<text class=\"subtitle\" x=\"16\" y=\"50\">one lane per consumer instance and process; "
-      "bars are transactions (BEGIN to COMMIT or ROLLBACK); time as --trace stamps it</text>\n";
+      "<text class=\"subtitle\" x=\"16\" y=\"50\">one lane per actor (each consumer process, "
+      "broker, producer, the scenario's own checks in grey); bars are transactions</text>\n";
   svg += body;
   svg += "</svg>\n";
   return svg;

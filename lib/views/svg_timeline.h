@@ -1,9 +1,13 @@
 // The --timeline view: a self-contained SVG (no scripts, fonts or links to fetch) that
-// draws each scenario's run against a time axis in ms, as the --trace view stamps it. One
-// lane per consumer instance and process; a bar per transaction from BEGIN to COMMIT or
-// ROLLBACK (or to the death of its process), a short bar per autocommit statement; lock
-// waits hatched; crash points, hooks, deliveries, emails and recoveries marked. Several
-// scenarios are stacked as sections of one drawing, each with its own axis.
+// draws each scenario's run against a time axis in ms, as the --trace view stamps it, or,
+// for a scenario driven by a manual clock, against its steps in order with the simulated
+// day written where the clock was set. One lane per actor (each consumer instance and
+// process, a restarted process apart, producer, broker, operator, database, and the
+// scenario's own checks in grey); a bar per transaction from BEGIN to COMMIT or ROLLBACK
+// (or to the death of its process), a short bar per autocommit statement; lock waits
+// hatched; crash points, hooks, deliveries, outcomes, acks, emails and recoveries marked;
+// sub-runs titled. Labels are placed in rows so that none overlaps another or a leader
+// line. Several scenarios are stacked as sections of one drawing on one time scale.
 #pragma once
 
 #include <string>

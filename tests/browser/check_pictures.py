@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""Renders dedupsim's pictures in headless Chromium and checks them from the rendered page.
+
+  check_pictures.py svg     DEDUPSIM WORKDIR [--screenshot PNG]
+                                               every scenario's --timeline: no two labels
+                                               overlap, no label crosses a leader line or a
+                                               mark, nothing is cut at the edge
+  check_pictures.py mermaid DEDUPSIM WORKDIR   every scenario's --diagram mermaid parses and
+                                               renders with the pinned mermaid 11
+  check_pictures.py html    DEDUPSIM WORKDIR [--screenshot PNG]
+                                               naive's --html page, stepped by key presses,
+                                               shows Reserved 2 then 4
+
+The checks run as a small script inside the page; Chromium prints the page after it ran
+(--dump-dom) and this script reads the verdict from it. A missing tool is a failure, not a
+skip: `sh tools/setup.sh --tests` installs chromium and the pinned npm packages.
+"""
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MERMAID = os.path.join(HERE, "node_modules", "mermaid", "dist", "mermaid.min.js")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--hide-scrollbars"]
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def chromium(work, args, timeout=240):
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe:
+        fail("chromium is not installed (run: sh tools/setup.sh --tests)")
+    profile = os.path.join(work, "profile-%d" % len(os.listdir(work)))
+    cmd = [exe] + FLAGS + ["--user-data-dir=" + profile] + args
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    shutil.rmtree(profile, ignore_errors=True)
+    return run
+
+
+def dump(work, page, budget_ms=20000):
+    run = chromium(work, ["--virtual-time-budget=%d" % budget_ms, "--run-all-compositor-stages-before-draw",
+                          "--dump-dom", "file://" + page])
+    m = re.search(r'<pre id="verdict">(.*?)</pre>', run.stdout, re.S)
+    if not m:
+        print(run.stderr[-3000:])
+        fail("the page gave no verdict (see Chromium's output above)")
+    return json.loads(html.unescape(m.group(1)))
+
+
+def scenarios(dedupsim):
+    out = subprocess.run([dedupsim, "list", "--format", "json"], capture_output=True, text=True,
+                         check=True).stdout
+    return [json.loads(line)["scenario"] for line in out.splitlines() if line.strip()]
+
+
+# Every scenario as it runs by default, plus the variants whose pictures differ most.
+def runs(dedupsim):
+    out = [[name] for name in scenarios(dedupsim)]
+    out += [["crash-before-commit", "--crash-mode", "kill"],
+            ["check-then-process", "--crash-mode", "exit"],
+            ["email", "--crash-mode", "kill"],
+            ["concurrent", "--instances", "processes"],
+            ["all"]]
+    return out
+
+
+SVG_CHECK = r"""
+<pre id="verdict"></pre>
+<script>
+(function () {
+  const problems = [];
+  let texts = 0;
+  function inter(a, b, slack) {
+    return a.left < b.right - slack && b.left < a.right - slack &&
+           a.top < b.bottom - slack && b.top < a.bottom - slack;
+  }
+  document.querySelectorAll('div.case').forEach(function (box) {
+    const name = box.dataset.name;
+    const svg = box.querySelector('svg');
+    const frame = svg.getBoundingClientRect();
+    const ts = Array.from(svg.querySelectorAll('text')).map(function (t) {
+      return {t: t.textContent, r: t.getBoundingClientRect()};
+    }).filter(function (x) { return x.t.trim() !== '' && x.r.width > 0; });
+    texts += ts.length;
+    ts.forEach(function (a) {
+      if (a.r.left < frame.left - 0.5 || a.r.right > frame.right + 0.5 ||
+          a.r.top < frame.top - 0.5 || a.r.bottom > frame.bottom + 0.5) {
+        problems.push(name + ': cut at the edge: "' + a.t + '"');
+      }
+    });
+    for (let i = 0; i < ts.length; i++) {
+      for (let j = i + 1; j < ts.length; j++) {
+        if (inter(ts[i].r, ts[j].r, 1.0)) {
+          problems.push(name + ': "' + ts[i].t + '" overlaps "' + ts[j].t + '"');
+        }
+      }
+    }
+    const marks = Array.from(svg.querySelectorAll('line.leader, [class$="-mark"]')).map(function (m) {
+      return {c: m.getAttribute('class'), r: m.getBoundingClientRect()};
+    });
+    ts.forEach(function (a) {
+      marks.forEach(function (m) {
+        if (inter(a.r, m.r, 1.5)) problems.push(name + ': "' + a.t + '" is crossed by a ' + m.c);
+      });
+    });
+  });
+  document.getElementById('verdict').textContent =
+      JSON.stringify({cases: document.querySelectorAll('div.case').length, texts: texts, problems: problems});
+})();
+</script>
+"""
+
+
+def check_svg(dedupsim, work):
+    parts = []
+    for i, args in enumerate(runs(dedupsim)):
+        path = os.path.join(work, "t%d.svg" % i)
+        subprocess.run([dedupsim, "run"] + args + ["--timeline", path], capture_output=True,
+                       check=True)
+        svg = open(path, encoding="utf-8").read()
+        svg = svg[svg.index("<svg"):]
+        parts.append('<div class="case" data-name="%s">%s</div>' % (html.escape(" ".join(args)), svg))
+    page = os.path.join(work, "svg.html")
+    with open(page, "w", encoding="utf-8") as f:
+        f.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0}'
+                'div.case{margin:0 0 20px 0}</style></head><body>' + "".join(parts) + SVG_CHECK +
+                "</body></html>")
+    verdict = dump(work, page)
+    print("timelines: %d, texts checked: %d" % (verdict["cases"], verdict["texts"]))
+    if verdict["cases"] != len(parts) or verdict["texts"] < 20 * len(parts):
+        fail("the timelines did not render: %s" % verdict)
+    for p in verdict["problems"]:
+        print("  " + p)
+    if verdict["problems"]:
+        fail("%d label problems" % len(verdict["problems"]))
+    print("PASS: every timeline lays out without overlaps or cut labels")
+
+
+def timeline_shot(dedupsim, work, png):
+    """The docs' timeline picture: crash-before-commit with a killed process."""
+    path = os.path.join(work, "crash.svg")
+    subprocess.run([dedupsim, "run", "crash-before-commit", "--crash-mode", "kill", "--timeline",
+                    path], capture_output=True, check=True)
+    svg = open(path, encoding="utf-8").read()
+    width, height = re.search(r'<svg [^>]*width="([0-9.]+)" height="([0-9.]+)"', svg).groups()
+    chromium(work, ["--window-size=%d,%d" % (float(width), float(height)), "--screenshot=" + png,
+                    "file://" + path])
+    if not os.path.exists(png):
+        fail("no screenshot of the timeline")
+    print("screenshot: " + png)
+
+
+MERMAID_CHECK = r"""
+<pre id="verdict"></pre>
+<script>
+(async function () {
+  const out = {rendered: 0, errors: []};
+  try {
+    mermaid.initialize({startOnLoad: false, securityLevel: 'strict'});
+    const cases = JSON.parse(document.getElementById('cases').textContent);
+    for (let i = 0; i < cases.length; i++) {
+      try {
+        await mermaid.parse(cases[i].text);
+        const r = await mermaid.render('d' + i, cases[i].text);
+        if (!r.svg || r.svg.indexOf('<svg') < 0) throw new Error('no svg');
+        if (r.svg.indexOf('Syntax error') >= 0) throw new Error('rendered a syntax error');
+        out.rendered++;
+      } catch (e) {
+        out.errors.push(cases[i].name + ': ' + (e && e.message ? e.message : String(e)));
+      }
+    }
+  } catch (e) {
+    out.errors.push('mermaid: ' + e);
+  }
+  document.getElementById('verdict').textContent = JSON.stringify(out);
+})();
+</script>
+"""
+
+
+def check_mermaid(dedupsim, work):
+    if not os.path.exists(MERMAID):
+        fail("mermaid is not installed in tests/browser (run: sh tools/setup.sh --tests)")
+    cases = []
+    for args in runs(dedupsim):
+        out = subprocess.run([dedupsim, "run"] + args + ["--diagram", "mermaid", "--format", "json"],
+                             capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            j = json.loads(line)
+            cases.append({"name": " ".join(args) + " / " + j["scenario"], "text": j["diagram"]})
+    page = os.path.join(work, "mermaid.html")
+    data = json.dumps(cases).replace("<", "\\u003c")
+    with open(page, "w", encoding="utf-8") as f:
+        f.write('<!DOCTYPE html><html><head><meta charset="utf-8"><script src="file://%s"></script>'
+                '</head><body><script type="application/json" id="cases">%s</script>%s</body></html>'
+                % (MERMAID, data, MERMAID_CHECK))
+    verdict = dump(work, page, 60000)
+    # The version that rendered them: the one installed from the lockfile.
+    package = os.path.join(HERE, "node_modules", "mermaid", "package.json")
+    verdict["version"] = json.load(open(package, encoding="utf-8"))["version"]
+    print("mermaid %s: %d of %d diagrams rendered" % (verdict["version"], verdict["rendered"], len(cases)))
+    for e in verdict["errors"]:
+        print("  " + e)
+    if not verdict["version"].startswith("11."):
+        fail("not mermaid 11: %r" % verdict["version"])
+    if verdict["errors"] or verdict["rendered"] != len(cases):
+        fail("%d diagrams failed" % len(verdict["errors"]))
+    print("PASS: every diagram renders with mermaid %s" % verdict["version"])
+
+
+HTML_CHECK = r"""
+<pre id="verdict"></pre>
+<script>
+(function () {
+  function press(key) { document.dispatchEvent(new KeyboardEvent('keydown', {key: key, bubbles: true})); }
+  function reserved() {
+    const cell = document.querySelector('table[data-table="StockItems"] td[data-col="Reserved"]');
+    return cell ? cell.textContent : null;
+  }
+  const seen = [];
+  press('End');
+  const last = document.getElementById('title').textContent;
+  press('Home');
+  const total = Number(document.getElementById('slider').max) + 1;
+  for (let i = 0; i < total; i++) {
+    seen.push({title: document.getElementById('title').textContent, reserved: reserved(),
+               changed: Array.from(document.querySelectorAll('td.changed')).map(function (c) { return c.dataset.col; }),
+               hash: location.hash});
+    press(i % 2 ? ' ' : 'ArrowRight');
+  }
+  press('ArrowLeft');
+  const back = document.getElementById('title').textContent;
+  document.getElementById('verdict').textContent = JSON.stringify({steps: seen, last: last, back: back});
+})();
+</script>
+"""
+
+
+def check_html(dedupsim, work, screenshot):
+    page = os.path.join(work, "naive.html")
+    subprocess.run([dedupsim, "run", "naive", "--html", page], capture_output=True, check=True)
+    text = open(page, encoding="utf-8").read()
+    for needle in ("http://", "https://", "<link", " src="):
+        if needle in text:
+            fail("the page is not self-contained: it contains %r" % needle)
+    harness = os.path.join(work, "naive-harness.html")
+    with open(harness, "w", encoding="utf-8") as f:
+        f.write(text.replace("</body>", HTML_CHECK + "</body>"))
+    verdict = dump(work, harness)
+    steps = verdict["steps"]
+    for i, s in enumerate(steps):
+        print("  %2d  Reserved %-5s %s" % (i + 1, s["reserved"], s["title"]))
+    updates = [s for s in steps if "UPDATE StockItems" in s["title"]]
+    if len(updates) != 2:
+        fail("expected two UPDATE StockItems steps, saw %d" % len(updates))
+    if [u["reserved"] for u in updates] != ["2", "4"]:
+        fail("Reserved after the two deliveries' updates: %s, expected 2 then 4" %
+             [u["reserved"] for u in updates])
+    if "Reserved" not in updates[1]["changed"]:
+        fail("the second update's change to Reserved is not highlighted")
+    first = steps.index(updates[0])
+    if first == 0 or steps[first - 1]["reserved"] not in ("0", None):
+        fail("before the first update Reserved should be 0, saw %s" % steps[first - 1]["reserved"])
+    if verdict["last"] != steps[-1]["title"] or verdict["back"] != steps[-2]["title"]:
+        fail("End / ArrowLeft did not move to the last / previous step")
+    if steps[-1]["hash"] != "#step-%d" % len(steps):
+        fail("the link of the last step is %r" % steps[-1]["hash"])
+    print("PASS: stepping through naive shows Reserved 2 then 4")
+    if screenshot:
+        n = steps.index(updates[1]) + 1
+        run = chromium(work, ["--window-size=1280,720", "--screenshot=" + screenshot,
+                              "file://%s#step-%d" % (page, n)])
+        if not os.path.exists(screenshot):
+            print(run.stderr[-2000:])
+            fail("no screenshot")
+        print("screenshot: " + screenshot)
+
+
+def main():
+    if len(sys.argv) < 4:
+        fail(__doc__)
+    mode, dedupsim, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(work, exist_ok=True)
+    shot = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--screenshot" else None
+    if mode == "svg":
+        check_svg(dedupsim, work)
+        if shot:
+            timeline_shot(dedupsim, work, shot)
+    elif mode == "mermaid":
+        check_mermaid(dedupsim, work)
+    elif mode == "html":
+        check_html(dedupsim, work, shot)
+    else:
+        fail("unknown mode " + mode)
+
+
+if __name__ == "__main__":
+    main()
