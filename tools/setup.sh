@@ -13,7 +13,12 @@ cd "$(dirname "$0")/.."
 
 packages="cmake g++ make libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev"
 if [ "${1:-}" = "--tests" ]; then
-  packages="$packages catch2 jq libxml2-utils chromium python3 nodejs npm"
+  packages="$packages catch2 jq libxml2-utils chromium python3"
+  # Node.js and npm for the rendering tests: Debian's packages, unless a node and npm are
+  # already installed (a NodeSource nodejs carries its own npm, and Debian's npm conflicts).
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    packages="$packages nodejs npm"
+  fi
 fi
 
 missing=""
