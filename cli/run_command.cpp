@@ -1,27 +1,30 @@
 // dedupsim run: runs scenarios by name and prints their lines (or JSON Lines), the trace
 // on request, the differences --check finds, a Mermaid diagram after each line
 // (--diagram) and an SVG timeline file (--timeline).
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "atomic_file.h"
+#include "broker.h"
 #include "commands.h"
 #include "database.h"
 #include "duration.h"
 #include "exit_status.h"
-#include "broker.h"
+#include "interrupt.h"
+#include "postgres/cluster.h"
+#include "postgres/store.h"
 #include "runner.h"
 #include "scenarios.h"
+#include "sqlite/store.h"
 #include "trace_text.h"
 #include "views/color.h"
 #include "views/mermaid.h"
@@ -51,6 +54,11 @@ struct RunArgs {
   std::string diagram;   // "" or "mermaid"
   std::string timeline;  // SVG file to write, or ""
   std::string color = "auto";
+  std::string backend = "sqlite";
+  std::string dsn;                     // postgres: an existing server; "": a throwaway cluster
+  std::string pg_schema = "dedupsim";  // postgres: the schema dedupsim creates and owns
+  std::string isolation = "read-committed";
+  bool given_db = false, given_journal = false, given_isolation = false;
   // Set after parsing: which scenario-specific options were given.
   GivenOptions given;
 };
@@ -77,6 +85,31 @@ std::vector<const Scenario*> Resolve(const std::vector<std::string>& names, std:
     }
   }
   return out;
+}
+
+// A one-line reason when the backend options do not fit the scenarios or each other.
+std::optional<std::string> BackendMisfit(const RunArgs& args,
+                                         const std::vector<const Scenario*>& scenarios) {
+  if (args.backend != "postgres") {
+    if (!args.dsn.empty()) return "--dsn needs --backend postgres";
+    if (args.given_isolation)
+      return "--isolation needs --backend postgres (SQLite is always serializable)";
+    return std::nullopt;
+  }
+  if (args.given_db) return "--db is for SQLite; with --backend postgres use --dsn";
+  if (args.given_journal)
+    return "--journal and --synchronous are SQLite's; not with --backend postgres";
+  if (args.crash_mode != "throw")
+    return "--crash-mode exit and kill do not run on --backend postgres yet";
+  if (args.instances != "threads")
+    return "--instances processes does not run on --backend postgres yet";
+  std::string missing;
+  for (const Scenario* s : scenarios) {
+    if ((s->traits & kAnyBackend) == 0)
+      missing += (missing.empty() ? "" : ", ") + std::string(s->name);
+  }
+  if (!missing.empty()) return fmt::format("not on --backend postgres yet: {}", missing);
+  return std::nullopt;
 }
 
 int Run(const RunArgs& args) {
@@ -107,6 +140,12 @@ int Run(const RunArgs& args) {
     }
   }
 
+  const bool postgres = args.backend == "postgres";
+  if (auto misfit = BackendMisfit(args, scenarios)) {
+    fmt::print(stderr, "dedupsim: {}\n", *misfit);
+    return kExitUsage;
+  }
+
   DatabaseSettings settings;
   settings.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
   settings.synchronous = args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
@@ -126,10 +165,28 @@ int Run(const RunArgs& args) {
   options.retention = std::chrono::days(args.retention_days);
   options.dedup_window = *ParseDuration(args.dedup_window);  // checked by the parser
 
+  // PostgreSQL: a throwaway cluster for this command (unless --dsn names a server), our own
+  // schema in it, and the backend the scenarios run on. Destroyed (the cluster stopped and
+  // removed) when Run returns or unwinds. Started before the trace's clock starts.
+  std::optional<ThrowawayCluster> cluster;
+  std::optional<PgDatabase> pg;
+  std::unique_ptr<Backend> backend;
+  if (postgres) {
+    CatchInterrupts();
+    if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
+    pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
+    Isolation isolation = args.isolation == "serializable"      ? Isolation::kSerializable
+                          : args.isolation == "repeatable-read" ? Isolation::kRepeatableRead
+                                                                : Isolation::kReadCommitted;
+    backend = std::make_unique<PgBackend>(*pg, isolation);
+    if (Interrupted()) return kExitInterrupted;
+  }
+
   SystemClock clock;
   Recorder recorder;
   IdGenerator ids;
   ScenarioEnv env{options, db, clock, recorder, ids};
+  env.backend = backend.get();
   const bool json = args.format == "json";
   const bool color = !json && ShouldColor(*ParseColorChoice(args.color), ::isatty(STDOUT_FILENO) == 1,
                                           std::getenv("NO_COLOR"), std::getenv("TERM"));
@@ -166,6 +223,10 @@ int Run(const RunArgs& args) {
       fmt::print(stderr, "dedupsim: check failed: {}\n", difference);
     }
     if (!result.differences.empty()) all_held = false;
+    if (postgres && Interrupted()) {
+      fmt::print(stderr, "dedupsim: interrupted; the PostgreSQL cluster is stopped and removed\n");
+      return kExitInterrupted;
+    }
   }
   if (timeline) {
     try {
@@ -251,13 +312,36 @@ Command AddRunCommand(CLI::App& app) {
                   "Write an SVG timeline of the run to this file (several scenarios: stacked "
                   "sections of one file), replacing it whole")
       ->type_name("FILE.svg");
+  sub->add_option("--backend", args->backend,
+                  "Database to run on: sqlite (a file, default) or postgres (a private throwaway "
+                  "server started for this command, or the one --dsn names)")
+      ->check(CLI::IsMember({"sqlite", "postgres"}));
+  sub->add_option(
+      "--dsn", args->dsn,
+      "postgres: a libpq connection string (\"host=... dbname=...\") of a server you run; "
+      "dedupsim works only in the schema it creates there (--pg-schema)");
+  sub->add_option("--pg-schema", args->pg_schema,
+                  "postgres: the schema dedupsim creates, marks and may reset (default dedupsim); "
+                  "one it did not create is refused (exit 3)");
+  auto* isolation =
+      sub->add_option("--isolation", args->isolation,
+                      "postgres: the consumers' isolation level: read-committed "
+                      "(default), repeatable-read, serializable")
+          ->check(CLI::IsMember({"read-committed", "repeatable-read", "serializable"}));
+  auto* db = sub->get_option("--db");
+  auto* journal = sub->get_option("--journal");
+  auto* synchronous = sub->get_option("--synchronous");
   auto* color = sub->add_option("--color", args->color,
                                 "Color the tag and figures: auto (on a terminal, unless NO_COLOR "
                                 "is set), always, never. JSON is never colored")
                     ->check(CLI::IsMember({"auto", "always", "never"}));
   CLI::App* root = &app;
-  return {sub, [args, deliveries, hold, stagger, crash, instances, max_deliveries, retention,
-                dedup_window, color, root]() -> int {
+  return {sub,
+          [args, deliveries, hold, stagger, crash, instances, max_deliveries, retention,
+           dedup_window, color, root, isolation, db, journal, synchronous]() -> int {
+            args->given_db = db->count() > 0;
+            args->given_journal = journal->count() > 0 || synchronous->count() > 0;
+            args->given_isolation = isolation->count() > 0;
             args->given.max_deliveries = max_deliveries->count() > 0;
             args->given.retention = retention->count() > 0;
             args->given.dedup_window = dedup_window->count() > 0;

@@ -9,6 +9,7 @@ enum ExitStatus : int {
   kExitUsage = 2,          // unknown scenario, bad option or value
   kExitDatabase = 3,       // the database could not be used, or a child died unplanned
   kExitCannotWrite = 3,    // an output file (--timeline, a docs page) cannot be written
+  kExitInterrupted = 130,  // Ctrl-C or SIGTERM: stopped, and what was started is removed
 };
 
 }  // namespace dedupsim

@@ -37,12 +37,16 @@ struct RunOptions {
 };
 
 // What a scenario runs with. All of it is injected; scenarios hold no global state.
+class Backend;
+
 struct ScenarioEnv {
   const RunOptions& options;
   const DatabaseFile& db;
   Clock& clock;
   Recorder& recorder;
   IdGenerator& ids;
+  // The database the scenarios on the store seam run on (kAnyBackend); null: SQLite on db.
+  const Backend* backend = nullptr;
 };
 
 struct Outcome {
@@ -52,13 +56,14 @@ struct Outcome {
 
 // Capabilities a scenario has, so options that do not fit can be refused.
 enum ScenarioTraits : unsigned {
-  kHasCrash = 1u << 0,       // takes --crash-mode
-  kHasInstances = 1u << 1,   // takes --instances
-  kRepeatsDelivery = 1u << 2,  // takes --deliveries
-  kHasHold = 1u << 3,        // takes --hold-ms, --stagger-ms
+  kHasCrash = 1u << 0,          // takes --crash-mode
+  kHasInstances = 1u << 1,      // takes --instances
+  kRepeatsDelivery = 1u << 2,   // takes --deliveries
+  kHasHold = 1u << 3,           // takes --hold-ms, --stagger-ms
   kHasMaxDeliveries = 1u << 4,  // takes --max-deliveries
   kHasRetention = 1u << 5,      // takes --retention-days
   kHasDedupWindow = 1u << 6,    // takes --dedup-window
+  kAnyBackend = 1u << 7,        // runs through env.backend: takes --backend postgres
 };
 
 // One lesson. Defined in its own file under scenarios/ with designated initializers, and

@@ -14,16 +14,16 @@ Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   CrashReport crash = RunCrashingDelivery(env, "A", "AfterStockCommitted", [&](const Hook& hook) {
-    Connection db = OpenTraced(env, "A");
-    CheckThenProcessReserveStock consumer(db, env.clock);
+    std::unique_ptr<Store> store = OpenStore(env, "A");
+    CheckThenProcessReserveStock consumer(*store, env.clock);
     consumer.after_stock_committed = hook;
     consumer.Handle(message);
   });
   int64_t after_crash = CurrentStock(env, dune).reserved;
   bool redelivery_processed;
   {
-    Connection db = OpenTraced(env, "A");
-    redelivery_processed = CheckThenProcessReserveStock(db, env.clock).Handle(message);
+    std::unique_ptr<Store> store = OpenStore(env, "A");
+    redelivery_processed = CheckThenProcessReserveStock(*store, env.clock).Handle(message);
   }
   StockItem after = CurrentStock(env, dune);
   Outcome out;
@@ -50,17 +50,24 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 const Scenario kCheckThenProcessScenario{
     .name = "check-then-process",
     .tag = "check-then-process",
-    .summary = "check, work, record as separate steps; a crash after the stock commit reserves twice",
+    .summary =
+        "check, work, record as separate steps; a crash after the stock commit reserves twice",
     .in_post = true,
-    .traits = kHasCrash,
+    .traits = kHasCrash | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "The first fix most people write: look in the Inbox, do the work, then write the Inbox row. Each step is its own transaction.\n"
+        "The first fix most people write: look in the Inbox, do the work, then write the Inbox "
+        "row. Each step is its own transaction.\n"
         "\n"
-        "That leaves a window between the stock update's commit and the Inbox insert. The scenario crashes the consumer exactly there (hook AfterStockCommitted). The stock is reserved, but no record says so. When the broker redelivers, the check finds nothing and the work runs again: reserved twice, despite the check.\n"
+        "That leaves a window between the stock update's commit and the Inbox insert. The scenario "
+        "crashes the consumer exactly there (hook AfterStockCommitted). The stock is reserved, but "
+        "no record says so. When the broker redelivers, the check finds nothing and the work runs "
+        "again: reserved twice, despite the check.\n"
         "\n"
-        "Putting the record first does not close the window, it only turns it around: a crash then leaves a record with no work behind it, and the message is lost (see record-first once it exists).",
+        "Putting the record first does not close the window, it only turns it around: a crash then "
+        "leaves a record with no work behind it, and the message is lost (see record-first once it "
+        "exists).",
     .hook_points = "AfterStockCommitted: between the stock update's commit and the Inbox insert",
     .try_next =
         "Make the crash a real process death; the outcome is the same:\n"

@@ -2,13 +2,41 @@
 
 #include <fmt/format.h>
 
+#include "sqlite/store.h"
+
 namespace dedupsim {
+
+namespace {
+
+// Runs f on the scenario's backend: env.backend, or SQLite on env.db.
+template <typename F>
+auto WithBackend(ScenarioEnv& env, F f) {
+  if (env.backend != nullptr) return f(*env.backend);
+  SqliteBackend sqlite(env.db);
+  return f(static_cast<const Backend&>(sqlite));
+}
+
+}  // namespace
 
 StockItem Restock(ScenarioEnv& env) {
   StockItem dune{env.ids.Next(), "Dune", 10, 0};
-  Connection connection = env.db.Connect();
-  ResetInventory(connection, dune);
+  WithBackend(env, [&](const Backend& b) {
+    b.ResetInventory(dune);
+    return 0;
+  });
   return dune;
+}
+
+std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance) {
+  std::unique_ptr<Store> store =
+      WithBackend(env, [&](const Backend& b) { return b.Open(&env.recorder, instance); });
+  // Each delivery opens its own connection; the views start a delivery at this step.
+  store->Note("open", "new connection", "ok");
+  return store;
+}
+
+int64_t BackendRows(ScenarioEnv& env, std::string_view table) {
+  return WithBackend(env, [&](const Backend& b) { return b.CountRows(table); });
 }
 
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book) {
@@ -41,8 +69,7 @@ std::string BoolList(const std::vector<bool>& values) {
 }
 
 StockItem CurrentStock(ScenarioEnv& env, const StockItem& book) {
-  Connection connection = env.db.Connect();
-  return ReadStock(connection, book.book_id);
+  return WithBackend(env, [&](const Backend& b) { return b.ReadStock(book.book_id); });
 }
 
 }  // namespace dedupsim

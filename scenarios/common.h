@@ -10,6 +10,7 @@
 #include "schema.h"
 #include "side_store.h"
 #include "sqlite/connection.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -20,6 +21,11 @@ OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book);
 // A new connection whose statements are traced under `instance`, for one delivery: its
 // "open" step marks where the delivery begins in the diagram and the timeline.
 Connection OpenTraced(ScenarioEnv& env, const std::string& instance);
+// The same through the scenario's backend (env.backend, or SQLite on env.db): a store on a
+// new connection, traced under `instance`, with the same "open" step.
+std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance);
+// The number of rows in a table of the scenario's backend.
+int64_t BackendRows(ScenarioEnv& env, std::string_view table);
 // A new connection to a side store (cache, provider), traced under `instance`.
 Connection OpenTraced(ScenarioEnv& env, const SideStore& store, const std::string& instance);
 // The book's row as it is in the database now.

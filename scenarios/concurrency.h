@@ -7,6 +7,7 @@
 #include "instances.h"
 #include "message.h"
 #include "scenario.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -15,8 +16,16 @@ struct PairOutcome {
   bool second_processed = false;
   InstanceResult first;
   InstanceResult second;
-  // The second instance's busy handler ran: it waited for the first's write lock.
-  bool SecondWaited() const { return second.busy.calls > 0; }
+  // On a server database (PostgreSQL): the second instance's statements as the server saw
+  // them from a side connection; then `watched` is true and busy counts nothing.
+  bool watched = false;
+  std::vector<WatchedStatement> second_statements;
+  // SQLite: the second instance's busy handler ran (it waited for the first's write lock).
+  // A server: one of its statements waited for a lock the first held.
+  bool SecondWaited() const;
+  // What the second instance's first wait was on: "database" (SQLite), "row StockItems",
+  // "key Inbox" (a server), or "none".
+  std::string SecondWaitedOn() const;
 };
 
 // Instance A handles first_message and holds its transaction options.hold before commit;

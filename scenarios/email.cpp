@@ -17,16 +17,16 @@ Outcome Run(ScenarioEnv& env) {
   CrashReport crash = RunCrashingDelivery(
       env, "A", "AfterSend",
       [&](const Hook& hook) {
-        Connection db = OpenTraced(env, "A");
-        SendStockReservedEmail consumer(db, provider, env.clock);
+        std::unique_ptr<Store> store = OpenStore(env, "A");
+        SendStockReservedEmail consumer(*store, provider, env.clock);
         consumer.after_send = hook;
         consumer.Handle(message);
       },
       &provider);
   EmailOutcome redelivered;
   {
-    Connection db = OpenTraced(env, "A");
-    redelivered = SendStockReservedEmail(db, provider, env.clock).Handle(message);
+    std::unique_ptr<Store> store = OpenStore(env, "A");
+    redelivered = SendStockReservedEmail(*store, provider, env.clock).Handle(message);
   }
   Outcome out;
   out.figures["crashed"] = crash.crashed;
@@ -50,14 +50,21 @@ const Scenario kEmailScenario{
     .tag = "email",
     .summary = "two-phase record around an email: a crash after send is flagged, not resent",
     .in_post = true,
-    .traits = kHasCrash,
+    .traits = kHasCrash | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "An email cannot be rolled back with a database transaction. So the consumer keeps a two-phase record: it commits an \"in progress\" Inbox row (CompletedAt NULL), sends, and then marks the row completed.\n"
+        "An email cannot be rolled back with a database transaction. So the consumer keeps a "
+        "two-phase record: it commits an \"in progress\" Inbox row (CompletedAt NULL), sends, and "
+        "then marks the row completed.\n"
         "\n"
-        "The scenario crashes after the send (hook AfterSend). The redelivery finds the row still in progress. It cannot tell whether the email went out, did not, or is being sent by another instance right now, so it neither sends again nor pretends all is well: it reports NeedsReconciliation. One email went out, and the case is flagged for a person or for the provider's own idempotency support to settle.",
-    .hook_points = "AfterSend: after the provider accepted the email, before CompletedAt is written",
+        "The scenario crashes after the send (hook AfterSend). The redelivery finds the row still "
+        "in progress. It cannot tell whether the email went out, did not, or is being sent by "
+        "another instance right now, so it neither sends again nor pretends all is well: it "
+        "reports NeedsReconciliation. One email went out, and the case is flagged for a person or "
+        "for the provider's own idempotency support to settle.",
+    .hook_points =
+        "AfterSend: after the provider accepted the email, before CompletedAt is written",
     .try_next =
         "Crash as a real process: the email the child sent still counts, and the outcome holds:\n"
         "  dedupsim run email --crash-mode exit --trace",

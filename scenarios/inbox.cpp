@@ -16,8 +16,8 @@ Outcome Run(ScenarioEnv& env) {
   OrderPlaced message = NewOrder(env, dune);
   std::vector<bool> processed;
   for (int delivery = 0; delivery < env.options.deliveries; ++delivery) {
-    Connection db = OpenTraced(env, "A");
-    processed.push_back(IdempotentReserveStock(db, env.clock).Handle(message));
+    std::unique_ptr<Store> store = OpenStore(env, "A");
+    processed.push_back(IdempotentReserveStock(*store, env.clock).Handle(message));
   }
   StockItem after = CurrentStock(env, dune);
   std::vector<std::string> words;
@@ -45,13 +45,18 @@ const Scenario kInboxScenario{
     .tag = "inbox",
     .summary = "inbox row and stock update in one transaction: the second delivery is skipped",
     .in_post = true,
-    .traits = kRepeatsDelivery,
+    .traits = kRepeatsDelivery | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "The Inbox pattern writes the dedup record and the work in one database transaction, and writes the record first. The record is keyed on (MessageId, Consumer), so the database itself refuses a second row for the same message and consumer.\n"
+        "The Inbox pattern writes the dedup record and the work in one database transaction, and "
+        "writes the record first. The record is keyed on (MessageId, Consumer), so the database "
+        "itself refuses a second row for the same message and consumer.\n"
         "\n"
-        "The first delivery inserts its Inbox row, reserves the stock and commits. The second delivery's insert fails with SQLITE_CONSTRAINT_PRIMARYKEY (extended code 1555). The consumer reads that as \"already done\", rolls back, and reports processed: False. That is a success: the message should be acknowledged, not retried.",
+        "The first delivery inserts its Inbox row, reserves the stock and commits. The second "
+        "delivery's insert fails with SQLITE_CONSTRAINT_PRIMARYKEY (extended code 1555). The "
+        "consumer reads that as \"already done\", rolls back, and reports processed: False. That "
+        "is a success: the message should be acknowledged, not retried.",
     .hook_points = "BeforeCommit (unused here; see crash-before-commit)",
     .try_next =
         "Deliver the message five times: only the first does the work:\n"

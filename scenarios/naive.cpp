@@ -12,8 +12,8 @@ Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   for (int delivery = 0; delivery < env.options.deliveries; ++delivery) {
-    Connection db = OpenTraced(env, "A");
-    NaiveReserveStock(db).Handle(message);
+    std::unique_ptr<Store> store = OpenStore(env, "A");
+    NaiveReserveStock(*store).Handle(message);
   }
   StockItem after = CurrentStock(env, dune);
   Outcome out;
@@ -35,13 +35,18 @@ const Scenario kNaiveScenario{
     .tag = "naive",
     .summary = "the same message delivered twice to a consumer with no dedup: reserved twice",
     .in_post = true,
-    .traits = kRepeatsDelivery,
+    .traits = kRepeatsDelivery | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "The broker promises at-least-once delivery. Here the consumer handled the order, the acknowledgement was lost on the way back, and the broker handed over the very same message a second time.\n"
+        "The broker promises at-least-once delivery. Here the consumer handled the order, the "
+        "acknowledgement was lost on the way back, and the broker handed over the very same "
+        "message a second time.\n"
         "\n"
-        "The naive consumer adds the order's quantity to Reserved on every delivery. An increment is commutative, so the order of deliveries does not matter, but it is not idempotent: applying it twice gives a different total. A two-book order ends up holding four books, and the extra two look unsellable.\n"
+        "The naive consumer adds the order's quantity to Reserved on every delivery. An increment "
+        "is commutative, so the order of deliveries does not matter, but it is not idempotent: "
+        "applying it twice gives a different total. A two-book order ends up holding four books, "
+        "and the extra two look unsellable.\n"
         "\n"
         "Every later scenario is a way to make a repeated delivery harmless.",
     .hook_points = "none: the consumer runs straight through",

@@ -3,7 +3,8 @@
 # those), configures the build once, and builds what changed. Safe to run again: a second
 # run installs nothing and rebuilds nothing that is up to date.
 #
-#   sh tools/setup.sh           what `dedupsim run` needs
+#   sh tools/setup.sh           what `dedupsim run` needs (with --backend postgres: the
+#                               server programs and libpq, from postgresql and libpq-dev)
 #   sh tools/setup.sh --tests   also what the test suite needs
 #
 # Its own output goes to stderr, so stdout carries only what runs after it.
@@ -11,7 +12,7 @@ set -eu
 exec 1>&2
 cd "$(dirname "$0")/.."
 
-packages="cmake g++ make libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev catch2"
+packages="cmake g++ make libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev catch2 libpq-dev postgresql"
 if [ "${1:-}" = "--tests" ]; then
   packages="$packages jq libxml2-utils chromium python3"
 fi

@@ -1,16 +1,16 @@
 #include "consumers/naive.h"
 
-#include "sqlite/statement.h"
-
 namespace dedupsim {
 
-void AddReserved(Connection& db, const OrderPlaced& m) {
-  db.Cached("UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2")
-      .Bind(1, m.quantity)
-      .Bind(2, m.book_id)
-      .Execute();
+void AddReserved(StockStore& store, const OrderPlaced& m) {
+  store.AddReserved(m.book_id, m.quantity);
 }
 
-void NaiveReserveStock::Handle(const OrderPlaced& m) { AddReserved(db_, m); }
+void AddReserved(Connection& db, const OrderPlaced& m) {
+  SqliteStore store(db);
+  AddReserved(store, m);
+}
+
+void NaiveReserveStock::Handle(const OrderPlaced& m) { AddReserved(store_, m); }
 
 }  // namespace dedupsim
