@@ -42,7 +42,7 @@ using SteadyClock = std::chrono::steady_clock;
 // options.stagger after A has its connection, and never before the event the options
 // promise: A holding its open transaction (stagger < hold), or A done (stagger >= hold).
 PairOutcome RunInboxPairOnServer(ScenarioEnv& env, const OrderPlaced& first_message,
-                                 const OrderPlaced& second_message) {
+                                 const OrderPlaced& second_message, bool first_rolls_back) {
   struct Slot {
     bool processed = false;
     std::vector<WatchedStatement> statements;
@@ -67,7 +67,11 @@ PairOutcome RunInboxPairOnServer(ScenarioEnv& env, const OrderPlaced& first_mess
       started();
       IdempotentReserveStock consumer(*store, env.clock);
       consumer.before_commit = hold;
-      slot.processed = consumer.Handle(m);
+      try {
+        slot.processed = consumer.Handle(m);
+      } catch (const SimulatedCrash&) {
+        slot.processed = false;  // died at the hook: its transaction rolled back
+      }
       slot.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0);
       slot.statements = store->WatchedStatements();
     } catch (...) {
@@ -81,6 +85,7 @@ PairOutcome RunInboxPairOnServer(ScenarioEnv& env, const OrderPlaced& first_mess
         [&] {
           set(a_holding);
           std::this_thread::sleep_for(hold);
+          if (first_rolls_back) throw SimulatedCrash("BeforeCommit");
         },
         [&] {
           origin = SteadyClock::now();
@@ -117,20 +122,28 @@ PairOutcome RunInboxPairOnServer(ScenarioEnv& env, const OrderPlaced& first_mess
 }  // namespace
 
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
-                         const OrderPlaced& second_message) {
+                         const OrderPlaced& second_message, bool first_rolls_back) {
   if (env.backend != nullptr && env.backend->name() != "sqlite") {
-    return RunInboxPairOnServer(env, first_message, second_message);
+    return RunInboxPairOnServer(env, first_message, second_message, first_rolls_back);
   }
-  auto handle = [&env](const OrderPlaced& message, std::chrono::milliseconds hold) {
-    return [&env, message, hold](Connection& db) -> nlohmann::json {
+  auto handle = [&env](const OrderPlaced& message, std::chrono::milliseconds hold, bool dies) {
+    return [&env, message, hold, dies](Connection& db) -> nlohmann::json {
       IdempotentReserveStock consumer(db, env.clock);
-      consumer.before_commit = [hold] { std::this_thread::sleep_for(hold); };
-      return consumer.Handle(message);
+      consumer.before_commit = [hold, dies] {
+        std::this_thread::sleep_for(hold);
+        if (dies) throw SimulatedCrash("BeforeCommit");
+      };
+      try {
+        return consumer.Handle(message);
+      } catch (const SimulatedCrash&) {
+        return false;  // died at the hook: its transaction rolled back
+      }
     };
   };
   std::vector<InstanceTask> tasks{
-      {"A", std::chrono::milliseconds(0), handle(first_message, env.options.hold)},
-      {"B", env.options.stagger, handle(second_message, std::chrono::milliseconds(0))},
+      {"A", std::chrono::milliseconds(0),
+       handle(first_message, env.options.hold, first_rolls_back)},
+      {"B", env.options.stagger, handle(second_message, std::chrono::milliseconds(0), false)},
   };
   std::vector<InstanceResult> results = RunInstances(env, tasks);
   PairOutcome out;

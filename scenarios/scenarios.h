@@ -16,6 +16,7 @@ extern const Scenario kCrashBeforeCommitScenario;
 extern const Scenario kConcurrentScenario;
 extern const Scenario kEmailScenario;
 extern const Scenario kConcurrentDifferentScenario;
+extern const Scenario kConcurrentRollbackScenario;
 extern const Scenario kRecordFirstScenario;
 extern const Scenario kNaturalKeyScenario;
 extern const Scenario kSharedKeyScenario;

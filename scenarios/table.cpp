@@ -14,6 +14,7 @@ const Scenario* const kScenarios[] = {
     &kEmailScenario,
     // Beyond the post.
     &kConcurrentDifferentScenario,
+    &kConcurrentRollbackScenario,
     // The post's other lessons: its experiments, pitfalls, retention, broker-side dedup.
     &kRecordFirstScenario,
     &kNaturalKeyScenario,

@@ -192,7 +192,12 @@ ThrowawayCluster ThrowawayCluster::Start() {
                         "--auth=trust", "-E", "UTF8", "--locale=C"});
   int status = WaitFor(initdb);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw DatabaseError(fmt::format("initdb ({} as {}) failed: {}", bin, as.name, Tail(log, 3)));
+    throw DatabaseError(fmt::format(
+        "initdb ({} as {}) failed: {}{}", bin, as.name, Tail(log, 3),
+        as.change ? fmt::format(" (the server runs as {}: every folder above {} must be "
+                                "searchable by that user; set TMPDIR to one that is)",
+                                as.name, cluster.folder_)
+                  : ""));
   }
   cluster.server_ = Spawn(
       as, log,

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -183,6 +184,36 @@ TEST_CASE("concurrent on PostgreSQL: B's INSERT waits on A's key, then fails wit
   }
 }
 
+TEST_CASE(
+    "concurrent-rollback: the first dies before commit, the second (which waited) processes it",
+    "[postgres]") {
+  testing::CliResult sqlite = RunCli(
+      {"run", "concurrent-rollback", "--format", "json", "--hold-ms", "400", "--stagger-ms", "50"});
+  REQUIRE(sqlite.exit_code == 0);
+  nlohmann::json s = nlohmann::json::parse(sqlite.out);
+  CHECK(s["processed"] == nlohmann::json({false, true}));
+  CHECK(s["reserved"] == 2);
+  CHECK(s["secondWaited"] == true);
+
+  testing::CliResult r = RunPg(
+      {"run", "concurrent-rollback", "--format", "json", "--hold-ms", "400", "--stagger-ms", "50"},
+      "t_rollback");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["processed"] == nlohmann::json({false, true}));
+  CHECK(j["reserved"] == 2);
+  CHECK(j["waitedOn"] == "key Inbox");
+  bool insert_seen = false;
+  for (const auto& st : j["secondStatements"]) {
+    if (st["sql"].get<std::string>().rfind("INSERT INTO Inbox", 0) != 0) continue;
+    insert_seen = true;
+    CHECK(st["waited"] == true);
+    CHECK_FALSE(st.contains("sqlstate"));  // it got the key: no 23505
+  }
+  CHECK(insert_seen);
+}
+
 TEST_CASE("backend options that do not fit are usage errors", "[postgres]") {
   CHECK(RunCli({"run", "naive", "--dsn", "host=/nonexistent"}).exit_code == 2);
   CHECK(RunCli({"run", "naive", "--isolation", "serializable"}).exit_code == 2);
@@ -215,6 +246,7 @@ std::vector<std::string> Entries(const std::string& path) {
 TEST_CASE("without --dsn a throwaway cluster runs the lesson and is removed at the end",
           "[postgres]") {
   testing::TempDir tmp;
+  ::chmod(tmp.path().c_str(), 0755);  // the server runs as `postgres` when the tests run as root
   testing::CliResult r =
       RunCli({"run", "naive", "--backend", "postgres"}, {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
   INFO(r.err);
@@ -227,6 +259,7 @@ TEST_CASE(
     "Ctrl-C during a run on a throwaway cluster: exit 130, the server stopped, its folder removed",
     "[postgres]") {
   testing::TempDir tmp;
+  ::chmod(tmp.path().c_str(), 0755);  // the server runs as `postgres` when the tests run as root
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
