@@ -51,6 +51,8 @@ struct RunArgs {
   int max_deliveries = 10;
   int retention_days = 14;
   std::string dedup_window = "10m";
+  std::string lock_max_age = "30s";
+  int store_size = 3;
   std::string diagram;   // "" or "mermaid"
   std::string timeline;  // SVG file to write, or ""
   std::string color = "auto";
@@ -164,6 +166,8 @@ int Run(const RunArgs& args) {
   options.max_deliveries = args.max_deliveries;
   options.retention = std::chrono::days(args.retention_days);
   options.dedup_window = *ParseDuration(args.dedup_window);  // checked by the parser
+  options.lock_max_age = *ParseDuration(args.lock_max_age);  // checked by the parser
+  options.store_size = args.store_size;
 
   // PostgreSQL: a throwaway cluster for this command (unless --dsn names a server), our own
   // schema in it, and the backend the scenarios run on. Destroyed (the cluster stopped and
@@ -254,16 +258,21 @@ Command AddRunCommand(CLI::App& app) {
       ->check(CLI::IsMember({"text", "json"}));
   sub->add_option("--quantity", args->quantity, "Books in the order (default 2)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
-  auto* deliveries = sub->add_option("--deliveries", args->deliveries,
-                                     "Deliveries of the same message for naive, inbox, natural-key; record-first counts "
-                                     "the crashed one (default 2)")
-                         ->check(CLI::Range(1, 1000));
+  auto* deliveries =
+      sub->add_option(
+             "--deliveries", args->deliveries,
+             "Deliveries of the same message for naive, inbox, natural-key, receive-count, "
+             "outbox, delivery-tag-key, absolute-write; record-first and "
+             "second-connection count the crashed one (default 2)")
+          ->check(CLI::Range(1, 1000));
   auto* hold = sub->add_option("--hold-ms", args->hold_ms,
-                               "concurrent, claim-last, cache-arbiter: the first copy holds this "
+                               "concurrent, claim-last, cache-arbiter, concurrent-rollback, "
+                               "optimistic-email: the first copy holds this "
                                "long before going on (default 500)")
                    ->check(CLI::Range(0, 60000));
   auto* stagger = sub->add_option("--stagger-ms", args->stagger_ms,
-                                  "concurrent, claim-last, cache-arbiter: the second copy starts "
+                                  "concurrent, claim-last, cache-arbiter, concurrent-rollback, "
+                                  "optimistic-email: the second copy starts "
                                   "this long after the first (default 100)")
                       ->check(CLI::Range(0, 60000));
   sub->add_flag("--check", args->check,
@@ -284,8 +293,8 @@ Command AddRunCommand(CLI::App& app) {
                         ->check(CLI::IsMember({"threads", "processes"}));
   auto* max_deliveries =
       sub->add_option("--max-deliveries", args->max_deliveries,
-                      "duplicate-as-error, retention: deliveries before the broker dead-letters "
-                      "a message (default 10)")
+                      "duplicate-as-error, retention, poison-message: deliveries before the broker "
+                      "dead-letters a message (default 10)")
           ->check(CLI::Range(1, 1000));
   auto* retention = sub->add_option("--retention-days", args->retention_days,
                                     "retention: days Inbox records are kept before the nightly "
@@ -304,6 +313,23 @@ Command AddRunCommand(CLI::App& app) {
                 return "";
               },
               "DURATION"));
+  auto* lock_max_age =
+      sub->add_option("--lock-max-age", args->lock_max_age,
+                      "orphan-claim: how long a claim's lease holds before another delivery may "
+                      "take it over, as 5s, 30s, 2m (default 30s, at most 1d)")
+          ->check(CLI::Validator(
+              [](const std::string& text) -> std::string {
+                auto age = ParseDuration(text);
+                if (!age) return "not a duration like 5s, 30s, 2m or 1h: " + text;
+                if (*age < std::chrono::seconds(1)) return "the lease is at least 1s";
+                if (*age > std::chrono::hours(24)) return "the lease is at most 1d";
+                return "";
+              },
+              "DURATION"));
+  auto* store_size = sub->add_option("--store-size", args->store_size,
+                                     "bounded-store: keys the in-memory dedup store has room "
+                                     "for (default 3)")
+                         ->check(CLI::Range(1, 1000));
   sub->add_option("--diagram", args->diagram,
                   "Print a Mermaid sequence diagram of each run after its line (in JSON: a "
                   "\"diagram\" field); the only kind is mermaid")
@@ -338,13 +364,16 @@ Command AddRunCommand(CLI::App& app) {
   CLI::App* root = &app;
   return {sub,
           [args, deliveries, hold, stagger, crash, instances, max_deliveries, retention,
-           dedup_window, color, root, isolation, db, journal, synchronous]() -> int {
+                dedup_window, lock_max_age, store_size, color, root, isolation, db, journal,
+                synchronous]() -> int {
             args->given_db = db->count() > 0;
             args->given_journal = journal->count() > 0 || synchronous->count() > 0;
             args->given_isolation = isolation->count() > 0;
             args->given.max_deliveries = max_deliveries->count() > 0;
             args->given.retention = retention->count() > 0;
             args->given.dedup_window = dedup_window->count() > 0;
+            args->given.lock_max_age = lock_max_age->count() > 0;
+            args->given.store_size = store_size->count() > 0;
             // --color given to run wins over the global one.
             if (color->count() == 0) {
               if (const CLI::Option* global = root->get_option_no_throw("--color"); global && global->count() > 0) {

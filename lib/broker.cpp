@@ -50,6 +50,8 @@ std::optional<Delivery> Broker::Receive() {
   Delivery delivery = queue_.front();
   queue_.pop_front();
   delivery.delivery_count++;
+  delivery.delivery_tag = next_delivery_tag_++;
+  delivery.redelivered = delivery.delivery_count > 1;
   in_flight_[delivery.sequence_number] = delivery;
   stats_.deliveries++;
   Note(fmt::format("deliver {} (sequence {})", delivery.message.message_id,

@@ -11,6 +11,10 @@
 //   dead-letter a delivery itself, with its own reason.
 //   Dead-letter replay: an operator resubmits dead letters; each is sent again as a new
 //   message with the same MessageId (and so passes through duplicate detection).
+//   Delivery tags and the redelivered flag (as RabbitMQ's): every Receive hands out a new
+//   delivery tag, counting up from 1 per broker, so a redelivery of the same message gets a
+//   new one. redelivered is set when this queue delivered the message before (delivery count
+//   above 1); a producer's resend is a new message, delivered for the first time.
 //   Send-side duplicate detection (optional): a Send whose MessageId was accepted less than
 //   the window ago is dropped. It looks only at sends; a redelivery is not a send.
 //
@@ -50,6 +54,8 @@ struct Delivery {
   int64_t sequence_number = 0;  // given at Send; a resend or a replay gets a new one
   OrderPlaced message;
   int delivery_count = 0;  // 1 on the first delivery
+  int64_t delivery_tag = 0;  // new on every delivery, from 1
+  bool redelivered = false;  // this message was delivered before (delivery_count > 1)
 };
 
 enum class SendResult { kAccepted, kDuplicateDropped };
@@ -107,6 +113,7 @@ class Broker {
   BrokerOptions options_;
   Recorder* recorder_;
   int64_t next_sequence_ = 1;
+  int64_t next_delivery_tag_ = 1;
   std::deque<Delivery> queue_;
   std::map<int64_t, Delivery> in_flight_;
   std::vector<DeadLetter> dead_letters_;

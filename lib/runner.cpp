@@ -79,6 +79,12 @@ std::optional<std::string> OptionMisfit(const Scenario& s, const GivenOptions& g
   if (given.dedup_window && !(s.traits & kHasDedupWindow)) {
     return misfit("--dedup-window", "its broker does no send-side duplicate detection");
   }
+  if (given.lock_max_age && !(s.traits & kHasLockMaxAge)) {
+    return misfit("--lock-max-age", "it takes no leased claim");
+  }
+  if (given.store_size && !(s.traits & kHasStoreSize)) {
+    return misfit("--store-size", "it keeps no bounded dedup store");
+  }
   return std::nullopt;
 }
 

@@ -49,6 +49,8 @@ struct GivenOptions {
   bool max_deliveries = false;
   bool retention = false;
   bool dedup_window = false;
+  bool lock_max_age = false;
+  bool store_size = false;
 };
 
 // A one-line reason when an option was given that this scenario has no use for.

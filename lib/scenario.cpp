@@ -20,7 +20,10 @@ std::string_view ToString(InstanceMode mode) {
   return mode == InstanceMode::kThreads ? "threads" : "processes";
 }
 
-std::string TagColumn(std::string_view tag) { return fmt::format("{:<21}", fmt::format("[{}]", tag)); }
+// At least one space after the tag, for a tag as wide as the column.
+std::string TagColumn(std::string_view tag) {
+  return fmt::format("{:<20} ", fmt::format("[{}]", tag));
+}
 
 const char* CsBool(bool value) { return value ? "True" : "False"; }
 

@@ -34,6 +34,9 @@ struct RunOptions {
   std::chrono::days retention{14};         // retention: how long Inbox records are kept
   std::chrono::milliseconds dedup_window{  // broker-dedup: send-side duplicate detection
       std::chrono::minutes(10)};
+  std::chrono::milliseconds lock_max_age{// orphan-claim: a claim's lease
+                                         std::chrono::seconds(30)};
+  int store_size = 3;  // bounded-store: keys the dedup store has room for
 };
 
 // What a scenario runs with. All of it is injected; scenarios hold no global state.
@@ -63,7 +66,9 @@ enum ScenarioTraits : unsigned {
   kHasMaxDeliveries = 1u << 4,  // takes --max-deliveries
   kHasRetention = 1u << 5,      // takes --retention-days
   kHasDedupWindow = 1u << 6,    // takes --dedup-window
-  kAnyBackend = 1u << 7,        // runs through env.backend: takes --backend postgres
+  kHasLockMaxAge = 1u << 7,     // takes --lock-max-age
+  kHasStoreSize = 1u << 8,      // takes --store-size
+  kAnyBackend = 1u << 9,        // runs through env.backend: takes --backend postgres
 };
 
 // One lesson. Defined in its own file under scenarios/ with designated initializers, and

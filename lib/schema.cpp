@@ -27,6 +27,10 @@ constexpr const char* kTables = R"sql(
       ReceivedAt  TEXT NOT NULL,
       CompletedAt TEXT,  -- NULL: in progress (two-phase record)
       PayloadHash TEXT,  -- NULL: not recorded (version 2)
+      ReceiveCount   INTEGER NOT NULL DEFAULT 1,  -- deliveries of this key (version 3)
+      LastReceivedAt TEXT,  -- the latest of them; NULL: only the first (version 3)
+      Owner          TEXT,  -- who holds the claim, for a leased claim (version 3)
+      LeaseExpiresAt TEXT,  -- until when; another may take it over after (version 3)
       PRIMARY KEY (MessageId, Consumer)
     ) WITHOUT ROWID;
     -- The shared-key experiment's inbox: keyed on MessageId alone, so the first consumer
@@ -45,6 +49,31 @@ constexpr const char* kTables = R"sql(
       ReservedAt TEXT    NOT NULL,
       PRIMARY KEY (OrderId, BookId)
     ) WITHOUT ROWID;
+    -- The transactional outbox: outgoing messages written in the consumer's transaction,
+    -- sent by a dispatcher, which marks them dispatched (version 3).
+    CREATE TABLE IF NOT EXISTS Outbox (
+      MessageId       TEXT NOT NULL PRIMARY KEY,
+      SourceMessageId TEXT NOT NULL,
+      Type            TEXT NOT NULL,
+      OrderId         TEXT NOT NULL,
+      BookId          TEXT NOT NULL,
+      Quantity        INTEGER NOT NULL,
+      CreatedAt       TEXT NOT NULL,
+      DispatchedAt    TEXT  -- NULL: not yet marked dispatched
+    ) WITHOUT ROWID;
+    -- What the second-connection handler writes through its second connection (version 3).
+    CREATE TABLE IF NOT EXISTS AuditLog (
+      Id      INTEGER PRIMARY KEY,
+      OrderId TEXT NOT NULL,
+      Entry   TEXT NOT NULL,
+      At      TEXT NOT NULL
+    );
+    -- The downstream consumer's work: one request per StockReserved it processed (version 3).
+    CREATE TABLE IF NOT EXISTS ShipmentRequests (
+      Id          INTEGER PRIMARY KEY,
+      OrderId     TEXT NOT NULL,
+      RequestedAt TEXT NOT NULL
+    );
 )sql";
 
 bool HasColumn(Connection& connection, std::string_view table, std::string_view column) {
@@ -84,6 +113,14 @@ void UpgradeSchema(Connection& connection) {
   if (HasTable(connection, "Inbox") && !HasColumn(connection, "Inbox", "PayloadHash")) {
     connection.ExecScript("ALTER TABLE Inbox ADD COLUMN PayloadHash TEXT");
   }
+  // Version 2 to 3: receive counts and leases. Existing rows were received once.
+  if (HasTable(connection, "Inbox") && !HasColumn(connection, "Inbox", "ReceiveCount")) {
+    connection.ExecScript(
+        "ALTER TABLE Inbox ADD COLUMN ReceiveCount INTEGER NOT NULL DEFAULT 1;"
+        "ALTER TABLE Inbox ADD COLUMN LastReceivedAt TEXT;"
+        "ALTER TABLE Inbox ADD COLUMN Owner TEXT;"
+        "ALTER TABLE Inbox ADD COLUMN LeaseExpiresAt TEXT;");
+  }
   connection.ExecScript(kTables);
   connection.ExecScript(fmt::format("PRAGMA user_version={}", kSchemaVersion));
   tx.Commit();
@@ -96,6 +133,9 @@ void ResetInventory(Connection& connection, const StockItem& item) {
   connection.Exec("DELETE FROM Inbox");
   connection.Exec("DELETE FROM InboxByMessageId");
   connection.Exec("DELETE FROM StockReservations");
+  connection.Exec("DELETE FROM Outbox");
+  connection.Exec("DELETE FROM ShipmentRequests");
+  connection.Exec("DELETE FROM AuditLog");
   connection.Exec("DELETE FROM StockItems");
   connection.Prepare("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, ?3, ?4)")
       .Bind(1, item.book_id)
@@ -118,15 +158,20 @@ StockItem ReadStock(Connection& connection, std::string_view book_id) {
 std::optional<InboxRow> FindInboxRow(Connection& connection, std::string_view message_id,
                                      std::string_view consumer) {
   Statement& query = connection.Cached(
-      "SELECT MessageId, Consumer, ReceivedAt, CompletedAt, PayloadHash FROM Inbox "
-      "WHERE MessageId = ?1 AND Consumer = ?2");
+      "SELECT MessageId, Consumer, ReceivedAt, CompletedAt, PayloadHash, ReceiveCount, Owner, "
+      "LeaseExpiresAt FROM Inbox WHERE MessageId = ?1 AND Consumer = ?2");
   query.Bind(1, message_id).Bind(2, consumer);
   std::optional<InboxRow> row;
   if (query.Step()) {
-    row = InboxRow{query.ColumnText(0), query.ColumnText(1), query.ColumnText(2), std::nullopt,
-                   std::nullopt};
+    row.emplace();
+    row->message_id = query.ColumnText(0);
+    row->consumer = query.ColumnText(1);
+    row->received_at = query.ColumnText(2);
     if (!query.ColumnIsNull(3)) row->completed_at = query.ColumnText(3);
     if (!query.ColumnIsNull(4)) row->payload_hash = query.ColumnText(4);
+    row->receive_count = query.ColumnInt(5);
+    if (!query.ColumnIsNull(6)) row->owner = query.ColumnText(6);
+    if (!query.ColumnIsNull(7)) row->lease_expires_at = query.ColumnText(7);
   }
   query.Reset();  // a statement left mid-read would keep its read transaction open
   return row;
@@ -141,8 +186,10 @@ std::optional<InboxRow> FindInboxRow(Connection& connection, InboxKey key,
   query.Bind(1, message_id);
   std::optional<InboxRow> row;
   if (query.Step()) {
-    row = InboxRow{query.ColumnText(0), query.ColumnText(1), query.ColumnText(2), std::nullopt,
-                   std::nullopt};
+    row.emplace();
+    row->message_id = query.ColumnText(0);
+    row->consumer = query.ColumnText(1);
+    row->received_at = query.ColumnText(2);
     if (!query.ColumnIsNull(3)) row->completed_at = query.ColumnText(3);
   }
   query.Reset();

@@ -6,6 +6,11 @@
 //   1  StockItems, Inbox.
 //   2  Inbox.PayloadHash (content-mismatch); StockReservations (natural-key);
 //      InboxByMessageId, the inbox of the shared-key experiment, keyed on MessageId alone.
+//   3  Inbox.ReceiveCount and Inbox.LastReceivedAt (receive-count: deliveries of a key
+//      counted in the transaction that skips them), Inbox.Owner and Inbox.LeaseExpiresAt
+//      (orphan-claim: a claim's owner and its lease); Outbox (the transactional outbox)
+//      and ShipmentRequests (the outbox's downstream consumer's work); AuditLog (written
+//      through a second connection, second-connection).
 // UpgradeSchema brings an older dedupsim database up to kSchemaVersion in place.
 #pragma once
 
@@ -19,7 +24,7 @@
 
 namespace dedupsim {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // Creates every table on a database dedupsim has just created. Same as UpgradeSchema.
 void CreateSchema(Connection& connection);
@@ -33,7 +38,8 @@ void UpgradeSchema(Connection& connection);
 // PRAGMA user_version of the database.
 int SchemaVersion(Connection& connection);
 
-// Empties the Inbox tables, StockReservations and StockItems and stocks one book, in one
+// Empties the Inbox tables, StockReservations, Outbox, ShipmentRequests, AuditLog
+// and StockItems and stocks one book, in one
 // IMMEDIATE transaction.
 void ResetInventory(Connection& connection, const StockItem& item);
 

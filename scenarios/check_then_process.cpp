@@ -50,24 +50,17 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 const Scenario kCheckThenProcessScenario{
     .name = "check-then-process",
     .tag = "check-then-process",
-    .summary =
-        "check, work, record as separate steps; a crash after the stock commit reserves twice",
+    .summary = "check, work, record as separate steps; a crash after the stock commit reserves twice",
     .in_post = true,
     .traits = kHasCrash | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "The first fix most people write: look in the Inbox, do the work, then write the Inbox "
-        "row. Each step is its own transaction.\n"
+        "The first fix most people write: look in the Inbox, do the work, then write the Inbox row. Each step is its own transaction.\n"
         "\n"
-        "That leaves a window between the stock update's commit and the Inbox insert. The scenario "
-        "crashes the consumer exactly there (hook AfterStockCommitted). The stock is reserved, but "
-        "no record says so. When the broker redelivers, the check finds nothing and the work runs "
-        "again: reserved twice, despite the check.\n"
+        "That leaves a window between the stock update's commit and the Inbox insert. The scenario crashes the consumer exactly there (hook AfterStockCommitted). The stock is reserved, but no record says so. When the broker redelivers, the check finds nothing and the work runs again: reserved twice, despite the check.\n"
         "\n"
-        "Putting the record first does not close the window, it only turns it around: a crash then "
-        "leaves a record with no work behind it, and the message is lost (see record-first once it "
-        "exists).",
+        "Putting the record first does not close the window, it only turns it around: a crash then leaves a record with no work behind it, and the message is lost (see record-first).",
     .hook_points = "AfterStockCommitted: between the stock update's commit and the Inbox insert",
     .try_next =
         "Make the crash a real process death; the outcome is the same:\n"

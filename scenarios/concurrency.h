@@ -28,12 +28,10 @@ struct PairOutcome {
   std::string SecondWaitedOn() const;
 };
 
-// Instance A handles first_message and holds its transaction options.hold before commit
-// (then, with first_rolls_back, dies there: SimulatedCrash, its transaction rolled back,
-// processed false); instance B starts options.stagger later with second_message and holds
-// nothing.
+// Instance A handles first_message and holds its transaction options.hold before commit;
+// instance B starts options.stagger later with second_message and holds nothing.
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
-                         const OrderPlaced& second_message, bool first_rolls_back = false);
+                         const OrderPlaced& second_message);
 
 // secondWaited, waitMs, busyRetries, secondMs, firstMs.
 void AddWaitFigures(const PairOutcome& pair, nlohmann::ordered_json& figures);

@@ -42,7 +42,7 @@ using SteadyClock = std::chrono::steady_clock;
 // options.stagger after A has its connection, and never before the event the options
 // promise: A holding its open transaction (stagger < hold), or A done (stagger >= hold).
 PairOutcome RunInboxPairOnServer(ScenarioEnv& env, const OrderPlaced& first_message,
-                                 const OrderPlaced& second_message, bool first_rolls_back) {
+                                 const OrderPlaced& second_message) {
   struct Slot {
     bool processed = false;
     std::vector<WatchedStatement> statements;
@@ -67,11 +67,7 @@ PairOutcome RunInboxPairOnServer(ScenarioEnv& env, const OrderPlaced& first_mess
       started();
       IdempotentReserveStock consumer(*store, env.clock);
       consumer.before_commit = hold;
-      try {
-        slot.processed = consumer.Handle(m);
-      } catch (const SimulatedCrash&) {
-        slot.processed = false;  // died at the hook: its transaction rolled back
-      }
+      slot.processed = consumer.Handle(m);
       slot.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0);
       slot.statements = store->WatchedStatements();
     } catch (...) {
@@ -85,7 +81,6 @@ PairOutcome RunInboxPairOnServer(ScenarioEnv& env, const OrderPlaced& first_mess
         [&] {
           set(a_holding);
           std::this_thread::sleep_for(hold);
-          if (first_rolls_back) throw SimulatedCrash("BeforeCommit");
         },
         [&] {
           origin = SteadyClock::now();
@@ -122,29 +117,22 @@ PairOutcome RunInboxPairOnServer(ScenarioEnv& env, const OrderPlaced& first_mess
 }  // namespace
 
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
-                         const OrderPlaced& second_message, bool first_rolls_back) {
+                         const OrderPlaced& second_message) {
   if (env.backend != nullptr && env.backend->name() != "sqlite") {
-    return RunInboxPairOnServer(env, first_message, second_message, first_rolls_back);
+    return RunInboxPairOnServer(env, first_message, second_message);
   }
-  auto handle = [&env](const OrderPlaced& message, std::chrono::milliseconds hold, bool dies) {
-    return [&env, message, hold, dies](Connection& db) -> nlohmann::json {
+  auto handle = [&env](const OrderPlaced& message, std::chrono::milliseconds hold) {
+    return [&env, message, hold](Connection& db) -> nlohmann::json {
       IdempotentReserveStock consumer(db, env.clock);
-      consumer.before_commit = [hold, dies] {
-        std::this_thread::sleep_for(hold);
-        if (dies) throw SimulatedCrash("BeforeCommit");
-      };
-      try {
-        return consumer.Handle(message);
-      } catch (const SimulatedCrash&) {
-        return false;  // died at the hook: its transaction rolled back
-      }
+      consumer.before_commit = [hold] { std::this_thread::sleep_for(hold); };
+      return consumer.Handle(message);
     };
   };
   std::vector<InstanceTask> tasks{
-      {"A", std::chrono::milliseconds(0),
-       handle(first_message, env.options.hold, first_rolls_back)},
-      {"B", env.options.stagger, handle(second_message, std::chrono::milliseconds(0), false)},
+      {"A", std::chrono::milliseconds(0), handle(first_message, env.options.hold)},
+      {"B", env.options.stagger, handle(second_message, std::chrono::milliseconds(0))},
   };
+
   std::vector<InstanceResult> results = RunInstances(env, tasks);
   PairOutcome out;
   out.first_processed = results[0].value.get<bool>();
@@ -232,25 +220,17 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 const Scenario kConcurrentScenario{
     .name = "concurrent",
     .tag = "inbox",
-    .summary =
-        "two copies at once in two instances: the primary key lets one through, the other waits",
+    .summary = "two copies at once in two instances: the primary key lets one through, the other waits",
     .in_post = true,
     .traits = kHasInstances | kHasHold | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "Two consumer instances get the same message at nearly the same time, as happens when a "
-        "lock or visibility timeout expires while the first is still working. Instance A claims "
-        "the key and holds its transaction open (hook BeforeCommit, --hold-ms). Instance B starts "
-        "later (--stagger-ms).\n"
+        "Two consumer instances get the same message at nearly the same time, as happens when a lock or visibility timeout expires while the first is still working. Instance A claims the key and holds its transaction open (hook BeforeCommit, --hold-ms). Instance B starts later (--stagger-ms).\n"
         "\n"
-        "Neither instance can settle this race by looking first: neither has committed anything to "
-        "see. The database settles it. B's INSERT needs the write lock, so it waits in the busy "
-        "handler until A commits; then its insert fails on the primary key and B rolls back "
-        "without touching the stock.\n"
+        "Neither instance can settle this race by looking first: neither has committed anything to see. The database settles it. B's INSERT needs the write lock, so it waits in the busy handler until A commits; then its insert fails on the primary key and B rolls back without touching the stock.\n"
         "\n"
-        "On SQLite, B waits for the whole database's write lock, not for one key as SQL Server "
-        "would: see concurrent-different.",
+        "On SQLite, B waits for the whole database's write lock, not for one key as SQL Server would: see concurrent-different.",
     .hook_points = "BeforeCommit: instance A holds its open transaction there for --hold-ms",
     .try_next =
         "Let A commit before B starts, and B no longer waits:\n"

@@ -44,25 +44,18 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 const Scenario kConcurrentDifferentScenario{
     .name = "concurrent-different",
     .tag = "inbox",
-    .summary =
-        "two different messages at once: SQLite still makes the second wait (one writer per file)",
+    .summary = "two different messages at once: SQLite still makes the second wait (one writer per file)",
     .in_post = false,
     .traits = kHasInstances | kHasHold | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "The same timing as concurrent, but the two instances handle two different messages, so "
-        "there is no key to fight over.\n"
+        "The same timing as concurrent, but the two instances handle two different messages, so there is no key to fight over.\n"
         "\n"
-        "On SQL Server the second transaction would take its own key locks and go ahead. SQLite "
-        "allows one writer per database file: B's first INSERT waits for A's whole transaction, "
-        "however unrelated the rows. Both messages are processed in the end (reserved twice the "
-        "quantity), but B's wait shows the cost of SQLite's locking model: throughput comes from "
-        "short transactions, not from parallel writers.",
+        "On SQL Server the second transaction would take its own key locks and go ahead. SQLite allows one writer per database file: B's first INSERT waits for A's whole transaction, however unrelated the rows. Both messages are processed in the end (reserved twice the quantity), but B's wait shows the cost of SQLite's locking model: throughput comes from short transactions, not from parallel writers.",
     .hook_points = "BeforeCommit: instance A holds its open transaction there for --hold-ms",
     .try_next =
-        "Run the instances as separate processes; the database lock works across them the same "
-        "way:\n"
+        "Run the instances as separate processes; the database lock works across them the same way:\n"
         "  dedupsim run concurrent-different --instances processes --trace",
 };
 

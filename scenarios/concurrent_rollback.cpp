@@ -1,38 +1,91 @@
-// concurrent-rollback: two copies at once, and the first dies before its commit. Its claim
-// rolls back with its work, so the second copy, which waited for it, claims the key and
-// does the work: the post's "had the first rolled back, the second would have processed it".
+// concurrent-rollback: two copies at once, and the first fails after claiming the key. Its
+// rollback takes the Inbox row with it, so the second copy, which was waiting for the write
+// lock, finds no row and processes the message itself.
 #include <fmt/format.h>
+
+#include <stdexcept>
+#include <thread>
 
 #include "common.h"
 #include "concurrency.h"
+#include "consumers/idempotent.h"
+#include "instances.h"
 #include "scenarios.h"
 
 namespace dedupsim {
 namespace {
 
+// The first copy's work fails after it claimed the key and reserved: a real exception out
+// of the handler, which its transaction answers with a rollback.
+class WorkFailed : public std::runtime_error {
+ public:
+  WorkFailed() : std::runtime_error("the handler's work failed after claiming") {}
+};
+
+// One copy: the inbox consumer; with fail set, its work throws at BeforeCommit after hold.
+InstanceTask Copy(ScenarioEnv& env, const OrderPlaced& message, const char* name,
+                  std::chrono::milliseconds start_after, std::chrono::milliseconds hold,
+                  bool fail) {
+  return {name, start_after, [&env, message, hold, fail](Connection& db) -> nlohmann::json {
+            IdempotentReserveStock consumer(db, env.clock);
+            consumer.before_commit = [hold, fail] {
+              std::this_thread::sleep_for(hold);
+              if (fail) throw WorkFailed();
+            };
+            nlohmann::json report = {{"processed", false}, {"failed", false}};
+            try {
+              report["processed"] = consumer.Handle(message);
+            } catch (const WorkFailed& e) {
+              // The Transaction's destructor has rolled back: Inbox row and stock update.
+              report["failed"] = true;
+              report["rolledBack"] = !db.InTransaction();
+              db.Note("fail", e.what(), report["rolledBack"].get<bool>() ? "rolled back" : "open");
+            }
+            return report;
+          }};
+}
+
 Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  PairOutcome pair = RunInboxPair(env, message, message, /*first_rolls_back=*/true);
+  std::vector<InstanceResult> results = RunInstances(
+      env, {Copy(env, message, "A", std::chrono::milliseconds(0), env.options.hold, true),
+            Copy(env, message, "B", env.options.stagger, std::chrono::milliseconds(0), false)});
+  PairOutcome pair;
+  pair.first = results[0];
+  pair.second = results[1];
+  pair.first_processed = pair.first.value["processed"].get<bool>();
+  pair.second_processed = pair.second.value["processed"].get<bool>();
+  const bool first_failed = pair.first.value["failed"].get<bool>();
   StockItem after = CurrentStock(env, dune);
+  const int64_t inbox_rows = CurrentRows(env, "Inbox");
+
   Outcome out;
   out.figures["instances"] = ToString(env.options.instances);
   out.figures["holdMs"] = env.options.hold.count();
   out.figures["staggerMs"] = env.options.stagger.count();
   out.figures["processed"] = {pair.first_processed, pair.second_processed};
+  out.figures["firstFailed"] = first_failed;
+  out.figures["inboxRows"] = inbox_rows;
   out.figures["reserved"] = after.reserved;
   AddWaitFigures(pair, out.figures);
   out.line = fmt::format(
-      "{}two copies at once, the first rolls back -> processed: {}, {}; {} reserved: {}; second "
-      "waited for the first: {}",
-      TagColumn("inbox"), CsBool(pair.first_processed), CsBool(pair.second_processed), after.title,
+      "{}two copies at once, the first {} -> processed: {}, {}; inbox rows: {}; {} reserved: {}; "
+      "second waited for the first: {}",
+      TagColumn("concurrent-rollback"),
+      first_failed ? "fails after claiming" : "never reached its failing work",
+      CsBool(pair.first_processed), CsBool(pair.second_processed), inbox_rows, after.title,
       after.reserved, CsBool(pair.SecondWaited()));
   return out;
 }
 
 nlohmann::ordered_json Expected(const RunOptions& o) {
-  // The first's claim is gone with its rollback; the second does the work, once.
-  nlohmann::ordered_json expected = {{"processed", {false, true}}, {"reserved", o.quantity}};
+  // Whoever claims first, the message is processed once, by B: A either fails after
+  // claiming (and B, waiting or later, takes the key) or finds B's row and skips.
+  nlohmann::ordered_json expected = {
+      {"processed", {false, true}}, {"inboxRows", 1}, {"reserved", o.quantity}};
+  // With a clear head start, A claims first and so reaches its failing work.
+  if (o.stagger >= std::chrono::milliseconds(20)) expected["firstFailed"] = true;
   expected.update(ExpectedWait(o));
   return expected;
 }
@@ -41,30 +94,34 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 
 const Scenario kConcurrentRollbackScenario{
     .name = "concurrent-rollback",
-    .tag = "inbox",
-    .summary = "two copies at once, the first rolls back: the second, which waited, processes it",
+    .tag = "concurrent-rollback",
+    .summary =
+        "two copies at once, the first rolls back after claiming: the waiting second processes",
     .in_post = false,
-    .traits = kHasInstances | kHasHold | kAnyBackend,
+    .traits = kHasInstances | kHasHold,
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "The timing of concurrent: instance A claims the key and holds its transaction open at "
-        "BeforeCommit; instance B, with a copy of the same message, starts later and waits. This "
-        "time A dies at BeforeCommit instead of committing.\n"
+        "The concurrent scenario again, two copies of one message in instances A and B, but this "
+        "time A's work fails after it has claimed the key: it inserted the Inbox row and reserved "
+        "the stock, holds its transaction (--hold-ms), then its handler throws.\n"
         "\n"
-        "A's Inbox row was never committed, so it disappears with A's work. B's INSERT, which was "
-        "waiting, now succeeds: B claims the key, reserves the stock and commits. The message is "
-        "processed exactly once, by the copy that survived.\n"
+        "The claim was part of A's transaction, so the rollback takes it back together with the "
+        "stock update. B, which started later (--stagger-ms) and was waiting for the write lock at "
+        "its Inbox insert, now gets the lock, finds no row for the key, and processes the message: "
+        "Dune is reserved once, by B.\n"
         "\n"
-        "This is why the second copy must wait instead of giving up: until the first commits, "
-        "nobody knows whether it will. On SQLite B waits for the whole database; on PostgreSQL "
-        "(--backend postgres) it waits on A's key alone.",
+        "This is why the claim must live in the same transaction as the work. A claim committed on "
+        "its own (record-first) would survive A's failure, and B would skip a message nobody "
+        "processed. Here the database forgets a failed attempt completely, and the copy that was "
+        "turned away a moment ago becomes the one that does the work.",
     .hook_points =
-        "BeforeCommit: instance A holds there for --hold-ms, then dies (its transaction rolls "
-        "back)",
+        "BeforeCommit: instance A holds its open transaction for --hold-ms, then its work throws",
     .try_next =
-        "Watch the server make B wait on A's key, then let it through:\n"
-        "  dedupsim run concurrent-rollback --backend postgres --format json",
+        "Start B after A has already rolled back: B no longer waits, and still processes:\n"
+        "  dedupsim run concurrent-rollback --hold-ms 0 --trace\n"
+        "Compare with the claim committed ahead of the work, which a failure leaves behind:\n"
+        "  dedupsim run record-first --trace",
 };
 
 }  // namespace dedupsim

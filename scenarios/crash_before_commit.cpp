@@ -53,28 +53,20 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 const Scenario kCrashBeforeCommitScenario{
     .name = "crash-before-commit",
     .tag = "inbox",
-    .summary =
-        "the inbox consumer crashes before commit: row and stock roll back, redelivery works once",
+    .summary = "the inbox consumer crashes before commit: row and stock roll back, redelivery works once",
     .in_post = true,
     .traits = kHasCrash | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "The inbox consumer has claimed the key and reserved the stock, and then dies just before "
-        "COMMIT (hook BeforeCommit).\n"
+        "The inbox consumer has claimed the key and reserved the stock, and then dies just before COMMIT (hook BeforeCommit).\n"
         "\n"
-        "Because the Inbox row and the stock update were in the same transaction, neither "
-        "survives: the database shows zero reserved and no Inbox row. There is no moment in which "
-        "one is saved without the other. The redelivered message therefore finds a clean slate, "
-        "claims the key, and reserves once.\n"
+        "Because the Inbox row and the stock update were in the same transaction, neither survives: the database shows zero reserved and no Inbox row. There is no moment in which one is saved without the other. The redelivered message therefore finds a clean slate, claims the key, and reserves once.\n"
         "\n"
-        "With --crash-mode kill the consumer is a real child process that is sent SIGKILL while "
-        "its transaction is open; SQLite's own recovery (the journal or the WAL) gives the same "
-        "result on the next open.",
+        "With --crash-mode kill the consumer is a real child process that is sent SIGKILL while its transaction is open; SQLite's own recovery (the journal or the WAL) gives the same result on the next open.",
     .hook_points = "BeforeCommit: after the Inbox insert and the stock update, before COMMIT",
     .try_next =
-        "Kill a real process mid-transaction, in rollback-journal mode, and read the recovery in "
-        "the trace:\n"
+        "Kill a real process mid-transaction, in rollback-journal mode, and read the recovery in the trace:\n"
         "  dedupsim run crash-before-commit --crash-mode kill --journal delete --trace",
 };
 

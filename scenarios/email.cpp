@@ -54,17 +54,10 @@ const Scenario kEmailScenario{
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "An email cannot be rolled back with a database transaction. So the consumer keeps a "
-        "two-phase record: it commits an \"in progress\" Inbox row (CompletedAt NULL), sends, and "
-        "then marks the row completed.\n"
+        "An email cannot be rolled back with a database transaction. So the consumer keeps a two-phase record: it commits an \"in progress\" Inbox row (CompletedAt NULL), sends, and then marks the row completed.\n"
         "\n"
-        "The scenario crashes after the send (hook AfterSend). The redelivery finds the row still "
-        "in progress. It cannot tell whether the email went out, did not, or is being sent by "
-        "another instance right now, so it neither sends again nor pretends all is well: it "
-        "reports NeedsReconciliation. One email went out, and the case is flagged for a person or "
-        "for the provider's own idempotency support to settle.",
-    .hook_points =
-        "AfterSend: after the provider accepted the email, before CompletedAt is written",
+        "The scenario crashes after the send (hook AfterSend). The redelivery finds the row still in progress. It cannot tell whether the email went out, did not, or is being sent by another instance right now, so it neither sends again nor pretends all is well: it reports NeedsReconciliation. One email went out, and the case is flagged for a person or for the provider's own idempotency support to settle.",
+    .hook_points = "AfterSend: after the provider accepted the email, before CompletedAt is written",
     .try_next =
         "Crash as a real process: the email the child sent still counts, and the outcome holds:\n"
         "  dedupsim run email --crash-mode exit --trace",

@@ -49,14 +49,9 @@ const Scenario kInboxScenario{
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "The Inbox pattern writes the dedup record and the work in one database transaction, and "
-        "writes the record first. The record is keyed on (MessageId, Consumer), so the database "
-        "itself refuses a second row for the same message and consumer.\n"
+        "The Inbox pattern writes the dedup record and the work in one database transaction, and writes the record first. The record is keyed on (MessageId, Consumer), so the database itself refuses a second row for the same message and consumer.\n"
         "\n"
-        "The first delivery inserts its Inbox row, reserves the stock and commits. The second "
-        "delivery's insert fails with SQLITE_CONSTRAINT_PRIMARYKEY (extended code 1555). The "
-        "consumer reads that as \"already done\", rolls back, and reports processed: False. That "
-        "is a success: the message should be acknowledged, not retried.",
+        "The first delivery inserts its Inbox row, reserves the stock and commits. The second delivery's insert fails with SQLITE_CONSTRAINT_PRIMARYKEY (extended code 1555). The consumer reads that as \"already done\", rolls back, and reports processed: False. That is a success: the message should be acknowledged, not retried.",
     .hook_points = "BeforeCommit (unused here; see crash-before-commit)",
     .try_next =
         "Deliver the message five times: only the first does the work:\n"

@@ -39,14 +39,9 @@ const Scenario kNaiveScenario{
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "The broker promises at-least-once delivery. Here the consumer handled the order, the "
-        "acknowledgement was lost on the way back, and the broker handed over the very same "
-        "message a second time.\n"
+        "The broker promises at-least-once delivery. Here the consumer handled the order, the acknowledgement was lost on the way back, and the broker handed over the very same message a second time.\n"
         "\n"
-        "The naive consumer adds the order's quantity to Reserved on every delivery. An increment "
-        "is commutative, so the order of deliveries does not matter, but it is not idempotent: "
-        "applying it twice gives a different total. A two-book order ends up holding four books, "
-        "and the extra two look unsellable.\n"
+        "The naive consumer adds the order's quantity to Reserved on every delivery. An increment is commutative, so the order of deliveries does not matter, but it is not idempotent: applying it twice gives a different total. A two-book order ends up holding four books, and the extra two look unsellable.\n"
         "\n"
         "Every later scenario is a way to make a repeated delivery harmless.",
     .hook_points = "none: the consumer runs straight through",

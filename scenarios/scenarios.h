@@ -16,7 +16,6 @@ extern const Scenario kCrashBeforeCommitScenario;
 extern const Scenario kConcurrentScenario;
 extern const Scenario kEmailScenario;
 extern const Scenario kConcurrentDifferentScenario;
-extern const Scenario kConcurrentRollbackScenario;
 extern const Scenario kRecordFirstScenario;
 extern const Scenario kNaturalKeyScenario;
 extern const Scenario kSharedKeyScenario;
@@ -29,6 +28,18 @@ extern const Scenario kContentMismatchScenario;
 extern const Scenario kRetentionScenario;
 extern const Scenario kBrokerDedupScenario;
 extern const Scenario kEmailReconcileScenario;
+extern const Scenario kConcurrentRollbackScenario;
+extern const Scenario kPoisonMessageScenario;
+extern const Scenario kReceiveCountScenario;
+extern const Scenario kOptimisticEmailScenario;
+extern const Scenario kOutboxScenario;
+extern const Scenario kOrphanClaimScenario;
+extern const Scenario kSecondConnectionScenario;
+extern const Scenario kCorrelationKeyScenario;
+extern const Scenario kDeliveryTagKeyScenario;
+extern const Scenario kAbsoluteWriteScenario;
+extern const Scenario kUnreconcilableScenario;
+extern const Scenario kBoundedStoreScenario;
 
 std::span<const Scenario* const> AllScenarios();
 // nullptr when no scenario has that name.

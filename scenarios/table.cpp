@@ -14,7 +14,6 @@ const Scenario* const kScenarios[] = {
     &kEmailScenario,
     // Beyond the post.
     &kConcurrentDifferentScenario,
-    &kConcurrentRollbackScenario,
     // The post's other lessons: its experiments, pitfalls, retention, broker-side dedup.
     &kRecordFirstScenario,
     &kNaturalKeyScenario,
@@ -28,6 +27,24 @@ const Scenario* const kScenarios[] = {
     &kRetentionScenario,
     &kBrokerDedupScenario,
     &kEmailReconcileScenario,
+    // Lessons from the field (issue 13). Concurrency and locking:
+    &kConcurrentRollbackScenario,
+    &kOrphanClaimScenario,
+    // Side effects:
+    &kOptimisticEmailScenario,
+    &kOutboxScenario,
+    &kSecondConnectionScenario,
+    &kAbsoluteWriteScenario,
+    // Keys:
+    &kCorrelationKeyScenario,
+    &kDeliveryTagKeyScenario,
+    // Retention and windows:
+    &kBoundedStoreScenario,
+    // Broker behaviour:
+    &kPoisonMessageScenario,
+    &kReceiveCountScenario,
+    // Operations:
+    &kUnreconcilableScenario,
 };
 
 }  // namespace

@@ -138,3 +138,40 @@ TEST_CASE("a side store refuses a foreign file at its path and removes its own",
   }
   CHECK(::access(path.c_str(), F_OK) != 0);
 }
+
+TEST_CASE("a version 2 database gains receive counts and leases in place", "[schema]") {
+  TempDir dir;
+  std::string path = dir.File("v2.db");
+  MakeVersion1(path);
+  {
+    // What dedupsim's schema version 2 added to version 1.
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db,
+                         "ALTER TABLE Inbox ADD COLUMN PayloadHash TEXT;"
+                         "CREATE TABLE StockReservations (OrderId TEXT NOT NULL, BookId TEXT NOT "
+                         "NULL, Quantity INTEGER NOT NULL, ReservedAt TEXT NOT NULL, PRIMARY KEY "
+                         "(OrderId, BookId)) WITHOUT ROWID;"
+                         "PRAGMA user_version=2;",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  DatabaseFile db = DatabaseFile::Open(path, DatabaseSettings{});
+  Connection c = db.Connect();
+  CHECK(SchemaVersion(c) == 3);
+  for (const char* column : {"ReceiveCount", "LastReceivedAt", "Owner", "LeaseExpiresAt"}) {
+    INFO(column);
+    CHECK(Count(c, std::string("SELECT count(*) FROM pragma_table_info('Inbox') WHERE name = '") +
+                       column + "'") == 1);
+  }
+  CHECK(Count(c, "SELECT count(*) FROM Outbox") == 0);
+  CHECK(Count(c, "SELECT count(*) FROM ShipmentRequests") == 0);
+  CHECK(Count(c, "SELECT count(*) FROM AuditLog") == 0);
+  // The row from before the upgrade was received once, and has no lease.
+  auto row = FindInboxRow(c, "m-1", "c");
+  REQUIRE(row);
+  CHECK(row->receive_count == 1);
+  CHECK_FALSE(row->owner);
+  CHECK_FALSE(row->lease_expires_at);
+  CHECK(row->completed_at == "2026-01-01T00:00:00.000Z");
+}

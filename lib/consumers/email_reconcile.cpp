@@ -4,6 +4,24 @@
 
 namespace dedupsim {
 
+ReconcileOutcome SettleInProgressEmail(Connection& db, IdempotentEmailProvider& provider,
+                                       Clock& clock, const OrderPlaced& m) {
+  ReconcileOutcome out;
+  out.reconciled = true;
+  out.provider_knew = provider.Find(m.message_id).has_value();
+  db.Note("reconcile", "EmailProvider.Find", out.provider_knew ? "sent before" : "never sent");
+  if (out.provider_knew) {
+    out.outcome = EmailOutcome::kAlreadySent;
+  } else {
+    ProviderSend sent = provider.SendWithKey(m.message_id, StockReservedText(m));
+    out.outcome = sent == ProviderSend::kSent ? EmailOutcome::kSent : EmailOutcome::kAlreadySent;
+    db.Note("send", "EmailProvider.Send (same key)", std::string(ToString(out.outcome)));
+  }
+  CompleteInboxRow(db, InboxKey::kMessageIdAndConsumer, m.message_id, ReconcilingEmailSender::kName,
+                   clock.Now());
+  return out;
+}
+
 ReconcileOutcome ReconcilingEmailSender::Handle(const OrderPlaced& m) {
   ReconcileOutcome out;
   if (auto entry = FindInboxRow(db_, m.message_id, kName)) {
@@ -12,17 +30,7 @@ ReconcileOutcome ReconcilingEmailSender::Handle(const OrderPlaced& m) {
       return out;
     }
     // In progress: settle it with the provider, which knows what it sent under this key.
-    out.reconciled = true;
-    out.provider_knew = provider_.Find(m.message_id).has_value();
-    db_.Note("reconcile", "EmailProvider.Find", out.provider_knew ? "sent before" : "never sent");
-    if (out.provider_knew) {
-      out.outcome = EmailOutcome::kAlreadySent;
-    } else {
-      ProviderSend sent = provider_.SendWithKey(m.message_id, StockReservedText(m));
-      out.outcome = sent == ProviderSend::kSent ? EmailOutcome::kSent : EmailOutcome::kAlreadySent;
-      db_.Note("send", "EmailProvider.Send (same key)", std::string(ToString(out.outcome)));
-    }
-    CompleteInboxRow(db_, InboxKey::kMessageIdAndConsumer, m.message_id, kName, clock_.Now());
+    out = SettleInProgressEmail(db_, provider_, clock_, m);
     return out;
   }
   InsertResult claimed = InsertInProgressInboxRow(db_, InboxKey::kMessageIdAndConsumer,

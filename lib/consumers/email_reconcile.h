@@ -21,6 +21,12 @@ struct ReconcileOutcome {
   bool provider_knew = false;  // the provider already had the key when asked
 };
 
+// Settles a record found in progress by asking the provider: completes it, sending first
+// (with the same key) only if the provider never sent. Used by ReconcilingEmailSender on a
+// redelivery, and by an operator settling a parked case (unreconcilable).
+ReconcileOutcome SettleInProgressEmail(Connection& db, IdempotentEmailProvider& provider,
+                                       Clock& clock, const OrderPlaced& m);
+
 class ReconcilingEmailSender {
  public:
   static constexpr const char* kName = "notifications.stock-reserved-email";

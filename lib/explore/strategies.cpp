@@ -1,5 +1,6 @@
-// The adapters: each row wraps one consumer. Most wrap the consumers in lib/consumers/;
-// record-first and claim-last wrap the variants in explore/record_first.h. The cache rows
+// The adapters: each row wraps one consumer of lib/consumers/, the same class the lesson of
+// that name runs (one registry of consumers for the scenarios, bench, soak and explorer),
+// so breaking a lesson's consumer changes its row of the matrix. The cache rows
 // and email-reconcile keep their second store (the cache, the provider) in the explorer's
 // second file, DeliveryContext::aux.
 #include "explore/strategies.h"
@@ -9,17 +10,19 @@
 
 #include "consumers/cache_dedup.h"
 #include "consumers/check_then_process.h"
+#include "consumers/claim_last.h"
 #include "consumers/email.h"
 #include "consumers/email_reconcile.h"
 #include "consumers/idempotent.h"
+#include "consumers/keyed.h"
 #include "consumers/naive.h"
 #include "consumers/natural_key.h"
+#include "consumers/optimistic_email.h"
 #include "consumers/record_first.h"
 #include "dedup_cache.h"
 #include "email_provider.h"
-#include "sqlite/statement.h"
-#include "explore/record_first.h"
 #include "schema.h"
+#include "sqlite/statement.h"
 
 namespace dedupsim::explore {
 
@@ -111,6 +114,37 @@ const Strategy kEmail{
     .applied = &EmailApplied,
 };
 
+// optimistic-email: no claim ahead of the send; the completed row's key decides at commit.
+const Strategy kOptimisticEmail{
+    .name = "optimistic-email",
+    .summary = "the email sent inside the transaction; the Inbox row's key decides at commit",
+    .effect = "email",
+    .partner = "inbox",
+    .crash_points = {"SELECT Inbox", "BEGIN", "EmailProvider.Send", "AfterSend", "INSERT Inbox",
+                     "BeforeCommit", "COMMIT"},
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return FromEmailOutcome(OptimisticEmailSender(c.db, c.email, c.clock).Handle(m).outcome);
+        },
+    .applied = &EmailApplied,
+};
+
+// correlation-key: the inbox transaction keyed on the order's id (the correlation id). The
+// matrix shows its upside (a producer's resend of the order is caught); its downside, a
+// different message about the same order dropped, needs the scenario's OrderCancelled.
+const Strategy kCorrelationKey{
+    .name = "correlation-key",
+    .summary = "the inbox transaction, its key the OrderId (the correlation id)",
+    .effect = "stock",
+    .partner = "email",
+    .crash_points = {"BEGIN", "INSERT Inbox", "UPDATE StockItems", "COMMIT"},
+    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
+      return Processed(
+          KeyedReserveStock(c.db, c.clock).Handle({OrderEventType::kPlaced, m}, m.order_id));
+    },
+    .applied = &StockApplied,
+};
+
 const Strategy kRecordFirst{
     .name = "record-first",
     .summary = "records the key (own commit), then reserves (own commit)",
@@ -128,10 +162,14 @@ const Strategy kClaimLast{
     .summary = "one transaction, but the Inbox row is written after the stock update",
     .effect = "stock",
     .partner = "email",
-    .crash_points = {"BEGIN", "UPDATE StockItems", "INSERT Inbox", "BeforeCommit", "COMMIT"},
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return Processed(ClaimLastReserveStock(c.db, c.clock).Handle(m));
-    },
+    // The lesson's consumer reads Reserved back inside its transaction (SELECT StockItems)
+    // to report what the second copy saw: a step, and a crash point, like any other.
+    .crash_points = {"BEGIN", "UPDATE StockItems", "SELECT StockItems", "INSERT Inbox",
+                     "BeforeCommit", "COMMIT"},
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return Processed(dedupsim::ClaimLastReserveStock(c.db, c.clock).Handle(m).processed);
+        },
     .applied = &StockApplied,
 };
 
@@ -272,10 +310,15 @@ const Strategy kEmailReconcile{
 // The post's order: the naive consumer, the check and its reversal, the inbox and its
 // reordering, then the side effect outside the transaction; then the later lessons: the
 // natural key, the shared key, the dedup cache, the reconciling email.
-constexpr std::array<const Strategy*, 12> kStrategies{
-    &kNaive,       &kCheckThenProcess, &kRecordFirst,       &kInbox,
-    &kClaimLast,   &kEmail,            &kNaturalKey,        &kSharedKey,
-    &kSharedKeyEmail, &kCacheCheckThenSet, &kCacheSetIfAbsent, &kEmailReconcile};
+// Then the lessons from the field: the email under optimistic concurrency, the correlation
+// id as the key.
+// clang-format off
+constexpr std::array<const Strategy*, 14> kStrategies{
+    &kNaive,          &kCheckThenProcess,  &kRecordFirst,      &kInbox,
+    &kClaimLast,      &kEmail,             &kNaturalKey,       &kSharedKey,
+    &kSharedKeyEmail, &kCacheCheckThenSet, &kCacheSetIfAbsent, &kEmailReconcile,
+    &kOptimisticEmail, &kCorrelationKey};
+// clang-format on
 
 }  // namespace
 

@@ -27,6 +27,9 @@ struct InboxRow {
   std::string received_at;
   std::optional<std::string> completed_at;  // empty: in progress
   std::optional<std::string> payload_hash;  // empty: not recorded
+  int64_t receive_count = 1;                // deliveries of the key (version 3)
+  std::optional<std::string> owner;         // the claim's owner (version 3)
+  std::optional<std::string> lease_expires_at;  // its lease (version 3)
 };
 
 // What an inbox row is keyed on. The post's key is (MessageId, Consumer), in Inbox; the

@@ -238,8 +238,11 @@ std::string MarkClass(Mark::Kind kind) {
   return "note";
 }
 
+// Consumer instances are letters (A, B); other actors (dispatcher, downstream, operator)
+// are drawn under their own names, as in the Mermaid view.
 std::string LaneTitle(const Lane& lane) {
-  return lane.instance.empty() ? "set-up" : "Consumer " + lane.instance;
+  if (lane.instance.empty()) return "set-up";
+  return lane.instance.size() == 1 ? "Consumer " + lane.instance : lane.instance;
 }
 
 // One marker glyph centred on x, on the bar row whose top is y.

@@ -184,36 +184,6 @@ TEST_CASE("concurrent on PostgreSQL: B's INSERT waits on A's key, then fails wit
   }
 }
 
-TEST_CASE(
-    "concurrent-rollback: the first dies before commit, the second (which waited) processes it",
-    "[postgres]") {
-  testing::CliResult sqlite = RunCli(
-      {"run", "concurrent-rollback", "--format", "json", "--hold-ms", "400", "--stagger-ms", "50"});
-  REQUIRE(sqlite.exit_code == 0);
-  nlohmann::json s = nlohmann::json::parse(sqlite.out);
-  CHECK(s["processed"] == nlohmann::json({false, true}));
-  CHECK(s["reserved"] == 2);
-  CHECK(s["secondWaited"] == true);
-
-  testing::CliResult r = RunPg(
-      {"run", "concurrent-rollback", "--format", "json", "--hold-ms", "400", "--stagger-ms", "50"},
-      "t_rollback");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  nlohmann::json j = nlohmann::json::parse(r.out);
-  CHECK(j["processed"] == nlohmann::json({false, true}));
-  CHECK(j["reserved"] == 2);
-  CHECK(j["waitedOn"] == "key Inbox");
-  bool insert_seen = false;
-  for (const auto& st : j["secondStatements"]) {
-    if (st["sql"].get<std::string>().rfind("INSERT INTO Inbox", 0) != 0) continue;
-    insert_seen = true;
-    CHECK(st["waited"] == true);
-    CHECK_FALSE(st.contains("sqlstate"));  // it got the key: no 23505
-  }
-  CHECK(insert_seen);
-}
-
 TEST_CASE("backend options that do not fit are usage errors", "[postgres]") {
   CHECK(RunCli({"run", "naive", "--dsn", "host=/nonexistent"}).exit_code == 2);
   CHECK(RunCli({"run", "naive", "--isolation", "serializable"}).exit_code == 2);

@@ -1,0 +1,117 @@
+// poison-message: a message whose handling always fails. The broker redelivers it up to
+// its max delivery count, then dead-letters it; every attempt rolled back, so the Inbox
+// never records the key and the stock is untouched.
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "broker.h"
+#include "common.h"
+#include "consumers/idempotent.h"
+#include "scenarios.h"
+
+namespace dedupsim {
+namespace {
+
+// The handler's own check: its stock update must have found the book.
+class UnknownBook : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+Outcome Run(ScenarioEnv& env) {
+  StockItem dune = Restock(env);
+  // The poison: an order line for a book the inventory does not stock (a fresh id).
+  const std::string missing_book = env.ids.Next();
+  OrderPlaced poison{env.ids.Next(), env.ids.Next(), missing_book, env.options.quantity};
+
+  Broker broker(env.clock, BrokerOptions{.max_delivery_count = env.options.max_deliveries},
+                &env.recorder);
+  broker.Send(poison);
+  int64_t attempts = 0;  // deliveries whose handler ran into the failure
+  int64_t processed = 0;
+  Drain(broker, [&](const Delivery& d) {
+    Connection db = OpenTraced(env, "A");
+    IdempotentReserveStock consumer(db, env.clock);
+    consumer.before_commit = [&db, &d] {
+      // The UPDATE of a book that is not there changes no row: the work cannot be done.
+      if (db.Changes() == 0) throw UnknownBook("no stock row for book " + d.message.book_id);
+    };
+    try {
+      if (consumer.Handle(d.message)) processed++;
+      return Verdict{Disposition::kAck};
+    } catch (const UnknownBook& e) {
+      attempts++;
+      db.Note("fail", e.what(), db.InTransaction() ? "open" : "rolled back");
+      return Verdict{Disposition::kAbandon};
+    }
+  });
+  const BrokerStats& stats = broker.stats();
+  const std::string reason =
+      broker.dead_letters().empty() ? "none" : broker.dead_letters().front().reason;
+  const int64_t inbox_rows = CurrentRows(env, "Inbox");
+  const int64_t reserved = CurrentStock(env, dune).reserved;
+
+  Outcome out;
+  out.figures["maxDeliveries"] = env.options.max_deliveries;
+  out.figures["deliveries"] = stats.deliveries;
+  out.figures["handlerAttempts"] = attempts;
+  out.figures["processed"] = processed;
+  out.figures["deadLettered"] = stats.dead_lettered;
+  out.figures["deadLetterReason"] = reason;
+  out.figures["inboxRows"] = inbox_rows;
+  out.figures["reserved"] = reserved;
+  out.line = fmt::format(
+      "{}handler fails on every delivery -> attempts: {}, dead-lettered: {} ({}); inbox rows: {}; "
+      "{} reserved: {}",
+      TagColumn("poison-message"), attempts, stats.dead_lettered, reason, inbox_rows, dune.title,
+      reserved);
+  return out;
+}
+
+nlohmann::ordered_json Expected(const RunOptions& o) {
+  return {{"deliveries", o.max_deliveries},
+          {"handlerAttempts", o.max_deliveries},
+          {"processed", 0},
+          {"deadLettered", 1},
+          {"deadLetterReason", "MaxDeliveryCountExceeded"},
+          {"inboxRows", 0},
+          {"reserved", 0}};
+}
+
+}  // namespace
+
+const Scenario kPoisonMessageScenario{
+    .name = "poison-message",
+    .tag = "poison-message",
+    .summary =
+        "a message that always fails: redelivered to the limit, dead-lettered, nothing recorded",
+    .in_post = false,
+    .traits = kHasMaxDeliveries,
+    .run = &Run,
+    .expected = &Expected,
+    .lesson =
+        "Some messages can never be handled: here an order line names a book the inventory does "
+        "not stock. The inbox consumer claims the key and runs its stock update, which finds no "
+        "row; the handler checks that and throws before commit.\n"
+        "\n"
+        "The throw rolls the transaction back, Inbox row included, so nothing remembers the "
+        "attempt, and the broker treats the delivery as failed and puts the message back. The next "
+        "delivery fails the same way, and the next, until the delivery count reaches the queue's "
+        "maximum (--max-deliveries); then the broker moves the message to the dead-letter queue. "
+        "No Inbox row, no stock touched: the dead letter is the only trace, and it is where an "
+        "operator should look.\n"
+        "\n"
+        "Compare duplicate-as-error, which ends in the same dead-letter queue for the opposite "
+        "reason: there the work succeeded and only the duplicate check threw. A poison message "
+        "belongs in the dead-letter queue; a recognised duplicate never does.",
+    .hook_points =
+        "BeforeCommit: the handler checks that its stock update found the book, and throws if not",
+    .try_next =
+        "A lower delivery limit dead-letters the poison sooner:\n"
+        "  dedupsim run poison-message --max-deliveries 3 --trace\n"
+        "Then see a duplicate that is wrongly treated as a failure:\n"
+        "  dedupsim run duplicate-as-error",
+};
+
+}  // namespace dedupsim

@@ -1,0 +1,157 @@
+// unreconcilable: a delivery that finds the email's record in progress cannot settle it, and
+// acking it silently leaves the case where nobody looks. Parked instead (dead-lettered with
+// an alert), an operator settles it with the provider's records: the email went out once,
+// and the record is completed.
+#include <fmt/format.h>
+
+#include "broker.h"
+#include "common.h"
+#include "consumers/email.h"
+#include "consumers/email_reconcile.h"
+#include "crash.h"
+#include "email_provider.h"
+#include "scenarios.h"
+#include "sqlite/statement.h"
+
+namespace dedupsim {
+namespace {
+
+struct Part {
+  bool crashed = false;
+  std::string redelivery;  // what the redelivery's consumer said
+  int64_t dead_lettered = 0;
+  std::vector<std::string> alerts;
+  std::string settled = "not settled";  // what the operator found, when there was one
+  int64_t emails = 0;                   // the provider's SentEmails for this message
+  bool completed = false;
+};
+
+// The first delivery dies after its send; the redelivery finds the record in progress and
+// is acked (park false) or dead-lettered with an alert for an operator (park true).
+Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
+  StockItem dune = Restock(env);
+  OrderPlaced message = NewOrder(env, dune);
+  Broker broker(env.clock, BrokerOptions{}, &env.recorder);
+  broker.Send(message);
+  Part part;
+  Drain(broker, [&](const Delivery& d) -> Verdict {
+    if (d.delivery_count == 1) {
+      part.crashed = RunCrashingDelivery(env, "A", "AfterSend", [&](const Hook& hook) {
+                       Connection db = OpenTraced(env, "A");
+                       Connection provider_db = OpenTraced(env, store, "A");
+                       IdempotentEmailProvider provider(provider_db, env.clock);
+                       SendStockReservedEmail consumer(db, provider, env.clock);
+                       consumer.after_send = hook;
+                       consumer.Handle(d.message);
+                     }).crashed;
+      return Disposition::kAbandon;  // the consumer died: the lock expires, redelivered
+    }
+    Connection db = OpenTraced(env, "A");
+    Connection provider_db = OpenTraced(env, store, "A");
+    IdempotentEmailProvider provider(provider_db, env.clock);
+    EmailOutcome outcome = SendStockReservedEmail(db, provider, env.clock).Handle(d.message);
+    part.redelivery = ToString(outcome);
+    if (outcome != EmailOutcome::kNeedsReconciliation || !park) return Disposition::kAck;
+    part.alerts.push_back(
+        fmt::format("order {}: the email's record is in progress; it may or may not have been sent",
+                    d.message.order_id));
+    return Verdict{Disposition::kDeadLetter, "NeedsReconciliation",
+                   "the email's record was found in progress"};
+  });
+  part.dead_lettered = broker.stats().dead_lettered;
+  // The operator works through the dead-letter queue with the provider's records.
+  for (const DeadLetter& letter : broker.dead_letters()) {
+    Connection db = OpenTraced(env, "operator");
+    Connection provider_db = OpenTraced(env, store, "operator");
+    IdempotentEmailProvider provider(provider_db, env.clock);
+    ReconcileOutcome settled =
+        SettleInProgressEmail(db, provider, env.clock, letter.delivery.message);
+    part.settled = settled.provider_knew ? "provider had sent it" : "provider never sent it";
+  }
+  Connection db = env.db.Connect();
+  auto row = FindInboxRow(db, message.message_id, SendStockReservedEmail::kName);
+  part.completed = row && row->completed_at.has_value();
+  Connection provider_db = store.Connect();
+  Statement sent = provider_db.Prepare("SELECT count(*) FROM SentEmails WHERE IdempotencyKey = ?1");
+  sent.Bind(1, message.message_id);
+  sent.Step();
+  part.emails = sent.ColumnInt(0);
+  return part;
+}
+
+nlohmann::ordered_json ToJson(const Part& p) {
+  return {{"crashed", p.crashed}, {"redelivery", p.redelivery}, {"deadLettered", p.dead_lettered},
+          {"settled", p.settled}, {"emailsSent", p.emails},     {"completed", p.completed}};
+}
+
+Outcome RunScenario(ScenarioEnv& env) {
+  SideStore store = CreateEmailProviderStore(env.db);
+  Part silent = Run(env, store, false);
+  Part parked = Run(env, store, true);
+  Outcome out;
+  out.figures["crashMode"] = ToString(env.options.crash_mode);
+  out.figures["ackedSilently"] = ToJson(silent);
+  out.figures["parked"] = ToJson(parked);
+  out.figures["alerts"] = parked.alerts;
+  out.figures["emailsSent"] = parked.emails;
+  out.line = fmt::format(
+      "{}crash after send, redelivered -> acked: {}, dead-lettered {}, record completed: {}; "
+      "parked: dead-lettered {}, operator: {}, emails sent: {}, record completed: {}",
+      TagColumn("unreconcilable"), silent.redelivery, silent.dead_lettered,
+      CsBool(silent.completed), parked.dead_lettered, parked.settled, parked.emails,
+      CsBool(parked.completed));
+  return out;
+}
+
+nlohmann::ordered_json Expected(const RunOptions&) {
+  return {{"ackedSilently",
+           {{"crashed", true},
+            {"redelivery", "NeedsReconciliation"},
+            {"deadLettered", 0},
+            {"settled", "not settled"},
+            {"emailsSent", 1},
+            {"completed", false}}},
+          {"parked",
+           {{"crashed", true},
+            {"redelivery", "NeedsReconciliation"},
+            {"deadLettered", 1},
+            {"settled", "provider had sent it"},
+            {"emailsSent", 1},
+            {"completed", true}}},
+          {"emailsSent", 1}};
+}
+
+}  // namespace
+
+const Scenario kUnreconcilableScenario{
+    .name = "unreconcilable",
+    .tag = "unreconcilable",
+    .summary = "a record found in progress is parked for an operator, not silently acked",
+    .in_post = false,
+    .traits = kHasCrash,
+    .run = &RunScenario,
+    .expected = &Expected,
+    .lesson =
+        "The email consumer's first delivery dies after its send (hook AfterSend), leaving the "
+        "Inbox record in progress. The redelivery finds it and, rightly, does not send again: it "
+        "cannot know whether the email went out, so it reports NeedsReconciliation.\n"
+        "\n"
+        "What happens next decides whether anyone ever finds out. Acked like a success, the "
+        "message is gone: the record stays in progress, nothing is dead-lettered, and if the email "
+        "had not gone out, the customer would never get it. Parked instead, the delivery goes to "
+        "the dead-letter queue with its reason and raises an alert: a case for a person.\n"
+        "\n"
+        "The operator settles it with the provider's records, which keep every email sent under "
+        "its idempotency key. The provider had sent this one, so the operator completes the record "
+        "without sending; had it not, the operator would send with the same key. Either way the "
+        "email goes out exactly once and the record is finished. email-reconcile automates the "
+        "same settlement in the consumer, for providers that keep such records.",
+    .hook_points = "AfterSend: the first delivery dies after the provider accepted the email",
+    .try_next =
+        "The same with a real process death:\n"
+        "  dedupsim run unreconcilable --crash-mode kill --trace\n"
+        "Settling in the consumer itself, with an idempotent provider:\n"
+        "  dedupsim run email-reconcile",
+};
+
+}  // namespace dedupsim
