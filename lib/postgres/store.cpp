@@ -199,7 +199,13 @@ std::optional<InboxRow> PgStore::Find(InboxKey key, std::string_view message_id,
                          "FROM Inbox WHERE MessageId = $1 AND Consumer = $2",
                          {std::string(message_id), std::string(consumer)});
   if (r.rows() == 0) return std::nullopt;
-  return InboxRow{r.Text(0, 0), r.Text(0, 1), r.Text(0, 2), r.Get(0, 3), r.Get(0, 4)};
+  InboxRow row;
+  row.message_id = r.Text(0, 0);
+  row.consumer = r.Text(0, 1);
+  row.received_at = r.Text(0, 2);
+  row.completed_at = r.Get(0, 3);
+  row.payload_hash = r.Get(0, 4);
+  return row;
 }
 
 std::unique_ptr<Store> PgBackend::Open(Recorder* recorder, const std::string& instance) const {
