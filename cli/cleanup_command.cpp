@@ -4,14 +4,19 @@
 #include <memory>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "clock.h"
 #include "commands.h"
 #include "database.h"
 #include "duration.h"
 #include "exit_status.h"
+#include "options.h"
 #include "retention.h"
 
 namespace dedupsim::cli {
@@ -27,9 +32,14 @@ struct CleanupArgs {
 int Cleanup(const CleanupArgs& args) {
   const std::chrono::milliseconds age = *ParseDuration(args.older_than);  // checked by the parser
   DatabaseFile db = DatabaseFile::Open(args.db, DatabaseSettings{}, IfMissing::kFail);
-  Connection connection = db.Connect();
   SystemClock clock;
-  CleanupResult result = DeleteInboxRecordsOlderThan(connection, clock.Now(), age);
+  CleanupResult result;
+  try {
+    Connection connection = db.Connect();
+    result = DeleteInboxRecordsOlderThan(connection, clock.Now(), age);
+  } catch (const DatabaseError& e) {
+    throw InDatabase(db.path(), e);
+  }
   if (args.format == "json") {
     nlohmann::ordered_json j{{"db", db.path()},
                              {"olderThan", FormatDuration(age)},
@@ -56,15 +66,14 @@ Command AddCleanupCommand(CLI::App& app) {
   auto args = std::make_shared<CleanupArgs>();
   auto* sub = app.add_subcommand(
       "cleanup", "Delete completed Inbox records older than a duration from a dedupsim database");
-  sub->add_option("--db", args->db, "An existing dedupsim database (never created here)")
+  AddFileOption(sub, "--db", args->db, "An existing dedupsim database (never created here)")
       ->required();
   sub->add_option("--older-than", args->older_than,
-                  "Delete records received longer ago than this: 14d, 36h, 90m, 30s")
+                  "Delete records received longer ago than this: 14d, 36h, 90m, 30s (at most "
+                  "36525d)")
       ->required()
       ->check(CLI::Validator(
-          [](const std::string& text) -> std::string {
-            return ParseDuration(text) ? "" : "not a duration like 14d, 36h, 90m or 30s: " + text;
-          },
+          [](const std::string& text) -> std::string { return DurationProblem(text); },
           "DURATION"));
   sub->add_option("--format", args->format, "text: one line; json: one JSON object")
       ->check(CLI::IsMember({"text", "json"}));

@@ -1,10 +1,15 @@
 // The subcommands of the dedupsim executable. Each adds itself to the app and returns the
 // function that runs it once parsing succeeded; that function returns an ExitStatus.
+//
+// CLI11 is not included here: only the files that define a command's options include
+// <CLI/CLI.hpp> (and the dedupsim target compiles it once, as a precompiled header).
 #pragma once
 
 #include <functional>
 
-#include <CLI/CLI.hpp>
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace dedupsim::cli {
 
@@ -17,6 +22,7 @@ Command AddListCommand(CLI::App& app);
 Command AddRunCommand(CLI::App& app);
 Command AddCleanupCommand(CLI::App& app);
 Command AddExploreCommand(CLI::App& app);
+Command AddCheckCommand(CLI::App& app);
 Command AddExplainCommand(CLI::App& app);
 Command AddDocsCommand(CLI::App& app);
 Command AddBenchCommand(CLI::App& app);

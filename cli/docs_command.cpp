@@ -1,6 +1,7 @@
 // dedupsim docs: for maintainers. Runs every scenario that has a page in the folder with
 // the default options and rewrites the page's generated sections (Output, Diagram), or
 // with --check only reports the pages that are out of date.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -10,6 +11,7 @@
 
 #include "atomic_file.h"
 #include "commands.h"
+#include "crash.h"
 #include "database.h"
 #include "exit_status.h"
 #include "runner.h"
@@ -65,7 +67,14 @@ int Docs(const DocsArgs& args) {
       continue;
     }
     const std::string page = ReadWhole(path);
-    ScenarioResult result = RunScenario(*scenario, env, /*check=*/true);
+    ScenarioResult result;
+    try {
+      result = RunScenario(*scenario, env, /*check=*/true);
+    } catch (const UnplannedDeath&) {
+      throw;  // a child's death, said as such
+    } catch (const DatabaseError& e) {
+      throw InDatabase(db.path(), e);  // every database error names the file
+    }
     if (!result.differences.empty()) {
       // A page must show what the lesson says; a run that went otherwise is not written.
       for (const std::string& d : result.differences)

@@ -1,5 +1,6 @@
 // dedupsim explain: prints a scenario's lesson, hook points and what to try next, wrapped
 // to the terminal's width (80 columns when stdout is not a terminal).
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 
 #include "commands.h"
 #include "exit_status.h"
+#include "options.h"
 #include "scenarios.h"
 #include "views/explain.h"
 
@@ -44,9 +46,9 @@ Command AddExplainCommand(CLI::App& app) {
   auto name = std::make_shared<std::string>();
   auto width = std::make_shared<size_t>(0);
   sub->add_option("scenario", *name, "Scenario name (see dedupsim list)")->required();
-  sub->add_option("--width", *width,
-                  "Wrap to this many columns (default: the terminal's width, or 80)")
-      ->check(CLI::Range(size_t{20}, size_t{1000}));
+  AddDecimal(sub, "--width", *width,
+             "Wrap to this many columns (default: the terminal's width, or 80)", size_t{20},
+             size_t{1000});
   return {sub, [name, width]() -> int {
             const Scenario* scenario = FindScenario(*name);
             if (scenario == nullptr) {

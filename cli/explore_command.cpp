@@ -1,13 +1,15 @@
 // dedupsim explore: parses the options, asks lib/explore for the matrix, a counterexample
 // or the seeded runs, and prints the view. Exit 1 when --expect-safe names a strategy that
 // broke an invariant somewhere; 2 for an unknown strategy or fault.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.h"
 #include "exit_status.h"
@@ -16,6 +18,7 @@
 #include "explore/random_mode.h"
 #include "explore/report.h"
 #include "explore/strategies.h"
+#include "options.h"
 
 namespace dedupsim::cli {
 
@@ -34,6 +37,9 @@ struct ExploreArgs {
   uint64_t seed = 1;
   int64_t runs = 0;
   int64_t replay = -1;
+  bool no_reduction = false;
+  int instances = 2;
+  int deliveries = 0;  // 0: as many as instances
 };
 
 int Usage(const std::string& message) {
@@ -126,19 +132,34 @@ int Run(const ExploreArgs& args) {
   auto find_fault = [](const std::string& n) { return FindFault(n); };
   if (!Resolve<Strategy>(args.strategies, "strategy", find_strategy, StrategyNames(), strategies) ||
       !Resolve<Fault>(args.faults, "fault", find_fault, FaultNames(), faults) ||
-      !Resolve<Strategy>(args.expect_safe, "strategy", find_strategy, StrategyNames(), expect_safe)) {
+      !Resolve<Strategy>(args.expect_safe, "strategy", find_strategy, StrategyNames(),
+                         expect_safe)) {
     return kExitUsage;
   }
   if (strategies.empty()) strategies.assign(AllStrategies().begin(), AllStrategies().end());
   if (faults.empty()) faults.assign(AllFaults().begin(), AllFaults().end());
   for (const Strategy* s : expect_safe) {
-    if (std::find(strategies.begin(), strategies.end(), s) == strategies.end()) strategies.push_back(s);
+    if (std::find(strategies.begin(), strategies.end(), s) == strategies.end())
+      strategies.push_back(s);
   }
   const bool json = args.format == "json";
 
   ExploreOptions options;
   options.seed = args.seed;
   options.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
+  options.reduce = !args.no_reduction;
+  options.world.instances = args.instances;
+  options.world.deliveries = args.deliveries > 0 ? args.deliveries : args.instances;
+  if (options.world.deliveries < options.world.instances) {
+    return Usage(
+        fmt::format("--deliveries {} is fewer than --instances {}: every instance gets a copy",
+                    options.world.deliveries, options.world.instances));
+  }
+  if (options.world != WorldSize{} && (args.runs > 0 || args.replay >= 0)) {
+    return Usage(
+        "--instances and --deliveries size the concurrent fault; the seeded mode sizes its own "
+        "runs");
+  }
   Explorer explorer(options);
   const RandomMix mix = RandomMix::From(args.faults);
 
@@ -156,7 +177,8 @@ int Run(const ExploreArgs& args) {
   }
 
   if (args.runs > 0) {
-    if (args.counterexample) return Usage("--counterexample explores every schedule; not with --runs");
+    if (args.counterexample)
+      return Usage("--counterexample explores every schedule; not with --runs");
     RandomResult r = ExploreRandom(explorer.scheduler(), strategies, args.seed, args.runs, mix);
     if (json) {
       fmt::print("{}\n", RandomToJson(r).dump(2));
@@ -165,7 +187,8 @@ int Run(const ExploreArgs& args) {
     }
     bool all = true;
     for (const RandomRow& row : r.rows) {
-      if (std::find(expect_safe.begin(), expect_safe.end(), row.strategy) == expect_safe.end()) continue;
+      if (std::find(expect_safe.begin(), expect_safe.end(), row.strategy) == expect_safe.end())
+        continue;
       for (size_t i = 0; i < kOutcomeCount; ++i) {
         if (row.counts[i] > 0 && BreaksInvariant(OutcomeAt(i))) {
           fmt::print(stderr, "dedupsim: expected {} to be safe, but {} run(s) ended {}\n",
@@ -211,16 +234,26 @@ Command AddExploreCommand(CLI::App& app) {
   sub->add_option("--expect-safe", args->expect_safe,
                   "Exit 1 when this strategy ends twice, lost, deadlock or error in any "
                   "schedule explored (repeatable)");
-  sub->add_option("--seed", args->seed, "Seed for the ids, and for --runs (default 1)");
-  sub->add_option("--runs", args->runs,
-                  "Seeded random mode: this many random larger runs per strategy")
-      ->check(CLI::Range(int64_t{1}, int64_t{10000000}));
-  sub->add_option("--replay", args->replay,
-                  "With --seed and one --strategy: run that random run again, traced")
-      ->check(CLI::Range(int64_t{0}, int64_t{10000000}));
+  AddDecimal(sub, "--seed", args->seed, "Seed for the ids, and for --runs (default 1; 0 to 2^64-1)",
+             uint64_t{0}, UINT64_MAX);
+  AddDecimal(sub, "--runs", args->runs,
+             "Seeded random mode: this many random larger runs per strategy", int64_t{1},
+             int64_t{10000000});
+  AddDecimal(sub, "--replay", args->replay,
+             "With --seed and one --strategy: run that random run again, traced", int64_t{0},
+             int64_t{10000000});
   sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
       ->check(CLI::IsMember({"wal", "delete"}));
   sub->add_flag("--list", args->list, "List the strategies and faults");
+  sub->add_flag("--no-reduction", args->no_reduction,
+                "Run every interleaving, also those that only reorder independent steps "
+                "(the counts grow; the verdicts and shortest counterexamples stay)");
+  sub->add_option("--instances", args->instances, "The concurrent fault's instances (default 2)")
+      ->check(CLI::Range(1, kMaxInstances));
+  sub->add_option("--deliveries", args->deliveries,
+                  "The concurrent fault's copies of the message, spread over the instances "
+                  "(default: one per instance)")
+      ->check(CLI::Range(1, 16));
   return {sub, [args]() -> int { return Run(*args); }};
 }
 

@@ -10,20 +10,25 @@
 
 #include "commands.h"
 #include "exit_status.h"
+#include "interrupt.h"
 #include "sqlite/error.h"
 
 namespace {
 
 constexpr const char* kExitCodes =
     "Exit status: 0 ran and every check held; 1 a check failed; 2 usage error (unknown\n"
-    "scenario, bad option or value); 3 database error (not a dedupsim database, locked,\n"
+    "scenario, bad option or value, a bad consumer or scenario file:\n"
+    "FILE:LINE:COLUMN, an output file that is a file the run uses or not .svg); 3 database\n"
+    "error (not a dedupsim database, altered schema, in use by another dedupsim, locked,\n"
     "unwritable), an output file that cannot be written, or a child process that died\n"
-    "unplanned.";
+    "unplanned; 130 interrupted (SIGINT or SIGTERM): children killed, every file the run\n"
+    "created removed, a kept --db left valid.";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace dedupsim;
+  cli::InstallInterruptHandling();  // before any thread or child exists
   CLI::App app{"dedupsim: a teaching simulator for idempotent message consumers on SQLite",
                "dedupsim"};
   app.set_version_flag("--version", std::string("dedupsim ") + DEDUPSIM_VERSION);
@@ -41,6 +46,7 @@ int main(int argc, char** argv) {
       cli::AddDocsCommand(app),
       cli::AddCleanupCommand(app),
       cli::AddExploreCommand(app),
+      cli::AddCheckCommand(app),
       cli::AddBenchCommand(app),
       cli::AddSoakCommand(app),
   };

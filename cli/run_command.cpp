@@ -16,14 +16,16 @@
 #include "atomic_file.h"
 #include "broker.h"
 #include "commands.h"
+#include "crash.h"
 #include "database.h"
 #include "duration.h"
 #include "exit_status.h"
-#include "interrupt.h"
+#include "options.h"
 #include "postgres/cluster.h"
 #include "postgres/store.h"
 #include "runner.h"
 #include "scenarios.h"
+#include "side_store.h"
 #include "sqlite/store.h"
 #include "trace_text.h"
 #include "views/color.h"
@@ -43,6 +45,7 @@ struct RunArgs {
   int hold_ms = 500;
   int stagger_ms = 100;
   bool check = false;
+  int test_only_expect_hold_ms = -1;  // tests only: --check compares with this hold's expectation
   bool trace = false;
   std::string journal = "wal";
   std::string synchronous = "normal";
@@ -114,6 +117,13 @@ std::optional<std::string> BackendMisfit(const RunArgs& args,
   return std::nullopt;
 }
 
+bool EndsWithSvg(const std::string& path) {
+  return path.size() > 4 && path.compare(path.size() - 4, 4, ".svg") == 0;
+}
+
+int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenarios,
+                 ScenarioEnv& env, std::optional<AtomicFile>& timeline);
+
 int Run(const RunArgs& args) {
   std::string error;
   std::vector<const Scenario*> scenarios = Resolve(args.names, &error);
@@ -131,9 +141,22 @@ int Run(const RunArgs& args) {
   }
 
   // The timeline's file is created (as a temporary) before anything runs, so a path that
-  // cannot be written costs no run and leaves nothing behind.
+  // cannot be written costs no run and leaves nothing behind. It may never be a file the
+  // run uses: the database, its companions, its side stores.
   std::optional<AtomicFile> timeline;
   if (!args.timeline.empty()) {
+    if (!EndsWithSvg(args.timeline)) {
+      fmt::print(stderr, "dedupsim: --timeline {}: the file must end in .svg (it is SVG)\n",
+                 args.timeline);
+      return kExitUsage;
+    }
+    if (!args.db.empty()) {
+      if (auto same = SameFileAsAny(args.timeline, FilesOfDatabase(args.db))) {
+        fmt::print(stderr, "dedupsim: --timeline {} is {}, a file this run uses; not writing it\n",
+                   args.timeline, *same);
+        return kExitUsage;
+      }
+    }
     try {
       timeline.emplace(args.timeline);
     } catch (const OutputFileError& e) {
@@ -176,14 +199,12 @@ int Run(const RunArgs& args) {
   std::optional<PgDatabase> pg;
   std::unique_ptr<Backend> backend;
   if (postgres) {
-    CatchInterrupts();
     if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
     pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
     Isolation isolation = args.isolation == "serializable"      ? Isolation::kSerializable
                           : args.isolation == "repeatable-read" ? Isolation::kRepeatableRead
                                                                 : Isolation::kReadCommitted;
     backend = std::make_unique<PgBackend>(*pg, isolation);
-    if (Interrupted()) return kExitInterrupted;
   }
 
   SystemClock clock;
@@ -191,6 +212,19 @@ int Run(const RunArgs& args) {
   IdGenerator ids;
   ScenarioEnv env{options, db, clock, recorder, ids};
   env.backend = backend.get();
+  try {
+    return RunScenarios(args, scenarios, env, timeline);
+  } catch (const UnplannedDeath&) {
+    throw;  // a child's death, said as such
+  } catch (const DatabaseError& e) {
+    if (postgres) throw;  // PostgreSQL's errors name the server or schema themselves
+    throw InDatabase(db.path(), e);  // every database error names the file
+  }
+}
+
+int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenarios,
+                 ScenarioEnv& env, std::optional<AtomicFile>& timeline) {
+  const RunOptions& options = env.options;
   const bool json = args.format == "json";
   const bool color = !json && ShouldColor(*ParseColorChoice(args.color), ::isatty(STDOUT_FILENO) == 1,
                                           std::getenv("NO_COLOR"), std::getenv("TERM"));
@@ -198,6 +232,13 @@ int Run(const RunArgs& args) {
   std::vector<TimelineSection> sections;
   for (const Scenario* scenario : scenarios) {
     ScenarioResult result = RunScenario(*scenario, env, args.check);
+    if (args.check && args.test_only_expect_hold_ms >= 0 && scenario->expected != nullptr) {
+      // Test-only: the expectation of another --hold-ms, which this run cannot meet.
+      RunOptions other = options;
+      other.hold = std::chrono::milliseconds(args.test_only_expect_hold_ms);
+      result.expected = scenario->expected(other);
+      result.differences = Differences(scenario->name, result.expected, result.outcome.figures);
+    }
     std::string diagram;
     if (!args.diagram.empty()) {
       diagram = MermaidDiagram(result.events, {.timings = true, .title = "dedupsim run " + std::string(scenario->name)});
@@ -227,10 +268,6 @@ int Run(const RunArgs& args) {
       fmt::print(stderr, "dedupsim: check failed: {}\n", difference);
     }
     if (!result.differences.empty()) all_held = false;
-    if (postgres && Interrupted()) {
-      fmt::print(stderr, "dedupsim: interrupted; the PostgreSQL cluster is stopped and removed\n");
-      return kExitInterrupted;
-    }
   }
   if (timeline) {
     try {
@@ -251,30 +288,33 @@ Command AddRunCommand(CLI::App& app) {
       "run", "Run scenarios by name; 'all' runs the post's six, 'everything' runs every scenario");
   sub->add_option("scenarios", args->names, "Scenario names (see dedupsim list), or all, everything")
       ->required();
-  sub->add_option("--db", args->db,
-                  "Database file to use and keep (created if missing; only a dedupsim database "
-                  "is ever reset). Default: a temporary file removed at the end");
+  AddFileOption(sub, "--db", args->db,
+                "Database file to use and keep (created if missing; only a dedupsim database "
+                "is ever reset; one dedupsim process at a time). Default: a temporary file "
+                "removed at the end");
   sub->add_option("--format", args->format, "text: the post's lines; json: one JSON object per line")
       ->check(CLI::IsMember({"text", "json"}));
-  sub->add_option("--quantity", args->quantity, "Books in the order (default 2)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
-  auto* deliveries =
-      sub->add_option(
-             "--deliveries", args->deliveries,
-             "Deliveries of the same message for naive, inbox, natural-key, receive-count, "
-             "outbox, delivery-tag-key, absolute-write; record-first and "
-             "second-connection count the crashed one (default 2)")
-          ->check(CLI::Range(1, 1000));
-  auto* hold = sub->add_option("--hold-ms", args->hold_ms,
-                               "concurrent, claim-last, cache-arbiter, concurrent-rollback, "
-                               "optimistic-email: the first copy holds this "
-                               "long before going on (default 500)")
-                   ->check(CLI::Range(0, 60000));
-  auto* stagger = sub->add_option("--stagger-ms", args->stagger_ms,
-                                  "concurrent, claim-last, cache-arbiter, concurrent-rollback, "
-                                  "optimistic-email: the second copy starts "
-                                  "this long after the first (default 100)")
-                      ->check(CLI::Range(0, 60000));
+  AddDecimal(sub, "--quantity", args->quantity, "Books in the order (default 2)", int64_t{1},
+             int64_t{1000000});
+  auto* deliveries = AddDecimal(
+      sub, "--deliveries", args->deliveries,
+      "Deliveries of the same message for naive, inbox, natural-key, receive-count, "
+      "outbox, delivery-tag-key, absolute-write; record-first and "
+      "second-connection count the crashed one (default 2)",
+      1, 1000);
+  auto* hold = AddDecimal(sub, "--hold-ms", args->hold_ms,
+                          "concurrent, claim-last, cache-arbiter, concurrent-rollback, "
+                          "optimistic-email: the first copy holds this "
+                          "long before going on (default 500)",
+                          0, 60000);
+  auto* stagger = AddDecimal(sub, "--stagger-ms", args->stagger_ms,
+                             "concurrent, claim-last, cache-arbiter, concurrent-rollback, "
+                             "optimistic-email: the second copy starts "
+                             "this long after the first (default 100)",
+                             0, 60000);
+  // Hidden (no group): lets the end-to-end tests see --check fail and exit 1.
+  AddDecimal(sub, "--test-only-expect-hold-ms", args->test_only_expect_hold_ms, "", 0, 60000)
+      ->group("");
   sub->add_flag("--check", args->check,
                 "Compare each outcome with what the post says it must be; exit 1 on a difference");
   sub->add_flag("--trace", args->trace,
@@ -292,14 +332,14 @@ Command AddRunCommand(CLI::App& app) {
                                     "instances as threads or processes")
                         ->check(CLI::IsMember({"threads", "processes"}));
   auto* max_deliveries =
-      sub->add_option("--max-deliveries", args->max_deliveries,
-                      "duplicate-as-error, retention, poison-message: deliveries before the broker "
-                      "dead-letters a message (default 10)")
-          ->check(CLI::Range(1, 1000));
-  auto* retention = sub->add_option("--retention-days", args->retention_days,
-                                    "retention: days Inbox records are kept before the nightly "
-                                    "cleanup deletes them (default 14)")
-                        ->check(CLI::Range(1, 3650));
+      AddDecimal(sub, "--max-deliveries", args->max_deliveries,
+                 "duplicate-as-error, retention, poison-message: deliveries before the broker "
+                 "dead-letters a message (default 10)",
+                 1, 1000);
+  auto* retention = AddDecimal(sub, "--retention-days", args->retention_days,
+                               "retention: days Inbox records are kept before the nightly "
+                               "cleanup deletes them (default 14)",
+                               1, 3650);
   auto* dedup_window =
       sub->add_option("--dedup-window", args->dedup_window,
                       "broker-dedup: the broker's duplicate detection window, as 10m, 36h, 7d "
@@ -307,7 +347,7 @@ Command AddRunCommand(CLI::App& app) {
           ->check(CLI::Validator(
               [](const std::string& text) -> std::string {
                 auto window = ParseDuration(text);
-                if (!window) return "not a duration like 30s, 10m, 36h or 7d: " + text;
+                if (!window) return DurationProblem(text);
                 if (window->count() == 0) return "the window must be longer than zero";
                 if (*window > kMaxDuplicateDetectionWindow) return "the window is at most 7d";
                 return "";
@@ -320,23 +360,24 @@ Command AddRunCommand(CLI::App& app) {
           ->check(CLI::Validator(
               [](const std::string& text) -> std::string {
                 auto age = ParseDuration(text);
-                if (!age) return "not a duration like 5s, 30s, 2m or 1h: " + text;
+                if (!age) return DurationProblem(text);
                 if (*age < std::chrono::seconds(1)) return "the lease is at least 1s";
                 if (*age > std::chrono::hours(24)) return "the lease is at most 1d";
                 return "";
               },
               "DURATION"));
-  auto* store_size = sub->add_option("--store-size", args->store_size,
-                                     "bounded-store: keys the in-memory dedup store has room "
-                                     "for (default 3)")
-                         ->check(CLI::Range(1, 1000));
+  auto* store_size = AddDecimal(sub, "--store-size", args->store_size,
+                                "bounded-store: keys the in-memory dedup store has room "
+                                "for (default 3)",
+                                1, 1000);
   sub->add_option("--diagram", args->diagram,
                   "Print a Mermaid sequence diagram of each run after its line (in JSON: a "
                   "\"diagram\" field); the only kind is mermaid")
       ->check(CLI::IsMember({"mermaid"}));
-  sub->add_option("--timeline", args->timeline,
-                  "Write an SVG timeline of the run to this file (several scenarios: stacked "
-                  "sections of one file), replacing it whole")
+  AddFileOption(sub, "--timeline", args->timeline,
+                "Write an SVG timeline of the run to this .svg file (several scenarios: "
+                "stacked sections of one file), replacing a regular file whole and keeping its "
+                "mode; never a symbolic link, the database or any file the run uses")
       ->type_name("FILE.svg");
   sub->add_option("--backend", args->backend,
                   "Database to run on: sqlite (a file, default) or postgres (a private throwaway "

@@ -1,5 +1,6 @@
 // dedupsim soak: parses the options, runs the soak (lib/soak) with Ctrl-C turned into a
 // clean stop, prints what the database says. Exit 1 when an invariant failed.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -9,7 +10,7 @@
 
 #include "commands.h"
 #include "exit_status.h"
-#include "interrupt.h"
+#include "options.h"
 #include "progress.h"
 #include "soak/soak.h"
 #include "soak/soak_report.h"
@@ -65,13 +66,12 @@ int Run(const SoakArgs& args) {
       args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
   options.db_path = args.db;
 
-  // No SA_RESTART: the supervisor's sleeps end early and it sees the flag at once.
-  CatchInterrupts();
-
+  // Ctrl-C or SIGTERM: cli/interrupt.h kills the consumers, removes a temporary database
+  // and exits 130; a kept --db stays valid.
   ProgressView progress;
   SoakReport report;
   try {
-    report = RunSoak(options, &progress, [] { return Interrupted(); });
+    report = RunSoak(options, &progress, nullptr);
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "dedupsim: {}\n", e.what());
     return kExitUsage;
@@ -93,36 +93,34 @@ Command AddSoakCommand(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "soak",
       "Kill competing consumer processes at random and check every message took effect once");
-  sub->add_option("--seed", args->seed,
-                  "Seed of the workload and of the kill schedule (default 1)");
-  sub->add_option("--messages", args->messages,
-                  "Broker entries, duplicates included (default 5000)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}));
+  AddDecimal(sub, "--seed", args->seed,
+             "Seed of the workload and of the kill schedule (default 1; 0 to 2^64-1)", uint64_t{0},
+             UINT64_MAX);
+  AddDecimal(sub, "--messages", args->messages,
+             "Broker entries, duplicates included (default 5000)", int64_t{1}, int64_t{1'000'000});
   sub->add_option("--duplicate-rate", args->duplicate_rate,
                   "Share of entries that repeat an earlier message, in [0, 1] (default 0.3)")
       ->check(CLI::Range(0.0, 1.0));
-  sub->add_option("--consumers", args->consumers, "Consumer processes (default 4)")
-      ->check(CLI::Range(1, 32));
+  AddDecimal(sub, "--consumers", args->consumers, "Consumer processes (default 4)", 1, 32);
   sub->add_option("--strategy", args->strategy,
                   "Consumer: inbox (default), natural-key, naive, check-then-process")
       ->check(CLI::IsMember({"inbox", "natural-key", "naive", "check-then-process"}));
-  sub->add_option(
-         "--kill-every-ms", args->kill_every_ms,
-         "Mean gap between SIGKILLs, each drawn in [0.5, 1.5] times it; 0: no kills (default 50)")
-      ->check(CLI::Range(0, 60000));
-  sub->add_option("--lease-ms", args->lease_ms,
-                  "Visibility timeout: an unacked delivery comes back after it (default 200)")
-      ->check(CLI::Range(10, 60000));
-  sub->add_option("--timeout-s", args->timeout_s,
-                  "Give up, and fail, after this long (default 300)")
-      ->check(CLI::Range(1, 86400));
+  AddDecimal(
+      sub, "--kill-every-ms", args->kill_every_ms,
+      "Mean gap between SIGKILLs, each drawn in [0.5, 1.5] times it; 0: no kills (default 50)", 0,
+      60000);
+  AddDecimal(sub, "--lease-ms", args->lease_ms,
+             "Visibility timeout: an unacked delivery comes back after it (default 200)", 10,
+             60000);
+  AddDecimal(sub, "--timeout-s", args->timeout_s,
+             "Give up, and fail, after this long (default 300)", 1, 86400);
   sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
       ->check(CLI::IsMember({"wal", "delete"}));
   sub->add_option("--synchronous", args->synchronous, "SQLite synchronous level (default normal)")
       ->check(CLI::IsMember({"normal", "full"}));
-  sub->add_option("--db", args->db,
-                  "Database file to use and keep (created if missing; only a dedupsim database "
-                  "is ever used). Default: a temporary file removed at the end");
+  AddFileOption(sub, "--db", args->db,
+                "Database file to use and keep (created if missing; only a dedupsim database "
+                "is ever used). Default: a temporary file removed at the end");
   sub->add_option("--format", args->format, "text: a few lines; json: one object")
       ->check(CLI::IsMember({"text", "json"}));
   return {sub, [args]() -> int { return Run(*args); }};

@@ -6,8 +6,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "database.h"
+#include "run_files.h"
 
 namespace dedupsim {
 
@@ -35,27 +40,38 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   if (path_.empty()) Fail("''", "empty path");
   if (path_.back() == '/') Fail(path_, "it names a folder, not a file");
   struct stat st {};
-  if (::stat(path_.c_str(), &st) == 0) {
+  if (::lstat(path_.c_str(), &st) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+      Fail(path_,
+           "it is a symbolic link (only a regular file is replaced; name the file it points to)");
+    }
     if (S_ISDIR(st.st_mode)) Fail(path_, "it is a directory");
     if (!S_ISREG(st.st_mode)) Fail(path_, "it exists and is not a regular file");
+    mode_ = static_cast<int>(st.st_mode & 07777);  // the replacement keeps it
   }
   const std::string folder = FolderOf(path_);
   if (::stat(folder.c_str(), &st) != 0) {
     Fail(path_, fmt::format("folder {}: {}", folder, std::strerror(errno)));
   }
   if (!S_ISDIR(st.st_mode)) Fail(path_, fmt::format("{} is not a folder", folder));
-  std::string pattern = fmt::format("{}/.{}.tmp-XXXXXX", folder, BaseOf(path_));
-  std::vector<char> buffer(pattern.begin(), pattern.end());
-  buffer.push_back('\0');
-  fd_ = ::mkstemp(buffer.data());
-  if (fd_ < 0)
-    Fail(path_, fmt::format("cannot create a file in {}: {}", folder, std::strerror(errno)));
-  temp_ = buffer.data();
+  temp_ = run_files::CreateAndRegister(
+      [&] {
+        std::string pattern = TemporaryNameBeside(path_, "tmp");
+        std::vector<char> buffer(pattern.begin(), pattern.end());
+        buffer.push_back('\0');
+        fd_ = ::mkstemp(buffer.data());
+        if (fd_ < 0) {
+          Fail(path_, fmt::format("cannot create a file in {}: {}", folder, std::strerror(errno)));
+        }
+        return std::string(buffer.data());
+      },
+      /*companions=*/false);
 }
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!committed_ && !temp_.empty()) ::unlink(temp_.c_str());
+  if (!temp_.empty()) run_files::Forget(temp_);
 }
 
 void AtomicFile::Commit(std::string_view content) {
@@ -65,6 +81,7 @@ void AtomicFile::Commit(std::string_view content) {
     ::close(fd_);
     fd_ = -1;
     ::unlink(temp_.c_str());
+    run_files::Forget(temp_);
     temp_.clear();
     Fail(path_, why);
   };
@@ -75,10 +92,12 @@ void AtomicFile::Commit(std::string_view content) {
     if (n <= 0) fail("write");
     off += static_cast<size_t>(n);
   }
-  // mkstemp makes the file private (0600); give it the mode a new file would get.
+  // mkstemp makes the file private (0600): give it the mode of the file it replaces, or
+  // the mode a new file would get.
   mode_t mask = ::umask(0);
   ::umask(mask);
-  if (::fchmod(fd_, 0666 & ~mask) != 0) fail("chmod");
+  const mode_t mode = mode_ >= 0 ? static_cast<mode_t>(mode_) : (0666 & ~mask);
+  if (::fchmod(fd_, mode) != 0) fail("chmod");
   if (::fsync(fd_) != 0) fail("fsync");
   if (::close(fd_) != 0) {
     fd_ = -1;
@@ -87,6 +106,35 @@ void AtomicFile::Commit(std::string_view content) {
   fd_ = -1;
   if (::rename(temp_.c_str(), path_.c_str()) != 0) fail("rename");
   committed_ = true;
+  run_files::Forget(temp_);
+}
+
+namespace {
+
+// realpath of the folder, then the name: the path a file there has or would have.
+std::string Spelled(const std::string& path) {
+  const std::string folder = FolderOf(path);
+  char resolved[PATH_MAX];
+  if (::realpath(folder.c_str(), resolved) == nullptr) return path;
+  return std::string(resolved) + "/" + BaseOf(path);
+}
+
+}  // namespace
+
+std::optional<std::string> SameFileAsAny(const std::string& target,
+                                         const std::vector<std::string>& in_use) {
+  struct stat t {};
+  const bool target_exists = ::stat(target.c_str(), &t) == 0;
+  const std::string target_spelled = Spelled(target);
+  for (const std::string& path : in_use) {
+    struct stat u {};
+    if (target_exists && ::stat(path.c_str(), &u) == 0 && u.st_dev == t.st_dev &&
+        u.st_ino == t.st_ino) {
+      return path;
+    }
+    if (Spelled(path) == target_spelled) return path;
+  }
+  return std::nullopt;
 }
 
 }  // namespace dedupsim

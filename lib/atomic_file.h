@@ -5,9 +5,11 @@
 // Commit() succeeded. Not thread-safe; one object per file.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dedupsim {
 
@@ -17,10 +19,19 @@ class OutputFileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Which of in_use (files a run is using: a database, its companions, its side stores) is
+// the file target names, or would name once created: same device and inode for files
+// that exist, the same resolved folder and name otherwise. nullopt when none.
+std::optional<std::string> SameFileAsAny(const std::string& target,
+                                         const std::vector<std::string>& in_use);
+
 class AtomicFile {
  public:
-  // Refuses (OutputFileError) an empty path, a directory or other non-regular file at
-  // path, a missing folder, and a folder where no file can be created.
+  // Refuses (OutputFileError) an empty path, a symbolic link (it is never replaced, nor
+  // written through), a directory or other non-regular file at path, a missing folder, and
+  // a folder where no file can be created. A file that is replaced keeps its mode. The
+  // temporary file is ".NAME.tmp-XXXXXX" (or ".dedupsim-tmp-XXXXXX" for a long NAME) and
+  // is registered with run_files, so an interrupt removes it.
   explicit AtomicFile(std::string path);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
@@ -36,6 +47,7 @@ class AtomicFile {
   std::string path_;
   std::string temp_;
   int fd_ = -1;
+  int mode_ = -1;  // of the file replaced; -1: none
   bool committed_ = false;
 };
 

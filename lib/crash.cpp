@@ -1,19 +1,18 @@
 #include "crash.h"
 
+#include <fmt/format.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <exception>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "child_process.h"
 #include "pipe_io.h"
+#include "sqlite/journal_files.h"
 #include "sqlite/statement.h"
 #include "trace_json.h"
 
@@ -21,53 +20,79 @@ namespace dedupsim {
 
 namespace {
 
-int64_t FileSize(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
+std::string Plural(int64_t n, const char* word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+// What the dead process left in the WAL, from its bytes: commit frames it wrote since it
+// started (the frames present at fork are someone else's) and an uncommitted tail.
+std::string DescribeWal(const WalFile& now, const WalFile& at_fork, pid_t pid) {
+  if (!now.exists) return fmt::format("no WAL file: pid {} left nothing in a log", pid);
+  if (now.bytes == 0) {
+    return fmt::format(
+        "empty WAL: no frame of pid {} is in the log, so the next open sees none of "
+        "its work",
+        pid);
+  }
+  if (!now.header_valid) {
+    return fmt::format("WAL of {} bytes with no valid header: the next open replays none of it",
+                       now.bytes);
+  }
+  int64_t commits = CommitsSince(now, at_fork);
+  int64_t tail = TailSince(now, at_fork);
+  std::string what = fmt::format(
+      "WAL of {} bytes, {} valid: pid {} wrote {} since it started, so the next open sees {} of "
+      "its work",
+      now.bytes, Plural(now.valid_frames, "frame"), pid, Plural(commits, "commit frame"),
+      commits == 0 ? std::string("none") : Plural(commits, "committed transaction"));
+  if (tail > 0) {
+    what += fmt::format(
+        "; {} after the last commit frame (its unfinished transaction) are "
+        "discarded",
+        Plural(tail, "frame"));
+  } else {
+    what +=
+        "; no frame after the last commit frame: its unfinished work, if any, never reached "
+        "the log";
+  }
+  return what;
+}
+
+std::string DescribeJournal(const JournalFile& journal, pid_t pid, bool removed) {
+  if (!journal.exists) {
+    return fmt::format("no rollback journal: pid {} left no unfinished transaction on disk", pid);
+  }
+  if (journal.bytes == 0 || !journal.hot) {
+    return fmt::format(
+        "journal of {} bytes left by pid {} is not hot (empty or header never finished; SQLite "
+        "finishes it just before changing the database file): the next open ignores it",
+        journal.bytes, pid);
+  }
+  return fmt::format(
+      "hot journal of {} bytes left by pid {} ({} of original pages): {}", journal.bytes, pid,
+      Plural(journal.page_records, "image"),
+      removed ? "rolled back and removed by the next open" : "rolled back by the next open");
 }
 
 // Opens the next connection after a process died, as SQLite's recovery needs, and notes
-// what the dead process left behind and what became of it.
-void RecoverAndNote(ScenarioEnv& env, const std::string& instance, pid_t pid) {
+// what the dead process left behind, read from the files before the open.
+void RecoverAndNote(ScenarioEnv& env, const std::string& instance, pid_t pid,
+                    const WalFile& wal_at_fork) {
   const std::string& path = env.db.path();
-  int64_t journal_before = FileSize(path + "-journal");
-  int64_t wal_before = FileSize(path + "-wal");
-  // A journal is hot (must be played back) only when its header carries the magic number;
-  // SQLite writes that once it may have changed the database file itself.
-  static constexpr unsigned char kJournalMagic[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
-  bool hot = false;
-  if (journal_before > 0) {
-    unsigned char magic[8] = {};
-    if (FILE* f = std::fopen((path + "-journal").c_str(), "rb")) {
-      hot = std::fread(magic, 1, sizeof magic, f) == sizeof magic &&
-            std::memcmp(magic, kJournalMagic, sizeof magic) == 0;
-      std::fclose(f);
-    }
-  }
+  WalFile wal = ReadWal(path + "-wal");
+  JournalFile journal = ReadJournal(path + "-journal");
   {
     Connection next = env.db.Connect();
     next.SetTrace(&env.recorder, instance);
     next.Prepare("SELECT count(*) FROM Inbox").Step();  // the first read recovers
   }
-  int64_t journal_after = FileSize(path + "-journal");
   std::string what;
-  if (journal_before > 0) {
-    if (!hot) {
-      what = fmt::format(
-          "journal of {} bytes left by pid {} has no valid header: the database file was never "
-          "changed, nothing to roll back",
-          journal_before, pid);
-    } else {
-      what = fmt::format("hot journal of {} bytes left by pid {}: {}", journal_before, pid,
-                         journal_after > 0 ? "rolled back by the next open"
-                                           : "rolled back and removed by the next open");
-    }
-  } else if (wal_before >= 0) {
-    what = fmt::format(
-        "WAL of {} bytes: pid {} wrote no commit frame, so the next open sees none of its work",
-        wal_before, pid);
+  if (journal.exists) {
+    what = DescribeJournal(journal, pid, !ReadJournal(path + "-journal").exists);
+  } else if (wal.exists) {
+    what = DescribeWal(wal, wal_at_fork, pid);
   } else {
-    what = fmt::format("pid {} had no transaction open: nothing to recover", pid);
+    what = fmt::format("no WAL and no rollback journal: pid {} left nothing to recover", pid);
   }
   env.recorder.Note(instance, "recover", what, "ok");
 }
@@ -94,7 +119,9 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
   int fds[2];
   if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
   const size_t emails_before = emails ? static_cast<size_t>(emails->sent_count()) : 0;
-  pid_t pid = ::fork();
+  // The log as it was before the child ran: its frames are not the child's.
+  const WalFile wal_at_fork = ReadWal(env.db.path() + "-wal");
+  pid_t pid = ForkChild();  // dies with this process
   if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
 
   if (pid == 0) {
@@ -132,8 +159,7 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
   if (kill_mode && !line.empty()) ::kill(pid, SIGKILL);
   ::close(fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  WaitChild(pid, &status);
 
   if (!line.empty()) {
     nlohmann::json message = nlohmann::json::parse(line, nullptr, false);
@@ -157,7 +183,7 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
     report.how = kill_mode ? "SIGKILL" : fmt::format("_exit({})", kPlannedExitCode);
     env.recorder.Note(instance, "died", point,
                       fmt::format("pid {} {}", pid, kill_mode ? "killed by SIGKILL" : "called _exit"));
-    RecoverAndNote(env, instance, pid);
+    RecoverAndNote(env, instance, pid, wal_at_fork);
     return report;
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {

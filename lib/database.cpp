@@ -1,7 +1,11 @@
 #include "database.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <array>
@@ -9,11 +13,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "database_setup.h"
+#include "pause_point.h"
+#include "run_files.h"
 #include "schema.h"
 #include "sqlite/error.h"
 #include "sqlite/statement.h"
@@ -26,6 +34,10 @@ namespace {
 std::string Errno(int err) { return std::strerror(err); }
 
 }  // namespace
+
+void SetUpWithoutFsync(Connection& connection, bool temporary) {
+  if (temporary) connection.ExecScript("PRAGMA synchronous=OFF");
+}
 
 void CheckIsDedupsimDatabase(const std::string& path) {
   CheckApplicationId(path, kApplicationId, "dedupsim database");
@@ -57,21 +69,98 @@ DatabaseFile::DatabaseFile(std::string path, DatabaseSettings settings, bool tem
 DatabaseFile::DatabaseFile(DatabaseFile&& other) noexcept
     : path_(std::exchange(other.path_, std::string())),
       settings_(other.settings_),
-      temporary_(std::exchange(other.temporary_, false)) {}
+      temporary_(std::exchange(other.temporary_, false)),
+      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
 
 DatabaseFile::~DatabaseFile() {
-  if (temporary_ && !path_.empty()) RemoveDatabaseFiles(path_);
+  if (temporary_ && !path_.empty()) {
+    RemoveDatabaseFiles(path_);
+    run_files::Forget(path_);
+  }
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // after every connection of this run closed
+}
+
+namespace {
+
+// The pid that holds a flock on the file open as fd, read from /proc/locks; 0 if unknown.
+long LockHolder(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return 0;
+  std::ifstream locks("/proc/locks");
+  std::string line;
+  const std::string device =
+      fmt::format("{:02x}:{:02x}:{} ", major(st.st_dev), minor(st.st_dev), st.st_ino);
+  while (std::getline(locks, line)) {
+    if (line.find("FLOCK") == std::string::npos || line.find(device) == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string id, kind, advisory, mode;
+    long pid = 0;
+    fields >> id >> kind >> advisory >> mode >> pid;
+    if (pid > 0) return pid;
+  }
+  return 0;
+}
+
+// Takes the one-process-per-database lock on the file open as fd, or throws naming the
+// process that holds it.
+void LockOrRefuse(int fd, const std::string& path) {
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return;
+  const int err = errno;
+  if (err != EWOULDBLOCK) {
+    throw DatabaseError(fmt::format("{}: cannot lock: {}", path, Errno(err)));
+  }
+  long pid = LockHolder(fd);
+  std::string comm;
+  std::ifstream(fmt::format("/proc/{}/comm", pid)) >> comm;
+  if (pid > 0 && comm == "dedupsim") {
+    throw DatabaseError(fmt::format("{}: in use by dedupsim pid {}", path, pid));
+  }
+  throw DatabaseError(pid > 0 ? fmt::format("{}: locked by another process (pid {})", path, pid)
+                              : fmt::format("{}: locked by another process", path));
+}
+
+// A leftover -wal, -shm or -journal (or anything named like one, a symlink too) where a
+// database is about to be created: SQLite would take it as part of the new database.
+void RefuseCompanions(const std::string& path) {
+  struct stat st {};
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    if (::lstat((path + suffix).c_str(), &st) == 0) {
+      throw DatabaseError(
+          fmt::format("{}{} exists without {}: not creating a database there", path, suffix, path));
+    }
+  }
+}
+
+}  // namespace
+
+std::string TemporaryNameBeside(const std::string& path, std::string_view tag) {
+  const size_t slash = path.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "."
+                             : slash == 0               ? "/"
+                                                        : path.substr(0, slash);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::string prefix = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  long name_max = ::pathconf(folder.c_str(), _PC_NAME_MAX);
+  if (name_max <= 0) name_max = 255;
+  std::string name = fmt::format(".{}.{}-XXXXXX", base, tag);
+  if (name.size() > static_cast<size_t>(name_max)) name = fmt::format(".dedupsim-{}-XXXXXX", tag);
+  return prefix + name;
 }
 
 DatabaseFile DatabaseFile::Open(const std::string& path, const DatabaseSettings& settings,
                                 IfMissing if_missing) {
-  if (path.empty()) throw DatabaseError("--db: empty path");
+  if (path.empty()) throw DatabaseError("the database path is empty");
   struct stat st {};
   if (stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw DatabaseError(fmt::format("{}: is a directory", path));
     if (!S_ISREG(st.st_mode)) throw DatabaseError(fmt::format("{}: not a regular file", path));
-    CheckIsDedupsimDatabase(path);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw DatabaseError(fmt::format("{}: cannot read: {}", path, Errno(errno)));
     DatabaseFile db(path, settings, false);
+    db.lock_fd_ = fd;
+    LockOrRefuse(fd, path);
+    PauseHere("db-locked");
+    CheckIsDedupsimDatabase(path);
     db.Configure();
     db.Upgrade();
     return db;
@@ -80,40 +169,82 @@ DatabaseFile DatabaseFile::Open(const std::string& path, const DatabaseSettings&
   if (if_missing == IfMissing::kFail) {
     throw DatabaseError(fmt::format("{}: no such file (it is not created here)", path));
   }
-  // SQLite would take a leftover journal or WAL as part of the new database: refuse, and
-  // leave them for whoever made them.
-  for (const char* suffix : {"-wal", "-journal"}) {
-    if (stat((path + suffix).c_str(), &st) == 0) {
-      throw DatabaseError(fmt::format("{}{} exists without {}: not creating a database there",
-                                      path, suffix, path));
-    }
-  }
-  // No file: create it ourselves, exclusively, so we only ever initialise our own file.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw DatabaseError(fmt::format("{}: cannot create: {}", path, Errno(errno)));
-  ::close(fd);
-  DatabaseFile db(path, settings, false);
+  RefuseCompanions(path);
+  return CreateNew(path, settings);
+}
+
+DatabaseFile DatabaseFile::CreateNew(const std::string& path, const DatabaseSettings& settings) {
+  // Built under a temporary name in the same folder and renamed into place only once it
+  // carries the marker and the schema: the final name is either absent or a complete
+  // dedupsim database, whenever the run is stopped.
+  int fd = -1;
+  const std::string temp = run_files::CreateAndRegister(
+      [&] {
+        std::string pattern = TemporaryNameBeside(path, "new");
+        std::vector<char> buffer(pattern.begin(), pattern.end());
+        buffer.push_back('\0');
+        fd = ::mkstemp(buffer.data());
+        if (fd < 0) throw DatabaseError(fmt::format("{}: cannot create: {}", path, Errno(errno)));
+        return std::string(buffer.data());
+      },
+      /*companions=*/true);
+  DatabaseFile db(temp, settings, false);
+  db.lock_fd_ = fd;
+  ::flock(fd, LOCK_EX | LOCK_NB);  // a file nobody else knows yet
+  auto discard = [&] {
+    RemoveDatabaseFiles(temp);
+    run_files::Forget(temp);
+  };
   try {
+    mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(fd, 0666 & ~mask);  // mkstemp made it 0600; a new database gets the usual mode
+    PauseHere("new-db-created");
     db.Initialise();
-    db.Configure();
-  } catch (...) {
-    RemoveDatabaseFiles(path);  // we created it a moment ago
-    throw;
+  } catch (const DatabaseError& e) {
+    discard();
+    throw DatabaseError(fmt::format("{}: {}", path, e.what()));
   }
+  if (::fsync(fd) != 0 ||
+      ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
+    const int err = errno;
+    discard();
+    if (err == EEXIST) {
+      throw DatabaseError(
+          fmt::format("{}: created by another process meanwhile; left as it is", path));
+    }
+    throw DatabaseError(fmt::format("{}: cannot create: {}", path, Errno(err)));
+  }
+  run_files::Forget(temp);
+  db.path_ = path;
+  db.Configure();
   return db;
 }
 
 DatabaseFile DatabaseFile::CreateTemporary(const DatabaseSettings& settings) {
   const char* dir = std::getenv("TMPDIR");
   std::string pattern = fmt::format("{}/dedupsim-XXXXXX.db", dir && *dir ? dir : "/tmp");
-  std::vector<char> buffer(pattern.begin(), pattern.end());
-  buffer.push_back('\0');
-  int fd = mkstemps(buffer.data(), 3);
-  if (fd < 0) throw DatabaseError(fmt::format("cannot create a temporary database in {}: {}", pattern, Errno(errno)));
-  ::close(fd);
-  DatabaseFile db(std::string(buffer.data()), settings, true);
-  db.Initialise();
-  db.Configure();
+  const std::string path = run_files::CreateAndRegister(
+      [&] {
+        std::vector<char> buffer(pattern.begin(), pattern.end());
+        buffer.push_back('\0');
+        int fd = mkstemps(buffer.data(), 3);
+        if (fd < 0) {
+          throw DatabaseError(
+              fmt::format("cannot create a temporary database in {}: {}", pattern, Errno(errno)));
+        }
+        ::close(fd);
+        return std::string(buffer.data());
+      },
+      /*companions=*/true);
+  DatabaseFile db(path, settings, true);
+  PauseHere("temporary-db-created");
+  try {
+    db.Initialise();
+    db.Configure();
+  } catch (const DatabaseError& e) {
+    throw DatabaseError(fmt::format("{}: {}", path, e.what()));
+  }
   return db;
 }
 
@@ -121,6 +252,9 @@ void DatabaseFile::Initialise() {
   ConnectionOptions options;
   options.busy_timeout = settings_.busy_timeout;
   Connection connection(path_, options);
+  SetUpWithoutFsync(connection, temporary_);
+  // Before WAL is on, the rollback journal of a temporary file's set-up stays in memory.
+  if (temporary_) connection.ExecScript("PRAGMA journal_mode=MEMORY");
   // The marker and the schema go in before WAL is switched on, so they are in the main
   // file itself and a later header check finds them even if no checkpoint ever runs.
   connection.ExecScript(fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kApplicationId)));
@@ -132,6 +266,7 @@ void DatabaseFile::Configure() {
   options.busy_timeout = std::min(settings_.busy_timeout, std::chrono::milliseconds(2000));
   Connection connection(path_, options);
   try {
+    SetUpWithoutFsync(connection, temporary_);
     connection.ApplyPragmas(settings_.journal, settings_.synchronous);
     // Probe for a writer elsewhere now, so a held lock is one clear error, not a failure
     // halfway through a scenario.
@@ -156,6 +291,9 @@ void DatabaseFile::Upgrade() {
   } catch (const DatabaseError& e) {
     throw DatabaseError(fmt::format("{}: {}", path_, e.what()));
   }
+  if (auto difference = SchemaDifference(connection)) {
+    throw DatabaseError(fmt::format("{}: {}", path_, *difference));
+  }
 }
 
 Connection DatabaseFile::Connect() const {
@@ -164,6 +302,12 @@ Connection DatabaseFile::Connect() const {
   Connection connection(path_, options);
   connection.ExecScript(fmt::format("PRAGMA synchronous={}", ToString(settings_.synchronous)));
   return connection;
+}
+
+DatabaseError InDatabase(const std::string& path, const std::exception& e) {
+  std::string what = e.what();
+  if (what.find(path) != std::string::npos) return DatabaseError(what);
+  return DatabaseError(fmt::format("{}: {}", path, what));
 }
 
 void RemoveDatabaseFiles(const std::string& path) noexcept {

@@ -1,15 +1,26 @@
 // A dedupsim database file on disk. Open() accepts only a file dedupsim created (marked
 // with PRAGMA application_id) or, unless told not to, a path where no file exists yet;
 // anything else is refused with a DatabaseError before SQLite touches it, so a user's file
-// is never changed. A dedupsim database of an older schema version is upgraded on open.
-// A temporary database is removed, with its -wal, -shm and -journal files, on destruction.
+// is never changed. A dedupsim database of an older schema version is upgraded on open;
+// one whose tables someone altered (columns, indexes, triggers) is refused.
+//
+// A kept database is used by one dedupsim process at a time: Open takes an exclusive
+// flock on the file itself for the object's lifetime (independent of SQLite's fcntl
+// locks on Linux) and refuses a file another process holds ("in use by dedupsim pid N").
+// A new one is built under a temporary name beside it and renamed into place (never over
+// an existing file) once it carries the marker and the schema.
+// A temporary database is removed, with its -wal, -shm and -journal files, on destruction;
+// temporary files are registered with run_files so an interrupt removes them too.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <string>
+#include <string_view>
 
 #include "sqlite/connection.h"
+#include "sqlite/error.h"
 
 namespace dedupsim {
 
@@ -53,12 +64,22 @@ class DatabaseFile {
   DatabaseFile(std::string path, DatabaseSettings settings, bool temporary);
   void Initialise();  // schema and marker on a file dedupsim has just created
   void Configure();   // journal mode, then a probe for a lock held elsewhere
-  void Upgrade();     // an existing file: bring its schema to kSchemaVersion
+  void Upgrade();     // an existing file: bring its schema to kSchemaVersion, then check it
+  static DatabaseFile CreateNew(const std::string& path, const DatabaseSettings& settings);
 
   std::string path_;
   DatabaseSettings settings_;
   bool temporary_;
+  int lock_fd_ = -1;  // holds the flock that keeps other dedupsim processes out
 };
+
+// The error e, its message prefixed with the database path unless it names it already:
+// every database error a command prints names the file.
+DatabaseError InDatabase(const std::string& path, const std::exception& e);
+
+// A mkstemp pattern for a temporary file beside path: ".NAME.TAG-XXXXXX" in path's folder,
+// or ".dedupsim-TAG-XXXXXX" when that would be longer than the folder allows a name.
+std::string TemporaryNameBeside(const std::string& path, std::string_view tag);
 
 // Removes path and its -wal, -shm and -journal companions; ignores missing files.
 void RemoveDatabaseFiles(const std::string& path) noexcept;

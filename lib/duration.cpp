@@ -14,6 +14,7 @@ constexpr int64_t kMinute = 60 * kSecond;
 constexpr int64_t kHour = 60 * kMinute;
 constexpr int64_t kDay = 24 * kHour;
 constexpr int64_t kLongest = 36525 * kDay;  // 100 years: far past any retention or window
+static_assert(kLongest == std::chrono::milliseconds(kLongestDuration).count());
 
 }  // namespace
 
@@ -43,6 +44,18 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     if (count * unit > kLongest) return std::nullopt;  // also stops overflow
   }
   return std::chrono::milliseconds(count * unit);
+}
+
+std::string DurationProblem(std::string_view text) {
+  if (ParseDuration(text)) return "";
+  const bool shaped =
+      text.size() >= 2 && std::string_view("dhms").find(text.back()) != std::string_view::npos &&
+      text.substr(0, text.size() - 1).find_first_not_of("0123456789") == std::string_view::npos;
+  if (shaped) {
+    return fmt::format("{}: longer than the limit of {}d (100 years)", text,
+                       kLongestDuration.count());
+  }
+  return fmt::format("not a duration like 14d, 36h, 90m or 30s: {}", text);
 }
 
 std::string FormatDuration(std::chrono::milliseconds d) {

@@ -1,17 +1,19 @@
 #include "instances.h"
 
+#include <fmt/format.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <exception>
-#include <functional>
-#include <future>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "child_process.h"
 #include "crash.h"
 #include "pipe_io.h"
 #include "trace_json.h"
@@ -20,100 +22,247 @@ namespace dedupsim {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
-// on_started runs once the instance has its connection and is about to work: the moment the
-// next instance's start_after counts from, so a slow thread or process start on a loaded
-// machine cannot let the later instance overtake the earlier one.
-InstanceResult RunOne(ScenarioEnv& env, const InstanceTask& task,
-                      const std::function<void()>& on_started) {
-  auto started = Clock::now();
+// How long an instance waits for an event from the other before going on regardless (the
+// other failed, or met no lock): the outcome is then reported as it happened.
+constexpr std::chrono::milliseconds kEventTimeout{30000};
+
+int64_t Ns(SteadyTime t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+SteadyTime FromNs(int64_t ns) {
+  return SteadyTime(std::chrono::duration_cast<Steady::duration>(std::chrono::nanoseconds(ns)));
+}
+
+struct Pipe {
+  int read = -1;
+  int write = -1;
+};
+
+void CloseFd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// The events between the pair, as pipes so one mechanism serves threads and processes:
+// reached (first -> second: the hold point's time), blocked (second -> first), ended
+// (first -> second).
+struct RaceChannels {
+  Pipe reached, blocked, ended;
+  RaceChannels() {
+    for (Pipe* p : {&reached, &blocked, &ended}) {
+      int fds[2];
+      if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
+      p->read = fds[0];
+      p->write = fds[1];
+    }
+  }
+  ~RaceChannels() { CloseAll(); }
+  RaceChannels(const RaceChannels&) = delete;
+  RaceChannels& operator=(const RaceChannels&) = delete;
+  void CloseAll() {
+    for (Pipe* p : {&reached, &blocked, &ended}) {
+      CloseFd(p->read);
+      CloseFd(p->write);
+    }
+  }
+  // In a child: keep only the ends its role uses, so the other's death reads as EOF.
+  void KeepFirstEnds() {
+    CloseFd(reached.read);
+    CloseFd(blocked.write);
+    CloseFd(ended.read);
+  }
+  void KeepSecondEnds() {
+    CloseFd(reached.write);
+    CloseFd(blocked.read);
+    CloseFd(ended.write);
+  }
+};
+
+Connection Open(ScenarioEnv& env, const InstanceTask& task) {
+  Connection db = env.db.Connect();
+  db.SetTrace(&env.recorder, task.name);
+  db.KeepLockHistory();
+  return db;
+}
+
+void Finish(Connection& db, InstanceResult& result, SteadyTime started) {
+  result.busy = db.busy();
+  db.Close();  // a transaction still open ends here, and its hold with it
+  result.locks = db.lock_history();
+  result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Steady::now() - started);
+}
+
+InstanceResult RunFirst(ScenarioEnv& env, const InstanceTask& task, const PairTiming& timing,
+                        RaceChannels& ch) {
   InstanceResult result;
   result.name = task.name;
   result.pid = static_cast<int>(getpid());
-  Connection db = env.db.Connect();
-  db.SetTrace(&env.recorder, task.name);
-  on_started();
-  result.value = task.body(db);
-  result.busy = db.busy();
-  result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+  bool announced = false;
+  auto announce = [&](SteadyTime at) {
+    WriteAll(ch.reached.write, fmt::format("{}\n", Ns(at)));
+    announced = true;
+  };
+  try {
+    Connection db = Open(env, task);
+    SteadyTime started = Steady::now();
+    Hook hold_point = [&] {
+      SteadyTime reached = Steady::now();
+      announce(reached);
+      std::this_thread::sleep_until(reached + timing.hold);
+      if (timing.stagger < timing.hold && timing.second_blocks) {
+        WaitReadable(ch.blocked.read, kEventTimeout);
+      }
+    };
+    result.value = task.body(db, hold_point);
+    Finish(db, result, started);
+  } catch (...) {
+    if (!announced) announce(Steady::now());  // never leave the second waiting
+    WriteAll(ch.ended.write, "e");
+    throw;
+  }
+  if (!announced) announce(Steady::now());  // it never reached its hold point
+  WriteAll(ch.ended.write, "e");
   return result;
 }
 
-std::vector<InstanceResult> RunAsThreads(ScenarioEnv& env, const std::vector<InstanceTask>& tasks) {
-  std::vector<InstanceResult> results(tasks.size());
-  std::vector<std::exception_ptr> errors(tasks.size());
-  std::vector<std::thread> threads;
-  Clock::time_point origin;
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    if (i > 0) std::this_thread::sleep_until(origin + tasks[i].start_after);
-    std::promise<Clock::time_point> started;
-    std::future<Clock::time_point> started_at = started.get_future();
-    threads.emplace_back([&, i, started = std::move(started)]() mutable {
-      bool signalled = false;
-      try {
-        results[i] = RunOne(env, tasks[i], [&] {
-          started.set_value(Clock::now());
-          signalled = true;
-        });
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-      if (!signalled) started.set_value(Clock::now());
-    });
-    Clock::time_point at = started_at.get();
-    if (i == 0) origin = at;
+InstanceResult RunSecondUnguarded(ScenarioEnv& env, const InstanceTask& task,
+                                  const PairTiming& timing, RaceChannels& ch);
+
+InstanceResult RunSecond(ScenarioEnv& env, const InstanceTask& task, const PairTiming& timing,
+                         RaceChannels& ch) {
+  try {
+    return RunSecondUnguarded(env, task, timing, ch);
+  } catch (...) {
+    WriteAll(ch.blocked.write, "b");  // never leave the first waiting
+    throw;
   }
-  for (auto& t : threads) t.join();
+}
+
+InstanceResult RunSecondUnguarded(ScenarioEnv& env, const InstanceTask& task,
+                                  const PairTiming& timing, RaceChannels& ch) {
+  InstanceResult result;
+  result.name = task.name;
+  result.pid = static_cast<int>(getpid());
+  Connection db = Open(env, task);
+  bool told = false;
+  db.OnBlocked([&] {
+    if (told) return;
+    WriteAll(ch.blocked.write, "b");
+    told = true;
+  });
+  SteadyTime reached = Steady::now();
+  if (WaitReadable(ch.reached.read, kEventTimeout)) {
+    std::string line = ReadLine(ch.reached.read);
+    if (!line.empty()) reached = FromNs(std::stoll(line));
+  }
+  std::this_thread::sleep_until(reached + timing.stagger);
+  if (timing.stagger >= timing.hold) WaitReadable(ch.ended.read, kEventTimeout);
+  SteadyTime started = Steady::now();
+  result.value = task.body(db, Hook{});
+  Finish(db, result, started);
+  return result;
+}
+
+std::vector<InstanceResult> RunAsThreads(ScenarioEnv& env, const InstanceTask& first,
+                                         const InstanceTask& second, const PairTiming& timing) {
+  RaceChannels ch;
+  std::vector<InstanceResult> results(2);
+  std::array<std::exception_ptr, 2> errors;
+  std::thread b([&] {
+    try {
+      results[1] = RunSecond(env, second, timing, ch);
+    } catch (...) {
+      errors[1] = std::current_exception();
+    }
+  });
+  try {
+    results[0] = RunFirst(env, first, timing, ch);
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  b.join();
   for (auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
   return results;
 }
 
-std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const std::vector<InstanceTask>& tasks) {
+nlohmann::json LocksToJson(const LockHistory& h) {
+  nlohmann::json held = nlohmann::json::array();
+  for (const LockHold& x : h.held) {
+    held.push_back({Ns(x.acquire_started), Ns(x.acquired), Ns(x.release_started), Ns(x.released)});
+  }
+  nlohmann::json waits = nlohmann::json::array();
+  for (const BlockedWait& w : h.waits) waits.push_back({Ns(w.blocked), Ns(w.resumed)});
+  return {{"held", held}, {"waits", waits}};
+}
+
+LockHistory LocksFromJson(const nlohmann::json& j) {
+  LockHistory h;
+  for (const auto& x : j.value("held", nlohmann::json::array())) {
+    h.held.push_back({FromNs(x[0].get<int64_t>()), FromNs(x[1].get<int64_t>()),
+                      FromNs(x[2].get<int64_t>()), FromNs(x[3].get<int64_t>())});
+  }
+  for (const auto& w : j.value("waits", nlohmann::json::array())) {
+    h.waits.push_back({FromNs(w[0].get<int64_t>()), FromNs(w[1].get<int64_t>())});
+  }
+  return h;
+}
+
+std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const InstanceTask& first,
+                                           const InstanceTask& second, const PairTiming& timing) {
   struct Child {
-    pid_t pid;
-    int fd;
+    pid_t pid = -1;
+    int fd = -1;
   };
-  std::vector<Child> children;
-  Clock::time_point origin;
-  for (const InstanceTask& task : tasks) {
-    if (!children.empty()) std::this_thread::sleep_until(origin + task.start_after);
+  RaceChannels ch;
+  std::array<Child, 2> children;
+  std::array<const InstanceTask*, 2> tasks{&first, &second};
+  for (size_t i = 0; i < 2; ++i) {
     int fds[2];
     if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
-    pid_t pid = ::fork();
+    pid_t pid = ForkChild();  // dies with this process
     if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     if (pid == 0) {
+      // The other instance may be gone when this one writes its last event: a failed write
+      // is ignored (WriteAll), never a SIGPIPE death.
+      ::signal(SIGPIPE, SIG_IGN);
       ::close(fds[0]);
-      for (const Child& c : children) ::close(c.fd);
+      for (const Child& c : children) {
+        if (c.fd >= 0) ::close(c.fd);
+      }
       env.recorder.Clear();
       int code = 0;
       try {
-        InstanceResult r = RunOne(env, task, [&] {
-          WriteAll(fds[1], "S");  // started: the parent times the next instance from here
-        });
+        InstanceResult r;
+        if (i == 0) {
+          ch.KeepFirstEnds();
+          r = RunFirst(env, *tasks[i], timing, ch);
+        } else {
+          ch.KeepSecondEnds();
+          r = RunSecond(env, *tasks[i], timing, ch);
+        }
         nlohmann::json message;
         message["value"] = r.value;
         message["elapsedUs"] = r.elapsed.count();
         message["busyCalls"] = r.busy.calls;
         message["waitedUs"] = r.busy.waited.count();
+        message["locks"] = LocksToJson(r.locks);
         message["events"] = EventsToJson(env.recorder.Events());
         WriteAll(fds[1], message.dump());
       } catch (const std::exception& e) {
-        WriteAll(STDERR_FILENO, fmt::format("dedupsim: instance {} (pid {}): {}\n", task.name, getpid(), e.what()));
-        WriteAll(fds[1], "S");  // in case it failed before starting: never leave the parent waiting
+        WriteAll(STDERR_FILENO, fmt::format("dedupsim: instance {} (pid {}): {}\n", tasks[i]->name,
+                                            getpid(), e.what()));
         code = 70;
       }
       ::_exit(code);
     }
     ::close(fds[1]);
-    char started = 0;
-    while (::read(fds[0], &started, 1) < 0 && errno == EINTR) {
-    }
-    if (children.empty()) origin = Clock::now();
-    children.push_back({pid, fds[0]});
+    children[i] = {pid, fds[0]};
   }
+  ch.CloseAll();  // the children hold the ends they use: a death reads as EOF on the other side
 
   std::vector<InstanceResult> results;
   std::string failure;
@@ -121,23 +270,23 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const std::vector<I
     std::string text = ReadAll(children[i].fd);
     ::close(children[i].fd);
     int status = 0;
-    while (::waitpid(children[i].pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    WaitChild(children[i].pid, &status);
     nlohmann::json message = nlohmann::json::parse(text, nullptr, false);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.is_discarded()) {
       if (failure.empty()) {
-        failure = fmt::format("instance {} (pid {}) {}", tasks[i].name, children[i].pid,
+        failure = fmt::format("instance {} (pid {}) {}", tasks[i]->name, children[i].pid,
                               DescribeWaitStatus(status));
       }
       continue;
     }
     InstanceResult r;
-    r.name = tasks[i].name;
+    r.name = tasks[i]->name;
     r.pid = static_cast<int>(children[i].pid);
     r.value = message["value"];
     r.elapsed = std::chrono::microseconds(message.value("elapsedUs", int64_t{0}));
     r.busy.calls = message.value("busyCalls", int64_t{0});
     r.busy.waited = std::chrono::microseconds(message.value("waitedUs", int64_t{0}));
+    r.locks = LocksFromJson(message["locks"]);
     for (const TraceEvent& e : EventsFromJson(message["events"])) env.recorder.Record(e);
     results.push_back(std::move(r));
   }
@@ -147,9 +296,18 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const std::vector<I
 
 }  // namespace
 
-std::vector<InstanceResult> RunInstances(ScenarioEnv& env, const std::vector<InstanceTask>& tasks) {
-  return env.options.instances == InstanceMode::kProcesses ? RunAsProcesses(env, tasks)
-                                                           : RunAsThreads(env, tasks);
+std::vector<InstanceResult> RunInstancePair(ScenarioEnv& env, const InstanceTask& first,
+                                            const InstanceTask& second, const PairTiming& timing) {
+  return env.options.instances == InstanceMode::kProcesses
+             ? RunAsProcesses(env, first, second, timing)
+             : RunAsThreads(env, first, second, timing);
+}
+
+double MsSinceOrigin(const ScenarioEnv& env, SteadyTime t) {
+  return static_cast<double>(
+             std::chrono::duration_cast<std::chrono::microseconds>(t - env.recorder.origin())
+                 .count()) /
+         1000.0;
 }
 
 }  // namespace dedupsim

@@ -1,12 +1,12 @@
 #include "pipe_io.h"
 
+#include <fmt/format.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace dedupsim {
 
@@ -42,6 +42,19 @@ std::string ReadLine(int fd) {
     out.push_back(c);
   }
   return out;
+}
+
+bool WaitReadable(int fd, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() < 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    int n = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (n < 0 && errno == EINTR) continue;
+    return n > 0;
+  }
 }
 
 std::string DescribeWaitStatus(int status) {

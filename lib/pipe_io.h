@@ -3,6 +3,7 @@
 // in words.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 namespace dedupsim {
@@ -13,6 +14,9 @@ void WriteAll(int fd, const std::string& data);
 std::string ReadAll(int fd);
 // Reads until a newline (not included) or EOF.
 std::string ReadLine(int fd);
+// Waits until fd has data or its writers are gone (EOF), or timeout passes; retries after
+// EINTR. True when readable.
+bool WaitReadable(int fd, std::chrono::milliseconds timeout);
 // "exited with status 3", "was killed by signal 9 (Killed)".
 std::string DescribeWaitStatus(int status);
 

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "sqlite/error.h"
 #include "sqlite/statement.h"
 #include "sqlite/transaction.h"
@@ -91,7 +94,62 @@ bool HasTable(Connection& connection, std::string_view table) {
   return query.ColumnInt(0) > 0;
 }
 
+// One line per fact the behaviour of table depends on, sorted.
+std::vector<std::string> TableFacts(Connection& connection, const std::string& table) {
+  std::vector<std::string> facts;
+  auto collect = [&](const std::string& sql, const char* what, int columns) {
+    Statement query = connection.Prepare(sql);
+    query.Bind(1, table);
+    while (query.Step()) {
+      std::string fact = what;
+      for (int i = 0; i < columns; ++i) {
+        fact += " " + (query.ColumnIsNull(i) ? std::string("NULL") : query.ColumnText(i));
+      }
+      facts.push_back(fact);
+    }
+  };
+  collect("SELECT type, wr, strict FROM pragma_table_list WHERE name = ?1 AND schema = 'main'",
+          "table", 3);
+  collect("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1)", "column", 5);
+  collect(
+      "SELECT il.\"unique\", il.origin, il.partial, (SELECT group_concat(ii.name, ',') FROM "
+      "pragma_index_info(il.name) ii) FROM pragma_index_list(?1) il",
+      "index", 4);
+  collect("SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ?1", "trigger", 1);
+  std::sort(facts.begin(), facts.end());
+  return facts;
+}
+
+constexpr const char* kTableNames[] = {"StockItems",        "Inbox",    "InboxByMessageId",
+                                       "StockReservations", "Outbox",   "AuditLog",
+                                       "ShipmentRequests"};
+
 }  // namespace
+
+std::optional<std::string> SchemaDifference(Connection& connection) {
+  ConnectionOptions options;
+  options.in_memory = true;
+  Connection fresh("", options);
+  CreateSchema(fresh);
+  for (const char* table : kTableNames) {
+    std::vector<std::string> want = TableFacts(fresh, table);
+    std::vector<std::string> got = TableFacts(connection, table);
+    if (got == want) continue;
+    for (const std::string& fact : got) {
+      if (std::find(want.begin(), want.end(), fact) == want.end()) {
+        return fmt::format("table {} is not as dedupsim made it (has {}); not using it", table,
+                           fact);
+      }
+    }
+    for (const std::string& fact : want) {
+      if (std::find(got.begin(), got.end(), fact) == got.end()) {
+        return fmt::format("table {} is not as dedupsim made it (lacks {}); not using it", table,
+                           fact);
+      }
+    }
+  }
+  return std::nullopt;
+}
 
 int SchemaVersion(Connection& connection) {
   Statement query = connection.Prepare("PRAGMA user_version");

@@ -35,6 +35,11 @@ void CreateSchema(Connection& connection);
 // database made by a newer dedupsim (a higher user_version), leaving it untouched.
 void UpgradeSchema(Connection& connection);
 
+// How the tables of a database of the current version differ from the ones CreateSchema
+// makes (a column, a WITHOUT ROWID or STRICT flag, an index, a trigger someone added);
+// nullopt when they are the same. Tables of other names are not looked at.
+std::optional<std::string> SchemaDifference(Connection& connection);
+
 // PRAGMA user_version of the database.
 int SchemaVersion(Connection& connection);
 

@@ -1,6 +1,7 @@
 #include "side_store.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,11 +9,22 @@
 #include <cstring>
 #include <utility>
 
-#include <fmt/format.h>
-
+#include "dedup_cache.h"
+#include "email_provider.h"
+#include "run_files.h"
 #include "sqlite/error.h"
 
 namespace dedupsim {
+
+std::vector<std::string> FilesOfDatabase(const std::string& db_path) {
+  std::vector<std::string> files;
+  for (const char* store : {"", kDedupCacheSuffix, kEmailProviderSuffix}) {
+    for (const char* companion : {"", "-wal", "-shm", "-journal"}) {
+      files.push_back(db_path + store + companion);
+    }
+  }
+  return files;
+}
 
 SideStore::SideStore(std::string path, std::chrono::milliseconds busy_timeout)
     : path_(std::move(path)), busy_timeout_(busy_timeout), owner_pid_(static_cast<int>(getpid())) {}
@@ -23,30 +35,56 @@ SideStore::SideStore(SideStore&& other) noexcept
       owner_pid_(other.owner_pid_) {}
 
 SideStore::~SideStore() {
-  if (!path_.empty() && owner_pid_ == static_cast<int>(getpid())) RemoveDatabaseFiles(path_);
+  if (!path_.empty() && owner_pid_ == static_cast<int>(getpid())) {
+    RemoveDatabaseFiles(path_);  // every file at these names is this run's (see CreateNextTo)
+    run_files::Forget(path_);
+  }
 }
 
 SideStore SideStore::CreateNextTo(const DatabaseFile& main, std::string_view suffix,
                                   const std::string& schema) {
   std::string path = main.path() + std::string(suffix);
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw DatabaseError(fmt::format("{}: is a directory", path));
     if (!S_ISREG(st.st_mode)) throw DatabaseError(fmt::format("{}: not a regular file", path));
+    // A store of ours left by a run that was killed: with its companions, which SQLite
+    // would take as part of it, it is removed (only the kill leaves one; an interrupt
+    // removes it).
     CheckApplicationId(path, kSideStoreApplicationId, "dedupsim side store");
-    RemoveDatabaseFiles(path);  // ours, left by a run that did not end cleanly
+    RemoveDatabaseFiles(path);
   } else if (errno != ENOENT) {
     throw DatabaseError(fmt::format("{}: {}", path, std::strerror(errno)));
+  } else {
+    // No store: a -wal, -shm or -journal at its name (a symlink too) is someone else's.
+    for (const char* companion : {"-wal", "-shm", "-journal"}) {
+      if (::lstat((path + companion).c_str(), &st) == 0) {
+        throw DatabaseError(fmt::format("{}{} exists without {}: not creating a side store there",
+                                        path, companion, path));
+      }
+    }
   }
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw DatabaseError(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
-  ::close(fd);
+  run_files::CreateAndRegister(
+      [&] {
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0) {
+          throw DatabaseError(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
+        }
+        ::close(fd);
+        return path;
+      },
+      /*companions=*/true);
   SideStore store(path, main.settings().busy_timeout);
-  Connection connection = store.Connect();
-  // The mark goes in before WAL, so it is in the main file's header at once.
-  connection.ExecScript(
-      fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kSideStoreApplicationId)));
-  connection.ExecScript(schema);
-  connection.ApplyPragmas(JournalMode::kWal, Synchronous::kNormal);
+  try {
+    Connection connection = store.Connect();
+    // The mark goes in before WAL, so it is in the main file's header at once.
+    connection.ExecScript(
+        fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kSideStoreApplicationId)));
+    connection.ExecScript(schema);
+    connection.ApplyPragmas(JournalMode::kWal, Synchronous::kNormal);
+  } catch (const std::exception& e) {
+    throw InDatabase(path, e);
+  }
   return store;
 }
 

@@ -6,7 +6,10 @@
 //
 // Like DatabaseFile it only ever touches its own files: it is marked with its own
 // application_id, and a file at its path that does not carry that mark is refused with a
-// DatabaseError, untouched. A store of ours left behind by an earlier run is replaced.
+// DatabaseError, untouched, as is a -wal, -shm or -journal (or a symlink so named) at its
+// path when the store itself is absent. A store of ours left behind by a killed run is
+// replaced, with its companions. The files are registered with run_files, so an interrupt
+// removes them.
 //
 // Writes to a side store can never join a transaction of the inventory database: that is
 // the point of the lessons that use one.
@@ -16,6 +19,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "database.h"
 #include "sqlite/connection.h"
@@ -23,6 +27,10 @@
 namespace dedupsim {
 
 inline constexpr uint32_t kSideStoreApplicationId = 0x64647373;  // "ddss"
+
+// Every file a run on the database at db_path may use: the database, its -wal, -shm and
+// -journal, and each side store (".cache", ".provider") with its own companions.
+std::vector<std::string> FilesOfDatabase(const std::string& db_path);
 
 class SideStore {
  public:

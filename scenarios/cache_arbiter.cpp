@@ -26,18 +26,18 @@ struct Race {
 Race RunRace(ScenarioEnv& env, const SideStore& store, CacheWrite write) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  auto handle = [&env, &store, &message, write](std::chrono::milliseconds hold) {
-    return [&env, &store, message, write, hold](Connection& db) -> nlohmann::json {
-      Connection cache_connection = OpenTraced(env, store, db.instance());
-      DedupCache cache(cache_connection, env.clock);
-      CacheDedupReserveStock consumer(db, cache, write);
-      consumer.after_cache_check = [hold] { std::this_thread::sleep_for(hold); };
-      return consumer.Handle(message);
-    };
+  auto handle = [&env, &store, &message, write](Connection& db,
+                                                const Hook& hold_point) -> nlohmann::json {
+    Connection cache_connection = OpenTraced(env, store, db.instance());
+    DedupCache cache(cache_connection, env.clock);
+    CacheDedupReserveStock consumer(db, cache, write);
+    consumer.after_cache_check = hold_point;
+    return consumer.Handle(message);
   };
-  std::vector<InstanceResult> results = RunInstances(
-      env, {{"A", std::chrono::milliseconds(0), handle(env.options.hold)},
-            {"B", env.options.stagger, handle(std::chrono::milliseconds(0))}});
+  // A holds at AfterCacheCheck, where it holds no lock B could block on.
+  std::vector<InstanceResult> results = RunInstancePair(
+      env, {"A", handle}, {"B", handle},
+      PairTiming{.hold = env.options.hold, .stagger = env.options.stagger, .second_blocks = false});
   Race race;
   for (const InstanceResult& r : results) race.processed.push_back(r.value.get<bool>());
   race.reserved = CurrentStock(env, dune).reserved;

@@ -1,13 +1,12 @@
 // claim-last: the post's second experiment. The inbox consumer updates the stock first
 // and claims the key last. Two copies at once still end with one reservation, but the
 // second copy waits at its stock update and does that update before it is turned away.
-#include <fmt/format.h>
+#include "consumers/claim_last.h"
 
-#include <thread>
+#include <fmt/format.h>
 
 #include "common.h"
 #include "concurrency.h"
-#include "consumers/claim_last.h"
 #include "instances.h"
 #include "scenarios.h"
 
@@ -23,8 +22,10 @@ nlohmann::json ReportToJson(const ClaimLastReport& r) {
           {"rolledBack", r.rolled_back}};
 }
 
-// Where the busy handler ran during the instance's transaction.
-std::string WaitedAt(const nlohmann::json& report) {
+// Where the instance waited for the first's lock: nowhere unless it did (the lock
+// intervals, PairOutcome::SecondWaited), then the statement whose busy handler ran.
+std::string WaitedAt(const nlohmann::json& report, bool waited) {
+  if (!waited) return "nowhere";
   if (report["stockUpdateBusyCalls"].get<int64_t>() > 0) return "stock update";
   if (report["claimBusyCalls"].get<int64_t>() > 0) return "inbox insert";
   return "nowhere";
@@ -35,16 +36,13 @@ std::string Rows(int64_t n) { return fmt::format("{} row{}", n, n == 1 ? "" : "s
 Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  auto handle = [&env, &message](std::chrono::milliseconds hold) {
-    return [&env, message, hold](Connection& db) -> nlohmann::json {
-      ClaimLastReserveStock consumer(db, env.clock);
-      consumer.before_commit = [hold] { std::this_thread::sleep_for(hold); };
-      return ReportToJson(consumer.Handle(message));
-    };
+  auto handle = [&env, &message](Connection& db, const Hook& hold_point) -> nlohmann::json {
+    ClaimLastReserveStock consumer(db, env.clock);
+    consumer.before_commit = hold_point;
+    return ReportToJson(consumer.Handle(message));
   };
-  std::vector<InstanceResult> results = RunInstances(
-      env, {{"A", std::chrono::milliseconds(0), handle(env.options.hold)},
-            {"B", env.options.stagger, handle(std::chrono::milliseconds(0))}});
+  std::vector<InstanceResult> results =
+      RunInstancePair(env, {"A", handle}, {"B", handle}, TimingFrom(env.options));
   PairOutcome pair;
   pair.first = results[0];
   pair.second = results[1];
@@ -59,33 +57,30 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["staggerMs"] = env.options.stagger.count();
   out.figures["processed"] = {pair.first_processed, pair.second_processed};
   out.figures["reserved"] = after.reserved;
-  out.figures["secondWaitedAt"] = WaitedAt(b);
+  out.figures["secondWaitedAt"] = WaitedAt(b, pair.SecondWaited());
   out.figures["secondStockUpdateChanges"] = b["stockUpdateChanges"];
   out.figures["secondReservedInside"] = b["reservedInside"];
   out.figures["secondRolledBack"] = b["rolledBack"];
-  AddWaitFigures(pair, out.figures);
+  AddWaitFigures(env, pair, out.figures);
   out.line = fmt::format(
       "{}two copies at once -> processed: {}, {}; {} reserved: {}; second waited at: {}; its "
       "update changed {} ({} reserved {} inside its transaction), then {}",
       TagColumn("claim-last"), CsBool(pair.first_processed), CsBool(pair.second_processed),
-      after.title, after.reserved, WaitedAt(b), Rows(b["stockUpdateChanges"].get<int64_t>()),
-      after.title, b["reservedInside"].get<int64_t>(),
+      after.title, after.reserved, WaitedAt(b, pair.SecondWaited()),
+      Rows(b["stockUpdateChanges"].get<int64_t>()), after.title, b["reservedInside"].get<int64_t>(),
       b["rolledBack"].get<bool>() ? "rolled back" : "committed");
   return out;
 }
 
 nlohmann::ordered_json Expected(const RunOptions& o) {
   nlohmann::ordered_json expected = {{"reserved", o.quantity}};
-  if (o.stagger >= std::chrono::milliseconds(20)) {
-    // B runs second: its UPDATE goes through (after A's commit), its claim fails.
-    expected["processed"] = {true, false};
-    expected["secondStockUpdateChanges"] = 1;
-    expected["secondReservedInside"] = 2 * o.quantity;
-    expected["secondRolledBack"] = true;
-  }
-  auto margin = std::chrono::milliseconds(50);
-  if (o.hold >= o.stagger + margin) expected["secondWaitedAt"] = "stock update";
-  if (o.stagger >= o.hold + margin) expected["secondWaitedAt"] = "nowhere";
+  // B is released only once A holds the lock (instances.h): B runs second, its UPDATE goes
+  // through (after A's commit), its claim fails.
+  expected["processed"] = {true, false};
+  expected["secondStockUpdateChanges"] = 1;
+  expected["secondReservedInside"] = 2 * o.quantity;
+  expected["secondRolledBack"] = true;
+  expected["secondWaitedAt"] = o.stagger < o.hold ? "stock update" : "nowhere";
   expected.update(ExpectedWait(o));
   return expected;
 }

@@ -35,6 +35,13 @@ std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance) 
   return store;
 }
 
+void AddStock(ScenarioEnv& env, const StockItem& item) {
+  WithBackend(env, [&](const Backend& b) {
+    b.AddStock(item);
+    return 0;
+  });
+}
+
 int64_t BackendRows(ScenarioEnv& env, std::string_view table) {
   return WithBackend(env, [&](const Backend& b) { return b.CountRows(table); });
 }

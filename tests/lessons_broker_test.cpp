@@ -28,7 +28,7 @@ TEST_CASE("cache-arbiter: the window and the race come back with a cache", "[les
 
   RunOptions apart;  // B looks after A wrote its key
   apart.hold = std::chrono::milliseconds(0);
-  apart.stagger = std::chrono::milliseconds(200);
+  apart.stagger = std::chrono::milliseconds(1);  // B starts after A ended (instances.h)
   apart.quantity = 3;
   auto again = RunLesson(kCacheArbiterScenario, apart);
   CHECK(again.differences.empty());

@@ -106,7 +106,7 @@ TEST_CASE("claim-last: the second copy waits at its stock update and undoes it",
 
   RunOptions apart;  // A commits before B starts: B waits nowhere, and still works first
   apart.hold = std::chrono::milliseconds(0);
-  apart.stagger = std::chrono::milliseconds(200);
+  apart.stagger = std::chrono::milliseconds(1);  // B starts after A ended (instances.h)
   apart.quantity = 3;
   auto again = RunLesson(kClaimLastScenario, apart);
   CHECK(again.differences.empty());

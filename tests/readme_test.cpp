@@ -27,3 +27,16 @@ TEST_CASE("the README opens with the two commands and .ci/run runs the test one"
   std::string ci = ReadFile(std::string(DEDUPSIM_SOURCE_DIR) + "/.ci/run");
   CHECK(ci.find("\n" + commands[1] + "\n") != std::string::npos);
 }
+
+TEST_CASE("the README's What you see block is the post's six lines", "[docs]") {
+  std::vector<std::string> lines =
+      SplitLines(ReadFile(std::string(DEDUPSIM_SOURCE_DIR) + "/README.md"));
+  std::vector<std::string> shown;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (lines[i] != "$ dedupsim run all") continue;
+    for (size_t j = i + 1; j < lines.size() && lines[j].rfind("```", 0) != 0; ++j)
+      shown.push_back(lines[j]);
+    break;
+  }
+  CHECK(shown == PostLines());
+}

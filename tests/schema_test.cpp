@@ -49,16 +49,19 @@ TEST_CASE("a version 1 database is upgraded on open and keeps its rows", "[schem
   TempDir dir;
   std::string path = dir.File("v1.db");
   MakeVersion1(path);
-  DatabaseFile db = DatabaseFile::Open(path, DatabaseSettings{});
-  Connection c = db.Connect();
-  CHECK(SchemaVersion(c) == kSchemaVersion);
-  CHECK(Count(c, "SELECT count(*) FROM pragma_table_info('Inbox') WHERE name = 'PayloadHash'") == 1);
-  CHECK(Count(c, "SELECT count(*) FROM StockReservations") == 0);
-  CHECK(Count(c, "SELECT count(*) FROM InboxByMessageId") == 0);
-  auto row = FindInboxRow(c, "m-1", "c");
-  REQUIRE(row);
-  CHECK_FALSE(row->payload_hash);
-  // A second open finds nothing left to do.
+  {
+    DatabaseFile db = DatabaseFile::Open(path, DatabaseSettings{});
+    Connection c = db.Connect();
+    CHECK(SchemaVersion(c) == kSchemaVersion);
+    CHECK(Count(c, "SELECT count(*) FROM pragma_table_info('Inbox') WHERE name = 'PayloadHash'") ==
+          1);
+    CHECK(Count(c, "SELECT count(*) FROM StockReservations") == 0);
+    CHECK(Count(c, "SELECT count(*) FROM InboxByMessageId") == 0);
+    auto row = FindInboxRow(c, "m-1", "c");
+    REQUIRE(row);
+    CHECK_FALSE(row->payload_hash);
+  }
+  // A second open (one process at a time: the first is closed) finds nothing left to do.
   DatabaseFile again = DatabaseFile::Open(path, DatabaseSettings{});
   Connection c2 = again.Connect();
   CHECK(SchemaVersion(c2) == kSchemaVersion);

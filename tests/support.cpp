@@ -163,11 +163,10 @@ std::vector<std::string> SplitLines(const std::string& text) {
 }
 
 std::vector<std::string> PostLines() {
-  std::vector<std::string> lines;
-  for (const std::string& line : SplitLines(ReadFile(DEDUPSIM_REFERENCE_POST))) {
-    for (const char* tag : {"[naive] ", "[check-then-process] ", "[inbox] ", "[email] "}) {
-      if (line.rfind(tag, 0) == 0) lines.push_back(line);
-    }
+  std::vector<std::string> lines = SplitLines(ReadFile(DEDUPSIM_POST_LINES));
+  if (lines.size() != 6) {
+    throw std::runtime_error(std::string("expected the post's six lines in ") +
+                             DEDUPSIM_POST_LINES);
   }
   return lines;
 }

@@ -48,8 +48,8 @@ std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& content);
 std::vector<std::string> SplitLines(const std::string& text);
 
-// The post's six lines, read from ../shared/reference next to the repository (empty when
-// the reference is not there).
+// The post's six output lines, from tests/data/post_lines.txt in this repository. Throws
+// when the file does not hold six lines, so no comparison is ever skipped.
 std::vector<std::string> PostLines();
 
 // Everything a scenario needs, on a temporary database with the given settings.

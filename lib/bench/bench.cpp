@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,7 +16,9 @@
 #include <thread>
 
 #include "bench/shared_block.h"
+#include "child_process.h"
 #include "crash.h"
+#include "run_files.h"
 #include "sqlite/error.h"
 
 namespace dedupsim {
@@ -49,11 +52,12 @@ void Validate(const BenchOptions& o) {
 // One consumer instance: opens its handler (its own connection), waits for the start,
 // then takes deliveries until none are left. Never throws: a failure goes to its slot.
 void RunInstance(Strategy strategy, const DatabaseFile& db, const Workload& workload,
-                 SharedBlock& shared, size_t index) {
+                 bool checkpoints_in_loop, SharedBlock& shared, size_t index) {
   InstanceSlot& slot = shared.slot(index);
   bool ready = false;
   try {
     std::unique_ptr<StrategyHandler> handler = MakeHandler(strategy, db);
+    if (!checkpoints_in_loop) sqlite3_wal_autocheckpoint(handler->handle(), 0);
     shared.ready().fetch_add(1);
     ready = true;
     while (shared.go().load(std::memory_order_acquire) == 0) {
@@ -102,6 +106,7 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
       int status = 0;
       pid_t got = ::waitpid(pid, &status, block ? 0 : WNOHANG);
       if (got == 0 || (got < 0 && errno == EINTR)) continue;
+      if (got == pid) run_files::ForgetChild(pid);
       // Exit 0: done; kInstanceFailed: the error is in its slot. Anything else is a death.
       const bool planned =
           WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == kInstanceFailed);
@@ -120,11 +125,12 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
 
   for (size_t i = 0; i < k; ++i) {
     if (options.mode == InstanceMode::kThreads) {
-      threads.emplace_back([&, i] { RunInstance(strategy, db, workload, shared, i); });
+      threads.emplace_back(
+          [&, i] { RunInstance(strategy, db, workload, options.checkpoints_in_loop, shared, i); });
       continue;
     }
     std::fflush(nullptr);  // nothing buffered is written twice
-    pid_t pid = ::fork();
+    pid_t pid = ForkChild();  // dies with the bench
     if (pid < 0) {
       shared.go().store(1);  // let those started run out, then fail
       for (auto& t : threads) t.join();
@@ -132,9 +138,8 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
       throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     }
     if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the bench
-      ::signal(SIGINT, SIG_IGN);           // Ctrl-C is the parent's to handle
-      RunInstance(strategy, db, workload, shared, i);
+      ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the parent's to handle
+      RunInstance(strategy, db, workload, options.checkpoints_in_loop, shared, i);
       // No destructors in the child: the parent owns the database file.
       ::_exit(shared.slot(i).failed ? kInstanceFailed : 0);
     }
@@ -202,7 +207,13 @@ StrategyResult RunOnce(const BenchOptions& options, Strategy strategy, const Wor
   }
   const size_t n = workload.deliveries.size();
   SharedBlock shared(n, static_cast<size_t>(options.instances));
-  RunInstances(options, strategy, db, workload, shared, progress, interrupted);
+  try {
+    RunInstances(options, strategy, db, workload, shared, progress, interrupted);
+  } catch (const UnplannedDeath&) {
+    throw;  // a death, not a database error
+  } catch (const DatabaseError& e) {
+    throw InDatabase(db.path(), e);  // every database error names the file
+  }
 
   StrategyResult r;
   r.strategy = strategy;

@@ -18,9 +18,10 @@ double Micros(std::chrono::nanoseconds ns) {
 }
 
 std::string Settings(const BenchOptions& o) {
-  return fmt::format("journal {}, synchronous {}, {} instance{} ({})", ToString(o.settings.journal),
-                     ToString(o.settings.synchronous), o.instances, o.instances == 1 ? "" : "s",
-                     ToString(o.mode));
+  return fmt::format("journal {}, synchronous {}, {} instance{} ({}){}",
+                     ToString(o.settings.journal), ToString(o.settings.synchronous), o.instances,
+                     o.instances == 1 ? "" : "s", ToString(o.mode),
+                     o.checkpoints_in_loop ? "" : ", no checkpoint while timed");
 }
 
 }  // namespace
@@ -39,6 +40,7 @@ nlohmann::ordered_json BenchReportToJson(const BenchReport& report) {
   j["instancesCount"] = o.instances;
   j["instances"] = ToString(o.mode);
   j["repeat"] = o.repeat;
+  j["checkpoints"] = o.checkpoints_in_loop ? "inside" : "after";
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   for (const StrategyResult& r : report.results) {
     nlohmann::ordered_json e;

@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <string>
 
+#include "sqlite/connection.h"
 #include "sqlite/error.h"
+#include "sqlite/library.h"
 
 namespace dedupsim {
 
@@ -32,24 +34,33 @@ int OnBusy(void* arg, int count) {
   return 1;
 }
 
-// 2026-11-30T22:41:04.123Z, as FormatTimestamp writes it.
-int FormatNow(char (&out)[32]) {
+}  // namespace
+
+// 2026-11-30T22:41:04.123Z, as FormatTimestamp writes it, by hand: gmtime_r and the text
+// of the date and time of day once per second, then three digits of milliseconds.
+const char* RawInbox::Stamp::Now() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
-  tm utc{};
-  gmtime_r(&ts.tv_sec, &utc);
-  return std::snprintf(out, sizeof out, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
-                       utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                       static_cast<int>(ts.tv_nsec / 1000000));
+  if (ts.tv_sec != second) {
+    tm utc{};
+    gmtime_r(&ts.tv_sec, &utc);
+    std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.000Z", utc.tm_year + 1900,
+                  utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
+    second = ts.tv_sec;
+  }
+  const auto millis = static_cast<unsigned>(ts.tv_nsec / 1000000);
+  text[20] = static_cast<char>('0' + millis / 100);
+  text[21] = static_cast<char>('0' + millis / 10 % 10);
+  text[22] = static_cast<char>('0' + millis % 10);
+  return text;
 }
-
-}  // namespace
 
 RawInbox::RawInbox(const std::string& path, Synchronous synchronous,
                    std::chrono::milliseconds busy_timeout) {
   busy_.timeout = busy_timeout;
-  int rc =
-      sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  ConfigureSqliteLibrary();  // what every connection of the process runs with
+  int rc = sqlite3_open_v2(PlainFileName(path).c_str(), &db_,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);
@@ -64,6 +75,8 @@ RawInbox::RawInbox(const std::string& path, Synchronous synchronous,
   insert_ = Prepare(
       "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES (?1, ?2, ?3, ?4)");
   update_ = Prepare("UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2");
+  // The consumer's name never changes: bound once (sqlite3_reset keeps bindings).
+  sqlite3_bind_text(insert_, 2, kConsumer, sizeof kConsumer - 1, SQLITE_STATIC);
   commit_ = Prepare("COMMIT");
   rollback_ = Prepare("ROLLBACK");
 }
@@ -90,13 +103,11 @@ bool RawInbox::Handle(const OrderPlaced& m) {
   if (sqlite3_step(begin_) != SQLITE_DONE) Fail("BEGIN");
   sqlite3_reset(begin_);
 
-  char stamp[32];
-  int stamp_length = FormatNow(stamp);
+  const char* stamp = stamp_.Now();
   sqlite3_bind_text(insert_, 1, m.message_id.data(), static_cast<int>(m.message_id.size()),
                     SQLITE_STATIC);
-  sqlite3_bind_text(insert_, 2, kConsumer, sizeof kConsumer - 1, SQLITE_STATIC);
-  sqlite3_bind_text(insert_, 3, stamp, stamp_length, SQLITE_STATIC);
-  sqlite3_bind_text(insert_, 4, stamp, stamp_length, SQLITE_STATIC);
+  sqlite3_bind_text(insert_, 3, stamp, Stamp::kLength, SQLITE_STATIC);
+  sqlite3_bind_text(insert_, 4, stamp, Stamp::kLength, SQLITE_STATIC);
   int rc = sqlite3_step(insert_);
   int code = rc == SQLITE_DONE ? 0 : sqlite3_extended_errcode(db_);
   sqlite3_reset(insert_);

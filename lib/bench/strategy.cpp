@@ -90,6 +90,10 @@ class ConsumerHandler final : public StrategyHandler {
   }
   BusyStats busy() const override { return connection_.busy(); }
   TransactionCounts transactions() const override { return *counts_; }
+  void OnTransactionChange(std::function<void(bool open)> callback) override {
+    connection_.OnTransactionChange(std::move(callback));
+  }
+  sqlite3* handle() const override { return connection_.handle(); }
 
  private:
   Consumer MakeConsumer() {
@@ -116,6 +120,7 @@ class RawHandler final : public StrategyHandler {
   bool Handle(const OrderPlaced& m) override { return raw_.Handle(m); }
   BusyStats busy() const override { return raw_.busy(); }
   TransactionCounts transactions() const override { return *counts_; }
+  sqlite3* handle() const override { return raw_.handle(); }
 
  private:
   RawInbox raw_;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,8 @@
 #include "database.h"
 #include "message.h"
 #include "sqlite/connection.h"
+
+struct sqlite3;
 
 namespace dedupsim {
 
@@ -42,6 +45,10 @@ class StrategyHandler {
   virtual bool Handle(const OrderPlaced& m) = 0;
   virtual BusyStats busy() const = 0;
   virtual TransactionCounts transactions() const = 0;
+  // See Connection::OnTransactionChange; the raw baseline does not report.
+  virtual void OnTransactionChange(std::function<void(bool open)> /*callback*/) {}
+  // The handler's SQLite connection, for reading SQLite's own counters (tests).
+  virtual sqlite3* handle() const = 0;
 };
 
 // Opens a connection to db and returns the strategy's consumer on it.

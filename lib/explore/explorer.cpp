@@ -52,12 +52,113 @@ bool NextPrefix(const ScheduleResult& run, std::vector<int>& prefix) {
   return false;
 }
 
+// Depth-first search with sleep sets (Godefroid): a schedule that only swaps two adjacent
+// independent steps of a schedule already explored is not run again. At each state the
+// search remembers the instances whose step from there was already explored (done) or is
+// known to lead only to schedules equivalent to explored ones (asleep). Taking a step s
+// from a state, the child state's sleep set is every asleep or done instance whose step
+// is independent of s: running it after s gives a schedule equivalent to running it
+// before s, which was, or will be, explored. A state where every eligible instance is
+// asleep ends the run without a schedule (every schedule through it is explored
+// elsewhere). Each equivalence class of complete schedules (same steps, independent ones
+// reordered) is run exactly once; all of its schedules have the same length and end in
+// the same state, so the outcomes, the figures and the shortest failing length are those
+// of the full search.
+class SleepSetSearch final : public Chooser {
+ public:
+  struct Asleep {
+    int instance = 0;
+    Footprint footprint;
+  };
+  struct Frame {
+    uint32_t eligible = 0;
+    int pick = 0;
+    Footprint footprint;         // what the pick's step touched
+    std::vector<Asleep> asleep;  // asleep on arriving at this state
+    std::vector<Asleep> done;    // picks already explored from this state
+  };
+
+  std::optional<int> Choose(size_t depth, uint32_t eligible) override {
+    if (depth < frames_.size()) {
+      if (frames_[depth].eligible != eligible) throw std::logic_error("a replay changed course");
+      return frames_[depth].pick;
+    }
+    Frame frame;
+    frame.eligible = eligible;
+    if (depth > 0) {
+      const Frame& parent = frames_[depth - 1];
+      for (const std::vector<Asleep>* list : {&parent.asleep, &parent.done}) {
+        for (const Asleep& a : *list) {
+          if (a.instance != parent.pick && Independent(a.footprint, parent.footprint)) {
+            frame.asleep.push_back(a);
+          }
+        }
+      }
+    }
+    uint32_t open = eligible & ~Mask(frame.asleep);
+    if (open == 0) return std::nullopt;  // every schedule from here is explored elsewhere
+    frame.pick = std::countr_zero(open);
+    frames_.push_back(std::move(frame));
+    return frames_.back().pick;
+  }
+
+  void Took(size_t depth, int, const Footprint& footprint) override {
+    frames_.at(depth).footprint = footprint;
+  }
+
+  // Moves to the next schedule: the deepest state with an eligible instance neither
+  // asleep nor done. False when there is none.
+  bool Next() {
+    while (!frames_.empty()) {
+      Frame& f = frames_.back();
+      f.done.push_back({f.pick, f.footprint});
+      uint32_t open = f.eligible & ~Mask(f.asleep) & ~Mask(f.done);
+      if (open != 0) {
+        f.pick = std::countr_zero(open);
+        return true;
+      }
+      frames_.pop_back();
+    }
+    return false;
+  }
+
+ private:
+  static uint32_t Mask(const std::vector<Asleep>& list) {
+    uint32_t m = 0;
+    for (const Asleep& a : list) m |= 1u << a.instance;
+    return m;
+  }
+
+  std::vector<Frame> frames_;
+};
+
+// Plans the reduction may not be used on: an instance that starts when another ends, or a
+// delivery that moves the shared clock, makes a step's effect depend on more than the
+// files it touched.
+bool Reducible(const Plan& plan) {
+  for (const InstanceScript& script : plan.instances) {
+    if (script.start_after >= 0) return false;
+    for (const Delivery& d : script.deliveries) {
+      if (d.arrives_after.count() > 0) return false;
+    }
+  }
+  return true;
+}
+
 std::string StepWithoutInstance(const std::string& step) {
   size_t gap = step.find("  ");
   return gap == std::string::npos ? step : step.substr(gap + 2);
 }
 
 }  // namespace
+
+RetryRule RetryRuleFor(const ExploreOptions& options) {
+  if (options.retry) return *options.retry;
+  // With the rollback journal a writer also waits for readers, and a read's lock can end
+  // in a step whose footprint does not name the file (a statement reset after a hook).
+  return options.reduce && options.journal == JournalMode::kWal ? RetryRule::kAfterStepOnItsFile
+                                                                : RetryRule::kAfterAnyStep;
+}
 
 bool CellResult::Safe() const {
   for (size_t i = 0; i < kOutcomeCount; ++i) {
@@ -70,14 +171,28 @@ double MatrixResult::SchedulesPerSecond() const {
   return elapsed_ms > 0 ? static_cast<double>(schedules) * 1000.0 / elapsed_ms : 0.0;
 }
 
-Explorer::Explorer(ExploreOptions options)
+namespace {
+
+std::vector<const Strategy*> TableAnd(std::span<const Strategy* const> extra) {
+  std::vector<const Strategy*> all(AllStrategies().begin(), AllStrategies().end());
+  all.insert(all.end(), extra.begin(), extra.end());
+  return all;
+}
+
+}  // namespace
+
+Explorer::Explorer(ExploreOptions options, std::span<const Strategy* const> extra)
     : options_(options),
-      scheduler_(AllStrategies(), SchedulerOptions{.journal = options.journal,
+      strategies_(TableAnd(extra)),
+      scheduler_(strategies_, SchedulerOptions{.journal = options.journal,
                                                    .synchronous = options.synchronous,
-                                                   .reuse_connections = options.reuse_connections}) {}
+                                                   .reuse_connections = options.reuse_connections,
+                                                   .one_cpu = options.one_cpu,
+                                                   .retry = RetryRuleFor(options)}) {}
 
 std::vector<Plan> Explorer::Plans(const Strategy& strategy, const Fault& fault) const {
   IdGenerator ids(options_.seed);
+  if (fault.sized_plans != nullptr) return fault.sized_plans(strategy, ids, options_.world);
   return fault.plans(strategy, ids);
 }
 
@@ -120,30 +235,50 @@ CellResult Explorer::ExploreCell(const Strategy& strategy, const Fault& fault) {
     for (const Strategy* s : plans[p].subscribers) CheckCrashPoints(*s);
     VariantResult variant;
     variant.variant = plans[p].variant;
-    std::vector<int> prefix;
-    for (;;) {
-      PrefixChooser chooser(prefix);
-      ScheduleResult run = scheduler_.Run(plans[p], chooser);
-      if (run.abandoned) {
-        throw std::logic_error(fmt::format("{} x {}: a replay did not follow its own choices",
-                                           strategy.name, fault.name));
-      }
+    auto count = [&](const ScheduleResult& run) {
       variant.schedules++;
       cell.steps += static_cast<int64_t>(run.picks.size());
       variant.longest = std::max(variant.longest, run.picks.size());
       variant.counts[Index(run.outcome)]++;
       if (IsFailing(run.outcome) &&
           (!cell.shortest || run.picks.size() < cell.shortest->picks.size())) {
-        cell.shortest = Counterexample{p, plans[p].variant, run.picks, run.steps, run.outcome,
-                                       run.figures};
+        cell.shortest =
+            Counterexample{p, plans[p].variant, run.picks, run.steps, run.outcome, run.figures};
       }
-      if (!NextPrefix(run, prefix)) break;
-    }
+    };
+    variant.pruned = ForEachSchedule(plans[p], count);
+    cell.pruned += variant.pruned;
     cell.schedules += variant.schedules;
     for (size_t i = 0; i < kOutcomeCount; ++i) cell.counts[i] += variant.counts[i];
     cell.variants.push_back(std::move(variant));
   }
   return cell;
+}
+
+int64_t Explorer::ForEachSchedule(const Plan& plan,
+                                  const std::function<void(const ScheduleResult&)>& each) {
+  int64_t pruned = 0;
+  if (options_.reduce && Reducible(plan)) {
+    SleepSetSearch search;
+    do {
+      ScheduleResult run = scheduler_.Run(plan, search);
+      if (run.abandoned) {
+        ++pruned;
+      } else {
+        each(run);
+      }
+    } while (search.Next());
+    return pruned;
+  }
+  std::vector<int> prefix;
+  for (;;) {
+    PrefixChooser chooser(prefix);
+    ScheduleResult run = scheduler_.Run(plan, chooser);
+    if (run.abandoned) throw std::logic_error("a replay did not follow its own choices");
+    each(run);
+    if (!NextPrefix(run, prefix)) break;
+  }
+  return pruned;
 }
 
 MatrixResult Explorer::ExploreMatrix(std::span<const Strategy* const> strategies,
@@ -152,6 +287,8 @@ MatrixResult Explorer::ExploreMatrix(std::span<const Strategy* const> strategies
   MatrixResult m;
   m.seed = options_.seed;
   m.journal = options_.journal;
+  m.reduced = options_.reduce;
+  m.world = options_.world;
   m.strategies.assign(strategies.begin(), strategies.end());
   m.faults.assign(faults.begin(), faults.end());
   for (const Strategy* s : strategies) {
@@ -159,9 +296,11 @@ MatrixResult Explorer::ExploreMatrix(std::span<const Strategy* const> strategies
       m.cells.push_back(ExploreCell(*s, *f));
       m.schedules += m.cells.back().schedules;
       m.steps += m.cells.back().steps;
+      m.pruned += m.cells.back().pruned;
     }
   }
-  m.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  m.elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return m;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <span>
@@ -23,6 +24,7 @@ namespace dedupsim::explore {
 struct VariantResult {
   std::string variant;
   int64_t schedules = 0;
+  int64_t pruned = 0;  // runs the reduction ended early: every schedule through them was run
   size_t longest = 0;  // steps in the longest schedule
   OutcomeCounts counts{};
 };
@@ -43,6 +45,7 @@ struct CellResult {
   const Fault* fault = nullptr;
   int64_t schedules = 0;
   int64_t steps = 0;  // summed over its schedules
+  int64_t pruned = 0;
   OutcomeCounts counts{};
   std::vector<VariantResult> variants;
   // The failing schedule with the fewest steps (the first found, on a tie).
@@ -61,6 +64,9 @@ struct MatrixResult {
   std::vector<CellResult> cells;            // row by row
   int64_t schedules = 0;
   int64_t steps = 0;  // summed over every schedule
+  int64_t pruned = 0;
+  bool reduced = false;  // explored with the partial-order reduction
+  WorldSize world{};
   double elapsed_ms = 0;
 
   const CellResult& Cell(size_t row, size_t column) const {
@@ -74,7 +80,20 @@ struct ExploreOptions {
   JournalMode journal = JournalMode::kWal;
   Synchronous synchronous = Synchronous::kOff;  // see SchedulerOptions
   bool reuse_connections = true;
+  // Partial-order reduction: schedules that differ only in the order of independent steps
+  // (steps on different files, hooks, sends, reads of the same file; see Footprint) are
+  // one schedule, run once. Off: every interleaving is run (the brute force the tests
+  // compare against). The outcomes found, each cell's verdict and the shortest failing
+  // length are the same; the counts are of classes of equivalent schedules.
+  bool reduce = true;
+  bool one_cpu = true;  // see SchedulerOptions::one_cpu
+  WorldSize world{};    // the concurrent fault's copies and instances
+  // When a blocked instance is offered again. Default (nullopt): kAfterStepOnItsFile when
+  // reducing with the WAL journal, else kAfterAnyStep (see RetryRule).
+  std::optional<RetryRule> retry{};
 };
+
+RetryRule RetryRuleFor(const ExploreOptions& options);
 
 // The index of the cell whose shortest failing schedule has the fewest steps (the earlier
 // cell on a tie), or nullopt when no cell has a failing schedule.
@@ -82,14 +101,20 @@ std::optional<size_t> ShortestFailingCell(const std::vector<CellResult>& cells);
 
 class Explorer {
  public:
-  // Sets up a scheduler (and its temporary database) for every strategy of the table.
-  explicit Explorer(ExploreOptions options = {});
+  // Sets up a scheduler (and its temporary database) for every strategy of the table, and
+  // for the extra strategies (consumers read from files), which must outlive the explorer.
+  explicit Explorer(ExploreOptions options = {}, std::span<const Strategy* const> extra = {});
 
   const ExploreOptions& options() const { return options_; }
   Scheduler& scheduler() { return scheduler_; }
 
   // The fault's plans for the strategy, the same for the same seed.
   std::vector<Plan> Plans(const Strategy& strategy, const Fault& fault) const;
+
+  // Calls each with every schedule of plan, in the search's order: with options().reduce,
+  // one schedule per class of schedules that differ only in the order of independent
+  // steps. Returns the runs the reduction ended early (0 without it).
+  int64_t ForEachSchedule(const Plan& plan, const std::function<void(const ScheduleResult&)>& each);
 
   // Every schedule of every plan of the fault.
   CellResult ExploreCell(const Strategy& strategy, const Fault& fault);
@@ -112,6 +137,7 @@ class Explorer {
 
  private:
   ExploreOptions options_;
+  std::vector<const Strategy*> strategies_;  // the table's, then the extra ones
   Scheduler scheduler_;
   std::set<const Strategy*> checked_;
 };

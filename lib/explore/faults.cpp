@@ -1,5 +1,7 @@
 #include "explore/faults.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <stdexcept>
 
@@ -63,11 +65,23 @@ std::vector<Plan> Crash(const Strategy& s, IdGenerator& ids) {
   return plans;
 }
 
-std::vector<Plan> Concurrent(const Strategy& s, IdGenerator& ids) {
+std::vector<Plan> ConcurrentSized(const Strategy& s, IdGenerator& ids, const WorldSize& world) {
+  if (world.instances < 1 || world.instances > kMaxInstances ||
+      world.deliveries < world.instances) {
+    throw std::logic_error(fmt::format("{} copies in {} instances: not a concurrent plan",
+                                       world.deliveries, world.instances));
+  }
   Single one = OneOrder(s, ids);
-  one.plan.instances.push_back({{To(s, one.message)}, -1});
-  one.plan.instances.push_back({{To(s, one.message)}, -1});
+  one.plan.instances.resize(static_cast<size_t>(world.instances));
+  for (int k = 0; k < world.deliveries; ++k) {
+    one.plan.instances[static_cast<size_t>(k % world.instances)].deliveries.push_back(
+        To(s, one.message));
+  }
   return {one.plan};
+}
+
+std::vector<Plan> Concurrent(const Strategy& s, IdGenerator& ids) {
+  return ConcurrentSized(s, ids, WorldSize{});
 }
 
 std::vector<Plan> ProducerDuplicate(const Strategy& s, IdGenerator& ids) {
@@ -103,12 +117,11 @@ std::vector<Plan> LostAck(const Strategy& s, IdGenerator& ids) {
 }
 
 const Fault kDuplicate{"duplicate", "the same message delivered twice in a row", &Duplicate};
-const Fault kCrash{"crash",
-                   "the instance dies at each crash point in turn; redelivered until acked",
-                   &Crash};
-const Fault kConcurrent{"concurrent",
-                        "two copies at once in two instances, every interleaving the database allows",
-                        &Concurrent};
+const Fault kCrash{
+    "crash", "the instance dies at each crash point in turn; redelivered until acked", &Crash};
+const Fault kConcurrent{
+    "concurrent", "two copies at once in two instances, every interleaving the database allows",
+    &Concurrent, &ConcurrentSized};
 const Fault kProducerDuplicate{"producer-duplicate",
                                "the producer sends the order again under a new MessageId",
                                &ProducerDuplicate};
@@ -120,8 +133,8 @@ const Fault kLostAck{"lost-ack",
                      "processed, the ack lost; another instance gets it when the lock expires",
                      &LostAck};
 
-constexpr std::array<const Fault*, 6> kFaults{&kDuplicate,         &kCrash,           &kConcurrent,
-                                              &kProducerDuplicate, &kSecondSubscriber, &kLostAck};
+constexpr std::array<const Fault*, 6> kFaults{
+    &kDuplicate, &kCrash, &kConcurrent, &kProducerDuplicate, &kSecondSubscriber, &kLostAck};
 
 }  // namespace
 

@@ -12,12 +12,25 @@
 
 namespace dedupsim::explore {
 
+// How big the concurrent fault's world is: this many copies of the message at once,
+// copy k handed to instance k mod instances (so each instance takes its copies one after
+// another). The matrix's default is two copies in two instances.
+struct WorldSize {
+  int instances = 2;
+  int deliveries = 2;
+  bool operator==(const WorldSize&) const = default;
+};
+
 struct Fault {
   std::string_view name;     // kebab-case, used on the command line
   std::string_view summary;  // one line
   // The plans for strategy. ids makes every message, order and book id, so the same seed
   // gives the same plans.
   std::vector<Plan> (*plans)(const Strategy& strategy, IdGenerator& ids) = nullptr;
+  // For a fault whose size can be chosen: the plans for that size (plans is this with
+  // the default WorldSize). Null: the fault has one size.
+  std::vector<Plan> (*sized_plans)(const Strategy& strategy, IdGenerator& ids,
+                                   const WorldSize& world) = nullptr;
 };
 
 std::span<const Fault* const> AllFaults();

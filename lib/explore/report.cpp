@@ -86,8 +86,13 @@ std::string FormatMatrix(const MatrixResult& m) {
       "dedupsim explore: {} strategies {} {} faults, every schedule on a real SQLite file "
       "(journal {}, seed {})\n",
       m.strategies.size(), kTimes, m.faults.size(), ToString(m.journal), m.seed);
-  out += fmt::format("cell: the outcome, {}N the schedules that did not end once, (M) the schedules explored\n\n",
+  out += fmt::format("cell: the outcome, {}N the schedules that did not end once, (M) the schedules explored\n",
                      kTimes);
+  if (m.reduced) out += "schedules that differ only in the order of independent steps are run once\n";
+  if (m.world != WorldSize{}) {
+    out += fmt::format("concurrent: {} copies in {} instances\n", m.world.deliveries, m.world.instances);
+  }
+  out += "\n";
   for (const auto& row : table) {
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
@@ -95,7 +100,9 @@ std::string FormatMatrix(const MatrixResult& m) {
     }
     out += line + "\n";
   }
-  out += fmt::format("\n{} schedules, {} steps\n", m.schedules, m.steps);
+  out += fmt::format("\n{} schedules, {} steps", m.schedules, m.steps);
+  if (m.reduced) out += fmt::format(", {} runs cut short by the reduction", m.pruned);
+  out += "\n";
   return out;
 }
 
@@ -125,6 +132,9 @@ nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
   j["command"] = "explore";
   j["seed"] = m.seed;
   j["journal"] = ToString(m.journal);
+  j["reduced"] = m.reduced;
+  j["instances"] = m.world.instances;
+  j["deliveries"] = m.world.deliveries;
   nlohmann::ordered_json strategies = nlohmann::ordered_json::array();
   for (const Strategy* s : m.strategies) {
     nlohmann::ordered_json points = nlohmann::ordered_json::array();
@@ -172,6 +182,7 @@ nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
   j["cells"] = cells;
   j["totalSchedules"] = m.schedules;
   j["totalSteps"] = m.steps;
+  j["totalPruned"] = m.pruned;
   j["elapsedMs"] = Rounded(m.elapsed_ms);
   j["schedulesPerSecond"] = Rounded(m.SchedulesPerSecond());
   return j;

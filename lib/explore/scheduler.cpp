@@ -1,7 +1,15 @@
 #include "explore/scheduler.h"
 
 #include <fmt/format.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sqlite3.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
@@ -20,53 +28,55 @@ namespace dedupsim::explore {
 
 namespace {
 
-constexpr int kScheduler = -1;
+// A one-shot signal between two threads: Post lets exactly one Wait through. A futex word,
+// so a hand-off costs one wake and one wait, with no mutex for the woken thread to take.
+// The atomic's release/acquire orders everything the poster wrote before the waiter reads.
+class Signal {
+ public:
+  void Post() {
+    word_.store(1, std::memory_order_release);
+    syscall(SYS_futex, &word_, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  }
+  void Wait() {
+    while (word_.exchange(0, std::memory_order_acquire) == 0) {
+      syscall(SYS_futex, &word_, FUTEX_WAIT_PRIVATE, 0, nullptr, nullptr, 0);
+    }
+  }
+
+ private:
+  std::atomic<uint32_t> word_{0};
+};
 
 // The one permission to run. Whoever holds it runs; everyone else waits on their own
-// condition variable, so a hand-off wakes exactly one thread. Every change to shared
-// state happens while holding the baton, and the mutex orders those changes.
+// signal, so a hand-off wakes exactly one thread. Every change to shared state happens
+// while holding the baton; the signals order those changes.
 class Baton {
  public:
-  explicit Baton(size_t workers) {
-    for (size_t i = 0; i < workers; ++i) workers_.push_back(std::make_unique<std::condition_variable>());
-  }
+  explicit Baton(size_t workers) : workers_(workers) {}
 
   // Scheduler: gives the baton to worker and waits until it is handed back.
   void Give(int worker) {
-    std::unique_lock<std::mutex> lock(mu_);
-    holder_ = worker;
-    workers_[Slot(worker)]->notify_one();
-    scheduler_.wait(lock, [&] { return holder_ == kScheduler; });
+    workers_[Slot(worker)].Post();
+    scheduler_.Wait();
   }
 
   // Worker: hands the baton back and waits until it is given again.
   void Yield(int worker) {
-    std::unique_lock<std::mutex> lock(mu_);
-    holder_ = kScheduler;
-    scheduler_.notify_one();
-    workers_[Slot(worker)]->wait(lock, [&] { return holder_ == worker; });
+    scheduler_.Post();
+    workers_[Slot(worker)].Wait();
   }
 
   // Worker: waits for the baton (between runs).
-  void Await(int worker) {
-    std::unique_lock<std::mutex> lock(mu_);
-    workers_[Slot(worker)]->wait(lock, [&] { return holder_ == worker; });
-  }
+  void Await(int worker) { workers_[Slot(worker)].Wait(); }
 
   // Worker: hands the baton back and goes on without it (to Await, or to exit).
-  void Return() {
-    std::lock_guard<std::mutex> lock(mu_);
-    holder_ = kScheduler;
-    scheduler_.notify_one();
-  }
+  void Return() { scheduler_.Post(); }
 
  private:
   static size_t Slot(int worker) { return static_cast<size_t>(worker); }
 
-  std::mutex mu_;
-  std::condition_variable scheduler_;
-  std::vector<std::unique_ptr<std::condition_variable>> workers_;
-  int holder_ = kScheduler;
+  Signal scheduler_;
+  std::vector<Signal> workers_;
 };
 
 enum class WorkerState { kIdle, kWaiting, kAtGate, kBlocked, kRunning, kDone };
@@ -77,9 +87,95 @@ struct Tally {
   bool flagged = false;
 };
 
-const TimePoint kEpoch = std::chrono::sys_days{std::chrono::year{2026} / 1 / 5} + std::chrono::hours{9};
+const TimePoint kEpoch =
+    std::chrono::sys_days{std::chrono::year{2026} / 1 / 5} + std::chrono::hours{9};
+
+constexpr uint8_t kMainFile = 1;
+constexpr uint8_t kAuxFile = 2;
+
+// What a statement about to run will touch, from its label (StepLabel): see Footprint.
+Footprint StatementFootprint(const std::string& label, uint8_t file) {
+  Footprint f;
+  if (label == "BEGIN") return f;  // deferred: no lock until its first statement
+  if (label.starts_with("SELECT")) {
+    f.reads = file;
+  } else {
+    f.writes = file;
+  }
+  return f;
+}
+
+// The statements of a script, each as its own text, so each can be prepared once.
+std::vector<std::string> SplitScript(Connection& connection, const char* script) {
+  std::vector<std::string> out;
+  if (script == nullptr) return out;
+  const char* rest = script;
+  while (*rest != '\0') {
+    sqlite3_stmt* stmt = nullptr;
+    const char* tail = nullptr;
+    int rc = sqlite3_prepare_v2(connection.handle(), rest, -1, &stmt, &tail);
+    if (rc != SQLITE_OK) {
+      throw SqliteError(
+          rc, fmt::format("prepare failed: {} in: {}", sqlite3_errmsg(connection.handle()), rest));
+    }
+    if (stmt != nullptr) {
+      out.emplace_back(sqlite3_sql(stmt));
+      sqlite3_finalize(stmt);
+    }
+    if (tail == nullptr || tail == rest) break;
+    rest = tail;
+  }
+  return out;
+}
+
+// The CPU the scheduler and its instances share, or -1 to leave them where they are.
+int ChooseCpu() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) != 0) return -1;
+  if (CPU_COUNT(&allowed) <= 1) return -1;  // already on one CPU
+  int here = sched_getcpu();
+  if (here >= 0 && here < CPU_SETSIZE && CPU_ISSET(static_cast<size_t>(here), &allowed))
+    return here;
+  for (size_t cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) return static_cast<int>(cpu);
+  }
+  return -1;
+}
+
+bool PinThread(pthread_t thread, int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(static_cast<size_t>(cpu), &one);
+  return pthread_setaffinity_np(thread, sizeof one, &one) == 0;
+}
+
+// Puts the calling thread on cpu for its lifetime, then back where it was allowed to run.
+class PinCaller {
+ public:
+  explicit PinCaller(int cpu) {
+    if (cpu < 0) return;
+    CPU_ZERO(&saved_);
+    if (pthread_getaffinity_np(pthread_self(), sizeof saved_, &saved_) != 0) return;
+    pinned_ = PinThread(pthread_self(), cpu);
+  }
+  ~PinCaller() {
+    if (pinned_) pthread_setaffinity_np(pthread_self(), sizeof saved_, &saved_);
+  }
+  PinCaller(const PinCaller&) = delete;
+  PinCaller& operator=(const PinCaller&) = delete;
+
+ private:
+  cpu_set_t saved_;
+  bool pinned_ = false;
+};
 
 }  // namespace
+
+bool Independent(const Footprint& a, const Footprint& b) {
+  if (a.all || b.all) return false;
+  return (a.writes & (b.reads | b.writes)) == 0 && (b.writes & a.reads) == 0;
+}
 
 class Worker;
 
@@ -89,6 +185,8 @@ struct Scheduler::Impl {
 
   void Reset(const Plan& plan);
   void Abort();
+  struct ResetSql;
+  const ResetSql& ResetOf(const Strategy* s);
   Figures Measure(const Plan& plan, ScheduleResult& result);
   void RecordResult(const Delivery& delivery, DeliveryResult r);
   size_t TallySlot(const Delivery& delivery) const;
@@ -103,6 +201,14 @@ struct Scheduler::Impl {
   Baton baton{kMaxInstances};
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
+  int cpu = -1;  // where every thread runs while a plan runs; -1: anywhere
+
+  // Each strategy's reset scripts, split into statements prepared once on the controls.
+  struct ResetSql {
+    std::vector<std::string> main;
+    std::vector<std::string> aux;
+  };
+  std::unordered_map<const Strategy*, ResetSql> reset_sql;
 
   // Per run; touched only by the baton holder.
   const Plan* plan = nullptr;
@@ -118,7 +224,8 @@ struct Scheduler::Impl {
 // One consumer instance: a thread, its connections, and the gate they call.
 class Worker final : public StepGate {
  public:
-  Worker(Scheduler::Impl& owner, int index) : owner_(owner), index_(index), name_(InstanceName(index)) {}
+  Worker(Scheduler::Impl& owner, int index)
+      : owner_(owner), index_(index), name_(InstanceName(index)) {}
 
   // Scheduler side, while the worker waits for the baton.
   void Assign(const InstanceScript* script, Recorder* recorder) {
@@ -135,8 +242,10 @@ class Worker final : public StepGate {
   bool crashed_last_step() const { return crashed_now_; }
   void clear_crashed() { crashed_now_ = false; }
   int64_t blocked_at() const { return blocked_at_; }
+  uint8_t blocked_file() const { return blocked_file_; }
   void set_blocked_at(int64_t progress) { blocked_at_ = progress; }
   void MarkDone() { state_ = WorkerState::kDone; }
+  const Footprint& footprint() const { return footprint_; }
 
   void Main() {
     for (;;) {
@@ -153,17 +262,34 @@ class Worker final : public StepGate {
   }
 
   // StepGate: every statement and hook is a step the scheduler hands out.
-  void BeforeStatement(Connection&, std::string_view sql) override { Arrive(StepLabel(sql), true); }
+  void BeforeStatement(Connection& c, std::string_view sql) override {
+    std::string label = StepLabel(sql);
+    next_footprint_ = StatementFootprint(label, aux_ && &c == &*aux_ ? kAuxFile : kMainFile);
+    Arrive(label, true);
+  }
   // RunHook notes a crash at a hook itself.
-  void BeforeHook(Connection&, std::string_view name) override { Arrive(std::string(name), false); }
-  bool OnBusy(Connection&, int) override {
+  void BeforeHook(Connection&, std::string_view name) override {
+    next_footprint_ = Footprint{};
+    Arrive(std::string(name), false);
+  }
+  bool OnBusy(Connection& c, int) override {
     if (dead_ || owner_.abort) return false;
     state_ = WorkerState::kBlocked;
     Note("wait", current_ + ": the database is locked; blocked until scheduled again", "busy");
+    blocked_file_ = aux_ && &c == &*aux_ ? kAuxFile : kMainFile;
+    const bool any_step = owner_.options.retry == RetryRule::kAfterAnyStep;
+    // Ends blocked. Under kAfterAnyStep when it may retry depends on every other step;
+    // under kAfterStepOnItsFile only on the steps on that file.
+    if (any_step) {
+      footprint_.all = true;
+    } else {
+      footprint_.writes |= blocked_file_;
+    }
     owner_.baton.Yield(index_);
+    footprint_ = any_step ? Footprint{.all = true} : Footprint{.writes = blocked_file_};  // a retry
     state_ = WorkerState::kRunning;
     if (!owner_.abort) return true;  // retry the statement
-    dead_ = true;  // the statement fails with SQLITE_BUSY; nothing more runs
+    dead_ = true;                    // the statement fails with SQLITE_BUSY; nothing more runs
     return false;
   }
 
@@ -178,6 +304,8 @@ class Worker final : public StepGate {
     pending_ = label;
     owner_.baton.Yield(index_);
     state_ = WorkerState::kRunning;
+    footprint_ = next_footprint_;
+    next_footprint_ = Footprint{};
     current_ = label;
     if (owner_.abort) {
       dead_ = true;
@@ -187,6 +315,7 @@ class Worker final : public StepGate {
       crash_at_.clear();
       dead_ = true;
       crashed_now_ = true;
+      footprint_.writes |= OpenFiles();  // closing ends its transaction, releases its locks
       if (note_crash) Note("crash", label, "crash");
       throw SimulatedCrash(label);
     }
@@ -198,6 +327,7 @@ class Worker final : public StepGate {
    public:
     explicit GatedProvider(Worker& worker) : worker_(worker) {}
     void Send(const std::string& idempotency_key, const std::string&) override {
+      worker_.next_footprint_ = Footprint{};  // the provider's count: order does not matter
       worker_.Arrive("EmailProvider.Send", true);
       worker_.owner_.sent.push_back(idempotency_key);
     }
@@ -231,6 +361,11 @@ class Worker final : public StepGate {
     }
   }
 
+  uint8_t OpenFiles() const {
+    return static_cast<uint8_t>((db_ && db_->is_open() ? kMainFile : 0) |
+                                (aux_ && aux_->is_open() ? kAuxFile : 0));
+  }
+
   void CloseAll() {
     if (db_) db_->Close();
     if (aux_) aux_->Close();
@@ -244,7 +379,10 @@ class Worker final : public StepGate {
       aux_.reset();
     }
     for (const Delivery& d : script_->deliveries) {
-      if (d.arrives_after.count() > 0) owner_.clock.Advance(d.arrives_after);
+      if (d.arrives_after.count() > 0) {
+        owner_.clock.Advance(d.arrives_after);
+        footprint_.all = true;  // every later timestamp depends on it
+      }
       for (int attempt = 1;; ++attempt) {
         if (!Attempt(d, attempt)) return;  // aborted
         if (done_) break;
@@ -267,11 +405,12 @@ class Worker final : public StepGate {
          "");
     try {
       GatedProvider provider(*this);
-      DeliveryContext context{*db_, aux_ && aux_->is_open() ? &*aux_ : nullptr, owner_.clock, provider};
+      DeliveryContext context{*db_, aux_ && aux_->is_open() ? &*aux_ : nullptr, owner_.clock,
+                              provider};
       DeliveryResult r = d.subscriber->handle(context, d.message);
       if (db_->InTransaction()) {
-        throw std::logic_error(fmt::format("strategy {} returned with a transaction still open",
-                                           d.subscriber->name));
+        throw std::logic_error(
+            fmt::format("strategy {} returned with a transaction still open", d.subscriber->name));
       }
       owner_.RecordResult(d, r);
       Note("ack", std::string(ToString(r)), d.ack_lost ? "lost" : "ok");
@@ -285,13 +424,9 @@ class Worker final : public StepGate {
       Note("restart", "the process died: connection closed without commit; redelivered", "");
       return true;
     } catch (const SqliteError& e) {
-      if (owner_.abort) {
-        CloseAll();
-        return false;
-      }
-      Note("error", e.what(), "not acked");
-      if (attempt >= owner_.options.max_attempts) done_ = true;  // given up, never acked
-      return true;
+      return Refused(e, attempt);
+    } catch (const DeliveryFailed& e) {
+      return Refused(e, attempt);
     } catch (const std::exception& e) {
       CloseAll();
       if (owner_.failure.empty()) {
@@ -299,6 +434,18 @@ class Worker final : public StepGate {
       }
       return false;
     }
+  }
+
+  // The database refused the delivery, or the consumer gave up on it: not acked, and the
+  // broker redelivers it, up to max_attempts.
+  bool Refused(const std::exception& e, int attempt) {
+    if (owner_.abort) {
+      CloseAll();
+      return false;
+    }
+    Note("error", e.what(), "not acked");
+    if (attempt >= owner_.options.max_attempts) done_ = true;  // given up, never acked
+    return true;
   }
 
   Scheduler::Impl& owner_;
@@ -309,21 +456,24 @@ class Worker final : public StepGate {
   std::optional<Connection> db_;
   std::optional<Connection> aux_;
   WorkerState state_ = WorkerState::kIdle;
-  std::string pending_;     // the step it waits to take
-  std::string current_;     // the step it is taking
-  std::string crash_at_;    // where this attempt dies, or ""
-  bool dead_ = false;       // crashed: unwinding, nothing more runs
+  std::string pending_;       // the step it waits to take
+  std::string current_;       // the step it is taking
+  std::string crash_at_;      // where this attempt dies, or ""
+  Footprint next_footprint_;  // what the step it waits to take will touch
+  Footprint footprint_;       // what the step it is taking touched so far
+  bool dead_ = false;         // crashed: unwinding, nothing more runs
   bool crashed_now_ = false;
   bool done_ = false;
   bool quit_ = false;
-  int64_t blocked_at_ = 0;  // progress count when it found the database locked
+  int64_t blocked_at_ = 0;    // progress count when it found the database locked
+  uint8_t blocked_file_ = 0;  // the file it found locked
 };
 
 Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions opts)
     : options(opts),
       strategies(list.begin(), list.end()),
-      db(DatabaseFile::CreateTemporary(DatabaseSettings{opts.journal, opts.synchronous,
-                                                        std::chrono::milliseconds(2000)})),
+      db(DatabaseFile::CreateTemporary(
+          DatabaseSettings{opts.journal, opts.synchronous, std::chrono::milliseconds(2000)})),
       control(db.Connect()) {
   bool any_aux = false;
   for (const Strategy* s : strategies) {
@@ -341,8 +491,16 @@ Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions op
   for (int i = 0; i < kMaxInstances; ++i) {
     workers.push_back(std::make_unique<Worker>(*this, i));
   }
+  for (const Strategy* s : strategies) {
+    ResetSql r;
+    r.main = SplitScript(control, s->reset);
+    if (aux_control) r.aux = SplitScript(*aux_control, s->aux_reset);
+    reset_sql[s] = std::move(r);
+  }
+  if (options.one_cpu) cpu = ChooseCpu();
   for (int i = 0; i < kMaxInstances; ++i) {
     threads.emplace_back([w = workers[static_cast<size_t>(i)].get()] { w->Main(); });
+    if (cpu >= 0 && !PinThread(threads.back().native_handle(), cpu)) cpu = -1;
   }
 }
 
@@ -367,6 +525,7 @@ void Scheduler::Impl::Reset(const Plan& p) {
     for (const Delivery& d : script.deliveries) order_of_message[d.message.message_id] = d.order;
   }
   tallies.assign(p.orders.size() * p.subscribers.size(), Tally{});
+  for (const Strategy* s : p.subscribers) ResetOf(s);  // a strategy met for the first time
 
   control.Cached("BEGIN IMMEDIATE").Execute();
   control.Cached("DELETE FROM Inbox").Execute();
@@ -374,20 +533,46 @@ void Scheduler::Impl::Reset(const Plan& p) {
   int n = 0;
   for (const LogicalOrder& order : p.orders) {
     static constexpr const char* kTitles[] = {"Dune", "Solaris", "Hyperion", "Foundation"};
-    control.Cached("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, 10, 0)")
+    control
+        .Cached("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, 10, 0)")
         .Bind(1, order.book_id)
         .Bind(2, kTitles[n++ % 4])
         .Execute();
   }
-  for (const Strategy* s : strategies) {
-    if (s->reset != nullptr) control.ExecScript(s->reset);
+  // Only the tables of the plan's own subscribers: another strategy's leftovers are
+  // emptied before a plan that uses them.
+  bool aux_used = false;
+  for (const Strategy* s : p.subscribers) {
+    const ResetSql& r = ResetOf(s);
+    for (const std::string& sql : r.main) control.Cached(sql).Execute();
+    aux_used = aux_used || !r.aux.empty();
   }
   control.Cached("COMMIT").Execute();
-  if (aux_control) {
-    for (const Strategy* s : strategies) {
-      if (s->aux_reset != nullptr) aux_control->ExecScript(s->aux_reset);
+  if (aux_used && aux_control) {
+    aux_control->Cached("BEGIN IMMEDIATE").Execute();
+    for (const Strategy* s : p.subscribers) {
+      for (const std::string& sql : ResetOf(s).aux) aux_control->Cached(sql).Execute();
     }
+    aux_control->Cached("COMMIT").Execute();
   }
+}
+
+// A strategy the scheduler was not set up with (a test's variant, a consumer read from a
+// file) gets its tables on first use, in the scheduler's own temporary files.
+const Scheduler::Impl::ResetSql& Scheduler::Impl::ResetOf(const Strategy* s) {
+  auto it = reset_sql.find(s);
+  if (it != reset_sql.end()) return it->second;
+  if (s->aux_schema != nullptr && !aux_control) {
+    throw std::logic_error(fmt::format(
+        "strategy {} needs a second file, and the scheduler was set up without one", s->name));
+  }
+  if (s->schema != nullptr) control.ExecScript(s->schema);
+  if (s->aux_schema != nullptr) aux_control->ExecScript(s->aux_schema);
+  ResetSql r;
+  r.main = SplitScript(control, s->reset);
+  if (aux_control) r.aux = SplitScript(*aux_control, s->aux_reset);
+  strategies.push_back(s);
+  return reset_sql.emplace(s, std::move(r)).first->second;
 }
 
 size_t Scheduler::Impl::TallySlot(const Delivery& d) const {
@@ -396,8 +581,8 @@ size_t Scheduler::Impl::TallySlot(const Delivery& d) const {
     ++subscriber;
   }
   if (subscriber == plan->subscribers.size()) {
-    throw std::logic_error(fmt::format("plan delivers to {}, which is not among its subscribers",
-                                       d.subscriber->name));
+    throw std::logic_error(
+        fmt::format("plan delivers to {}, which is not among its subscribers", d.subscriber->name));
   }
   return d.order * plan->subscribers.size() + subscriber;
 }
@@ -438,7 +623,9 @@ class Probe final : public EffectProbe {
     int64_t n = 0;
     for (const std::string& key : impl_.sent) {
       auto it = impl_.order_of_message.find(key);
-      if (it != impl_.order_of_message.end() && impl_.plan->orders[it->second].order_id == order.order_id) ++n;
+      if (it != impl_.order_of_message.end() &&
+          impl_.plan->orders[it->second].order_id == order.order_id)
+        ++n;
     }
     return n;
   }
@@ -502,6 +689,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     throw std::logic_error(fmt::format("a plan has {} instances; at most {}", plan.instances.size(),
                                        s.workers.size()));
   }
+  PinCaller pin(s.cpu);
   s.Reset(plan);
   for (size_t i = 0; i < s.workers.size(); ++i) {
     s.workers[i]->Assign(i < plan.instances.size() ? &plan.instances[i] : nullptr, recorder);
@@ -509,6 +697,13 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
 
   ScheduleResult result;
   int64_t progress = 0;  // steps that did not end blocked: a blocked instance may retry after one
+  // Under RetryRule::kAfterStepOnItsFile: such steps that touched each file.
+  const bool any_step = s.options.retry == RetryRule::kAfterAnyStep;
+  std::array<int64_t, 2> touched{};
+  auto touches = [&](uint8_t files) {
+    return ((files & kMainFile) != 0 ? touched[0] : 0) + ((files & kAuxFile) != 0 ? touched[1] : 0);
+  };
+  auto wait_mark = [&](const Worker& w) { return any_step ? progress : touches(w.blocked_file()); };
   auto start_ready = [&] {
     bool started = true;
     while (started) {
@@ -537,7 +732,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
           live = true;
           break;
         case WorkerState::kBlocked:
-          if (w.blocked_at() < progress) eligible |= 1u << i;
+          if (w.blocked_at() < wait_mark(w)) eligible |= 1u << i;
           live = true;
           break;
         case WorkerState::kWaiting:
@@ -577,18 +772,29 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     std::string what = (retry ? "retry " : "") + label;
     w.clear_crashed();
     s.baton.Give(*choice);
+    Footprint footprint = w.footprint();
+    if (retry && any_step) footprint.all = true;
+    auto advance = [&] {
+      ++progress;
+      uint8_t files = static_cast<uint8_t>(footprint.reads | footprint.writes);
+      if (footprint.all) files = kMainFile | kAuxFile;
+      if ((files & kMainFile) != 0) ++touched[0];
+      if ((files & kAuxFile) != 0) ++touched[1];
+    };
     if (w.crashed_last_step()) {
       what = "crash at " + label;
-      ++progress;
+      advance();
     } else if (w.state() == WorkerState::kBlocked) {
       what += ": busy";
-      w.set_blocked_at(progress);
+      w.set_blocked_at(wait_mark(w));
     } else {
-      ++progress;
+      advance();
     }
     result.picks.push_back(*choice);
     result.eligible.push_back(eligible);
     result.steps.push_back(w.name() + "  " + what);
+    result.footprints.push_back(footprint);
+    chooser.Took(result.picks.size() - 1, *choice, footprint);
   }
   if (!s.failure.empty()) throw std::logic_error(s.failure);
 

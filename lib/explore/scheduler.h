@@ -30,6 +30,23 @@
 
 namespace dedupsim::explore {
 
+// What one step touched, for partial-order reduction: which database files it read and
+// which it wrote (bit 0 the service's file, bit 1 the second file), or `all` when its
+// effect on the others cannot be told from that: it found the database locked, it was a
+// retry after that, or it moved the shared clock. A hook, an email send and a deferred
+// BEGIN touch no file. Reads are SELECTs; INSERT, UPDATE, DELETE, BEGIN IMMEDIATE,
+// COMMIT, ROLLBACK and anything else write; a crash writes every file its instance had
+// open (closing a connection ends its transaction and releases its locks).
+struct Footprint {
+  uint8_t reads = 0;
+  uint8_t writes = 0;
+  bool all = false;
+};
+
+// Two steps of different instances commute: neither writes a file the other touches, and
+// neither is marked `all`. Then running them in either order leaves the same state.
+bool Independent(const Footprint& a, const Footprint& b);
+
 // Decides who moves next.
 class Chooser {
  public:
@@ -37,6 +54,8 @@ class Chooser {
   // eligible: bit i set when instance i may take a step; depth: steps taken so far.
   // Returns the instance to move, or nullopt to abandon the run.
   virtual std::optional<int> Choose(size_t depth, uint32_t eligible) = 0;
+  // Called after the step at depth was taken by instance, with what it touched.
+  virtual void Took(size_t /*depth*/, int /*instance*/, const Footprint& /*footprint*/) {}
 };
 
 // What the database and the provider hold after a run.
@@ -51,13 +70,27 @@ struct Figures {
 };
 
 struct ScheduleResult {
-  std::vector<int> picks;          // who moved at each step
-  std::vector<uint32_t> eligible;  // who could have, at each step
-  std::vector<std::string> steps;  // "A  INSERT Inbox", "B  retry INSERT Inbox", ...
+  std::vector<int> picks;             // who moved at each step
+  std::vector<uint32_t> eligible;     // who could have, at each step
+  std::vector<std::string> steps;     // "A  INSERT Inbox", "B  retry INSERT Inbox", ...
+  std::vector<Footprint> footprints;  // what each step touched
   Outcome outcome = Outcome::kOnce;
   Figures figures;
   std::string note;        // why a deadlock or error outcome, else ""
   bool abandoned = false;  // the chooser gave up: no outcome
+};
+
+// When an instance that found the database locked is offered again.
+enum class RetryRule {
+  // After any other instance has taken a step. A retry that finds the lock still held is
+  // a step of its own, so schedules differing only in such futile retries are counted.
+  kAfterAnyStep,
+  // After another instance has taken a step on the file it waits for: only such a step
+  // can release the lock (a commit, a rollback, an autocommit write, the end of a read, a
+  // crash). Every schedule of kAfterAnyStep, with its futile retries left out, is one of
+  // these, with the same final state; a step that finds a file locked then only depends
+  // on steps on that file. The reduced search uses this rule.
+  kAfterStepOnItsFile,
 };
 
 struct SchedulerOptions {
@@ -70,6 +103,11 @@ struct SchedulerOptions {
   bool reuse_connections = true;
   size_t max_steps = 5000;  // a run longer than this ends as an error
   int max_attempts = 5;     // deliveries of one message refused by the database, then given up
+  // Run the scheduler's thread and its instances' threads on one CPU while a plan runs.
+  // Only one of them runs at a time anyway; on one CPU a hand-off does not wake another
+  // (idle) CPU. The caller's own affinity is restored when Run returns.
+  bool one_cpu = true;
+  RetryRule retry = RetryRule::kAfterAnyStep;
 };
 
 class Scheduler {

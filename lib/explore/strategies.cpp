@@ -46,6 +46,33 @@ int64_t EmailApplied(EffectProbe& probe, const LogicalOrder& order) {
   return probe.EmailsSentFor(order);
 }
 
+// The provider of email-reconcile, which honours an idempotency key, keeps its records in
+// the explorer's second file; its statements are scheduled steps like the consumer's.
+const char* const kProviderSchema = R"sql(
+    CREATE TABLE IF NOT EXISTS SentEmails (
+      IdempotencyKey TEXT NOT NULL PRIMARY KEY,
+      Text           TEXT NOT NULL,
+      SentAt         TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS ProviderRequests (
+      Id             INTEGER PRIMARY KEY,
+      IdempotencyKey TEXT NOT NULL,
+      Result         TEXT NOT NULL,
+      At             TEXT NOT NULL
+    );
+)sql";
+
+int64_t ProviderEmailsApplied(EffectProbe& probe, const LogicalOrder& order) {
+  Connection* aux = probe.aux();
+  if (aux == nullptr) return 0;
+  Statement query = aux->Prepare("SELECT count(*) FROM SentEmails WHERE Text = ?1");
+  query.Bind(1, StockReservedText(OrderPlaced{"", order.order_id, order.book_id, order.quantity}));
+  query.Step();
+  return query.ColumnInt(0);
+}
+
+const char* const kProviderReset = "DELETE FROM SentEmails; DELETE FROM ProviderRequests;";
+
 namespace {
 
 DeliveryResult Processed(bool did_work) {
@@ -263,32 +290,6 @@ const Strategy kCacheSetIfAbsent{
     .applied = &StockApplied,
 };
 
-// The provider of email-reconcile, which honours an idempotency key, keeps its records in
-// the explorer's second file; its statements are scheduled steps like the consumer's.
-constexpr const char* kProviderSchema = R"sql(
-    CREATE TABLE IF NOT EXISTS SentEmails (
-      IdempotencyKey TEXT NOT NULL PRIMARY KEY,
-      Text           TEXT NOT NULL,
-      SentAt         TEXT NOT NULL
-    ) WITHOUT ROWID;
-    CREATE TABLE IF NOT EXISTS ProviderRequests (
-      Id             INTEGER PRIMARY KEY,
-      IdempotencyKey TEXT NOT NULL,
-      Result         TEXT NOT NULL,
-      At             TEXT NOT NULL
-    );
-)sql";
-
-// Emails the idempotent provider sent for the order (its text names the order).
-int64_t ProviderEmailsApplied(EffectProbe& probe, const LogicalOrder& order) {
-  Connection* aux = probe.aux();
-  if (aux == nullptr) return 0;
-  Statement query = aux->Prepare("SELECT count(*) FROM SentEmails WHERE Text = ?1");
-  query.Bind(1, StockReservedText(OrderPlaced{"", order.order_id, order.book_id, order.quantity}));
-  query.Step();
-  return query.ColumnInt(0);
-}
-
 const Strategy kEmailReconcile{
     .name = "email-reconcile",
     .summary = "the email consumer; a record left in progress is settled with the provider by key",
@@ -298,7 +299,7 @@ const Strategy kEmailReconcile{
                      "INSERT SentEmails", "INSERT ProviderRequests", "COMMIT", "AfterSend",
                      "UPDATE Inbox"},
     .aux_schema = kProviderSchema,
-    .aux_reset = "DELETE FROM SentEmails; DELETE FROM ProviderRequests;",
+    .aux_reset = kProviderReset,
     .handle = [](DeliveryContext& c, const OrderPlaced& m) {
       if (c.aux == nullptr) throw std::logic_error("email-reconcile ran without its second file");
       IdempotentEmailProvider provider(*c.aux, c.clock);

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,14 +78,28 @@ struct Strategy {
   const char* aux_schema = nullptr;
   const char* aux_reset = nullptr;
   // Handles one delivery. Throws what the consumer throws: SimulatedCrash from a crash
-  // point (the explorer's doing), SqliteError when the database refused (redelivered).
-  DeliveryResult (*handle)(DeliveryContext& context, const OrderPlaced& message) = nullptr;
+  // point (the explorer's doing), SqliteError when the database refused, DeliveryFailed
+  // when the consumer gave up on its own (both: not acked, redelivered). A function object
+  // so that a consumer read from a file (lib/files/) can carry its steps.
+  std::function<DeliveryResult(DeliveryContext& context, const OrderPlaced& message)> handle;
   // How many times the effect happened for the order (0, 1, 2 ...).
   int64_t (*applied)(EffectProbe& probe, const LogicalOrder& order) = nullptr;
+};
+
+// Thrown by a consumer that gives up on a delivery without a database error (a consumer
+// file's `throw` action): the message is not acked, and the broker redelivers it.
+class DeliveryFailed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // The effect readers shared by the adapters of the post's consumers.
 int64_t StockApplied(EffectProbe& probe, const LogicalOrder& order);  // Reserved / quantity
 int64_t EmailApplied(EffectProbe& probe, const LogicalOrder& order);  // emails sent
+// Emails the idempotent provider (in the second file) sent for the order.
+int64_t ProviderEmailsApplied(EffectProbe& probe, const LogicalOrder& order);
+// The idempotent provider's tables, for a strategy that keeps it in the second file.
+extern const char* const kProviderSchema;
+extern const char* const kProviderReset;
 
 }  // namespace dedupsim::explore

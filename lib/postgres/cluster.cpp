@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "run_files.h"
 #include "store/error.h"
 
 namespace dedupsim {
@@ -133,6 +134,22 @@ int RemoveEntry(const char* path, const struct stat*, int, struct FTW*) {
   return 0;
 }
 
+// Stops the server (fast shutdown, then harder) and removes the folder; either may be unset.
+void StopAndRemove(pid_t server, const std::string& folder) noexcept {
+  if (server > 0) {
+    // Fast shutdown: open transactions roll back, connections close.
+    ::kill(server, SIGINT);
+    if (!WaitUntil(server, std::chrono::seconds(10))) {
+      ::kill(server, SIGQUIT);
+      if (!WaitUntil(server, std::chrono::seconds(5))) {
+        ::kill(server, SIGKILL);
+        WaitFor(server);
+      }
+    }
+  }
+  if (!folder.empty()) ::nftw(folder.c_str(), &RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 }  // namespace
 
 std::string FindServerBinDir() {
@@ -179,6 +196,8 @@ ThrowawayCluster ThrowawayCluster::Start() {
   }
   ThrowawayCluster cluster;
   cluster.folder_ = buffer.data();
+  // On interrupt (cli/interrupt.h): the folder, and the server once it runs, go too.
+  run_files::RegisterCleanup(cluster.folder_, [folder = cluster.folder_] { StopAndRemove(-1, folder); });
   cluster.user_ = "dedupsim";
   if (as.change && ::chown(cluster.folder_.c_str(), as.uid, as.gid) != 0) {
     throw DatabaseError(
@@ -203,6 +222,10 @@ ThrowawayCluster ThrowawayCluster::Start() {
       as, log,
       {bin + "/postgres", "-D", data, "-k", cluster.folder_, "-p", std::to_string(cluster.port_),
        "-c", "listen_addresses=", "-c", "fsync=off", "-c", "full_page_writes=off"});
+  run_files::ForgetCleanup(cluster.folder_);
+  run_files::RegisterCleanup(cluster.folder_, [server = cluster.server_, folder = cluster.folder_] {
+    StopAndRemove(server, folder);
+  });
   const std::string conninfo = cluster.conninfo();
   auto deadline = SteadyClock::now() + std::chrono::seconds(60);
   for (;;) {
@@ -238,22 +261,12 @@ std::string ThrowawayCluster::conninfo() const {
 }
 
 void ThrowawayCluster::Stop() noexcept {
-  if (server_ > 0) {
-    // Fast shutdown: open transactions roll back, connections close.
-    ::kill(server_, SIGINT);
-    if (!WaitUntil(server_, std::chrono::seconds(10))) {
-      ::kill(server_, SIGQUIT);
-      if (!WaitUntil(server_, std::chrono::seconds(5))) {
-        ::kill(server_, SIGKILL);
-        WaitFor(server_);
-      }
-    }
-    server_ = -1;
-  }
-  if (!folder_.empty()) {
-    ::nftw(folder_.c_str(), &RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
-    folder_.clear();
-  }
+  // First take the interrupt's cleanup back: if the interrupt thread is already running it,
+  // this waits (for _exit); otherwise only this call stops and removes.
+  if (!folder_.empty()) run_files::ForgetCleanup(folder_);
+  StopAndRemove(server_, folder_);
+  server_ = -1;
+  folder_.clear();
 }
 
 }  // namespace dedupsim

@@ -225,6 +225,12 @@ void PgBackend::ResetInventory(const StockItem& item) const {
   c.ExecScript("COMMIT");
 }
 
+void PgBackend::AddStock(const StockItem& item) const {
+  PgConnection c = db_.Connect();
+  c.Exec("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ($1, $2, $3, $4)",
+         {item.book_id, item.title, std::to_string(item.on_hand), std::to_string(item.reserved)});
+}
+
 StockItem PgBackend::ReadStock(std::string_view book_id) const {
   PgConnection c = db_.Connect();
   PgResult r = c.Exec("SELECT BookId, Title, OnHand, Reserved FROM StockItems WHERE BookId = $1",

@@ -48,7 +48,7 @@ void Enqueue(Connection& connection, const std::vector<OrderPlaced>& messages) {
 DurableBroker::DurableBroker(Connection& connection, std::chrono::milliseconds lease, int64_t consumer)
     : db_(connection), lease_(lease), consumer_(consumer) {}
 
-std::optional<Delivery> DurableBroker::Receive() {
+std::optional<LeasedDelivery> DurableBroker::Receive() {
   // One statement, so taking the lease is atomic without an explicit transaction, and it
   // writes from its first step, so it waits for the write lock rather than failing.
   Statement& receive = db_.Cached(
@@ -59,9 +59,9 @@ std::optional<Delivery> DurableBroker::Receive() {
       "RETURNING Seq, DeliveryCount, MessageId, OrderId, BookId, Quantity");
   const int64_t now = NowMicros();
   receive.Bind(1, now).Bind(2, static_cast<int64_t>(lease_.count()) * 1000).Bind(3, consumer_);
-  std::optional<Delivery> delivery;
+  std::optional<LeasedDelivery> delivery;
   if (receive.Step()) {
-    delivery = Delivery{receive.ColumnInt(0), receive.ColumnInt(1),
+    delivery = LeasedDelivery{receive.ColumnInt(0), receive.ColumnInt(1),
                         OrderPlaced{receive.ColumnText(2), receive.ColumnText(3),
                                     receive.ColumnText(4), receive.ColumnInt(5)}};
     while (receive.Step()) {
@@ -71,7 +71,7 @@ std::optional<Delivery> DurableBroker::Receive() {
   return delivery;
 }
 
-bool DurableBroker::Ack(const Delivery& delivery, bool processed) {
+bool DurableBroker::Ack(const LeasedDelivery& delivery, bool processed) {
   db_.Cached(
          "UPDATE BrokerMessages SET AckedAtUs = ?1, Outcome = ?2 "
          "WHERE Seq = ?3 AND DeliveryCount = ?4 AND AckedAtUs IS NULL")

@@ -29,7 +29,9 @@ void ResetBroker(Connection& connection);
 // Enqueues every message in order, in one transaction, all visible at once.
 void Enqueue(Connection& connection, const std::vector<OrderPlaced>& messages);
 
-struct Delivery {
+// Not named Delivery: lib/broker.h has a dedupsim::Delivery of another shape, and two
+// classes of one name break the one-definition rule (a test built at -O0 crashed on it).
+struct LeasedDelivery {
   int64_t seq = 0;             // the broker entry
   int64_t delivery_count = 0;  // 1 on the first delivery; the lease token
   OrderPlaced message;
@@ -43,10 +45,10 @@ class DurableBroker {
 
   // Leases the oldest entry that is neither acked nor leased; nullopt when none is visible
   // now. Throws SqliteError.
-  std::optional<Delivery> Receive();
+  std::optional<LeasedDelivery> Receive();
   // Acks the delivery, recording whether the consumer did the work or skipped it. False
   // when the lease was lost (the entry went to another delivery or is acked already).
-  bool Ack(const Delivery& delivery, bool processed);
+  bool Ack(const LeasedDelivery& delivery, bool processed);
   // True when every entry is acked.
   bool AllAcked();
 

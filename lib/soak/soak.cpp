@@ -1,5 +1,8 @@
 #include "soak/soak.h"
 
+#include "child_process.h"
+#include "run_files.h"
+
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -34,6 +37,9 @@ constexpr int64_t kMaxErrors = 50;  // a consumer that keeps failing stops the r
 // each slot's last error text. The report itself is read from the database.
 struct Shared {
   std::atomic<int64_t> acked{0};
+  // Per slot: transactions its consumer has open (handler and broker connections), kept
+  // by the connections themselves; read after a kill to tell a death mid-transaction.
+  std::atomic<int> open_transactions[kMaxSlots] = {};
   char errors[kMaxSlots][256] = {};
 };
 
@@ -76,16 +82,20 @@ void SetUp(const DatabaseFile& db, const Workload& workload) {
 // every entry is acked. Never returns.
 [[noreturn]] void ConsumerMain(const SoakOptions& options, const DatabaseFile& db, size_t slot,
                                pid_t supervisor, Shared* shared) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the supervisor
-  if (::getppid() != supervisor) ::_exit(kExitError);
+  (void)supervisor;  // ForkChild made sure it never outlives the supervisor
   ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the supervisor's to handle
   int code = 0;
   try {
     std::unique_ptr<StrategyHandler> handler = MakeHandler(options.strategy, db);
+    auto count_open = [shared, slot](bool open) {
+      shared->open_transactions[slot].fetch_add(open ? 1 : -1);
+    };
+    handler->OnTransactionChange(count_open);
     Connection broker_connection = db.Connect();
+    broker_connection.OnTransactionChange(count_open);
     DurableBroker broker(broker_connection, options.lease, static_cast<int64_t>(::getpid()));
     for (;;) {
-      std::optional<Delivery> delivery = broker.Receive();
+      std::optional<LeasedDelivery> delivery = broker.Receive();
       if (!delivery) {
         if (broker.AllAcked()) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(2));  // leases still running
@@ -168,7 +178,8 @@ class Supervisor {
   void Start(size_t slot) {
     std::fflush(nullptr);
     const pid_t supervisor = ::getpid();
-    pid_t pid = ::fork();
+    shared_->open_transactions[slot].store(0);  // before the fork: the child counts from 0
+    pid_t pid = ForkChild();  // dies with the supervisor
     if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     if (pid == 0) ConsumerMain(options_, db_, slot, supervisor, shared_);
     pids_[slot] = pid;
@@ -208,7 +219,10 @@ class Supervisor {
       if (pids_[slot] <= 0) continue;
       int status = 0;
       pid_t got = ::waitpid(pids_[slot], &status, WNOHANG);
-      if (got == pids_[slot]) Ended(slot, status);
+      if (got == pids_[slot]) {
+        run_files::ForgetChild(got);
+        Ended(slot, status);
+      }
     }
   }
 
@@ -217,10 +231,11 @@ class Supervisor {
     if (pid <= 0) return;
     ::kill(pid, SIGKILL);
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    WaitChild(pid, &status);
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
       report_.kills++;
+      // Read once the victim is dead: what it had open when it died.
+      if (shared_->open_transactions[slot].exchange(0) > 0) report_.kills_mid_transaction++;
       pids_[slot] = 0;
       Restart(slot);
     } else {
@@ -233,8 +248,7 @@ class Supervisor {
       if (pid <= 0) continue;
       ::kill(pid, SIGKILL);
       int status = 0;
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
+      WaitChild(pid, &status);
       pid = 0;
     }
   }
@@ -302,15 +316,19 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
   report.options = options;
   report.distinct_orders = static_cast<int64_t>(workload.orders.size());
   report.duplicates = workload.duplicates;
-  SetUp(db, workload);
+  try {
+    SetUp(db, workload);
 
-  SharedMapping shared;
-  Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
+    SharedMapping shared;
+    Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
 
-  // Every consumer is gone: only now does the supervisor connect again.
-  Connection check = db.Connect();
-  report.broker = ReadBrokerCounts(check);
-  report.check = CheckEffects(check, workload);
+    // Every consumer is gone: only now does the supervisor connect again.
+    Connection check = db.Connect();
+    report.broker = ReadBrokerCounts(check);
+    report.check = CheckEffects(check, workload);
+  } catch (const DatabaseError& e) {
+    throw InDatabase(db.path(), e);  // every database error names the file
+  }
   return report;
 }
 

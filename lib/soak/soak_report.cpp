@@ -22,6 +22,7 @@ nlohmann::ordered_json SoakReportToJson(const SoakReport& r) {
   j["journal"] = ToString(o.settings.journal);
   j["synchronous"] = ToString(o.settings.synchronous);
   j["kills"] = r.kills;
+  j["killsMidTransaction"] = r.kills_mid_transaction;
   j["restarts"] = r.restarts;
   j["deliveries"] = r.broker.deliveries;
   j["redeliveries"] = r.broker.redeliveries;
@@ -53,9 +54,11 @@ std::string FormatSoakReport(const SoakReport& r) {
       o.workload.messages, r.distinct_orders, r.duplicates, o.workload.seed, ToString(o.strategy),
       o.consumers, o.consumers == 1 ? "" : "es", o.kill_every.count(), o.lease.count(),
       ToString(o.settings.journal), ToString(o.settings.synchronous));
-  out += fmt::format("kills {}, restarts {}, deliveries {}, redeliveries {}, acked {} of {}\n",
-                     r.kills, r.restarts, r.broker.deliveries, r.broker.redeliveries,
-                     r.broker.acked, r.broker.entries);
+  out += fmt::format(
+      "kills {} ({} with a transaction open), restarts {}, deliveries {}, redeliveries {}, acked "
+      "{} of {}\n",
+      r.kills, r.kills_mid_transaction, r.restarts, r.broker.deliveries, r.broker.redeliveries,
+      r.broker.acked, r.broker.entries);
   out += fmt::format("duplicates skipped {}, reserved {} of {}: lost {}, doubled {}\n",
                      r.broker.acked_skipped, r.check.reserved, r.check.expected_reserved,
                      r.check.lost, r.check.doubled);

@@ -1,5 +1,6 @@
 #include "sqlite/connection.h"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <utility>
 
 #include "sqlite/error.h"
+#include "sqlite/library.h"
 #include "sqlite/statement.h"
 #include "trace.h"
 
@@ -28,6 +30,10 @@ std::string_view ToString(Synchronous level) {
   return "normal";
 }
 
+std::string PlainFileName(const std::string& path) {
+  return path.empty() || path.front() == '/' ? path : "./" + path;
+}
+
 struct Connection::BusyState {
   std::chrono::milliseconds timeout;
   Recorder* recorder = nullptr;  // where the first call of each wait is noted
@@ -37,7 +43,27 @@ struct Connection::BusyState {
   std::chrono::steady_clock::time_point wait_started;
   int64_t calls = 0;
   std::chrono::microseconds waited{0};
+  std::function<void()> on_blocked;
+  bool keep_history = false;
+  LockHistory history;
+  bool holding = false;  // the write lock, as of the end of the last step
+  LockHold hold;         // the current hold while holding
+  bool wait_open = false;
+  SteadyTime wait_blocked;
+  std::function<void(bool)> on_transaction;
+  bool in_transaction = false;
 };
+
+bool WaitedFor(const LockHistory& waiter, const LockHistory& holder) {
+  for (const BlockedWait& w : waiter.waits) {
+    for (const LockHold& h : holder.held) {
+      const bool overlaps = w.blocked < h.released && w.resumed > h.acquire_started;
+      const bool resumed_after = w.resumed >= h.release_started;
+      if (overlaps && resumed_after) return true;
+    }
+  }
+  return false;
+}
 
 namespace {
 
@@ -52,6 +78,11 @@ int OnBusy(void* arg, int count) {
   }
   if (count == 0) {
     state->wait_started = now;
+    if (!state->wait_open) {
+      state->wait_open = true;
+      state->wait_blocked = now;
+      if (state->on_blocked) state->on_blocked();
+    }
     if (state->recorder != nullptr) {
       state->recorder->Note(state->instance, "wait", "write lock held by another connection",
                             "blocked");
@@ -69,11 +100,20 @@ int OnBusy(void* arg, int count) {
 
 Connection::Connection(const std::string& path, const ConnectionOptions& options)
     : busy_(std::make_unique<BusyState>()) {
+  ConfigureSqliteLibrary();
   busy_->timeout = options.busy_timeout;
   int flags = options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
   if (options.create && !options.read_only) flags |= SQLITE_OPEN_CREATE;
   flags |= SQLITE_OPEN_NOMUTEX;
-  int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  // Never SQLITE_OPEN_URI, and a name SQLite would read specially (the Debian library is
+  // built with SQLITE_USE_URI, so "file:x.db" is a URI; ":memory:" and "" are not files)
+  // is opened as the plain file it names: the file that was checked is the file opened.
+  if (path.empty() && !options.in_memory) {
+    throw SqliteError(1, "cannot open a database with an empty name");
+  }
+  int rc = sqlite3_open_v2(
+      options.in_memory ? ":memory:" : PlainFileName(path).c_str(), &db_,
+      flags | (options.in_memory ? SQLITE_OPEN_MEMORY | SQLITE_OPEN_CREATE : 0), nullptr);
   if (rc != SQLITE_OK) {
     int code = db_ ? sqlite3_extended_errcode(db_) : rc;
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
@@ -120,9 +160,69 @@ void Connection::Rebind() {
 void Connection::Close() noexcept {
   cache_.clear();  // finalize before closing
   if (db_ != nullptr) {
+    StepMark mark = StepStarting();
     sqlite3_close_v2(db_);  // unfinalized statements keep it alive until they finish
     db_ = nullptr;
+    StepEnded(mark);  // an open transaction's lock goes with the handle
   }
+}
+
+void Connection::KeepLockHistory() {
+  busy_->keep_history = true;
+  busy_->holding = db_ != nullptr && sqlite3_txn_state(db_, nullptr) == SQLITE_TXN_WRITE;
+}
+
+LockHistory Connection::lock_history() const { return busy_->history; }
+
+void Connection::OnBlocked(std::function<void()> callback) {
+  busy_->on_blocked = std::move(callback);
+}
+
+void Connection::OnTransactionChange(std::function<void(bool open)> callback) {
+  busy_->on_transaction = std::move(callback);
+  busy_->in_transaction = db_ != nullptr && sqlite3_get_autocommit(db_) == 0;
+}
+
+Connection::StepMark Connection::StepStarting() {
+  StepMark mark;
+  if (busy_) busy_->wait_open = false;  // a wait belongs to the step it happened in
+  if (busy_ && busy_->keep_history) {
+    mark.started = std::chrono::steady_clock::now();
+    mark.held_before = busy_->holding;
+  }
+  return mark;
+}
+
+void Connection::StepEnded(const StepMark& mark) {
+  if (!busy_) return;
+  BusyState& s = *busy_;
+  if (s.on_transaction) {
+    const bool open = db_ != nullptr && sqlite3_get_autocommit(db_) == 0;
+    if (open != s.in_transaction) {
+      s.in_transaction = open;
+      s.on_transaction(open);
+    }
+  }
+  if (!s.wait_open && !s.keep_history) return;
+  SteadyTime now = std::chrono::steady_clock::now();
+  if (s.wait_open) {
+    s.wait_open = false;
+    if (s.keep_history) s.history.waits.push_back({s.wait_blocked, now});
+  }
+  if (!s.keep_history) return;
+  const bool holding = db_ != nullptr && sqlite3_txn_state(db_, nullptr) == SQLITE_TXN_WRITE;
+  if (holding && !mark.held_before) {
+    s.hold = LockHold{mark.started, now, {}, {}};
+    Note("lock", "write lock taken", "holding");
+  } else if (!holding && mark.held_before) {
+    s.hold.release_started = mark.started;
+    s.hold.released = now;
+    s.history.held.push_back(s.hold);
+    auto held = std::chrono::duration_cast<std::chrono::microseconds>(now - s.hold.acquired);
+    Note("lock", "write lock released",
+         fmt::format("held {:.1f} ms", static_cast<double>(held.count()) / 1000.0));
+  }
+  s.holding = holding;
 }
 
 sqlite3* Connection::handle() const {
@@ -134,6 +234,7 @@ void Connection::ApplyPragmas(JournalMode journal, Synchronous synchronous) {
   Statement mode = Prepare(journal == JournalMode::kWal ? "PRAGMA journal_mode=WAL"
                                                         : "PRAGMA journal_mode=DELETE");
   mode.Step();
+  mode.Reset();  // the switch commits now, before synchronous changes (set-up may run OFF)
   Exec(std::string("PRAGMA synchronous=") + std::string(ToString(synchronous)));
 }
 
@@ -144,7 +245,9 @@ void Connection::Exec(std::string_view sql) {
 
 void Connection::ExecScript(const std::string& sql) {
   char* message = nullptr;
+  StepMark mark = StepStarting();
   int rc = sqlite3_exec(handle(), sql.c_str(), nullptr, nullptr, &message);
+  StepEnded(mark);  // its waits and lock changes count like a statement's
   if (rc != SQLITE_OK) {
     std::string text = message ? message : sqlite3_errstr(rc);
     sqlite3_free(message);

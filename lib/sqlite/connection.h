@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 struct sqlite3;
 
@@ -44,9 +45,15 @@ enum class Synchronous { kOff, kNormal, kFull };
 std::string_view ToString(JournalMode mode);   // "wal", "delete"
 std::string_view ToString(Synchronous level);  // "off", "normal", "full"
 
+// The name to hand sqlite3_open_v2 for the file at path: "./" before a relative path, so
+// that "file:x.db", ":memory:" and the like name plain files, whatever SQLITE_USE_URI the
+// library was built with (Debian's: on). Every open of a dedupsim file goes through it.
+std::string PlainFileName(const std::string& path);
+
 struct ConnectionOptions {
   bool create = false;     // create the file if missing (SQLITE_OPEN_CREATE)
   bool read_only = false;  // SQLITE_OPEN_READONLY
+  bool in_memory = false;  // a private in-memory database; the path is ignored
   std::chrono::milliseconds busy_timeout{5000};
 };
 
@@ -55,6 +62,39 @@ struct BusyStats {
   int64_t calls = 0;
   std::chrono::microseconds waited{0};
 };
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// One stretch of this connection's transaction holding the write lock, on the steady clock
+// (CLOCK_MONOTONIC, shared by threads and by processes forked from one another). The lock
+// was taken during the statement that ran from acquire_started to acquired, and was free
+// again somewhere between release_started and released (the COMMIT or ROLLBACK step, or
+// the close that dropped the transaction).
+struct LockHold {
+  SteadyTime acquire_started;
+  SteadyTime acquired;
+  SteadyTime release_started;
+  SteadyTime released;
+};
+
+// One stretch of a statement blocked on a lock: from the busy handler's first call to the
+// statement's return.
+struct BlockedWait {
+  SteadyTime blocked;
+  SteadyTime resumed;
+};
+
+// What a connection kept of its locks (see Connection::KeepLockHistory).
+struct LockHistory {
+  std::vector<LockHold> held;
+  std::vector<BlockedWait> waits;
+};
+
+// True when some wait of `waiter` was blocked while `holder` held the write lock and went
+// on only after that hold ended: the wait overlaps the hold, and it resumed no earlier than
+// the step that released the lock began. A busy call that overlaps no hold of the holder
+// (WAL-index or checkpoint contention, another writer) does not count.
+bool WaitedFor(const LockHistory& waiter, const LockHistory& holder);
 
 class Connection {
  public:
@@ -81,6 +121,16 @@ class Connection {
   // True while a transaction is open on this connection.
   bool InTransaction() const;
   BusyStats busy() const;
+
+  // Keeps every write-lock hold and every blocked wait from now on (off by default: the
+  // bench and soak run millions of transactions). Kept across moves.
+  void KeepLockHistory();
+  LockHistory lock_history() const;
+  // Called (on this connection's thread) at the first busy-handler call of each wait.
+  void OnBlocked(std::function<void()> callback);
+  // Called after a step or close that opened (true) or ended (false) a transaction: from
+  // BEGIN's return to COMMIT's or ROLLBACK's return, the connection is in a transaction.
+  void OnTransactionChange(std::function<void(bool open)> callback);
 
   // Every statement run through this connection is recorded in *recorder under the
   // given instance name. recorder may be null (no trace); it must outlive the connection.
@@ -110,6 +160,14 @@ class Connection {
 
  private:
   friend class Statement;
+  // Around every sqlite3_step: notes write-lock holds and closes an open wait (only while
+  // KeepLockHistory is on, apart from the wait).
+  struct StepMark {
+    SteadyTime started;
+    bool held_before = false;
+  };
+  StepMark StepStarting();
+  void StepEnded(const StepMark& mark);
   void Rebind();  // after a move: point the busy state and cached statements here
 
   sqlite3* db_ = nullptr;

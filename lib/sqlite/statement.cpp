@@ -53,6 +53,14 @@ Statement& Statement::Bind(int index, std::string_view value) {
   return *this;
 }
 
+Statement& Statement::BindUntilReset(int index, std::string_view value) {
+  dirty_ = true;  // the reset clears the binding: nothing points at value afterwards
+  int rc =
+      sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_STATIC);
+  if (rc != SQLITE_OK) Fail(rc);
+  return *this;
+}
+
 Statement& Statement::BindNull(int index) {
   dirty_ = true;
   int rc = sqlite3_bind_null(stmt_, index);
@@ -78,7 +86,9 @@ int Statement::StepRaw() {
   dirty_ = true;
   if (first && connection_->gate() != nullptr) connection_->gate()->BeforeStatement(*connection_, sql());
   BusyStats before = connection_->busy();
+  Connection::StepMark mark = connection_->StepStarting();
   int rc = sqlite3_step(stmt_);
+  connection_->StepEnded(mark);
   // Read the extended code now: a later reset or rollback would replace it.
   last_code_ = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? 0 : sqlite3_extended_errcode(sqlite3_db_handle(stmt_));
   if (recorder != nullptr && first) {
@@ -142,6 +152,13 @@ std::string Statement::ColumnText(int index) const {
 
 bool Statement::ColumnIsNull(int index) const {
   return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
+}
+
+int Statement::ParameterCount() const { return sqlite3_bind_parameter_count(stmt_); }
+
+std::string Statement::ParameterName(int index) const {
+  const char* name = sqlite3_bind_parameter_name(stmt_, index);
+  return name == nullptr ? std::string() : std::string(name);
 }
 
 std::string Statement::sql() const {

@@ -33,6 +33,10 @@ class Statement {
   Statement& Bind(int index, std::string_view value);
   Statement& Bind(int index, const char* value) { return Bind(index, std::string_view(value)); }
   Statement& BindNull(int index);
+  // Binds text without copying it (SQLITE_STATIC): value must stay valid and unchanged
+  // until this statement is next reset (Execute and ExecuteInsert reset it). For a hot
+  // path whose text outlives the execution: a message's id, a constant, a stamp buffer.
+  Statement& BindUntilReset(int index, std::string_view value);
 
   // Steps once: true when a row is ready, false when done. Throws SqliteError.
   bool Step();
@@ -52,6 +56,10 @@ class Statement {
   // Extended result code of the last step (0 after a success).
   int last_code() const { return last_code_; }
   std::string sql() const;
+  // The statement's parameters, numbered from 1; a named one (":MessageId") keeps its
+  // prefix, an anonymous "?" is "".
+  int ParameterCount() const;
+  std::string ParameterName(int index) const;
 
  private:
   int StepRaw();  // steps, records the trace event on the first step of an execution

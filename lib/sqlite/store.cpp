@@ -1,6 +1,7 @@
 #include "sqlite/store.h"
 
 #include "database.h"
+#include "database_setup.h"
 #include "schema.h"
 #include "sqlite/statement.h"
 #include "sqlite/transaction.h"
@@ -54,21 +55,37 @@ void SqliteStore::Note(const std::string& kind, const std::string& detail,
   db_->Note(kind, detail, result);
 }
 
+SqliteStore::HotStatements& SqliteStore::Hot() {
+  sqlite3* owner = db_->handle();  // throws once the connection is closed
+  if (hot_.owner != owner) hot_ = HotStatements{owner, {nullptr, nullptr}, nullptr};
+  return hot_;
+}
+
 void SqliteStore::AddReserved(std::string_view book_id, int64_t quantity) {
-  db_->Cached("UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2")
-      .Bind(1, quantity)
-      .Bind(2, book_id)
+  HotStatements& hot = Hot();
+  if (hot.add_reserved == nullptr) {
+    hot.add_reserved = &db_->Cached("UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2");
+  }
+  Statement& update = *hot.add_reserved;
+  update.Reset();  // free when the last execution ended normally
+  update.Bind(1, quantity)
+      .BindUntilReset(2, book_id)  // the caller's text outlives the execution
       .Execute();
 }
 
 InsertResult SqliteStore::ClaimCompleted(InboxKey key, std::string_view message_id,
                                          std::string_view consumer, TimePoint now) {
-  std::string stamp = FormatTimestamp(now);
-  return db_->Cached(ClaimCompletedSql(key))
-      .Bind(1, message_id)
-      .Bind(2, consumer)
-      .Bind(3, stamp)
-      .Bind(4, stamp)
+  // Each key shape's table is prepared only when used: a database may lack the other.
+  Statement*& slot = Hot().claim[key == InboxKey::kMessageIdOnly ? 1 : 0];
+  if (slot == nullptr) slot = &db_->Cached(ClaimCompletedSql(key));
+  Statement& insert = *slot;
+  const std::string_view stamp = stamp_.Format(now);  // valid until the next Format
+  insert.Reset();  // free when the last execution ended normally
+  // Every text outlives the execution: bound without copies.
+  return insert.BindUntilReset(1, message_id)
+      .BindUntilReset(2, consumer)
+      .BindUntilReset(3, stamp)
+      .BindUntilReset(4, stamp)
       .ExecuteInsert();
 }
 
@@ -103,7 +120,20 @@ std::unique_ptr<Store> SqliteBackend::Open(Recorder* recorder, const std::string
 
 void SqliteBackend::ResetInventory(const StockItem& item) const {
   Connection connection = db_.Connect();
+  SetUpWithoutFsync(connection, db_.temporary());  // dedupsim's set-up, not the lesson's
   dedupsim::ResetInventory(connection, item);
+}
+
+void SqliteBackend::AddStock(const StockItem& item) const {
+  Connection connection = db_.Connect();
+  SetUpWithoutFsync(connection, db_.temporary());  // dedupsim's set-up, not the lesson's
+  connection
+      .Prepare("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, ?3, ?4)")
+      .Bind(1, item.book_id)
+      .Bind(2, item.title)
+      .Bind(3, item.on_hand)
+      .Bind(4, item.reserved)
+      .Execute();
 }
 
 StockItem SqliteBackend::ReadStock(std::string_view book_id) const {

@@ -8,6 +8,7 @@
 
 #include "sqlite/connection.h"
 #include "store/store.h"
+#include "timestamp.h"
 
 namespace dedupsim {
 
@@ -46,8 +47,20 @@ class SqliteStore final : public Store {
                                std::string_view consumer) override;
 
  private:
+  // The hot path's statements (ClaimCompleted's INSERT per key shape, AddReserved's UPDATE),
+  // found in the connection's statement cache once and kept: the connection owns them, and
+  // they stay valid while it is the same open connection (checked on every call).
+  struct HotStatements {
+    sqlite3* owner = nullptr;
+    Statement* claim[2] = {nullptr, nullptr};  // by InboxKey
+    Statement* add_reserved = nullptr;
+  };
+  HotStatements& Hot();
+
   std::optional<Connection> owned_;
   Connection* db_;
+  TimestampFormatter stamp_;  // ReceivedAt and CompletedAt, without allocating
+  HotStatements hot_;
 };
 
 // Stores on a dedupsim database file. The file must outlive the backend.
@@ -57,6 +70,7 @@ class SqliteBackend final : public Backend {
   std::string_view name() const override { return "sqlite"; }
   std::unique_ptr<Store> Open(Recorder* recorder, const std::string& instance) const override;
   void ResetInventory(const StockItem& item) const override;
+  void AddStock(const StockItem& item) const override;
   StockItem ReadStock(std::string_view book_id) const override;
   int64_t CountRows(std::string_view table) const override;
 

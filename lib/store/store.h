@@ -125,6 +125,8 @@ class Backend {
   virtual std::unique_ptr<Store> Open(Recorder* recorder, const std::string& instance) const = 0;
   // Empties the Inbox tables, StockReservations and StockItems and stocks one book.
   virtual void ResetInventory(const StockItem& item) const = 0;
+  // Inserts one more stock item (beside what ResetInventory left).
+  virtual void AddStock(const StockItem& item) const = 0;
   // The stock row of book_id; throws DatabaseError when there is none.
   virtual StockItem ReadStock(std::string_view book_id) const = 0;
   // Rows in a table of the schema (a fixed name: "Inbox", "StockItems", ...).

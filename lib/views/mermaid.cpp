@@ -236,6 +236,9 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       out += fmt::format("    {}->>{}: {}\n", who, kEmail, Clean(text(e.detail)));
       out +=
           fmt::format("    {}-->>{}: {}\n", kEmail, who, Clean(e.result.empty() ? "ok" : e.result));
+    } else if (e.kind == "lock") {
+      // Where a write lock was taken and released: the activation bar of the open
+      // transaction already shows it; the times are in the trace and the JSON.
     } else if (e.kind != "open") {
       out += fmt::format("    Note over {}: {}\n", who,
                          NoteText(text(fmt::format("{} {} {}", e.kind, e.detail, e.result))));

@@ -157,6 +157,10 @@ TEST_CASE(
   CHECK(insert_seen);
   CHECK(update_seen);
   CHECK(j["line"].get<std::string>().find("waited on: row StockItems") != std::string::npos);
+  // Different books: no row in common, so on PostgreSQL B does not wait at all.
+  CHECK(j["differentBooksProcessed"] == nlohmann::json({true, true}));
+  CHECK(j["differentBooksReserved"] == nlohmann::json({2, 2}));
+  CHECK(j["differentBooksSecondWaited"] == false);
 }
 
 TEST_CASE("concurrent on PostgreSQL: B's INSERT waits on A's key, then fails with 23505",

@@ -1,4 +1,5 @@
-// The exit statuses of the dedupsim command, documented in --help and docs/cli.md.
+// The exit statuses of the dedupsim command, documented in --help, the README and
+// docs/cli.md. Only cli/ knows them: lib/ reports what happened, the command maps it.
 #pragma once
 
 namespace dedupsim {
@@ -9,7 +10,7 @@ enum ExitStatus : int {
   kExitUsage = 2,          // unknown scenario, bad option or value
   kExitDatabase = 3,       // the database could not be used, or a child died unplanned
   kExitCannotWrite = 3,    // an output file (--timeline, a docs page) cannot be written
-  kExitInterrupted = 130,  // Ctrl-C or SIGTERM: stopped, and what was started is removed
+  kExitInterrupted = 130,  // SIGINT or SIGTERM: stopped, children killed, this run's files removed
 };
 
 }  // namespace dedupsim

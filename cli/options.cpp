@@ -1,0 +1,57 @@
+#include "options.h"
+
+#include <fmt/format.h>
+
+namespace dedupsim::cli {
+
+DecimalResult ParseDecimal(const std::string& text, uint64_t min, uint64_t max) {
+  DecimalResult r;
+  const std::string range = fmt::format("a decimal integer from {} to {}", min, max);
+  if (text.empty()) {
+    r.error = fmt::format("empty value; {} is needed", range);
+    return r;
+  }
+  if (text.size() > 1 && text.front() == '-' &&
+      text.find_first_not_of("0123456789", 1) == std::string::npos) {
+    r.error = fmt::format("{}: negative; {} is needed", text, range);
+    return r;
+  }
+  if (text.find_first_not_of("0123456789") != std::string::npos) {
+    r.error = fmt::format("{}: not {} (digits only: no sign, no 0x)", text, range);
+    return r;
+  }
+  if (text.size() > 1 && text.front() == '0') {
+    r.error = fmt::format("{}: leading zero; {} is needed (written without one)", text, range);
+    return r;
+  }
+  uint64_t value = 0;
+  for (char c : text) {
+    const auto digit = static_cast<uint64_t>(c - '0');
+    if (value > (UINT64_MAX - digit) / 10) {
+      r.error = fmt::format("{}: out of range; {} is needed", text, range);
+      return r;
+    }
+    value = value * 10 + digit;
+  }
+  if (value < min || value > max) {
+    r.error = fmt::format("{}: out of range; {} is needed", text, range);
+    return r;
+  }
+  r.value = value;
+  return r;
+}
+
+CLI::Option* AddFileOption(CLI::App* sub, const std::string& name, std::string& target,
+                           const std::string& description) {
+  return sub
+      ->add_option_function<std::string>(
+          name,
+          [&target, name](const std::string& text) {
+            if (text.empty()) throw CLI::ValidationError(name, "empty file name");
+            target = text;
+          },
+          description)
+      ->type_name("FILE");
+}
+
+}  // namespace dedupsim::cli

@@ -1,0 +1,44 @@
+// Options read strictly, for every command: integers are decimal digits only (no sign, no
+// leading zero, no 0x; "010" and "0x10" are refused, never read as 8 or 16) within their
+// stated range, and a file option given as '' is refused rather than taken as absent.
+// A refused value is a CLI11 ValidationError: exit 2 with a one-line message naming the
+// option and the value.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+namespace dedupsim::cli {
+
+// The value of text as a decimal integer in [min, max], or the reason it is not one.
+struct DecimalResult {
+  uint64_t value = 0;
+  std::string error;  // empty: value holds
+};
+DecimalResult ParseDecimal(const std::string& text, uint64_t min, uint64_t max);
+
+template <typename T>
+CLI::Option* AddDecimal(CLI::App* sub, const std::string& name, T& target,
+                        const std::string& description, std::type_identity_t<T> min,
+                        std::type_identity_t<T> max) {
+  static_assert(std::is_integral_v<T>);
+  auto* option = sub->add_option_function<std::string>(
+      name,
+      [&target, name, min, max](const std::string& text) {
+        DecimalResult r =
+            ParseDecimal(text, static_cast<uint64_t>(min), static_cast<uint64_t>(max));
+        if (!r.error.empty()) throw CLI::ValidationError(name, r.error);
+        target = static_cast<T>(r.value);
+      },
+      description);
+  return option->type_name("INT");
+}
+
+// A file name option: '' is refused.
+CLI::Option* AddFileOption(CLI::App* sub, const std::string& name, std::string& target,
+                           const std::string& description);
+
+}  // namespace dedupsim::cli

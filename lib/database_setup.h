@@ -1,0 +1,15 @@
+// dedupsim's own set-up connections on a temporary database (its marker and schema, the
+// switch to WAL, each scenario's restock) run with synchronous OFF: neither their commits
+// nor the checkpoint when they close call fsync. A temporary file is read by this run only
+// and removed at its end. The lesson's own connections (DatabaseFile::Connect) keep the
+// journal and synchronous settings asked for, and a kept --db is set up durably.
+#pragma once
+
+#include "sqlite/connection.h"
+
+namespace dedupsim {
+
+// Sets synchronous OFF on connection when temporary is true; does nothing otherwise.
+void SetUpWithoutFsync(Connection& connection, bool temporary);
+
+}  // namespace dedupsim

@@ -1,0 +1,619 @@
+#include "files/consumer_file.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <cctype>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "database.h"
+#include "explore/strategy.h"
+#include "files/toml_reader.h"
+#include "sqlite/error.h"
+#include "sqlite/statement.h"
+
+namespace dedupsim::files {
+
+FileError ErrorAt(const Position& at, const std::string& message) {
+  return FileError(fmt::format("{}:{}:{}: {}", at.file, at.line, at.column, message));
+}
+
+std::string_view ToString(Action action) {
+  switch (action) {
+    case Action::kContinue:
+      return "continue";
+    case Action::kSkipAndAck:
+      return "skip-and-ack";
+    case Action::kRollbackAndAck:
+      return "rollback-and-ack";
+    case Action::kReconcile:
+      return "reconcile";
+    case Action::kThrow:
+      return "throw";
+  }
+  return "?";
+}
+
+bool ConsumerFile::SendsWithKey() const {
+  for (const Step& s : steps) {
+    if (s.kind == Step::Kind::kSendEmail && s.idempotency_key) return true;
+  }
+  return false;
+}
+
+namespace {
+
+constexpr const char* kActions = "continue, skip-and-ack, rollback-and-ack, reconcile, throw";
+constexpr const char* kParameters = ":MessageId, :Consumer, :BookId, :Quantity, :OrderId, :Now";
+constexpr const char* kStepKinds = "begin, commit, rollback, sql, hook, send-email, publish";
+
+struct ParameterName {
+  const char* name;
+  Parameter parameter;
+};
+constexpr ParameterName kParameterNames[] = {
+    {"MessageId", Parameter::kMessageId}, {"Consumer", Parameter::kConsumer},
+    {"BookId", Parameter::kBookId},       {"Quantity", Parameter::kQuantity},
+    {"OrderId", Parameter::kOrderId},     {"Now", Parameter::kNow},
+};
+
+std::optional<Parameter> FindParameter(std::string_view name) {
+  for (const ParameterName& p : kParameterNames) {
+    if (name == p.name) return p.parameter;
+  }
+  return std::nullopt;
+}
+
+std::optional<Action> FindAction(std::string_view name) {
+  for (Action a : {Action::kContinue, Action::kSkipAndAck, Action::kRollbackAndAck,
+                   Action::kReconcile, Action::kThrow}) {
+    if (name == ToString(a)) return a;
+  }
+  return std::nullopt;
+}
+
+Action ReadAction(const Value& v) {
+  std::optional<Action> a = FindAction(v.String());
+  if (!a)
+    throw v.Error(fmt::format("unknown action '{}' (expected one of {})", v.String(), kActions));
+  return *a;
+}
+
+std::string FirstWord(std::string_view sql) {
+  size_t i = 0;
+  while (i < sql.size() && !std::isalpha(static_cast<unsigned char>(sql[i]))) ++i;
+  std::string word;
+  while (i < sql.size() && std::isalpha(static_cast<unsigned char>(sql[i]))) {
+    word.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i++]))));
+  }
+  return word;
+}
+
+// The statement on one line: runs of whitespace outside quotes become one space, so a
+// statement written over several lines reads as one line in traces and diagrams.
+std::string OneLine(std::string_view sql) {
+  std::string out;
+  char quote = 0;
+  bool space = false;
+  for (char c : sql) {
+    if (quote == 0 && std::isspace(static_cast<unsigned char>(c))) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out.push_back(' ');
+    space = false;
+    if (quote == 0 && (c == '\'' || c == '"')) {
+      quote = c;
+    } else if (c == quote) {
+      quote = 0;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+// A scratch dedupsim database: the file's SQL is prepared here to find its mistakes and its
+// parameters; nothing of the file runs anywhere else while it is loaded.
+class Scratch {
+ public:
+  Scratch()
+      : file_(DatabaseFile::CreateTemporary(DatabaseSettings{JournalMode::kWal, Synchronous::kOff,
+                                                             std::chrono::milliseconds(1000)})),
+        db_(file_.Connect()) {}
+  Connection& db() { return db_; }
+
+ private:
+  DatabaseFile file_;
+  Connection db_;
+};
+
+std::vector<std::string> TableNames(Connection& db) {
+  std::vector<std::string> names;
+  Statement q = db.Prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+  while (q.Step()) names.push_back(q.ColumnText(0));
+  return names;
+}
+
+// Runs the file's schema statement by statement: only CREATE TABLE / CREATE INDEX.
+void ApplySchema(ConsumerFile& file, const Value& v, Connection& db) {
+  std::vector<std::string> before = TableNames(db);
+  const std::string& text = v.String();
+  const char* rest = text.c_str();
+  while (*rest != '\0') {
+    sqlite3_stmt* stmt = nullptr;
+    const char* tail = nullptr;
+    int rc = sqlite3_prepare_v2(db.handle(), rest, -1, &stmt, &tail);
+    if (rc != SQLITE_OK) {
+      throw v.Error(
+          fmt::format("schema does not prepare: {} (in: {})", sqlite3_errmsg(db.handle()),
+                      std::string(rest, tail != nullptr ? tail : rest + std::strlen(rest))));
+    }
+    if (stmt == nullptr) break;  // only whitespace or comments left
+    std::string statement(rest, tail);
+    std::string word = FirstWord(statement);
+    if (word != "CREATE") {
+      sqlite3_finalize(stmt);
+      throw v.Error(fmt::format("schema may only CREATE tables and indexes, not: {}", statement));
+    }
+    rc = sqlite3_step(stmt);
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) {
+      throw v.Error(fmt::format("schema statement failed: {} (in: {})", sqlite3_errmsg(db.handle()),
+                                statement));
+    }
+    rest = tail;
+  }
+  std::vector<std::string> after = TableNames(db);
+  for (const std::string& t : after) {
+    if (std::find(before.begin(), before.end(), t) == before.end()) file.tables.push_back(t);
+  }
+  file.schema = text;
+}
+
+// Prepares the step's SQL on the scratch database: it must be one statement that reads or
+// writes rows, naming only the message's parameters.
+void CheckSql(Step& step, const Value& v, Connection& db) {
+  const std::string& sql = step.sql;
+  std::string word = FirstWord(sql);
+  if (word != "SELECT" && word != "INSERT" && word != "UPDATE" && word != "DELETE" &&
+      word != "REPLACE" && word != "WITH") {
+    throw v.Error(fmt::format(
+        "a sql step runs SELECT, INSERT, UPDATE, DELETE, REPLACE or WITH, not {} (transactions "
+        "are begin/commit/rollback steps): {}",
+        word.empty() ? "nothing" : word, sql));
+  }
+  sqlite3_stmt* stmt = nullptr;
+  const char* tail = nullptr;
+  int rc = sqlite3_prepare_v2(db.handle(), sql.c_str(), -1, &stmt, &tail);
+  if (rc != SQLITE_OK) {
+    throw v.Error(
+        fmt::format("SQL does not prepare: {} (in: {})", sqlite3_errmsg(db.handle()), sql));
+  }
+  std::string rest = tail != nullptr ? std::string(tail) : "";
+  bool more = rest.find_first_not_of(" \t\r\n;") != std::string::npos;
+  step.query = sqlite3_column_count(stmt) > 0;
+  int count = sqlite3_bind_parameter_count(stmt);
+  std::vector<std::string> names;
+  for (int i = 1; i <= count; ++i) {
+    const char* name = sqlite3_bind_parameter_name(stmt, i);
+    names.push_back(name != nullptr ? name : "?");
+  }
+  sqlite3_finalize(stmt);
+  if (more) throw v.Error(fmt::format("one statement per sql step; this one goes on: {}", rest));
+  for (const std::string& name : names) {
+    std::optional<Parameter> p;
+    if (name.size() > 1 && name[0] == ':') p = FindParameter(std::string_view(name).substr(1));
+    if (!p) {
+      throw v.Error(
+          fmt::format("unknown parameter {} (expected one of {}) in: {}", name, kParameters, sql));
+    }
+    step.parameters.push_back(*p);
+  }
+}
+
+Step ReadStep(const Value& table, Connection& scratch, std::map<std::string, Position>& hooks) {
+  Step step;
+  step.at = table.position();
+  std::optional<Value> kind_key;
+  static const std::set<std::string> kKinds{"begin", "commit",     "rollback", "sql",
+                                            "hook",  "send-email", "publish"};
+  static const std::set<std::string> kModifiers{"on-duplicate", "on-zero-rows", "on-row",
+                                                "on-no-row", "idempotency-key"};
+  std::map<std::string, Value> modifiers;
+  for (const auto& [key, value] : table.Entries()) {
+    if (kKinds.count(key) > 0) {
+      if (kind_key) {
+        throw value.KeyError(
+            fmt::format("a step does one thing; this one already has '{}'", kind_key->key()));
+      }
+      kind_key = value;
+    } else if (kModifiers.count(key) > 0) {
+      modifiers.emplace(key, value);
+    } else {
+      throw value.KeyError(
+          fmt::format("unknown step key '{}' (expected a step: {}; or one of "
+                      "on-duplicate, on-zero-rows, on-row, on-no-row, "
+                      "idempotency-key)",
+                      key, kStepKinds));
+    }
+  }
+  if (!kind_key) throw table.Error(fmt::format("a step needs one of {}", kStepKinds));
+  const Value& v = *kind_key;
+  const std::string& kind = v.key();
+  std::set<std::string> allowed;
+  if (kind == "begin") {
+    step.kind = Step::Kind::kBegin;
+    std::string k = v.String();
+    if (k == "deferred") {
+      step.begin = TransactionKind::kDeferred;
+    } else if (k == "immediate") {
+      step.begin = TransactionKind::kImmediate;
+    } else if (k == "exclusive") {
+      step.begin = TransactionKind::kExclusive;
+    } else {
+      throw v.Error(
+          fmt::format("unknown transaction kind '{}' (expected deferred, immediate or "
+                      "exclusive)",
+                      k));
+    }
+  } else if (kind == "commit" || kind == "rollback") {
+    if (!v.Bool()) throw v.Error(fmt::format("write {} = true", kind));
+    step.kind = kind == "commit" ? Step::Kind::kCommit : Step::Kind::kRollback;
+  } else if (kind == "hook") {
+    step.kind = Step::Kind::kHook;
+    step.name = v.String();
+    if (!IsIdentifier(step.name)) {
+      throw v.Error(fmt::format(
+          "a hook point is named like AfterSend (letters and digits), not '{}'", step.name));
+    }
+    auto [it, fresh] = hooks.emplace(step.name, v.position());
+    if (!fresh) {
+      throw v.Error(
+          fmt::format("hook {} is named twice (first at line {}, column {}); each hook "
+                      "point needs its own name",
+                      step.name, it->second.line, it->second.column));
+    }
+  } else if (kind == "publish") {
+    step.kind = Step::Kind::kPublish;
+    step.name = v.String();
+    if (!IsIdentifier(step.name)) throw v.Error("publish names a topic, like StockReserved");
+  } else if (kind == "send-email") {
+    step.kind = Step::Kind::kSendEmail;
+    if (!v.Bool()) throw v.Error("write send-email = true");
+    allowed.insert("idempotency-key");
+  } else {  // sql
+    step.kind = Step::Kind::kSql;
+    Value sqlite_text = v;
+    if (v.IsTable()) {
+      std::optional<Value> found;
+      for (const auto& [dialect, text] : v.Entries()) {
+        if (dialect == "sqlite") {
+          found = text;
+        } else if (dialect == "postgres") {
+          step.other_dialects[dialect] = text.String();
+        } else {
+          throw text.KeyError(
+              fmt::format("unknown dialect '{}' (expected sqlite or postgres)", dialect));
+        }
+      }
+      if (!found) throw v.Error("a sql table needs the statement for sqlite (sqlite = \"...\")");
+      sqlite_text = *found;
+    }
+    step.sql = OneLine(sqlite_text.String());
+    CheckSql(step, sqlite_text, scratch);
+    if (step.query) {
+      allowed = {"on-row", "on-no-row"};
+    } else {
+      allowed = {"on-duplicate", "on-zero-rows"};
+    }
+  }
+  for (const auto& [key, value] : modifiers) {
+    if (allowed.count(key) == 0) {
+      std::string expected = allowed.empty() ? "none" : fmt::format("{}", fmt::join(allowed, ", "));
+      throw value.KeyError(fmt::format(
+          "'{}' does not apply to a {} step{} (expected: {})", key, kind,
+          kind == "sql" ? (step.query ? " that reads rows" : " that writes") : "", expected));
+    }
+    if (key == "on-duplicate") {
+      step.on_duplicate = ReadAction(value);
+    } else if (key == "on-zero-rows") {
+      step.on_zero_rows = ReadAction(value);
+    } else if (key == "on-no-row") {
+      step.on_no_row = ReadAction(value);
+    } else if (key == "on-row") {
+      if (value.IsTable()) {
+        for (const auto& [k, a] : value.Entries()) {
+          if (k == "if-null") {
+            step.on_row_if_null = ReadAction(a);
+          } else if (k == "otherwise") {
+            step.on_row = ReadAction(a);
+          } else {
+            throw a.KeyError(
+                fmt::format("unknown key '{}' in on-row (expected if-null, otherwise)", k));
+          }
+        }
+      } else {
+        step.on_row = ReadAction(value);
+      }
+    } else if (key == "idempotency-key") {
+      std::string name = value.String();
+      std::optional<Parameter> p;
+      if (name.size() > 1 && name[0] == ':') p = FindParameter(std::string_view(name).substr(1));
+      if (!p) {
+        throw value.Error(
+            fmt::format("unknown parameter '{}' (expected one of {})", name, kParameters));
+      }
+      step.idempotency_key = p;
+    }
+  }
+  return step;
+}
+
+// Follows the steps in order: a transaction is begun before it is committed, closed before
+// the end, and an action that rolls back has a transaction to roll back.
+void CheckTransactions(const std::vector<Step>& steps, const Position& end) {
+  std::optional<Position> open;
+  auto check_action = [&](Action a, const Step& s, const char* key) {
+    if (a == Action::kRollbackAndAck && !open) {
+      throw ErrorAt(s.at, fmt::format("{} = \"rollback-and-ack\" but no transaction is open here "
+                                      "(expected skip-and-ack, or a begin step before)",
+                                      key));
+    }
+  };
+  for (const Step& s : steps) {
+    switch (s.kind) {
+      case Step::Kind::kBegin:
+        if (open) {
+          throw ErrorAt(s.at,
+                        fmt::format("begin inside the transaction begun at line {}, column {} "
+                                    "(expected commit or rollback first)",
+                                    open->line, open->column));
+        }
+        open = s.at;
+        break;
+      case Step::Kind::kCommit:
+      case Step::Kind::kRollback:
+        if (!open) {
+          throw ErrorAt(s.at,
+                        fmt::format("{} with no transaction open (expected a begin step before)",
+                                    s.kind == Step::Kind::kCommit ? "commit" : "rollback"));
+        }
+        open.reset();
+        break;
+      case Step::Kind::kSql:
+        check_action(s.on_duplicate, s, "on-duplicate");
+        check_action(s.on_zero_rows, s, "on-zero-rows");
+        check_action(s.on_row, s, "on-row");
+        if (s.on_row_if_null) check_action(*s.on_row_if_null, s, "on-row");
+        check_action(s.on_no_row, s, "on-no-row");
+        break;
+      default:
+        break;
+    }
+  }
+  if (open) {
+    throw ErrorAt(*open, fmt::format("this transaction is never committed or rolled back (expected "
+                                     "a commit step before the end at line {})",
+                                     end.line));
+  }
+}
+
+}  // namespace
+
+ConsumerFile ParseConsumerFile(std::string_view text, const std::string& path) {
+  Document doc = Document::Parse(text, path);
+  const Value& root = doc.root();
+  ConsumerFile file;
+  file.path = path;
+  std::string stem = path;
+  if (size_t slash = stem.find_last_of('/'); slash != std::string::npos)
+    stem = stem.substr(slash + 1);
+  if (size_t dot = stem.find('.'); dot != std::string::npos) stem = stem.substr(0, dot);
+  file.name = stem;
+  Scratch scratch;
+  std::map<std::string, Position> hooks;
+  std::optional<Value> steps;
+  std::optional<Value> schema;
+  for (const auto& [key, value] : root.Entries()) {
+    if (key == "name") {
+      file.name = value.String();
+      if (!IsIdentifier(file.name.substr(0, 1)) || file.name.find(' ') != std::string::npos) {
+        throw value.Error("a name is one word in kebab-case, like my-inbox");
+      }
+    } else if (key == "summary") {
+      file.summary = value.String();
+    } else if (key == "effect") {
+      file.effect = value.String();
+      if (file.effect != "stock" && file.effect != "email") {
+        throw value.Error(
+            fmt::format("unknown effect '{}' (expected stock: the stock reserved "
+                        "once; or email: one email sent)",
+                        file.effect));
+      }
+    } else if (key == "consumer") {
+      file.consumer = value.String();
+    } else if (key == "partner") {
+      file.partner = value.String();
+      file.partner_at = value.position();
+    } else if (key == "dialect") {
+      file.dialect = value.String();
+      if (file.dialect != "sqlite") {
+        throw value.Error(
+            fmt::format("dialect '{}' cannot run yet (expected sqlite; give a "
+                        "statement per backend with sql = {{ sqlite = \"...\", "
+                        "postgres = \"...\" }})",
+                        file.dialect));
+      }
+    } else if (key == "schema") {
+      schema = value;
+    } else if (key == "step") {
+      steps = value;
+    } else if (key == "lesson") {
+      // text for people: explain and docs read it; nothing runs it
+      (void)value.String();
+    } else {
+      throw value.KeyError(
+          fmt::format("unknown key '{}' (expected name, summary, effect, consumer, "
+                      "partner, dialect, schema, lesson, or [[step]] tables)",
+                      key));
+    }
+  }
+  if (file.effect.empty()) {
+    throw root.Error("missing effect = \"stock\" or \"email\" (what exactly-once is counted on)");
+  }
+  if (file.consumer.empty()) file.consumer = file.name;
+  if (schema) ApplySchema(file, *schema, scratch.db());
+  if (!steps) throw root.Error("no steps: a consumer is a list of [[step]] tables");
+  for (const Value& table : steps->Items()) {
+    if (!table.IsTable()) throw table.Error("each step is a table: [[step]] then its keys");
+    file.steps.push_back(ReadStep(table, scratch.db(), hooks));
+  }
+  if (file.steps.empty()) throw steps->Error("no steps: a consumer is a list of [[step]] tables");
+  CheckTransactions(file.steps, doc.end());
+  return file;
+}
+
+ConsumerFile LoadConsumerFile(const std::string& path) {
+  return ParseConsumerFile(ReadWholeFile(path), path);
+}
+
+// ---- running ----
+
+namespace {
+
+std::string ParameterValue(Parameter p, const ConsumerFile& file, const OrderPlaced& m,
+                           Clock& clock) {
+  switch (p) {
+    case Parameter::kMessageId:
+      return m.message_id;
+    case Parameter::kConsumer:
+      return file.consumer;
+    case Parameter::kBookId:
+      return m.book_id;
+    case Parameter::kQuantity:
+      return std::to_string(m.quantity);
+    case Parameter::kOrderId:
+      return m.order_id;
+    case Parameter::kNow:
+      return FormatTimestamp(clock.Now());
+  }
+  return "";
+}
+
+// An action ended the delivery.
+struct Ended {
+  Result result;
+};
+
+}  // namespace
+
+Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m) {
+  std::optional<Transaction> tx;
+  auto act = [&](Action a) {
+    switch (a) {
+      case Action::kContinue:
+        return;
+      case Action::kRollbackAndAck:
+      case Action::kSkipAndAck:
+        if (tx && tx->state() == Transaction::State::kActive) tx->Rollback();
+        throw Ended{Result::kSkipped};
+      case Action::kReconcile:
+        if (tx && tx->state() == Transaction::State::kActive) tx->Rollback();
+        throw Ended{Result::kNeedsReconciliation};
+      case Action::kThrow:
+        throw explore::DeliveryFailed(
+            fmt::format("{} gave up on message {} (a throw action)", file.name, m.message_id));
+    }
+  };
+  try {
+    for (const Step& s : file.steps) {
+      switch (s.kind) {
+        case Step::Kind::kBegin:
+          tx.emplace(c.db, s.begin);
+          break;
+        case Step::Kind::kCommit:
+          tx->Commit();
+          tx.reset();
+          break;
+        case Step::Kind::kRollback:
+          tx->Rollback();
+          tx.reset();
+          break;
+        case Step::Kind::kHook:
+          RunHook(c.db, s.name.c_str(), c.hook ? c.hook(s.name) : Hook{});
+          break;
+        case Step::Kind::kPublish:
+          try {
+            if (c.db.gate() != nullptr) c.db.gate()->BeforeHook(c.db, "Broker.Publish");
+          } catch (const SimulatedCrash&) {
+            c.db.Note("crash", "Broker.Publish", "crash");
+            throw;
+          }
+          if (c.publish) c.publish(s.name, m);
+          c.db.Note("publish", s.name, "published");
+          break;
+        case Step::Kind::kSendEmail: {
+          std::string text = StockReservedText(m);
+          if (s.idempotency_key) {
+            if (c.keyed_email == nullptr) {
+              throw std::logic_error("a send with an idempotency key ran without its provider");
+            }
+            c.keyed_email->Send(ParameterValue(*s.idempotency_key, file, m, c.clock), text);
+          } else {
+            c.email.Send(m.message_id, text);  // the provider records which message asked
+          }
+          c.db.Note("send", "EmailProvider.Send", "sent");
+          break;
+        }
+        case Step::Kind::kSql: {
+          Statement& st = c.db.Cached(s.sql);
+          for (size_t i = 0; i < s.parameters.size(); ++i) {
+            int index = static_cast<int>(i) + 1;
+            if (s.parameters[i] == Parameter::kQuantity) {
+              st.Bind(index, m.quantity);
+            } else {
+              st.Bind(index, ParameterValue(s.parameters[i], file, m, c.clock));
+            }
+          }
+          if (s.query) {
+            bool row = st.Step();
+            bool null_first = row && st.ColumnIsNull(0);
+            st.Reset();  // a statement left mid-read would keep its read transaction open
+            if (!row) {
+              act(s.on_no_row);
+            } else if (null_first && s.on_row_if_null) {
+              act(*s.on_row_if_null);
+            } else {
+              act(s.on_row);
+            }
+          } else if (s.on_duplicate == Action::kThrow) {
+            st.Execute();  // a duplicate key is the SqliteError itself
+            if (c.db.Changes() == 0) act(s.on_zero_rows);
+          } else {
+            if (st.ExecuteInsert() == InsertResult::kDuplicateKey) {
+              act(s.on_duplicate);
+            } else if (c.db.Changes() == 0) {
+              act(s.on_zero_rows);
+            }
+          }
+          break;
+        }
+      }
+    }
+  } catch (const Ended& e) {
+    return e.result;
+  }
+  return Result::kProcessed;
+}
+
+}  // namespace dedupsim::files

@@ -1,0 +1,122 @@
+// A consumer written in a file: the steps of its handler (begin, SQL, hooks, commit, an
+// email, a publish) read from TOML, checked once when the file is loaded, and run by
+// RunConsumer on a real connection through the same statements, trace and hooks as the
+// consumers written in C++. The format is documented by example in docs/files.md.
+//
+// Loading only reads the file. Its SQL is prepared against a scratch dedupsim database to
+// find mistakes early (FileError, "FILE:LINE:COLUMN: ..."), and later runs only on the
+// database it is given, which is always one dedupsim created.
+//
+// A ConsumerFile is plain data; RunConsumer keeps no state between calls.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "clock.h"
+#include "consumers/email.h"
+#include "hooks.h"
+#include "message.h"
+#include "sqlite/connection.h"
+#include "sqlite/transaction.h"
+
+namespace dedupsim::files {
+
+// A bad file: what() is "FILE:LINE:COLUMN: what is wrong and what was expected".
+class FileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Position {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+// "FILE:LINE:COLUMN: message".
+FileError ErrorAt(const Position& at, const std::string& message);
+
+// What a step does when its condition holds. Every action but kContinue ends the delivery;
+// an open transaction is rolled back first (as leaving a handler with one open does).
+enum class Action {
+  kContinue,        // go on with the next step
+  kSkipAndAck,      // a duplicate: ack, nothing more to do
+  kRollbackAndAck,  // roll back the open transaction, then ack as a duplicate
+  kReconcile,       // ack, flagged for a person (the consumer cannot know)
+  kThrow,           // fail the delivery: not acked, the broker redelivers
+};
+
+std::string_view ToString(Action action);  // the file's spelling: "skip-and-ack", ...
+
+// The values a statement or an idempotency key may name.
+enum class Parameter { kMessageId, kConsumer, kBookId, kQuantity, kOrderId, kNow };
+
+struct Step {
+  enum class Kind { kBegin, kCommit, kRollback, kSql, kHook, kSendEmail, kPublish };
+  Kind kind = Kind::kSql;
+  Position at;  // where the step's table starts
+
+  TransactionKind begin = TransactionKind::kDeferred;  // kBegin
+
+  // kSql: the statement for SQLite, its parameters by index (1-based; index i-1 here),
+  // and what to do with its result.
+  std::string sql;
+  std::map<std::string, std::string> other_dialects;  // "postgres" -> its text, kept for later
+  std::vector<Parameter> parameters;
+  bool query = false;                    // returns rows (SELECT, RETURNING)
+  Action on_duplicate = Action::kThrow;  // a write that hit an existing key
+  Action on_zero_rows = Action::kContinue;
+  Action on_row = Action::kContinue;     // a query that found a row ...
+  std::optional<Action> on_row_if_null;  // ... whose first column is NULL
+  Action on_no_row = Action::kContinue;
+
+  std::string name;                          // kHook: the hook point; kPublish: the topic
+  std::optional<Parameter> idempotency_key;  // kSendEmail: sent through a provider that honours it
+};
+
+struct ConsumerFile {
+  std::string path;
+  std::string name;      // kebab-case; the file's stem unless it says otherwise
+  std::string summary;   // one line
+  std::string effect;    // what exactly-once is counted on: "stock" or "email"
+  std::string consumer;  // the value of :Consumer
+  std::string partner;   // the second subscriber's built-in name, or "" for the default
+  Position partner_at;
+  std::string dialect = "sqlite";
+  std::string schema;               // CREATE statements for the file's own tables, or ""
+  std::vector<std::string> tables;  // the tables the schema creates (emptied between runs)
+  std::vector<Step> steps;
+
+  bool SendsWithKey() const;  // some send-email step has an idempotency key
+};
+
+// Reads and checks path. Throws FileError for a file that cannot be read or is wrong in any
+// way (unknown key or step, unknown parameter, hook named twice, SQL that does not prepare,
+// a transaction not closed ...). Never writes anything.
+ConsumerFile LoadConsumerFile(const std::string& path);
+// The same for text already read; path is only used in messages.
+ConsumerFile ParseConsumerFile(std::string_view text, const std::string& path);
+
+enum class Result { kProcessed, kSkipped, kNeedsReconciliation };
+
+// What one delivery runs with. Every reference is valid for the call only.
+struct RunContext {
+  Connection& db;
+  Clock& clock;
+  EmailProvider& email;                          // sends without a key
+  EmailProvider* keyed_email = nullptr;          // sends with one; required when SendsWithKey()
+  std::function<Hook(const std::string&)> hook;  // the hook for a hook point, or empty
+  std::function<void(const std::string& topic, const OrderPlaced&)> publish;  // may be empty
+};
+
+// Handles one delivery by running the file's steps. Throws what the database throws
+// (SqliteError), SimulatedCrash from a hook, explore::DeliveryFailed for a `throw` action.
+Result RunConsumer(const ConsumerFile& file, RunContext& context, const OrderPlaced& message);
+
+}  // namespace dedupsim::files

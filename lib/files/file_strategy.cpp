@@ -1,0 +1,69 @@
+#include "files/file_strategy.h"
+
+#include <fmt/format.h>
+
+#include "email_provider.h"
+#include "explore/strategies.h"
+
+namespace dedupsim::files {
+
+namespace {
+
+explore::DeliveryResult ToDelivery(Result r) {
+  switch (r) {
+    case Result::kProcessed:
+      return explore::DeliveryResult::kProcessed;
+    case Result::kSkipped:
+      return explore::DeliveryResult::kSkipped;
+    case Result::kNeedsReconciliation:
+      break;
+  }
+  return explore::DeliveryResult::kNeedsReconciliation;
+}
+
+}  // namespace
+
+FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
+  for (const std::string& table : file_.tables) reset_ += fmt::format("DELETE FROM \"{}\";", table);
+  std::string partner = file_.partner;
+  if (partner.empty()) partner = file_.effect == "stock" ? "email" : "inbox";
+  const explore::Strategy* p = explore::FindStrategy(partner);
+  if (p == nullptr || p->effect == file_.effect) {
+    throw ErrorAt(file_.partner_at,
+                  fmt::format("partner '{}' is no built-in consumer of the other effect (expected "
+                              "one of {})",
+                              partner, explore::StrategyNames()));
+  }
+  const bool keyed = file_.SendsWithKey();
+  strategy_.name = file_.name;
+  strategy_.summary = file_.summary.empty() ? file_.path : file_.summary;
+  strategy_.effect = file_.effect;
+  strategy_.partner = p->name;
+  strategy_.schema = file_.schema.empty() ? nullptr : file_.schema.c_str();
+  strategy_.reset = reset_.empty() ? nullptr : reset_.c_str();
+  if (keyed) {
+    strategy_.aux_schema = explore::kProviderSchema;
+    strategy_.aux_reset = explore::kProviderReset;
+  }
+  strategy_.handle = [this, keyed](explore::DeliveryContext& c, const OrderPlaced& m) {
+    std::optional<IdempotentEmailProvider> provider;
+    if (keyed) {
+      if (c.aux == nullptr) throw std::logic_error(file_.name + " ran without its provider's file");
+      provider.emplace(*c.aux, c.clock);
+    }
+    RunContext run{c.db, c.clock, c.email, provider ? &*provider : nullptr, {}, {}};
+    return ToDelivery(RunConsumer(file_, run, m));
+  };
+  if (file_.effect == "stock") {
+    strategy_.applied = &explore::StockApplied;
+  } else {
+    strategy_.applied = keyed ? &explore::ProviderEmailsApplied : &explore::EmailApplied;
+  }
+}
+
+void FileStrategy::LearnCrashPoints(explore::Explorer& explorer) {
+  points_ = explorer.CleanDeliverySteps(strategy_);
+  strategy_.crash_points.assign(points_.begin(), points_.end());
+}
+
+}  // namespace dedupsim::files

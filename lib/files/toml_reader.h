@@ -1,0 +1,76 @@
+// A small reader over toml++ for the files dedupsim reads (consumers, scenarios): every
+// value keeps where it was written, so each mistake is reported as FILE:LINE:COLUMN. Only
+// toml_reader.cpp includes toml++ (a large header); the rest of lib/files sees this.
+//
+// Why TOML: no indentation to get wrong, strings and multi-line strings for SQL without
+// quoting rules, arrays of tables ([[step]]) read like the steps of a handler, and toml++
+// gives the line and column of every key and value.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "files/consumer_file.h"
+
+namespace dedupsim::files {
+
+// One value of a document, with the key it was written under. Valid while its Document is.
+class Value {
+ public:
+  // node: a toml::node (kept opaque so that toml++ stays out of this header).
+  Value(const void* node, std::string key, Position key_at, std::string file)
+      : node_(node), key_(std::move(key)), key_at_(std::move(key_at)), file_(std::move(file)) {}
+
+  const std::string& key() const { return key_; }
+  Position position() const;  // where the value starts
+  Position key_position() const { return key_at_; }
+
+  // Each throws FileError at the value when it has another type.
+  const std::string& String() const;
+  bool Bool() const;
+  int64_t Int() const;
+  double Number() const;  // an integer or a float
+  bool IsTable() const;
+  bool IsArray() const;
+  bool IsString() const;
+  // A table's keys in the order written.
+  std::vector<std::pair<std::string, Value>> Entries() const;
+  // An array's items.
+  std::vector<Value> Items() const;
+
+  FileError Error(const std::string& message) const;     // at the value
+  FileError KeyError(const std::string& message) const;  // at its key
+
+ private:
+  const void* node_;
+  std::string key_;
+  Position key_at_;
+  std::string file_;
+};
+
+class Document {
+ public:
+  // Throws FileError at the place toml++ found a syntax error.
+  static Document Parse(std::string_view text, const std::string& path);
+  ~Document();
+  Document(Document&&) noexcept;
+  Document& operator=(Document&&) = delete;
+
+  const Value& root() const { return *root_; }
+  Position end() const { return end_; }
+
+ private:
+  Document() = default;
+  std::shared_ptr<void> table_;  // the parsed toml::table
+  std::unique_ptr<Value> root_;
+  Position end_;
+};
+
+// The whole file; throws FileError ("FILE: cannot be read: reason") when it cannot be read.
+std::string ReadWholeFile(const std::string& path);
+
+}  // namespace dedupsim::files

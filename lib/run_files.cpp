@@ -1,0 +1,110 @@
+#include "run_files.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace dedupsim::run_files {
+
+namespace {
+
+// The process the registry belongs to, fixed when the program starts, before any fork.
+const pid_t g_owner = ::getpid();
+
+struct Registry {
+  std::mutex mutex;
+  pid_t owner = g_owner;
+  std::vector<std::pair<std::string, bool>> files;  // path, with companions
+  std::vector<pid_t> children;
+  std::vector<std::pair<std::string, std::function<void()>>> cleanups;
+};
+
+Registry& TheRegistry() {
+  static Registry* registry = new Registry;  // never destroyed: used until _exit
+  return *registry;
+}
+
+bool InOwner(const Registry& r) { return r.owner == ::getpid(); }
+
+}  // namespace
+
+std::string CreateAndRegister(const std::function<std::string()>& create, bool companions) {
+  Registry& r = TheRegistry();
+  if (!InOwner(r)) return create();
+  std::lock_guard lock(r.mutex);
+  std::string path = create();
+  r.files.emplace_back(path, companions);
+  return path;
+}
+
+void Register(const std::string& path, bool companions) {
+  Registry& r = TheRegistry();
+  if (!InOwner(r)) return;
+  std::lock_guard lock(r.mutex);
+  r.files.emplace_back(path, companions);
+}
+
+void Forget(const std::string& path) {
+  Registry& r = TheRegistry();
+  if (!InOwner(r)) return;
+  std::lock_guard lock(r.mutex);
+  auto it = std::find_if(r.files.begin(), r.files.end(),
+                         [&](const auto& entry) { return entry.first == path; });
+  if (it != r.files.end()) r.files.erase(it);
+}
+
+void RegisterChild(pid_t pid) {
+  Registry& r = TheRegistry();
+  if (!InOwner(r)) return;
+  std::lock_guard lock(r.mutex);
+  r.children.push_back(pid);
+}
+
+void ForgetChild(pid_t pid) {
+  Registry& r = TheRegistry();
+  if (!InOwner(r)) return;
+  std::lock_guard lock(r.mutex);
+  r.children.erase(std::remove(r.children.begin(), r.children.end(), pid), r.children.end());
+}
+
+void RegisterCleanup(const std::string& key, std::function<void()> cleanup) {
+  Registry& r = TheRegistry();
+  if (!InOwner(r)) return;
+  std::lock_guard lock(r.mutex);
+  r.cleanups.emplace_back(key, std::move(cleanup));
+}
+
+void ForgetCleanup(const std::string& key) {
+  Registry& r = TheRegistry();
+  if (!InOwner(r)) return;
+  std::lock_guard lock(r.mutex);
+  std::erase_if(r.cleanups, [&](const auto& entry) { return entry.first == key; });
+}
+
+int KillChildrenAndRemoveFiles() {
+  Registry& r = TheRegistry();
+  if (!InOwner(r)) return 0;
+  r.mutex.lock();  // held until _exit: nothing is created after the cleanup
+  for (const auto& entry : r.cleanups) entry.second();
+  for (pid_t pid : r.children) ::kill(pid, SIGKILL);
+  for (pid_t pid : r.children) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  int removed = 0;
+  for (const auto& [path, companions] : r.files) {
+    if (::unlink(path.c_str()) == 0) removed++;
+    if (!companions) continue;
+    for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+      if (::unlink((path + suffix).c_str()) == 0) removed++;
+    }
+  }
+  return removed;
+}
+
+}  // namespace dedupsim::run_files

@@ -1,0 +1,319 @@
+// The partial-order reduction against brute force: on every small cell, the schedules the
+// reduced search runs end in the same set of final states (outcome and figures) as every
+// interleaving does, the verdict and the shortest failing length are the same, and the
+// reduced search runs exactly one schedule per class of schedules that differ only in the
+// order of independent steps. Plus what a step's footprint says, step by step.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "explore/explorer.h"
+#include "explore/faults.h"
+#include "explore/strategies.h"
+#include "support.h"
+
+using namespace dedupsim;
+using namespace dedupsim::explore;
+
+namespace {
+
+Explorer& Reduced() {
+  static Explorer explorer(ExploreOptions{.reduce = true});
+  return explorer;
+}
+
+// Every interleaving, a blocked instance retrying after any other step (the matrix's
+// search before the reduction).
+Explorer& BruteForce() {
+  static Explorer explorer(ExploreOptions{.reduce = false});
+  return explorer;
+}
+
+// Every interleaving under the reduced search's retry rule: the classes to compare with.
+Explorer& BruteForceSameRule() {
+  static Explorer explorer(
+      ExploreOptions{.reduce = false, .retry = RetryRuleFor(ExploreOptions{})});
+  return explorer;
+}
+
+using FinalState = std::tuple<dedupsim::explore::Outcome, int64_t, int64_t, int64_t, int64_t,
+                              int64_t, int64_t, int64_t>;
+
+FinalState Final(const ScheduleResult& run) {
+  const Figures& f = run.figures;
+  return {run.outcome,   f.reserved, f.reserved_expected, f.inbox_rows,
+          f.emails_sent, f.flagged,  f.crashes,           f.deliveries};
+}
+
+// One schedule's steps as (instance, footprint), in its order.
+struct Event {
+  int instance = 0;
+  Footprint footprint;
+};
+
+std::vector<Event> Events(const ScheduleResult& run) {
+  std::vector<Event> events;
+  for (size_t i = 0; i < run.picks.size(); ++i) events.push_back({run.picks[i], run.footprints[i]});
+  return events;
+}
+
+// The representative of a schedule's class: among the steps no earlier remaining step
+// must precede (the same instance's, or a dependent one), always take the lowest
+// instance's. Two schedules are equivalent (differ only in the order of independent
+// steps) exactly when their representatives are equal.
+std::vector<int> Canonical(std::vector<Event> events) {
+  std::vector<int> out;
+  while (!events.empty()) {
+    size_t best = events.size();
+    for (size_t k = 0; k < events.size(); ++k) {
+      bool first = true;
+      for (size_t j = 0; j < k && first; ++j) {
+        first = events[j].instance != events[k].instance &&
+                Independent(events[j].footprint, events[k].footprint);
+      }
+      if (first && (best == events.size() || events[k].instance < events[best].instance)) best = k;
+    }
+    out.push_back(events[best].instance);
+    events.erase(events.begin() + static_cast<std::ptrdiff_t>(best));
+  }
+  return out;
+}
+
+// Takes exactly these choices, then stops the run.
+class Picks final : public Chooser {
+ public:
+  explicit Picks(std::vector<int> picks) : picks_(std::move(picks)) {}
+  std::optional<int> Choose(size_t depth, uint32_t) override {
+    if (depth >= picks_.size()) return std::nullopt;
+    return picks_[depth];
+  }
+
+ private:
+  std::vector<int> picks_;
+};
+
+struct Survey {
+  std::set<FinalState> finals;
+  std::set<std::vector<int>> classes;
+  int64_t schedules = 0;
+  size_t shortest_failing = 0;  // 0: none
+};
+
+Survey Explore(Explorer& explorer, const Plan& plan) {
+  Survey s;
+  explorer.ForEachSchedule(plan, [&](const ScheduleResult& run) {
+    ++s.schedules;
+    s.finals.insert(Final(run));
+    s.classes.insert(Canonical(Events(run)));
+    if (IsFailing(run.outcome) &&
+        (s.shortest_failing == 0 || run.picks.size() < s.shortest_failing)) {
+      s.shortest_failing = run.picks.size();
+    }
+  });
+  return s;
+}
+
+std::vector<Plan> PlansOf(const Strategy& strategy, const Fault& fault, WorldSize world = {}) {
+  IdGenerator ids(1);
+  if (fault.sized_plans != nullptr) return fault.sized_plans(strategy, ids, world);
+  return fault.plans(strategy, ids);
+}
+
+void CheckEquivalent(const Plan& plan) {
+  Survey brute = Explore(BruteForce(), plan);
+  Survey reduced = Explore(Reduced(), plan);
+  CHECK(reduced.finals == brute.finals);
+  CHECK(reduced.shortest_failing == brute.shortest_failing);
+  CHECK(reduced.schedules <= brute.schedules);
+  // One schedule per class, and every class of the same rule's brute force among them.
+  Survey same_rule = Explore(BruteForceSameRule(), plan);
+  CHECK(same_rule.finals == brute.finals);
+  CHECK(reduced.classes == same_rule.classes);
+  CHECK(reduced.schedules == static_cast<int64_t>(reduced.classes.size()));
+}
+
+}  // namespace
+
+TEST_CASE("reduced and brute force reach the same final states, one schedule per class",
+          "[explore][reduction]") {
+  for (const Strategy* s : AllStrategies()) {
+    for (const Fault* f : AllFaults()) {
+      // The two largest cells (thousands of interleavings) are left to the matrix below.
+      if (s->name == "email-reconcile" &&
+          (f->name == "concurrent" || f->name == "second-subscriber")) {
+        continue;
+      }
+      std::vector<Plan> plans = PlansOf(*s, *f);
+      for (const Plan& plan : plans) {
+        INFO(s->name << " under " << f->name << " " << plan.variant);
+        CheckEquivalent(plan);
+      }
+    }
+  }
+}
+
+TEST_CASE("three copies: reduced and brute force reach the same final states",
+          "[explore][reduction]") {
+  for (auto [strategy, instances, deliveries] :
+       {std::tuple{"naive", 3, 3}, std::tuple{"cache-set-if-absent", 3, 3},
+        std::tuple{"record-first", 2, 3}, std::tuple{"email", 2, 3}}) {
+    INFO(strategy << ": " << deliveries << " copies in " << instances << " instances");
+    std::vector<Plan> plans = PlansOf(*FindStrategy(strategy), *FindFault("concurrent"),
+                                      WorldSize{instances, deliveries});
+    REQUIRE(plans.size() == 1);
+    CheckEquivalent(plans[0]);
+  }
+}
+
+TEST_CASE("a crash beside a concurrent copy: reduced and brute force reach the same final states",
+          "[explore][reduction]") {
+  // A dies at each of its crash points (inside its transaction or not) while B handles a
+  // copy: the crash's closing of the connection is what releases A's lock.
+  for (std::string_view strategy : {"inbox", "check-then-process", "cache-check-then-set"}) {
+    const Strategy& s = *FindStrategy(strategy);
+    for (std::string_view point : s.crash_points) {
+      INFO(strategy << ", A crashes at " << point);
+      Plan plan = PlansOf(s, *FindFault("concurrent")).at(0);
+      plan.instances[0].deliveries[0].crash_at = {std::string(point)};
+      CheckEquivalent(plan);
+    }
+  }
+}
+
+TEST_CASE("the matrix's verdicts and shortest counterexamples do not change with the reduction",
+          "[explore][reduction]") {
+  MatrixResult reduced = Reduced().ExploreMatrix(AllStrategies(), AllFaults());
+  MatrixResult brute = BruteForce().ExploreMatrix(AllStrategies(), AllFaults());
+  REQUIRE(reduced.cells.size() == brute.cells.size());
+  CHECK(reduced.schedules < brute.schedules);
+  CHECK(brute.pruned == 0);
+  for (size_t i = 0; i < brute.cells.size(); ++i) {
+    const CellResult& r = reduced.cells[i];
+    const CellResult& b = brute.cells[i];
+    INFO(b.strategy->name << " under " << b.fault->name);
+    for (size_t o = 0; o < kOutcomeCount; ++o) CHECK((r.counts[o] > 0) == (b.counts[o] > 0));
+    CHECK(r.Safe() == b.Safe());
+    CHECK(r.schedules <= b.schedules);
+    REQUIRE(r.shortest.has_value() == b.shortest.has_value());
+    if (b.shortest) {
+      CHECK(r.shortest->picks.size() == b.shortest->picks.size());
+      CHECK(r.shortest->outcome == b.shortest->outcome);
+    }
+  }
+}
+
+TEST_CASE("independent steps: different files, hooks, sends, reads of one file",
+          "[explore][reduction]") {
+  const Footprint none{};
+  const Footprint read_main{.reads = 1};
+  const Footprint write_main{.writes = 1};
+  const Footprint read_aux{.reads = 2};
+  const Footprint write_aux{.writes = 2};
+  const Footprint blocked{.all = true};
+  CHECK(Independent(none, write_main));
+  CHECK(Independent(read_main, read_main));
+  CHECK(Independent(write_main, write_aux));
+  CHECK(Independent(write_main, read_aux));
+  CHECK_FALSE(Independent(read_main, write_main));
+  CHECK_FALSE(Independent(write_main, read_main));
+  CHECK_FALSE(Independent(write_main, write_main));
+  CHECK_FALSE(Independent(blocked, none));
+  CHECK_FALSE(Independent(none, blocked));
+}
+
+TEST_CASE("each step's footprint: what its statement touches, on which file",
+          "[explore][reduction]") {
+  auto clean = [](std::string_view strategy) {
+    const Strategy& s = *FindStrategy(strategy);
+    IdGenerator ids(1);
+    Plan plan = FindFault("duplicate")->plans(s, ids).at(0);
+    plan.instances[0].deliveries.resize(1);
+    std::optional<ScheduleResult> run;
+    for (size_t n = 1; n < 40 && !run; ++n)
+      run = Reduced().RunExactly(plan, std::vector<int>(n, 0));
+    REQUIRE(run);
+    std::map<std::string, std::tuple<int, int, bool>> by_step;
+    for (size_t i = 0; i < run->steps.size(); ++i) {
+      const Footprint& f = run->footprints[i];
+      by_step[run->steps[i]] = {f.reads, f.writes, f.all};
+    }
+    return by_step;
+  };
+  auto inbox = clean("inbox");
+  CHECK(inbox["A  BEGIN"] == std::tuple{0, 0, false});
+  CHECK(inbox["A  INSERT Inbox"] == std::tuple{0, 1, false});
+  CHECK(inbox["A  UPDATE StockItems"] == std::tuple{0, 1, false});
+  CHECK(inbox["A  BeforeCommit"] == std::tuple{0, 0, false});
+  CHECK(inbox["A  COMMIT"] == std::tuple{0, 1, false});
+  auto cache = clean("cache-check-then-set");
+  CHECK(cache["A  SELECT CacheKeys"] == std::tuple{2, 0, false});
+  CHECK(cache["A  INSERT CacheKeys"] == std::tuple{0, 2, false});
+  CHECK(cache["A  UPDATE StockItems"] == std::tuple{0, 1, false});
+  auto email = clean("email");
+  CHECK(email["A  SELECT Inbox"] == std::tuple{1, 0, false});
+  CHECK(email["A  EmailProvider.Send"] == std::tuple{0, 0, false});
+}
+
+TEST_CASE("a crash writes the files it had open; a step that finds the lock held is dependent",
+          "[explore][reduction]") {
+  IdGenerator ids(1);
+  const Strategy& inbox = *FindStrategy("inbox");
+  // Dies at a hook inside its transaction: the hook touches nothing, but closing the
+  // connection rolls back and releases the lock on the main file.
+  int seen = 0;
+  for (const Plan& plan : FindFault("crash")->plans(inbox, ids)) {
+    if (plan.variant != "crash at BeforeCommit") continue;
+    ++seen;
+    std::optional<ScheduleResult> run;
+    for (size_t n = 1; n < 40 && !run; ++n)
+      run = Reduced().RunExactly(plan, std::vector<int>(n, 0));
+    REQUIRE(run);
+    auto at = std::find(run->steps.begin(), run->steps.end(), "A  crash at BeforeCommit");
+    REQUIRE(at != run->steps.end());
+    const Footprint& f = run->footprints[static_cast<size_t>(at - run->steps.begin())];
+    CHECK(f.writes == 1);
+    CHECK_FALSE(f.all);
+  }
+  CHECK(seen == 1);
+  // Two copies: B's INSERT while A holds the write lock finds it locked. Retrying after
+  // any step, that depends on every step; retrying after a step on its file, on those.
+  Plan two = PlansOf(inbox, *FindFault("concurrent")).at(0);
+  for (Explorer* explorer : {&BruteForce(), &Reduced()}) {
+    Picks chooser({0, 0, 1, 1});
+    ScheduleResult run = explorer->scheduler().Run(two, chooser);
+    REQUIRE(run.steps.size() == 4);
+    REQUIRE(run.steps.back() == "B  INSERT Inbox: busy");
+    const bool any_step = explorer == &BruteForce();
+    CHECK(run.footprints.back().all == any_step);
+    CHECK(run.footprints.back().writes == 1);
+    CHECK(run.footprints[1].writes == 1);  // A's INSERT took the lock
+    CHECK_FALSE(run.footprints[1].all);
+  }
+}
+
+TEST_CASE("explore --instances 3 --deliveries 3: three copies in three instances, reduced",
+          "[explore][reduction][cli]") {
+  using dedupsim::testing::RunCli;
+  auto r = RunCli({"explore", "--strategy", "inbox", "--strategy", "check-then-process", "--fault",
+                   "concurrent", "--instances", "3", "--deliveries", "3"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("concurrent: 3 copies in 3 instances\n") != std::string::npos);
+  CHECK(r.out.find("schedules that differ only in the order of independent steps are run once") !=
+        std::string::npos);
+  CHECK(r.out.find("inbox               once (300)") != std::string::npos);
+  CHECK(r.out.find("check-then-process  twice \u00d7") != std::string::npos);
+
+  auto brute = RunCli(
+      {"explore", "--strategy", "check-then-process", "--fault", "concurrent", "--no-reduction"});
+  REQUIRE(brute.exit_code == 0);
+  CHECK(brute.out.find("twice \u00d768 (70)") != std::string::npos);
+  CHECK(brute.out.find("independent steps") == std::string::npos);
+
+  auto bad = RunCli({"explore", "--instances", "3", "--deliveries", "2"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--deliveries 2 is fewer than --instances 3") != std::string::npos);
+}
