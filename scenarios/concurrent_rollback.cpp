@@ -28,7 +28,7 @@ InstanceTask Copy(ScenarioEnv& env, const OrderPlaced& message, const char* name
           [&env, message, fail](Connection& db, const Hook& hold_point) -> nlohmann::json {
             IdempotentReserveStock consumer(db, env.clock);
             consumer.before_commit = [hold_point, fail] {
-              hold_point();  // the first copy holds here (instances.h); the second does nothing
+              if (hold_point) hold_point();  // the first copy holds here; the second has none
               if (fail) throw WorkFailed();
             };
             nlohmann::json report = {{"processed", false}, {"failed", false}};

@@ -55,18 +55,9 @@ void SqliteStore::Note(const std::string& kind, const std::string& detail,
   db_->Note(kind, detail, result);
 }
 
-SqliteStore::HotStatements& SqliteStore::Hot() {
-  sqlite3* owner = db_->handle();  // throws once the connection is closed
-  if (hot_.owner != owner) hot_ = HotStatements{owner, {nullptr, nullptr}, nullptr};
-  return hot_;
-}
-
 void SqliteStore::AddReserved(std::string_view book_id, int64_t quantity) {
-  HotStatements& hot = Hot();
-  if (hot.add_reserved == nullptr) {
-    hot.add_reserved = &db_->Cached("UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2");
-  }
-  Statement& update = *hot.add_reserved;
+  // A fixed text: the connection's statement cache finds it without building SQL.
+  Statement& update = db_->Cached("UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2");
   update.Reset();  // free when the last execution ended normally
   update.Bind(1, quantity)
       .BindUntilReset(2, book_id)  // the caller's text outlives the execution
@@ -75,10 +66,7 @@ void SqliteStore::AddReserved(std::string_view book_id, int64_t quantity) {
 
 InsertResult SqliteStore::ClaimCompleted(InboxKey key, std::string_view message_id,
                                          std::string_view consumer, TimePoint now) {
-  // Each key shape's table is prepared only when used: a database may lack the other.
-  Statement*& slot = Hot().claim[key == InboxKey::kMessageIdOnly ? 1 : 0];
-  if (slot == nullptr) slot = &db_->Cached(ClaimCompletedSql(key));
-  Statement& insert = *slot;
+  Statement& insert = db_->Cached(ClaimCompletedSql(key));  // one fixed text per key shape
   const std::string_view stamp = stamp_.Format(now);  // valid until the next Format
   insert.Reset();  // free when the last execution ended normally
   // Every text outlives the execution: bound without copies.

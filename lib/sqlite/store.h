@@ -47,20 +47,9 @@ class SqliteStore final : public Store {
                                std::string_view consumer) override;
 
  private:
-  // The hot path's statements (ClaimCompleted's INSERT per key shape, AddReserved's UPDATE),
-  // found in the connection's statement cache once and kept: the connection owns them, and
-  // they stay valid while it is the same open connection (checked on every call).
-  struct HotStatements {
-    sqlite3* owner = nullptr;
-    Statement* claim[2] = {nullptr, nullptr};  // by InboxKey
-    Statement* add_reserved = nullptr;
-  };
-  HotStatements& Hot();
-
   std::optional<Connection> owned_;
   Connection* db_;
   TimestampFormatter stamp_;  // ReceivedAt and CompletedAt, without allocating
-  HotStatements hot_;
 };
 
 // Stores on a dedupsim database file. The file must outlive the backend.
