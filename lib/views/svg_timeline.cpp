@@ -349,27 +349,6 @@ std::string Glyph(Mark::Kind kind, double x, double y) {
   return "";
 }
 
-// Words wrapped into lines of at most `chars` characters.
-std::vector<std::string> Wrap(const std::string& text, size_t chars) {
-  std::vector<std::string> lines;
-  std::string line;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(' ', start);
-    if (end == std::string::npos) end = text.size();
-    std::string word = text.substr(start, end - start);
-    if (!line.empty() && line.size() + 1 + word.size() > chars) {
-      lines.push_back(line);
-      line.clear();
-    }
-    if (!line.empty()) line += ' ';
-    line += word;
-    start = end + 1;
-  }
-  if (!line.empty() || lines.empty()) lines.push_back(line);
-  return lines;
-}
-
 struct SectionOut {
   std::string svg;
   double height = 0;
@@ -400,7 +379,7 @@ SectionOut DrawSection(const TimelineSection& section, double top, double common
                    Escape(section.scenario));
   y += 24;
   // The scenario's line, wrapped to the drawing's width (12.5 px monospace).
-  for (const std::string& line : Wrap(section.line, static_cast<size_t>((kWidth - 40) / 7.6))) {
+  for (const std::string& line : WrapLabel(section.line, static_cast<size_t>((kWidth - 40) / 7.6))) {
     s += fmt::format("<text class=\"line\" x=\"16\" y=\"{}\">{}</text>\n", Num(y + 14),
                      Escape(line));
     y += 17;
