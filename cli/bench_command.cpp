@@ -1,19 +1,23 @@
 // dedupsim bench: parses the options, runs the bench (lib/bench), prints the table or the
 // JSON object. Exit 1 when a strategy that promises exactly-once broke its promise.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bench/bench.h"
 #include "bench/bench_report.h"
+#include "bench/pg_bench.h"
 #include "commands.h"
 #include "exit_status.h"
 #include "options.h"
+#include "postgres/cluster.h"
+#include "postgres/store.h"
 #include "progress.h"
 
 namespace dedupsim::cli {
@@ -32,6 +36,14 @@ struct BenchArgs {
   int repeat = 1;
   std::string format = "text";
   std::string checkpoints = "inside";
+  int64_t books = 0;
+  std::string backend = "sqlite";
+  std::string dsn;                     // postgres: an existing server; "": a throwaway cluster
+  std::string pg_schema = "dedupsim";  // postgres: the schema dedupsim creates and owns
+  std::string synchronous_commit = "on";
+  // Given on the command line (not defaults): SQLite's options refused with postgres.
+  bool given_sqlite_option = false;
+  bool given_postgres_option = false;
 };
 
 class ProgressView final : public BenchProgress {
@@ -63,10 +75,48 @@ int Run(const BenchArgs& args) {
       args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
   options.repeat = args.repeat;
   options.checkpoints_in_loop = args.checkpoints == "inside";
+  options.workload.books = args.books;
+  options.synchronous_commit = args.synchronous_commit == "on";
+  const bool postgres = args.backend == "postgres";
   if (!args.strategies.empty()) {
     options.strategies.clear();
     for (const std::string& name : args.strategies)
       options.strategies.push_back(*ParseStrategy(name));
+  } else if (postgres) {
+    options.strategies.clear();
+    for (Strategy s : AllStrategies()) {
+      if (RunsOnPostgres(s)) options.strategies.push_back(s);
+    }
+  }
+  if (postgres && args.given_sqlite_option) {
+    fmt::print(stderr,
+               "dedupsim: --journal, --synchronous and --checkpoints are SQLite's; not with "
+               "--backend postgres\n");
+    return kExitUsage;
+  }
+  if (!postgres && args.given_postgres_option) {
+    fmt::print(stderr,
+               "dedupsim: --dsn, --pg-schema and --synchronous-commit need --backend postgres\n");
+    return kExitUsage;
+  }
+
+  // PostgreSQL: a throwaway cluster for the whole command unless --dsn names a server, and
+  // our own schema in it. Stopped and removed when Run returns or unwinds.
+  std::optional<ThrowawayCluster> cluster;
+  std::optional<PgDatabase> pg;
+  if (postgres) {
+    for (Strategy s : options.strategies) {
+      if (!RunsOnPostgres(s)) {
+        fmt::print(stderr,
+                   "dedupsim: --strategy {} runs on SQLite only, not with --backend "
+                   "postgres\n",
+                   ToString(s));
+        return kExitUsage;
+      }
+    }
+    if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
+    pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
+    options.postgres = &*pg;
   }
 
   // Ctrl-C or SIGTERM: cli/interrupt.h kills the instances, removes the temporary
@@ -133,7 +183,35 @@ Command AddBenchCommand(CLI::App& app) {
       ->check(CLI::IsMember({"inside", "after"}));
   sub->add_option("--format", args->format, "text: a table; json: one object")
       ->check(CLI::IsMember({"text", "json"}));
-  return {sub, [args]() -> int { return Run(*args); }};
+  AddDecimal(sub, "--books", args->books,
+             "Books the orders reserve: 0 gives each order its own (default); N spreads them "
+             "over N books, 1 puts every order on one hot row",
+             int64_t{0}, int64_t{10'000'000});
+  sub->add_option("--backend", args->backend,
+                  "Database to run on: sqlite (a temporary file per round, default) or postgres "
+                  "(a private throwaway server started for this command, or the one --dsn names)")
+      ->check(CLI::IsMember({"sqlite", "postgres"}));
+  auto* dsn = sub->add_option(
+      "--dsn", args->dsn,
+      "postgres: a libpq connection string (\"host=... dbname=...\") of a server you run; "
+      "dedupsim works only in the schema it creates there (--pg-schema)");
+  auto* schema = sub->add_option(
+      "--pg-schema", args->pg_schema,
+      "postgres: the schema dedupsim creates, marks and empties each round (default dedupsim); "
+      "one it did not create is refused (exit 3)");
+  auto* sync_commit =
+      sub->add_option("--synchronous-commit", args->synchronous_commit,
+                      "postgres: each instance's synchronous_commit, on (default) or off")
+          ->check(CLI::IsMember({"on", "off"}));
+  auto* journal = sub->get_option("--journal");
+  auto* synchronous = sub->get_option("--synchronous");
+  auto* checkpoints = sub->get_option("--checkpoints");
+  return {sub, [args, dsn, schema, sync_commit, journal, synchronous, checkpoints]() -> int {
+            args->given_sqlite_option =
+                journal->count() + synchronous->count() + checkpoints->count() > 0;
+            args->given_postgres_option = dsn->count() + schema->count() + sync_commit->count() > 0;
+            return Run(*args);
+          }};
 }
 
 }  // namespace dedupsim::cli

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "bench/pg_bench.h"
 #include "bench/shared_block.h"
 #include "child_process.h"
 #include "crash.h"
@@ -47,17 +48,30 @@ void Validate(const BenchOptions& o) {
   if (o.repeat < 1 || o.repeat > 100)
     throw std::invalid_argument("--repeat must be within [1, 100]");
   if (o.strategies.empty()) throw std::invalid_argument("no strategy to run");
+  if (o.workload.books < 0) throw std::invalid_argument("--books must be at least 0");
+  if (o.postgres != nullptr) {
+    for (Strategy s : o.strategies) {
+      if (!RunsOnPostgres(s)) {
+        throw std::invalid_argument(fmt::format(
+            "--strategy {} runs on SQLite only, not with --backend postgres", ToString(s)));
+      }
+    }
+  }
 }
+
+// Opens one instance's handler: in the thread or process that uses it.
+using OpenHandler = std::function<std::unique_ptr<StrategyHandler>()>;
 
 // One consumer instance: opens its handler (its own connection), waits for the start,
 // then takes deliveries until none are left. Never throws: a failure goes to its slot.
-void RunInstance(Strategy strategy, const DatabaseFile& db, const Workload& workload,
-                 bool checkpoints_in_loop, SharedBlock& shared, size_t index) {
+void RunInstance(const OpenHandler& open, const Workload& workload, SharedBlock& shared,
+                 size_t index) {
   InstanceSlot& slot = shared.slot(index);
   bool ready = false;
   try {
-    std::unique_ptr<StrategyHandler> handler = MakeHandler(strategy, db);
-    if (!checkpoints_in_loop) sqlite3_wal_autocheckpoint(handler->handle(), 0);
+    std::unique_ptr<StrategyHandler> handler = open();
+    if (auto on = handler->synchronous_commit()) slot.synchronous_commit = *on ? 1 : 0;
+    const int64_t statements_before = handler->statements();
     shared.ready().fetch_add(1);
     ready = true;
     while (shared.go().load(std::memory_order_acquire) == 0) {
@@ -84,6 +98,7 @@ void RunInstance(Strategy strategy, const DatabaseFile& db, const Workload& work
     slot.busy_waited_us = handler->busy().waited.count();
     slot.commits = handler->transactions().commits;
     slot.rollbacks = handler->transactions().rollbacks;
+    slot.statements = handler->statements() - statements_before;
   } catch (const std::exception& e) {
     slot.failed = 1;
     std::snprintf(slot.error, sizeof slot.error, "%s", e.what());
@@ -93,7 +108,7 @@ void RunInstance(Strategy strategy, const DatabaseFile& db, const Workload& work
 }
 
 // Starts the instances, releases them together, reports progress until all are done.
-void RunInstances(const BenchOptions& options, Strategy strategy, const DatabaseFile& db,
+void RunInstances(const BenchOptions& options, Strategy strategy, const OpenHandler& open,
                   const Workload& workload, SharedBlock& shared, BenchProgress* progress,
                   const std::function<bool()>& interrupted) {
   const auto k = static_cast<size_t>(options.instances);
@@ -125,11 +140,10 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
 
   for (size_t i = 0; i < k; ++i) {
     if (options.mode == InstanceMode::kThreads) {
-      threads.emplace_back(
-          [&, i] { RunInstance(strategy, db, workload, options.checkpoints_in_loop, shared, i); });
+      threads.emplace_back([&, i] { RunInstance(open, workload, shared, i); });
       continue;
     }
-    std::fflush(nullptr);  // nothing buffered is written twice
+    std::fflush(nullptr);     // nothing buffered is written twice
     pid_t pid = ForkChild();  // dies with the bench
     if (pid < 0) {
       shared.go().store(1);  // let those started run out, then fail
@@ -139,7 +153,7 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const Database
     }
     if (pid == 0) {
       ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the parent's to handle
-      RunInstance(strategy, db, workload, options.checkpoints_in_loop, shared, i);
+      RunInstance(open, workload, shared, i);
       // No destructors in the child: the parent owns the database file.
       ::_exit(shared.slot(i).failed ? kInstanceFailed : 0);
     }
@@ -196,8 +210,25 @@ std::chrono::nanoseconds Percentile(std::vector<int64_t>& values, double p) {
   return std::chrono::nanoseconds(values[rank]);
 }
 
+// The figures of one run, from the instances' slots and outcomes.
+StrategyResult Collect(const BenchOptions& options, Strategy strategy, SharedBlock& shared,
+                       size_t n);
+
 StrategyResult RunOnce(const BenchOptions& options, Strategy strategy, const Workload& workload,
                        BenchProgress* progress, const std::function<bool()>& interrupted) {
+  const size_t n = workload.deliveries.size();
+  if (options.postgres != nullptr) {
+    const PgDatabase& pg = *options.postgres;
+    StockBooks(pg, workload);  // every strategy starts from empty tables
+    SharedBlock shared(n, static_cast<size_t>(options.instances));
+    const bool sync = options.synchronous_commit;
+    RunInstances(
+        options, strategy, [&] { return MakePgHandler(strategy, pg, sync); }, workload, shared,
+        progress, interrupted);
+    StrategyResult r = Collect(options, strategy, shared, n);
+    r.check = CheckEffects(pg, workload);
+    return r;
+  }
   DatabaseFile db = DatabaseFile::CreateTemporary(options.settings);
   {
     // Closed again before any instance starts, let alone forks.
@@ -205,16 +236,30 @@ StrategyResult RunOnce(const BenchOptions& options, Strategy strategy, const Wor
     StockBooks(setup, workload);
     setup.ExecScript("PRAGMA wal_checkpoint(TRUNCATE)");  // every strategy starts alike
   }
-  const size_t n = workload.deliveries.size();
   SharedBlock shared(n, static_cast<size_t>(options.instances));
+  const bool checkpoints = options.checkpoints_in_loop;
   try {
-    RunInstances(options, strategy, db, workload, shared, progress, interrupted);
+    RunInstances(
+        options, strategy,
+        [&] {
+          std::unique_ptr<StrategyHandler> handler = MakeHandler(strategy, db);
+          if (!checkpoints) sqlite3_wal_autocheckpoint(handler->handle(), 0);
+          return handler;
+        },
+        workload, shared, progress, interrupted);
   } catch (const UnplannedDeath&) {
     throw;  // a death, not a database error
   } catch (const DatabaseError& e) {
     throw InDatabase(db.path(), e);  // every database error names the file
   }
+  StrategyResult r = Collect(options, strategy, shared, n);
+  Connection check = db.Connect();
+  r.check = CheckEffects(check, workload);
+  return r;
+}
 
+StrategyResult Collect(const BenchOptions& options, Strategy strategy, SharedBlock& shared,
+                       size_t n) {
   StrategyResult r;
   r.strategy = strategy;
   r.messages = static_cast<int64_t>(n);
@@ -229,6 +274,12 @@ StrategyResult RunOnce(const BenchOptions& options, Strategy strategy, const Wor
     r.busy.waited += std::chrono::microseconds(slot.busy_waited_us);
     r.transactions.commits += slot.commits;
     r.transactions.rollbacks += slot.rollbacks;
+    r.statements += slot.statements;
+    if (slot.synchronous_commit >= 0) {
+      std::string said = slot.synchronous_commit == 1 ? "on" : "off";
+      r.synchronous_commit =
+          r.synchronous_commit.empty() || r.synchronous_commit == said ? said : "mixed";
+    }
   }
   r.elapsed = std::chrono::nanoseconds(last_end - first_start);
   std::vector<int64_t> latencies;
@@ -246,8 +297,6 @@ StrategyResult RunOnce(const BenchOptions& options, Strategy strategy, const Wor
     r.transactions_per_second =
         static_cast<double>(r.transactions.commits + r.transactions.rollbacks) / seconds;
   }
-  Connection check = db.Connect();
-  r.check = CheckEffects(check, workload);
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,8 @@
 #include "scenario.h"
 
 namespace dedupsim {
+
+class PgDatabase;
 
 struct BenchOptions {
   WorkloadSpec workload;
@@ -32,6 +35,10 @@ struct BenchOptions {
   // on each instance's connection), so the figures show what the strategy costs without
   // SQLite's checkpoint work. True, the default, is what a real consumer pays.
   bool checkpoints_in_loop = true;
+  // PostgreSQL: the schema every strategy runs in (each round empties and restocks its
+  // tables); null: SQLite, a new temporary file each round. The caller owns the server.
+  const PgDatabase* postgres = nullptr;
+  bool synchronous_commit = true;  // PostgreSQL: each instance's session setting
 };
 
 struct StrategyResult {
@@ -46,6 +53,10 @@ struct StrategyResult {
   std::chrono::nanoseconds p50{0};     // latency of one Handle call
   std::chrono::nanoseconds p99{0};
   BusyStats busy;                                 // summed over the instances
+  int64_t statements = 0;  // PostgreSQL: statements the instances sent (round trips)
+  // PostgreSQL: synchronous_commit as the server reported it on every instance's
+  // connection ("on", "off"; "mixed" if they differed).
+  std::string synchronous_commit;
   EffectCheck check;                              // read from the database after the run
   std::vector<double> round_messages_per_second;  // every round, in order
   // Raw, inbox and natural-key promise each order once: for them a failed check is a
@@ -85,7 +96,7 @@ class BenchInterrupted : public std::runtime_error {
 
 // Runs every strategy of options, options.repeat times, interleaved (round 1 runs each
 // strategy once, then round 2...), each time on a new temporary database with the given
-// settings (in $TMPDIR). progress and interrupted may be null; interrupted is polled every
+// settings (in $TMPDIR), or on options.postgres, emptied and restocked. progress and interrupted may be null; interrupted is polled every
 // few milliseconds while instances run. Throws std::invalid_argument for options out of
 // range, DatabaseError (or UnplannedDeath) when an instance fails, BenchInterrupted.
 BenchReport RunBench(const BenchOptions& options, BenchProgress* progress,

@@ -19,6 +19,8 @@ struct InstanceSlot {
   int64_t busy_waited_us = 0;
   int64_t commits = 0;
   int64_t rollbacks = 0;
+  int64_t statements = 0;           // PostgreSQL: statements sent
+  int32_t synchronous_commit = -1;  // PostgreSQL: 1 on, 0 off, as the server said; -1 unknown
   int32_t failed = 0;
   char error[512] = {};
 };

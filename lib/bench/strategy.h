@@ -47,8 +47,14 @@ class StrategyHandler {
   virtual TransactionCounts transactions() const = 0;
   // See Connection::OnTransactionChange; the raw baseline does not report.
   virtual void OnTransactionChange(std::function<void(bool open)> /*callback*/) {}
-  // The handler's SQLite connection, for reading SQLite's own counters (tests).
+  // The handler's SQLite connection, for reading SQLite's own counters (tests); null on
+  // PostgreSQL.
   virtual sqlite3* handle() const = 0;
+  // PostgreSQL: statements sent to the server so far (one round trip each), as the
+  // connection counted them; 0 on SQLite, which does not count.
+  virtual int64_t statements() const { return 0; }
+  // PostgreSQL: synchronous_commit as the server reported it for this connection.
+  virtual std::optional<bool> synchronous_commit() const { return std::nullopt; }
 };
 
 // Opens a connection to db and returns the strategy's consumer on it.

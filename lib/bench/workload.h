@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "message.h"
@@ -20,10 +22,15 @@ struct WorkloadSpec {
   int64_t messages = 20000;     // deliveries in all, duplicates included
   double duplicate_rate = 0.3;  // share of the deliveries that repeat an earlier message
   uint64_t seed = 1;
+  // Books the orders reserve: 0 gives each order a book of its own (the check can then
+  // count every order's applications); N > 0 spreads the orders over N books in turn, so
+  // 1 puts every order on one hot row.
+  int64_t books = 0;
 };
 
 struct Workload {
-  std::vector<OrderPlaced> orders;      // the distinct orders, one book each
+  std::vector<OrderPlaced> orders;      // the distinct orders
+  std::vector<std::string> books;       // the books they reserve, each once, in order
   std::vector<OrderPlaced> deliveries;  // what the consumers get, in order
   int64_t duplicates = 0;               // deliveries beyond the first of their MessageId
   int64_t expected_reserved = 0;        // sum of the distinct orders' quantities
@@ -37,7 +44,10 @@ Workload MakeWorkload(const WorkloadSpec& spec);
 // Inserts a StockItems row for every order's book (nothing reserved), in one transaction.
 void StockBooks(Connection& connection, const Workload& workload);
 
-// What the database says was applied, order by order.
+// What the database says was applied, order by order. With shared books (spec.books > 0)
+// it is book by book instead: a book over its orders' total counts the excess units as
+// doubled (and the book in doubled_orders), a book under it counts the missing units as
+// lost.
 struct EffectCheck {
   int64_t expected_reserved = 0;  // sum of the distinct orders' quantities
   int64_t reserved = 0;           // sum of Reserved over the workload's books
@@ -51,5 +61,8 @@ struct EffectCheck {
 };
 
 EffectCheck CheckEffects(Connection& connection, const Workload& workload);
+// The same check on Reserved per BookId, however it was read.
+EffectCheck CheckEffects(const std::unordered_map<std::string, int64_t>& reserved,
+                         const Workload& workload);
 
 }  // namespace dedupsim

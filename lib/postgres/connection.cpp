@@ -192,6 +192,7 @@ PgConnection::PgConnection(PgConnection&& other) noexcept
     : conn_(other.conn_),
       side_(other.side_),
       pid_(other.pid_),
+      sent_(other.sent_),
       prepared_(std::move(other.prepared_)),
       recorder_(other.recorder_),
       instance_(std::move(other.instance_)),
@@ -206,6 +207,7 @@ PgConnection& PgConnection::operator=(PgConnection&& other) noexcept {
     conn_ = other.conn_;
     side_ = other.side_;
     pid_ = other.pid_;
+    sent_ = other.sent_;
     prepared_ = std::move(other.prepared_);
     recorder_ = other.recorder_;
     instance_ = std::move(other.instance_);
@@ -348,6 +350,7 @@ PgResult PgConnection::Run(std::string_view sql, const PgParams& params, std::st
                           values.data(), nullptr, nullptr, 0) == 0) {
     throw PgError("", Trimmed(PQerrorMessage(conn_)));
   }
+  ++sent_;
   const int fd = PQsocket(conn_);
   for (;;) {
     if (PQconsumeInput(conn_) == 0) throw PgError("", Trimmed(PQerrorMessage(conn_)));

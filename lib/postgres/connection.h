@@ -84,6 +84,9 @@ class PgConnection {
 
   bool InTransaction() const;  // PQtransactionStatus: in a block, or in a failed one
   int backend_pid() const;
+  // Statements sent to the server by Exec and ExecInsert (one round trip each; preparing a
+  // statement the first time is not counted). The bench compares it with its raw baseline.
+  int64_t statements_sent() const { return sent_; }
 
   // Traces every statement and note under instance, as the actor (trace.h kActor*) talking
   // to target ("database"); SetDelivery stamps the delivery's key and number on each step.
@@ -106,6 +109,7 @@ class PgConnection {
   pg_conn* conn_ = nullptr;
   pg_conn* side_ = nullptr;  // the watcher, or null
   int pid_ = 0;
+  int64_t sent_ = 0;
   std::unordered_map<std::string, std::string> prepared_;  // SQL -> statement name
   void Stamp(TraceEvent& e) const;  // instance, pid, actor, target, key, delivery
 

@@ -1,0 +1,345 @@
+#include "bench/pg_bench.h"
+
+#include <fmt/format.h>
+#include <libpq-fe.h>
+
+#include <charconv>
+#include <stdexcept>
+#include <type_traits>
+#include <unordered_map>
+
+#include "bench/raw_inbox.h"
+#include "clock.h"
+#include "consumers/check_then_process.h"
+#include "consumers/idempotent.h"
+#include "consumers/naive.h"
+#include "postgres/error.h"
+#include "postgres/store.h"
+
+namespace dedupsim {
+
+namespace {
+
+constexpr char kConsumer[] = "inventory.reserve-stock";
+
+const char* OnOff(bool on) { return on ? "on" : "off"; }
+
+// A Store that hands every call to a PgStore and sees each transaction begin and end: it
+// counts what ended (a COMMIT the server answered with ROLLBACK is a rollback) and tells
+// the soak while one is open, as the SQLite connection's hooks do.
+class CountingStore final : public Store {
+ public:
+  explicit CountingStore(PgStore& inner) : inner_(inner) {}
+
+  void Begin(TransactionKind kind) override {
+    inner_.Begin(kind);
+    Opened(true);
+  }
+  void Commit() override {
+    try {
+      inner_.Commit();
+    } catch (const StoreError&) {
+      counts.rollbacks++;
+      Opened(false);
+      throw;
+    }
+    counts.commits++;
+    Opened(false);
+  }
+  void Rollback() override {
+    const bool open = inner_.InTransaction();
+    inner_.Rollback();
+    if (open) {
+      counts.rollbacks++;
+      Opened(false);
+    }
+  }
+  bool InTransaction() const override { return inner_.InTransaction(); }
+  Isolation isolation() const override { return inner_.isolation(); }
+  void SetIsolation(Isolation level) override { inner_.SetIsolation(level); }
+  void RunHook(const char* name, const Hook& hook) override { inner_.RunHook(name, hook); }
+  void Note(const std::string& kind, const std::string& detail,
+            const std::string& result) override {
+    inner_.Note(kind, detail, result);
+  }
+  void SetDelivery(DeliveryRef delivery) override { inner_.SetDelivery(std::move(delivery)); }
+  // A write outside BEGIN is a transaction of its own on the server (autocommit), as on
+  // SQLite, whose hooks count it: committed, or rolled back when it failed.
+  void AddReserved(std::string_view book_id, int64_t quantity) override {
+    Write([&] {
+      inner_.AddReserved(book_id, quantity);
+      return true;
+    });
+  }
+  InsertResult ClaimCompleted(InboxKey key, std::string_view message_id, std::string_view consumer,
+                              TimePoint now) override {
+    InsertResult result = InsertResult::kInserted;
+    Write([&] {
+      result = inner_.ClaimCompleted(key, message_id, consumer, now);
+      return result == InsertResult::kInserted;
+    });
+    return result;
+  }
+  InsertResult ClaimInProgress(InboxKey key, std::string_view message_id, std::string_view consumer,
+                               TimePoint now) override {
+    InsertResult result = InsertResult::kInserted;
+    Write([&] {
+      result = inner_.ClaimInProgress(key, message_id, consumer, now);
+      return result == InsertResult::kInserted;
+    });
+    return result;
+  }
+  void Complete(InboxKey key, std::string_view message_id, std::string_view consumer,
+                TimePoint now) override {
+    Write([&] {
+      inner_.Complete(key, message_id, consumer, now);
+      return true;
+    });
+  }
+  std::optional<InboxRow> Find(InboxKey key, std::string_view message_id,
+                               std::string_view consumer) override {
+    return inner_.Find(key, message_id, consumer);
+  }
+
+  TransactionCounts counts;
+  std::function<void(bool open)> on_change;
+
+ private:
+  template <typename F>
+  void Write(F write) {
+    const bool autocommit = !inner_.InTransaction();
+    bool kept = false;
+    try {
+      kept = write();
+    } catch (...) {
+      if (autocommit) counts.rollbacks++;
+      throw;
+    }
+    if (autocommit) (kept ? counts.commits : counts.rollbacks)++;
+  }
+  void Opened(bool open) {
+    if (on_change) on_change(open);
+  }
+  PgStore& inner_;
+};
+
+// Sets the session's synchronous_commit and reads back what the server now says.
+bool SetSynchronousCommit(PgConnection& c, bool on) {
+  c.ExecScript(fmt::format("SET synchronous_commit TO {}", OnOff(on)));
+  PgResult r = c.Exec("SHOW synchronous_commit");
+  return r.Text(0, 0) != "off";
+}
+
+template <typename Consumer>
+class PgConsumerHandler final : public StrategyHandler {
+ public:
+  PgConsumerHandler(const PgDatabase& db, bool synchronous_commit)
+      : store_(db.Connect(), Isolation::kReadCommitted),
+        counting_(store_),
+        consumer_(MakeConsumer()) {
+    synchronous_commit_ = SetSynchronousCommit(store_.connection(), synchronous_commit);
+    base_statements_ = store_.connection().statements_sent();
+  }
+
+  bool Handle(const OrderPlaced& m) override {
+    if constexpr (std::is_same_v<Consumer, NaiveReserveStock>) {
+      consumer_.Handle(m);
+      return true;
+    } else {
+      return consumer_.Handle(m);
+    }
+  }
+  BusyStats busy() const override { return {}; }
+  TransactionCounts transactions() const override { return counting_.counts; }
+  void OnTransactionChange(std::function<void(bool open)> callback) override {
+    counting_.on_change = std::move(callback);
+  }
+  sqlite3* handle() const override { return nullptr; }
+  int64_t statements() const override {
+    return store_.connection().statements_sent() - base_statements_;
+  }
+  std::optional<bool> synchronous_commit() const override { return synchronous_commit_; }
+
+ private:
+  Consumer MakeConsumer() {
+    if constexpr (std::is_same_v<Consumer, NaiveReserveStock>) {
+      return Consumer(counting_);
+    } else {
+      return Consumer(counting_, clock_);
+    }
+  }
+
+  mutable PgStore store_;
+  CountingStore counting_;
+  SystemClock clock_;
+  Consumer consumer_;
+  bool synchronous_commit_ = true;
+  int64_t base_statements_ = 0;
+};
+
+// The inbox's SQL by hand on libpq: one connection, the five statements prepared once,
+// run with PQexecPrepared (one round trip each: BEGIN, INSERT, UPDATE, COMMIT, or BEGIN,
+// INSERT, ROLLBACK for a duplicate), the consumer's name and the timestamp's text made
+// without allocation, a duplicate key read from the result's SQLSTATE, no trace, no
+// exception on the duplicate path. It writes the rows IdempotentReserveStock writes.
+class RawPgHandler final : public StrategyHandler {
+ public:
+  RawPgHandler(const PgDatabase& db, bool synchronous_commit) {
+    conn_ = PQconnectdb(db.conninfo().c_str());
+    if (conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK) {
+      std::string message = conn_ ? PQerrorMessage(conn_) : "out of memory";
+      PQfinish(conn_);
+      conn_ = nullptr;
+      throw DatabaseError(
+          fmt::format("PostgreSQL: cannot connect ({}): {}", db.conninfo(), message));
+    }
+    PQsetNoticeProcessor(
+        conn_, [](void*, const char*) {}, nullptr);
+    Simple("SET search_path TO " + QuoteIdentifier(db.schema()));
+    Simple(fmt::format("SET synchronous_commit TO {}", OnOff(synchronous_commit)));
+    PGresult* shown = PQexec(conn_, "SHOW synchronous_commit");
+    synchronous_commit_ =
+        PQresultStatus(shown) == PGRES_TUPLES_OK && std::string(PQgetvalue(shown, 0, 0)) != "off";
+    PQclear(shown);
+    Prepare("b", "BEGIN", 0);
+    Prepare("i",
+            "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
+            "VALUES ($1, $2, $3, $4)",
+            4);
+    Prepare("u", "UPDATE StockItems SET Reserved = Reserved + $1 WHERE BookId = $2", 2);
+    Prepare("c", "COMMIT", 0);
+    Prepare("r", "ROLLBACK", 0);
+  }
+  ~RawPgHandler() override { PQfinish(conn_); }
+  RawPgHandler(const RawPgHandler&) = delete;
+  RawPgHandler& operator=(const RawPgHandler&) = delete;
+
+  bool Handle(const OrderPlaced& m) override {
+    Command("b", 0, nullptr, "BEGIN");
+    const char* stamp = stamp_.Now();
+    const char* insert[4] = {m.message_id.c_str(), kConsumer, stamp, stamp};
+    PGresult* r = Send("i", 4, insert);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+      const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+      if (state == nullptr || std::string_view(state) != "23505") Fail(r, "INSERT INTO Inbox");
+      PQclear(r);
+      Command("r", 0, nullptr, "ROLLBACK");
+      counts_.rollbacks++;
+      return false;
+    }
+    PQclear(r);
+    char quantity[24];
+    auto end = std::to_chars(quantity, quantity + sizeof quantity - 1, m.quantity).ptr;
+    *end = '\0';
+    const char* update[2] = {quantity, m.book_id.c_str()};
+    Command("u", 2, update, "UPDATE StockItems");
+    PGresult* c = Send("c", 0, nullptr);
+    const bool committed =
+        PQresultStatus(c) == PGRES_COMMAND_OK && std::string_view(PQcmdStatus(c)) == "COMMIT";
+    if (!committed) Fail(c, "COMMIT");
+    PQclear(c);
+    counts_.commits++;
+    return true;
+  }
+  BusyStats busy() const override { return {}; }
+  TransactionCounts transactions() const override { return counts_; }
+  sqlite3* handle() const override { return nullptr; }
+  int64_t statements() const override { return sent_; }
+  std::optional<bool> synchronous_commit() const override { return synchronous_commit_; }
+
+ private:
+  void Simple(const std::string& sql) {
+    PGresult* r = PQexec(conn_, sql.c_str());
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) Fail(r, sql.c_str());
+    PQclear(r);
+  }
+  void Prepare(const char* name, const char* sql, int params) {
+    PGresult* r = PQprepare(conn_, name, sql, params, nullptr);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) Fail(r, sql);
+    PQclear(r);
+  }
+  PGresult* Send(const char* name, int n, const char* const* values) {
+    ++sent_;
+    return PQexecPrepared(conn_, name, n, values, nullptr, nullptr, 0);
+  }
+  void Command(const char* name, int n, const char* const* values, const char* what) {
+    PGresult* r = Send(name, n, values);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) Fail(r, what);
+    PQclear(r);
+  }
+  [[noreturn]] void Fail(PGresult* r, const char* what) {
+    const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+    std::string message =
+        fmt::format("{} in: {}", r ? PQresultErrorMessage(r) : PQerrorMessage(conn_), what);
+    std::string code = state ? state : "";
+    PQclear(r);
+    if (PQtransactionStatus(conn_) != PQTRANS_IDLE) PQclear(PQexec(conn_, "ROLLBACK"));
+    throw PgError(code, message);
+  }
+
+  PGconn* conn_ = nullptr;
+  RawInbox::Stamp stamp_;
+  TransactionCounts counts_;
+  int64_t sent_ = 0;
+  bool synchronous_commit_ = true;
+};
+
+}  // namespace
+
+bool RunsOnPostgres(Strategy strategy) { return strategy != Strategy::kNaturalKey; }
+
+std::unique_ptr<StrategyHandler> MakePgHandler(Strategy strategy, const PgDatabase& db,
+                                               bool synchronous_commit) {
+  switch (strategy) {
+    case Strategy::kRaw:
+      return std::make_unique<RawPgHandler>(db, synchronous_commit);
+    case Strategy::kNaive:
+      return std::make_unique<PgConsumerHandler<NaiveReserveStock>>(db, synchronous_commit);
+    case Strategy::kCheckThenProcess:
+      return std::make_unique<PgConsumerHandler<CheckThenProcessReserveStock>>(db,
+                                                                               synchronous_commit);
+    case Strategy::kInbox:
+      return std::make_unique<PgConsumerHandler<IdempotentReserveStock>>(db, synchronous_commit);
+    case Strategy::kNaturalKey:
+      break;
+  }
+  throw std::invalid_argument(fmt::format("--strategy {} runs on SQLite only", ToString(strategy)));
+}
+
+std::string PgTextArray(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (const std::string& v : values) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (char c : v) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+void StockBooks(const PgDatabase& db, const Workload& workload) {
+  PgConnection c = db.Connect();
+  std::vector<std::string> titles;
+  titles.reserve(workload.books.size());
+  for (size_t n = 1; n <= workload.books.size(); ++n) titles.push_back(fmt::format("Book {}", n));
+  c.ExecScript("BEGIN; TRUNCATE Inbox, InboxByMessageId, StockReservations, StockItems");
+  c.Exec(
+      "INSERT INTO StockItems (BookId, Title, OnHand, Reserved) "
+      "SELECT b, t, 1000000, 0 FROM unnest($1::text[], $2::text[]) AS u(b, t)",
+      {PgTextArray(workload.books), PgTextArray(titles)});
+  c.ExecScript("COMMIT");
+  c.ExecScript("ANALYZE StockItems");  // the planner's figures for this run's rows
+}
+
+EffectCheck CheckEffects(const PgDatabase& db, const Workload& workload) {
+  PgConnection c = db.Connect();
+  PgResult r = c.Exec("SELECT BookId, Reserved FROM StockItems");
+  std::unordered_map<std::string, int64_t> reserved;
+  for (int row = 0; row < r.rows(); ++row) reserved[r.Text(row, 0)] = r.Int(row, 1);
+  return CheckEffects(reserved, workload);
+}
+
+}  // namespace dedupsim
