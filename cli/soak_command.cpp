@@ -5,12 +5,15 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "commands.h"
 #include "exit_status.h"
 #include "options.h"
+#include "postgres/cluster.h"
+#include "postgres/store.h"
 #include "progress.h"
 #include "soak/soak.h"
 #include "soak/soak_report.h"
@@ -32,6 +35,11 @@ struct SoakArgs {
   uint64_t seed = 1;
   std::string db;
   std::string format = "text";
+  std::string backend = "sqlite";
+  std::string dsn;                     // postgres: an existing server; "": a throwaway cluster
+  std::string pg_schema = "dedupsim";  // postgres: the schema dedupsim creates and owns
+  bool given_sqlite_option = false;    // --journal, --synchronous or --db on the command line
+  bool given_postgres_option = false;  // --dsn or --pg-schema
 };
 
 class ProgressView final : public SoakProgress {
@@ -65,6 +73,30 @@ int Run(const SoakArgs& args) {
   options.settings.synchronous =
       args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
   options.db_path = args.db;
+  const bool postgres = args.backend == "postgres";
+  if (postgres && args.given_sqlite_option) {
+    fmt::print(stderr,
+               "dedupsim: --db, --journal and --synchronous are SQLite's; with --backend "
+               "postgres use --dsn\n");
+    return kExitUsage;
+  }
+  if (!postgres && args.given_postgres_option) {
+    fmt::print(stderr, "dedupsim: --dsn and --pg-schema need --backend postgres\n");
+    return kExitUsage;
+  }
+  if (postgres && options.strategy == Strategy::kNaturalKey) {
+    fmt::print(stderr, "dedupsim: --strategy natural-key runs on SQLite only\n");
+    return kExitUsage;
+  }
+  // PostgreSQL: a throwaway cluster for the command unless --dsn names a server, and our
+  // own schema in it; stopped and removed when Run returns or unwinds.
+  std::optional<ThrowawayCluster> cluster;
+  std::optional<PgDatabase> pg;
+  if (postgres) {
+    if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
+    pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
+    options.postgres = &*pg;
+  }
 
   // Ctrl-C or SIGTERM: cli/interrupt.h kills the consumers, removes a temporary database
   // and exits 130; a kept --db stays valid.
@@ -123,7 +155,26 @@ Command AddSoakCommand(CLI::App& app) {
                 "is ever used). Default: a temporary file removed at the end");
   sub->add_option("--format", args->format, "text: a few lines; json: one object")
       ->check(CLI::IsMember({"text", "json"}));
-  return {sub, [args]() -> int { return Run(*args); }};
+  sub->add_option("--backend", args->backend,
+                  "Database to run on: sqlite (a file, default) or postgres (a private throwaway "
+                  "server started for this command, or the one --dsn names)")
+      ->check(CLI::IsMember({"sqlite", "postgres"}));
+  auto* dsn = sub->add_option(
+      "--dsn", args->dsn,
+      "postgres: a libpq connection string (\"host=... dbname=...\") of a server you run; "
+      "dedupsim works only in the schema it creates there (--pg-schema)");
+  auto* schema = sub->add_option(
+      "--pg-schema", args->pg_schema,
+      "postgres: the schema dedupsim creates, marks and empties (default dedupsim); one it did "
+      "not create is refused (exit 3)");
+  auto* journal = sub->get_option("--journal");
+  auto* synchronous = sub->get_option("--synchronous");
+  auto* db = sub->get_option("--db");
+  return {sub, [args, dsn, schema, journal, synchronous, db]() -> int {
+            args->given_sqlite_option = journal->count() + synchronous->count() + db->count() > 0;
+            args->given_postgres_option = dsn->count() + schema->count() > 0;
+            return Run(*args);
+          }};
 }
 
 }  // namespace dedupsim::cli

@@ -37,20 +37,32 @@ struct LeasedDelivery {
   OrderPlaced message;
 };
 
-// One consumer's handle on the broker. Uses the connection it is given (its own, opened
-// after fork); one thread at a time.
-class DurableBroker {
+// One consumer's handle on the broker: the lease design above, whatever database keeps
+// the table. Each backend writes it in its own dialect: DurableBroker here (SQLite: one
+// UPDATE ... WHERE Seq = (SELECT ...) under the single writer lock), PgDurableBroker in
+// soak/pg_broker.h (PostgreSQL: FOR UPDATE SKIP LOCKED, the server's clock).
+class BrokerQueue {
+ public:
+  virtual ~BrokerQueue() = default;
+  // Leases the oldest entry that is neither acked nor leased; nullopt when none is visible
+  // now. Throws the backend's StoreError.
+  virtual std::optional<LeasedDelivery> Receive() = 0;
+  // Acks the delivery, recording whether the consumer did the work or skipped it. False
+  // when the lease was lost (the entry went to another delivery or is acked already).
+  virtual bool Ack(const LeasedDelivery& delivery, bool processed) = 0;
+  // True when every entry is acked.
+  virtual bool AllAcked() = 0;
+};
+
+// The SQLite dialect. Uses the connection it is given (its own, opened after fork); one
+// thread at a time.
+class DurableBroker final : public BrokerQueue {
  public:
   DurableBroker(Connection& connection, std::chrono::milliseconds lease, int64_t consumer);
 
-  // Leases the oldest entry that is neither acked nor leased; nullopt when none is visible
-  // now. Throws SqliteError.
-  std::optional<LeasedDelivery> Receive();
-  // Acks the delivery, recording whether the consumer did the work or skipped it. False
-  // when the lease was lost (the entry went to another delivery or is acked already).
-  bool Ack(const LeasedDelivery& delivery, bool processed);
-  // True when every entry is acked.
-  bool AllAcked();
+  std::optional<LeasedDelivery> Receive() override;
+  bool Ack(const LeasedDelivery& delivery, bool processed) override;
+  bool AllAcked() override;
 
  private:
   Connection& db_;

@@ -18,7 +18,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include "bench/pg_bench.h"
+#include "postgres/store.h"
 #include "schema.h"
+#include "soak/pg_broker.h"
 #include "sqlite/error.h"
 #include "sqlite/statement.h"
 
@@ -65,44 +68,137 @@ void Validate(const SoakOptions& o) {
   if (o.timeout.count() < 1) throw std::invalid_argument("--timeout-s must be at least 1");
 }
 
-// Empties what a run writes and fills the inventory and the broker. Runs before any fork;
-// the connection is closed when it returns.
-void SetUp(const DatabaseFile& db, const Workload& workload) {
-  Connection setup = db.Connect();
-  CreateSchema(setup);  // a --db file made by an older dedupsim may lack a table
-  setup.ExecScript(
-      "BEGIN IMMEDIATE; DELETE FROM Inbox; DELETE FROM StockItems; "
-      "DELETE FROM StockReservations; COMMIT;");
-  ResetBroker(setup);
-  StockBooks(setup, workload);
-  Enqueue(setup, workload.deliveries);
-}
+// Where a soak runs, for the supervisor and its consumers alike. SetUp and Read run in the
+// supervisor while no consumer lives; Open* run in a consumer, after fork, and open its own
+// connections.
+class SoakDb {
+ public:
+  virtual ~SoakDb() = default;
+  // Empties what a run writes and fills the inventory and the broker.
+  virtual void SetUp(const Workload& workload) const = 0;
+  virtual std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const = 0;
+  // The broker on a connection of its own; count_open hears its transactions.
+  virtual std::unique_ptr<BrokerQueue> OpenBroker(
+      std::chrono::milliseconds lease, int64_t consumer,
+      const std::function<void(bool open)>& count_open) const = 0;
+  virtual void Read(SoakReport& report, const Workload& workload) const = 0;
+};
+
+class SqliteSoakDb final : public SoakDb {
+ public:
+  explicit SqliteSoakDb(const DatabaseFile& db) : db_(db) {}
+
+  void SetUp(const Workload& workload) const override {
+    Connection setup = db_.Connect();
+    CreateSchema(setup);  // a --db file made by an older dedupsim may lack a table
+    setup.ExecScript(
+        "BEGIN IMMEDIATE; DELETE FROM Inbox; DELETE FROM StockItems; "
+        "DELETE FROM StockReservations; COMMIT;");
+    ResetBroker(setup);
+    StockBooks(setup, workload);
+    Enqueue(setup, workload.deliveries);
+  }
+  std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const override {
+    return MakeHandler(strategy, db_);
+  }
+  std::unique_ptr<BrokerQueue> OpenBroker(
+      std::chrono::milliseconds lease, int64_t consumer,
+      const std::function<void(bool open)>& count_open) const override {
+    // The broker owns its connection.
+    class Owned final : public BrokerQueue {
+     public:
+      Owned(Connection c, std::chrono::milliseconds lease, int64_t consumer)
+          : c_(std::move(c)), broker_(c_, lease, consumer) {}
+      std::optional<LeasedDelivery> Receive() override { return broker_.Receive(); }
+      bool Ack(const LeasedDelivery& d, bool processed) override {
+        return broker_.Ack(d, processed);
+      }
+      bool AllAcked() override { return broker_.AllAcked(); }
+      Connection& connection() { return c_; }
+
+     private:
+      Connection c_;
+      DurableBroker broker_;
+    };
+    auto owned = std::make_unique<Owned>(db_.Connect(), lease, consumer);
+    owned->connection().OnTransactionChange(count_open);
+    return owned;
+  }
+  void Read(SoakReport& report, const Workload& workload) const override {
+    Connection check = db_.Connect();
+    report.broker = ReadBrokerCounts(check);
+    report.check = CheckEffects(check, workload);
+  }
+
+ private:
+  const DatabaseFile& db_;
+};
+
+class PgSoakDb final : public SoakDb {
+ public:
+  explicit PgSoakDb(const PgDatabase& db) : db_(db) {}
+
+  void SetUp(const Workload& workload) const override {
+    StockBooks(db_, workload);
+    ResetBroker(db_);
+    Enqueue(db_, workload.deliveries);
+  }
+  std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const override {
+    return MakePgHandler(strategy, db_, true);
+  }
+  std::unique_ptr<BrokerQueue> OpenBroker(
+      std::chrono::milliseconds lease, int64_t consumer,
+      const std::function<void(bool open)>& /*count_open*/) const override {
+    // Each broker call is one statement in its own transaction: never open between calls.
+    class Owned final : public BrokerQueue {
+     public:
+      Owned(PgConnection c, std::chrono::milliseconds lease, int64_t consumer)
+          : c_(std::move(c)), broker_(c_, lease, consumer) {}
+      std::optional<LeasedDelivery> Receive() override { return broker_.Receive(); }
+      bool Ack(const LeasedDelivery& d, bool processed) override {
+        return broker_.Ack(d, processed);
+      }
+      bool AllAcked() override { return broker_.AllAcked(); }
+
+     private:
+      PgConnection c_;
+      PgDurableBroker broker_;
+    };
+    return std::make_unique<Owned>(db_.Connect(), lease, consumer);
+  }
+  void Read(SoakReport& report, const Workload& workload) const override {
+    report.broker = ReadBrokerCounts(db_);
+    report.check = CheckEffects(db_, workload);
+  }
+
+ private:
+  const PgDatabase& db_;
+};
 
 // A consumer process: opens its own connections, then receives, handles and acks until
 // every entry is acked. Never returns.
-[[noreturn]] void ConsumerMain(const SoakOptions& options, const DatabaseFile& db, size_t slot,
+[[noreturn]] void ConsumerMain(const SoakOptions& options, const SoakDb& db, size_t slot,
                                pid_t supervisor, Shared* shared) {
   (void)supervisor;  // ForkChild made sure it never outlives the supervisor
   ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the supervisor's to handle
   int code = 0;
   try {
-    std::unique_ptr<StrategyHandler> handler = MakeHandler(options.strategy, db);
-    auto count_open = [shared, slot](bool open) {
+    std::unique_ptr<StrategyHandler> handler = db.OpenHandler(options.strategy);
+    std::function<void(bool)> count_open = [shared, slot](bool open) {
       shared->open_transactions[slot].fetch_add(open ? 1 : -1);
     };
     handler->OnTransactionChange(count_open);
-    Connection broker_connection = db.Connect();
-    broker_connection.OnTransactionChange(count_open);
-    DurableBroker broker(broker_connection, options.lease, static_cast<int64_t>(::getpid()));
+    std::unique_ptr<BrokerQueue> broker =
+        db.OpenBroker(options.lease, static_cast<int64_t>(::getpid()), count_open);
     for (;;) {
-      std::optional<LeasedDelivery> delivery = broker.Receive();
+      std::optional<LeasedDelivery> delivery = broker->Receive();
       if (!delivery) {
-        if (broker.AllAcked()) break;
+        if (broker->AllAcked()) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(2));  // leases still running
         continue;
       }
       bool processed = handler->Handle(delivery->message);
-      if (broker.Ack(*delivery, processed)) shared->acked.fetch_add(1);
+      if (broker->Ack(*delivery, processed)) shared->acked.fetch_add(1);
     }
   } catch (const SqliteError& e) {
     code = e.IsBusy() ? kExitBusy : kExitError;
@@ -116,7 +212,7 @@ void SetUp(const DatabaseFile& db, const Workload& workload) {
 
 class Supervisor {
  public:
-  Supervisor(const SoakOptions& options, const DatabaseFile& db, SoakReport& report, Shared* shared)
+  Supervisor(const SoakOptions& options, const SoakDb& db, SoakReport& report, Shared* shared)
       : options_(options),
         db_(db),
         report_(report),
@@ -270,7 +366,7 @@ class Supervisor {
   }
 
   const SoakOptions& options_;
-  const DatabaseFile& db_;
+  const SoakDb& db_;
   SoakReport& report_;
   Shared* shared_;
   std::vector<pid_t> pids_;  // 0: the slot has no live consumer
@@ -326,24 +422,33 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
                    const std::function<bool()>& interrupted) {
   Validate(options);
   Workload workload = MakeWorkload(options.workload);
-  DatabaseFile db = options.db_path.empty() ? DatabaseFile::CreateTemporary(options.settings)
-                                            : DatabaseFile::Open(options.db_path, options.settings);
   SoakReport report;
   report.options = options;
   report.distinct_orders = static_cast<int64_t>(workload.orders.size());
   report.duplicates = workload.duplicates;
+  if (options.postgres != nullptr) {
+    // PostgreSQL's errors name the server or schema themselves.
+    PgSoakDb db(*options.postgres);
+    db.SetUp(workload);
+    SharedMapping shared;
+    Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
+    db.Read(report, workload);  // every consumer is gone
+    return report;
+  }
+  DatabaseFile file = options.db_path.empty()
+                          ? DatabaseFile::CreateTemporary(options.settings)
+                          : DatabaseFile::Open(options.db_path, options.settings);
+  SqliteSoakDb db(file);
   try {
-    SetUp(db, workload);
+    db.SetUp(workload);
 
     SharedMapping shared;
     Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
 
     // Every consumer is gone: only now does the supervisor connect again.
-    Connection check = db.Connect();
-    report.broker = ReadBrokerCounts(check);
-    report.check = CheckEffects(check, workload);
+    db.Read(report, workload);
   } catch (const DatabaseError& e) {
-    throw InDatabase(db.path(), e);  // every database error names the file
+    throw InDatabase(file.path(), e);  // every database error names the file
   }
   return report;
 }

@@ -24,6 +24,8 @@
 
 namespace dedupsim {
 
+class PgDatabase;
+
 struct SoakOptions {
   WorkloadSpec workload{5000, 0.3, 1};
   int consumers = 4;
@@ -33,6 +35,9 @@ struct SoakOptions {
   std::chrono::seconds timeout{300};         // give up (and fail) after this long
   DatabaseSettings settings;
   std::string db_path;  // empty: a temporary database, removed at the end
+  // PostgreSQL: the schema the soak runs in (its tables emptied first); null: SQLite. The
+  // caller owns the server. Each consumer process opens its own connections after fork.
+  const PgDatabase* postgres = nullptr;
 };
 
 struct SoakReport {

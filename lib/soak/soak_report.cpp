@@ -19,8 +19,12 @@ nlohmann::ordered_json SoakReportToJson(const SoakReport& r) {
   j["consumers"] = o.consumers;
   j["killEveryMs"] = o.kill_every.count();
   j["leaseMs"] = o.lease.count();
-  j["journal"] = ToString(o.settings.journal);
-  j["synchronous"] = ToString(o.settings.synchronous);
+  if (o.postgres != nullptr) {
+    j["backend"] = "postgres";
+  } else {
+    j["journal"] = ToString(o.settings.journal);
+    j["synchronous"] = ToString(o.settings.synchronous);
+  }
   j["kills"] = r.kills;
   j["killsMidTransaction"] = r.kills_mid_transaction;
   j["restarts"] = r.restarts;
@@ -50,10 +54,13 @@ std::string FormatSoakReport(const SoakReport& r) {
   const SoakOptions& o = r.options;
   std::string out = fmt::format(
       "soak: {} messages ({} orders + {} duplicates, seed {}), strategy {}, {} consumer "
-      "process{}, a kill about every {} ms, lease {} ms, journal {}, synchronous {}\n",
+      "process{}, a kill about every {} ms, lease {} ms, {}\n",
       o.workload.messages, r.distinct_orders, r.duplicates, o.workload.seed, ToString(o.strategy),
       o.consumers, o.consumers == 1 ? "" : "es", o.kill_every.count(), o.lease.count(),
-      ToString(o.settings.journal), ToString(o.settings.synchronous));
+      o.postgres != nullptr ? std::string("postgres")
+                            : fmt::format("journal {}, synchronous {}",
+                                          ToString(o.settings.journal),
+                                          ToString(o.settings.synchronous)));
   out += fmt::format(
       "kills {} ({} with a transaction open), restarts {}, deliveries {}, redeliveries {}, acked "
       "{} of {}\n",
@@ -62,10 +69,12 @@ std::string FormatSoakReport(const SoakReport& r) {
   out += fmt::format("duplicates skipped {}, reserved {} of {}: lost {}, doubled {}\n",
                      r.broker.acked_skipped, r.check.reserved, r.check.expected_reserved,
                      r.check.lost, r.check.doubled);
-  out +=
-      fmt::format("SQLITE_BUSY escaped {}, other consumer errors {}, {:.2f} s{}\n", r.busy_errors,
-                  r.other_errors, std::chrono::duration<double>(r.elapsed).count(),
-                  r.interrupted ? " (interrupted)" : "");
+  out += fmt::format("{}other consumer errors {}, {:.2f} s{}\n",
+                     o.postgres != nullptr
+                         ? std::string()  // no SQLITE_BUSY on a server that locks rows
+                         : fmt::format("SQLITE_BUSY escaped {}, ", r.busy_errors),
+                     r.other_errors, std::chrono::duration<double>(r.elapsed).count(),
+                     r.interrupted ? " (interrupted)" : "");
   std::vector<std::string> failures = r.failures();
   if (failures.empty()) {
     out += "invariants held: every order applied exactly once, every entry acked\n";

@@ -1,0 +1,45 @@
+// The soak's durable broker (soak/broker.h) in PostgreSQL's dialect: the same table, the
+// same lease design (a visibility timeout, the delivery count as the lease token, an ack
+// refused once the lease is lost), kept in dedupsim's marked schema. Receive takes the
+// oldest visible entry with FOR UPDATE SKIP LOCKED, so consumers on any number of
+// connections and machines lease different entries without waiting on each other. Lease
+// times are the server's clock (clock_timestamp()), so consumers on several machines agree.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "message.h"
+#include "postgres/connection.h"
+#include "soak/broker.h"
+
+namespace dedupsim {
+
+class PgDatabase;
+
+// Creates BrokerMessages in db's schema when missing (marked as dedupsim's) and empties it.
+void ResetBroker(const PgDatabase& db);
+
+// Enqueues every message in order, in one statement, all visible at once.
+void Enqueue(const PgDatabase& db, const std::vector<OrderPlaced>& messages);
+
+class PgDurableBroker final : public BrokerQueue {
+ public:
+  // Uses the connection it is given (its own, opened after fork); one thread at a time.
+  PgDurableBroker(PgConnection& connection, std::chrono::milliseconds lease, int64_t consumer);
+
+  std::optional<LeasedDelivery> Receive() override;
+  bool Ack(const LeasedDelivery& delivery, bool processed) override;
+  bool AllAcked() override;
+
+ private:
+  PgConnection& db_;
+  std::string lease_ms_;
+  std::string consumer_;
+};
+
+BrokerCounts ReadBrokerCounts(const PgDatabase& db);
+
+}  // namespace dedupsim
