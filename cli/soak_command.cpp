@@ -1,8 +1,8 @@
 // dedupsim soak: parses the options, runs the soak (lib/soak) with Ctrl-C turned into a
 // clean stop, prints what the database says. Exit 1 when an invariant failed.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
 #include <optional>

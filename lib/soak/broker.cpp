@@ -45,7 +45,8 @@ void Enqueue(Connection& connection, const std::vector<OrderPlaced>& messages) {
   tx.Commit();
 }
 
-DurableBroker::DurableBroker(Connection& connection, std::chrono::milliseconds lease, int64_t consumer)
+DurableBroker::DurableBroker(Connection& connection, std::chrono::milliseconds lease,
+                             int64_t consumer)
     : db_(connection), lease_(lease), consumer_(consumer) {}
 
 std::optional<LeasedDelivery> DurableBroker::Receive() {
@@ -62,8 +63,8 @@ std::optional<LeasedDelivery> DurableBroker::Receive() {
   std::optional<LeasedDelivery> delivery;
   if (receive.Step()) {
     delivery = LeasedDelivery{receive.ColumnInt(0), receive.ColumnInt(1),
-                        OrderPlaced{receive.ColumnText(2), receive.ColumnText(3),
-                                    receive.ColumnText(4), receive.ColumnInt(5)}};
+                              OrderPlaced{receive.ColumnText(2), receive.ColumnText(3),
+                                          receive.ColumnText(4), receive.ColumnInt(5)}};
     while (receive.Step()) {
     }
   }

@@ -26,10 +26,10 @@ void ResetBroker(const PgDatabase& db) {
         " BookId text NOT NULL,"
         " Quantity bigint NOT NULL,"
         " VisibleAt timestamptz NOT NULL DEFAULT '-infinity',"  // hidden until then: the lease
-        " LeaseOwner bigint,"                     // the consumer holding the last lease
+        " LeaseOwner bigint,"                        // the consumer holding the last lease
         " DeliveryCount bigint NOT NULL DEFAULT 0,"  // also the lease token
-        " AckedAt timestamptz,"                   // NULL until acked
-        " Outcome text)");                        // 'processed' or 'skipped', set by the ack
+        " AckedAt timestamptz,"                      // NULL until acked
+        " Outcome text)");                           // 'processed' or 'skipped', set by the ack
     c.ExecScript("CREATE INDEX BrokerPending ON BrokerMessages (Seq) WHERE AckedAt IS NULL");
     c.ExecScript(fmt::format("COMMENT ON TABLE BrokerMessages IS '{}'", kPgMarker));
   }
@@ -88,8 +88,7 @@ bool PgDurableBroker::Ack(const LeasedDelivery& delivery, bool processed) {
 }
 
 bool PgDurableBroker::AllAcked() {
-  PgResult r =
-      db_.Exec("SELECT NOT EXISTS (SELECT 1 FROM BrokerMessages WHERE AckedAt IS NULL)");
+  PgResult r = db_.Exec("SELECT NOT EXISTS (SELECT 1 FROM BrokerMessages WHERE AckedAt IS NULL)");
   return r.Text(0, 0) == "t";
 }
 

@@ -1,8 +1,5 @@
 #include "soak/soak.h"
 
-#include "child_process.h"
-#include "run_files.h"
-
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -19,7 +16,9 @@
 #include <thread>
 
 #include "bench/pg_bench.h"
+#include "child_process.h"
 #include "postgres/store.h"
+#include "run_files.h"
 #include "schema.h"
 #include "soak/pg_broker.h"
 #include "sqlite/error.h"
@@ -179,7 +178,7 @@ class PgSoakDb final : public SoakDb {
 // every entry is acked. Never returns.
 [[noreturn]] void ConsumerMain(const SoakOptions& options, const SoakDb& db, size_t slot,
                                pid_t supervisor, Shared* shared) {
-  (void)supervisor;  // ForkChild made sure it never outlives the supervisor
+  (void)supervisor;           // ForkChild made sure it never outlives the supervisor
   ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the supervisor's to handle
   int code = 0;
   try {
@@ -276,7 +275,7 @@ class Supervisor {
     std::fflush(nullptr);
     const pid_t supervisor = ::getpid();
     shared_->open_transactions[slot].store(0);  // before the fork: the child counts from 0
-    pid_t pid = ForkChild();  // dies with the supervisor
+    pid_t pid = ForkChild();                    // dies with the supervisor
     if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     if (pid == 0) ConsumerMain(options_, db_, slot, supervisor, shared_);
     pids_[slot] = pid;

@@ -43,11 +43,11 @@ struct SoakOptions {
 struct SoakReport {
   SoakOptions options;
   int64_t distinct_orders = 0;
-  int64_t duplicates = 0;           // in the workload: entries that repeat an earlier MessageId
-  int64_t kills = 0;                // consumers the supervisor killed with SIGKILL
+  int64_t duplicates = 0;             // in the workload: entries that repeat an earlier MessageId
+  int64_t kills = 0;                  // consumers the supervisor killed with SIGKILL
   int64_t kills_mid_transaction = 0;  // of those, killed with a transaction open (between
                                       // BEGIN's return and COMMIT's or ROLLBACK's return)
-  int64_t restarts = 0;             // consumers started in place of one that died
+  int64_t restarts = 0;               // consumers started in place of one that died
   int64_t busy_errors = 0;          // consumers that died of an SQLITE_BUSY they could not wait out
   int64_t other_errors = 0;         // consumers that died of anything else unplanned
   std::vector<std::string> errors;  // the first few, one line each

@@ -57,10 +57,10 @@ std::string FormatSoakReport(const SoakReport& r) {
       "process{}, a kill about every {} ms, lease {} ms, {}\n",
       o.workload.messages, r.distinct_orders, r.duplicates, o.workload.seed, ToString(o.strategy),
       o.consumers, o.consumers == 1 ? "" : "es", o.kill_every.count(), o.lease.count(),
-      o.postgres != nullptr ? std::string("postgres")
-                            : fmt::format("journal {}, synchronous {}",
-                                          ToString(o.settings.journal),
-                                          ToString(o.settings.synchronous)));
+      o.postgres != nullptr
+          ? std::string("postgres")
+          : fmt::format("journal {}, synchronous {}", ToString(o.settings.journal),
+                        ToString(o.settings.synchronous)));
   out += fmt::format(
       "kills {} ({} with a transaction open), restarts {}, deliveries {}, redeliveries {}, acked "
       "{} of {}\n",
