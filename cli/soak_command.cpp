@@ -38,6 +38,8 @@ struct SoakArgs {
   std::string backend = "sqlite";
   std::string dsn;                     // postgres: an existing server; "": a throwaway cluster
   std::string pg_schema = "dedupsim";  // postgres: the schema dedupsim creates and owns
+  std::string role = "all";
+  bool given_fleet_option = false;     // --consumers or --kill-every-ms
   bool given_sqlite_option = false;    // --journal, --synchronous or --db on the command line
   bool given_postgres_option = false;  // --dsn or --pg-schema
 };
@@ -84,6 +86,19 @@ int Run(const SoakArgs& args) {
     fmt::print(stderr, "dedupsim: --dsn and --pg-schema need --backend postgres\n");
     return kExitUsage;
   }
+  if (args.role != "all" && (!postgres || args.dsn.empty())) {
+    fmt::print(stderr,
+               "dedupsim: --role {} needs --backend postgres and --dsn: a server every "
+               "process can reach\n",
+               args.role);
+    return kExitUsage;
+  }
+  if (args.role != "all" && args.given_fleet_option) {
+    fmt::print(stderr,
+               "dedupsim: --consumers and --kill-every-ms are for --role all (one machine); "
+               "with --role, start the consumers yourself and kill them by hand\n");
+    return kExitUsage;
+  }
   if (postgres && options.strategy == Strategy::kNaturalKey) {
     fmt::print(stderr, "dedupsim: --strategy natural-key runs on SQLite only\n");
     return kExitUsage;
@@ -103,7 +118,17 @@ int Run(const SoakArgs& args) {
   ProgressView progress;
   SoakReport report;
   try {
-    report = RunSoak(options, &progress, nullptr);
+    if (args.role == "consumer") {
+      SoakConsumerReport c = RunSoakConsumer(options, nullptr);
+      if (args.format == "json") {
+        fmt::print("{}\n", SoakConsumerReportToJson(c).dump());
+      } else {
+        fmt::print("{}", FormatSoakConsumerReport(c));
+      }
+      return c.run_done ? kExitOk : kExitCheckFailed;
+    }
+    report = args.role == "supervisor" ? RunSoakSupervisor(options, &progress, nullptr)
+                                       : RunSoak(options, &progress, nullptr);
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "dedupsim: {}\n", e.what());
     return kExitUsage;
@@ -167,10 +192,19 @@ Command AddSoakCommand(CLI::App& app) {
       "--pg-schema", args->pg_schema,
       "postgres: the schema dedupsim creates, marks and empties (default dedupsim); one it did "
       "not create is refused (exit 3)");
+  sub->add_option("--role", args->role,
+                  "all: the supervisor forks and kills the consumers (default); with --dsn, "
+                  "supervisor: fill the broker, wait until every entry is acked, verify; "
+                  "consumer: lease, handle and ack until the supervisor ends the run (start "
+                  "as many as you like, on any machine that reaches the server)")
+      ->check(CLI::IsMember({"all", "supervisor", "consumer"}));
   auto* journal = sub->get_option("--journal");
   auto* synchronous = sub->get_option("--synchronous");
   auto* db = sub->get_option("--db");
-  return {sub, [args, dsn, schema, journal, synchronous, db]() -> int {
+  auto* consumers = sub->get_option("--consumers");
+  auto* kill_every = sub->get_option("--kill-every-ms");
+  return {sub, [args, dsn, schema, journal, synchronous, db, consumers, kill_every]() -> int {
+            args->given_fleet_option = consumers->count() + kill_every->count() > 0;
             args->given_sqlite_option = journal->count() + synchronous->count() + db->count() > 0;
             args->given_postgres_option = dsn->count() + schema->count() > 0;
             return Run(*args);

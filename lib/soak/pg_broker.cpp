@@ -7,17 +7,22 @@
 
 namespace dedupsim {
 
-void ResetBroker(const PgDatabase& db) {
-  PgConnection c = db.Connect();
-  // The schema is ours (PgDatabase::Open checked its marker and every table's); the table
-  // is created in it with the same marker, so the next Open accepts it.
-  c.ExecScript("BEGIN");
-  c.Exec("SELECT pg_advisory_xact_lock(hashtext($1))", {"dedupsim:" + db.schema()});
-  PgResult found = c.Exec(
-      "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-      "WHERE n.nspname = $1 AND c.relname = 'brokermessages'",
-      {db.schema()});
-  if (found.rows() == 0) {
+namespace {
+
+bool HasTable(PgConnection& c, const std::string& schema, const char* folded) {
+  return c.Exec(
+              "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+              "WHERE n.nspname = $1 AND c.relname = $2",
+              {schema, std::string(folded)})
+             .rows() > 0;
+}
+
+// In the open transaction, under the schema's advisory lock: the soak's tables, created in
+// our own schema (PgDatabase::Open checked its marker and every table's) with the same
+// marker, so the next Open accepts them.
+void CreateMissing(PgConnection& c, const std::string& schema) {
+  c.Exec("SELECT pg_advisory_xact_lock(hashtext($1))", {"dedupsim:" + schema});
+  if (!HasTable(c, schema, "brokermessages")) {
     c.ExecScript(
         "CREATE TABLE BrokerMessages ("
         " Seq bigint NOT NULL PRIMARY KEY,"  // enqueue order
@@ -33,8 +38,47 @@ void ResetBroker(const PgDatabase& db) {
     c.ExecScript("CREATE INDEX BrokerPending ON BrokerMessages (Seq) WHERE AckedAt IS NULL");
     c.ExecScript(fmt::format("COMMENT ON TABLE BrokerMessages IS '{}'", kPgMarker));
   }
+  if (!HasTable(c, schema, "soakcontrol")) {
+    c.ExecScript(
+        "CREATE TABLE SoakControl (Id int NOT NULL PRIMARY KEY CHECK (Id = 1),"
+        " Done boolean NOT NULL, StartedAt timestamptz NOT NULL)");
+    c.ExecScript(fmt::format("COMMENT ON TABLE SoakControl IS '{}'", kPgMarker));
+  }
+}
+
+}  // namespace
+
+void EnsureBrokerTables(const PgDatabase& db) {
+  PgConnection c = db.Connect();
+  c.ExecScript("BEGIN");
+  CreateMissing(c, db.schema());
+  c.ExecScript("COMMIT");
+}
+
+void ResetBroker(const PgDatabase& db) {
+  PgConnection c = db.Connect();
+  c.ExecScript("BEGIN");
+  CreateMissing(c, db.schema());
   c.ExecScript("TRUNCATE BrokerMessages");
   c.ExecScript("COMMIT");
+}
+
+void StartRun(const PgDatabase& db) {
+  PgConnection c = db.Connect();
+  c.ExecScript(
+      "INSERT INTO SoakControl (Id, Done, StartedAt) VALUES (1, false, clock_timestamp()) "
+      "ON CONFLICT (Id) DO UPDATE SET Done = false, StartedAt = clock_timestamp()");
+}
+
+void EndRun(const PgDatabase& db) {
+  PgConnection c = db.Connect();
+  c.ExecScript("UPDATE SoakControl SET Done = true");
+}
+
+std::optional<bool> RunDone(PgConnection& c) {
+  PgResult r = c.Exec("SELECT Done FROM SoakControl");
+  if (r.rows() == 0) return std::nullopt;
+  return r.Text(0, 0) == "t";
 }
 
 void Enqueue(const PgDatabase& db, const std::vector<OrderPlaced>& messages) {

@@ -42,4 +42,14 @@ class PgDurableBroker final : public BrokerQueue {
 
 BrokerCounts ReadBrokerCounts(const PgDatabase& db);
 
+// Consumers on several machines (soak --role): one row that says whether a run is going.
+// The supervisor starts a run (Done false) once the broker is filled, and ends it (Done
+// true) once every entry is acked; a consumer works from the first time it sees a run
+// going until it sees it done. Creates the broker and control tables when missing.
+void EnsureBrokerTables(const PgDatabase& db);
+void StartRun(const PgDatabase& db);
+void EndRun(const PgDatabase& db);
+// nullopt: no run was ever started in this schema; else whether the last one is done.
+std::optional<bool> RunDone(PgConnection& c);
+
 }  // namespace dedupsim

@@ -452,4 +452,111 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
   return report;
 }
 
+namespace {
+
+void ValidateRole(const SoakOptions& options) {
+  Validate(options);
+  if (options.postgres == nullptr) {
+    throw std::invalid_argument("--role supervisor and consumer need --backend postgres");
+  }
+}
+
+}  // namespace
+
+SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
+                             const std::function<bool()>& interrupted) {
+  ValidateRole(options);
+  Workload workload = MakeWorkload(options.workload);
+  SoakReport report;
+  report.options = options;
+  report.distinct_orders = static_cast<int64_t>(workload.orders.size());
+  report.duplicates = workload.duplicates;
+  const PgDatabase& pg = *options.postgres;
+  PgSoakDb db(pg);
+  EnsureBrokerTables(pg);
+  EndRun(pg);  // consumers of an earlier run stop before its tables are emptied
+  db.SetUp(workload);
+  const auto started = SteadyClock::now();
+  StartRun(pg);
+  {
+    PgConnection c = pg.Connect();
+    for (;;) {
+      PgResult r = c.Exec("SELECT count(AckedAt), count(*) FROM BrokerMessages");
+      const int64_t acked = r.Int(0, 0);
+      const auto now = SteadyClock::now();
+      if (progress != nullptr) {
+        progress->Update(acked, r.Int(0, 1), 0, now - started);
+      }
+      if (acked == r.Int(0, 1)) break;
+      if (interrupted && interrupted()) {
+        report.interrupted = true;
+        break;
+      }
+      if (now - started >= options.timeout) {
+        report.timed_out = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  EndRun(pg);
+  report.elapsed = SteadyClock::now() - started;
+  if (progress != nullptr) progress->Finished();
+  db.Read(report, workload);
+  report.supervisor_only = true;
+  PgConnection c = pg.Connect();
+  report.consumers_seen = c.Exec("SELECT count(DISTINCT LeaseOwner) FROM BrokerMessages").Int(0, 0);
+  return report;
+}
+
+SoakConsumerReport RunSoakConsumer(const SoakOptions& options,
+                                   const std::function<bool()>& interrupted) {
+  ValidateRole(options);
+  const PgDatabase& pg = *options.postgres;
+  EnsureBrokerTables(pg);
+  SoakConsumerReport report;
+  // Consumers on several machines may share a pid: a random id names this one.
+  std::random_device device;
+  report.consumer = static_cast<int64_t>(((static_cast<uint64_t>(device()) << 31) ^ device()) &
+                                         0x3fffffffffffffffULL);
+  PgSoakDb db(pg);
+  std::unique_ptr<StrategyHandler> handler = db.OpenHandler(options.strategy);
+  PgConnection control = pg.Connect();
+  std::unique_ptr<BrokerQueue> broker = db.OpenBroker(options.lease, report.consumer, nullptr);
+  const auto deadline = SteadyClock::now() + options.timeout;
+  bool running = false;  // seen a run going: from then on, a run done is ours to end on
+  for (;;) {
+    if (interrupted && interrupted()) {
+      report.interrupted = true;
+      break;
+    }
+    if (SteadyClock::now() >= deadline) {
+      report.timed_out = true;
+      break;
+    }
+    if (!running) {
+      std::optional<bool> done = RunDone(control);
+      if (!done.has_value() || *done) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // no run going yet
+        continue;
+      }
+      running = true;
+    }
+    std::optional<LeasedDelivery> delivery = broker->Receive();
+    if (!delivery) {
+      if (RunDone(control).value_or(false)) {
+        report.run_done = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // leases still running
+      continue;
+    }
+    report.received++;
+    bool processed = handler->Handle(delivery->message);
+    (processed ? report.processed : report.skipped)++;
+    if (!broker->Ack(*delivery, processed)) report.acks_refused++;
+  }
+  return report;
+}
+
 }  // namespace dedupsim

@@ -55,6 +55,11 @@ struct SoakReport {
   EffectCheck check;
   bool interrupted = false;  // stopped by the caller (Ctrl-C)
   bool timed_out = false;
+  // --role supervisor: the consumers were started separately (their number, strategy and
+  // kills are not the supervisor's); consumers_seen is how many distinct consumers the
+  // broker table says leased an entry.
+  bool supervisor_only = false;
+  int64_t consumers_seen = 0;
   std::chrono::nanoseconds elapsed{0};
 
   // Every order applied once, every entry acked, no error, run to the end.
@@ -78,5 +83,33 @@ class SoakProgress {
 // cannot be used (a foreign --db file is refused untouched).
 SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
                    const std::function<bool()>& interrupted);
+
+// ---- Consumers on several machines (PostgreSQL: options.postgres must be set) ----------
+// One server, one durable broker table, any number of consumer processes started
+// separately (soak --role consumer), on this machine or others, and one supervisor.
+
+// The supervisor: empties the run's tables, stocks the books, fills the broker, starts the
+// run, then waits (reading the broker table) until every entry is acked, the timeout, or
+// interrupted; ends the run, so the consumers stop, and reports what the server holds. It
+// kills nobody: kills and restarts are 0 (kill consumers by hand: their leases come back).
+SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
+                             const std::function<bool()>& interrupted);
+
+struct SoakConsumerReport {
+  int64_t consumer = 0;  // its id on the broker's LeaseOwner column (random, not a pid)
+  int64_t received = 0;
+  int64_t processed = 0;
+  int64_t skipped = 0;
+  int64_t acks_refused = 0;  // its lease had gone to another consumer
+  bool run_done = false;     // it saw the supervisor end the run
+  bool interrupted = false;
+  bool timed_out = false;
+};
+
+// A consumer: waits for a run to start, then receives, handles (options.strategy) and acks
+// until the supervisor ends the run, options.timeout passes or interrupted says so. Throws
+// DatabaseError (a StoreError) when the server fails it.
+SoakConsumerReport RunSoakConsumer(const SoakOptions& options,
+                                   const std::function<bool()>& interrupted);
 
 }  // namespace dedupsim

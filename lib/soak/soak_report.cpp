@@ -10,24 +10,31 @@ nlohmann::ordered_json SoakReportToJson(const SoakReport& r) {
   const SoakOptions& o = r.options;
   nlohmann::ordered_json j;
   j["command"] = "soak";
-  j["strategy"] = ToString(o.strategy);
+  if (r.supervisor_only) j["role"] = "supervisor";
+  if (!r.supervisor_only) j["strategy"] = ToString(o.strategy);
   j["messages"] = o.workload.messages;
   j["duplicateRate"] = o.workload.duplicate_rate;
   j["distinctOrders"] = r.distinct_orders;
   j["duplicates"] = r.duplicates;
   j["seed"] = o.workload.seed;
-  j["consumers"] = o.consumers;
-  j["killEveryMs"] = o.kill_every.count();
-  j["leaseMs"] = o.lease.count();
+  if (r.supervisor_only) {
+    j["consumersSeen"] = r.consumers_seen;
+  } else {
+    j["consumers"] = o.consumers;
+    j["killEveryMs"] = o.kill_every.count();
+  }
+  if (!r.supervisor_only) j["leaseMs"] = o.lease.count();
   if (o.postgres != nullptr) {
     j["backend"] = "postgres";
   } else {
     j["journal"] = ToString(o.settings.journal);
     j["synchronous"] = ToString(o.settings.synchronous);
   }
-  j["kills"] = r.kills;
-  j["killsMidTransaction"] = r.kills_mid_transaction;
-  j["restarts"] = r.restarts;
+  if (!r.supervisor_only) {
+    j["kills"] = r.kills;
+    j["killsMidTransaction"] = r.kills_mid_transaction;
+    j["restarts"] = r.restarts;
+  }
   j["deliveries"] = r.broker.deliveries;
   j["redeliveries"] = r.broker.redeliveries;
   j["acked"] = r.broker.acked;
@@ -52,28 +59,45 @@ nlohmann::ordered_json SoakReportToJson(const SoakReport& r) {
 
 std::string FormatSoakReport(const SoakReport& r) {
   const SoakOptions& o = r.options;
-  std::string out = fmt::format(
-      "soak: {} messages ({} orders + {} duplicates, seed {}), strategy {}, {} consumer "
-      "process{}, a kill about every {} ms, lease {} ms, {}\n",
-      o.workload.messages, r.distinct_orders, r.duplicates, o.workload.seed, ToString(o.strategy),
-      o.consumers, o.consumers == 1 ? "" : "es", o.kill_every.count(), o.lease.count(),
-      o.postgres != nullptr
-          ? std::string("postgres")
-          : fmt::format("journal {}, synchronous {}", ToString(o.settings.journal),
-                        ToString(o.settings.synchronous)));
-  out += fmt::format(
-      "kills {} ({} with a transaction open), restarts {}, deliveries {}, redeliveries {}, acked "
-      "{} of {}\n",
-      r.kills, r.kills_mid_transaction, r.restarts, r.broker.deliveries, r.broker.redeliveries,
-      r.broker.acked, r.broker.entries);
+  std::string out =
+      r.supervisor_only
+          ? fmt::format(
+                "soak supervisor: {} messages ({} orders + {} duplicates, seed {}), consumers "
+                "started separately ({} leased an entry), postgres\n",
+                o.workload.messages, r.distinct_orders, r.duplicates, o.workload.seed,
+                r.consumers_seen)
+          : fmt::format(
+                "soak: {} messages ({} orders + {} duplicates, seed {}), strategy {}, {} consumer "
+                "process{}, a kill about every {} ms, lease {} ms, {}\n",
+                o.workload.messages, r.distinct_orders, r.duplicates, o.workload.seed,
+                ToString(o.strategy), o.consumers, o.consumers == 1 ? "" : "es",
+                o.kill_every.count(), o.lease.count(),
+                o.postgres != nullptr
+                    ? std::string("postgres")
+                    : fmt::format("journal {}, synchronous {}", ToString(o.settings.journal),
+                                  ToString(o.settings.synchronous)));
+  if (r.supervisor_only) {  // the kills, if any, were someone else's
+    out += fmt::format("deliveries {}, redeliveries {}, acked {} of {}\n", r.broker.deliveries,
+                       r.broker.redeliveries, r.broker.acked, r.broker.entries);
+  } else {
+    out += fmt::format(
+        "kills {} ({} with a transaction open), restarts {}, deliveries {}, redeliveries {}, "
+        "acked {} of {}\n",
+        r.kills, r.kills_mid_transaction, r.restarts, r.broker.deliveries, r.broker.redeliveries,
+        r.broker.acked, r.broker.entries);
+  }
   out += fmt::format("duplicates skipped {}, reserved {} of {}: lost {}, doubled {}\n",
                      r.broker.acked_skipped, r.check.reserved, r.check.expected_reserved,
                      r.check.lost, r.check.doubled);
-  out += fmt::format("{}other consumer errors {}, {:.2f} s{}\n",
-                     o.postgres != nullptr
-                         ? std::string()  // no SQLITE_BUSY on a server that locks rows
-                         : fmt::format("SQLITE_BUSY escaped {}, ", r.busy_errors),
-                     r.other_errors, std::chrono::duration<double>(r.elapsed).count(),
+  std::string errors =
+      r.supervisor_only
+          ? std::string("elapsed ")  // the consumers' errors are on their own terminals
+          : fmt::format("{}other consumer errors {}, ",
+                        o.postgres != nullptr
+                            ? std::string()  // no SQLITE_BUSY on a server that locks rows
+                            : fmt::format("SQLITE_BUSY escaped {}, ", r.busy_errors),
+                        r.other_errors);
+  out += fmt::format("{}{:.2f} s{}\n", errors, std::chrono::duration<double>(r.elapsed).count(),
                      r.interrupted ? " (interrupted)" : "");
   std::vector<std::string> failures = r.failures();
   if (failures.empty()) {
@@ -82,6 +106,30 @@ std::string FormatSoakReport(const SoakReport& r) {
     out += fmt::format("invariants FAILED: {}\n", fmt::join(failures, "; "));
   }
   return out;
+}
+
+nlohmann::ordered_json SoakConsumerReportToJson(const SoakConsumerReport& r) {
+  nlohmann::ordered_json j;
+  j["command"] = "soak";
+  j["role"] = "consumer";
+  j["consumer"] = r.consumer;
+  j["received"] = r.received;
+  j["processed"] = r.processed;
+  j["duplicatesSkipped"] = r.skipped;
+  j["acksRefused"] = r.acks_refused;
+  j["runDone"] = r.run_done;
+  j["interrupted"] = r.interrupted;
+  j["timedOut"] = r.timed_out;
+  return j;
+}
+
+std::string FormatSoakConsumerReport(const SoakConsumerReport& r) {
+  return fmt::format(
+      "soak consumer {}: received {}, processed {}, duplicates skipped {}, acks refused {}; "
+      "{}\n",
+      r.consumer, r.received, r.processed, r.skipped, r.acks_refused,
+      r.run_done ? "the supervisor ended the run"
+                 : (r.interrupted ? "interrupted" : "timed out before the run ended"));
 }
 
 }  // namespace dedupsim

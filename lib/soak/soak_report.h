@@ -15,4 +15,8 @@ nlohmann::ordered_json SoakReportToJson(const SoakReport& report);
 
 std::string FormatSoakReport(const SoakReport& report);
 
+// One consumer of soak --role consumer: what it received, did, skipped and acked.
+nlohmann::ordered_json SoakConsumerReportToJson(const SoakConsumerReport& report);
+std::string FormatSoakConsumerReport(const SoakConsumerReport& report);
+
 }  // namespace dedupsim
