@@ -1,11 +1,19 @@
 // bench and soak on PostgreSQL (label `postgres`), on the fixture's server, each test in
 // its own schema: the raw libpq baseline does the inbox's statements and writes its rows,
 // the figures follow the options, and SIGKILLed consumer processes lose and double nothing.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/pg_bench.h"
@@ -13,6 +21,8 @@
 #include "postgres/connection.h"
 #include "postgres/store.h"
 #include "support.h"
+
+extern char** environ;
 
 namespace dedupsim {
 namespace {
@@ -210,6 +220,111 @@ TEST_CASE("soak --backend postgres: the same kills double the naive consumer's o
   CHECK(r.exit_code == 1);
   CHECK(j["doubled"] == j["duplicates"]);  // every duplicate applied again, no kill needed
   CHECK(j["lost"] == 0);
+}
+
+namespace {
+
+// A consumer started on its own, as on another machine: dedupsim soak --role consumer,
+// its output in a file.
+pid_t StartConsumer(const std::string& schema, const std::string& out) {
+  std::vector<std::string> args{DEDUPSIM_BINARY, "soak",     "--backend",   "postgres",
+                                "--dsn",         Conninfo(), "--pg-schema", schema,
+                                "--role",        "consumer", "--lease-ms",  "300",
+                                "--timeout-s",   "100",      "--format",    "json"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, DEDUPSIM_BINARY, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE(rc == 0);
+  return pid;
+}
+
+int Wait(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+  }
+  return status;
+}
+
+}  // namespace
+
+TEST_CASE("soak --role: consumers started separately share one server and one broker table",
+          "[postgres][soak]") {
+  const std::string schema = "t_fleet";
+  testing::TempDir temp;
+  const std::string& dir = temp.path();
+  // Three consumers first (they wait for a run to start), one of them killed mid-run.
+  std::vector<pid_t> consumers;
+  for (int i = 0; i < 3; ++i) {
+    consumers.push_back(StartConsumer(schema, dir + "/consumer" + std::to_string(i) + ".json"));
+  }
+  testing::CliResult supervisor;
+  std::thread run([&] {
+    supervisor = RunPg({"soak", "--role", "supervisor", "--messages", "1200", "--timeout-s", "100",
+                        "--format", "json"},
+                       schema);
+  });
+  // Once the run is going and entries are being acked, SIGKILL the first consumer: its
+  // leased entry comes back when the lease ends and another consumer takes it.
+  {
+    PgDatabase db = PgDatabase::Open(Conninfo(), schema);
+    PgConnection c = db.Connect();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < until) {
+      PgResult r = c.Exec(
+          "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename = 'soakcontrol'",
+          {schema});
+      if (r.Int(0, 0) == 1 &&
+          c.Exec("SELECT count(*) FROM SoakControl WHERE NOT Done").Int(0, 0) == 1 &&
+          c.Exec("SELECT count(AckedAt) FROM BrokerMessages").Int(0, 0) >= 100) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  ::kill(consumers[0], SIGKILL);
+  int killed = Wait(consumers[0]);
+  run.join();
+  if (supervisor.exit_code != 0) {
+    for (size_t i = 1; i < consumers.size(); ++i) ::kill(consumers[i], SIGKILL);
+  }
+  INFO(supervisor.out << supervisor.err);
+  CHECK(WIFSIGNALED(killed));
+  nlohmann::json j = Parse(supervisor);
+  CHECK(supervisor.exit_code == 0);
+  CHECK(j["role"] == "supervisor");
+  CHECK(j["held"] == true);
+  CHECK(j["lost"] == 0);
+  CHECK(j["doubled"] == 0);
+  CHECK(j["acked"] == 1200);
+  CHECK(j["consumersSeen"].get<int64_t>() >= 2);
+  int64_t received = 0;
+  for (int i = 1; i < 3; ++i) {
+    int status = Wait(consumers[static_cast<size_t>(i)]);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);  // it saw the supervisor end the run
+    std::ifstream in(dir + "/consumer" + std::to_string(i) + ".json");
+    nlohmann::json c = nlohmann::json::parse(in);
+    CHECK(c["runDone"] == true);
+    received += c["received"].get<int64_t>();
+  }
+  // The survivors took what the killed one did not ack, and more.
+  CHECK(received > 0);
+  CHECK(received <= j["deliveries"].get<int64_t>());
+}
+
+TEST_CASE("soak --role needs --dsn and refuses the one-machine options", "[postgres][soak]") {
+  auto no_dsn = RunCli({"soak", "--backend", "postgres", "--role", "consumer"});
+  CHECK(no_dsn.exit_code == 2);
+  CHECK(no_dsn.err.find("--dsn") != std::string::npos);
+  auto kills = RunPg({"soak", "--role", "supervisor", "--kill-every-ms", "5"}, "t_fleet_opts");
+  CHECK(kills.exit_code == 2);
 }
 
 }  // namespace dedupsim
