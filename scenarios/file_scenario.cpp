@@ -106,7 +106,8 @@ nlohmann::json SqlFigure(Connection& probe, const ScenarioFigure& f, const Order
 
 }  // namespace
 
-Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env, const FileRunOverrides& overrides) {
+Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
+                        const FileRunOverrides& overrides) {
   StockItem dune = Restock(env);
   {
     Connection setup = env.db.Connect();
@@ -128,7 +129,8 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env, const FileRu
     messages.push_back(resend);
   }
 
-  const nlohmann::json defaults = files::OptionValues(env.options, env.options.hold, env.options.stagger);
+  const nlohmann::json defaults =
+      files::OptionValues(env.options, env.options.hold, env.options.stagger);
   auto option = [&](std::string_view name) -> std::optional<nlohmann::json> {
     if (auto it = defaults.find(std::string(name)); it != defaults.end()) return *it;
     return std::nullopt;
@@ -144,7 +146,8 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env, const FileRu
     const OrderPlaced& message = messages[d.message];
     const std::string instance = d.instance.empty() ? consumer.name : d.instance;
     if (d.delay.count() > 0) {
-      env.recorder.Note(instance, "delay", fmt::format("the broker waits {} ms", d.delay.count()), "");
+      env.recorder.Note(instance, "delay", fmt::format("the broker waits {} ms", d.delay.count()),
+                        "");
       std::this_thread::sleep_for(d.delay);
     }
     if (d.race) {
@@ -156,7 +159,7 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env, const FileRu
       stagger_used = timing.stagger;
       auto body = [&env, &consumer, message, &fault](int number, bool holds) {
         return [&env, &consumer, message, &fault, number, holds](Connection& db,
-                                                                   const Hook& hold_point) {
+                                                                 const Hook& hold_point) {
           BeginDelivery(db, Delivered(message, number));
           if (holds) db.SetHookFaults(At(fault.point, hold_point));
           InMemoryEmailProvider sent;
@@ -177,8 +180,9 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env, const FileRu
     }
     nlohmann::json copies = d.copies.Evaluate(option);
     if (!copies.is_number_integer() || copies.get<int64_t>() < 1 || copies.get<int64_t>() > 1000) {
-      throw files::ErrorAt(d.at, fmt::format("copies is {}, expected an integer from 1 to 1000 ({})",
-                                             copies.dump(), d.copies.text()));
+      throw files::ErrorAt(
+          d.at, fmt::format("copies is {}, expected an integer from 1 to 1000 ({})", copies.dump(),
+                            d.copies.text()));
     }
     for (int64_t copy = 0; copy < copies.get<int64_t>(); ++copy) {
       const int number = ++delivered[message.message_id];
@@ -193,8 +197,11 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env, const FileRu
               result = Handle(consumer, db, env.clock, emails, message);
             },
             &emails);
-        records.push_back(
-            {consumer.name, report.crashed ? "crashed" : result.empty() ? "finished" : result, false});
+        records.push_back({consumer.name,
+                           report.crashed   ? "crashed"
+                           : result.empty() ? "finished"
+                                            : result,
+                           false});
         continue;
       }
       Connection db = OpenTraced(env, instance, Delivered(message, number));
@@ -214,7 +221,8 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env, const FileRu
       int64_t n = 0;
       for (const DeliveryRecord& r : records) {
         if (!f.consumer.empty() && r.consumer != f.consumer) continue;
-        if (f.outcome == "deliveries" || (f.outcome == "waited" ? r.waited : r.result == f.outcome)) ++n;
+        if (f.outcome == "deliveries" || (f.outcome == "waited" ? r.waited : r.result == f.outcome))
+          ++n;
       }
       out.figures[f.name] = n;
     } else {
@@ -239,7 +247,8 @@ Scenario AsScenario(const ScenarioFile& file, const FileRunOverrides& overrides)
       .summary = file.summary,
       .in_post = false,
       .traits = file.traits,
-      .run = [&file, &overrides](ScenarioEnv& env) { return RunScenarioFile(file, env, overrides); },
+      .run = [&file,
+              &overrides](ScenarioEnv& env) { return RunScenarioFile(file, env, overrides); },
       .expected = nullptr,
       .lesson = file.lesson,
       .hook_points = file.hook_points_text,

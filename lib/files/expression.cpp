@@ -35,8 +35,8 @@ class Parser {
   Node Whole() {
     Node node = Choice();
     if (Peek().kind != Token::Kind::kEnd) {
-      throw Error(Peek().offset, fmt::format("unexpected '{}' (expected an operator or the end)",
-                                             Peek().text));
+      throw Error(Peek().offset,
+                  fmt::format("unexpected '{}' (expected an operator or the end)", Peek().text));
     }
     return node;
   }
@@ -159,7 +159,8 @@ class Parser {
     Node left = Sum();
     for (std::string_view op : {"==", "!=", "<=", ">=", "<", ">"}) {
       size_t offset = Peek().offset;
-      if (Accept(op)) return Make(ExpressionNode::Kind::kBinary, offset, std::string(op), {left, Sum()});
+      if (Accept(op))
+        return Make(ExpressionNode::Kind::kBinary, offset, std::string(op), {left, Sum()});
     }
     return left;
   }
@@ -262,10 +263,11 @@ nlohmann::json Eval(const ExpressionNode& n, const Expression::Lookup& lookup) {
       return n.literal;
     case Kind::kName: {
       std::optional<nlohmann::json> v = lookup(n.text);
-      if (!v) throw ErrorAt(n.at, fmt::format("unknown name '{}' (expected a figure of this file "
-                                              "or an option: quantity, deliveries, holdMs, "
-                                              "staggerMs, crashMode, instances)",
-                                              n.text));
+      if (!v)
+        throw ErrorAt(n.at, fmt::format("unknown name '{}' (expected a figure of this file "
+                                        "or an option: quantity, deliveries, holdMs, "
+                                        "staggerMs, crashMode, instances)",
+                                        n.text));
       return *v;
     }
     case Kind::kList: {
@@ -289,7 +291,8 @@ nlohmann::json Eval(const ExpressionNode& n, const Expression::Lookup& lookup) {
         }
         return -v.get<int64_t>();
       }
-      if (!v.is_boolean()) throw ErrorAt(n.at, fmt::format("'not' takes a boolean, not {}", TypeName(v)));
+      if (!v.is_boolean())
+        throw ErrorAt(n.at, fmt::format("'not' takes a boolean, not {}", TypeName(v)));
       return !v.get<bool>();
     }
     case Kind::kBinary:
@@ -298,18 +301,21 @@ nlohmann::json Eval(const ExpressionNode& n, const Expression::Lookup& lookup) {
   const std::string& op = n.text;
   nlohmann::json a = Eval(*n.args[0], lookup);
   if (op == "and" || op == "or") {
-    if (!a.is_boolean()) throw ErrorAt(n.at, fmt::format("'{}' takes booleans, not {}", op, TypeName(a)));
+    if (!a.is_boolean())
+      throw ErrorAt(n.at, fmt::format("'{}' takes booleans, not {}", op, TypeName(a)));
     if (op == "and" && !a.get<bool>()) return false;
     if (op == "or" && a.get<bool>()) return true;
     nlohmann::json b = Eval(*n.args[1], lookup);
-    if (!b.is_boolean()) throw ErrorAt(n.at, fmt::format("'{}' takes booleans, not {}", op, TypeName(b)));
+    if (!b.is_boolean())
+      throw ErrorAt(n.at, fmt::format("'{}' takes booleans, not {}", op, TypeName(b)));
     return b.get<bool>();
   }
   nlohmann::json b = Eval(*n.args[1], lookup);
   if (op == "==") return a == b;
   if (op == "!=") return a != b;
   if (!a.is_number_integer() || !b.is_number_integer()) {
-    throw ErrorAt(n.at, fmt::format("'{}' takes integers, not {} and {}", op, TypeName(a), TypeName(b)));
+    throw ErrorAt(n.at,
+                  fmt::format("'{}' takes integers, not {} and {}", op, TypeName(a), TypeName(b)));
   }
   const int64_t x = a.get<int64_t>();
   const int64_t y = b.get<int64_t>();

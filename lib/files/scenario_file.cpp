@@ -25,7 +25,8 @@ constexpr const char* kOutcomes =
 constexpr const char* kFigureParameters = ":BookId, :OrderId, :MessageId, :Quantity";
 
 bool IsOption(std::string_view name) {
-  return std::find(std::begin(kOptionNames), std::end(kOptionNames), name) != std::end(kOptionNames);
+  return std::find(std::begin(kOptionNames), std::end(kOptionNames), name) !=
+         std::end(kOptionNames);
 }
 
 bool IsName(std::string_view s) {
@@ -49,7 +50,8 @@ std::string Folder(const std::string& path) {
 
 std::string Stem(const std::string& path) {
   std::string stem = path;
-  if (size_t slash = stem.find_last_of('/'); slash != std::string::npos) stem = stem.substr(slash + 1);
+  if (size_t slash = stem.find_last_of('/'); slash != std::string::npos)
+    stem = stem.substr(slash + 1);
   if (size_t dot = stem.find('.'); dot != std::string::npos) stem = stem.substr(0, dot);
   return stem;
 }
@@ -82,7 +84,8 @@ std::chrono::milliseconds ReadDuration(const Value& v) {
 std::vector<std::string> BuiltinHookPoints(const explore::Strategy& s) {
   std::vector<std::string> hooks;
   for (std::string_view p : s.crash_points) {
-    bool lower = std::any_of(p.begin(), p.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)); });
+    bool lower = std::any_of(p.begin(), p.end(),
+                             [](char c) { return std::islower(static_cast<unsigned char>(c)); });
     if (lower && p.find(' ') == std::string_view::npos && p.find('.') == std::string_view::npos) {
       hooks.emplace_back(p);
     }
@@ -109,14 +112,16 @@ ScenarioConsumer ReadConsumer(const Value& table, const std::string& scenario_pa
     } else if (key == "file") {
       file = v;
     } else {
-      throw v.KeyError(fmt::format("unknown key '{}' in [[consumer]] (expected name, and builtin "
-                                   "or file)",
-                                   key));
+      throw v.KeyError(
+          fmt::format("unknown key '{}' in [[consumer]] (expected name, and builtin "
+                      "or file)",
+                      key));
     }
   }
   if (builtin.has_value() == file.has_value()) {
-    throw table.Error("a [[consumer]] names either builtin = \"inbox\" (a row of dedupsim explore) "
-                      "or file = \"../consumers/inbox.toml\" (a consumer file), exactly one");
+    throw table.Error(
+        "a [[consumer]] names either builtin = \"inbox\" (a row of dedupsim explore) "
+        "or file = \"../consumers/inbox.toml\" (a consumer file), exactly one");
   }
   if (builtin) {
     c.builtin = explore::FindStrategy(builtin->String());
@@ -125,9 +130,10 @@ ScenarioConsumer ReadConsumer(const Value& table, const std::string& scenario_pa
                                        builtin->String(), explore::StrategyNames()));
     }
     if (c.builtin->aux_schema != nullptr) {
-      throw builtin->Error(fmt::format("'{}' keeps a second store (a cache or the email "
-                                       "provider's records); scenario files cannot run it yet",
-                                       c.builtin->name));
+      throw builtin->Error(
+          fmt::format("'{}' keeps a second store (a cache or the email "
+                      "provider's records); scenario files cannot run it yet",
+                      c.builtin->name));
     }
     c.hook_points = BuiltinHookPoints(*c.builtin);
     if (c.name.empty()) c.name = std::string(c.builtin->name);
@@ -136,9 +142,10 @@ ScenarioConsumer ReadConsumer(const Value& table, const std::string& scenario_pa
     if (path.empty() || path[0] != '/') path = Folder(scenario_path) + path;
     ConsumerFile consumer = LoadConsumerFile(path);  // its own errors name its own file
     if (consumer.SendsWithKey()) {
-      throw file->Error(fmt::format("{} sends through the provider that honours an idempotency "
-                                    "key, a second store; scenario files cannot run it yet",
-                                    path));
+      throw file->Error(
+          fmt::format("{} sends through the provider that honours an idempotency "
+                      "key, a second store; scenario files cannot run it yet",
+                      path));
     }
     for (const Step& s : consumer.steps) {
       if (s.kind == Step::Kind::kHook) c.hook_points.push_back(s.name);
@@ -160,8 +167,7 @@ Fault ReadFault(const Value& v, const ScenarioConsumer& consumer) {
     if (end > i) words.push_back(text.substr(i, end - i));
     i = end + 1;
   }
-  const char* expected =
-      "expected \"hold 500ms at BeforeCommit\" or \"crash at AfterSend\"";
+  const char* expected = "expected \"hold 500ms at BeforeCommit\" or \"crash at AfterSend\"";
   if (words.size() == 3 && words[0] == "crash" && words[1] == "at") {
     fault.kind = Fault::Kind::kCrash;
     fault.point = words[2];
@@ -190,16 +196,18 @@ size_t FindNamed(const std::vector<T>& items, const Value& v, const char* what) 
   }
   std::vector<std::string> names;
   for (const T& item : items) names.push_back(item.name);
-  throw v.Error(fmt::format("no {} named '{}' (expected one of {})", what, v.String(), JoinOr(names, "none")));
+  throw v.Error(fmt::format("no {} named '{}' (expected one of {})", what, v.String(),
+                            JoinOr(names, "none")));
 }
 
 // An expression from a string, or a literal integer or boolean.
 Expression ReadExpression(const Value& v) {
   if (v.IsString()) return Expression::Parse(v.String(), TextStart(v));
   if (v.IsArray() || v.IsTable()) {
-    throw v.Error(fmt::format("{} is an expression in quotes, like \"quantity * 2\" or \"[true, "
-                              "false]\"",
-                              v.key()));
+    throw v.Error(
+        fmt::format("{} is an expression in quotes, like \"quantity * 2\" or \"[true, "
+                    "false]\"",
+                    v.key()));
   }
   std::string text;
   try {
@@ -248,20 +256,25 @@ ScenarioDelivery ReadDelivery(const Value& table, const ScenarioFile& file) {
       d.instance = v.String();
       if (!IsName(d.instance)) throw v.Error("an instance is one word, like A");
     } else {
-      throw v.KeyError(fmt::format("unknown key '{}' in [[deliver]] (expected message, to, "
-                                   "copies, race, fault, stagger, delay, instance)",
-                                   key));
+      throw v.KeyError(
+          fmt::format("unknown key '{}' in [[deliver]] (expected message, to, "
+                      "copies, race, fault, stagger, delay, instance)",
+                      key));
     }
   }
   if (!copies_given) d.copies = Expression::Parse("1", table.position());
   if (fault) d.fault = ReadFault(*fault, file.consumers[d.consumer]);
   if (d.race) {
-    if (copies_given) throw table.Error("a race is always two copies at once (instances A and B); leave copies out");
+    if (copies_given)
+      throw table.Error(
+          "a race is always two copies at once (instances A and B); leave copies out");
     if (!d.fault || d.fault->kind != Fault::Kind::kHold) {
-      throw table.Error("a race needs fault = \"hold 500ms at POINT\": where instance A holds "
-                        "while B starts");
+      throw table.Error(
+          "a race needs fault = \"hold 500ms at POINT\": where instance A holds "
+          "while B starts");
     }
-    if (!d.instance.empty()) throw table.Error("a race's instances are A and B; leave instance out");
+    if (!d.instance.empty())
+      throw table.Error("a race's instances are A and B; leave instance out");
   }
   return d;
 }
@@ -277,7 +290,8 @@ ScenarioFigure ReadFigure(const Value& table, const ScenarioFile& file) {
       if (!IsName(f.name) || f.name.find('-') != std::string::npos) {
         throw v.Error("a figure's name is one word in camelCase, like reserved or emailsSent");
       }
-      if (IsOption(f.name)) throw v.Error(fmt::format("'{}' is an option's name; pick another", f.name));
+      if (IsOption(f.name))
+        throw v.Error(fmt::format("'{}' is an option's name; pick another", f.name));
     } else if (key == "sql") {
       f.kind = ScenarioFigure::Kind::kSql;
       f.sql = v.String();
@@ -285,27 +299,31 @@ ScenarioFigure ReadFigure(const Value& table, const ScenarioFile& file) {
     } else if (key == "count" || key == "each") {
       f.kind = key == "count" ? ScenarioFigure::Kind::kCount : ScenarioFigure::Kind::kEach;
       f.outcome = v.String();
-      static const std::set<std::string> kCountable = {"processed", "skipped", "needs-reconciliation",
-                                                       "failed", "crashed", "waited", "deliveries", "emails"};
+      static const std::set<std::string> kCountable = {
+          "processed", "skipped", "needs-reconciliation", "failed",
+          "crashed",   "waited",  "deliveries",           "emails"};
       const bool ok = kCountable.count(f.outcome) > 0 &&
                       (key == "count" || (f.outcome != "deliveries" && f.outcome != "emails"));
       if (!ok) {
         throw v.Error(fmt::format("{} = \"{}\" is not something deliveries do (expected {}{})", key,
-                                  f.outcome, kOutcomes, key == "count" ? ", deliveries, emails" : ""));
+                                  f.outcome, kOutcomes,
+                                  key == "count" ? ", deliveries, emails" : ""));
       }
       ++kinds;
     } else if (key == "consumer") {
       consumer = v;
     } else {
-      throw v.KeyError(fmt::format("unknown key '{}' in [[figure]] (expected name, and one of "
-                                   "sql, count, each; consumer with count or each)",
-                                   key));
+      throw v.KeyError(
+          fmt::format("unknown key '{}' in [[figure]] (expected name, and one of "
+                      "sql, count, each; consumer with count or each)",
+                      key));
     }
   }
   if (f.name.empty()) throw table.Error("a [[figure]] needs a name");
   if (kinds != 1) {
-    throw table.Error("a [[figure]] is one of sql = \"SELECT ...\", count = \"processed\", "
-                      "each = \"processed\"");
+    throw table.Error(
+        "a [[figure]] is one of sql = \"SELECT ...\", count = \"processed\", "
+        "each = \"processed\"");
   }
   for (const ScenarioFigure& other : file.figures) {
     if (other.name == f.name) throw table.Error(fmt::format("figure '{}' is named twice", f.name));
@@ -334,11 +352,13 @@ void CheckFigureSql(const ScenarioFile& file, const std::vector<Position>& sql_a
     const Position& at = sql_at[n++];
     sqlite3_stmt* stmt = nullptr;
     const char* tail = nullptr;
-    if (sqlite3_prepare_v2(db.handle(), f.sql.c_str(), -1, &stmt, &tail) != SQLITE_OK || stmt == nullptr) {
+    if (sqlite3_prepare_v2(db.handle(), f.sql.c_str(), -1, &stmt, &tail) != SQLITE_OK ||
+        stmt == nullptr) {
       std::string why = stmt == nullptr && sqlite3_errcode(db.handle()) == SQLITE_OK
                             ? std::string("no statement")
                             : std::string(sqlite3_errmsg(db.handle()));
-      throw ErrorAt(at, fmt::format("figure '{}': SQL does not prepare: {} (in: {})", f.name, why, f.sql));
+      throw ErrorAt(
+          at, fmt::format("figure '{}': SQL does not prepare: {} (in: {})", f.name, why, f.sql));
     }
     const bool read_only = sqlite3_stmt_readonly(stmt) != 0;
     const bool rows = sqlite3_column_count(stmt) > 0;
@@ -350,7 +370,8 @@ void CheckFigureSql(const ScenarioFile& file, const std::vector<Position>& sql_a
     sqlite3_finalize(stmt);
     std::string rest = tail != nullptr ? tail : "";
     if (rest.find_first_not_of(" \t\r\n;") != std::string::npos) {
-      throw ErrorAt(at, fmt::format("figure '{}': one statement per figure; this one goes on: {}", f.name, rest));
+      throw ErrorAt(at, fmt::format("figure '{}': one statement per figure; this one goes on: {}",
+                                    f.name, rest));
     }
     if (!read_only || !rows) {
       throw ErrorAt(at, fmt::format("figure '{}': a figure only reads (SELECT ...), it may not "
@@ -359,8 +380,9 @@ void CheckFigureSql(const ScenarioFile& file, const std::vector<Position>& sql_a
     }
     for (const std::string& name : names) {
       if (name != ":BookId" && name != ":OrderId" && name != ":MessageId" && name != ":Quantity") {
-        throw ErrorAt(at, fmt::format("figure '{}': unknown parameter {} (expected one of {}) in: {}",
-                                      f.name, name, kFigureParameters, f.sql));
+        throw ErrorAt(
+            at, fmt::format("figure '{}': unknown parameter {} (expected one of {}) in: {}", f.name,
+                            name, kFigureParameters, f.sql));
       }
     }
   }
@@ -385,7 +407,8 @@ std::vector<Piece> Pieces(const std::string& line, const Position& at,
       size_t end = line.find('}', i);
       Position here = at;
       here.column += static_cast<int>(i);
-      if (end == std::string::npos) throw ErrorAt(here, "a { in the line is not closed (write {{ for a brace)");
+      if (end == std::string::npos)
+        throw ErrorAt(here, "a { in the line is not closed (write {{ for a brace)");
       std::string name = line.substr(i + 1, end - i - 1);
       if (figures != nullptr && figures->count(name) == 0) {
         throw ErrorAt(here, fmt::format("the line names no figure '{}' (expected one of {})", name,
@@ -486,9 +509,10 @@ ScenarioFile LoadScenarioFile(const std::string& path) {
         } else if (key == "new-id") {
           m.new_id = v.Bool();
         } else {
-          throw v.KeyError(fmt::format("unknown key '{}' in [[message]] (expected name, "
-                                       "resend-of, new-id)",
-                                       key));
+          throw v.KeyError(
+              fmt::format("unknown key '{}' in [[message]] (expected name, "
+                          "resend-of, new-id)",
+                          key));
         }
       }
       if (m.name.empty()) throw t.Error("a [[message]] needs a name");
@@ -524,7 +548,8 @@ ScenarioFile LoadScenarioFile(const std::string& path) {
   file.line_at = TextStart(*line);
   Pieces(file.line, file.line_at, &figure_names);
   if (expect) {
-    if (!expect->IsTable()) throw expect->Error("expect is a table: [expect] then figure = \"expression\"");
+    if (!expect->IsTable())
+      throw expect->Error("expect is a table: [expect] then figure = \"expression\"");
     for (const auto& [key, v] : expect->Entries()) {
       if (figure_names.count(key) == 0) {
         throw v.KeyError(fmt::format("expect names no figure '{}' (expected one of {})", key,

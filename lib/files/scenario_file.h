@@ -6,10 +6,10 @@
 // template over the figures) and what --check expects of them (expressions, expression.h).
 // The format is documented by example in docs/files.md.
 //
-// Running one (scenarios/file_scenario.h) reuses the scenarios' machinery: Restock, OpenTraced/OpenProbe, the crash
-// runner (RunCrashingDelivery, so --crash-mode throw/exit/kill) and the pair of racing
-// instances (RunInstancePair, so --hold-ms/--stagger-ms/--instances). Faults reach a
-// consumer through Connection::SetHookFaults, at the hook points it already passes.
+// Running one (scenarios/file_scenario.h) reuses the scenarios' machinery: Restock,
+// OpenTraced/OpenProbe, the crash runner (RunCrashingDelivery, so --crash-mode throw/exit/kill) and
+// the pair of racing instances (RunInstancePair, so --hold-ms/--stagger-ms/--instances). Faults
+// reach a consumer through Connection::SetHookFaults, at the hook points it already passes.
 #pragma once
 
 #include <chrono>
@@ -53,14 +53,14 @@ struct Fault {
 
 struct ScenarioDelivery {
   Position at;
-  size_t message = 0;   // index into messages
-  size_t consumer = 0;  // index into consumers
-  Expression copies;    // how many copies, one after another (or two at once with race)
-  bool race = false;    // two copies at once, instances A and B (A holds at its fault)
-  std::optional<Fault> fault;               // on the first copy
-  std::chrono::milliseconds stagger{100};   // race: B starts this long after A holds
-  std::chrono::milliseconds delay{0};       // waited before the first copy
-  std::string instance;                     // the trace's instance ("" = the consumer's name)
+  size_t message = 0;          // index into messages
+  size_t consumer = 0;         // index into consumers
+  Expression copies;           // how many copies, one after another (or two at once with race)
+  bool race = false;           // two copies at once, instances A and B (A holds at its fault)
+  std::optional<Fault> fault;  // on the first copy
+  std::chrono::milliseconds stagger{100};  // race: B starts this long after A holds
+  std::chrono::milliseconds delay{0};      // waited before the first copy
+  std::string instance;                    // the trace's instance ("" = the consumer's name)
 };
 
 struct ScenarioFigure {
