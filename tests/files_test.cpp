@@ -301,4 +301,35 @@ TEST_CASE("dedupsim check: inbox exits 0, check-then-process exits 1 with its cr
   CHECK(RunCli({"check", dir + "inbox.toml", "--expect", "crash=often"}).exit_code == 2);
 }
 
+TEST_CASE("what a publish step publishes is counted in the invariant", "[files]") {
+  // Mutation caught: the published messages left out of the count (both consumers below
+  // would pass the crash fault: the stock is reserved exactly once in each).
+  const std::string claim_and_reserve = std::string(kHead) +
+                                        "[[step]]\nbegin = \"deferred\"\n[[step]]\nsql = \"" +
+                                        kInsertInbox +
+                                        "\"\non-duplicate = \"rollback-and-ack\"\n[[step]]\nsql = "
+                                        "\"" +
+                                        kReserve + "\"\n";
+  SECTION("published after the commit: a crash in between loses the message") {
+    files::Grade g = GradeText(claim_and_reserve +
+                                   "[[step]]\ncommit = true\n[[step]]\npublish = \"StockReserved\"\n",
+                               {"crash", "duplicate"});
+    const files::GradedCell& crash = CellOf(g, "crash");
+    CHECK_FALSE(crash.passed);
+    CHECK(crash.cell.counts[Index(explore::Outcome::kLost)] > 0);
+    REQUIRE(crash.cell.shortest);
+    CHECK(crash.cell.shortest->variant == "crash at Broker.Publish");
+    CHECK(CellOf(g, "duplicate").passed);  // no crash: published once
+  }
+  SECTION("published inside the transaction: a crash before the commit publishes twice") {
+    files::Grade g = GradeText(claim_and_reserve +
+                                   "[[step]]\npublish = \"StockReserved\"\n[[step]]\ncommit = true\n",
+                               {"crash", "duplicate"});
+    const files::GradedCell& crash = CellOf(g, "crash");
+    CHECK_FALSE(crash.passed);
+    CHECK(crash.cell.counts[Index(explore::Outcome::kTwice)] > 0);
+    CHECK(CellOf(g, "duplicate").passed);
+  }
+}
+
 }  // namespace dedupsim::testing

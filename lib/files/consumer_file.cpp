@@ -43,6 +43,13 @@ bool ConsumerFile::SendsWithKey() const {
   return false;
 }
 
+bool ConsumerFile::Publishes() const {
+  for (const Step& s : steps) {
+    if (s.kind == Step::Kind::kPublish) return true;
+  }
+  return false;
+}
+
 namespace {
 
 constexpr const char* kActions = "continue, skip-and-ack, rollback-and-ack, reconcile, throw";

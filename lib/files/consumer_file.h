@@ -94,6 +94,7 @@ struct ConsumerFile {
   std::vector<Step> steps;
 
   bool SendsWithKey() const;  // some send-email step has an idempotency key
+  bool Publishes() const;     // some step is a publish
 };
 
 // Reads and checks path. Throws FileError for a file that cannot be read or is wrong in any
