@@ -116,7 +116,7 @@ struct FileLessons {
 int Run(const RunArgs& args) {
   std::string error;
   if (args.names.empty() && args.files.empty()) {
-    fmt::print(stderr, "dedupsim: run needs scenario names or --file (see dedupsim list)\n");
+    fmt::print(stderr, "dedupsim: run needs scenarios: names (see dedupsim list) or --file FILE\n");
     return kExitUsage;
   }
   std::vector<const Scenario*> scenarios = Resolve(args.names, &error);
