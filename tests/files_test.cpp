@@ -332,4 +332,21 @@ TEST_CASE("what a publish step publishes is counted in the invariant", "[files]"
   }
 }
 
+TEST_CASE("a sql step on the second store needs second-store = \"cache\"", "[files]") {
+  // Mutation caught: store = ... accepted without a second store (it would run on the
+  // database, or on nothing).
+  CHECK(ErrorOf(std::string(kHead) +
+                "[[step]]\nsql = \"SELECT 1 FROM CacheKeys WHERE Key = :MessageId\"\nstore = "
+                "\"cache\"\n") ==
+        "student.toml:5:9: store = \"cache\" names no second store of this file (expected "
+        "second-store = \"cache\" at the top, then store = \"cache\")");
+  CHECK(ErrorOf(std::string(kHead) + "second-store = \"redis\"\n[[step]]\nsql = \"" + kReserve + "\"\n") ==
+        "student.toml:3:16: unknown second store 'redis' (expected cache: a dedup cache in its "
+        "own file, table CacheKeys (Key, SetAt))");
+  // Its SQL is prepared against the cache's table, not the database's.
+  CHECK(ErrorOf(std::string(kHead) + "second-store = \"cache\"\n[[step]]\nsql = \"SELECT 1 FROM "
+                                     "Inbox WHERE MessageId = :MessageId\"\nstore = \"cache\"\n")
+            .rfind("student.toml:5:7: SQL does not prepare: no such table: Inbox", 0) == 0);
+}
+
 }  // namespace dedupsim::testing

@@ -170,7 +170,8 @@ TEST_CASE("run --file DIR runs every lesson of the folder, in name order",
   CHECK(lines[5].rfind("[producer-resend]", 0) == 0);
 }
 
-TEST_CASE("a lesson's --check exits 1 when a figure is not what it expects", "[scenario-files][cli]") {
+TEST_CASE("a lesson's --check exits 1 when a figure is not what it expects",
+          "[scenario-files][cli]") {
   // Mutation caught: a --check that never fails (or never evaluates the expectation).
   TempDir dir;
   std::string path =

@@ -254,11 +254,15 @@ const Strategy kSharedKeyEmail{
     .applied = &EmailApplied,
 };
 
+}  // namespace
+
 // The dedup cache of cache-arbiter, in the explorer's second file.
-constexpr const char* kCacheSchema =
+const char* const kCacheSchema =
     "CREATE TABLE IF NOT EXISTS CacheKeys (Key TEXT NOT NULL PRIMARY KEY, SetAt TEXT NOT NULL) "
     "WITHOUT ROWID;";
-constexpr const char* kCacheReset = "DELETE FROM CacheKeys;";
+const char* const kCacheReset = "DELETE FROM CacheKeys;";
+
+namespace {
 
 DeliveryResult HandleWithCache(DeliveryContext& c, const OrderPlaced& m, CacheWrite write) {
   if (c.aux == nullptr) throw std::logic_error("a cache strategy ran without its second file");

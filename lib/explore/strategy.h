@@ -110,5 +110,8 @@ int64_t EveryEffectOnce(int64_t effect, int64_t published);
 // The idempotent provider's tables, for a strategy that keeps it in the second file.
 extern const char* const kProviderSchema;
 extern const char* const kProviderReset;
+// The dedup cache's table (CacheKeys), for a strategy that keeps it in the second file.
+extern const char* const kCacheSchema;
+extern const char* const kCacheReset;
 
 }  // namespace dedupsim::explore

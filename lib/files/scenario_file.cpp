@@ -141,11 +141,10 @@ ScenarioConsumer ReadConsumer(const Value& table, const std::string& scenario_pa
     std::string path = file->String();
     if (path.empty() || path[0] != '/') path = Folder(scenario_path) + path;
     ConsumerFile consumer = LoadConsumerFile(path);  // its own errors name its own file
-    if (consumer.SendsWithKey()) {
-      throw file->Error(
-          fmt::format("{} sends through the provider that honours an idempotency "
-                      "key, a second store; scenario files cannot run it yet",
-                      path));
+    if (consumer.SendsWithKey() || !consumer.second_store.empty()) {
+      throw file->Error(fmt::format(
+          "{} keeps a second store ({}); scenario files cannot run it yet", path,
+          consumer.SendsWithKey() ? "the provider that honours an idempotency key" : "a cache"));
     }
     for (const Step& s : consumer.steps) {
       if (s.kind == Step::Kind::kHook) c.hook_points.push_back(s.name);
