@@ -106,7 +106,7 @@ TEST_CASE("consumer file errors name FILE:LINE:COLUMN and what was expected", "[
   CHECK(ErrorOf(std::string(kHead) + "[[step]]\nsql = \"SELECT 1 FROM Inbox\"\non-duplicate = "
                                      "\"skip-and-ack\"\n")
             .rfind("student.toml:5:1: 'on-duplicate' does not apply to a sql step that reads rows "
-                   "(expected: on-no-row, on-row)",
+                   "(expected: on-no-row, on-row, store)",
                    0) == 0);
   CHECK(ErrorOf("effect = \"stock\"\n[[step]\n").rfind("student.toml:2:", 0) == 0);  // TOML syntax
   CHECK(ErrorOf("[[step]]\nsql = \"SELECT 1\"\n") ==
