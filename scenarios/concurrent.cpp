@@ -185,6 +185,7 @@ void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair,
         j["blockedBy"] = s.blocking_pids;
       }
       j["ms"] = std::round(ms(s.elapsed) * 10.0) / 10.0;
+      if (s.rows >= 0) j["rows"] = s.rows;
       if (!s.error_code.empty()) j["sqlstate"] = s.error_code;
       statements.push_back(std::move(j));
     }

@@ -229,6 +229,42 @@ TEST_CASE(
   CHECK(sequence == std::vector<std::string>{"BEGIN", "INSERT", "UPDATE", "COMMIT"});
 }
 
+TEST_CASE(
+    "duplicate-in-transaction on PostgreSQL: 25P02 after a plain duplicate, not after a "
+    "savepoint or ON CONFLICT, which waits and reports 0 rows",
+    "[postgres]") {
+  testing::CliResult r = RunPg({"run", "duplicate-in-transaction", "--format", "json", "--hold-ms",
+                                "600", "--stagger-ms", "50", "--check"},
+                               "t_dup_tx");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  // The plain claim's 23505 aborted the transaction: the read after it failed.
+  CHECK(j["plainReadError"] == "25P02");
+  CHECK(j["plainRowRead"] == false);
+  CHECK(j["savepointReadError"] == "");
+  CHECK(j["savepointRowRead"] == true);
+  CHECK(j["onConflictReadError"] == "");
+  CHECK(j["onConflictRowRead"] == true);
+  CHECK(j["plainReserved"] == 2);
+  CHECK(j["pairProcessed"] == nlohmann::json({true, false}));
+  CHECK(j["pairWaitedOn"] == "key Inbox");
+  CHECK(Has(j["line"].get<std::string>(),
+            "plain insert: read failed: 25P02 (transaction-aborted); savepoint: row read; on "
+            "conflict do nothing: row read"));
+  bool insert_seen = false;
+  for (const auto& s : j["pairSecondStatements"]) {
+    if (!Has(s["sql"].get<std::string>(), "ON CONFLICT DO NOTHING")) continue;
+    insert_seen = true;
+    CHECK(s["waited"] == true);
+    CHECK(s["waitedOn"] == "key Inbox");
+    CHECK(s["ms"].get<double>() >= 100.0);
+    CHECK(s["rows"] == 0);                // the duplicate, as a count
+    CHECK_FALSE(s.contains("sqlstate"));  // and no error
+  }
+  CHECK(insert_seen);
+}
+
 // The views read a step's meaning from the event (trace.h), so a PostgreSQL step must carry
 // what a SQLite step carries: its delivery, its op and table, and the consumer's outcome.
 TEST_CASE("inbox on PostgreSQL: each step carries its delivery, op and table, and the outcomes",
