@@ -106,8 +106,7 @@ void NoteOutcome(Session& store, std::string_view outcome) {
 }
 
 int64_t CurrentRows(ScenarioEnv& env, std::string_view table) {
-  Connection connection = env.db.Connect();
-  return CountRows(connection, table);
+  return WithBackend(env, [&](const Backend& b) { return b.CountRows(table); });
 }
 
 std::string BoolList(const std::vector<bool>& values) {

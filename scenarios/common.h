@@ -57,7 +57,7 @@ inline void NoteProcessed(Session& store, bool processed) {
 }
 // The book's row as it is in the database now.
 StockItem CurrentStock(ScenarioEnv& env, const StockItem& book);
-// Rows in a table of the main database now.
+// Rows in a table of the scenario's database now (its backend's), read untraced.
 int64_t CurrentRows(ScenarioEnv& env, std::string_view table);
 // "True, False, False": C#'s spelling, as the post prints a list of results.
 std::string BoolList(const std::vector<bool>& values);

@@ -2,6 +2,7 @@
 // claim-last): run the inbox pair, and read who waited for whom from the lock intervals.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -32,6 +33,22 @@ struct PairOutcome {
 
 // The pair's timing from the run options (--hold-ms, --stagger-ms): see instances.h.
 PairTiming TimingFrom(const RunOptions& options);
+
+// One instance's work on its own store, on whichever backend the scenario runs: the same
+// body runs on a SQLite connection of RunInstancePair or on a server store of its own.
+struct StoreTask {
+  std::string name;      // "A", "B": the trace's instance
+  DeliveryRef delivery;  // what its steps work for; none (number 0) to mark none
+  // Returns what the scenario wants back; the first instance runs hold_point at its hold
+  // point, the second gets a hook that does nothing.
+  std::function<nlohmann::json(Store&, const Hook& hold_point)> body;
+};
+
+// Runs the pair in RunInstancePair's order and timing (instances.h). On SQLite the lock
+// intervals are kept; on a server database (env.backend not SQLite), two threads with
+// their own stores, and the second's statements as the server saw them (watched).
+// first_processed and second_processed are left for the caller to read from the values.
+PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second);
 
 // Instance A handles first_message and holds its transaction at BeforeCommit; instance B
 // handles second_message, released options.stagger after A reached BeforeCommit.

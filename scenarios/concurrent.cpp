@@ -15,6 +15,7 @@
 #include "consumers/idempotent.h"
 #include "instances.h"
 #include "scenarios.h"
+#include "sqlite/store.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -43,15 +44,16 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// The pair on a server database, as two threads with their own connections, in
+// The pair on a server database, as two threads with their own stores, in
 // RunInstancePair's order (instances.h): A runs to its hold point (BeforeCommit) and goes on
 // options.hold later; B is released options.stagger after A reached it (or once A is done,
 // should A end without reaching it). The server's lock waits are read from a side
 // connection (Store::WatchedStatements), not from SQLite's lock intervals.
-PairOutcome RunInboxPairOnServer(ScenarioEnv& env, const OrderPlaced& first_message,
-                                 const OrderPlaced& second_message) {
+std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTask& first_task,
+                                                 const StoreTask& second_task,
+                                                 std::vector<WatchedStatement>* second_statements) {
   struct Slot {
-    bool processed = false;
+    nlohmann::json value;
     std::vector<WatchedStatement> statements;
     std::chrono::microseconds elapsed{0};
     std::exception_ptr error;
@@ -61,15 +63,11 @@ PairOutcome RunInboxPairOnServer(ScenarioEnv& env, const OrderPlaced& first_mess
   std::condition_variable changed;
   bool a_holding = false, a_done = false;
   SteadyClock::time_point held_at;
-  auto run = [&env](Slot& slot, const std::string& name, const OrderPlaced& m, int delivery,
-                    const Hook& hold) {
+  auto run = [&env](Slot& slot, const StoreTask& task, const Hook& hold) {
     try {
-      std::unique_ptr<Store> store = OpenStore(env, name, Delivered(m, delivery));
+      std::unique_ptr<Store> store = OpenStore(env, task.name, task.delivery);
       auto t0 = SteadyClock::now();
-      IdempotentReserveStock consumer(*store, env.clock);
-      consumer.before_commit = hold;
-      slot.processed = consumer.Handle(m);
-      NoteProcessed(*store, slot.processed);
+      slot.value = task.body(*store, hold);
       slot.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0);
       slot.statements = store->WatchedStatements();
     } catch (...) {
@@ -78,7 +76,7 @@ PairOutcome RunInboxPairOnServer(ScenarioEnv& env, const OrderPlaced& first_mess
   };
   const auto hold = env.options.hold;
   std::thread first([&] {
-    run(a, "A", first_message, 1, [&] {
+    run(a, first_task, [&] {
       {
         std::lock_guard<std::mutex> lock(mu);
         held_at = SteadyClock::now();
@@ -99,54 +97,67 @@ PairOutcome RunInboxPairOnServer(ScenarioEnv& env, const OrderPlaced& first_mess
       changed.wait_until(lock, release, [&] { return SteadyClock::now() >= release; });
     }
   }
-  // The same message twice is its first and second delivery (both in flight at once).
-  const int second_delivery = second_message.message_id == first_message.message_id ? 2 : 1;
-  std::thread second([&] { run(b, "B", second_message, second_delivery, Hook()); });
+  std::thread second([&] { run(b, second_task, Hook()); });
   first.join();
   second.join();
   if (a.error) std::rethrow_exception(a.error);
   if (b.error) std::rethrow_exception(b.error);
-  PairOutcome out;
-  out.first_processed = a.processed;
-  out.second_processed = b.processed;
-  out.first.name = "A";
-  out.first.pid = static_cast<int>(getpid());
-  out.first.elapsed = a.elapsed;
-  out.second.name = "B";
-  out.second.pid = out.first.pid;
-  out.second.elapsed = b.elapsed;
-  out.watched = true;
-  out.second_statements = std::move(b.statements);
-  return out;
+  std::vector<InstanceResult> results(2);
+  results[0].name = first_task.name;
+  results[0].pid = static_cast<int>(getpid());
+  results[0].value = std::move(a.value);
+  results[0].elapsed = a.elapsed;
+  results[1].name = second_task.name;
+  results[1].pid = results[0].pid;
+  results[1].value = std::move(b.value);
+  results[1].elapsed = b.elapsed;
+  *second_statements = std::move(b.statements);
+  return results;
+}
+
+// The same task on a SQLite connection of RunInstancePair: a store borrowing it.
+InstanceTask OnSqlite(const StoreTask& task) {
+  return {task.name, [task](Connection& db, const Hook& hold_point) -> nlohmann::json {
+            if (task.delivery.number != 0) BeginDelivery(db, task.delivery);
+            SqliteStore store(db);
+            return task.body(store, hold_point);
+          }};
 }
 
 }  // namespace
 
+PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second) {
+  PairOutcome out;
+  std::vector<InstanceResult> results;
+  if (env.backend != nullptr && env.backend->name() != "sqlite") {
+    results = RunStorePairOnServer(env, first, second, &out.second_statements);
+    out.watched = true;
+  } else {
+    results = RunInstancePair(env, OnSqlite(first), OnSqlite(second), TimingFrom(env.options));
+  }
+  out.first = std::move(results[0]);
+  out.second = std::move(results[1]);
+  return out;
+}
+
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
                          const OrderPlaced& second_message) {
-  if (env.backend != nullptr && env.backend->name() != "sqlite") {
-    return RunInboxPairOnServer(env, first_message, second_message);
-  }
-  auto handle = [&env](const OrderPlaced& message, int delivery) {
-    return [&env, message, delivery](Connection& db, const Hook& hold_point) -> nlohmann::json {
-      BeginDelivery(db, Delivered(message, delivery));
-      IdempotentReserveStock consumer(db, env.clock);
+  auto handle = [&env](const OrderPlaced& message) {
+    return [&env, message](Store& store, const Hook& hold_point) -> nlohmann::json {
+      IdempotentReserveStock consumer(store, env.clock);
       consumer.before_commit = hold_point;
       const bool processed = consumer.Handle(message);
-      NoteProcessed(db, processed);
+      NoteProcessed(store, processed);
       return processed;
     };
   };
   // The same message twice is its first and second delivery (both in flight at once).
   const int second_delivery = second_message.message_id == first_message.message_id ? 2 : 1;
-  std::vector<InstanceResult> results =
-      RunInstancePair(env, {"A", handle(first_message, 1)},
-                      {"B", handle(second_message, second_delivery)}, TimingFrom(env.options));
-  PairOutcome out;
-  out.first_processed = results[0].value.get<bool>();
-  out.second_processed = results[1].value.get<bool>();
-  out.first = results[0];
-  out.second = results[1];
+  PairOutcome out =
+      RunStorePair(env, {"A", Delivered(first_message, 1), handle(first_message)},
+                   {"B", Delivered(second_message, second_delivery), handle(second_message)});
+  out.first_processed = out.first.value.get<bool>();
+  out.second_processed = out.second.value.get<bool>();
   return out;
 }
 
@@ -174,6 +185,7 @@ void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair,
         j["blockedBy"] = s.blocking_pids;
       }
       j["ms"] = std::round(ms(s.elapsed) * 10.0) / 10.0;
+      if (s.rows >= 0) j["rows"] = s.rows;
       if (!s.error_code.empty()) j["sqlstate"] = s.error_code;
       statements.push_back(std::move(j));
     }

@@ -40,6 +40,7 @@ extern const Scenario kDeliveryTagKeyScenario;
 extern const Scenario kAbsoluteWriteScenario;
 extern const Scenario kUnreconcilableScenario;
 extern const Scenario kBoundedStoreScenario;
+extern const Scenario kDuplicateInTransactionScenario;
 
 std::span<const Scenario* const> AllScenarios();
 // nullptr when no scenario has that name.

@@ -45,6 +45,8 @@ const Scenario* const kScenarios[] = {
     &kReceiveCountScenario,
     // Operations:
     &kUnreconcilableScenario,
+    // A row-locking server's transactions (issue 12):
+    &kDuplicateInTransactionScenario,
 };
 
 }  // namespace

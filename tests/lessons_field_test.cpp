@@ -364,3 +364,21 @@ TEST_CASE("docs/README.md lists every scenario under a theme", "[lessons][field]
     CHECK(index.find("(scenarios/" + std::string(s->name) + ".md)") != std::string::npos);
   }
 }
+
+TEST_CASE("duplicate-in-transaction on SQLite: the read after a duplicate works in every style",
+          "[lessons][field]") {
+  auto run = RunLesson(kDuplicateInTransactionScenario);
+  CHECK(run.differences.empty());
+  // SQLite undoes only the failed INSERT: the plain claim's read runs (PostgreSQL: 25P02).
+  CHECK(run.figures()["plainReadError"] == "");
+  CHECK(run.figures()["plainRowRead"] == true);
+  CHECK(run.figures()["savepointRowRead"] == true);
+  CHECK(run.figures()["onConflictRowRead"] == true);
+  CHECK(run.figures()["onConflictReserved"] == 2);
+  CHECK(run.figures()["pairProcessed"] == Json::array({true, false}));
+  CHECK(run.figures()["pairSecondWaited"] == true);
+  CHECK(run.outcome.line ==
+        "[duplicate-in-transaction] a read after the duplicate key -> plain insert: row read; "
+        "savepoint: row read; on conflict do nothing: row read; two copies at once, on "
+        "conflict: processed: True, False; second waited for the first: True");
+}

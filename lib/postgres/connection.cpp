@@ -67,7 +67,7 @@ std::string CanonicalTableName(const std::string& folded) {
 // What a statement does, read from its text: SQLite's authorizer tells the SQLite layer
 // this at prepare time; libpq has no such hook, and our statements are fixed texts.
 struct StatementShape {
-  std::string op;     // BEGIN, COMMIT, ROLLBACK, SAVEPOINT, SELECT, INSERT, UPDATE, DELETE, OTHER
+  std::string op;     // BEGIN, COMMIT, ROLLBACK, SELECT, INSERT, UPDATE, DELETE, OTHER
   std::string table;  // the table it writes, else the first it reads; "" for none
 };
 
@@ -113,11 +113,10 @@ StatementShape ShapeOf(std::string_view sql) {
     shape.table = NameAfter(sql, "FROM");
   } else if (shape.op == "START") {
     shape.op = "BEGIN";
-  } else if (shape.op == "RELEASE") {
-    shape.op = "SAVEPOINT";
-  } else if (shape.op != "BEGIN" && shape.op != "COMMIT" && shape.op != "ROLLBACK" &&
-             shape.op != "SAVEPOINT") {
-    shape.op = "OTHER";
+  } else if (shape.op == "ROLLBACK" && UpperWord(sql, at) == "TO") {
+    shape.op = "OTHER";  // a savepoint's, as SQLite reads it: the transaction goes on
+  } else if (shape.op != "BEGIN" && shape.op != "COMMIT" && shape.op != "ROLLBACK") {
+    shape.op = "OTHER";  // SAVEPOINT, RELEASE, SET, ...: SQLite's reading too
   }
   return shape;
 }
@@ -402,6 +401,12 @@ PgResult PgConnection::Run(std::string_view sql, const PgParams& params, std::st
     recorder_->Record(std::move(e));
   }
   wait.error_code = sqlstate;
+  if (ok != nullptr && PQresultStatus(ok) == PGRES_COMMAND_OK) {
+    // The command tag's count ("INSERT 0 1", "UPDATE 0"): 0 for an ON CONFLICT DO NOTHING
+    // that met the key.
+    const char* changed = PQcmdTuples(ok);
+    if (changed != nullptr && *changed != '\0') wait.rows = std::strtoll(changed, nullptr, 10);
+  }
   if (side_ != nullptr) watched_.push_back(wait);
   if (error) {
     if (ok) PQclear(ok);

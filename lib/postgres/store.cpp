@@ -136,6 +136,16 @@ void PgStore::Commit() {
   }
 }
 
+void PgStore::Savepoint(std::string_view name) { db_.Exec("SAVEPOINT " + std::string(name)); }
+
+void PgStore::RollbackToSavepoint(std::string_view name) {
+  db_.Exec("ROLLBACK TO SAVEPOINT " + std::string(name));
+}
+
+void PgStore::ReleaseSavepoint(std::string_view name) {
+  db_.Exec("RELEASE SAVEPOINT " + std::string(name));
+}
+
 void PgStore::Rollback() {
   if (db_.is_open() && db_.InTransaction()) db_.Exec("ROLLBACK");
 }
@@ -165,6 +175,19 @@ InsertResult PgStore::ClaimCompleted(InboxKey key, std::string_view message_id,
                               "VALUES ($1, $2, $3, $4)",
                         {std::string(message_id), std::string(consumer), stamp, stamp},
                         InboxTable(key));
+}
+
+InsertResult PgStore::ClaimCompletedIfAbsent(InboxKey key, std::string_view message_id,
+                                             std::string_view consumer, TimePoint now) {
+  std::string stamp = FormatTimestamp(now);
+  PgResult r = db_.Exec(key == InboxKey::kMessageIdOnly
+                            ? "INSERT INTO InboxByMessageId (MessageId, Consumer, ReceivedAt, "
+                              "CompletedAt) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING"
+                            : "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
+                              "VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                        {std::string(message_id), std::string(consumer), stamp, stamp},
+                        InboxTable(key));
+  return r.affected() == 0 ? InsertResult::kDuplicateKey : InsertResult::kInserted;
 }
 
 InsertResult PgStore::ClaimInProgress(InboxKey key, std::string_view message_id,

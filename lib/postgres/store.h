@@ -50,6 +50,9 @@ class PgStore final : public Store {
   void Commit() override;
   void Rollback() override;
   bool InTransaction() const override { return db_.InTransaction(); }
+  void Savepoint(std::string_view name) override;
+  void RollbackToSavepoint(std::string_view name) override;
+  void ReleaseSavepoint(std::string_view name) override;
   Isolation isolation() const override { return isolation_; }
   void SetIsolation(Isolation level) override { isolation_ = level; }
   void RunHook(const char* name, const Hook& hook) override;
@@ -61,6 +64,8 @@ class PgStore final : public Store {
 
   InsertResult ClaimCompleted(InboxKey key, std::string_view message_id, std::string_view consumer,
                               TimePoint now) override;
+  InsertResult ClaimCompletedIfAbsent(InboxKey key, std::string_view message_id,
+                                      std::string_view consumer, TimePoint now) override;
   InsertResult ClaimInProgress(InboxKey key, std::string_view message_id, std::string_view consumer,
                                TimePoint now) override;
   void Complete(InboxKey key, std::string_view message_id, std::string_view consumer,

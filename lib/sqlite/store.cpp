@@ -46,6 +46,18 @@ void SqliteStore::Rollback() {
 
 bool SqliteStore::InTransaction() const { return db_->is_open() && db_->InTransaction(); }
 
+void SqliteStore::Savepoint(std::string_view name) {
+  db_->Cached("SAVEPOINT " + std::string(name)).Execute();
+}
+
+void SqliteStore::RollbackToSavepoint(std::string_view name) {
+  db_->Cached("ROLLBACK TO SAVEPOINT " + std::string(name)).Execute();
+}
+
+void SqliteStore::ReleaseSavepoint(std::string_view name) {
+  db_->Cached("RELEASE SAVEPOINT " + std::string(name)).Execute();
+}
+
 void SqliteStore::RunHook(const char* name, const Hook& hook) {
   dedupsim::RunHook(*db_, name, hook);
 }
@@ -76,6 +88,22 @@ InsertResult SqliteStore::ClaimCompleted(InboxKey key, std::string_view message_
       .BindUntilReset(3, stamp)
       .BindUntilReset(4, stamp)
       .ExecuteInsert();
+}
+
+InsertResult SqliteStore::ClaimCompletedIfAbsent(InboxKey key, std::string_view message_id,
+                                                 std::string_view consumer, TimePoint now) {
+  const std::string stamp = FormatTimestamp(now);
+  db_->Cached(key == InboxKey::kMessageIdOnly
+                  ? "INSERT INTO InboxByMessageId (MessageId, Consumer, ReceivedAt, CompletedAt) "
+                    "VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING"
+                  : "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
+                    "VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING")
+      .Bind(1, message_id)
+      .Bind(2, consumer)
+      .Bind(3, stamp)
+      .Bind(4, stamp)
+      .Execute();
+  return db_->Changes() == 0 ? InsertResult::kDuplicateKey : InsertResult::kInserted;
 }
 
 InsertResult SqliteStore::ClaimInProgress(InboxKey key, std::string_view message_id,

@@ -29,6 +29,9 @@ class SqliteStore final : public Store {
   void Commit() override;
   void Rollback() override;
   bool InTransaction() const override;
+  void Savepoint(std::string_view name) override;
+  void RollbackToSavepoint(std::string_view name) override;
+  void ReleaseSavepoint(std::string_view name) override;
   // SQLite runs one writer at a time: every transaction is serializable, whatever is set.
   Isolation isolation() const override { return Isolation::kSerializable; }
   void SetIsolation(Isolation) override {}
@@ -40,6 +43,8 @@ class SqliteStore final : public Store {
 
   InsertResult ClaimCompleted(InboxKey key, std::string_view message_id, std::string_view consumer,
                               TimePoint now) override;
+  InsertResult ClaimCompletedIfAbsent(InboxKey key, std::string_view message_id,
+                                      std::string_view consumer, TimePoint now) override;
   InsertResult ClaimInProgress(InboxKey key, std::string_view message_id, std::string_view consumer,
                                TimePoint now) override;
   void Complete(InboxKey key, std::string_view message_id, std::string_view consumer,

@@ -44,6 +44,7 @@ struct WatchedStatement {
   std::string wait_event;                // the server's wait_event ("transactionid", "tuple")
   std::vector<int> blocking_pids;        // pg_blocking_pids while it waited
   std::string error_code;                // the backend's code ("23505"), "" on success
+  int64_t rows = -1;                     // rows an INSERT/UPDATE/DELETE changed; -1 otherwise
   std::chrono::microseconds elapsed{0};  // sent to answered
 };
 
@@ -56,6 +57,12 @@ class Session {
   // Rolls back the open transaction; does nothing when none is open.
   virtual void Rollback() = 0;
   virtual bool InTransaction() const = 0;
+  // SAVEPOINT name, ROLLBACK TO SAVEPOINT name, RELEASE SAVEPOINT name in the open
+  // transaction (name: a plain identifier). Rolling back to a savepoint undoes what ran
+  // since it, and on PostgreSQL also clears an error raised since it (25P02 no longer).
+  virtual void Savepoint(std::string_view name) = 0;
+  virtual void RollbackToSavepoint(std::string_view name) = 0;
+  virtual void ReleaseSavepoint(std::string_view name) = 0;
   virtual Isolation isolation() const = 0;
   virtual void SetIsolation(Isolation level) = 0;
   // Records the hook on this session's trace and runs it (hooks.h).
@@ -84,6 +91,11 @@ class InboxStore {
   // Inserts a completed row (ReceivedAt = CompletedAt = now): the inbox's one-step claim.
   virtual InsertResult ClaimCompleted(InboxKey key, std::string_view message_id,
                                       std::string_view consumer, TimePoint now) = 0;
+  // The same claim as INSERT ... ON CONFLICT DO NOTHING: an existing key is not an error
+  // (and on PostgreSQL does not abort the transaction); kDuplicateKey when no row went in.
+  // A key another transaction holds uncommitted is waited for, as by ClaimCompleted.
+  virtual InsertResult ClaimCompletedIfAbsent(InboxKey key, std::string_view message_id,
+                                              std::string_view consumer, TimePoint now) = 0;
   // Phase 1 of the two-phase record: a row in progress (CompletedAt NULL).
   virtual InsertResult ClaimInProgress(InboxKey key, std::string_view message_id,
                                        std::string_view consumer, TimePoint now) = 0;

@@ -29,6 +29,10 @@ namespace {
 using testing::RunCli;
 using testing::SplitLines;
 
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 // The fixture's server; fails the test when it is not there.
 std::string Conninfo() {
   std::ifstream in(DEDUPSIM_PG_CONNINFO_FILE);
@@ -187,6 +191,78 @@ TEST_CASE("concurrent on PostgreSQL: B's INSERT waits on A's key, then fails wit
   for (const auto& s : j["secondStatements"]) {
     CHECK(s["sql"].get<std::string>().rfind("UPDATE StockItems", 0) != 0);
   }
+}
+
+TEST_CASE(
+    "concurrent-rollback on PostgreSQL: B's INSERT waits on A's key, A rolls back, B's "
+    "INSERT succeeds and B processes",
+    "[postgres]") {
+  testing::CliResult r = RunPg({"run", "concurrent-rollback", "--format", "json", "--hold-ms",
+                                "600", "--stagger-ms", "50", "--check"},
+                               "t_rollback");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["processed"] == nlohmann::json({false, true}));
+  CHECK(j["firstFailed"] == true);
+  CHECK(j["inboxRows"] == 1);
+  CHECK(j["reserved"] == 2);
+  CHECK(j["waitedOn"] == "key Inbox");
+  CHECK(Has(j["line"].get<std::string>(), "waited on: key Inbox"));
+  std::vector<std::string> sequence;
+  for (const auto& s : j["secondStatements"]) {
+    const std::string sql = s["sql"];
+    sequence.push_back(sql.substr(0, sql.find(' ')));
+    if (sql.rfind("INSERT INTO Inbox", 0) == 0) {
+      CHECK(s["waited"] == true);
+      CHECK(s["waitEvent"] == "transactionid");
+      CHECK(s["blockedBy"].size() == 1);
+      CHECK_FALSE(s.contains("sqlstate"));  // no 23505: A's row went with its rollback
+      // It waited for the rest of A's hold (600 ms minus B's 50 ms stagger); the bound
+      // leaves room for B starting late on a loaded machine.
+      CHECK(s["ms"].get<double>() >= 100.0);
+    } else {
+      CHECK(s["waited"] == false);
+    }
+  }
+  // B went on past the claim: its stock update and its commit ran.
+  CHECK(sequence == std::vector<std::string>{"BEGIN", "INSERT", "UPDATE", "COMMIT"});
+}
+
+TEST_CASE(
+    "duplicate-in-transaction on PostgreSQL: 25P02 after a plain duplicate, not after a "
+    "savepoint or ON CONFLICT, which waits and reports 0 rows",
+    "[postgres]") {
+  testing::CliResult r = RunPg({"run", "duplicate-in-transaction", "--format", "json", "--hold-ms",
+                                "600", "--stagger-ms", "50", "--check"},
+                               "t_dup_tx");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  // The plain claim's 23505 aborted the transaction: the read after it failed.
+  CHECK(j["plainReadError"] == "25P02");
+  CHECK(j["plainRowRead"] == false);
+  CHECK(j["savepointReadError"] == "");
+  CHECK(j["savepointRowRead"] == true);
+  CHECK(j["onConflictReadError"] == "");
+  CHECK(j["onConflictRowRead"] == true);
+  CHECK(j["plainReserved"] == 2);
+  CHECK(j["pairProcessed"] == nlohmann::json({true, false}));
+  CHECK(j["pairWaitedOn"] == "key Inbox");
+  CHECK(Has(j["line"].get<std::string>(),
+            "plain insert: read failed: 25P02 (transaction-aborted); savepoint: row read; on "
+            "conflict do nothing: row read"));
+  bool insert_seen = false;
+  for (const auto& s : j["pairSecondStatements"]) {
+    if (!Has(s["sql"].get<std::string>(), "ON CONFLICT DO NOTHING")) continue;
+    insert_seen = true;
+    CHECK(s["waited"] == true);
+    CHECK(s["waitedOn"] == "key Inbox");
+    CHECK(s["ms"].get<double>() >= 100.0);
+    CHECK(s["rows"] == 0);                // the duplicate, as a count
+    CHECK_FALSE(s.contains("sqlstate"));  // and no error
+  }
+  CHECK(insert_seen);
 }
 
 // The views read a step's meaning from the event (trace.h), so a PostgreSQL step must carry
