@@ -36,7 +36,11 @@ std::string Errno(int err) { return std::strerror(err); }
 }  // namespace
 
 void SetUpWithoutFsync(Connection& connection, bool temporary) {
-  if (temporary) connection.ExecScript("PRAGMA synchronous=OFF");
+  if (!temporary) return;
+  connection.ExecScript("PRAGMA synchronous=OFF");
+  // The set-up's close checkpoints, unsynced: the lesson that follows starts, as on a kept
+  // database, with no log left by the one before.
+  connection.SetCheckpointOnClose(true);
 }
 
 void CheckIsDedupsimDatabase(const std::string& path) {
@@ -301,6 +305,12 @@ Connection DatabaseFile::Connect() const {
   options.busy_timeout = settings_.busy_timeout;
   Connection connection(path_, options);
   connection.ExecScript(fmt::format("PRAGMA synchronous={}", ToString(settings_.synchronous)));
+  // A temporary database's log is not checkpointed each time its last connection closes
+  // (a checkpoint syncs the log and the file, and the -wal and -shm are deleted and made
+  // again by the next open): the next connection reads the log as it is. The lesson's own
+  // transactions and commits are unchanged; the next set-up connection (SetUpWithoutFsync)
+  // checkpoints without syncing, and the files are removed at the end of the run.
+  if (temporary_) connection.SetCheckpointOnClose(false);
   return connection;
 }
 

@@ -1,6 +1,8 @@
 // dedupsim's own set-up connections on a temporary database (its marker and schema, the
 // switch to WAL, each scenario's restock) run with synchronous OFF: neither their commits
-// nor the checkpoint when they close call fsync. A temporary file is read by this run only
+// nor the checkpoint when they close call fsync. The lesson's connections to a temporary
+// database do not checkpoint when they close (DatabaseFile::Connect); a set-up connection
+// does, so each lesson starts with no log left by the one before. A temporary file is read by this run only
 // and removed at its end. The lesson's own connections (DatabaseFile::Connect) keep the
 // journal and synchronous settings asked for, and a kept --db is set up durably.
 #pragma once
@@ -9,7 +11,8 @@
 
 namespace dedupsim {
 
-// Sets synchronous OFF on connection when temporary is true; does nothing otherwise.
+// Sets synchronous OFF and checkpoint-on-close on connection when temporary is true; does
+// nothing otherwise.
 void SetUpWithoutFsync(Connection& connection, bool temporary);
 
 }  // namespace dedupsim
