@@ -4,15 +4,25 @@
 
 namespace dedupsim {
 
-void RunHook(Connection& connection, const char* name, const Hook& hook) {
+void RunNotedHook(const NoteFn& note, const char* name, const Hook& hook,
+                  const std::function<void()>& before) {
   try {
-    if (connection.gate() != nullptr) connection.gate()->BeforeHook(connection, name);
-    connection.Note("hook", name, "");
+    if (before) before();
+    note("hook", name, "");
     if (hook) hook();
   } catch (const SimulatedCrash&) {
-    connection.Note("crash", name, "crash");
+    note("crash", name, "crash");
     throw;
   }
+}
+
+void RunHook(Connection& connection, const char* name, const Hook& hook) {
+  RunNotedHook([&connection](const std::string& kind, const std::string& detail,
+                             const std::string& result) { connection.Note(kind, detail, result); },
+               name, hook,
+               [&connection, name] {
+                 if (connection.gate() != nullptr) connection.gate()->BeforeHook(connection, name);
+               });
 }
 
 Hook CrashHook(const std::string& name) {

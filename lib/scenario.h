@@ -40,12 +40,16 @@ struct RunOptions {
 };
 
 // What a scenario runs with. All of it is injected; scenarios hold no global state.
+class Backend;
+
 struct ScenarioEnv {
   const RunOptions& options;
   const DatabaseFile& db;
   Clock& clock;
   Recorder& recorder;
   IdGenerator& ids;
+  // The database the scenarios on the store seam run on (kAnyBackend); null: SQLite on db.
+  const Backend* backend = nullptr;
 };
 
 struct Outcome {
@@ -64,6 +68,7 @@ enum ScenarioTraits : unsigned {
   kHasDedupWindow = 1u << 6,    // takes --dedup-window
   kHasLockMaxAge = 1u << 7,     // takes --lock-max-age
   kHasStoreSize = 1u << 8,      // takes --store-size
+  kAnyBackend = 1u << 9,        // runs through env.backend: takes --backend postgres
 };
 
 // One lesson. Defined in its own file under scenarios/ with designated initializers, and

@@ -9,14 +9,13 @@
 #include <string_view>
 #include <vector>
 
+#include "store/records.h"
+
 struct sqlite3_stmt;
 
 namespace dedupsim {
 
 class Connection;
-
-// What an INSERT that may hit an existing key did.
-enum class InsertResult { kInserted, kDuplicateKey };
 
 class Statement {
  public:
