@@ -82,10 +82,10 @@ int64_t SynchronousLevel(Connection& c) {
 }  // namespace
 
 // Mutations caught: Connect() no longer turning the close checkpoint off on a temporary
-// database (the log is checkpointed and deleted), SetUpWithoutFsync no longer turning it
-// back on (the next lesson would start with the last one's log), a kept database left
-// with its log unchecked, or a lesson's connection given another synchronous level.
-TEST_CASE("a temporary database's lesson connections leave the log; set-up checkpoints it",
+// database (the log is checkpointed and deleted), SetUpWithoutFsync no longer
+// checkpointing (the next lesson would find the last one's log), a kept database left
+// with its log at close, or a lesson's connection given another synchronous level.
+TEST_CASE("a temporary database's lesson connections leave the log; set-up restarts it",
           "[database]") {
   DatabaseSettings settings{.journal = JournalMode::kWal, .synchronous = Synchronous::kFull};
   DatabaseFile db = DatabaseFile::CreateTemporary(settings);
@@ -102,15 +102,20 @@ TEST_CASE("a temporary database's lesson connections leave the log; set-up check
     Connection next = db.Connect();  // reads the log: the row is there
     CHECK(ReadStock(next, "b").title == "Dune");
   }
+  const WalFile before = ReadWal(wal);
   {
-    Connection setup = db.Connect();
+    Connection setup = db.Connect();  // as a restock does
     SetUpWithoutFsync(setup, db.temporary());
     CHECK(SynchronousLevel(setup) == 0);
+    ResetInventory(setup, {"c", "Emma", 5, 0});
   }
-  // A set-up connection's close checkpoints (unsynced) and removes the log.
-  CHECK_FALSE(Exists(wal));
+  // The set-up checkpointed the log and its writes started a new one (new salts): the
+  // next lesson finds only the set-up's frames.
+  const WalFile after_setup = ReadWal(wal);
+  REQUIRE(after_setup.header_valid);
+  CHECK((after_setup.salt1 != before.salt1 || after_setup.salt2 != before.salt2));
   Connection after = db.Connect();
-  CHECK(ReadStock(after, "b").title == "Dune");
+  CHECK(ReadStock(after, "c").title == "Emma");
 }
 
 TEST_CASE("a kept database's connections checkpoint when the last one closes", "[database]") {
