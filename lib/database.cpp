@@ -36,7 +36,15 @@ std::string Errno(int err) { return std::strerror(err); }
 }  // namespace
 
 void SetUpWithoutFsync(Connection& connection, bool temporary) {
-  if (temporary) connection.ExecScript("PRAGMA synchronous=OFF");
+  if (!temporary) return;
+  // The log is checkpointed, unsynced, and the set-up's own writes start a new log (its
+  // header written at synchronous OFF): the lesson that follows finds only this set-up's
+  // frames in the log, and its own first commit appends to a log that exists instead of
+  // starting one (which syncs its header at the lesson's level). PASSIVE: never waits.
+  // journal_size_limit 0: the set-up's first commit into the new log cuts the file to its
+  // own frames, so the log's size is this lesson's, whatever ran before.
+  connection.ExecScript(
+      "PRAGMA synchronous=OFF; PRAGMA journal_size_limit=0; PRAGMA wal_checkpoint(PASSIVE)");
 }
 
 void CheckIsDedupsimDatabase(const std::string& path) {
@@ -301,6 +309,13 @@ Connection DatabaseFile::Connect() const {
   options.busy_timeout = settings_.busy_timeout;
   Connection connection(path_, options);
   connection.ExecScript(fmt::format("PRAGMA synchronous={}", ToString(settings_.synchronous)));
+  // A temporary database's log is not checkpointed each time its last connection closes
+  // (a checkpoint syncs the log and the file, and the -wal and -shm are deleted and made
+  // again by the next open): the next connection reads the log as it is. The lesson's own
+  // transactions and commits are unchanged; the next set-up connection (SetUpWithoutFsync)
+  // checkpoints without syncing and starts a new log, and the files are removed at the end
+  // of the run.
+  if (temporary_) connection.SetCheckpointOnClose(false);
   return connection;
 }
 

@@ -103,7 +103,8 @@ std::vector<std::string> TableFacts(Connection& connection, const std::string& t
     while (query.Step()) {
       std::string fact = what;
       for (int i = 0; i < columns; ++i) {
-        fact += " " + (query.ColumnIsNull(i) ? std::string("NULL") : query.ColumnText(i));
+        fact += ' ';
+        fact += query.ColumnIsNull(i) ? std::string("NULL") : query.ColumnText(i);
       }
       facts.push_back(fact);
     }

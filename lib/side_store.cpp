@@ -77,11 +77,16 @@ SideStore SideStore::CreateNextTo(const DatabaseFile& main, std::string_view suf
   SideStore store(path, main.settings().busy_timeout);
   try {
     Connection connection = store.Connect();
+    // A store lives for this run only (removed at its end): its set-up (mark, schema, the
+    // switch to WAL, the checkpoint when this connection closes) runs without fsync, its
+    // rollback journal before WAL in memory.
+    connection.ExecScript("PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY");
+    connection.SetCheckpointOnClose(true);
     // The mark goes in before WAL, so it is in the main file's header at once.
     connection.ExecScript(
         fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kSideStoreApplicationId)));
     connection.ExecScript(schema);
-    connection.ApplyPragmas(JournalMode::kWal, Synchronous::kNormal);
+    connection.ApplyPragmas(JournalMode::kWal, Synchronous::kOff);
   } catch (const std::exception& e) {
     throw InDatabase(path, e);
   }
@@ -91,7 +96,12 @@ SideStore SideStore::CreateNextTo(const DatabaseFile& main, std::string_view suf
 Connection SideStore::Connect() const {
   ConnectionOptions options;
   options.busy_timeout = busy_timeout_;
-  return Connection(path_, options);
+  Connection connection(path_, options);
+  // The store's log is read by the next connection, not checkpointed and deleted each time
+  // the last one closes (as for a temporary database: DatabaseFile::Connect). Commits keep
+  // SQLite's default synchronous level.
+  connection.SetCheckpointOnClose(false);
+  return connection;
 }
 
 }  // namespace dedupsim

@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 
 #include "database.h"
+#include "database_setup.h"
 #include "schema.h"
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
+#include "sqlite/journal_files.h"
 #include "sqlite/statement.h"
 #include "support.h"
 
@@ -62,6 +64,70 @@ TEST_CASE("a temporary database is removed with its companions", "[database]") {
   CHECK(::stat(path.c_str(), &st) != 0);
   CHECK(::stat((path + "-wal").c_str(), &st) != 0);
   CHECK(::stat((path + "-shm").c_str(), &st) != 0);
+}
+
+namespace {
+
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+int64_t SynchronousLevel(Connection& c) {
+  Statement q = c.Prepare("PRAGMA synchronous");
+  q.Step();
+  return q.ColumnInt(0);
+}
+
+}  // namespace
+
+// Mutations caught: Connect() no longer turning the close checkpoint off on a temporary
+// database (the log is checkpointed and deleted), SetUpWithoutFsync no longer
+// checkpointing (the next lesson would find the last one's log), a kept database left
+// with its log at close, or a lesson's connection given another synchronous level.
+TEST_CASE("a temporary database's lesson connections leave the log; set-up restarts it",
+          "[database]") {
+  DatabaseSettings settings{.journal = JournalMode::kWal, .synchronous = Synchronous::kFull};
+  DatabaseFile db = DatabaseFile::CreateTemporary(settings);
+  const std::string wal = db.path() + "-wal";
+  {
+    Connection lesson = db.Connect();
+    CHECK(SynchronousLevel(lesson) == 2);  // FULL, as asked: the lesson's own commits
+    ResetInventory(lesson, {"b", "Dune", 10, 0});
+  }
+  // The last connection closed without a checkpoint: the log keeps its commit frames.
+  REQUIRE(Exists(wal));
+  CHECK(ReadWal(wal).commits > 0);
+  {
+    Connection next = db.Connect();  // reads the log: the row is there
+    CHECK(ReadStock(next, "b").title == "Dune");
+  }
+  const WalFile before = ReadWal(wal);
+  {
+    Connection setup = db.Connect();  // as a restock does
+    SetUpWithoutFsync(setup, db.temporary());
+    CHECK(SynchronousLevel(setup) == 0);
+    ResetInventory(setup, {"c", "Emma", 5, 0});
+  }
+  // The set-up checkpointed the log and its writes started a new one (new salts): the
+  // next lesson finds only the set-up's frames.
+  const WalFile after_setup = ReadWal(wal);
+  REQUIRE(after_setup.header_valid);
+  CHECK((after_setup.salt1 != before.salt1 || after_setup.salt2 != before.salt2));
+  Connection after = db.Connect();
+  CHECK(ReadStock(after, "c").title == "Emma");
+}
+
+TEST_CASE("a kept database's connections checkpoint when the last one closes", "[database]") {
+  TempDir dir;
+  const std::string path = dir.File("shop.db");
+  DatabaseFile db = DatabaseFile::Open(path, {});
+  {
+    Connection c = db.Connect();
+    ResetInventory(c, {"b", "Dune", 10, 0});
+    CHECK(Exists(path + "-wal"));
+  }
+  CHECK_FALSE(Exists(path + "-wal"));
 }
 
 TEST_CASE("files that are not dedupsim databases are refused and left as they were",

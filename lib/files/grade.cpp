@@ -140,8 +140,8 @@ Grade GradeStrategy(explore::Explorer& explorer, const explore::Strategy& strate
 std::string FormatGrade(const Grade& grade, bool with_trace) {
   const explore::Strategy& s = *grade.strategy;
   std::string out =
-      fmt::format("{}{}: {}\n", grade.file.empty() ? "" : grade.file + " ",
-                  "(" + std::string(s.name) + ")", grade.Passed() ? "passes" : "FAILS");
+      fmt::format("{}{}({}): {}\n", grade.file, grade.file.empty() ? "" : " ", s.name,
+                  grade.Passed() ? "passes" : "FAILS");
   out += fmt::format("  effect {}; steps of a clean delivery: {}\n", s.effect,
                      fmt::join(s.crash_points, ", "));
   std::vector<std::vector<std::string>> rows;

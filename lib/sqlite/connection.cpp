@@ -298,6 +298,10 @@ void Connection::ApplyPragmas(JournalMode journal, Synchronous synchronous) {
   Exec(std::string("PRAGMA synchronous=") + std::string(ToString(synchronous)));
 }
 
+void Connection::SetCheckpointOnClose(bool on) {
+  sqlite3_db_config(handle(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, on ? 0 : 1, nullptr);
+}
+
 void Connection::Exec(std::string_view sql) {
   Statement statement = Prepare(sql);
   statement.Execute();

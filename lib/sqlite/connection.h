@@ -111,6 +111,11 @@ class Connection {
   // Sets journal_mode and synchronous. Writes to the file: call only on a database that
   // dedupsim created.
   void ApplyPragmas(JournalMode journal, Synchronous synchronous);
+  // In WAL mode SQLite checkpoints the log into the database file (and syncs both at the
+  // synchronous level) when the last connection to a file closes, then deletes the -wal and
+  // -shm files. Off: the log and its index stay for the next connection, which reads them.
+  // Writes nothing itself; changes no transaction's journal or synchronous setting.
+  void SetCheckpointOnClose(bool on);
 
   // Runs one statement that returns no rows we need (BEGIN, COMMIT, PRAGMA ...). Traced.
   void Exec(std::string_view sql);
