@@ -85,7 +85,7 @@ int64_t SynchronousLevel(Connection& c) {
 // database (the log is checkpointed and deleted), SetUpWithoutFsync no longer
 // checkpointing (the next lesson would find the last one's log), a kept database left
 // with its log at close, or a lesson's connection given another synchronous level.
-TEST_CASE("a temporary database's lesson connections leave the log; set-up restarts it",
+TEST_CASE("a temporary database's lesson connections leave the log, set-up restarts it",
           "[database]") {
   DatabaseSettings settings{.journal = JournalMode::kWal, .synchronous = Synchronous::kFull};
   DatabaseFile db = DatabaseFile::CreateTemporary(settings);

@@ -334,7 +334,7 @@ TEST_CASE("the search finds exactly the schedules brute force finds", "[explore]
   }
 }
 
-TEST_CASE("optimistic-email sends twice under the concurrent fault; email never does",
+TEST_CASE("optimistic-email sends twice under the concurrent fault, email never does",
           "[explore][matrix]") {
   const CellResult& optimistic = Cell("optimistic-email", "concurrent");
   CHECK(Count(optimistic.counts, Outcome::kTwice) > 0);

@@ -258,7 +258,7 @@ TEST_CASE("each step's footprint: what its statement touches, on which file",
   CHECK(email["A  EmailProvider.Send"] == std::tuple{0, 0, false});
 }
 
-TEST_CASE("a crash writes the files it had open; a step that finds the lock held is dependent",
+TEST_CASE("a crash writes the files it had open, a step that finds the lock held is dependent",
           "[explore][reduction]") {
   IdGenerator ids(1);
   const Strategy& inbox = *FindStrategy("inbox");

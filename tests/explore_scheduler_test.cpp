@@ -128,7 +128,7 @@ TEST_CASE("claim-last: the second copy waits on the stock update instead", "[exp
   CHECK(r.figures.reserved == 2);
 }
 
-TEST_CASE("a crash point closes the connection without commit; the redelivery starts clean",
+TEST_CASE("a crash point closes the connection without commit, the redelivery starts clean",
           "[explore]") {
   std::array<const Strategy*, 1> strategies{FindStrategy("inbox")};
   Scheduler scheduler(strategies);

@@ -153,7 +153,7 @@ TEST_CASE("each step kind is the step the explorer sees", "[files]") {
                 kReserve + "\"\n") == std::vector<std::string>{"SELECT Inbox"});
 }
 
-TEST_CASE("on-zero-rows = throw leaves the message unacked; the broker gives it up", "[files]") {
+TEST_CASE("on-zero-rows = throw leaves the message unacked, the broker gives it up", "[files]") {
   // Mutation caught: throw treated as an ack (the cell would be lost, not error).
   files::Grade g =
       GradeText(std::string(kHead) +

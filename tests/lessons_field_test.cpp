@@ -94,7 +94,7 @@ TEST_CASE("receive-count: received N times, processed once", "[lessons][field]")
   CHECK(again.figures()["inboxRows"] == 1);
 }
 
-TEST_CASE("optimistic-email: both copies send; the claim-first email sends once",
+TEST_CASE("optimistic-email: both copies send, the claim-first email sends once",
           "[lessons][field]") {
   auto run = RunLesson(kOptimisticEmailScenario);
   CHECK(run.differences.empty());
@@ -125,7 +125,7 @@ TEST_CASE("optimistic-email: in processes, each child's emails are counted", "[l
   CHECK(run.figures()["claimFirstEmails"] == 1);
 }
 
-TEST_CASE("outbox: one handler run, two dispatches, one downstream effect; the ghost",
+TEST_CASE("outbox: one handler run, two dispatches, one downstream effect, the ghost",
           "[lessons][field]") {
   auto run = RunLesson(kOutboxScenario);
   CHECK(run.differences.empty());
@@ -237,7 +237,7 @@ TEST_CASE("correlation-key: the cancellation is dropped as a duplicate", "[lesso
         "reserved: 0");
 }
 
-TEST_CASE("delivery-tag-key: every delivery gets a new tag; a resend is not redelivered",
+TEST_CASE("delivery-tag-key: every delivery gets a new tag, a resend is not redelivered",
           "[lessons][field]") {
   auto run = RunLesson(kDeliveryTagKeyScenario);
   CHECK(run.differences.empty());

@@ -40,7 +40,7 @@ TEST_CASE("the table lists the post's six first, in the post's order", "[scenari
   }
 }
 
-TEST_CASE("naive: delivered twice reserves twice; more deliveries reserve more", "[scenarios]") {
+TEST_CASE("naive: delivered twice reserves twice, more deliveries reserve more", "[scenarios]") {
   auto r = Run("naive");
   CHECK(r.outcome.line == "[naive]              delivered twice -> Dune reserved: 4");
   CHECK(r.outcome.figures["reserved"] == 4);
