@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -40,17 +41,24 @@ struct RunOptions {
 };
 
 // What a scenario runs with. All of it is injected; scenarios hold no global state.
+class Backend;
+
 struct ScenarioEnv {
   const RunOptions& options;
   const DatabaseFile& db;
   Clock& clock;
   Recorder& recorder;
   IdGenerator& ids;
+  // The database the scenarios on the store seam run on (kAnyBackend); null: SQLite on db.
+  const Backend* backend = nullptr;
 };
 
 struct Outcome {
   std::string line;                // the text line, in the post's format
   nlohmann::ordered_json figures;  // every figure of the line (camelCase), plus more
+  // What --check compares with, when the scenario works it out from its own run (a
+  // scenario file's expectations may name figures); null: Scenario::expected(options).
+  nlohmann::ordered_json expected;
 };
 
 // Capabilities a scenario has, so options that do not fit can be refused.
@@ -64,6 +72,7 @@ enum ScenarioTraits : unsigned {
   kHasDedupWindow = 1u << 6,    // takes --dedup-window
   kHasLockMaxAge = 1u << 7,     // takes --lock-max-age
   kHasStoreSize = 1u << 8,      // takes --store-size
+  kAnyBackend = 1u << 9,        // runs through env.backend: takes --backend postgres
 };
 
 // One lesson. Defined in its own file under scenarios/ with designated initializers, and
@@ -74,7 +83,8 @@ struct Scenario {
   std::string_view summary;  // one line for `list`
   bool in_post = false;      // one of the post's six lines (`run all`)
   unsigned traits = 0;       // ScenarioTraits
-  Outcome (*run)(ScenarioEnv& env) = nullptr;
+  // A function object so that a scenario read from a file (lib/files/) can carry it.
+  std::function<Outcome(ScenarioEnv& env)> run;
   // The figures the post says must come out for these options; fields absent here are
   // not checked (e.g. a wait too close to call).
   nlohmann::ordered_json (*expected)(const RunOptions& options) = nullptr;
