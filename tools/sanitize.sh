@@ -43,7 +43,7 @@ run() {
   rm -rf "$logs"
   mkdir -p "$logs"
   local status=0
-  SANITIZER_LOGS="$logs" ctest --test-dir "$folder" --output-on-failure -j"$jobs" "$@" ||
+  ctest --test-dir "$folder" --output-on-failure -j"$jobs" "$@" ||
     status=$?
   if compgen -G "$logs/*" >/dev/null; then
     echo "sanitize: reports in $logs:" >&2
