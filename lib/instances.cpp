@@ -11,8 +11,6 @@
 #include <exception>
 #include <thread>
 
-#include <fmt/format.h>
-
 #include "child_process.h"
 #include "crash.h"
 #include "pipe_io.h"
@@ -152,6 +150,9 @@ InstanceResult RunSecondUnguarded(ScenarioEnv& env, const InstanceTask& task,
     WriteAll(ch.blocked.write, "b");
     told = true;
   });
+  // The first instance's transaction ends when it says so (or dies): until then, waiting
+  // for its lock uses none of the busy timeout, however long the hold or a stall.
+  db.KeepWaitingWhile([&ch] { return !WaitReadable(ch.ended.read, std::chrono::milliseconds(0)); });
   SteadyTime reached = Steady::now();
   if (WaitReadable(ch.reached.read, kEventTimeout)) {
     std::string line = ReadLine(ch.reached.read);

@@ -8,8 +8,10 @@
 //  - stagger < hold: the first goes on only once the second is blocked too (its busy
 //    handler ran), so the second really meets the first's lock however late it ran;
 //  - stagger >= hold: the second starts only after the first instance has ended.
-// A starved thread or process changes the timings, never which of the two happens. The
-// waits stay real SQLite lock waits. Each instance keeps its lock history (when it held the
+// A starved thread or process changes the timings, never which of the two happens; and the
+// second's busy timeout starts only once the first instance has ended, so neither a hold
+// longer than that timeout nor a stalled first instance makes it give up. The waits stay
+// real SQLite lock waits. Each instance keeps its lock history (when it held the
 // write lock, when it was blocked), on the steady clock that threads and forked processes
 // share, so a scenario can tell who waited for whom from the intervals.
 #pragma once

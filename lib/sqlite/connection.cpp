@@ -14,9 +14,7 @@
 
 namespace dedupsim {
 
-std::string_view ToString(JournalMode mode) {
-  return mode == JournalMode::kWal ? "wal" : "delete";
-}
+std::string_view ToString(JournalMode mode) { return mode == JournalMode::kWal ? "wal" : "delete"; }
 
 std::string_view ToString(Synchronous level) {
   switch (level) {
@@ -44,6 +42,7 @@ struct Connection::BusyState {
   int64_t calls = 0;
   std::chrono::microseconds waited{0};
   std::function<void()> on_blocked;
+  std::function<bool()> other_holds;  // while true, the timeout does not run
   bool keep_history = false;
   LockHistory history;
   bool holding = false;  // the write lock, as of the end of the last step
@@ -144,6 +143,8 @@ int OnBusy(void* arg, int count) {
       state->recorder->Record(std::move(e));
     }
   }
+  // The wait's end is known by an event, not by the clock: the budget starts once it came.
+  if (state->other_holds && state->other_holds()) state->wait_started = now;
   if (now - state->wait_started >= state->timeout) return 0;
   std::this_thread::sleep_for(std::chrono::microseconds(500));
   state->calls++;
@@ -233,6 +234,10 @@ void Connection::KeepLockHistory() {
 }
 
 LockHistory Connection::lock_history() const { return busy_->history; }
+
+void Connection::KeepWaitingWhile(std::function<bool()> other_holds) {
+  busy_->other_holds = std::move(other_holds);
+}
 
 void Connection::OnBlocked(std::function<void()> callback) {
   busy_->on_blocked = std::move(callback);
@@ -328,9 +333,9 @@ Statement Connection::Prepare(std::string_view sql) {
   }
   int rc = sqlite3_prepare_v2(handle(), sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) {
-    throw SqliteError(sqlite3_extended_errcode(db_),
-                      "prepare failed: " + std::string(sqlite3_errmsg(db_)) + " in: " +
-                          std::string(sql));
+    throw SqliteError(
+        sqlite3_extended_errcode(db_),
+        "prepare failed: " + std::string(sqlite3_errmsg(db_)) + " in: " + std::string(sql));
   }
   Statement statement(*this, stmt);
   if (trace_) {

@@ -135,6 +135,12 @@ class Connection {
   LockHistory lock_history() const;
   // Called (on this connection's thread) at the first busy-handler call of each wait.
   void OnBlocked(std::function<void()> callback);
+  // While other_holds() returns true (asked at each busy-handler call), a wait does not use
+  // up the busy timeout: the timeout runs from the first call at which it returns false.
+  // For a wait whose end is known by an event (RunInstancePair: the first instance's
+  // transaction, held as long as --hold-ms asks or a loaded machine stalls it), so that
+  // neither the hold nor the scheduler decides whether the waiter gives up.
+  void KeepWaitingWhile(std::function<bool()> other_holds);
   // Called after a step or close that opened (true) or ended (false) a transaction: from
   // BEGIN's return to COMMIT's or ROLLBACK's return, the connection is in a transaction.
   void OnTransactionChange(std::function<void(bool open)> callback);
@@ -178,7 +184,7 @@ class Connection {
 
   sqlite3* handle() const;  // for lib/ internals; throws if closed
 
-  struct BusyState;  // the busy handler's counters; defined in connection.cpp
+  struct BusyState;   // the busy handler's counters; defined in connection.cpp
   struct TraceState;  // the trace identity and SQLite's reading of the last prepare
 
  private:
