@@ -2,6 +2,7 @@
 // on request, the differences --check finds, a Mermaid diagram after each line
 // (--diagram) and an SVG timeline file (--timeline).
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -20,6 +21,8 @@
 #include "database.h"
 #include "duration.h"
 #include "exit_status.h"
+#include "file_scenario.h"
+#include "files/scenario_file.h"
 #include "options.h"
 #include "postgres/cluster.h"
 #include "postgres/store.h"
@@ -40,6 +43,7 @@ namespace {
 
 struct RunArgs {
   std::vector<std::string> names;
+  std::vector<std::string> files;  // --file: scenario files or folders of them
   std::string db;
   std::string format = "text";
   int64_t quantity = 2;
@@ -69,7 +73,14 @@ struct RunArgs {
   bool given_db = false, given_journal = false, given_isolation = false;
   // Set after parsing: which scenario-specific options were given.
   GivenOptions given;
+  bool hold_given = false;     // --hold-ms (a scenario file's own hold applies otherwise)
+  bool stagger_given = false;  // --stagger-ms
 };
+
+bool IsFolder(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 std::string ValidNames() {
   std::string names;
@@ -127,8 +138,20 @@ int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenar
                  ScenarioEnv& env, std::optional<AtomicFile>& timeline,
                  std::optional<AtomicFile>& html);
 
+// The lessons of --file, read and checked before anything runs; they and their Scenario
+// views live as long as the run.
+struct FileLessons {
+  std::vector<std::unique_ptr<files::ScenarioFile>> files;
+  std::vector<std::unique_ptr<Scenario>> scenarios;
+  FileRunOverrides overrides;
+};
+
 int Run(const RunArgs& args) {
   std::string error;
+  if (args.names.empty() && args.files.empty()) {
+    fmt::print(stderr, "dedupsim: run needs scenarios: names (see dedupsim list) or --file FILE\n");
+    return kExitUsage;
+  }
   std::vector<const Scenario*> scenarios = Resolve(args.names, &error);
   if (!error.empty()) {
     fmt::print(stderr, "dedupsim: {}\n", error);
@@ -136,11 +159,33 @@ int Run(const RunArgs& args) {
   }
   // A scenario named alone must take every option given; with several, each option
   // applies to the scenarios it fits.
-  if (args.names.size() == 1 && scenarios.size() == 1) {
+  if (args.names.size() == 1 && scenarios.size() == 1 && args.files.empty()) {
     if (auto misfit = OptionMisfit(*scenarios.front(), args.given)) {
       fmt::print(stderr, "dedupsim: {} (see dedupsim run --help)\n", *misfit);
       return kExitUsage;
     }
+  }
+  // Every scenario file must take every option given: a lesson never ignores one.
+  FileLessons lessons;
+  lessons.overrides = {.hold = args.hold_given, .stagger = args.stagger_given};
+  try {
+    for (const std::string& path : args.files) {
+      std::vector<std::string> paths = IsFolder(path) ? files::ScenarioFilesIn(path)
+                                                      : std::vector<std::string>{path};
+      for (const std::string& one : paths) {
+        lessons.files.push_back(std::make_unique<files::ScenarioFile>(files::LoadScenarioFile(one)));
+        lessons.scenarios.push_back(
+            std::make_unique<Scenario>(AsScenario(*lessons.files.back(), lessons.overrides)));
+        if (auto misfit = OptionMisfit(*lessons.scenarios.back(), args.given)) {
+          fmt::print(stderr, "dedupsim: {}: {}\n", one, *misfit);
+          return kExitUsage;
+        }
+        scenarios.push_back(lessons.scenarios.back().get());
+      }
+    }
+  } catch (const files::FileError& e) {
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
+    return kExitUsage;
   }
 
   const bool postgres = args.backend == "postgres";
@@ -227,6 +272,9 @@ int Run(const RunArgs& args) {
   env.backend = backend.get();
   try {
     return RunScenarios(args, scenarios, env, timeline, html);
+  } catch (const files::FileError& e) {
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
+    return kExitUsage;
   } catch (const UnplannedDeath&) {
     throw;  // a child's death, said as such
   } catch (const DatabaseError& e) {
@@ -323,8 +371,14 @@ Command AddRunCommand(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* sub = app.add_subcommand(
       "run", "Run scenarios by name; 'all' runs the post's six, 'everything' runs every scenario");
-  sub->add_option("scenarios", args->names, "Scenario names (see dedupsim list), or all, everything")
-      ->required();
+  sub->add_option("scenarios", args->names,
+                  "Scenario names (see dedupsim list), or all, everything; none with --file");
+  sub->add_option("--file", args->files,
+                  "Run a lesson written in a scenario file (TOML, see docs/files.md), or every "
+                  "*.toml in a folder; may be given more than once")
+      ->type_name("FILE|DIR")
+      ->allow_extra_args(false)
+      ->check(CLI::ExistingPath);
   AddFileOption(sub, "--db", args->db,
                 "Database file to use and keep (created if missing; only a dedupsim database "
                 "is ever reset; one dedupsim process at a time). Default: a temporary file "
@@ -465,6 +519,8 @@ Command AddRunCommand(CLI::App& app) {
             }
             args->given.deliveries = deliveries->count() > 0;
             args->given.hold = hold->count() > 0 || stagger->count() > 0;
+            args->hold_given = hold->count() > 0;
+            args->stagger_given = stagger->count() > 0;
             args->given.crash_mode = crash->count() > 0;
             args->given.instances = instances->count() > 0;
             return Run(*args);

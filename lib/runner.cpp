@@ -14,7 +14,9 @@ ScenarioResult RunScenario(const Scenario& scenario, ScenarioEnv& env, bool chec
   result.events = env.recorder.Events();
   if (check) {
     result.checked = true;
-    result.expected = scenario.expected(env.options);
+    result.expected = result.outcome.expected.is_null() && scenario.expected != nullptr
+                          ? scenario.expected(env.options)
+                          : result.outcome.expected;
     result.differences = Differences(scenario.name, result.expected, result.outcome.figures);
   }
   return result;
@@ -22,6 +24,9 @@ ScenarioResult RunScenario(const Scenario& scenario, ScenarioEnv& env, bool chec
 
 bool OutcomeAsExpected(const ScenarioResult& result, const RunOptions& options) {
   if (result.checked) return result.differences.empty();
+  if (!result.outcome.expected.is_null()) {
+    return Differences(result.scenario->name, result.outcome.expected, result.outcome.figures).empty();
+  }
   if (result.scenario == nullptr || result.scenario->expected == nullptr) return true;
   return Differences(result.scenario->name, result.scenario->expected(options), result.outcome.figures).empty();
 }

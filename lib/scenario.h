@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -55,6 +56,9 @@ struct ScenarioEnv {
 struct Outcome {
   std::string line;                // the text line, in the post's format
   nlohmann::ordered_json figures;  // every figure of the line (camelCase), plus more
+  // What --check compares with, when the scenario works it out from its own run (a
+  // scenario file's expectations may name figures); null: Scenario::expected(options).
+  nlohmann::ordered_json expected;
 };
 
 // Capabilities a scenario has, so options that do not fit can be refused.
@@ -79,7 +83,8 @@ struct Scenario {
   std::string_view summary;  // one line for `list`
   bool in_post = false;      // one of the post's six lines (`run all`)
   unsigned traits = 0;       // ScenarioTraits
-  Outcome (*run)(ScenarioEnv& env) = nullptr;
+  // A function object so that a scenario read from a file (lib/files/) can carry it.
+  std::function<Outcome(ScenarioEnv& env)> run;
   // The figures the post says must come out for these options; fields absent here are
   // not checked (e.g. a wait too close to call).
   nlohmann::ordered_json (*expected)(const RunOptions& options) = nullptr;

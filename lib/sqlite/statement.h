@@ -52,6 +52,7 @@ class Statement {
   int64_t ColumnInt(int index) const;
   std::string ColumnText(int index) const;
   bool ColumnIsNull(int index) const;
+  bool ColumnIsInteger(int index) const;  // SQLite stored an INTEGER there
 
   // Extended result code of the last step (0 after a success).
   int last_code() const { return last_code_; }
