@@ -100,7 +100,8 @@ struct Strategy {
   std::function<DeliveryResult(DeliveryContext& context, const OrderPlaced& message)> handle;
   // The same consumer through the store seam, so it runs on PostgreSQL too (null: the row
   // is SQLite's only). On SQLite the explorer runs `handle`; both issue the same steps.
-  std::function<DeliveryResult(StoreContext& context, const OrderPlaced& message)> handle_store;
+  std::function<DeliveryResult(StoreContext& context, const OrderPlaced& message)> handle_store =
+      nullptr;
   // How many times the effect happened for the order (0, 1, 2 ...).
   int64_t (*applied)(EffectProbe& probe, const LogicalOrder& order) = nullptr;
 };

@@ -177,5 +177,20 @@ TEST_CASE(
   CHECK(refused.err.find("not on --backend postgres yet: email-reconcile") != std::string::npos);
 }
 
+TEST_CASE("docs/explore.md shows the PostgreSQL matrix exactly as explore prints it",
+          "[postgres]") {
+  testing::CliResult r = testing::RunCli(
+      {"explore", "--backend", "postgres", "--dsn", Conninfo(), "--pg-schema", "t_explore_doc"});
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> lines = testing::SplitLines(r.out);
+  REQUIRE(lines.size() > 3);
+  // Everything but the last line, which says how fast this run went.
+  CHECK(lines.back().rfind("explored in ", 0) == 0);
+  std::string printed;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) printed += lines[i] + "\n";
+  std::string doc = testing::ReadFile(std::string(DEDUPSIM_SOURCE_DIR) + "/docs/explore.md");
+  CHECK(testing::DocBlock(doc, "<!-- explore-matrix-postgres -->") == printed);
+}
+
 }  // namespace
 }  // namespace dedupsim::explore
