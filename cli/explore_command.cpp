@@ -3,13 +3,12 @@
 // broke an invariant somewhere; 2 for an unknown strategy or fault.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "commands.h"
 #include "exit_status.h"
@@ -19,6 +18,8 @@
 #include "explore/report.h"
 #include "explore/strategies.h"
 #include "options.h"
+#include "postgres/cluster.h"
+#include "postgres/store.h"
 
 namespace dedupsim::cli {
 
@@ -40,7 +41,22 @@ struct ExploreArgs {
   bool no_reduction = false;
   int instances = 2;
   int deliveries = 0;  // 0: as many as instances
+  std::string backend = "sqlite";
+  std::string dsn;  // postgres: a server the user runs; "": a throwaway cluster
+  std::string pg_schema = "dedupsim";
+  std::string isolation = "read-committed";
+  bool given_journal = false;
+  bool given_isolation = false;
 };
+
+// The rows that run through the store seam, and so on PostgreSQL too.
+std::vector<const Strategy*> StoreStrategies() {
+  std::vector<const Strategy*> out;
+  for (const Strategy* s : AllStrategies()) {
+    if (s->handle_store) out.push_back(s);
+  }
+  return out;
+}
 
 int Usage(const std::string& message) {
   fmt::print(stderr, "dedupsim: {}\n", message);
@@ -90,6 +106,7 @@ bool CheckExpectSafe(const std::vector<const Strategy*>& expected, const MatrixR
 
 int RunCounterexample(Explorer& explorer, const Strategy& strategy,
                       const std::vector<const Fault*>& faults, bool json) {
+  const char* backend = explorer.options().postgres != nullptr ? " --backend postgres" : "";
   std::vector<CellResult> cells;
   int64_t schedules = 0;
   for (const Fault* f : faults) {
@@ -115,7 +132,7 @@ int RunCounterexample(Explorer& explorer, const Strategy& strategy,
     fmt::print("{}\n", CounterexampleToJson(cells[*best], replay).dump(2));
   } else {
     fmt::print("{}", FormatCounterexample(cells[*best], replay, recorder.Events(),
-                                          explorer.options().seed));
+                                          explorer.options().seed, backend));
   }
   return kExitOk;
 }
@@ -135,6 +152,33 @@ int Run(const ExploreArgs& args) {
       !Resolve<Strategy>(args.expect_safe, "strategy", find_strategy, StrategyNames(),
                          expect_safe)) {
     return kExitUsage;
+  }
+  const bool postgres = args.backend == "postgres";
+  if (!postgres && (!args.dsn.empty() || args.given_isolation || args.pg_schema != "dedupsim")) {
+    return Usage("--dsn, --pg-schema and --isolation need --backend postgres");
+  }
+  if (postgres) {
+    if (args.given_journal) return Usage("--journal is SQLite's; not with --backend postgres");
+    if (args.runs > 0 || args.replay >= 0) {
+      return Usage("--runs and --replay do not run on --backend postgres yet");
+    }
+    std::vector<const Strategy*> store = StoreStrategies();
+    if (strategies.empty()) strategies = store;
+    std::string missing;
+    for (const Strategy* s : strategies) {
+      const Strategy* partner = FindStrategy(s->partner);
+      for (const Strategy* needed : {s, partner}) {
+        if (needed != nullptr && !needed->handle_store) {
+          missing += (missing.empty() ? "" : ", ") + std::string(needed->name);
+        }
+      }
+    }
+    if (!missing.empty()) {
+      std::string valid;
+      for (const Strategy* s : store) valid += (valid.empty() ? "" : ", ") + std::string(s->name);
+      return Usage(
+          fmt::format("not on --backend postgres yet: {} (these are: {})", missing, valid));
+    }
   }
   if (strategies.empty()) strategies.assign(AllStrategies().begin(), AllStrategies().end());
   if (faults.empty()) faults.assign(AllFaults().begin(), AllFaults().end());
@@ -159,6 +203,19 @@ int Run(const ExploreArgs& args) {
     return Usage(
         "--instances and --deliveries size the concurrent fault; the seeded mode sizes its own "
         "runs");
+  }
+  // PostgreSQL: one throwaway cluster (or the --dsn server's schema) for the whole command;
+  // every schedule starts from the same reset of its tables. The SQLite matrix of the same
+  // cells is explored too, to mark where the two differ.
+  std::optional<ThrowawayCluster> cluster;
+  std::optional<PgDatabase> pg;
+  if (postgres) {
+    if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
+    pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
+    options.postgres = &*pg;
+    options.isolation = args.isolation == "serializable"      ? Isolation::kSerializable
+                        : args.isolation == "repeatable-read" ? Isolation::kRepeatableRead
+                                                              : Isolation::kReadCommitted;
   }
   Explorer explorer(options);
   const RandomMix mix = RandomMix::From(args.faults);
@@ -206,6 +263,14 @@ int Run(const ExploreArgs& args) {
   }
 
   MatrixResult m = explorer.ExploreMatrix(strategies, faults);
+  std::optional<MatrixResult> sqlite;
+  if (postgres) {
+    ExploreOptions on_sqlite = options;
+    on_sqlite.postgres = nullptr;
+    Explorer other(on_sqlite);
+    sqlite.emplace(other.ExploreMatrix(strategies, faults));
+    m.compared = &*sqlite;
+  }
   if (json) {
     fmt::print("{}\n", MatrixToJson(m).dump(2));
   } else {
@@ -243,7 +308,25 @@ Command AddExploreCommand(CLI::App& app) {
              "With --seed and one --strategy: run that random run again, traced", int64_t{0},
              int64_t{10000000});
   sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
-      ->check(CLI::IsMember({"wal", "delete"}));
+      ->check(CLI::IsMember({"wal", "delete"}))
+      ->each([args](const std::string&) { args->given_journal = true; });
+  sub->add_option("--backend", args->backend,
+                  "Database to explore on: sqlite (a temporary file, default) or postgres (a "
+                  "private throwaway server started for this command, or the one --dsn names); "
+                  "on postgres the matrix marks the cells that differ from SQLite's")
+      ->check(CLI::IsMember({"sqlite", "postgres"}));
+  sub->add_option(
+      "--dsn", args->dsn,
+      "postgres: a libpq connection string (\"host=... dbname=...\") of a server you run; "
+      "dedupsim works only in the schema it creates there (--pg-schema)");
+  sub->add_option("--pg-schema", args->pg_schema,
+                  "postgres: the schema dedupsim creates, marks and may reset (default dedupsim); "
+                  "one it did not create is refused (exit 3)");
+  sub->add_option("--isolation", args->isolation,
+                  "postgres: the consumers' isolation level: read-committed (default), "
+                  "repeatable-read, serializable")
+      ->check(CLI::IsMember({"read-committed", "repeatable-read", "serializable"}))
+      ->each([args](const std::string&) { args->given_isolation = true; });
   sub->add_flag("--list", args->list, "List the strategies and faults");
   sub->add_flag("--no-reduction", args->no_reduction,
                 "Run every interleaving, also those that only reorder independent steps "

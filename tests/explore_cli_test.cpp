@@ -12,6 +12,7 @@
 
 using namespace dedupsim;
 using dedupsim::testing::CliResult;
+using dedupsim::testing::DocBlock;
 using dedupsim::testing::ReadFile;
 using dedupsim::testing::RunCli;
 using dedupsim::testing::SplitLines;
@@ -22,16 +23,6 @@ nlohmann::json WithoutTiming(const std::string& text) {
   nlohmann::json j = nlohmann::json::parse(text);
   for (const char* key : {"elapsedMs", "schedulesPerSecond", "runsPerSecond"}) j.erase(key);
   return j;
-}
-
-// The fenced block that follows the marker line in the document.
-std::string DocBlock(const std::string& doc, const std::string& marker) {
-  size_t at = doc.find(marker);
-  if (at == std::string::npos) return "(no marker)";
-  size_t open = doc.find("```", at);
-  size_t start = doc.find('\n', open) + 1;
-  size_t close = doc.find("\n```", start);
-  return doc.substr(start, close - start + 1);
 }
 
 }  // namespace

@@ -149,6 +149,15 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+std::string DocBlock(const std::string& doc, const std::string& marker) {
+  size_t at = doc.find(marker);
+  if (at == std::string::npos) return "(no marker)";
+  size_t open = doc.find("```", at);
+  size_t start = doc.find('\n', open) + 1;
+  size_t close = doc.find("\n```", start);
+  return doc.substr(start, close - start + 1);
+}
+
 void WriteFile(const std::string& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary);
   out << content;

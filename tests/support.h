@@ -45,6 +45,8 @@ CliResult RunCli(const std::vector<std::string>& args,
 CliResult RunCliOnTerminal(const std::vector<std::string>& args, const std::vector<std::string>& env);
 
 std::string ReadFile(const std::string& path);
+// The fenced block that follows the marker line in a document ("(no marker)" when absent).
+std::string DocBlock(const std::string& doc, const std::string& marker);
 void WriteFile(const std::string& path, const std::string& content);
 std::vector<std::string> SplitLines(const std::string& text);
 

@@ -15,24 +15,43 @@ BusyStats Since(const BusyStats& before, const BusyStats& after) {
 
 }  // namespace
 
-ClaimLastReport ClaimLastReserveStock::Handle(const OrderPlaced& m) {
+ClaimLastReport ClaimLastReserveStock::HandleOnStore(const OrderPlaced& m) {
   ClaimLastReport report;
-  Transaction tx(db_);
-  BusyStats before = db_.busy();
-  AddReserved(db_, m);
-  report.stock_update_changes = db_.Changes();
-  report.stock_update_wait = Since(before, db_.busy());
-  report.reserved_inside = ReadStock(db_, m.book_id).reserved;
-
-  before = db_.busy();
-  InsertResult claimed = InsertCompletedInboxRow(db_, m.message_id, kName, clock_.Now());
-  report.claim_wait = Since(before, db_.busy());
-  if (claimed == InsertResult::kDuplicateKey) {
+  ScopedTransaction tx(*store_);
+  AddReserved(*store_, m);
+  report.reserved_inside = store_->ReadStock(m.book_id).reserved;
+  if (store_->ClaimCompleted(InboxKey::kMessageIdAndConsumer, m.message_id, kName, clock_.Now()) ==
+      InsertResult::kDuplicateKey) {
     tx.Rollback();  // the stock update goes with it
-    report.rolled_back = !db_.InTransaction();  // SQLite says no transaction is open
+    report.rolled_back = !store_->InTransaction();
     return report;
   }
-  RunHook(db_, "BeforeCommit", before_commit);
+  store_->RunHook("BeforeCommit", before_commit);
+  tx.Commit();
+  report.processed = true;
+  return report;
+}
+
+ClaimLastReport ClaimLastReserveStock::Handle(const OrderPlaced& m) {
+  if (store_ != nullptr) return HandleOnStore(m);
+  Connection& db = *db_;
+  ClaimLastReport report;
+  Transaction tx(db);
+  BusyStats before = db.busy();
+  AddReserved(db, m);
+  report.stock_update_changes = db.Changes();
+  report.stock_update_wait = Since(before, db.busy());
+  report.reserved_inside = ReadStock(db, m.book_id).reserved;
+
+  before = db.busy();
+  InsertResult claimed = InsertCompletedInboxRow(db, m.message_id, kName, clock_.Now());
+  report.claim_wait = Since(before, db.busy());
+  if (claimed == InsertResult::kDuplicateKey) {
+    tx.Rollback();  // the stock update goes with it
+    report.rolled_back = !db.InTransaction();  // SQLite says no transaction is open
+    return report;
+  }
+  RunHook(db, "BeforeCommit", before_commit);
   tx.Commit();
   report.processed = true;
   return report;

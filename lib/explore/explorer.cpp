@@ -185,10 +185,12 @@ Explorer::Explorer(ExploreOptions options, std::span<const Strategy* const> extr
     : options_(options),
       strategies_(TableAnd(extra)),
       scheduler_(strategies_, SchedulerOptions{.journal = options.journal,
-                                                   .synchronous = options.synchronous,
-                                                   .reuse_connections = options.reuse_connections,
-                                                   .one_cpu = options.one_cpu,
-                                                   .retry = RetryRuleFor(options)}) {}
+                                               .synchronous = options.synchronous,
+                                               .reuse_connections = options.reuse_connections,
+                                               .one_cpu = options.one_cpu,
+                                               .retry = RetryRuleFor(options),
+                                               .postgres = options.postgres,
+                                               .isolation = options.isolation}) {}
 
 std::vector<Plan> Explorer::Plans(const Strategy& strategy, const Fault& fault) const {
   IdGenerator ids(options_.seed);
@@ -287,6 +289,8 @@ MatrixResult Explorer::ExploreMatrix(std::span<const Strategy* const> strategies
   MatrixResult m;
   m.seed = options_.seed;
   m.journal = options_.journal;
+  if (options_.postgres != nullptr)
+    m.postgres_isolation = std::string(ToString(options_.isolation));
   m.reduced = options_.reduce;
   m.world = options_.world;
   m.strategies.assign(strategies.begin(), strategies.end());

@@ -68,6 +68,11 @@ struct MatrixResult {
   bool reduced = false;  // explored with the partial-order reduction
   WorldSize world{};
   double elapsed_ms = 0;
+  // Where it ran: "" for a SQLite file (see journal), else PostgreSQL's isolation level.
+  std::string postgres_isolation;
+  // The same rows and columns on the other backend, to mark the cells that differ (null:
+  // no comparison). Not owned.
+  const MatrixResult* compared = nullptr;
 
   const CellResult& Cell(size_t row, size_t column) const {
     return cells[row * faults.size() + column];
@@ -91,6 +96,9 @@ struct ExploreOptions {
   // When a blocked instance is offered again. Default (nullopt): kAfterStepOnItsFile when
   // reducing with the WAL journal, else kAfterAnyStep (see RetryRule).
   std::optional<RetryRule> retry{};
+  // Explore on this PostgreSQL schema (null: a temporary SQLite file); see SchedulerOptions.
+  const PgDatabase* postgres = nullptr;
+  Isolation isolation = Isolation::kReadCommitted;
 };
 
 RetryRule RetryRuleFor(const ExploreOptions& options);

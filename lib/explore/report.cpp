@@ -65,8 +65,31 @@ std::string Trace(const std::vector<TraceEvent>& events) {
 
 std::string CellLabel(const CellResult& cell) { return Label(cell.counts); }
 
+namespace {
+
+const char* BackendName(const MatrixResult& m) {
+  return m.postgres_isolation.empty() ? "sqlite" : "postgres";
+}
+
+// The other backend's cell at the same place, when it differs in its label or its count.
+const CellResult* DifferingCell(const MatrixResult& m, size_t r, size_t c) {
+  if (m.compared == nullptr) return nullptr;
+  const MatrixResult& o = *m.compared;
+  if (r >= o.strategies.size() || c >= o.faults.size() || o.strategies[r] != m.strategies[r] ||
+      o.faults[c] != m.faults[c]) {
+    return nullptr;
+  }
+  const CellResult& mine = m.Cell(r, c);
+  const CellResult& theirs = o.Cell(r, c);
+  if (CellLabel(mine) == CellLabel(theirs) && mine.schedules == theirs.schedules) return nullptr;
+  return &theirs;
+}
+
+}  // namespace
+
 std::string FormatMatrix(const MatrixResult& m) {
   std::vector<std::vector<std::string>> table;
+  std::vector<std::string> notes;  // the other backend's differing cells
   std::vector<std::string> header{"strategy"};
   for (const Fault* f : m.faults) header.emplace_back(f->name);
   table.push_back(header);
@@ -74,7 +97,14 @@ std::string FormatMatrix(const MatrixResult& m) {
     std::vector<std::string> row{std::string(m.strategies[r]->name)};
     for (size_t c = 0; c < m.faults.size(); ++c) {
       const CellResult& cell = m.Cell(r, c);
-      row.push_back(fmt::format("{} ({})", CellLabel(cell), cell.schedules));
+      const CellResult* other = DifferingCell(m, r, c);
+      row.push_back(fmt::format("{} ({}){}", CellLabel(cell), cell.schedules, other ? " *" : ""));
+      if (other != nullptr) {
+        notes.push_back(fmt::format("* {} under {}: {} {} ({}), {} {} ({})", m.strategies[r]->name,
+                                    m.faults[c]->name, BackendName(m), CellLabel(cell),
+                                    cell.schedules, BackendName(*m.compared), CellLabel(*other),
+                                    other->schedules));
+      }
     }
     table.push_back(row);
   }
@@ -82,10 +112,16 @@ std::string FormatMatrix(const MatrixResult& m) {
   for (const auto& row : table) {
     for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], Columns(row[i]));
   }
-  std::string out = fmt::format(
-      "dedupsim explore: {} strategies {} {} faults, every schedule on a real SQLite file "
-      "(journal {}, seed {})\n",
-      m.strategies.size(), kTimes, m.faults.size(), ToString(m.journal), m.seed);
+  std::string out =
+      m.postgres_isolation.empty()
+          ? fmt::format(
+                "dedupsim explore: {} strategies {} {} faults, every schedule on a real SQLite "
+                "file (journal {}, seed {})\n",
+                m.strategies.size(), kTimes, m.faults.size(), ToString(m.journal), m.seed)
+          : fmt::format(
+                "dedupsim explore: {} strategies {} {} faults, every schedule on a real "
+                "PostgreSQL server (isolation {}, seed {})\n",
+                m.strategies.size(), kTimes, m.faults.size(), m.postgres_isolation, m.seed);
   out += fmt::format("cell: the outcome, {}N the schedules that did not end once, (M) the schedules explored\n",
                      kTimes);
   if (m.reduced) out += "schedules that differ only in the order of independent steps are run once\n";
@@ -103,6 +139,12 @@ std::string FormatMatrix(const MatrixResult& m) {
   out += fmt::format("\n{} schedules, {} steps", m.schedules, m.steps);
   if (m.reduced) out += fmt::format(", {} runs cut short by the reduction", m.pruned);
   out += "\n";
+  if (m.compared != nullptr) {
+    out += notes.empty() ? fmt::format("\nevery cell is the same on {}\n", BackendName(*m.compared))
+                         : fmt::format("\n* differs on {} (same seed, same schedules' rules):\n",
+                                       BackendName(*m.compared));
+    for (const std::string& note : notes) out += note + "\n";
+  }
   return out;
 }
 
@@ -131,7 +173,12 @@ nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
   nlohmann::ordered_json j;
   j["command"] = "explore";
   j["seed"] = m.seed;
-  j["journal"] = ToString(m.journal);
+  if (m.postgres_isolation.empty()) {
+    j["journal"] = ToString(m.journal);
+  } else {
+    j["backend"] = "postgres";
+    j["isolation"] = m.postgres_isolation;
+  }
   j["reduced"] = m.reduced;
   j["instances"] = m.world.instances;
   j["deliveries"] = m.world.deliveries;
@@ -177,6 +224,18 @@ nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
     } else {
       c["shortest"] = nullptr;
     }
+    if (m.compared != nullptr) {
+      size_t index = static_cast<size_t>(&cell - m.cells.data());
+      size_t r = index / m.faults.size();
+      size_t col = index % m.faults.size();
+      const CellResult* other = DifferingCell(m, r, col);
+      const CellResult& theirs = other ? *other : m.compared->Cell(r, col);
+      c["differs"] = other != nullptr;
+      c[BackendName(*m.compared)] = {{"cell", CellLabel(theirs)},
+                                     {"safe", theirs.Safe()},
+                                     {"schedules", theirs.schedules},
+                                     {"counts", CountsToJson(theirs.counts)}};
+    }
     cells.push_back(c);
   }
   j["cells"] = cells;
@@ -189,7 +248,8 @@ nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
 }
 
 std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& replay,
-                                 const std::vector<TraceEvent>& events, uint64_t seed) {
+                                 const std::vector<TraceEvent>& events, uint64_t seed,
+                                 std::string_view backend_args) {
   const Counterexample& c = *cell.shortest;
   std::string out = fmt::format("{} under {}: {} of {} schedules\n", cell.strategy->name,
                                 cell.fault->name, CellLabel(cell), cell.schedules);
@@ -198,8 +258,9 @@ std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& r
   out += Trace(events);
   out += fmt::format("final: {}\n", FormatFigures(replay.figures));
   if (!replay.note.empty()) out += fmt::format("note: {}\n", replay.note);
-  out += fmt::format("again: dedupsim explore --strategy {} --fault {} --counterexample --seed {}\n",
-                     cell.strategy->name, cell.fault->name, seed);
+  out +=
+      fmt::format("again: dedupsim explore --strategy {} --fault {} --counterexample --seed {}{}\n",
+                  cell.strategy->name, cell.fault->name, seed, backend_args);
   return out;
 }
 

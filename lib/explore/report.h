@@ -4,10 +4,10 @@
 // elapsedMs, schedulesPerSecond (JSON) change between two runs with the same seed.
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "explore/explorer.h"
 #include "explore/random_mode.h"
@@ -29,9 +29,11 @@ std::string FormatFigures(const Figures& figures);
 nlohmann::ordered_json FiguresToJson(const Figures& figures);
 
 // The cell's shortest failing schedule: a header, the replay's trace (one FormatTraceLine
-// per event), the final figures, and the command that prints it again.
+// per event), the final figures, and the command that prints it again (backend_args, such
+// as " --backend postgres", appended to it).
 std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& replay,
-                                 const std::vector<TraceEvent>& events, uint64_t seed);
+                                 const std::vector<TraceEvent>& events, uint64_t seed,
+                                 std::string_view backend_args = "");
 nlohmann::ordered_json CounterexampleToJson(const CellResult& cell, const ScheduleResult& replay);
 
 std::string FormatRandom(const RandomResult& result);

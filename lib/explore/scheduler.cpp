@@ -20,6 +20,9 @@
 #include "consumers/email.h"
 #include "explore/step_label.h"
 #include "hooks.h"
+#include "postgres/connection.h"
+#include "postgres/error.h"
+#include "postgres/store.h"
 #include "schema.h"
 #include "sqlite/error.h"
 #include "sqlite/statement.h"
@@ -105,6 +108,33 @@ Footprint StatementFootprint(const std::string& label, uint8_t file) {
   return f;
 }
 
+// On PostgreSQL a footprint has a bit per table: the server locks rows, not the file.
+constexpr uint8_t kEveryTable = 0xFF;
+
+uint8_t TableBit(std::string_view table) {
+  if (table == "StockItems") return 1;
+  if (table == "Inbox") return 2;
+  if (table == "InboxByMessageId") return 4;
+  if (table == "StockReservations") return 8;
+  return kEveryTable;  // a table the explorer does not know: depends on everything
+}
+
+// What a PostgreSQL statement about to run will touch: its table (read or written); a
+// COMMIT or ROLLBACK ends a transaction that may have touched any table: every table.
+Footprint PgStatementFootprint(const std::string& label) {
+  Footprint f;
+  if (label == "BEGIN") return f;  // takes no lock; the snapshot comes with the first statement
+  size_t gap = label.find(' ');
+  std::string op = label.substr(0, gap);
+  uint8_t table = gap == std::string::npos ? kEveryTable : TableBit(label.substr(gap + 1));
+  if (op == "SELECT") {
+    f.reads = table;
+  } else {
+    f.writes = table;
+  }
+  return f;
+}
+
 // The statements of a script, each as its own text, so each can be prepared once.
 std::vector<std::string> SplitScript(Connection& connection, const char* script) {
   std::vector<std::string> out;
@@ -184,6 +214,10 @@ struct Scheduler::Impl {
   ~Impl();
 
   void Reset(const Plan& plan);
+  void ResetPostgres(const Plan& plan);
+  // Lets every PostgreSQL instance whose statement waits in the server look again, until
+  // each is either still waiting or has its answer (the blocker committed or rolled back).
+  void Settle(int except);
   void Abort();
   struct ResetSql;
   const ResetSql& ResetOf(const Strategy* s);
@@ -196,6 +230,7 @@ struct Scheduler::Impl {
   DatabaseFile db;
   std::optional<DatabaseFile> aux_db;
   Connection control;  // set-up and read-back; never scheduled
+  std::optional<PgConnection> pg_control;  // the same on PostgreSQL
   std::optional<Connection> aux_control;
   ManualClock clock{kEpoch};
   Baton baton{kMaxInstances};
@@ -223,7 +258,7 @@ struct Scheduler::Impl {
 };
 
 // One consumer instance: a thread, its connections, and the gate they call.
-class Worker final : public StepGate {
+class Worker final : public StepGate, public PgStepGate {
  public:
   Worker(Scheduler::Impl& owner, int index)
       : owner_(owner), index_(index), name_(InstanceName(index)) {}
@@ -234,6 +269,7 @@ class Worker final : public StepGate {
     recorder_ = recorder;
     state_ = script ? WorkerState::kWaiting : WorkerState::kIdle;
     blocked_at_ = 0;
+    released_ = false;
   }
   void Quit() { quit_ = true; }
 
@@ -246,6 +282,8 @@ class Worker final : public StepGate {
   uint8_t blocked_file() const { return blocked_file_; }
   void set_blocked_at(int64_t progress) { blocked_at_ = progress; }
   void MarkDone() { state_ = WorkerState::kDone; }
+  bool released() const { return released_; }
+  void set_settling(bool on) { settling_ = on; }
   const Footprint& footprint() const { return footprint_; }
 
   void Main() {
@@ -259,7 +297,46 @@ class Worker final : public StepGate {
     }
     db_.reset();
     aux_.reset();
+    pg_.reset();
     owner_.baton.Return();
+  }
+
+  // PgStepGate: the same steps on a PostgreSQL connection.
+  void BeforeStatement(PgConnection&, std::string_view sql) override {
+    std::string label = StepLabel(sql);
+    next_footprint_ = PgStatementFootprint(label);
+    Arrive(label, true);
+  }
+  void BeforeHook(PgConnection&, std::string_view name) override {
+    next_footprint_ = Footprint{};
+    Arrive(std::string(name), false);
+  }
+  // The server shows the statement waiting for a lock another backend holds. It stays
+  // blocked (its statement still in the server) until Settle finds it has its answer.
+  // (The connection notes the wait on the trace, with the server's words.)
+  bool Blocked(PgConnection&) override {
+    if (dead_ || owner_.abort) {
+      dead_ = true;
+      return false;
+    }
+    state_ = WorkerState::kBlocked;
+    released_ = false;
+    footprint_.all = true;  // what it does once released depends on who released it
+    owner_.baton.Yield(index_);
+    if (owner_.abort) {
+      dead_ = true;  // cancelled: the statement fails, nothing more runs
+      return false;
+    }
+    return true;  // Settle: look again
+  }
+  // The statement has its answer after a wait; the step is taken when the scheduler picks
+  // this instance again.
+  void Released(PgConnection&) override {
+    released_ = true;
+    owner_.baton.Yield(index_);
+    released_ = false;
+    footprint_ = Footprint{.all = true};  // the resumed statement's effect
+    state_ = WorkerState::kRunning;
   }
 
   // StepGate: every statement and hook is a step the scheduler hands out.
@@ -348,6 +425,16 @@ class Worker final : public StepGate {
   }
 
   void EnsureOpen(const Strategy& subscriber) {
+    if (owner_.options.postgres != nullptr) {
+      if (!pg_ || !pg_->connection().is_open()) {
+        pg_ =
+            std::make_unique<PgStore>(owner_.options.postgres->Connect(), owner_.options.isolation);
+        pg_->connection().WatchWaits(owner_.options.postgres->conninfo());
+        pg_->connection().SetGate(this);
+      }
+      pg_->connection().SetTrace(recorder_, name_);
+      return;
+    }
     if (!db_ || !db_->is_open()) {
       db_.emplace(OpenGated(owner_.db));
       db_->SetGate(this);  // the move rebinds the busy handler; the gate goes with it
@@ -363,11 +450,15 @@ class Worker final : public StepGate {
   }
 
   uint8_t OpenFiles() const {
+    if (pg_) return pg_->connection().is_open() ? kEveryTable : 0;
     return static_cast<uint8_t>((db_ && db_->is_open() ? kMainFile : 0) |
                                 (aux_ && aux_->is_open() ? kAuxFile : 0));
   }
 
   void CloseAll() {
+    // A dead process's backend rolls back when the server sees the socket close; wait for
+    // it, so its locks are gone before another instance moves.
+    if (pg_) pg_->connection().CloseAndAwaitExit();
     if (db_) db_->Close();
     if (aux_) aux_->Close();
   }
@@ -406,13 +497,22 @@ class Worker final : public StepGate {
          "");
     try {
       GatedProvider provider(*this);
-      DeliveryContext context{*db_, aux_ && aux_->is_open() ? &*aux_ : nullptr, owner_.clock,
-                              provider,
-                              [this](const std::string&, const OrderPlaced& m) {
-                                owner_.published.push_back(m.message_id);
-                              }};
-      DeliveryResult r = d.subscriber->handle(context, d.message);
-      if (db_->InTransaction()) {
+      DeliveryResult r = DeliveryResult::kProcessed;
+      bool open_transaction = false;
+      if (pg_) {
+        StoreContext context{*pg_, owner_.clock, provider};
+        r = d.subscriber->handle_store(context, d.message);
+        open_transaction = pg_->InTransaction();
+      } else {
+        DeliveryContext context{*db_, aux_ && aux_->is_open() ? &*aux_ : nullptr, owner_.clock,
+                                provider,
+                                [this](const std::string&, const OrderPlaced& m) {
+                                  owner_.published.push_back(m.message_id);
+                                }};
+        r = d.subscriber->handle(context, d.message);
+        open_transaction = db_->InTransaction();
+      }
+      if (open_transaction) {
         throw std::logic_error(
             fmt::format("strategy {} returned with a transaction still open", d.subscriber->name));
       }
@@ -427,7 +527,7 @@ class Worker final : public StepGate {
       owner_.crashes++;
       Note("restart", "the process died: connection closed without commit; redelivered", "");
       return true;
-    } catch (const SqliteError& e) {
+    } catch (const StoreError& e) {  // SQLite's and PostgreSQL's refusals
       return Refused(e, attempt);
     } catch (const DeliveryFailed& e) {
       return Refused(e, attempt);
@@ -459,6 +559,7 @@ class Worker final : public StepGate {
   Recorder* recorder_ = nullptr;
   std::optional<Connection> db_;
   std::optional<Connection> aux_;
+  std::unique_ptr<PgStore> pg_;  // on PostgreSQL, instead of db_ and aux_
   WorkerState state_ = WorkerState::kIdle;
   std::string pending_;       // the step it waits to take
   std::string current_;       // the step it is taking
@@ -471,6 +572,8 @@ class Worker final : public StepGate {
   bool quit_ = false;
   int64_t blocked_at_ = 0;    // progress count when it found the database locked
   uint8_t blocked_file_ = 0;  // the file it found locked
+  bool released_ = false;     // PostgreSQL: its waiting statement has its answer
+  bool settling_ = false;
 };
 
 Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions opts)
@@ -501,6 +604,7 @@ Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions op
     if (aux_control) r.aux = SplitScript(*aux_control, s->aux_reset);
     reset_sql[s] = std::move(r);
   }
+  if (options.postgres != nullptr) pg_control.emplace(options.postgres->Connect());
   if (options.one_cpu) cpu = ChooseCpu();
   for (int i = 0; i < kMaxInstances; ++i) {
     threads.emplace_back([w = workers[static_cast<size_t>(i)].get()] { w->Main(); });
@@ -530,6 +634,10 @@ void Scheduler::Impl::Reset(const Plan& p) {
     for (const Delivery& d : script.deliveries) order_of_message[d.message.message_id] = d.order;
   }
   tallies.assign(p.orders.size() * p.subscribers.size(), Tally{});
+  if (pg_control) {
+    ResetPostgres(p);
+    return;
+  }
   for (const Strategy* s : p.subscribers) ResetOf(s);  // a strategy met for the first time
 
   control.Cached("BEGIN IMMEDIATE").Execute();
@@ -561,6 +669,47 @@ void Scheduler::Impl::Reset(const Plan& p) {
       for (const std::string& sql : reset_sql.at(s).aux) aux_control->Cached(sql).Execute();
     }
     aux_control->Cached("COMMIT").Execute();
+  }
+}
+
+// One transaction on the control connection: every table of ours emptied, the books
+// restocked. DELETE rather than TRUNCATE: cheaper on tables this small, and it takes row
+// locks only, so nothing waits on it.
+void Scheduler::Impl::ResetPostgres(const Plan& p) {
+  for (const Strategy* s : p.subscribers) {
+    if (!s->handle_store) {
+      throw std::logic_error(
+          fmt::format("strategy {} does not run on PostgreSQL (it has no store adapter)", s->name));
+    }
+  }
+  PgConnection& c = *pg_control;
+  c.Exec("BEGIN");
+  c.Exec("DELETE FROM Inbox");
+  c.Exec("DELETE FROM InboxByMessageId");
+  c.Exec("DELETE FROM StockReservations");
+  c.Exec("DELETE FROM StockItems");
+  int n = 0;
+  for (const LogicalOrder& order : p.orders) {
+    static constexpr const char* kTitles[] = {"Dune", "Solaris", "Hyperion", "Foundation"};
+    c.Exec("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ($1, $2, 10, 0)",
+           {order.book_id, std::string(kTitles[n++ % 4])});
+  }
+  c.Exec("COMMIT");
+}
+
+void Scheduler::Impl::Settle(int except) {
+  if (!pg_control) return;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < workers.size(); ++i) {
+      Worker& w = *workers[i];
+      if (static_cast<int>(i) == except || w.state() != WorkerState::kBlocked || w.released())
+        continue;
+      w.set_settling(true);
+      baton.Give(static_cast<int>(i));
+      w.set_settling(false);
+      changed = changed || w.released();
+    }
   }
 }
 
@@ -624,7 +773,18 @@ namespace {
 class Probe final : public EffectProbe {
  public:
   explicit Probe(Scheduler::Impl& impl) : impl_(impl) {}
-  Connection& db() override { return impl_.control; }
+  Connection& db() override {
+    if (impl_.pg_control) throw std::logic_error("a PostgreSQL run has no SQLite database");
+    return impl_.control;
+  }
+  int64_t Reserved(std::string_view book_id) override {
+    if (impl_.pg_control) {
+      return impl_.pg_control
+          ->Exec("SELECT Reserved FROM StockItems WHERE BookId = $1", {std::string(book_id)})
+          .Int(0, 0);
+    }
+    return ReadStock(impl_.control, book_id).reserved;
+  }
   Connection* aux() override { return impl_.aux_control ? &*impl_.aux_control : nullptr; }
   int64_t EmailsSentFor(const LogicalOrder& order) override { return CountFor(impl_.sent, order); }
   int64_t PublishedFor(const LogicalOrder& order) override {
@@ -655,10 +815,7 @@ Figures Scheduler::Impl::Measure(const Plan& p, ScheduleResult& result) {
   bool reserves = false;
   for (const Strategy* s : p.subscribers) reserves = reserves || s->effect == "stock";
   for (size_t o = 0; o < p.orders.size(); ++o) {
-    Statement& q = control.Cached("SELECT Reserved FROM StockItems WHERE BookId = ?1");
-    q.Bind(1, p.orders[o].book_id);
-    if (q.Step()) f.reserved += q.ColumnInt(0);
-    q.Reset();
+    f.reserved += probe.Reserved(p.orders[o].book_id);
     if (reserves) f.reserved_expected += p.orders[o].quantity;
     for (size_t s = 0; s < p.subscribers.size(); ++s) {
       const Tally& t = tallies[o * p.subscribers.size() + s];
@@ -669,10 +826,14 @@ Figures Scheduler::Impl::Measure(const Plan& p, ScheduleResult& result) {
       }
     }
   }
-  Statement& rows = control.Cached("SELECT count(*) FROM Inbox");
-  rows.Step();
-  f.inbox_rows = rows.ColumnInt(0);
-  rows.Reset();
+  if (pg_control) {
+    f.inbox_rows = pg_control->Exec("SELECT count(*) FROM Inbox").Int(0, 0);
+  } else {
+    Statement& rows = control.Cached("SELECT count(*) FROM Inbox");
+    rows.Step();
+    f.inbox_rows = rows.ColumnInt(0);
+    rows.Reset();
+  }
   f.emails_sent = static_cast<int64_t>(sent.size());
   f.crashes = crashes;
   f.deliveries = attempts;
@@ -712,6 +873,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
   int64_t progress = 0;  // steps that did not end blocked: a blocked instance may retry after one
   // Under RetryRule::kAfterStepOnItsFile: such steps that touched each file.
   const bool any_step = s.options.retry == RetryRule::kAfterAnyStep;
+  const bool postgres = s.pg_control.has_value();
   std::array<int64_t, 2> touched{};
   auto touches = [&](uint8_t files) {
     return ((files & kMainFile) != 0 ? touched[0] : 0) + ((files & kAuxFile) != 0 ? touched[1] : 0);
@@ -745,7 +907,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
           live = true;
           break;
         case WorkerState::kBlocked:
-          if (w.blocked_at() < wait_mark(w)) eligible |= 1u << i;
+          if (postgres ? w.released() : w.blocked_at() < wait_mark(w)) eligible |= 1u << i;
           live = true;
           break;
         case WorkerState::kWaiting:
@@ -782,7 +944,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     Worker& w = *s.workers[static_cast<size_t>(*choice)];
     const bool retry = w.state() == WorkerState::kBlocked;
     const std::string label = w.pending();
-    std::string what = (retry ? "retry " : "") + label;
+    std::string what = (retry ? (postgres ? "resume " : "retry ") : "") + label;
     w.clear_crashed();
     s.baton.Give(*choice);
     Footprint footprint = w.footprint();
@@ -798,11 +960,12 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
       what = "crash at " + label;
       advance();
     } else if (w.state() == WorkerState::kBlocked) {
-      what += ": busy";
+      what += postgres ? ": waits" : ": busy";
       w.set_blocked_at(wait_mark(w));
     } else {
       advance();
     }
+    s.Settle(w.state() == WorkerState::kBlocked ? *choice : -1);
     result.picks.push_back(*choice);
     result.eligible.push_back(eligible);
     result.steps.push_back(w.name() + "  " + what);

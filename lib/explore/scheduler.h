@@ -28,10 +28,15 @@
 #include "explore/plan.h"
 #include "trace.h"
 
+namespace dedupsim {
+class PgDatabase;
+}
+
 namespace dedupsim::explore {
 
 // What one step touched, for partial-order reduction: which database files it read and
-// which it wrote (bit 0 the service's file, bit 1 the second file), or `all` when its
+// which it wrote (bit 0 the service's file, bit 1 the second file; on PostgreSQL one bit
+// per table, and COMMIT, ROLLBACK and a crash every table), or `all` when its
 // effect on the others cannot be told from that: it found the database locked, it was a
 // retry after that, or it moved the shared clock. A hook, an email send and a deferred
 // BEGIN touch no file. Reads are SELECTs; INSERT, UPDATE, DELETE, BEGIN IMMEDIATE,
@@ -108,6 +113,13 @@ struct SchedulerOptions {
   // (idle) CPU. The caller's own affinity is restored when Run returns.
   bool one_cpu = true;
   RetryRule retry = RetryRule::kAfterAnyStep;
+  // Run on this PostgreSQL schema instead of a temporary SQLite file (null: SQLite). Only
+  // strategies with handle_store run there. A statement the side connection shows waiting
+  // for a lock (pg_blocking_pids non-empty) is a blocked step: the instance is offered
+  // again once its statement has its answer, which it gets when the blocker commits or
+  // rolls back (the retry rule is SQLite's). The schema must outlive the scheduler.
+  const PgDatabase* postgres = nullptr;
+  Isolation isolation = Isolation::kReadCommitted;  // PostgreSQL's; SQLite ignores it
 };
 
 class Scheduler {

@@ -40,7 +40,7 @@ std::string_view ToString(DeliveryResult result) {
 }
 
 int64_t StockApplied(EffectProbe& probe, const LogicalOrder& order) {
-  return ReadStock(probe.db(), order.book_id).reserved / order.quantity;
+  return probe.Reserved(order.book_id) / order.quantity;
 }
 
 int64_t EmailApplied(EffectProbe& probe, const LogicalOrder& order) {
@@ -103,10 +103,16 @@ const Strategy kNaive{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"UPDATE StockItems"},
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      NaiveReserveStock(c.db).Handle(m);
-      return DeliveryResult::kProcessed;
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          NaiveReserveStock(c.db).Handle(m);
+          return DeliveryResult::kProcessed;
+        },
+    .handle_store =
+        [](StoreContext& c, const OrderPlaced& m) {
+          NaiveReserveStock(c.store).Handle(m);
+          return DeliveryResult::kProcessed;
+        },
     .applied = &StockApplied,
 };
 
@@ -116,9 +122,14 @@ const Strategy kCheckThenProcess{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"SELECT Inbox", "UPDATE StockItems", "AfterStockCommitted", "INSERT Inbox"},
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return Processed(CheckThenProcessReserveStock(c.db, c.clock).Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return Processed(CheckThenProcessReserveStock(c.db, c.clock).Handle(m));
+        },
+    .handle_store =
+        [](StoreContext& c, const OrderPlaced& m) {
+          return Processed(CheckThenProcessReserveStock(c.store, c.clock).Handle(m));
+        },
     .applied = &StockApplied,
 };
 
@@ -128,9 +139,14 @@ const Strategy kInbox{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"BEGIN", "INSERT Inbox", "UPDATE StockItems", "BeforeCommit", "COMMIT"},
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return Processed(IdempotentReserveStock(c.db, c.clock).Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return Processed(IdempotentReserveStock(c.db, c.clock).Handle(m));
+        },
+    .handle_store =
+        [](StoreContext& c, const OrderPlaced& m) {
+          return Processed(IdempotentReserveStock(c.store, c.clock).Handle(m));
+        },
     .applied = &StockApplied,
 };
 
@@ -141,9 +157,14 @@ const Strategy kEmail{
     .partner = "inbox",
     .crash_points = {"SELECT Inbox", "INSERT Inbox", "EmailProvider.Send", "AfterSend",
                      "UPDATE Inbox"},
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return FromEmailOutcome(SendStockReservedEmail(c.db, c.email, c.clock).Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return FromEmailOutcome(SendStockReservedEmail(c.db, c.email, c.clock).Handle(m));
+        },
+    .handle_store =
+        [](StoreContext& c, const OrderPlaced& m) {
+          return FromEmailOutcome(SendStockReservedEmail(c.store, c.email, c.clock).Handle(m));
+        },
     .applied = &EmailApplied,
 };
 
@@ -202,6 +223,10 @@ const Strategy kClaimLast{
     .handle =
         [](DeliveryContext& c, const OrderPlaced& m) {
           return Processed(dedupsim::ClaimLastReserveStock(c.db, c.clock).Handle(m).processed);
+        },
+    .handle_store =
+        [](StoreContext& c, const OrderPlaced& m) {
+          return Processed(dedupsim::ClaimLastReserveStock(c.store, c.clock).Handle(m).processed);
         },
     .applied = &StockApplied,
 };

@@ -19,6 +19,7 @@
 #include "consumers/email.h"
 #include "message.h"
 #include "sqlite/connection.h"
+#include "store/store.h"
 
 namespace dedupsim::explore {
 
@@ -40,6 +41,14 @@ struct DeliveryContext {
   std::function<void(const std::string& topic, const OrderPlaced& message)> publish = {};
 };
 
+// What a delivery runs with on either backend: the instance's store (store/store.h), over
+// its SQLite connection or its PostgreSQL one, whose every statement and hook is a step.
+struct StoreContext {
+  Store& store;
+  Clock& clock;
+  EmailProvider& email;
+};
+
 // One logical order: what the invariants count "exactly once" against. Each order has its
 // own book, so the stock reserved for it can be read back on its own.
 struct LogicalOrder {
@@ -52,7 +61,9 @@ struct LogicalOrder {
 class EffectProbe {
  public:
   virtual ~EffectProbe() = default;
-  virtual Connection& db() = 0;   // the service's database, not scheduled
+  virtual Connection& db() = 0;  // the service's SQLite database, not scheduled
+  // Reserved on the book, read on whichever backend the schedule ran on.
+  virtual int64_t Reserved(std::string_view book_id) = 0;
   virtual Connection* aux() = 0;  // the second file, or null
   // Emails the provider accepted for any message of this order.
   virtual int64_t EmailsSentFor(const LogicalOrder& order) = 0;
@@ -87,6 +98,10 @@ struct Strategy {
   // when the consumer gave up on its own (both: not acked, redelivered). A function object
   // so that a consumer read from a file (lib/files/) can carry its steps.
   std::function<DeliveryResult(DeliveryContext& context, const OrderPlaced& message)> handle;
+  // The same consumer through the store seam, so it runs on PostgreSQL too (null: the row
+  // is SQLite's only). On SQLite the explorer runs `handle`; both issue the same steps.
+  std::function<DeliveryResult(StoreContext& context, const OrderPlaced& message)> handle_store =
+      nullptr;
   // How many times the effect happened for the order (0, 1, 2 ...).
   int64_t (*applied)(EffectProbe& probe, const LogicalOrder& order) = nullptr;
 };

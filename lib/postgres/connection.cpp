@@ -288,7 +288,7 @@ void PgConnection::ExecScript(const std::string& sql) {
 
 // One look from the side connection: is the backend waiting for a lock, and on whom? A
 // tuple lock the waiter holds (or waits for) names the table of the row it waits on.
-void PgConnection::CheckWait(WatchedStatement& wait, std::string_view target) {
+bool PgConnection::CheckWait(WatchedStatement& wait, std::string_view target) {
   static constexpr const char* kLook =
       "SELECT a.wait_event_type, a.wait_event, pg_blocking_pids(a.pid)::text, "
       "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
@@ -297,9 +297,9 @@ void PgConnection::CheckWait(WatchedStatement& wait, std::string_view target) {
   std::string pid = std::to_string(pid_);
   const char* values[1] = {pid.c_str()};
   PgResult result(PQexecParams(side_, kLook, 1, nullptr, values, nullptr, nullptr, 0));
-  if (result.rows() != 1 || result.Text(0, 0) != "Lock") return;
+  if (result.rows() != 1 || result.Text(0, 0) != "Lock") return false;
   std::vector<int> blockers = ParsePidArray(result.Text(0, 2));
-  if (blockers.empty()) return;
+  if (blockers.empty()) return false;
   const bool first = !wait.waited;
   wait.waited = true;
   wait.wait_event = result.Text(0, 1);
@@ -315,11 +315,43 @@ void PgConnection::CheckWait(WatchedStatement& wait, std::string_view target) {
                      wait.waited_on, blockers.front()),
          "waiting");
   }
+  return true;
+}
+
+void PgConnection::CancelAndDrain() noexcept {
+  if (PGcancel* cancel = PQgetCancel(conn_)) {
+    char message[256];
+    PQcancel(cancel, message, sizeof message);
+    PQfreeCancel(cancel);
+  }
+  while (pg_result* r = PQgetResult(conn_)) PQclear(r);  // blocks until the server answers
+}
+
+void PgConnection::CloseAndAwaitExit() {
+  if (side_ == nullptr || conn_ == nullptr) {
+    Close();
+    return;
+  }
+  PQfinish(conn_);
+  conn_ = nullptr;
+  // The server notices the closed socket and ends the backend, rolling back; until then
+  // its locks are held. Each look is a round trip on the side connection.
+  std::string pid = std::to_string(pid_);
+  const char* values[1] = {pid.c_str()};
+  for (;;) {
+    PgResult found(PQexecParams(side_, "SELECT 1 FROM pg_stat_activity WHERE pid = $1", 1, nullptr,
+                                values, nullptr, nullptr, 0));
+    if (PQstatus(side_) != CONNECTION_OK || found.rows() == 0) break;
+    ::poll(nullptr, 0, 1);
+  }
+  PQfinish(side_);
+  side_ = nullptr;
 }
 
 PgResult PgConnection::Run(std::string_view sql, const PgParams& params, std::string_view target,
                            bool duplicate_is_value, bool* duplicate) {
   if (!conn_) throw DatabaseError("PostgreSQL: the connection is closed");
+  if (gate_ != nullptr) gate_->BeforeStatement(*this, sql);
   std::string text(sql);
   auto found = prepared_.find(text);
   if (found == prepared_.end()) {
@@ -351,14 +383,22 @@ PgResult PgConnection::Run(std::string_view sql, const PgParams& params, std::st
   }
   ++sent_;
   const int fd = PQsocket(conn_);
+  bool gated_wait = false;  // the gate was told this statement is blocked
   for (;;) {
     if (PQconsumeInput(conn_) == 0) throw PgError("", Trimmed(PQerrorMessage(conn_)));
     if (PQisBusy(conn_) == 0) break;
     pollfd p{fd, POLLIN, 0};
     int ready = ::poll(&p, 1, side_ != nullptr ? kWatchPollMs : -1);
     if (ready < 0 && errno != EINTR) throw PgError("", std::strerror(errno));
-    if (ready == 0 && side_ != nullptr) CheckWait(wait, target);
+    if (ready == 0 && side_ != nullptr && CheckWait(wait, target) && gate_ != nullptr) {
+      gated_wait = true;
+      if (!gate_->Blocked(*this)) {
+        CancelAndDrain();
+        throw PgError("57014", "the statement was given up while it waited for a lock");
+      }
+    }
   }
+  if (gated_wait) gate_->Released(*this);
   pg_result* error = nullptr;
   pg_result* ok = nullptr;
   while (pg_result* r = PQgetResult(conn_)) {

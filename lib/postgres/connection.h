@@ -54,6 +54,25 @@ class PgResult {
 
 using PgParams = std::vector<std::optional<std::string>>;
 
+class PgConnection;
+
+// Hands the scheduling of a connection's statements to a deterministic scheduler (the
+// explorer's), as StepGate does for SQLite. BeforeStatement runs before a statement is
+// sent. Blocked runs when the side connection shows the statement waiting for a lock
+// (wait_event_type Lock and pg_blocking_pids non-empty: the server's word, never a
+// timeout); it returns when the scheduler lets the connection look again (true), or false
+// to give the statement up (it is cancelled and fails with SQLSTATE 57014). Released runs
+// when a statement that was Blocked has its answer; it returns when the scheduler picks
+// the connection to go on.
+class PgStepGate {
+ public:
+  virtual ~PgStepGate() = default;
+  virtual void BeforeStatement(PgConnection& connection, std::string_view sql) = 0;
+  virtual bool Blocked(PgConnection& connection) = 0;
+  virtual void Released(PgConnection& connection) = 0;
+  virtual void BeforeHook(PgConnection& connection, std::string_view name) = 0;
+};
+
 class PgConnection {
  public:
   // Connects with a libpq conninfo string; throws DatabaseError when the server cannot be
@@ -99,15 +118,27 @@ class PgConnection {
   // Closes the connection now: an open transaction is discarded by the server, as when the
   // process dies. Later calls throw.
   void Close() noexcept;
+  // Closes the connection like Close, then waits until the server's backend for it has
+  // exited (its pid gone from pg_stat_activity, asked on the side connection), so its
+  // transaction is rolled back and its locks released before anything else runs. Needs
+  // WatchWaits; without it, the same as Close.
+  void CloseAndAwaitExit();
+
+  // Hands this connection's steps to gate (nullptr: none); needs WatchWaits to see waits.
+  void SetGate(PgStepGate* gate) { gate_ = gate; }
+  PgStepGate* gate() const { return gate_; }
   bool is_open() const { return conn_ != nullptr; }
 
  private:
   PgResult Run(std::string_view sql, const PgParams& params, std::string_view target,
                bool duplicate_is_value, bool* duplicate);
-  void CheckWait(WatchedStatement& wait, std::string_view target);
+  // True when the backend waits for a lock now, held by another backend.
+  bool CheckWait(WatchedStatement& wait, std::string_view target);
+  void CancelAndDrain() noexcept;
 
   pg_conn* conn_ = nullptr;
   pg_conn* side_ = nullptr;  // the watcher, or null
+  PgStepGate* gate_ = nullptr;
   int pid_ = 0;
   int64_t sent_ = 0;
   std::unordered_map<std::string, std::string> prepared_;  // SQL -> statement name

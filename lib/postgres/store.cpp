@@ -153,11 +153,21 @@ void PgStore::Rollback() {
 void PgStore::RunHook(const char* name, const Hook& hook) {
   RunNotedHook([this](const std::string& kind, const std::string& detail,
                       const std::string& result) { db_.Note(kind, detail, result); },
-               name, hook);
+               name, hook,
+               [this, name] {
+                 if (db_.gate() != nullptr) db_.gate()->BeforeHook(db_, name);
+               });
 }
 
 void PgStore::Note(const std::string& kind, const std::string& detail, const std::string& result) {
   db_.Note(kind, detail, result);
+}
+
+StockItem PgStore::ReadStock(std::string_view book_id) {
+  PgResult r = db_.Exec("SELECT BookId, Title, OnHand, Reserved FROM StockItems WHERE BookId = $1",
+                        {std::string(book_id)});
+  if (r.rows() == 0) throw DatabaseError("no stock item " + std::string(book_id));
+  return StockItem{r.Text(0, 0), r.Text(0, 1), r.Int(0, 2), r.Int(0, 3)};
 }
 
 void PgStore::AddReserved(std::string_view book_id, int64_t quantity) {

@@ -61,6 +61,7 @@ class PgStore final : public Store {
   std::vector<WatchedStatement> WatchedStatements() const override { return db_.watched(); }
 
   void AddReserved(std::string_view book_id, int64_t quantity) override;
+  StockItem ReadStock(std::string_view book_id) override;
 
   InsertResult ClaimCompleted(InboxKey key, std::string_view message_id, std::string_view consumer,
                               TimePoint now) override;

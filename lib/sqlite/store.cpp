@@ -67,6 +67,10 @@ void SqliteStore::Note(const std::string& kind, const std::string& detail,
   db_->Note(kind, detail, result);
 }
 
+StockItem SqliteStore::ReadStock(std::string_view book_id) {
+  return dedupsim::ReadStock(*db_, book_id);
+}
+
 void SqliteStore::AddReserved(std::string_view book_id, int64_t quantity) {
   // A fixed text: the connection's statement cache finds it without building SQL.
   Statement& update =

@@ -40,6 +40,7 @@ class SqliteStore final : public Store {
   void SetDelivery(DeliveryRef delivery) override { db_->SetDelivery(std::move(delivery)); }
 
   void AddReserved(std::string_view book_id, int64_t quantity) override;
+  StockItem ReadStock(std::string_view book_id) override;
 
   InsertResult ClaimCompleted(InboxKey key, std::string_view message_id, std::string_view consumer,
                               TimePoint now) override;

@@ -83,6 +83,8 @@ class StockStore {
   virtual ~StockStore() = default;
   // Adds quantity to the book's Reserved, in the open transaction or in its own.
   virtual void AddReserved(std::string_view book_id, int64_t quantity) = 0;
+  // The book's stock row as this session sees it (inside its transaction, if one is open).
+  virtual StockItem ReadStock(std::string_view book_id) = 0;
 };
 
 class InboxStore {
