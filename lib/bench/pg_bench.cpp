@@ -55,6 +55,9 @@ class CountingStore final : public Store {
     }
   }
   bool InTransaction() const override { return inner_.InTransaction(); }
+  void Savepoint(std::string_view name) override { inner_.Savepoint(name); }
+  void RollbackToSavepoint(std::string_view name) override { inner_.RollbackToSavepoint(name); }
+  void ReleaseSavepoint(std::string_view name) override { inner_.ReleaseSavepoint(name); }
   Isolation isolation() const override { return inner_.isolation(); }
   void SetIsolation(Isolation level) override { inner_.SetIsolation(level); }
   void RunHook(const char* name, const Hook& hook) override { inner_.RunHook(name, hook); }
@@ -76,6 +79,16 @@ class CountingStore final : public Store {
     InsertResult result = InsertResult::kInserted;
     Write([&] {
       result = inner_.ClaimCompleted(key, message_id, consumer, now);
+      return result == InsertResult::kInserted;
+    });
+    return result;
+  }
+  StockItem ReadStock(std::string_view book_id) override { return inner_.ReadStock(book_id); }
+  InsertResult ClaimCompletedIfAbsent(InboxKey key, std::string_view message_id,
+                                      std::string_view consumer, TimePoint now) override {
+    InsertResult result = InsertResult::kInserted;
+    Write([&] {
+      result = inner_.ClaimCompletedIfAbsent(key, message_id, consumer, now);
       return result == InsertResult::kInserted;
     });
     return result;
