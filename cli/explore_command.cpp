@@ -19,6 +19,7 @@
 #include "explore/report.h"
 #include "explore/strategies.h"
 #include "options.h"
+#include "progress.h"
 
 namespace dedupsim::cli {
 
@@ -89,13 +90,15 @@ bool CheckExpectSafe(const std::vector<const Strategy*>& expected, const MatrixR
 }
 
 int RunCounterexample(Explorer& explorer, const Strategy& strategy,
-                      const std::vector<const Fault*>& faults, bool json) {
+                      const std::vector<const Fault*>& faults, bool json,
+                      TerminalProgress& view) {
   std::vector<CellResult> cells;
   int64_t schedules = 0;
   for (const Fault* f : faults) {
     cells.push_back(explorer.ExploreCell(strategy, *f));
     schedules += cells.back().schedules;
   }
+  view.Clear();
   std::optional<size_t> best = ShortestFailingCell(cells);
   if (!best) {
     if (json) {
@@ -160,6 +163,9 @@ int Run(const ExploreArgs& args) {
         "--instances and --deliveries size the concurrent fault; the seeded mode sizes its own "
         "runs");
   }
+  // Progress on a terminal (stderr) while schedules run; none for JSON.
+  TerminalProgress view(!json);
+  options.progress = [&view](const ExploreProgress& p) { view.Show(p.done, p.schedules); };
   Explorer explorer(options);
   const RandomMix mix = RandomMix::From(args.faults);
 
@@ -179,7 +185,10 @@ int Run(const ExploreArgs& args) {
   if (args.runs > 0) {
     if (args.counterexample)
       return Usage("--counterexample explores every schedule; not with --runs");
-    RandomResult r = ExploreRandom(explorer.scheduler(), strategies, args.seed, args.runs, mix);
+    view.Start("explore: random runs", args.runs * static_cast<int64_t>(strategies.size()), "runs");
+    RandomResult r = ExploreRandom(explorer.scheduler(), strategies, args.seed, args.runs, mix,
+                                   [&view](const ExploreProgress& p) { view.Show(p.done); });
+    view.Clear();
     if (json) {
       fmt::print("{}\n", RandomToJson(r).dump(2));
     } else {
@@ -202,10 +211,15 @@ int Run(const ExploreArgs& args) {
 
   if (args.counterexample) {
     if (args.strategies.size() != 1) return Usage("--counterexample needs exactly one --strategy");
-    return RunCounterexample(explorer, *strategies.front(), faults, json);
+    view.Start("explore: cells", static_cast<int64_t>(faults.size()), "schedules");
+    explorer.ExpectCells(static_cast<int64_t>(faults.size()));
+    return RunCounterexample(explorer, *strategies.front(), faults, json, view);
   }
 
+  view.Start("explore: cells", static_cast<int64_t>(strategies.size() * faults.size()),
+             "schedules");
   MatrixResult m = explorer.ExploreMatrix(strategies, faults);
+  view.Clear();
   if (json) {
     fmt::print("{}\n", MatrixToJson(m).dump(2));
   } else {

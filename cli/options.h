@@ -34,6 +34,11 @@ CLI::Option* AddDecimal(CLI::App* sub, const std::string& name, T& target,
         target = static_cast<T>(r.value);
       },
       description);
+  // The range shows in --help and the generated reference as INT:MIN..MAX; the value is
+  // checked by the function above (this validator only describes it).
+  option->check(CLI::Validator([](const std::string&) { return std::string(); },
+                               std::to_string(min) + ".." + std::to_string(max)));
+  option->default_str(std::to_string(target));
   return option->type_name("INT");
 }
 

@@ -222,7 +222,8 @@ int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenar
       fmt::print("{}\n", j.dump());
     } else {
       const std::string& line = result.outcome.line;
-      fmt::print("{}\n", color ? ColorizeLine(line, OutcomeAsExpected(result, options)) : line);
+      fmt::print("{}\n", color ? ColorizeLine(line, result.outcome.marks, !result.differences.empty())
+                               : line);
       if (!diagram.empty()) fmt::print("{}\n", diagram);
       if (args.trace) {
         std::fflush(stdout);

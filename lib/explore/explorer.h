@@ -75,6 +75,16 @@ struct MatrixResult {
   double SchedulesPerSecond() const;
 };
 
+// How far an exploration has gone, for a progress display (lib prints nothing): the work
+// items done of total (cells of the matrix; random runs), and the schedules run so far.
+// total is 0 when not known.
+struct ExploreProgress {
+  int64_t done = 0;
+  int64_t total = 0;
+  int64_t schedules = 0;
+};
+using ExploreProgressFn = std::function<void(const ExploreProgress&)>;
+
 struct ExploreOptions {
   uint64_t seed = 1;  // makes the message, order and book ids
   JournalMode journal = JournalMode::kWal;
@@ -91,6 +101,8 @@ struct ExploreOptions {
   // When a blocked instance is offered again. Default (nullopt): kAfterStepOnItsFile when
   // reducing with the WAL journal, else kAfterAnyStep (see RetryRule).
   std::optional<RetryRule> retry{};
+  // Called after every schedule run by ExploreCell/ExploreMatrix (may be empty).
+  ExploreProgressFn progress;
 };
 
 RetryRule RetryRuleFor(const ExploreOptions& options);
@@ -116,8 +128,10 @@ class Explorer {
   // steps. Returns the runs the reduction ended early (0 without it).
   int64_t ForEachSchedule(const Plan& plan, const std::function<void(const ScheduleResult&)>& each);
 
-  // Every schedule of every plan of the fault.
+  // Every schedule of every plan of the fault. Each cell explored counts one done for
+  // options().progress, of the total said by ExpectCells (ExploreMatrix says its own).
   CellResult ExploreCell(const Strategy& strategy, const Fault& fault);
+  void ExpectCells(int64_t total) { progress_.total = total; }
   MatrixResult ExploreMatrix(std::span<const Strategy* const> strategies,
                              std::span<const Fault* const> faults);
 
@@ -137,6 +151,7 @@ class Explorer {
 
  private:
   ExploreOptions options_;
+  ExploreProgress progress_;
   std::vector<const Strategy*> strategies_;  // the table's, then the extra ones
   Scheduler scheduler_;
   std::set<const Strategy*> checked_;

@@ -186,8 +186,10 @@ double RandomResult::RunsPerSecond() const {
 }
 
 RandomResult ExploreRandom(Scheduler& scheduler, std::span<const Strategy* const> strategies,
-                           uint64_t seed, int64_t runs, const RandomMix& mix) {
+                           uint64_t seed, int64_t runs, const RandomMix& mix,
+                           const ExploreProgressFn& progress) {
   auto started = std::chrono::steady_clock::now();
+  ExploreProgress told{0, runs * static_cast<int64_t>(strategies.size()), 0};
   RandomResult result;
   result.seed = seed;
   result.mix = mix;
@@ -202,6 +204,9 @@ RandomResult ExploreRandom(Scheduler& scheduler, std::span<const Strategy* const
       row.steps += static_cast<int64_t>(r.picks.size());
       row.counts[Index(r.outcome)]++;
       if (IsFailing(r.outcome)) row.failing.push_back(k);
+      told.done++;
+      told.schedules++;
+      if (progress) progress(told);
     }
     result.rows.push_back(std::move(row));
   }

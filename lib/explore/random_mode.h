@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "explore/explorer.h"
 #include "explore/outcome.h"
 #include "explore/plan.h"
 #include "explore/scheduler.h"
@@ -64,7 +65,9 @@ struct RandomResult {
   double RunsPerSecond() const;
 };
 
+// progress (may be empty) is told after every run: runs done of strategies x runs.
 RandomResult ExploreRandom(Scheduler& scheduler, std::span<const Strategy* const> strategies,
-                           uint64_t seed, int64_t runs, const RandomMix& mix = {});
+                           uint64_t seed, int64_t runs, const RandomMix& mix = {},
+                           const ExploreProgressFn& progress = nullptr);
 
 }  // namespace dedupsim::explore
