@@ -3,10 +3,10 @@
 // --cli FILE, also rewrites FILE's Reference section from the command definitions (walking
 // the CLI11 app, so every command and option is there as parsed). With --check it only
 // reports the pages that are out of date.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <CLI/CLI.hpp>
 #include <cctype>
 #include <cstdio>
 #include <memory>
@@ -17,9 +17,9 @@
 #include "crash.h"
 #include "database.h"
 #include "exit_status.h"
+#include "options.h"
 #include "runner.h"
 #include "scenarios.h"
-#include "options.h"
 #include "views/doc_page.h"
 
 namespace dedupsim::cli {
@@ -45,12 +45,14 @@ std::string Cell(std::string text) {
   return out;
 }
 
+bool IsFlag(const CLI::Option* option) { return option->get_type_name().empty(); }
+
 // The default an option shows: what its variable held before parsing (CaptureDefaults),
 // "off" for a flag, "none" when there is none.
 std::string DefaultOf(const CLI::Option* option) {
-  if (option->get_type_size() == 0) return "off";
+  if (IsFlag(option)) return "off";
   std::string text = option->get_default_str();
-  if (text.empty() || text == "[]" || text == "\"\"") return "none";
+  if (text.empty()) return "none";
   return "`" + text + "`";
 }
 
@@ -63,7 +65,7 @@ std::string CliReference(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {
     if (option->get_group().empty() || option->get_name() == "--help") continue;
     out += fmt::format("| `{}` | {} | {} | {} |\n", option->get_name(false, true),
-                       Cell(option->get_type_size() == 0 ? "flag" : option->get_type_name()),
+                       Cell(IsFlag(option) ? "flag" : option->get_type_name()),
                        option->get_name() == "--version" ? "none" : DefaultOf(option),
                        Cell(option->get_description()));
   }
@@ -79,10 +81,11 @@ std::string CliReference(CLI::App& app) {
       std::string name = option->get_name(false, true);
       if (!option->nonpositional()) {
         name.clear();
-        for (char c : option->get_name()) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        for (char c : option->get_name())
+          name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       }
       out += fmt::format("| `{}` | {} | {} |", name,
-                         Cell(option->get_type_size() == 0 ? "flag" : option->get_type_name()),
+                         Cell(IsFlag(option) ? "flag" : option->get_type_name()),
                          option->get_required() ? "required" : DefaultOf(option));
       if (by_scenario) {
         std::string scenarios = "all";
@@ -124,8 +127,8 @@ std::string ReadWhole(const std::string& path) {
 }
 
 // Rewrites (or with check, compares) one page with these sections; an ExitStatus.
-int UpdatePage(const std::string& path, const std::vector<GeneratedSection>& sections,
-               bool check, const std::string& how) {
+int UpdatePage(const std::string& path, const std::vector<GeneratedSection>& sections, bool check,
+               const std::string& how) {
   const std::string page = ReadWhole(path);
   std::string rewritten;
   try {
@@ -208,7 +211,11 @@ int Docs(const DocsArgs& args, CLI::App& app) {
 
 void CaptureDefaults(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {
-    if (option->get_default_str().empty()) option->capture_default_str();
+    if (!option->get_default_str().empty()) continue;
+    option->capture_default_str();
+    // An empty list or text is no default.
+    const std::string& text = option->get_default_str();
+    if (text == "[]" || text == "\"\"") option->default_str("");
   }
   for (CLI::App* sub : app.get_subcommands({})) CaptureDefaults(*sub);
 }

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 namespace dedupsim::cli {
 
@@ -29,8 +31,19 @@ std::string ProgressLine(const std::string& label, int64_t done, int64_t total, 
   return line;
 }
 
+namespace {
+
+std::chrono::milliseconds ShowAfter() {
+  const char* text = std::getenv("DEDUPSIM_TEST_PROGRESS_AFTER_MS");
+  if (text == nullptr || *text == '\0') return std::chrono::seconds(1);
+  return std::chrono::milliseconds(std::strtol(text, nullptr, 10));
+}
+
+}  // namespace
+
 TerminalProgress::TerminalProgress(bool wanted)
     : enabled_(wanted && ::isatty(STDERR_FILENO) == 1),
+      after_(ShowAfter()),
       created_(std::chrono::steady_clock::now()),
       started_(created_) {}
 
@@ -45,7 +58,7 @@ void TerminalProgress::Start(std::string label, int64_t total, std::string unit)
 void TerminalProgress::Show(int64_t done, int64_t counted) {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
-  if (now - created_ < std::chrono::seconds(1)) return;
+  if (now - created_ < after_) return;
   // At most ten lines a second, and always the last one of a step.
   if (shown_ && now - drawn_ < std::chrono::milliseconds(100) && done != total_) return;
   drawn_ = now;

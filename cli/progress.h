@@ -1,7 +1,8 @@
 // A one-line progress display on stderr, for runs that take a while: a bar with the counts
 // and the rate, shown only when stderr is a terminal, the output is not JSON (the caller
 // says), and the run has taken over a second (counted from construction); erased when each
-// step ends, so piped or redirected output never carries it.
+// step ends, so piped or redirected output never carries it. (Tests set
+// DEDUPSIM_TEST_PROGRESS_AFTER_MS to see it without a second's work.)
 #pragma once
 
 #include <chrono>
@@ -27,6 +28,7 @@ class TerminalProgress {
 
  private:
   bool enabled_;
+  std::chrono::milliseconds after_;  // shown once the run has taken this long
   std::chrono::steady_clock::time_point created_;
   std::chrono::steady_clock::time_point started_;
   std::chrono::steady_clock::time_point drawn_{};

@@ -384,3 +384,37 @@ TEST_CASE("docs --check reports a page out of date and writes nothing", "[docs]"
   CHECK(ReadFile(dir.File("naive.md")) == page);
   CHECK(RunCli({"docs", dir.File("missing")}).exit_code == 2);
 }
+
+// progress
+
+TEST_CASE("long work shows a progress bar on a terminal's stderr, never when piped or JSON",
+          "[cli][progress]") {
+  const std::string now = "DEDUPSIM_TEST_PROGRESS_AFTER_MS=0";  // no second's wait in a test
+  const std::vector<std::string> explore{"explore", "--strategy", "inbox", "--fault", "crash"};
+  CliResult term = RunCliOnTerminal(explore, {"TERM=xterm", now});
+  INFO(term.out);
+  CHECK(term.exit_code == 0);
+  CHECK(Has(term.out, "\x1b[Kexplore: cells ["));  // (the terminal helper drops \r)
+  CHECK(Has(term.out, " schedules/s"));
+  CliResult random = RunCliOnTerminal({"explore", "--strategy", "naive", "--runs", "20"}, {"TERM=xterm", now});
+  CHECK(Has(random.out, "explore: random runs [########################] 20/20"));
+  CliResult check = RunCliOnTerminal(
+      {"check", std::string(DEDUPSIM_SOURCE_DIR) + "/examples/consumers/inbox.toml", "--fault",
+       "crash"},
+      {"TERM=xterm", now});
+  CHECK(Has(check.out, "check: cells ["));
+  // Work shorter than the wait (here ten minutes; by default a second): nothing.
+  CliResult quick =
+      RunCliOnTerminal(explore, {"TERM=xterm", "DEDUPSIM_TEST_PROGRESS_AFTER_MS=600000"});
+  CHECK(quick.exit_code == 0);
+  CHECK_FALSE(Has(quick.out, "explore: cells"));
+  // JSON on a terminal: nothing.
+  std::vector<std::string> json = explore;
+  json.insert(json.end(), {"--format", "json"});
+  CHECK_FALSE(Has(RunCliOnTerminal(json, {"TERM=xterm", now}).out, "explore: cells"));
+  // Piped: nothing on stderr.
+  CliResult piped = RunCli(explore, {now});
+  CHECK(piped.exit_code == 0);
+  CHECK_FALSE(Has(piped.err, "explore: cells"));
+  CHECK_FALSE(Has(piped.err, "\r"));
+}

@@ -102,7 +102,7 @@ struct ExploreOptions {
   // reducing with the WAL journal, else kAfterAnyStep (see RetryRule).
   std::optional<RetryRule> retry{};
   // Called after every schedule run by ExploreCell/ExploreMatrix (may be empty).
-  ExploreProgressFn progress;
+  ExploreProgressFn progress{};
 };
 
 RetryRule RetryRuleFor(const ExploreOptions& options);
