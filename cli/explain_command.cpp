@@ -10,6 +10,8 @@
 
 #include "commands.h"
 #include "exit_status.h"
+#include "file_scenario.h"
+#include "files/scenario_file.h"
 #include "options.h"
 #include "scenarios.h"
 #include "views/explain.h"
@@ -45,18 +47,45 @@ Command AddExplainCommand(CLI::App& app) {
       "explain", "Explain a scenario: its lesson, hook points and what to try next");
   auto name = std::make_shared<std::string>();
   auto width = std::make_shared<size_t>(0);
-  sub->add_option("scenario", *name, "Scenario name (see dedupsim list)")->required();
+  auto file = std::make_shared<std::string>();
+  auto* scenario_name = sub->add_option("scenario", *name, "Scenario name (see dedupsim list)");
+  sub->add_option("--file", *file,
+                  "Explain a lesson written in a scenario file (its lesson, hook-points and "
+                  "try-next text)")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile)
+      ->excludes(scenario_name);
   AddDecimal(sub, "--width", *width,
              "Wrap to this many columns (default: the terminal's width, or 80)", size_t{20},
              size_t{1000});
-  return {sub, [name, width]() -> int {
+  return {sub, [name, width, file]() -> int {
+            const size_t columns = *width > 0 ? *width : TerminalWidth();
+            if (!file->empty()) {
+              try {
+                files::ScenarioFile lesson = files::LoadScenarioFile(*file);
+                if (lesson.lesson.empty()) {
+                  fmt::print(stderr, "dedupsim: {}: the file has no lesson = \"...\" to explain\n", *file);
+                  return kExitUsage;
+                }
+                const FileRunOverrides overrides;
+                fmt::print("{}", ExplainScenario(AsScenario(lesson, overrides), columns));
+                return kExitOk;
+              } catch (const files::FileError& e) {
+                fmt::print(stderr, "dedupsim: {}\n", e.what());
+                return kExitUsage;
+              }
+            }
+            if (name->empty()) {
+              fmt::print(stderr, "dedupsim: explain needs a scenario name or --file\n");
+              return kExitUsage;
+            }
             const Scenario* scenario = FindScenario(*name);
             if (scenario == nullptr) {
               fmt::print(stderr, "dedupsim: unknown scenario '{}' (valid: {})\n", *name,
                          ScenarioNames());
               return kExitUsage;
             }
-            fmt::print("{}", ExplainScenario(*scenario, *width > 0 ? *width : TerminalWidth()));
+            fmt::print("{}", ExplainScenario(*scenario, columns));
             return kExitOk;
           }};
 }

@@ -2,6 +2,7 @@
 // on request, the differences --check finds, a Mermaid diagram after each line
 // (--diagram) and an SVG timeline file (--timeline).
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,9 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
 #include "atomic_file.h"
 #include "broker.h"
 #include "commands.h"
@@ -23,13 +21,18 @@
 #include "database.h"
 #include "duration.h"
 #include "exit_status.h"
+#include "file_scenario.h"
+#include "files/scenario_file.h"
 #include "options.h"
+#include "postgres/cluster.h"
+#include "postgres/store.h"
 #include "runner.h"
 #include "scenarios.h"
 #include "side_store.h"
+#include "sqlite/store.h"
+#include "table_probe.h"
 #include "trace_text.h"
 #include "views/color.h"
-#include "table_probe.h"
 #include "views/html_steps.h"
 #include "views/mermaid.h"
 #include "views/svg_timeline.h"
@@ -40,6 +43,7 @@ namespace {
 
 struct RunArgs {
   std::vector<std::string> names;
+  std::vector<std::string> files;  // --file: scenario files or folders of them
   std::string db;
   std::string format = "text";
   int64_t quantity = 2;
@@ -62,8 +66,15 @@ struct RunArgs {
   std::string timeline;  // SVG file to write, or ""
   std::string html;      // step-through page to write, or ""
   std::string color = "auto";
+  std::string backend = "sqlite";
+  std::string dsn;                     // postgres: an existing server; "": a throwaway cluster
+  std::string pg_schema = "dedupsim";  // postgres: the schema dedupsim creates and owns
+  std::string isolation = "read-committed";
+  bool given_db = false, given_journal = false, given_isolation = false;
   // Set after parsing: which scenario-specific options were given.
   GivenOptions given;
+  bool hold_given = false;     // --hold-ms (a scenario file's own hold applies otherwise)
+  bool stagger_given = false;  // --stagger-ms
 };
 
 // "naive, inbox, ...": the scenarios with this trait, which take the option it stands for.
@@ -73,6 +84,11 @@ std::string TakenBy(unsigned trait) {
     if (s->traits & trait) names += (names.empty() ? "" : ", ") + std::string(s->name);
   }
   return names;
+}
+
+bool IsFolder(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 std::string ValidNames() {
@@ -99,12 +115,52 @@ std::vector<const Scenario*> Resolve(const std::vector<std::string>& names, std:
   return out;
 }
 
+// A one-line reason when the backend options do not fit the scenarios or each other.
+std::optional<std::string> BackendMisfit(const RunArgs& args,
+                                         const std::vector<const Scenario*>& scenarios) {
+  if (args.backend != "postgres") {
+    if (!args.dsn.empty()) return "--dsn needs --backend postgres";
+    if (args.given_isolation)
+      return "--isolation needs --backend postgres (SQLite is always serializable)";
+    return std::nullopt;
+  }
+  if (args.given_db) return "--db is for SQLite; with --backend postgres use --dsn";
+  if (args.given_journal)
+    return "--journal and --synchronous are SQLite's; not with --backend postgres";
+  if (args.crash_mode != "throw")
+    return "--crash-mode exit and kill do not run on --backend postgres yet";
+  if (args.instances != "threads")
+    return "--instances processes does not run on --backend postgres yet";
+  if (!args.html.empty())
+    return "--html reads the tables of the SQLite file after each step; not with --backend "
+           "postgres yet";
+  std::string missing;
+  for (const Scenario* s : scenarios) {
+    if ((s->traits & kAnyBackend) == 0)
+      missing += (missing.empty() ? "" : ", ") + std::string(s->name);
+  }
+  if (!missing.empty()) return fmt::format("not on --backend postgres yet: {}", missing);
+  return std::nullopt;
+}
+
 int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenarios,
                  ScenarioEnv& env, std::optional<AtomicFile>& timeline,
                  std::optional<AtomicFile>& html);
 
+// The lessons of --file, read and checked before anything runs; they and their Scenario
+// views live as long as the run.
+struct FileLessons {
+  std::vector<std::unique_ptr<files::ScenarioFile>> files;
+  std::vector<std::unique_ptr<Scenario>> scenarios;
+  FileRunOverrides overrides;
+};
+
 int Run(const RunArgs& args) {
   std::string error;
+  if (args.names.empty() && args.files.empty()) {
+    fmt::print(stderr, "dedupsim: run needs scenarios: names (see dedupsim list) or --file FILE\n");
+    return kExitUsage;
+  }
   std::vector<const Scenario*> scenarios = Resolve(args.names, &error);
   if (!error.empty()) {
     fmt::print(stderr, "dedupsim: {}\n", error);
@@ -112,11 +168,39 @@ int Run(const RunArgs& args) {
   }
   // A scenario named alone must take every option given; with several, each option
   // applies to the scenarios it fits.
-  if (args.names.size() == 1 && scenarios.size() == 1) {
+  if (args.names.size() == 1 && scenarios.size() == 1 && args.files.empty()) {
     if (auto misfit = OptionMisfit(*scenarios.front(), args.given)) {
       fmt::print(stderr, "dedupsim: {} (see dedupsim run --help)\n", *misfit);
       return kExitUsage;
     }
+  }
+  // Every scenario file must take every option given: a lesson never ignores one.
+  FileLessons lessons;
+  lessons.overrides = {.hold = args.hold_given, .stagger = args.stagger_given};
+  try {
+    for (const std::string& path : args.files) {
+      std::vector<std::string> paths = IsFolder(path) ? files::ScenarioFilesIn(path)
+                                                      : std::vector<std::string>{path};
+      for (const std::string& one : paths) {
+        lessons.files.push_back(std::make_unique<files::ScenarioFile>(files::LoadScenarioFile(one)));
+        lessons.scenarios.push_back(
+            std::make_unique<Scenario>(AsScenario(*lessons.files.back(), lessons.overrides)));
+        if (auto misfit = OptionMisfit(*lessons.scenarios.back(), args.given)) {
+          fmt::print(stderr, "dedupsim: {}: {}\n", one, *misfit);
+          return kExitUsage;
+        }
+        scenarios.push_back(lessons.scenarios.back().get());
+      }
+    }
+  } catch (const files::FileError& e) {
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
+    return kExitUsage;
+  }
+
+  const bool postgres = args.backend == "postgres";
+  if (auto misfit = BackendMisfit(args, scenarios)) {
+    fmt::print(stderr, "dedupsim: {}\n", *misfit);
+    return kExitUsage;
   }
 
   // The timeline's file is created (as a temporary) before anything runs, so a path that
@@ -175,15 +259,35 @@ int Run(const RunArgs& args) {
   options.lock_max_age = *ParseDuration(args.lock_max_age);  // checked by the parser
   options.store_size = args.store_size;
 
+  // PostgreSQL: a throwaway cluster for this command (unless --dsn names a server), our own
+  // schema in it, and the backend the scenarios run on. Destroyed (the cluster stopped and
+  // removed) when Run returns or unwinds. Started before the trace's clock starts.
+  std::optional<ThrowawayCluster> cluster;
+  std::optional<PgDatabase> pg;
+  std::unique_ptr<Backend> backend;
+  if (postgres) {
+    if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
+    pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
+    Isolation isolation = args.isolation == "serializable"      ? Isolation::kSerializable
+                          : args.isolation == "repeatable-read" ? Isolation::kRepeatableRead
+                                                                : Isolation::kReadCommitted;
+    backend = std::make_unique<PgBackend>(*pg, isolation);
+  }
+
   SystemClock clock;
   Recorder recorder;
   IdGenerator ids;
   ScenarioEnv env{options, db, clock, recorder, ids};
+  env.backend = backend.get();
   try {
     return RunScenarios(args, scenarios, env, timeline, html);
+  } catch (const files::FileError& e) {
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
+    return kExitUsage;
   } catch (const UnplannedDeath&) {
     throw;  // a child's death, said as such
   } catch (const DatabaseError& e) {
+    if (postgres) throw;             // PostgreSQL's errors name the server or schema themselves
     throw InDatabase(db.path(), e);  // every database error names the file
   }
 }
@@ -277,8 +381,14 @@ Command AddRunCommand(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* sub = app.add_subcommand(
       "run", "Run scenarios by name; 'all' runs the post's six, 'everything' runs every scenario");
-  sub->add_option("scenarios", args->names, "Scenario names (see dedupsim list), or all, everything")
-      ->required();
+  sub->add_option("scenarios", args->names,
+                  "Scenario names (see dedupsim list), or all, everything; none with --file");
+  sub->add_option("--file", args->files,
+                  "Run a lesson written in a scenario file (TOML, see docs/files.md), or every "
+                  "*.toml in a folder; may be given more than once")
+      ->type_name("FILE|DIR")
+      ->allow_extra_args(false)
+      ->check(CLI::ExistingPath);
   AddFileOption(sub, "--db", args->db,
                 "Database file to use and keep (created if missing; only a dedupsim database "
                 "is ever reset; one dedupsim process at a time). Default: a temporary file "
@@ -374,6 +484,25 @@ Command AddRunCommand(CLI::App& app) {
                   "tables as they were after each one (self-contained HTML; keys, slider, a "
                   "link per step)")
       ->type_name("FILE.html");
+  sub->add_option("--backend", args->backend,
+                  "Database to run on: sqlite (a file, default) or postgres (a private throwaway "
+                  "server started for this command, or the one --dsn names)")
+      ->check(CLI::IsMember({"sqlite", "postgres"}));
+  sub->add_option(
+      "--dsn", args->dsn,
+      "postgres: a libpq connection string (\"host=... dbname=...\") of a server you run; "
+      "dedupsim works only in the schema it creates there (--pg-schema)");
+  sub->add_option("--pg-schema", args->pg_schema,
+                  "postgres: the schema dedupsim creates, marks and may reset (default dedupsim); "
+                  "one it did not create is refused (exit 3)");
+  auto* isolation =
+      sub->add_option("--isolation", args->isolation,
+                      "postgres: the consumers' isolation level: read-committed "
+                      "(default), repeatable-read, serializable")
+          ->check(CLI::IsMember({"read-committed", "repeatable-read", "serializable"}));
+  auto* db = sub->get_option("--db");
+  auto* journal = sub->get_option("--journal");
+  auto* synchronous = sub->get_option("--synchronous");
   auto* color = sub->add_option("--color", args->color,
                                 "Color the tag and figures: auto (on a terminal, unless NO_COLOR "
                                 "is set), always, never. JSON is never colored")
@@ -381,7 +510,11 @@ Command AddRunCommand(CLI::App& app) {
   CLI::App* root = &app;
   return {sub,
           [args, deliveries, hold, stagger, crash, instances, max_deliveries, retention,
-           dedup_window, lock_max_age, store_size, color, root]() -> int {
+           dedup_window, lock_max_age, store_size, color, root, isolation, db, journal,
+           synchronous]() -> int {
+            args->given_db = db->count() > 0;
+            args->given_journal = journal->count() > 0 || synchronous->count() > 0;
+            args->given_isolation = isolation->count() > 0;
             args->given.max_deliveries = max_deliveries->count() > 0;
             args->given.retention = retention->count() > 0;
             args->given.dedup_window = dedup_window->count() > 0;
@@ -395,6 +528,8 @@ Command AddRunCommand(CLI::App& app) {
             }
             args->given.deliveries = deliveries->count() > 0;
             args->given.hold = hold->count() > 0 || stagger->count() > 0;
+            args->hold_given = hold->count() > 0;
+            args->stagger_given = stagger->count() > 0;
             args->given.crash_mode = crash->count() > 0;
             args->given.instances = instances->count() > 0;
             return Run(*args);

@@ -4,15 +4,35 @@
 
 namespace dedupsim {
 
-void RunHook(Connection& connection, const char* name, const Hook& hook) {
+void RunNotedHook(const NoteFn& note, const char* name, const Hook& hook,
+                  const std::function<void()>& before) {
   try {
-    if (connection.gate() != nullptr) connection.gate()->BeforeHook(connection, name);
-    connection.Note("hook", name, "");
+    if (before) before();
+    note("hook", name, "");
     if (hook) hook();
   } catch (const SimulatedCrash&) {
-    connection.Note("crash", name, "crash");
+    note("crash", name, "crash");
     throw;
   }
+}
+
+void RunHook(Connection& connection, const char* name, const Hook& hook) {
+  // A lesson's fault at this point (Connection::SetHookFaults) runs first, then the
+  // consumer's own hook.
+  Hook fault = connection.hook_faults() ? connection.hook_faults()(name) : Hook{};
+  Hook with_fault;
+  if (fault) {
+    with_fault = [&fault, &hook] {
+      fault();
+      if (hook) hook();
+    };
+  }
+  RunNotedHook([&connection](const std::string& kind, const std::string& detail,
+                             const std::string& result) { connection.Note(kind, detail, result); },
+               name, fault ? with_fault : hook,
+               [&connection, name] {
+                 if (connection.gate() != nullptr) connection.gate()->BeforeHook(connection, name);
+               });
 }
 
 Hook CrashHook(const std::string& name) {

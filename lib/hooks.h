@@ -20,6 +20,15 @@ class SimulatedCrash : public std::runtime_error {
   explicit SimulatedCrash(const std::string& at) : std::runtime_error("simulated crash at " + at) {}
 };
 
+// Where a hook's steps are recorded: (kind, detail, result), as Connection::Note.
+using NoteFn = std::function<void(const std::string&, const std::string&, const std::string&)>;
+
+// Runs before (a scheduler's turn, may throw SimulatedCrash), notes the hook ("hook"),
+// runs it; a SimulatedCrash is noted ("crash") and rethrown. The one place that says how
+// a hook point appears on a trace, for every backend.
+void RunNotedHook(const NoteFn& note, const char* name, const Hook& hook,
+                  const std::function<void()>& before = {});
+
 // Records the hook on the connection's trace and runs it. A SimulatedCrash is recorded as
 // a crash and rethrown.
 void RunHook(Connection& connection, const char* name, const Hook& hook);

@@ -21,6 +21,7 @@ struct Registry {
   pid_t owner = g_owner;
   std::vector<std::pair<std::string, bool>> files;  // path, with companions
   std::vector<pid_t> children;
+  std::vector<std::pair<std::string, std::function<void()>>> cleanups;
 };
 
 Registry& TheRegistry() {
@@ -71,10 +72,25 @@ void ForgetChild(pid_t pid) {
   r.children.erase(std::remove(r.children.begin(), r.children.end(), pid), r.children.end());
 }
 
+void RegisterCleanup(const std::string& key, std::function<void()> cleanup) {
+  Registry& r = TheRegistry();
+  if (!InOwner(r)) return;
+  std::lock_guard lock(r.mutex);
+  r.cleanups.emplace_back(key, std::move(cleanup));
+}
+
+void ForgetCleanup(const std::string& key) {
+  Registry& r = TheRegistry();
+  if (!InOwner(r)) return;
+  std::lock_guard lock(r.mutex);
+  std::erase_if(r.cleanups, [&](const auto& entry) { return entry.first == key; });
+}
+
 int KillChildrenAndRemoveFiles() {
   Registry& r = TheRegistry();
   if (!InOwner(r)) return 0;
   r.mutex.lock();  // held until _exit: nothing is created after the cleanup
+  for (const auto& entry : r.cleanups) entry.second();
   for (pid_t pid : r.children) ::kill(pid, SIGKILL);
   for (pid_t pid : r.children) {
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {

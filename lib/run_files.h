@@ -36,9 +36,15 @@ void Forget(const std::string& path);
 void RegisterChild(pid_t pid);
 void ForgetChild(pid_t pid);
 
-// For the interrupt thread: SIGKILL and reap every registered child, then remove every
-// registered file (and its companions). Returns how many files it removed. Leaves the
-// registry locked, so nothing can be created afterwards: call only just before _exit.
+// Something that is not a file (a server we started and its folder): cleanup runs on
+// interrupt, before the children are killed; key names it for ForgetCleanup, which the
+// owner calls before it cleans up itself (so the two never run at once).
+void RegisterCleanup(const std::string& key, std::function<void()> cleanup);
+void ForgetCleanup(const std::string& key);
+
+// For the interrupt thread: run every registered cleanup, then SIGKILL and reap every registered
+// child, then remove every registered file (and its companions). Returns how many files it removed.
+// Leaves the registry locked, so nothing can be created afterwards: call only just before _exit.
 int KillChildrenAndRemoveFiles();
 
 }  // namespace run_files

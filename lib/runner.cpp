@@ -15,7 +15,9 @@ ScenarioResult RunScenario(const Scenario& scenario, ScenarioEnv& env, bool chec
   result.events = env.recorder.Events();
   if (check) {
     result.checked = true;
-    result.expected = scenario.expected(env.options);
+    result.expected = result.outcome.expected.is_null() && scenario.expected != nullptr
+                          ? scenario.expected(env.options)
+                          : result.outcome.expected;
     result.differences = Differences(scenario.name, result.expected, result.outcome.figures);
   }
   return result;

@@ -5,10 +5,12 @@
 
 #include <chrono>
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "clock.h"
 #include "database.h"
@@ -40,12 +42,16 @@ struct RunOptions {
 };
 
 // What a scenario runs with. All of it is injected; scenarios hold no global state.
+class Backend;
+
 struct ScenarioEnv {
   const RunOptions& options;
   const DatabaseFile& db;
   Clock& clock;
   Recorder& recorder;
   IdGenerator& ids;
+  // The database the scenarios on the store seam run on (kAnyBackend); null: SQLite on db.
+  const Backend* backend = nullptr;
 };
 
 // A figure on the line judged by its value, whatever the lesson expects: correct (the
@@ -61,6 +67,9 @@ struct Outcome {
   std::string line;                // the text line, in the post's format
   nlohmann::ordered_json figures;  // every figure of the line (camelCase), plus more
   std::vector<FigureMark> marks;   // the judged figures of line, in order
+  // What --check compares with, when the scenario works it out from its own run (a
+  // scenario file's expectations may name figures); null: Scenario::expected(options).
+  nlohmann::ordered_json expected;
 };
 
 // Text for a line with its verdict attached (invisible markers): a scenario writes
@@ -85,6 +94,7 @@ enum ScenarioTraits : unsigned {
   kHasDedupWindow = 1u << 6,    // takes --dedup-window
   kHasLockMaxAge = 1u << 7,     // takes --lock-max-age
   kHasStoreSize = 1u << 8,      // takes --store-size
+  kAnyBackend = 1u << 9,        // runs through env.backend: takes --backend postgres
 };
 
 // One lesson. Defined in its own file under scenarios/ with designated initializers, and
@@ -95,7 +105,8 @@ struct Scenario {
   std::string_view summary;  // one line for `list`
   bool in_post = false;      // one of the post's six lines (`run all`)
   unsigned traits = 0;       // ScenarioTraits
-  Outcome (*run)(ScenarioEnv& env) = nullptr;
+  // A function object so that a scenario read from a file (lib/files/) can carry it.
+  std::function<Outcome(ScenarioEnv& env)> run;
   // The figures the post says must come out for these options; fields absent here are
   // not checked (e.g. a wait too close to call).
   nlohmann::ordered_json (*expected)(const RunOptions& options) = nullptr;

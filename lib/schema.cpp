@@ -235,14 +235,6 @@ std::optional<InboxRow> FindInboxRow(Connection& connection, std::string_view me
   return row;
 }
 
-std::string_view ToString(InboxKey key) {
-  return key == InboxKey::kMessageIdOnly ? "MessageId" : "(MessageId, Consumer)";
-}
-
-std::string_view InboxTable(InboxKey key) {
-  return key == InboxKey::kMessageIdOnly ? "InboxByMessageId" : "Inbox";
-}
-
 std::optional<InboxRow> FindInboxRow(Connection& connection, InboxKey key,
                                      std::string_view message_id, std::string_view consumer) {
   if (key == InboxKey::kMessageIdAndConsumer) return FindInboxRow(connection, message_id, consumer);

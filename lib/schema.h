@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "sqlite/connection.h"
+#include "store/records.h"
 
 namespace dedupsim {
 
@@ -42,13 +43,6 @@ std::optional<std::string> SchemaDifference(Connection& connection);
 // PRAGMA user_version of the database.
 int SchemaVersion(Connection& connection);
 
-struct StockItem {
-  std::string book_id;
-  std::string title;
-  int64_t on_hand = 0;
-  int64_t reserved = 0;
-};
-
 // Empties the Inbox tables, StockReservations, Outbox, ShipmentRequests, AuditLog
 // and StockItems and stocks one book, in one
 // IMMEDIATE transaction.
@@ -57,26 +51,8 @@ void ResetInventory(Connection& connection, const StockItem& item);
 // The stock row of book_id; throws DatabaseError when there is none.
 StockItem ReadStock(Connection& connection, std::string_view book_id);
 
-struct InboxRow {
-  std::string message_id;
-  std::string consumer;
-  std::string received_at;
-  std::optional<std::string> completed_at;  // empty: in progress
-  std::optional<std::string> payload_hash;  // empty: not recorded
-  int64_t receive_count = 1;                // deliveries of the key (version 3)
-  std::optional<std::string> owner;         // the claim's owner (version 3)
-  std::optional<std::string> lease_expires_at;  // its lease (version 3)
-};
-
 std::optional<InboxRow> FindInboxRow(Connection& connection, std::string_view message_id,
                                      std::string_view consumer);
-
-// What an inbox row is keyed on. The post's key is (MessageId, Consumer), in Inbox; the
-// shared-key experiment keys on MessageId alone, in InboxByMessageId.
-enum class InboxKey { kMessageIdAndConsumer, kMessageIdOnly };
-
-std::string_view ToString(InboxKey key);    // "(MessageId, Consumer)", "MessageId"
-std::string_view InboxTable(InboxKey key);  // "Inbox", "InboxByMessageId"
 
 // The row the key finds for this message and consumer. With kMessageIdOnly the consumer
 // plays no part: the row found may be another consumer's.

@@ -14,17 +14,17 @@ Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   CrashReport crash = RunCrashingDelivery(env, "A", "AfterStockCommitted", [&](const Hook& hook) {
-    Connection db = OpenTraced(env, "A", Delivered(message, 1));
-    CheckThenProcessReserveStock consumer(db, env.clock);
+    std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, 1));
+    CheckThenProcessReserveStock consumer(*store, env.clock);
     consumer.after_stock_committed = hook;
     consumer.Handle(message);
   });
   int64_t after_crash = CurrentStock(env, dune).reserved;
   bool redelivery_processed;
   {
-    Connection db = OpenTraced(env, "A", Delivered(message, 2));
-    redelivery_processed = CheckThenProcessReserveStock(db, env.clock).Handle(message);
-    NoteProcessed(db, redelivery_processed);
+    std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, 2));
+    redelivery_processed = CheckThenProcessReserveStock(*store, env.clock).Handle(message);
+    NoteProcessed(*store, redelivery_processed);
   }
   StockItem after = CurrentStock(env, dune);
   Outcome out;
@@ -54,7 +54,7 @@ const Scenario kCheckThenProcessScenario{
     .tag = "check-then-process",
     .summary = "check, work, record as separate steps; a crash after the stock commit reserves twice",
     .in_post = true,
-    .traits = kHasCrash,
+    .traits = kHasCrash | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

@@ -2,16 +2,55 @@
 
 #include <fmt/format.h>
 
-#include "database_setup.h"
+#include "sqlite/store.h"
 
 namespace dedupsim {
 
+namespace {
+
+// Runs f on the scenario's backend: env.backend, or SQLite on env.db.
+template <typename F>
+auto WithBackend(ScenarioEnv& env, F f) {
+  if (env.backend != nullptr) return f(*env.backend);
+  SqliteBackend sqlite(env.db);
+  return f(static_cast<const Backend&>(sqlite));
+}
+
+}  // namespace
+
 StockItem Restock(ScenarioEnv& env) {
   StockItem dune{env.ids.Next(), "Dune", 10, 0};
-  Connection connection = env.db.Connect();
-  SetUpWithoutFsync(connection, env.db.temporary());  // dedupsim's set-up, not the lesson's
-  ResetInventory(connection, dune);
+  WithBackend(env, [&](const Backend& b) {
+    b.ResetInventory(dune);
+    return 0;
+  });
   return dune;
+}
+
+std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance,
+                                 DeliveryRef delivery) {
+  std::unique_ptr<Store> store =
+      WithBackend(env, [&](const Backend& b) { return b.Open(&env.recorder, instance); });
+  if (delivery.number == 0) delivery = env.recorder.TakeOfferedDelivery();
+  store->SetDelivery(std::move(delivery));
+  // Each delivery opens its own connection; the views start a delivery at this step.
+  store->Note("open", "new connection", "ok");
+  return store;
+}
+
+void AddStock(ScenarioEnv& env, const StockItem& item) {
+  WithBackend(env, [&](const Backend& b) {
+    b.AddStock(item);
+    return 0;
+  });
+}
+
+int64_t ProbeRows(ScenarioEnv& env, std::string_view table) {
+  if (env.backend == nullptr || env.backend->name() == "sqlite") {
+    Connection db = OpenProbe(env);
+    return CountRows(db, table);
+  }
+  return env.backend->CountRows(table);
 }
 
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book) {
@@ -62,6 +101,10 @@ void NoteOutcome(Connection& db, std::string_view outcome) {
   db.Note("outcome", std::string(outcome), "");
 }
 
+void NoteOutcome(Session& store, std::string_view outcome) {
+  store.Note("outcome", std::string(outcome), "");
+}
+
 int64_t CurrentRows(ScenarioEnv& env, std::string_view table) {
   Connection connection = env.db.Connect();
   return CountRows(connection, table);
@@ -74,8 +117,7 @@ std::string BoolList(const std::vector<bool>& values) {
 }
 
 StockItem CurrentStock(ScenarioEnv& env, const StockItem& book) {
-  Connection connection = env.db.Connect();
-  return ReadStock(connection, book.book_id);
+  return WithBackend(env, [&](const Backend& b) { return b.ReadStock(book.book_id); });
 }
 
 }  // namespace dedupsim

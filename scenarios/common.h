@@ -10,11 +10,14 @@
 #include "schema.h"
 #include "side_store.h"
 #include "sqlite/connection.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
 // Empties the database and stocks one book, Dune, 10 on hand (as the post's ResetAsync).
 StockItem Restock(ScenarioEnv& env);
+// Stocks one more book beside the restocked one, on the scenario's backend.
+void AddStock(ScenarioEnv& env, const StockItem& item);
 // A new OrderPlaced for the book, with fresh message and order ids.
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book);
 // A new connection whose statements are traced under `instance`, for one delivery: its
@@ -35,11 +38,22 @@ Connection OpenProbe(ScenarioEnv& env);
 void BeginDelivery(Connection& db, DeliveryRef delivery);
 // "delivery n of message", for scenarios that deliver by hand (no Broker).
 DeliveryRef Delivered(const OrderPlaced& message, int n);
+// The same through the scenario's backend (env.backend, or SQLite on env.db): a store on a
+// new connection, traced under `instance`, with the same "open" step and delivery.
+std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance,
+                                 DeliveryRef delivery = {});
+// The number of rows in a table of the scenario's backend, read by the scenario's probe
+// (traced as the probe on SQLite, as OpenProbe).
+int64_t ProbeRows(ScenarioEnv& env, std::string_view table);
 // Records what the consumer made of its delivery ("Processed", "Skipped",
-// "NeedsReconciliation", "AlreadySent"), on its connection.
+// "NeedsReconciliation", "AlreadySent"), on its connection or store.
 void NoteOutcome(Connection& db, std::string_view outcome);
+void NoteOutcome(Session& store, std::string_view outcome);
 inline void NoteProcessed(Connection& db, bool processed) {
   NoteOutcome(db, processed ? "Processed" : "Skipped");
+}
+inline void NoteProcessed(Session& store, bool processed) {
+  NoteOutcome(store, processed ? "Processed" : "Skipped");
 }
 // The book's row as it is in the database now.
 StockItem CurrentStock(ScenarioEnv& env, const StockItem& book);

@@ -8,6 +8,7 @@
 #include "instances.h"
 #include "message.h"
 #include "scenario.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -16,9 +17,17 @@ struct PairOutcome {
   bool second_processed = false;
   InstanceResult first;
   InstanceResult second;
-  // The second instance was blocked while the first held the write lock, and went on only
-  // after the first's hold ended (WaitedFor); a busy call alone does not count.
-  bool SecondWaited() const { return WaitedFor(second.locks, first.locks); }
+  // On a server database (PostgreSQL): the second instance's statements as the server saw
+  // them from a side connection; then `watched` is true and the lock intervals are empty.
+  bool watched = false;
+  std::vector<WatchedStatement> second_statements;
+  // SQLite: the second instance was blocked while the first held the write lock, and went
+  // on only after the first's hold ended (WaitedFor); a busy call alone does not count.
+  // A server: one of its statements waited for a lock the first held.
+  bool SecondWaited() const;
+  // What the second instance's first wait was on: "database" (SQLite), "row StockItems",
+  // "key Inbox" (a server), or "none".
+  std::string SecondWaitedOn() const;
 };
 
 // The pair's timing from the run options (--hold-ms, --stagger-ms): see instances.h.

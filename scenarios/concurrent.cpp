@@ -2,24 +2,131 @@
 // claims the key and holds its transaction; the second's INSERT waits for the write lock,
 // then fails on the primary key once the first commits.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "common.h"
 #include "concurrency.h"
 #include "consumers/idempotent.h"
 #include "instances.h"
 #include "scenarios.h"
+#include "store/store.h"
 
 namespace dedupsim {
+
+bool PairOutcome::SecondWaited() const {
+  if (!watched) return WaitedFor(second.locks, first.locks);
+  for (const WatchedStatement& s : second_statements) {
+    if (s.waited) return true;
+  }
+  return false;
+}
+
+std::string PairOutcome::SecondWaitedOn() const {
+  if (!watched) return SecondWaited() ? "database" : "none";
+  for (const WatchedStatement& s : second_statements) {
+    if (s.waited) return s.waited_on;
+  }
+  return "none";
+}
 
 PairTiming TimingFrom(const RunOptions& options) {
   return PairTiming{.hold = options.hold, .stagger = options.stagger};
 }
 
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// The pair on a server database, as two threads with their own connections, in
+// RunInstancePair's order (instances.h): A runs to its hold point (BeforeCommit) and goes on
+// options.hold later; B is released options.stagger after A reached it (or once A is done,
+// should A end without reaching it). The server's lock waits are read from a side
+// connection (Store::WatchedStatements), not from SQLite's lock intervals.
+PairOutcome RunInboxPairOnServer(ScenarioEnv& env, const OrderPlaced& first_message,
+                                 const OrderPlaced& second_message) {
+  struct Slot {
+    bool processed = false;
+    std::vector<WatchedStatement> statements;
+    std::chrono::microseconds elapsed{0};
+    std::exception_ptr error;
+  };
+  Slot a, b;
+  std::mutex mu;
+  std::condition_variable changed;
+  bool a_holding = false, a_done = false;
+  SteadyClock::time_point held_at;
+  auto run = [&env](Slot& slot, const std::string& name, const OrderPlaced& m, int delivery,
+                    const Hook& hold) {
+    try {
+      std::unique_ptr<Store> store = OpenStore(env, name, Delivered(m, delivery));
+      auto t0 = SteadyClock::now();
+      IdempotentReserveStock consumer(*store, env.clock);
+      consumer.before_commit = hold;
+      slot.processed = consumer.Handle(m);
+      NoteProcessed(*store, slot.processed);
+      slot.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0);
+      slot.statements = store->WatchedStatements();
+    } catch (...) {
+      slot.error = std::current_exception();
+    }
+  };
+  const auto hold = env.options.hold;
+  std::thread first([&] {
+    run(a, "A", first_message, 1, [&] {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        held_at = SteadyClock::now();
+        a_holding = true;
+        changed.notify_all();
+      }
+      std::this_thread::sleep_for(hold);
+    });
+    std::lock_guard<std::mutex> lock(mu);
+    a_done = true;
+    changed.notify_all();
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    changed.wait(lock, [&] { return a_holding || a_done; });
+    if (a_holding) {
+      const auto release = held_at + env.options.stagger;
+      changed.wait_until(lock, release, [&] { return SteadyClock::now() >= release; });
+    }
+  }
+  // The same message twice is its first and second delivery (both in flight at once).
+  const int second_delivery = second_message.message_id == first_message.message_id ? 2 : 1;
+  std::thread second([&] { run(b, "B", second_message, second_delivery, Hook()); });
+  first.join();
+  second.join();
+  if (a.error) std::rethrow_exception(a.error);
+  if (b.error) std::rethrow_exception(b.error);
+  PairOutcome out;
+  out.first_processed = a.processed;
+  out.second_processed = b.processed;
+  out.first.name = "A";
+  out.first.pid = static_cast<int>(getpid());
+  out.first.elapsed = a.elapsed;
+  out.second.name = "B";
+  out.second.pid = out.first.pid;
+  out.second.elapsed = b.elapsed;
+  out.watched = true;
+  out.second_statements = std::move(b.statements);
+  return out;
+}
+
+}  // namespace
+
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
                          const OrderPlaced& second_message) {
+  if (env.backend != nullptr && env.backend->name() != "sqlite") {
+    return RunInboxPairOnServer(env, first_message, second_message);
+  }
   auto handle = [&env](const OrderPlaced& message, int delivery) {
     return [&env, message, delivery](Connection& db, const Hook& hold_point) -> nlohmann::json {
       BeginDelivery(db, Delivered(message, delivery));
@@ -52,6 +159,32 @@ void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair,
   };
   auto ms = [](std::chrono::microseconds us) { return static_cast<double>(us.count()) / 1000.0; };
   auto at = [&env](SteadyTime t) { return std::round(MsSinceOrigin(env, t) * 10.0) / 10.0; };
+  if (pair.watched) {
+    // Measured from the server's side: which of B's statements waited, on what, for whom.
+    std::chrono::microseconds waited{0};
+    nlohmann::ordered_json statements = nlohmann::ordered_json::array();
+    for (const WatchedStatement& s : pair.second_statements) {
+      if (s.waited) waited += s.elapsed;
+      nlohmann::ordered_json j;
+      j["sql"] = s.sql;
+      j["waited"] = s.waited;
+      j["waitedOn"] = s.waited ? s.waited_on : "none";
+      if (s.waited) {
+        j["waitEvent"] = s.wait_event;
+        j["blockedBy"] = s.blocking_pids;
+      }
+      j["ms"] = std::round(ms(s.elapsed) * 10.0) / 10.0;
+      if (!s.error_code.empty()) j["sqlstate"] = s.error_code;
+      statements.push_back(std::move(j));
+    }
+    figures[key("secondWaited")] = pair.SecondWaited();
+    figures[key("waitedOn")] = pair.SecondWaitedOn();
+    figures[key("waitMs")] = std::lround(ms(waited));
+    figures[key("secondMs")] = std::lround(ms(pair.second.elapsed));
+    figures[key("firstMs")] = std::lround(ms(pair.first.elapsed));
+    figures[key("secondStatements")] = std::move(statements);
+    return;
+  }
   figures[key("secondWaited")] = pair.SecondWaited();
   figures[key("waitMs")] = std::lround(ms(pair.second.busy.waited));
   figures[key("busyRetries")] = pair.second.busy.calls;
@@ -105,17 +238,25 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 const Scenario kConcurrentScenario{
     .name = "concurrent",
     .tag = "inbox",
-    .summary = "two copies at once in two instances: the primary key lets one through, the other waits",
+    .summary =
+        "two copies at once in two instances: the primary key lets one through, the other waits",
     .in_post = true,
-    .traits = kHasInstances | kHasHold,
+    .traits = kHasInstances | kHasHold | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =
-        "Two consumer instances get the same message at nearly the same time, as happens when a lock or visibility timeout expires while the first is still working. Instance A claims the key and holds its transaction open (hook BeforeCommit, --hold-ms). Instance B starts later (--stagger-ms).\n"
+        "Two consumer instances get the same message at nearly the same time, as happens when a "
+        "lock or visibility timeout expires while the first is still working. Instance A claims "
+        "the key and holds its transaction open (hook BeforeCommit, --hold-ms). Instance B starts "
+        "later (--stagger-ms).\n"
         "\n"
-        "Neither instance can settle this race by looking first: neither has committed anything to see. The database settles it. B's INSERT needs the write lock, so it waits in the busy handler until A commits; then its insert fails on the primary key and B rolls back without touching the stock.\n"
+        "Neither instance can settle this race by looking first: neither has committed anything to "
+        "see. The database settles it. B's INSERT needs the write lock, so it waits in the busy "
+        "handler until A commits; then its insert fails on the primary key and B rolls back "
+        "without touching the stock.\n"
         "\n"
-        "On SQLite, B waits for the whole database's write lock, not for one key as SQL Server would: see concurrent-different.",
+        "On SQLite, B waits for the whole database's write lock, not for one key as SQL Server "
+        "would: see concurrent-different.",
     .hook_points = "BeforeCommit: instance A holds its open transaction there for --hold-ms",
     .try_next =
         "Let A commit before B starts, and B no longer waits:\n"

@@ -301,4 +301,52 @@ TEST_CASE("dedupsim check: inbox exits 0, check-then-process exits 1 with its cr
   CHECK(RunCli({"check", dir + "inbox.toml", "--expect", "crash=often"}).exit_code == 2);
 }
 
+TEST_CASE("what a publish step publishes is counted in the invariant", "[files]") {
+  // Mutation caught: the published messages left out of the count (both consumers below
+  // would pass the crash fault: the stock is reserved exactly once in each).
+  const std::string claim_and_reserve = std::string(kHead) +
+                                        "[[step]]\nbegin = \"deferred\"\n[[step]]\nsql = \"" +
+                                        kInsertInbox +
+                                        "\"\non-duplicate = \"rollback-and-ack\"\n[[step]]\nsql = "
+                                        "\"" +
+                                        kReserve + "\"\n";
+  SECTION("published after the commit: a crash in between loses the message") {
+    files::Grade g = GradeText(claim_and_reserve +
+                                   "[[step]]\ncommit = true\n[[step]]\npublish = \"StockReserved\"\n",
+                               {"crash", "duplicate"});
+    const files::GradedCell& crash = CellOf(g, "crash");
+    CHECK_FALSE(crash.passed);
+    CHECK(crash.cell.counts[Index(explore::Outcome::kLost)] > 0);
+    REQUIRE(crash.cell.shortest);
+    CHECK(crash.cell.shortest->variant == "crash at Broker.Publish");
+    CHECK(CellOf(g, "duplicate").passed);  // no crash: published once
+  }
+  SECTION("published inside the transaction: a crash before the commit publishes twice") {
+    files::Grade g = GradeText(claim_and_reserve +
+                                   "[[step]]\npublish = \"StockReserved\"\n[[step]]\ncommit = true\n",
+                               {"crash", "duplicate"});
+    const files::GradedCell& crash = CellOf(g, "crash");
+    CHECK_FALSE(crash.passed);
+    CHECK(crash.cell.counts[Index(explore::Outcome::kTwice)] > 0);
+    CHECK(CellOf(g, "duplicate").passed);
+  }
+}
+
+TEST_CASE("a sql step on the second store needs second-store = \"cache\"", "[files]") {
+  // Mutation caught: store = ... accepted without a second store (it would run on the
+  // database, or on nothing).
+  CHECK(ErrorOf(std::string(kHead) +
+                "[[step]]\nsql = \"SELECT 1 FROM CacheKeys WHERE Key = :MessageId\"\nstore = "
+                "\"cache\"\n") ==
+        "student.toml:5:9: store = \"cache\" names no second store of this file (expected "
+        "second-store = \"cache\" at the top, then store = \"cache\")");
+  CHECK(ErrorOf(std::string(kHead) + "second-store = \"redis\"\n[[step]]\nsql = \"" + kReserve + "\"\n") ==
+        "student.toml:3:16: unknown second store 'redis' (expected cache: a dedup cache in its "
+        "own file, table CacheKeys (Key, SetAt))");
+  // Its SQL is prepared against the cache's table, not the database's.
+  CHECK(ErrorOf(std::string(kHead) + "second-store = \"cache\"\n[[step]]\nsql = \"SELECT 1 FROM "
+                                     "Inbox WHERE MessageId = :MessageId\"\nstore = \"cache\"\n")
+            .rfind("student.toml:5:7: SQL does not prepare: no such table: Inbox", 0) == 0);
+}
+
 }  // namespace dedupsim::testing

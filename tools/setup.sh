@@ -3,7 +3,9 @@
 # those), configures the build once, and builds what changed. Safe to run again: a second
 # run installs nothing and rebuilds nothing that is up to date.
 #
-#   sh tools/setup.sh           what `dedupsim run` needs: builds the executable only
+#   sh tools/setup.sh           what `dedupsim run` needs: builds the executable only (with
+#                               --backend postgres: the server programs and libpq, from
+#                               postgresql and libpq-dev)
 #   sh tools/setup.sh --tests   also what the test suite needs, and builds the tests
 #
 # Its own output goes to stderr, so stdout carries only what runs after it.
@@ -11,7 +13,7 @@ set -eu
 exec 1>&2
 cd "$(dirname "$0")/.."
 
-packages="cmake g++ make libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev"
+packages="cmake g++ make libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev libpq-dev postgresql"
 if [ "${1:-}" = "--tests" ]; then
   packages="$packages catch2 jq libxml2-utils chromium python3"
   # Node.js and npm for the rendering tests: Debian's packages, unless a node and npm are

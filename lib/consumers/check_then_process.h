@@ -3,12 +3,14 @@
 // AfterStockCommitted leaves the work done and no record, so a redelivery does it again.
 #pragma once
 
+#include <optional>
+
 #include "clock.h"
 #include "hooks.h"
 #include "message.h"
 #include "schema.h"
-#include "sqlite/connection.h"
-#include "sqlite/statement.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -16,7 +18,10 @@ class CheckThenProcessReserveStock {
  public:
   static constexpr const char* kName = "inventory.reserve-stock";
 
-  CheckThenProcessReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+  CheckThenProcessReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  CheckThenProcessReserveStock(Connection& db, Clock& clock)
+      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   Hook after_stock_committed;
 
@@ -24,7 +29,8 @@ class CheckThenProcessReserveStock {
   bool Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& store_;
   Clock& clock_;
 };
 
@@ -33,17 +39,5 @@ class CheckThenProcessReserveStock {
 InsertResult InsertCompletedInboxRow(Connection& db, const std::string& message_id,
                                      const std::string& consumer, TimePoint now,
                                      InboxKey key = InboxKey::kMessageIdAndConsumer);
-// The same with the timestamp already formatted (ReceivedAt = CompletedAt = stamp): the
-// hot path's form, which builds no text and allocates nothing.
-InsertResult InsertCompletedInboxRow(Connection& db, std::string_view message_id,
-                                     std::string_view consumer, std::string_view stamp,
-                                     InboxKey key);
-// The INSERT of that row, one SQL text per key shape (so the statement cache finds it
-// without building a string).
-std::string_view InsertCompletedInboxSql(InboxKey key);
-// The same on the statement db.Cached(InsertCompletedInboxSql(key)) returned (a hot path
-// keeps it): every text is bound without a copy and must outlive the call.
-InsertResult InsertCompletedInboxRow(Statement& insert, std::string_view message_id,
-                                     std::string_view consumer, std::string_view stamp);
 
 }  // namespace dedupsim

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "schema.h"
-#include "sqlite/statement.h"
 
 namespace dedupsim {
 
@@ -40,42 +39,30 @@ std::string StockReservedText(const OrderPlaced& m) {
 
 InsertResult InsertInProgressInboxRow(Connection& db, InboxKey key, const std::string& message_id,
                                       const std::string& consumer, TimePoint now) {
-  return db
-      .Cached(fmt::format("INSERT INTO {} (MessageId, Consumer, ReceivedAt, CompletedAt) "
-                          "VALUES (?1, ?2, ?3, NULL)",
-                          InboxTable(key)))
-      .Bind(1, message_id)
-      .Bind(2, consumer)
-      .Bind(3, FormatTimestamp(now))
-      .ExecuteInsert();
+  return SqliteStore(db).ClaimInProgress(key, message_id, consumer, now);
 }
 
 void CompleteInboxRow(Connection& db, InboxKey key, const std::string& message_id,
                       const std::string& consumer, TimePoint now) {
-  db.Cached(fmt::format("UPDATE {} SET CompletedAt = ?1 WHERE MessageId = ?2 AND Consumer = ?3",
-                        InboxTable(key)))
-      .Bind(1, FormatTimestamp(now))
-      .Bind(2, message_id)
-      .Bind(3, consumer)
-      .Execute();
+  SqliteStore(db).Complete(key, message_id, consumer, now);
 }
 
 EmailOutcome SendStockReservedEmail::Handle(const OrderPlaced& m) {
-  if (auto entry = FindInboxRow(db_, inbox_key, m.message_id, kName)) {
+  if (auto entry = store_.Find(inbox_key, m.message_id, kName)) {
     // A row still in progress: an earlier attempt may have sent, may not have, or may be
     // sending right now.
     return entry->completed_at ? EmailOutcome::kAlreadySent : EmailOutcome::kNeedsReconciliation;
   }
   InsertResult claimed =
-      InsertInProgressInboxRow(db_, inbox_key, m.message_id, kName, clock_.Now());  // phase 1
+      store_.ClaimInProgress(inbox_key, m.message_id, kName, clock_.Now());  // phase 1
   // Another instance claimed it between our look and our insert: it is sending now.
   if (claimed == InsertResult::kDuplicateKey) return EmailOutcome::kNeedsReconciliation;
 
   provider_.Send(m.message_id, StockReservedText(m));
-  db_.Note("send", "EmailProvider.Send", "sent");
-  RunHook(db_, "AfterSend", after_send);
+  store_.Note("send", "EmailProvider.Send", "sent");
+  store_.RunHook("AfterSend", after_send);
 
-  CompleteInboxRow(db_, inbox_key, m.message_id, kName, clock_.Now());  // phase 2
+  store_.Complete(inbox_key, m.message_id, kName, clock_.Now());  // phase 2
   return EmailOutcome::kSent;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,8 +15,8 @@
 #include "hooks.h"
 #include "message.h"
 #include "schema.h"
-#include "sqlite/connection.h"
-#include "sqlite/statement.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -57,8 +58,11 @@ class SendStockReservedEmail {
  public:
   static constexpr const char* kName = "notifications.stock-reserved-email";
 
+  SendStockReservedEmail(Store& store, EmailProvider& provider, Clock& clock)
+      : store_(store), provider_(provider), clock_(clock) {}
+  // On SQLite: a store over db, which must outlive the consumer.
   SendStockReservedEmail(Connection& db, EmailProvider& provider, Clock& clock)
-      : db_(db), provider_(provider), clock_(clock) {}
+      : own_(std::in_place, db), store_(*own_), provider_(provider), clock_(clock) {}
 
   Hook after_send;
   // The post's key; the shared-key lesson sets kMessageIdOnly.
@@ -67,7 +71,8 @@ class SendStockReservedEmail {
   EmailOutcome Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& store_;
   EmailProvider& provider_;
   Clock& clock_;
 };

@@ -4,16 +4,18 @@
 //
 // Claiming first matters on SQLite: the INSERT is the statement that takes the write
 // lock, so a second copy waits there (through the busy handler) holding nothing, and
-// sees the first copy's row once it commits.
+// sees the first copy's row once it commits. On PostgreSQL the second copy's INSERT waits
+// on the first's uncommitted key alone, then fails with 23505.
 #pragma once
+
+#include <optional>
 
 #include "clock.h"
 #include "hooks.h"
 #include "message.h"
 #include "schema.h"
-#include "sqlite/connection.h"
-#include "sqlite/transaction.h"
-#include "timestamp.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -21,7 +23,10 @@ class IdempotentReserveStock {
  public:
   static constexpr const char* kName = "inventory.reserve-stock";
 
-  IdempotentReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+  IdempotentReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  IdempotentReserveStock(Connection& db, Clock& clock)
+      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   Hook before_commit;
   TransactionKind begin = TransactionKind::kDeferred;
@@ -32,21 +37,9 @@ class IdempotentReserveStock {
   bool Handle(const OrderPlaced& m);
 
  private:
-  // The INSERT for inbox_key and the UPDATE, found in the connection's statement cache on
-  // the first delivery and kept: the connection owns them, and they stay valid while it is
-  // the same open connection (checked on every delivery).
-  struct HotStatements {
-    sqlite3* owner = nullptr;
-    InboxKey key = InboxKey::kMessageIdAndConsumer;
-    Statement* insert = nullptr;
-    Statement* update = nullptr;
-  };
-  HotStatements& Statements();
-
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& store_;
   Clock& clock_;
-  TimestampFormatter stamp_;  // ReceivedAt and CompletedAt, without allocating
-  HotStatements hot_;
 };
 
 }  // namespace dedupsim

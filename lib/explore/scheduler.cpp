@@ -214,6 +214,7 @@ struct Scheduler::Impl {
   const Plan* plan = nullptr;
   bool abort = false;
   std::vector<std::string> sent;  // idempotency keys (message ids) the provider accepted
+  std::vector<std::string> published;  // message ids whose delivery published a message
   std::unordered_map<std::string, size_t> order_of_message;
   std::vector<Tally> tallies;  // orders x subscribers
   int64_t crashes = 0;
@@ -406,7 +407,10 @@ class Worker final : public StepGate {
     try {
       GatedProvider provider(*this);
       DeliveryContext context{*db_, aux_ && aux_->is_open() ? &*aux_ : nullptr, owner_.clock,
-                              provider};
+                              provider,
+                              [this](const std::string&, const OrderPlaced& m) {
+                                owner_.published.push_back(m.message_id);
+                              }};
       DeliveryResult r = d.subscriber->handle(context, d.message);
       if (db_->InTransaction()) {
         throw std::logic_error(
@@ -516,6 +520,7 @@ void Scheduler::Impl::Reset(const Plan& p) {
   plan = &p;
   abort = false;
   sent.clear();
+  published.clear();
   crashes = 0;
   attempts = 0;
   failure.clear();
@@ -621,9 +626,16 @@ class Probe final : public EffectProbe {
   explicit Probe(Scheduler::Impl& impl) : impl_(impl) {}
   Connection& db() override { return impl_.control; }
   Connection* aux() override { return impl_.aux_control ? &*impl_.aux_control : nullptr; }
-  int64_t EmailsSentFor(const LogicalOrder& order) override {
+  int64_t EmailsSentFor(const LogicalOrder& order) override { return CountFor(impl_.sent, order); }
+  int64_t PublishedFor(const LogicalOrder& order) override {
+    return CountFor(impl_.published, order);
+  }
+
+ private:
+  // Entries (message ids) that belong to a message of the order.
+  int64_t CountFor(const std::vector<std::string>& ids, const LogicalOrder& order) {
     int64_t n = 0;
-    for (const std::string& key : impl_.sent) {
+    for (const std::string& key : ids) {
       auto it = impl_.order_of_message.find(key);
       if (it != impl_.order_of_message.end() &&
           impl_.plan->orders[it->second].order_id == order.order_id)
@@ -632,7 +644,6 @@ class Probe final : public EffectProbe {
     return n;
   }
 
- private:
   Scheduler::Impl& impl_;
 };
 

@@ -5,6 +5,7 @@
 // second file, DeliveryContext::aux.
 #include "explore/strategies.h"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 
@@ -69,6 +70,11 @@ int64_t ProviderEmailsApplied(EffectProbe& probe, const LogicalOrder& order) {
   query.Bind(1, StockReservedText(OrderPlaced{"", order.order_id, order.book_id, order.quantity}));
   query.Step();
   return query.ColumnInt(0);
+}
+
+int64_t EveryEffectOnce(int64_t effect, int64_t published) {
+  if (effect > 1 || published > 1) return std::max(effect, published);
+  return std::min(effect, published);
 }
 
 const char* const kProviderReset = "DELETE FROM SentEmails; DELETE FROM ProviderRequests;";
@@ -248,11 +254,15 @@ const Strategy kSharedKeyEmail{
     .applied = &EmailApplied,
 };
 
+}  // namespace
+
 // The dedup cache of cache-arbiter, in the explorer's second file.
-constexpr const char* kCacheSchema =
+const char* const kCacheSchema =
     "CREATE TABLE IF NOT EXISTS CacheKeys (Key TEXT NOT NULL PRIMARY KEY, SetAt TEXT NOT NULL) "
     "WITHOUT ROWID;";
-constexpr const char* kCacheReset = "DELETE FROM CacheKeys;";
+const char* const kCacheReset = "DELETE FROM CacheKeys;";
+
+namespace {
 
 DeliveryResult HandleWithCache(DeliveryContext& c, const OrderPlaced& m, CacheWrite write) {
   if (c.aux == nullptr) throw std::logic_error("a cache strategy ran without its second file");

@@ -35,6 +35,9 @@ struct DeliveryContext {
   Connection* aux;       // this instance's connection to the second file, or null
   Clock& clock;          // a ManualClock: the same timestamps in every schedule
   EmailProvider& email;  // counts sends; each send is a scheduled step (a crash point)
+  // Hands a message the consumer publishes to the broker (a consumer file's publish step,
+  // already a scheduled step); the explorer counts them per order. May be empty.
+  std::function<void(const std::string& topic, const OrderPlaced& message)> publish = {};
 };
 
 // One logical order: what the invariants count "exactly once" against. Each order has its
@@ -53,6 +56,8 @@ class EffectProbe {
   virtual Connection* aux() = 0;  // the second file, or null
   // Emails the provider accepted for any message of this order.
   virtual int64_t EmailsSentFor(const LogicalOrder& order) = 0;
+  // Messages the consumer published (DeliveryContext::publish) for any message of this order.
+  virtual int64_t PublishedFor(const LogicalOrder& order) = 0;
 };
 
 struct Strategy {
@@ -98,8 +103,15 @@ int64_t StockApplied(EffectProbe& probe, const LogicalOrder& order);  // Reserve
 int64_t EmailApplied(EffectProbe& probe, const LogicalOrder& order);  // emails sent
 // Emails the idempotent provider (in the second file) sent for the order.
 int64_t ProviderEmailsApplied(EffectProbe& probe, const LogicalOrder& order);
+// Two effects that must each happen exactly once (the stock or the email, and what the
+// consumer publishes), as one count for the invariant: more than once if either happened
+// more than once (the larger count), else the smaller (0: one of them was lost).
+int64_t EveryEffectOnce(int64_t effect, int64_t published);
 // The idempotent provider's tables, for a strategy that keeps it in the second file.
 extern const char* const kProviderSchema;
 extern const char* const kProviderReset;
+// The dedup cache's table (CacheKeys), for a strategy that keeps it in the second file.
+extern const char* const kCacheSchema;
+extern const char* const kCacheReset;
 
 }  // namespace dedupsim::explore

@@ -43,6 +43,13 @@ bool ConsumerFile::SendsWithKey() const {
   return false;
 }
 
+bool ConsumerFile::Publishes() const {
+  for (const Step& s : steps) {
+    if (s.kind == Step::Kind::kPublish) return true;
+  }
+  return false;
+}
+
 namespace {
 
 constexpr const char* kActions = "continue, skip-and-ack, rollback-and-ack, reconcile, throw";
@@ -221,14 +228,16 @@ void CheckSql(Step& step, const Value& v, Connection& db) {
   }
 }
 
-Step ReadStep(const Value& table, Connection& scratch, std::map<std::string, Position>& hooks) {
+// second: the scratch of the file's second store, or null when it names none.
+Step ReadStep(const Value& table, Connection& scratch, Connection* second,
+              std::map<std::string, Position>& hooks) {
   Step step;
   step.at = table.position();
   std::optional<Value> kind_key;
   static const std::set<std::string> kKinds{"begin", "commit",     "rollback", "sql",
                                             "hook",  "send-email", "publish"};
   static const std::set<std::string> kModifiers{"on-duplicate", "on-zero-rows", "on-row",
-                                                "on-no-row", "idempotency-key"};
+                                                "on-no-row", "idempotency-key", "store"};
   std::map<std::string, Value> modifiers;
   for (const auto& [key, value] : table.Entries()) {
     if (kKinds.count(key) > 0) {
@@ -243,7 +252,7 @@ Step ReadStep(const Value& table, Connection& scratch, std::map<std::string, Pos
       throw value.KeyError(
           fmt::format("unknown step key '{}' (expected a step: {}; or one of "
                       "on-duplicate, on-zero-rows, on-row, on-no-row, "
-                      "idempotency-key)",
+                      "idempotency-key, store)",
                       key, kStepKinds));
     }
   }
@@ -310,11 +319,20 @@ Step ReadStep(const Value& table, Connection& scratch, std::map<std::string, Pos
       sqlite_text = *found;
     }
     step.sql = OneLine(sqlite_text.String());
-    CheckSql(step, sqlite_text, scratch);
+    if (auto store = modifiers.find("store"); store != modifiers.end()) {
+      if (second == nullptr || store->second.String() != "cache") {
+        throw store->second.Error(fmt::format(
+            "store = \"{}\" names no second store of this file (expected second-store = "
+            "\"cache\" at the top, then store = \"cache\")",
+            store->second.String()));
+      }
+      step.on_second_store = true;
+    }
+    CheckSql(step, sqlite_text, step.on_second_store ? *second : scratch);
     if (step.query) {
-      allowed = {"on-row", "on-no-row"};
+      allowed = {"on-row", "on-no-row", "store"};
     } else {
-      allowed = {"on-duplicate", "on-zero-rows"};
+      allowed = {"on-duplicate", "on-zero-rows", "store"};
     }
   }
   for (const auto& [key, value] : modifiers) {
@@ -445,6 +463,13 @@ ConsumerFile ParseConsumerFile(std::string_view text, const std::string& path) {
     } else if (key == "partner") {
       file.partner = value.String();
       file.partner_at = value.position();
+    } else if (key == "second-store") {
+      file.second_store = value.String();
+      if (file.second_store != "cache") {
+        throw value.Error(fmt::format("unknown second store '{}' (expected cache: a dedup cache "
+                                      "in its own file, table CacheKeys (Key, SetAt))",
+                                      file.second_store));
+      }
     } else if (key == "dialect") {
       file.dialect = value.String();
       if (file.dialect != "sqlite") {
@@ -463,7 +488,7 @@ ConsumerFile ParseConsumerFile(std::string_view text, const std::string& path) {
       (void)value.String();
     } else {
       throw value.KeyError(
-          fmt::format("unknown key '{}' (expected name, summary, effect, consumer, "
+          fmt::format("unknown key '{}' (expected name, summary, effect, consumer, second-store, "
                       "partner, dialect, schema, lesson, or [[step]] tables)",
                       key));
     }
@@ -473,12 +498,24 @@ ConsumerFile ParseConsumerFile(std::string_view text, const std::string& path) {
   }
   if (file.consumer.empty()) file.consumer = file.name;
   if (schema) ApplySchema(file, *schema, scratch.db());
+  // The second store's scratch: a private in-memory database with the cache's table only,
+  // as the explorer's second file has.
+  std::optional<Connection> second;
+  if (!file.second_store.empty()) {
+    second.emplace("", ConnectionOptions{.create = true, .in_memory = true});
+    second->ExecScript(explore::kCacheSchema);
+  }
   if (!steps) throw root.Error("no steps: a consumer is a list of [[step]] tables");
   for (const Value& table : steps->Items()) {
     if (!table.IsTable()) throw table.Error("each step is a table: [[step]] then its keys");
-    file.steps.push_back(ReadStep(table, scratch.db(), hooks));
+    file.steps.push_back(
+        ReadStep(table, scratch.db(), second ? &*second : nullptr, hooks));
   }
   if (file.steps.empty()) throw steps->Error("no steps: a consumer is a list of [[step]] tables");
+  if (!file.second_store.empty() && file.SendsWithKey()) {
+    throw root.Error("one second store per file: the cache (second-store) or the provider that "
+                     "honours an idempotency key, not both");
+  }
   CheckTransactions(file.steps, doc.end());
   return file;
 }
@@ -576,7 +613,11 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
           break;
         }
         case Step::Kind::kSql: {
-          Statement& st = c.db.Cached(s.sql);
+          if (s.on_second_store && c.second_store == nullptr) {
+            throw std::logic_error(file.name + " ran without its second store");
+          }
+          Connection& db = s.on_second_store ? *c.second_store : c.db;
+          Statement& st = db.Cached(s.sql);
           for (size_t i = 0; i < s.parameters.size(); ++i) {
             int index = static_cast<int>(i) + 1;
             if (s.parameters[i] == Parameter::kQuantity) {
@@ -598,11 +639,11 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
             }
           } else if (s.on_duplicate == Action::kThrow) {
             st.Execute();  // a duplicate key is the SqliteError itself
-            if (c.db.Changes() == 0) act(s.on_zero_rows);
+            if (db.Changes() == 0) act(s.on_zero_rows);
           } else {
             if (st.ExecuteInsert() == InsertResult::kDuplicateKey) {
               act(s.on_duplicate);
-            } else if (c.db.Changes() == 0) {
+            } else if (db.Changes() == 0) {
               act(s.on_zero_rows);
             }
           }

@@ -78,6 +78,7 @@ struct Step {
 
   std::string name;                          // kHook: the hook point; kPublish: the topic
   std::optional<Parameter> idempotency_key;  // kSendEmail: sent through a provider that honours it
+  bool on_second_store = false;              // kSql: runs on the second store (store = "cache")
 };
 
 struct ConsumerFile {
@@ -91,9 +92,13 @@ struct ConsumerFile {
   std::string dialect = "sqlite";
   std::string schema;               // CREATE statements for the file's own tables, or ""
   std::vector<std::string> tables;  // the tables the schema creates (emptied between runs)
+  // A second store the consumer writes to through `store = "..."` sql steps: "" or "cache"
+  // (a dedup cache kept in its own file: table CacheKeys (Key, SetAt)).
+  std::string second_store;
   std::vector<Step> steps;
 
   bool SendsWithKey() const;  // some send-email step has an idempotency key
+  bool Publishes() const;     // some step is a publish
 };
 
 // Reads and checks path. Throws FileError for a file that cannot be read or is wrong in any
@@ -111,6 +116,7 @@ struct RunContext {
   Clock& clock;
   EmailProvider& email;                          // sends without a key
   EmailProvider* keyed_email = nullptr;          // sends with one; required when SendsWithKey()
+  Connection* second_store = nullptr;            // required when the file has a second_store
   std::function<Hook(const std::string&)> hook;  // the hook for a hook point, or empty
   std::function<void(const std::string& topic, const OrderPlaced&)> publish;  // may be empty
 };

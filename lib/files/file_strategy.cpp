@@ -44,20 +44,42 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
   if (keyed) {
     strategy_.aux_schema = explore::kProviderSchema;
     strategy_.aux_reset = explore::kProviderReset;
+  } else if (file_.second_store == "cache") {
+    strategy_.aux_schema = explore::kCacheSchema;
+    strategy_.aux_reset = explore::kCacheReset;
   }
-  strategy_.handle = [this, keyed](explore::DeliveryContext& c, const OrderPlaced& m) {
+  const bool cache = file_.second_store == "cache";
+  strategy_.handle = [this, keyed, cache](explore::DeliveryContext& c, const OrderPlaced& m) {
+    if (cache && c.aux == nullptr) throw std::logic_error(file_.name + " ran without its cache's file");
     std::optional<IdempotentEmailProvider> provider;
     if (keyed) {
       if (c.aux == nullptr) throw std::logic_error(file_.name + " ran without its provider's file");
       provider.emplace(*c.aux, c.clock);
     }
-    RunContext run{c.db, c.clock, c.email, provider ? &*provider : nullptr, {}, {}};
+    RunContext run{c.db,     c.clock,   c.email, provider ? &*provider : nullptr,
+                   cache ? c.aux : nullptr, {}, c.publish};
     return ToDelivery(RunConsumer(file_, run, m));
   };
-  if (file_.effect == "stock") {
-    strategy_.applied = &explore::StockApplied;
+  // What a publish step publishes is an effect too: it must go out exactly once with the
+  // stock or the email (EveryEffectOnce).
+  if (!file_.Publishes()) {
+    if (file_.effect == "stock") {
+      strategy_.applied = &explore::StockApplied;
+    } else {
+      strategy_.applied = keyed ? &explore::ProviderEmailsApplied : &explore::EmailApplied;
+    }
+  } else if (file_.effect == "stock") {
+    strategy_.applied = [](explore::EffectProbe& probe, const explore::LogicalOrder& o) {
+      return explore::EveryEffectOnce(explore::StockApplied(probe, o), probe.PublishedFor(o));
+    };
+  } else if (keyed) {
+    strategy_.applied = [](explore::EffectProbe& probe, const explore::LogicalOrder& o) {
+      return explore::EveryEffectOnce(explore::ProviderEmailsApplied(probe, o), probe.PublishedFor(o));
+    };
   } else {
-    strategy_.applied = keyed ? &explore::ProviderEmailsApplied : &explore::EmailApplied;
+    strategy_.applied = [](explore::EffectProbe& probe, const explore::LogicalOrder& o) {
+      return explore::EveryEffectOnce(explore::EmailApplied(probe, o), probe.PublishedFor(o));
+    };
   }
 }
 

@@ -191,6 +191,7 @@ Connection::Connection(Connection&& other) noexcept
       recorder_(other.recorder_),
       instance_(std::move(other.instance_)),
       gate_(other.gate_),
+      hook_faults_(std::move(other.hook_faults_)),
       cache_(std::move(other.cache_)) {
   Rebind();
 }
@@ -204,6 +205,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     recorder_ = other.recorder_;
     instance_ = std::move(other.instance_);
     gate_ = other.gate_;
+    hook_faults_ = std::move(other.hook_faults_);
     cache_ = std::move(other.cache_);
     Rebind();
   }

@@ -155,6 +155,13 @@ class Connection {
   void SetGate(StepGate* gate);
   StepGate* gate() const { return gate_; }
 
+  // Faults a lesson puts at hook points (lib/files/ scenario files): called with each hook
+  // point's name as the consumer reaches it (RunHook), before the consumer's own hook; it
+  // returns what to do there (hold, crash) or an empty function. Kept across moves.
+  using HookFaults = std::function<std::function<void()>(std::string_view point)>;
+  void SetHookFaults(HookFaults faults) { hook_faults_ = std::move(faults); }
+  const HookFaults& hook_faults() const { return hook_faults_; }
+
   // A prepared statement kept for reuse, reset and with no bindings, owned by this
   // connection: the hot path prepares each SQL text once per connection.
   Statement& Cached(std::string_view sql);
@@ -187,6 +194,7 @@ class Connection {
   Recorder* recorder_ = nullptr;
   std::string instance_;
   StepGate* gate_ = nullptr;
+  HookFaults hook_faults_;
   // Looked up by string_view without building a std::string (C++20 heterogeneous lookup).
   struct SqlHash {
     using is_transparent = void;

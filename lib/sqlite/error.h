@@ -1,11 +1,13 @@
 // Errors of the SQLite layer. Every failing SQLite call becomes a SqliteError that keeps
 // the extended result code (read before any rollback, which would reset it) and the
-// message. DatabaseError is its base: anything that makes a database unusable for
-// dedupsim (a foreign file, a missing folder, a lock held elsewhere) and maps to exit 3.
+// message. Its base is the store's error funnel (store/error.h), which classifies the code
+// (duplicate key, busy) as every backend does.
 #pragma once
 
 #include <stdexcept>
 #include <string>
+
+#include "store/error.h"
 
 namespace dedupsim {
 
@@ -22,15 +24,11 @@ inline bool IsDuplicateKeyCode(int extended_code) {
          extended_code == kSqliteConstraintUnique;
 }
 
-class DatabaseError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-class SqliteError : public DatabaseError {
+class SqliteError : public StoreError {
  public:
   SqliteError(int extended_code, const std::string& message)
-      : DatabaseError(message), code_(extended_code) {}
+      : StoreError(ClassifySqliteCode(extended_code), std::to_string(extended_code), message),
+        code_(extended_code) {}
 
   int code() const { return code_; }               // extended result code
   int primary_code() const { return code_ & 0xff; }

@@ -163,6 +163,10 @@ bool Statement::ColumnIsNull(int index) const {
   return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
 }
 
+bool Statement::ColumnIsInteger(int index) const {
+  return sqlite3_column_type(stmt_, index) == SQLITE_INTEGER;
+}
+
 int Statement::ParameterCount() const { return sqlite3_bind_parameter_count(stmt_); }
 
 std::string Statement::ParameterName(int index) const {

@@ -9,14 +9,13 @@
 #include <string_view>
 #include <vector>
 
+#include "store/records.h"
+
 struct sqlite3_stmt;
 
 namespace dedupsim {
 
 class Connection;
-
-// What an INSERT that may hit an existing key did.
-enum class InsertResult { kInserted, kDuplicateKey };
 
 class Statement {
  public:
@@ -53,6 +52,7 @@ class Statement {
   int64_t ColumnInt(int index) const;
   std::string ColumnText(int index) const;
   bool ColumnIsNull(int index) const;
+  bool ColumnIsInteger(int index) const;  // SQLite stored an INTEGER there
 
   // Extended result code of the last step (0 after a success).
   int last_code() const { return last_code_; }

@@ -5,8 +5,6 @@
 
 namespace dedupsim {
 
-namespace {
-
 const char* BeginSql(TransactionKind kind) {
   switch (kind) {
     case TransactionKind::kImmediate:
@@ -18,8 +16,6 @@ const char* BeginSql(TransactionKind kind) {
   }
   return "BEGIN";
 }
-
-}  // namespace
 
 // BEGIN, COMMIT and ROLLBACK run through the connection's statement cache: prepared once
 // per connection, not once per transaction. They are traced like any statement.

@@ -4,10 +4,12 @@
 #pragma once
 
 #include "sqlite/connection.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
-enum class TransactionKind { kDeferred, kImmediate, kExclusive };
+// "BEGIN", "BEGIN IMMEDIATE", "BEGIN EXCLUSIVE".
+const char* BeginSql(TransactionKind kind);
 
 class Transaction {
  public:

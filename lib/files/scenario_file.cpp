@@ -1,0 +1,622 @@
+#include "files/scenario_file.h"
+
+#include <dirent.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "database.h"
+#include "duration.h"
+#include "explore/strategies.h"
+#include "files/toml_reader.h"
+#include "sqlite/connection.h"
+
+namespace dedupsim::files {
+
+namespace {
+
+constexpr const char* kOptionNames[] = {"quantity",  "deliveries", "holdMs",
+                                        "staggerMs", "crashMode",  "instances"};
+constexpr const char* kOutcomes =
+    "processed, skipped, needs-reconciliation, failed, crashed, waited";
+constexpr const char* kFigureParameters = ":BookId, :OrderId, :MessageId, :Quantity";
+
+bool IsOption(std::string_view name) {
+  return std::find(std::begin(kOptionNames), std::end(kOptionNames), name) !=
+         std::end(kOptionNames);
+}
+
+bool IsName(std::string_view s) {
+  if (s.empty() || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
+// Where a one-line string's text starts: one column after its opening quote.
+Position TextStart(const Value& v) {
+  Position p = v.position();
+  p.column += 1;
+  return p;
+}
+
+std::string Folder(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+std::string Stem(const std::string& path) {
+  std::string stem = path;
+  if (size_t slash = stem.find_last_of('/'); slash != std::string::npos)
+    stem = stem.substr(slash + 1);
+  if (size_t dot = stem.find('.'); dot != std::string::npos) stem = stem.substr(0, dot);
+  return stem;
+}
+
+// "500ms", or what ParseDuration reads ("2s", "1m").
+std::optional<std::chrono::milliseconds> Milliseconds(std::string_view text) {
+  if (text.size() > 2 && text.substr(text.size() - 2) == "ms") {
+    std::string_view digits = text.substr(0, text.size() - 2);
+    if (digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        })) {
+      return std::nullopt;
+    }
+    return std::chrono::milliseconds(std::stoll(std::string(digits)));
+  }
+  return ParseDuration(text);
+}
+
+constexpr const char* kDurations = "a duration like 500ms, 2s or 1m";
+
+std::chrono::milliseconds ReadDuration(const Value& v) {
+  std::optional<std::chrono::milliseconds> d = Milliseconds(v.String());
+  if (!d) throw v.Error(fmt::format("{} = \"{}\" is not {}", v.key(), v.String(), kDurations));
+  if (*d > std::chrono::minutes(1)) throw v.Error(fmt::format("{} is at most 1m", v.key()));
+  return *d;
+}
+
+// Hook points a built-in passes: its crash points that are hooks (CamelCase words), not
+// statements ("UPDATE StockItems", "BEGIN") or the provider ("EmailProvider.Send").
+std::vector<std::string> BuiltinHookPoints(const explore::Strategy& s) {
+  std::vector<std::string> hooks;
+  for (std::string_view p : s.crash_points) {
+    bool lower = std::any_of(p.begin(), p.end(),
+                             [](char c) { return std::islower(static_cast<unsigned char>(c)); });
+    if (lower && p.find(' ') == std::string_view::npos && p.find('.') == std::string_view::npos) {
+      hooks.emplace_back(p);
+    }
+  }
+  return hooks;
+}
+
+std::string JoinOr(const std::vector<std::string>& names, const char* none) {
+  if (names.empty()) return none;
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+ScenarioConsumer ReadConsumer(const Value& table, const std::string& scenario_path) {
+  ScenarioConsumer c;
+  c.at = table.position();
+  std::optional<Value> builtin;
+  std::optional<Value> file;
+  for (const auto& [key, v] : table.Entries()) {
+    if (key == "name") {
+      c.name = v.String();
+      if (!IsName(c.name)) throw v.Error("a consumer's name is one word, like inventory");
+    } else if (key == "builtin") {
+      builtin = v;
+    } else if (key == "file") {
+      file = v;
+    } else {
+      throw v.KeyError(
+          fmt::format("unknown key '{}' in [[consumer]] (expected name, and builtin "
+                      "or file)",
+                      key));
+    }
+  }
+  if (builtin.has_value() == file.has_value()) {
+    throw table.Error(
+        "a [[consumer]] names either builtin = \"inbox\" (a row of dedupsim explore) "
+        "or file = \"../consumers/inbox.toml\" (a consumer file), exactly one");
+  }
+  if (builtin) {
+    c.builtin = explore::FindStrategy(builtin->String());
+    if (c.builtin == nullptr) {
+      throw builtin->Error(fmt::format("unknown built-in consumer '{}' (expected one of {})",
+                                       builtin->String(), explore::StrategyNames()));
+    }
+    if (c.builtin->aux_schema != nullptr) {
+      throw builtin->Error(
+          fmt::format("'{}' keeps a second store (a cache or the email "
+                      "provider's records); scenario files cannot run it yet",
+                      c.builtin->name));
+    }
+    c.hook_points = BuiltinHookPoints(*c.builtin);
+    if (c.name.empty()) c.name = std::string(c.builtin->name);
+  } else {
+    std::string path = file->String();
+    if (path.empty() || path[0] != '/') path = Folder(scenario_path) + path;
+    ConsumerFile consumer = LoadConsumerFile(path);  // its own errors name its own file
+    if (consumer.SendsWithKey() || !consumer.second_store.empty()) {
+      throw file->Error(fmt::format(
+          "{} keeps a second store ({}); scenario files cannot run it yet", path,
+          consumer.SendsWithKey() ? "the provider that honours an idempotency key" : "a cache"));
+    }
+    for (const Step& s : consumer.steps) {
+      if (s.kind == Step::Kind::kHook) c.hook_points.push_back(s.name);
+    }
+    if (c.name.empty()) c.name = consumer.name;
+    c.file = std::make_shared<FileStrategy>(std::move(consumer));
+  }
+  return c;
+}
+
+Fault ReadFault(const Value& v, const ScenarioConsumer& consumer) {
+  const std::string& text = v.String();
+  Fault fault;
+  fault.at = TextStart(v);
+  std::vector<std::string> words;
+  for (size_t i = 0; i < text.size();) {
+    size_t end = text.find(' ', i);
+    if (end == std::string::npos) end = text.size();
+    if (end > i) words.push_back(text.substr(i, end - i));
+    i = end + 1;
+  }
+  const char* expected = "expected \"hold 500ms at BeforeCommit\" or \"crash at AfterSend\"";
+  if (words.size() == 3 && words[0] == "crash" && words[1] == "at") {
+    fault.kind = Fault::Kind::kCrash;
+    fault.point = words[2];
+  } else if (words.size() == 4 && words[0] == "hold" && words[2] == "at") {
+    fault.kind = Fault::Kind::kHold;
+    std::optional<std::chrono::milliseconds> d = Milliseconds(words[1]);
+    if (!d) throw v.Error(fmt::format("fault: '{}' is not {}; {}", words[1], kDurations, expected));
+    if (*d > std::chrono::minutes(1)) throw v.Error("fault: a hold is at most 1m");
+    fault.hold = *d;
+    fault.point = words[3];
+  } else {
+    throw v.Error(fmt::format("unknown fault '{}' ({})", text, expected));
+  }
+  if (std::find(consumer.hook_points.begin(), consumer.hook_points.end(), fault.point) ==
+      consumer.hook_points.end()) {
+    throw v.Error(fmt::format("consumer '{}' passes no hook point {} (its hook points: {})",
+                              consumer.name, fault.point, JoinOr(consumer.hook_points, "none")));
+  }
+  return fault;
+}
+
+template <typename T>
+size_t FindNamed(const std::vector<T>& items, const Value& v, const char* what) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].name == v.String()) return i;
+  }
+  std::vector<std::string> names;
+  for (const T& item : items) names.push_back(item.name);
+  throw v.Error(fmt::format("no {} named '{}' (expected one of {})", what, v.String(),
+                            JoinOr(names, "none")));
+}
+
+// An expression from a string, or a literal integer or boolean.
+Expression ReadExpression(const Value& v) {
+  if (v.IsString()) return Expression::Parse(v.String(), TextStart(v));
+  if (v.IsArray() || v.IsTable()) {
+    throw v.Error(
+        fmt::format("{} is an expression in quotes, like \"quantity * 2\" or \"[true, "
+                    "false]\"",
+                    v.key()));
+  }
+  std::string text;
+  try {
+    text = fmt::format("{}", v.Int());
+  } catch (const FileError&) {
+    text = v.Bool() ? "true" : "false";
+  }
+  return Expression::Parse(text, v.position());
+}
+
+void CheckNames(const Expression& e, const std::set<std::string>& figures, bool options_only) {
+  for (const auto& [name, at] : e.Names()) {
+    if (IsOption(name)) continue;
+    if (!options_only && figures.count(name) > 0) continue;
+    throw ErrorAt(at, fmt::format("unknown name '{}' (expected {}{}) in: {}", name,
+                                  options_only ? "" : "a figure of this file or ",
+                                  "an option: quantity, deliveries, holdMs, staggerMs, "
+                                  "crashMode, instances",
+                                  e.text()));
+  }
+}
+
+ScenarioDelivery ReadDelivery(const Value& table, const ScenarioFile& file) {
+  ScenarioDelivery d;
+  d.at = table.position();
+  std::optional<Value> fault;
+  bool copies_given = false;
+  for (const auto& [key, v] : table.Entries()) {
+    if (key == "message") {
+      d.message = FindNamed(file.messages, v, "[[message]]");
+    } else if (key == "to") {
+      d.consumer = FindNamed(file.consumers, v, "[[consumer]]");
+    } else if (key == "copies") {
+      d.copies = ReadExpression(v);
+      CheckNames(d.copies, {}, true);
+      copies_given = true;
+    } else if (key == "race") {
+      d.race = v.Bool();
+    } else if (key == "fault") {
+      fault = v;
+    } else if (key == "stagger") {
+      d.stagger = ReadDuration(v);
+    } else if (key == "delay") {
+      d.delay = ReadDuration(v);
+    } else if (key == "instance") {
+      d.instance = v.String();
+      if (!IsName(d.instance)) throw v.Error("an instance is one word, like A");
+    } else {
+      throw v.KeyError(
+          fmt::format("unknown key '{}' in [[deliver]] (expected message, to, "
+                      "copies, race, fault, stagger, delay, instance)",
+                      key));
+    }
+  }
+  if (!copies_given) d.copies = Expression::Parse("1", table.position());
+  if (fault) d.fault = ReadFault(*fault, file.consumers[d.consumer]);
+  if (d.race) {
+    if (copies_given)
+      throw table.Error(
+          "a race is always two copies at once (instances A and B); leave copies out");
+    if (!d.fault || d.fault->kind != Fault::Kind::kHold) {
+      throw table.Error(
+          "a race needs fault = \"hold 500ms at POINT\": where instance A holds "
+          "while B starts");
+    }
+    if (!d.instance.empty())
+      throw table.Error("a race's instances are A and B; leave instance out");
+  }
+  return d;
+}
+
+ScenarioFigure ReadFigure(const Value& table, const ScenarioFile& file) {
+  ScenarioFigure f;
+  f.at = table.position();
+  std::optional<Value> consumer;
+  int kinds = 0;
+  for (const auto& [key, v] : table.Entries()) {
+    if (key == "name") {
+      f.name = v.String();
+      if (!IsName(f.name) || f.name.find('-') != std::string::npos) {
+        throw v.Error("a figure's name is one word in camelCase, like reserved or emailsSent");
+      }
+      if (IsOption(f.name))
+        throw v.Error(fmt::format("'{}' is an option's name; pick another", f.name));
+    } else if (key == "sql") {
+      f.kind = ScenarioFigure::Kind::kSql;
+      f.sql = v.String();
+      ++kinds;
+    } else if (key == "count" || key == "each") {
+      f.kind = key == "count" ? ScenarioFigure::Kind::kCount : ScenarioFigure::Kind::kEach;
+      f.outcome = v.String();
+      static const std::set<std::string> kCountable = {
+          "processed", "skipped", "needs-reconciliation", "failed",
+          "crashed",   "waited",  "deliveries",           "emails"};
+      const bool ok = kCountable.count(f.outcome) > 0 &&
+                      (key == "count" || (f.outcome != "deliveries" && f.outcome != "emails"));
+      if (!ok) {
+        throw v.Error(fmt::format("{} = \"{}\" is not something deliveries do (expected {}{})", key,
+                                  f.outcome, kOutcomes,
+                                  key == "count" ? ", deliveries, emails" : ""));
+      }
+      ++kinds;
+    } else if (key == "consumer") {
+      consumer = v;
+    } else {
+      throw v.KeyError(
+          fmt::format("unknown key '{}' in [[figure]] (expected name, and one of "
+                      "sql, count, each; consumer with count or each)",
+                      key));
+    }
+  }
+  if (f.name.empty()) throw table.Error("a [[figure]] needs a name");
+  if (kinds != 1) {
+    throw table.Error(
+        "a [[figure]] is one of sql = \"SELECT ...\", count = \"processed\", "
+        "each = \"processed\"");
+  }
+  for (const ScenarioFigure& other : file.figures) {
+    if (other.name == f.name) throw table.Error(fmt::format("figure '{}' is named twice", f.name));
+  }
+  if (consumer) {
+    if (f.kind == ScenarioFigure::Kind::kSql || f.outcome == "emails") {
+      throw consumer->KeyError("consumer = ... narrows a count or each of deliveries only");
+    }
+    f.consumer = file.consumers[FindNamed(file.consumers, *consumer, "[[consumer]]")].name;
+  }
+  return f;
+}
+
+// Prepares each SQL figure on a scratch dedupsim database with every consumer's tables:
+// one statement that only reads, naming only the figures' parameters.
+void CheckFigureSql(const ScenarioFile& file, const std::vector<Position>& sql_at) {
+  DatabaseFile scratch = DatabaseFile::CreateTemporary(
+      DatabaseSettings{JournalMode::kWal, Synchronous::kOff, std::chrono::milliseconds(1000)});
+  Connection db = scratch.Connect();
+  for (const ScenarioConsumer& c : file.consumers) {
+    if (const char* schema = c.strategy().schema) db.ExecScript(schema);
+  }
+  size_t n = 0;
+  for (const ScenarioFigure& f : file.figures) {
+    if (f.kind != ScenarioFigure::Kind::kSql) continue;
+    const Position& at = sql_at[n++];
+    sqlite3_stmt* stmt = nullptr;
+    const char* tail = nullptr;
+    if (sqlite3_prepare_v2(db.handle(), f.sql.c_str(), -1, &stmt, &tail) != SQLITE_OK ||
+        stmt == nullptr) {
+      std::string why = stmt == nullptr && sqlite3_errcode(db.handle()) == SQLITE_OK
+                            ? std::string("no statement")
+                            : std::string(sqlite3_errmsg(db.handle()));
+      throw ErrorAt(
+          at, fmt::format("figure '{}': SQL does not prepare: {} (in: {})", f.name, why, f.sql));
+    }
+    const bool read_only = sqlite3_stmt_readonly(stmt) != 0;
+    const bool rows = sqlite3_column_count(stmt) > 0;
+    std::vector<std::string> names;
+    for (int i = 1; i <= sqlite3_bind_parameter_count(stmt); ++i) {
+      const char* name = sqlite3_bind_parameter_name(stmt, i);
+      names.emplace_back(name != nullptr ? name : "?");
+    }
+    sqlite3_finalize(stmt);
+    std::string rest = tail != nullptr ? tail : "";
+    if (rest.find_first_not_of(" \t\r\n;") != std::string::npos) {
+      throw ErrorAt(at, fmt::format("figure '{}': one statement per figure; this one goes on: {}",
+                                    f.name, rest));
+    }
+    if (!read_only || !rows) {
+      throw ErrorAt(at, fmt::format("figure '{}': a figure only reads (SELECT ...), it may not "
+                                    "change the state it reports: {}",
+                                    f.name, f.sql));
+    }
+    for (const std::string& name : names) {
+      if (name != ":BookId" && name != ":OrderId" && name != ":MessageId" && name != ":Quantity") {
+        throw ErrorAt(
+            at, fmt::format("figure '{}': unknown parameter {} (expected one of {}) in: {}", f.name,
+                            name, kFigureParameters, f.sql));
+      }
+    }
+  }
+}
+
+// The template's pieces: literal text and figure names, in order.
+struct Piece {
+  bool figure = false;
+  std::string text;
+};
+
+std::vector<Piece> Pieces(const std::string& line, const Position& at,
+                          const std::set<std::string>* figures) {
+  std::vector<Piece> out;
+  std::string literal;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if ((c == '{' || c == '}') && i + 1 < line.size() && line[i + 1] == c) {
+      literal.push_back(c);
+      ++i;
+    } else if (c == '{') {
+      size_t end = line.find('}', i);
+      Position here = at;
+      here.column += static_cast<int>(i);
+      if (end == std::string::npos)
+        throw ErrorAt(here, "a { in the line is not closed (write {{ for a brace)");
+      std::string name = line.substr(i + 1, end - i - 1);
+      if (figures != nullptr && figures->count(name) == 0) {
+        throw ErrorAt(here, fmt::format("the line names no figure '{}' (expected one of {})", name,
+                                        JoinOr({figures->begin(), figures->end()}, "none")));
+      }
+      if (!literal.empty()) out.push_back({false, std::move(literal)});
+      literal.clear();
+      out.push_back({true, name});
+      i = end;
+    } else if (c == '}') {
+      Position here = at;
+      here.column += static_cast<int>(i);
+      throw ErrorAt(here, "a } in the line closes nothing (write }} for a brace)");
+    } else {
+      literal.push_back(c);
+    }
+  }
+  if (!literal.empty()) out.push_back({false, std::move(literal)});
+  return out;
+}
+
+std::string Show(const nlohmann::json& v) {
+  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "none";
+  if (v.is_array()) {
+    std::vector<std::string> items;
+    for (const auto& item : v) items.push_back(Show(item));
+    return fmt::format("{}", fmt::join(items, ", "));
+  }
+  return v.dump();
+}
+
+}  // namespace
+
+ScenarioFile LoadScenarioFile(const std::string& path) {
+  Document doc = Document::Parse(ReadWholeFile(path), path);
+  const Value& root = doc.root();
+  ScenarioFile file;
+  file.path = path;
+  file.name = Stem(path);
+  std::optional<Value> consumers, messages, deliveries, figures, expect, line;
+  for (const auto& [key, v] : root.Entries()) {
+    if (key == "name") {
+      file.name = v.String();
+      if (!IsName(file.name)) throw v.Error("a name is one word in kebab-case, like my-lesson");
+    } else if (key == "tag") {
+      file.tag = v.String();
+    } else if (key == "summary") {
+      file.summary = v.String();
+    } else if (key == "lesson") {
+      file.lesson = v.String();
+    } else if (key == "hook-points") {
+      file.hook_points_text = v.String();
+    } else if (key == "try-next") {
+      file.try_next = v.String();
+    } else if (key == "line") {
+      line = v;
+    } else if (key == "consumer") {
+      consumers = v;
+    } else if (key == "message") {
+      messages = v;
+    } else if (key == "deliver") {
+      deliveries = v;
+    } else if (key == "figure") {
+      figures = v;
+    } else if (key == "expect") {
+      expect = v;
+    } else {
+      throw v.KeyError(fmt::format(
+          "unknown key '{}' (expected name, tag, summary, lesson, hook-points, try-next, line, "
+          "[[consumer]], [[message]], [[deliver]], [[figure]] tables and an [expect] table; "
+          "keys of the file itself come before the first table)",
+          key));
+    }
+  }
+  if (file.tag.empty()) file.tag = file.name;
+  if (!consumers) throw root.Error("no consumers: a lesson names at least one [[consumer]]");
+  for (const Value& t : consumers->Items()) {
+    if (!t.IsTable()) throw t.Error("each consumer is a table: [[consumer]] then its keys");
+    ScenarioConsumer c = ReadConsumer(t, path);
+    for (const ScenarioConsumer& other : file.consumers) {
+      if (other.name == c.name) throw t.Error(fmt::format("consumer '{}' is named twice", c.name));
+    }
+    file.consumers.push_back(std::move(c));
+  }
+  if (messages) {
+    for (const Value& t : messages->Items()) {
+      if (!t.IsTable()) throw t.Error("each message is a table: [[message]] then its keys");
+      ScenarioMessage m;
+      m.at = t.position();
+      for (const auto& [key, v] : t.Entries()) {
+        if (key == "name") {
+          m.name = v.String();
+          if (!IsName(m.name)) throw v.Error("a message's name is one word, like order");
+        } else if (key == "resend-of") {
+          m.resend_of = file.messages[FindNamed(file.messages, v, "earlier [[message]]")].name;
+        } else if (key == "new-id") {
+          m.new_id = v.Bool();
+        } else {
+          throw v.KeyError(
+              fmt::format("unknown key '{}' in [[message]] (expected name, "
+                          "resend-of, new-id)",
+                          key));
+        }
+      }
+      if (m.name.empty()) throw t.Error("a [[message]] needs a name");
+      if (m.new_id && m.resend_of.empty()) {
+        throw t.Error("new-id goes with resend-of: a producer's resend of an earlier message");
+      }
+      for (const ScenarioMessage& other : file.messages) {
+        if (other.name == m.name) throw t.Error(fmt::format("message '{}' is named twice", m.name));
+      }
+      file.messages.push_back(std::move(m));
+    }
+  }
+  if (file.messages.empty()) file.messages.push_back({"order", root.position(), "", false});
+  if (!deliveries) throw root.Error("no deliveries: a lesson has at least one [[deliver]]");
+  for (const Value& t : deliveries->Items()) {
+    if (!t.IsTable()) throw t.Error("each delivery is a table: [[deliver]] then its keys");
+    file.deliveries.push_back(ReadDelivery(t, file));
+  }
+  std::vector<Position> sql_at;
+  std::set<std::string> figure_names;
+  if (!figures) throw root.Error("no figures: a lesson reads at least one [[figure]]");
+  for (const Value& t : figures->Items()) {
+    if (!t.IsTable()) throw t.Error("each figure is a table: [[figure]] then its keys");
+    file.figures.push_back(ReadFigure(t, file));
+    for (const auto& [key, v] : t.Entries()) {
+      if (key == "sql") sql_at.push_back(v.position());
+    }
+    figure_names.insert(file.figures.back().name);
+  }
+  CheckFigureSql(file, sql_at);
+  if (!line) throw root.Error("no line: say what to print, like line = \"reserved: {reserved}\"");
+  file.line = line->String();
+  file.line_at = TextStart(*line);
+  Pieces(file.line, file.line_at, &figure_names);
+  if (expect) {
+    if (!expect->IsTable())
+      throw expect->Error("expect is a table: [expect] then figure = \"expression\"");
+    for (const auto& [key, v] : expect->Entries()) {
+      if (figure_names.count(key) == 0) {
+        throw v.KeyError(fmt::format("expect names no figure '{}' (expected one of {})", key,
+                                     JoinOr({figure_names.begin(), figure_names.end()}, "none")));
+      }
+      ScenarioExpectation e{key, v.position(), ReadExpression(v)};
+      CheckNames(e.value, figure_names, false);
+      file.expectations.push_back(std::move(e));
+    }
+  }
+  for (const ScenarioDelivery& d : file.deliveries) {
+    if (d.fault && d.fault->kind == Fault::Kind::kCrash) file.traits |= kHasCrash;
+    if (d.race) file.traits |= kHasHold | kHasInstances;
+    for (const auto& [name, at] : d.copies.Names()) {
+      if (name == "deliveries") file.traits |= kRepeatsDelivery;
+    }
+  }
+  return file;
+}
+
+std::vector<std::string> ScenarioFilesIn(const std::string& folder) {
+  DIR* dir = ::opendir(folder.c_str());
+  if (dir == nullptr) throw FileError(fmt::format("{}: cannot be read as a folder", folder));
+  std::vector<std::string> paths;
+  while (const dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".toml") == 0 && name[0] != '.') {
+      paths.push_back(folder + (folder.back() == '/' ? "" : "/") + name);
+    }
+  }
+  ::closedir(dir);
+  std::sort(paths.begin(), paths.end());
+  if (paths.empty()) throw FileError(fmt::format("{}: holds no scenario file (*.toml)", folder));
+  return paths;
+}
+
+nlohmann::json OptionValues(const RunOptions& options, std::chrono::milliseconds hold,
+                            std::chrono::milliseconds stagger) {
+  return {{"quantity", options.quantity},
+          {"deliveries", options.deliveries},
+          {"holdMs", hold.count()},
+          {"staggerMs", stagger.count()},
+          {"crashMode", std::string(ToString(options.crash_mode))},
+          {"instances", std::string(ToString(options.instances))}};
+}
+
+std::string RenderLine(const ScenarioFile& file, const nlohmann::ordered_json& figures) {
+  std::string out = TagColumn(file.tag);
+  for (const Piece& p : Pieces(file.line, file.line_at, nullptr)) {
+    out += p.figure ? Show(figures.at(p.text)) : p.text;
+  }
+  return out;
+}
+
+nlohmann::ordered_json ExpectedFigures(const ScenarioFile& file,
+                                       const nlohmann::ordered_json& figures,
+                                       const nlohmann::json& options) {
+  nlohmann::ordered_json expected = nlohmann::ordered_json::object();
+  auto lookup = [&](std::string_view name) -> std::optional<nlohmann::json> {
+    const std::string key(name);
+    if (auto it = options.find(key); it != options.end()) return *it;
+    if (auto it = figures.find(key); it != figures.end()) return nlohmann::json::parse(it->dump());
+    return std::nullopt;
+  };
+  for (const ScenarioExpectation& e : file.expectations) {
+    expected[e.figure] = e.value.Evaluate(lookup);
+  }
+  return expected;
+}
+
+}  // namespace dedupsim::files

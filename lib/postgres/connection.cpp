@@ -1,0 +1,431 @@
+#include "postgres/connection.h"
+
+#include <fmt/format.h>
+#include <libpq-fe.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "postgres/error.h"
+#include "trace.h"
+
+namespace dedupsim {
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// How often a statement still running is looked at from the side connection.
+constexpr int kWatchPollMs = 1;
+
+std::string Trimmed(const char* text) {
+  std::string s = text ? text : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+[[noreturn]] void ThrowFromResult(pg_result* result, pg_conn* conn) {
+  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  std::string message = Trimmed(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
+  if (message.empty()) message = Trimmed(PQerrorMessage(conn));
+  throw PgError(state ? state : "", message);
+}
+
+// Parses pg_blocking_pids' text form "{123,456}".
+std::vector<int> ParsePidArray(const std::string& text) {
+  std::vector<int> pids;
+  std::string number;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      number += c;
+    } else if (!number.empty()) {
+      pids.push_back(std::atoi(number.c_str()));
+      number.clear();
+    }
+  }
+  if (!number.empty()) pids.push_back(std::atoi(number.c_str()));
+  return pids;
+}
+
+std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return text;
+}
+
+// Our tables' names as the schema spells them; the server reports them folded to lower case.
+std::string CanonicalTableName(const std::string& folded) {
+  const std::string lower = Lower(folded);
+  for (const char* name : {"StockItems", "Inbox", "InboxByMessageId", "StockReservations"}) {
+    if (Lower(name) == lower) return name;
+  }
+  return folded;
+}
+
+// What a statement does, read from its text: SQLite's authorizer tells the SQLite layer
+// this at prepare time; libpq has no such hook, and our statements are fixed texts.
+struct StatementShape {
+  std::string op;     // BEGIN, COMMIT, ROLLBACK, SAVEPOINT, SELECT, INSERT, UPDATE, DELETE, OTHER
+  std::string table;  // the table it writes, else the first it reads; "" for none
+};
+
+std::string UpperWord(std::string_view text, size_t& at) {
+  while (at < text.size() && (text[at] == ' ' || text[at] == '\n' || text[at] == '(')) ++at;
+  std::string word;
+  while (at < text.size() && text[at] != ' ' && text[at] != '\n' && text[at] != '(' &&
+         text[at] != ';') {
+    char c = text[at++];
+    word += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  }
+  return word;
+}
+
+// The word after the first `keyword` (upper case) in text, as written; "" when none.
+std::string NameAfter(std::string_view text, std::string_view keyword) {
+  size_t at = 0;
+  while (at < text.size()) {
+    if (UpperWord(text, at) == keyword) {
+      while (at < text.size() && text[at] == ' ') ++at;
+      size_t end = at;
+      while (end < text.size() && text[end] != ' ' && text[end] != '(' && text[end] != ';') ++end;
+      std::string name(text.substr(at, end - at));
+      std::string unquoted;
+      for (char c : name) {
+        if (c != '"') unquoted += c;
+      }
+      return CanonicalTableName(unquoted);
+    }
+  }
+  return "";
+}
+
+StatementShape ShapeOf(std::string_view sql) {
+  size_t at = 0;
+  StatementShape shape;
+  shape.op = UpperWord(sql, at);
+  if (shape.op == "INSERT") {
+    shape.table = NameAfter(sql, "INTO");
+  } else if (shape.op == "UPDATE") {
+    shape.table = NameAfter(sql, "UPDATE");
+  } else if (shape.op == "DELETE" || shape.op == "SELECT") {
+    shape.table = NameAfter(sql, "FROM");
+  } else if (shape.op == "START") {
+    shape.op = "BEGIN";
+  } else if (shape.op == "RELEASE") {
+    shape.op = "SAVEPOINT";
+  } else if (shape.op != "BEGIN" && shape.op != "COMMIT" && shape.op != "ROLLBACK" &&
+             shape.op != "SAVEPOINT") {
+    shape.op = "OTHER";
+  }
+  return shape;
+}
+
+}  // namespace
+
+PgResult::PgResult(pg_result* result) : result_(result) {}
+PgResult::~PgResult() {
+  if (result_) PQclear(result_);
+}
+PgResult::PgResult(PgResult&& other) noexcept : result_(other.result_) { other.result_ = nullptr; }
+PgResult& PgResult::operator=(PgResult&& other) noexcept {
+  if (this != &other) {
+    if (result_) PQclear(result_);
+    result_ = other.result_;
+    other.result_ = nullptr;
+  }
+  return *this;
+}
+int PgResult::rows() const { return result_ ? PQntuples(result_) : 0; }
+std::optional<std::string> PgResult::Get(int row, int column) const {
+  if (!result_ || row >= rows() || PQgetisnull(result_, row, column)) return std::nullopt;
+  return std::string(PQgetvalue(result_, row, column));
+}
+std::string PgResult::Text(int row, int column) const { return Get(row, column).value_or(""); }
+int64_t PgResult::Int(int row, int column) const {
+  return std::strtoll(Text(row, column).c_str(), nullptr, 10);
+}
+int64_t PgResult::affected() const {
+  const char* n = result_ ? PQcmdTuples(result_) : nullptr;
+  return (n && *n) ? std::strtoll(n, nullptr, 10) : 0;
+}
+
+std::string PgResult::command() const { return result_ ? PQcmdStatus(result_) : ""; }
+
+std::string QuoteIdentifier(std::string_view name) {
+  std::string quoted = "\"";
+  for (char c : name) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+namespace {
+
+pg_conn* ConnectOrThrow(const std::string& conninfo) {
+  pg_conn* conn = PQconnectdb(conninfo.c_str());
+  if (conn == nullptr) throw DatabaseError("PostgreSQL: out of memory connecting");
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string message = Trimmed(PQerrorMessage(conn));
+    PQfinish(conn);
+    throw DatabaseError(fmt::format("PostgreSQL: cannot connect ({}): {}", conninfo, message));
+  }
+  return conn;
+}
+
+}  // namespace
+
+PgConnection::PgConnection(const std::string& conninfo, const std::string& search_path)
+    : conn_(ConnectOrThrow(conninfo)) {
+  pid_ = PQbackendPID(conn_);
+  // Server notices (e.g. "there is no transaction in progress") are not ours to print.
+  PQsetNoticeProcessor(
+      conn_, [](void*, const char*) {}, nullptr);
+  if (!search_path.empty()) ExecScript("SET search_path TO " + QuoteIdentifier(search_path));
+}
+
+PgConnection::~PgConnection() { Close(); }
+
+PgConnection::PgConnection(PgConnection&& other) noexcept
+    : conn_(other.conn_),
+      side_(other.side_),
+      pid_(other.pid_),
+      prepared_(std::move(other.prepared_)),
+      recorder_(other.recorder_),
+      instance_(std::move(other.instance_)),
+      watched_(std::move(other.watched_)) {
+  other.conn_ = nullptr;
+  other.side_ = nullptr;
+}
+
+PgConnection& PgConnection::operator=(PgConnection&& other) noexcept {
+  if (this != &other) {
+    Close();
+    conn_ = other.conn_;
+    side_ = other.side_;
+    pid_ = other.pid_;
+    prepared_ = std::move(other.prepared_);
+    recorder_ = other.recorder_;
+    instance_ = std::move(other.instance_);
+    watched_ = std::move(other.watched_);
+    other.conn_ = nullptr;
+    other.side_ = nullptr;
+  }
+  return *this;
+}
+
+void PgConnection::Close() noexcept {
+  if (conn_) PQfinish(conn_);
+  if (side_) PQfinish(side_);
+  conn_ = nullptr;
+  side_ = nullptr;
+}
+
+int PgConnection::backend_pid() const { return pid_; }
+
+bool PgConnection::InTransaction() const {
+  if (!conn_) return false;
+  PGTransactionStatusType status = PQtransactionStatus(conn_);
+  return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
+}
+
+void PgConnection::SetTrace(Recorder* recorder, std::string instance) {
+  recorder_ = recorder;
+  instance_ = std::move(instance);
+}
+
+void PgConnection::SetTraceRole(std::string actor, std::string target) {
+  actor_ = std::move(actor);
+  target_ = std::move(target);
+}
+
+void PgConnection::SetDelivery(DeliveryRef delivery) { delivery_ = std::move(delivery); }
+
+void PgConnection::Stamp(TraceEvent& e) const {
+  e.instance = instance_;
+  e.pid = static_cast<int>(getpid());
+  e.actor = actor_;
+  e.target = target_;
+  e.key = delivery_.key;
+  e.delivery = delivery_.number;
+}
+
+void PgConnection::Note(const std::string& kind, const std::string& detail,
+                        const std::string& result) {
+  if (recorder_ == nullptr) return;
+  TraceEvent e;
+  e.at_us = recorder_->MicrosSinceOrigin();
+  Stamp(e);
+  e.target.clear();  // not a statement
+  e.kind = kind;
+  e.op = kind == "outcome" ? "outcome" : "";
+  e.detail = detail;
+  e.result = result;
+  recorder_->Record(std::move(e));
+}
+
+void PgConnection::WatchWaits(const std::string& conninfo) {
+  if (side_ == nullptr) side_ = ConnectOrThrow(conninfo);
+}
+
+void PgConnection::ExecScript(const std::string& sql) {
+  if (!conn_) throw DatabaseError("PostgreSQL: the connection is closed");
+  pg_result* result = PQexec(conn_, sql.c_str());
+  ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    try {
+      ThrowFromResult(result, conn_);
+    } catch (...) {
+      if (result) PQclear(result);
+      throw;
+    }
+  }
+  PQclear(result);
+}
+
+// One look from the side connection: is the backend waiting for a lock, and on whom? A
+// tuple lock the waiter holds (or waits for) names the table of the row it waits on.
+void PgConnection::CheckWait(WatchedStatement& wait, std::string_view target) {
+  static constexpr const char* kLook =
+      "SELECT a.wait_event_type, a.wait_event, pg_blocking_pids(a.pid)::text, "
+      "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+      " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1) "
+      "FROM pg_stat_activity a WHERE a.pid = $1";
+  std::string pid = std::to_string(pid_);
+  const char* values[1] = {pid.c_str()};
+  PgResult result(PQexecParams(side_, kLook, 1, nullptr, values, nullptr, nullptr, 0));
+  if (result.rows() != 1 || result.Text(0, 0) != "Lock") return;
+  std::vector<int> blockers = ParsePidArray(result.Text(0, 2));
+  if (blockers.empty()) return;
+  const bool first = !wait.waited;
+  wait.waited = true;
+  wait.wait_event = result.Text(0, 1);
+  wait.blocking_pids = blockers;
+  if (auto relation = result.Get(0, 3)) {
+    wait.waited_on = "row " + CanonicalTableName(*relation);
+  } else if (wait.waited_on.empty()) {
+    wait.waited_on = "key " + std::string(target);
+  }
+  if (first) {
+    Note("wait",
+         fmt::format("server: {} waits ({}) on {}, held by pid {}", pid_, wait.wait_event,
+                     wait.waited_on, blockers.front()),
+         "waiting");
+  }
+}
+
+PgResult PgConnection::Run(std::string_view sql, const PgParams& params, std::string_view target,
+                           bool duplicate_is_value, bool* duplicate) {
+  if (!conn_) throw DatabaseError("PostgreSQL: the connection is closed");
+  std::string text(sql);
+  auto found = prepared_.find(text);
+  if (found == prepared_.end()) {
+    std::string name = "s" + std::to_string(prepared_.size() + 1);
+    pg_result* prepared =
+        PQprepare(conn_, name.c_str(), text.c_str(), static_cast<int>(params.size()), nullptr);
+    ExecStatusType status = prepared ? PQresultStatus(prepared) : PGRES_FATAL_ERROR;
+    if (status != PGRES_COMMAND_OK) {
+      try {
+        ThrowFromResult(prepared, conn_);
+      } catch (...) {
+        if (prepared) PQclear(prepared);
+        throw;
+      }
+    }
+    PQclear(prepared);
+    found = prepared_.emplace(text, name).first;
+  }
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+
+  WatchedStatement wait;
+  wait.sql = text;
+  auto started = SteadyClock::now();
+  if (PQsendQueryPrepared(conn_, found->second.c_str(), static_cast<int>(values.size()),
+                          values.data(), nullptr, nullptr, 0) == 0) {
+    throw PgError("", Trimmed(PQerrorMessage(conn_)));
+  }
+  const int fd = PQsocket(conn_);
+  for (;;) {
+    if (PQconsumeInput(conn_) == 0) throw PgError("", Trimmed(PQerrorMessage(conn_)));
+    if (PQisBusy(conn_) == 0) break;
+    pollfd p{fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, side_ != nullptr ? kWatchPollMs : -1);
+    if (ready < 0 && errno != EINTR) throw PgError("", std::strerror(errno));
+    if (ready == 0 && side_ != nullptr) CheckWait(wait, target);
+  }
+  pg_result* error = nullptr;
+  pg_result* ok = nullptr;
+  while (pg_result* r = PQgetResult(conn_)) {
+    ExecStatusType status = PQresultStatus(r);
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+      if (ok) PQclear(ok);
+      ok = r;
+    } else if (error == nullptr) {
+      error = r;
+    } else {
+      PQclear(r);
+    }
+  }
+  wait.elapsed =
+      std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - started);
+  std::string sqlstate;
+  if (error) {
+    const char* state = PQresultErrorField(error, PG_DIAG_SQLSTATE);
+    sqlstate = state ? state : "";
+  }
+  if (recorder_ != nullptr) {
+    TraceEvent e;
+    e.at_us = recorder_->MicrosSinceOrigin();  // when the statement ended: after any wait
+    Stamp(e);
+    e.kind = "sql";
+    e.detail = text;
+    StatementShape shape = ShapeOf(text);
+    e.op = std::move(shape.op);
+    e.table = target.empty() ? std::move(shape.table) : std::string(target);
+    if (error) {
+      e.result = "sqlstate " + sqlstate;
+    } else {
+      e.result = (ok && PQresultStatus(ok) == PGRES_TUPLES_OK && PQntuples(ok) > 0) ? "row" : "ok";
+    }
+    if (wait.waited) {
+      e.waited_us = wait.elapsed.count();
+      e.result += fmt::format(" (server: waited on {}, blocked by pid {})", wait.waited_on,
+                              wait.blocking_pids.front());
+    }
+    recorder_->Record(std::move(e));
+  }
+  wait.error_code = sqlstate;
+  if (side_ != nullptr) watched_.push_back(wait);
+  if (error) {
+    if (ok) PQclear(ok);
+    if (duplicate_is_value && ClassifySqlstate(sqlstate) == StoreErrorKind::kDuplicateKey) {
+      PQclear(error);
+      *duplicate = true;
+      return PgResult();
+    }
+    try {
+      ThrowFromResult(error, conn_);
+    } catch (...) {
+      PQclear(error);
+      throw;
+    }
+  }
+  return PgResult(ok);
+}
+
+PgResult PgConnection::Exec(std::string_view sql, const PgParams& params, std::string_view target) {
+  return Run(sql, params, target, false, nullptr);
+}
+
+InsertResult PgConnection::ExecInsert(std::string_view sql, const PgParams& params,
+                                      std::string_view target) {
+  bool duplicate = false;
+  Run(sql, params, target, true, &duplicate);
+  return duplicate ? InsertResult::kDuplicateKey : InsertResult::kInserted;
+}
+
+}  // namespace dedupsim

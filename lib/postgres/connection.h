@@ -1,0 +1,123 @@
+// A connection to one PostgreSQL database: RAII over libpq's PGconn. Every statement is
+// prepared once per connection and run asynchronously (send, then poll the socket), so a
+// statement that blocks inside the server can be watched while it waits: with a side
+// connection (WatchWaits), each poll that finds the statement still running asks the
+// server, from outside, whether this backend waits for a lock (pg_stat_activity's
+// wait_event, pg_blocking_pids, the tuple lock's relation). What the server said and how
+// long the statement took are kept per statement (WatchedStatement) and on the trace.
+//
+// A PgConnection is used by one thread at a time. Never carry one across fork(): open
+// connections in the process that uses them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "store/records.h"
+#include "store/store.h"
+#include "trace.h"
+
+struct pg_conn;
+struct pg_result;
+
+namespace dedupsim {
+
+class Recorder;
+
+// A result: rows of text values (NULL as nullopt), or the rows an INSERT/UPDATE changed.
+class PgResult {
+ public:
+  PgResult() = default;
+  explicit PgResult(pg_result* result);
+  ~PgResult();
+  PgResult(PgResult&& other) noexcept;
+  PgResult& operator=(PgResult&& other) noexcept;
+  PgResult(const PgResult&) = delete;
+  PgResult& operator=(const PgResult&) = delete;
+
+  int rows() const;
+  std::optional<std::string> Get(int row, int column) const;
+  std::string Text(int row, int column) const;  // "" for NULL
+  int64_t Int(int row, int column) const;
+  int64_t affected() const;     // rows changed (PQcmdTuples)
+  std::string command() const;  // the command tag: "COMMIT", "ROLLBACK", "INSERT 0 1"
+
+ private:
+  pg_result* result_ = nullptr;
+};
+
+using PgParams = std::vector<std::optional<std::string>>;
+
+class PgConnection {
+ public:
+  // Connects with a libpq conninfo string; throws DatabaseError when the server cannot be
+  // reached. search_path, when given, is set for the session (our own schema).
+  explicit PgConnection(const std::string& conninfo, const std::string& search_path = "");
+  ~PgConnection();
+  PgConnection(PgConnection&& other) noexcept;
+  PgConnection& operator=(PgConnection&& other) noexcept;
+  PgConnection(const PgConnection&) = delete;
+  PgConnection& operator=(const PgConnection&) = delete;
+
+  // Runs one statement with text parameters ($1, $2, ...), prepared on first use. Traced.
+  // Throws PgError with the SQLSTATE on failure. target names the table the statement
+  // writes ("Inbox"): a wait with no row lock of its own is reported as on its key.
+  PgResult Exec(std::string_view sql, const PgParams& params = {}, std::string_view target = "");
+  // Like Exec, but a duplicate key (23505) is a result, not an error. After it, the
+  // transaction is aborted (25P02) unless the INSERT ran under a savepoint.
+  InsertResult ExecInsert(std::string_view sql, const PgParams& params,
+                          std::string_view target = "");
+  // Runs a script of statements with the simple protocol; not traced (schema set-up).
+  void ExecScript(const std::string& sql);
+
+  // Opens the side connection that watches this connection's statements for lock waits,
+  // and keeps a record of every statement from now on.
+  void WatchWaits(const std::string& conninfo);
+  // The statements run since WatchWaits, in order.
+  const std::vector<WatchedStatement>& watched() const { return watched_; }
+
+  bool InTransaction() const;  // PQtransactionStatus: in a block, or in a failed one
+  int backend_pid() const;
+
+  // Traces every statement and note under instance, as the actor (trace.h kActor*) talking
+  // to target ("database"); SetDelivery stamps the delivery's key and number on each step.
+  // The same identity a traced SQLite Connection carries.
+  void SetTrace(Recorder* recorder, std::string instance);
+  void SetTraceRole(std::string actor, std::string target);
+  void SetDelivery(DeliveryRef delivery);
+  void Note(const std::string& kind, const std::string& detail, const std::string& result);
+
+  // Closes the connection now: an open transaction is discarded by the server, as when the
+  // process dies. Later calls throw.
+  void Close() noexcept;
+  bool is_open() const { return conn_ != nullptr; }
+
+ private:
+  PgResult Run(std::string_view sql, const PgParams& params, std::string_view target,
+               bool duplicate_is_value, bool* duplicate);
+  void CheckWait(WatchedStatement& wait, std::string_view target);
+
+  pg_conn* conn_ = nullptr;
+  pg_conn* side_ = nullptr;  // the watcher, or null
+  int pid_ = 0;
+  std::unordered_map<std::string, std::string> prepared_;  // SQL -> statement name
+  void Stamp(TraceEvent& e) const;  // instance, pid, actor, target, key, delivery
+
+  Recorder* recorder_ = nullptr;
+  std::string instance_;
+  std::string actor_ = kActorConsumer;
+  std::string target_ = "database";
+  DeliveryRef delivery_;
+  std::vector<WatchedStatement> watched_;
+};
+
+// Quotes an identifier for SQL ("a""b").
+std::string QuoteIdentifier(std::string_view name);
+
+}  // namespace dedupsim

@@ -1,0 +1,248 @@
+#include "postgres/store.h"
+
+#include <fmt/format.h>
+
+#include "postgres/error.h"
+
+namespace dedupsim {
+
+namespace {
+
+// Every table as this version has it, each marked as dedupsim's. Unquoted names: the
+// server folds them to lower case, and every statement of ours spells them the same way.
+constexpr const char* kTables[][2] = {
+    {"StockItems",
+     "CREATE TABLE StockItems ("
+     " BookId text NOT NULL PRIMARY KEY,"
+     " Title text NOT NULL,"
+     " OnHand bigint NOT NULL,"
+     " Reserved bigint NOT NULL DEFAULT 0)"},
+    {"Inbox",
+     "CREATE TABLE Inbox ("
+     " MessageId text NOT NULL CHECK (length(MessageId) <= 100),"
+     " Consumer text NOT NULL CHECK (length(Consumer) <= 100),"
+     " ReceivedAt text NOT NULL,"
+     " CompletedAt text,"
+     " PayloadHash text,"
+     " PRIMARY KEY (MessageId, Consumer))"},
+    {"InboxByMessageId",
+     "CREATE TABLE InboxByMessageId ("
+     " MessageId text NOT NULL PRIMARY KEY CHECK (length(MessageId) <= 100),"
+     " Consumer text NOT NULL CHECK (length(Consumer) <= 100),"
+     " ReceivedAt text NOT NULL,"
+     " CompletedAt text)"},
+    {"StockReservations",
+     "CREATE TABLE StockReservations ("
+     " OrderId text NOT NULL,"
+     " BookId text NOT NULL,"
+     " Quantity bigint NOT NULL,"
+     " ReservedAt text NOT NULL,"
+     " PRIMARY KEY (OrderId, BookId))"},
+};
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string Literal(std::string_view text) {
+  std::string quoted = "'";
+  for (char c : text) {
+    if (c == '\'') quoted += '\'';
+    quoted += c;
+  }
+  return quoted + "'";
+}
+
+bool IsOurTable(std::string_view table) {
+  for (const auto& t : kTables) {
+    if (Lower(t[0]) == table) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+PgDatabase PgDatabase::Open(const std::string& conninfo, const std::string& schema) {
+  PgConnection c(conninfo);
+  // One opener at a time per schema name, so two dedupsim processes cannot both create it.
+  c.ExecScript("BEGIN");
+  c.Exec("SELECT pg_advisory_xact_lock(hashtext($1))", {"dedupsim:" + schema});
+  PgResult found = c.Exec(
+      "SELECT obj_description(n.oid, 'pg_namespace') FROM pg_namespace n WHERE n.nspname = $1",
+      {schema});
+  if (found.rows() == 0) {
+    c.ExecScript("CREATE SCHEMA " + QuoteIdentifier(schema));
+    c.ExecScript(
+        fmt::format("COMMENT ON SCHEMA {} IS {}", QuoteIdentifier(schema), Literal(kPgMarker)));
+  } else if (found.Get(0, 0) != std::optional<std::string>(kPgMarker)) {
+    throw DatabaseError(fmt::format(
+        "PostgreSQL schema \"{}\" exists and was not created by dedupsim (no dedupsim marker); "
+        "dedupsim leaves it untouched: choose another --pg-schema",
+        schema));
+  }
+  // Every table in the schema must carry the marker: one dedupsim did not create is refused.
+  PgResult tables = c.Exec(
+      "SELECT c.relname, obj_description(c.oid, 'pg_class') FROM pg_class c "
+      "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN "
+      "('r', 'p', 'v', 'm', 'f')",
+      {schema});
+  std::vector<std::string> present;
+  for (int row = 0; row < tables.rows(); ++row) {
+    std::string name = tables.Text(row, 0);
+    if (tables.Get(row, 1) != std::optional<std::string>(kPgMarker)) {
+      throw DatabaseError(fmt::format(
+          "PostgreSQL table \"{}\".\"{}\" was not created by dedupsim; dedupsim leaves it "
+          "untouched: choose another --pg-schema",
+          schema, name));
+    }
+    present.push_back(name);
+  }
+  c.ExecScript("SET LOCAL search_path TO " + QuoteIdentifier(schema));
+  for (const auto& t : kTables) {
+    bool exists = false;
+    for (const auto& p : present) exists |= p == Lower(t[0]);
+    if (exists) continue;
+    c.ExecScript(t[1]);
+    c.ExecScript(fmt::format("COMMENT ON TABLE {} IS {}", t[0], Literal(kPgMarker)));
+  }
+  c.ExecScript("COMMIT");
+  return PgDatabase(conninfo, schema);
+}
+
+PgConnection PgDatabase::Connect() const { return PgConnection(conninfo_, schema_); }
+
+void PgStore::Begin(TransactionKind) {
+  switch (isolation_) {
+    case Isolation::kRepeatableRead:
+      db_.Exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
+      return;
+    case Isolation::kSerializable:
+      db_.Exec("BEGIN ISOLATION LEVEL SERIALIZABLE");
+      return;
+    case Isolation::kReadCommitted:
+      break;
+  }
+  db_.Exec("BEGIN");
+}
+
+void PgStore::Commit() {
+  PgResult result = db_.Exec("COMMIT");
+  if (result.command() == "ROLLBACK") {
+    throw PgError("25P02", "COMMIT rolled back: the transaction had already failed");
+  }
+}
+
+void PgStore::Rollback() {
+  if (db_.is_open() && db_.InTransaction()) db_.Exec("ROLLBACK");
+}
+
+void PgStore::RunHook(const char* name, const Hook& hook) {
+  RunNotedHook([this](const std::string& kind, const std::string& detail,
+                      const std::string& result) { db_.Note(kind, detail, result); },
+               name, hook);
+}
+
+void PgStore::Note(const std::string& kind, const std::string& detail, const std::string& result) {
+  db_.Note(kind, detail, result);
+}
+
+void PgStore::AddReserved(std::string_view book_id, int64_t quantity) {
+  db_.Exec("UPDATE StockItems SET Reserved = Reserved + $1 WHERE BookId = $2",
+           {std::to_string(quantity), std::string(book_id)}, "StockItems");
+}
+
+InsertResult PgStore::ClaimCompleted(InboxKey key, std::string_view message_id,
+                                     std::string_view consumer, TimePoint now) {
+  std::string stamp = FormatTimestamp(now);
+  return db_.ExecInsert(key == InboxKey::kMessageIdOnly
+                            ? "INSERT INTO InboxByMessageId (MessageId, Consumer, ReceivedAt, "
+                              "CompletedAt) VALUES ($1, $2, $3, $4)"
+                            : "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
+                              "VALUES ($1, $2, $3, $4)",
+                        {std::string(message_id), std::string(consumer), stamp, stamp},
+                        InboxTable(key));
+}
+
+InsertResult PgStore::ClaimInProgress(InboxKey key, std::string_view message_id,
+                                      std::string_view consumer, TimePoint now) {
+  return db_.ExecInsert(key == InboxKey::kMessageIdOnly
+                            ? "INSERT INTO InboxByMessageId (MessageId, Consumer, ReceivedAt, "
+                              "CompletedAt) VALUES ($1, $2, $3, NULL)"
+                            : "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
+                              "VALUES ($1, $2, $3, NULL)",
+                        {std::string(message_id), std::string(consumer), FormatTimestamp(now)},
+                        InboxTable(key));
+}
+
+void PgStore::Complete(InboxKey key, std::string_view message_id, std::string_view consumer,
+                       TimePoint now) {
+  db_.Exec(
+      key == InboxKey::kMessageIdOnly
+          ? "UPDATE InboxByMessageId SET CompletedAt = $1 WHERE MessageId = $2 AND Consumer = $3"
+          : "UPDATE Inbox SET CompletedAt = $1 WHERE MessageId = $2 AND Consumer = $3",
+      {FormatTimestamp(now), std::string(message_id), std::string(consumer)});
+}
+
+std::optional<InboxRow> PgStore::Find(InboxKey key, std::string_view message_id,
+                                      std::string_view consumer) {
+  PgResult r = key == InboxKey::kMessageIdOnly
+                   ? db_.Exec(
+                         "SELECT MessageId, Consumer, ReceivedAt, CompletedAt, NULL FROM "
+                         "InboxByMessageId WHERE MessageId = $1",
+                         {std::string(message_id)})
+                   : db_.Exec(
+                         "SELECT MessageId, Consumer, ReceivedAt, CompletedAt, PayloadHash "
+                         "FROM Inbox WHERE MessageId = $1 AND Consumer = $2",
+                         {std::string(message_id), std::string(consumer)});
+  if (r.rows() == 0) return std::nullopt;
+  InboxRow row;
+  row.message_id = r.Text(0, 0);
+  row.consumer = r.Text(0, 1);
+  row.received_at = r.Text(0, 2);
+  row.completed_at = r.Get(0, 3);
+  row.payload_hash = r.Get(0, 4);
+  return row;
+}
+
+std::unique_ptr<Store> PgBackend::Open(Recorder* recorder, const std::string& instance) const {
+  PgConnection connection = db_.Connect();
+  connection.WatchWaits(db_.conninfo());
+  if (recorder != nullptr) connection.SetTrace(recorder, instance);
+  return std::make_unique<PgStore>(std::move(connection), isolation_);
+}
+
+void PgBackend::ResetInventory(const StockItem& item) const {
+  PgConnection c = db_.Connect();
+  c.ExecScript(
+      "BEGIN; DELETE FROM Inbox; DELETE FROM InboxByMessageId; DELETE FROM StockReservations; "
+      "DELETE FROM StockItems");
+  c.Exec("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ($1, $2, $3, $4)",
+         {item.book_id, item.title, std::to_string(item.on_hand), std::to_string(item.reserved)});
+  c.ExecScript("COMMIT");
+}
+
+void PgBackend::AddStock(const StockItem& item) const {
+  PgConnection c = db_.Connect();
+  c.Exec("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ($1, $2, $3, $4)",
+         {item.book_id, item.title, std::to_string(item.on_hand), std::to_string(item.reserved)});
+}
+
+StockItem PgBackend::ReadStock(std::string_view book_id) const {
+  PgConnection c = db_.Connect();
+  PgResult r = c.Exec("SELECT BookId, Title, OnHand, Reserved FROM StockItems WHERE BookId = $1",
+                      {std::string(book_id)});
+  if (r.rows() == 0) throw DatabaseError("no stock item " + std::string(book_id));
+  return StockItem{r.Text(0, 0), r.Text(0, 1), r.Int(0, 2), r.Int(0, 3)};
+}
+
+int64_t PgBackend::CountRows(std::string_view table) const {
+  if (!IsOurTable(Lower(table))) throw DatabaseError("not a dedupsim table: " + std::string(table));
+  PgConnection c = db_.Connect();
+  return c.Exec(fmt::format("SELECT count(*) FROM {}", table)).Int(0, 0);
+}
+
+}  // namespace dedupsim

@@ -1,0 +1,92 @@
+// The PostgreSQL side of the storage seam. PgDatabase is one schema dedupsim created and
+// marked as its own (COMMENT ON SCHEMA, and on each table): it creates it where none
+// exists, and refuses, with a DatabaseError, a schema or a table of our names that it did
+// not create; it never drops or changes anything else. PgStore runs the consumers'
+// statements on one PgConnection; PgBackend opens stores on a PgDatabase.
+#pragma once
+
+#include <string>
+
+#include "postgres/connection.h"
+#include "store/store.h"
+
+namespace dedupsim {
+
+// The marker written on the schema and on every table dedupsim creates in it.
+inline constexpr const char* kPgMarker =
+    "dedupsim schema 2: created by dedupsim, which may reset it";
+
+class PgDatabase {
+ public:
+  // Connects to conninfo and opens the schema: creates it (with its tables, marked) when
+  // missing; accepts it when it carries kPgMarker and so do its tables. Throws
+  // DatabaseError, touching nothing, for a schema or table that is not dedupsim's, or a
+  // server that cannot be reached.
+  static PgDatabase Open(const std::string& conninfo, const std::string& schema);
+
+  // A new connection with search_path set to the schema.
+  PgConnection Connect() const;
+  const std::string& conninfo() const { return conninfo_; }
+  const std::string& schema() const { return schema_; }
+
+ private:
+  PgDatabase(std::string conninfo, std::string schema)
+      : conninfo_(std::move(conninfo)), schema_(std::move(schema)) {}
+  std::string conninfo_;
+  std::string schema_;
+};
+
+class PgStore final : public Store {
+ public:
+  PgStore(PgConnection connection, Isolation isolation)
+      : db_(std::move(connection)), isolation_(isolation) {}
+
+  PgConnection& connection() { return db_; }
+
+  // BEGIN with the session's isolation level (PostgreSQL ignores the SQLite kinds).
+  void Begin(TransactionKind kind) override;
+  // Throws PgError 25P02 when the server answered COMMIT with ROLLBACK: the transaction
+  // had already failed, and nothing of it was kept.
+  void Commit() override;
+  void Rollback() override;
+  bool InTransaction() const override { return db_.InTransaction(); }
+  Isolation isolation() const override { return isolation_; }
+  void SetIsolation(Isolation level) override { isolation_ = level; }
+  void RunHook(const char* name, const Hook& hook) override;
+  void Note(const std::string& kind, const std::string& detail, const std::string& result) override;
+  void SetDelivery(DeliveryRef delivery) override { db_.SetDelivery(std::move(delivery)); }
+  std::vector<WatchedStatement> WatchedStatements() const override { return db_.watched(); }
+
+  void AddReserved(std::string_view book_id, int64_t quantity) override;
+
+  InsertResult ClaimCompleted(InboxKey key, std::string_view message_id, std::string_view consumer,
+                              TimePoint now) override;
+  InsertResult ClaimInProgress(InboxKey key, std::string_view message_id, std::string_view consumer,
+                               TimePoint now) override;
+  void Complete(InboxKey key, std::string_view message_id, std::string_view consumer,
+                TimePoint now) override;
+  std::optional<InboxRow> Find(InboxKey key, std::string_view message_id,
+                               std::string_view consumer) override;
+
+ private:
+  PgConnection db_;
+  Isolation isolation_;
+};
+
+class PgBackend final : public Backend {
+ public:
+  PgBackend(const PgDatabase& db, Isolation isolation) : db_(db), isolation_(isolation) {}
+  std::string_view name() const override { return "postgres"; }
+  // The store's connection is watched for lock waits from a side connection.
+  std::unique_ptr<Store> Open(Recorder* recorder, const std::string& instance) const override;
+  void ResetInventory(const StockItem& item) const override;
+  void AddStock(const StockItem& item) const override;
+  StockItem ReadStock(std::string_view book_id) const override;
+  int64_t CountRows(std::string_view table) const override;
+
+ private:
+  const PgDatabase& db_;
+  Isolation isolation_;
+};
+
+}  // namespace dedupsim

@@ -1,0 +1,71 @@
+// The SQLite side of the storage seam: SqliteStore runs the post's consumers' statements on
+// one Connection (the hot path: each statement prepared once per connection, from a fixed
+// SQL text), and SqliteBackend opens stores on a dedupsim database file. The SQL and the
+// traced steps are exactly those the consumers ran on the connection before the seam.
+#pragma once
+
+#include <optional>
+
+#include "sqlite/connection.h"
+#include "store/store.h"
+#include "timestamp.h"
+
+namespace dedupsim {
+
+class DatabaseFile;
+
+class SqliteStore final : public Store {
+ public:
+  // Borrows db, which must outlive the store.
+  explicit SqliteStore(Connection& db) : db_(&db) {}
+  // Owns db.
+  explicit SqliteStore(Connection&& db) : owned_(std::move(db)), db_(&*owned_) {}
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  Connection& connection() { return *db_; }
+
+  void Begin(TransactionKind kind) override;
+  void Commit() override;
+  void Rollback() override;
+  bool InTransaction() const override;
+  // SQLite runs one writer at a time: every transaction is serializable, whatever is set.
+  Isolation isolation() const override { return Isolation::kSerializable; }
+  void SetIsolation(Isolation) override {}
+  void RunHook(const char* name, const Hook& hook) override;
+  void Note(const std::string& kind, const std::string& detail, const std::string& result) override;
+  void SetDelivery(DeliveryRef delivery) override { db_->SetDelivery(std::move(delivery)); }
+
+  void AddReserved(std::string_view book_id, int64_t quantity) override;
+
+  InsertResult ClaimCompleted(InboxKey key, std::string_view message_id, std::string_view consumer,
+                              TimePoint now) override;
+  InsertResult ClaimInProgress(InboxKey key, std::string_view message_id, std::string_view consumer,
+                               TimePoint now) override;
+  void Complete(InboxKey key, std::string_view message_id, std::string_view consumer,
+                TimePoint now) override;
+  std::optional<InboxRow> Find(InboxKey key, std::string_view message_id,
+                               std::string_view consumer) override;
+
+ private:
+  std::optional<Connection> owned_;
+  Connection* db_;
+  TimestampFormatter stamp_;  // ReceivedAt and CompletedAt, without allocating
+};
+
+// Stores on a dedupsim database file. The file must outlive the backend.
+class SqliteBackend final : public Backend {
+ public:
+  explicit SqliteBackend(const DatabaseFile& db) : db_(db) {}
+  std::string_view name() const override { return "sqlite"; }
+  std::unique_ptr<Store> Open(Recorder* recorder, const std::string& instance) const override;
+  void ResetInventory(const StockItem& item) const override;
+  void AddStock(const StockItem& item) const override;
+  StockItem ReadStock(std::string_view book_id) const override;
+  int64_t CountRows(std::string_view table) const override;
+
+ private:
+  const DatabaseFile& db_;
+};
+
+}  // namespace dedupsim

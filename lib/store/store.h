@@ -1,0 +1,140 @@
+// What a consumer may ask of a database, as small interfaces, so a consumer never knows
+// which database it runs on: a Session (begin, commit, rollback, its isolation, the trace
+// and hook points), the inbox (claim a key: inserted or duplicate, as a value), the stock.
+// Each backend implements Store with its own SQL (lib/sqlite/store.h, lib/postgres/store.h);
+// a Backend opens stores and reads the figures a scenario reports.
+//
+// A Store is used by one thread at a time, like the connection under it. Failures throw
+// StoreError (store/error.h); a duplicate key on a claim is never an exception.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "clock.h"
+#include "hooks.h"
+#include "store/records.h"
+#include "trace.h"
+
+namespace dedupsim {
+
+class Recorder;
+
+// How a transaction starts. SQLite takes the write lock at BEGIN IMMEDIATE/EXCLUSIVE;
+// PostgreSQL locks rows as statements touch them and treats all three as BEGIN.
+enum class TransactionKind { kDeferred, kImmediate, kExclusive };
+
+// The isolation level of the transactions a session begins. SQLite is always serializable
+// (one writer at a time) and ignores it; PostgreSQL runs each level for real.
+enum class Isolation { kReadCommitted, kRepeatableRead, kSerializable };
+
+std::string_view ToString(Isolation level);  // "read-committed", "repeatable-read", "serializable"
+
+// One statement of a watched session, as the server reported it from outside (PostgreSQL:
+// pg_stat_activity and pg_blocking_pids seen from a side connection) and as it timed itself.
+struct WatchedStatement {
+  std::string sql;
+  bool waited = false;                   // the server showed it waiting for a lock
+  std::string waited_on;                 // "row StockItems", "key Inbox"; "" when it did not wait
+  std::string wait_event;                // the server's wait_event ("transactionid", "tuple")
+  std::vector<int> blocking_pids;        // pg_blocking_pids while it waited
+  std::string error_code;                // the backend's code ("23505"), "" on success
+  std::chrono::microseconds elapsed{0};  // sent to answered
+};
+
+class Session {
+ public:
+  virtual ~Session() = default;
+  // Throws StoreError when BEGIN fails (SQLite: BEGIN IMMEDIATE past the busy timeout).
+  virtual void Begin(TransactionKind kind) = 0;
+  virtual void Commit() = 0;
+  // Rolls back the open transaction; does nothing when none is open.
+  virtual void Rollback() = 0;
+  virtual bool InTransaction() const = 0;
+  virtual Isolation isolation() const = 0;
+  virtual void SetIsolation(Isolation level) = 0;
+  // Records the hook on this session's trace and runs it (hooks.h).
+  virtual void RunHook(const char* name, const Hook& hook) = 0;
+  // Records a step that is not a statement (a send, a note) on this session's trace.
+  virtual void Note(const std::string& kind, const std::string& detail,
+                    const std::string& result) = 0;
+  // From now on, this session's steps work for `delivery` (trace.h): its key and the
+  // broker's number are on every event, as Connection::SetDelivery does for SQLite.
+  virtual void SetDelivery(DeliveryRef delivery) = 0;
+  // Every statement so far, where the backend watches them from the server's side (a store
+  // a PgBackend opened); empty on SQLite, whose waits are its busy handler's.
+  virtual std::vector<WatchedStatement> WatchedStatements() const { return {}; }
+};
+
+class StockStore {
+ public:
+  virtual ~StockStore() = default;
+  // Adds quantity to the book's Reserved, in the open transaction or in its own.
+  virtual void AddReserved(std::string_view book_id, int64_t quantity) = 0;
+};
+
+class InboxStore {
+ public:
+  virtual ~InboxStore() = default;
+  // Inserts a completed row (ReceivedAt = CompletedAt = now): the inbox's one-step claim.
+  virtual InsertResult ClaimCompleted(InboxKey key, std::string_view message_id,
+                                      std::string_view consumer, TimePoint now) = 0;
+  // Phase 1 of the two-phase record: a row in progress (CompletedAt NULL).
+  virtual InsertResult ClaimInProgress(InboxKey key, std::string_view message_id,
+                                       std::string_view consumer, TimePoint now) = 0;
+  // Phase 2: marks the row completed.
+  virtual void Complete(InboxKey key, std::string_view message_id, std::string_view consumer,
+                        TimePoint now) = 0;
+  // The row the key finds. With kMessageIdOnly the consumer plays no part.
+  virtual std::optional<InboxRow> Find(InboxKey key, std::string_view message_id,
+                                       std::string_view consumer) = 0;
+};
+
+// Everything the post's consumers use, on one connection.
+class Store : public Session, public StockStore, public InboxStore {};
+
+// A transaction on a session: Begin in the constructor, Rollback in the destructor unless
+// Commit or Rollback ran. The state is tracked so nothing is rolled back twice; the
+// destructor never throws.
+class ScopedTransaction {
+ public:
+  enum class State { kActive, kCommitted, kRolledBack };
+
+  explicit ScopedTransaction(Session& session, TransactionKind kind = TransactionKind::kDeferred);
+  ~ScopedTransaction();
+  ScopedTransaction(const ScopedTransaction&) = delete;
+  ScopedTransaction& operator=(const ScopedTransaction&) = delete;
+
+  void Commit();
+  void Rollback();
+  State state() const { return state_; }
+
+ private:
+  Session& session_;
+  State state_ = State::kActive;
+};
+
+// One database a scenario runs on: it opens a store per delivery and reads the figures
+// back. Safe to share between threads; each Open returns a store for one thread.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;  // "sqlite", "postgres"
+  // A new connection whose statements are traced under instance (recorder may be null).
+  virtual std::unique_ptr<Store> Open(Recorder* recorder, const std::string& instance) const = 0;
+  // Empties the Inbox tables, StockReservations and StockItems and stocks one book.
+  virtual void ResetInventory(const StockItem& item) const = 0;
+  // Inserts one more stock item (beside what ResetInventory left).
+  virtual void AddStock(const StockItem& item) const = 0;
+  // The stock row of book_id; throws DatabaseError when there is none.
+  virtual StockItem ReadStock(std::string_view book_id) const = 0;
+  // Rows in a table of the schema (a fixed name: "Inbox", "StockItems", ...).
+  virtual int64_t CountRows(std::string_view table) const = 0;
+};
+
+}  // namespace dedupsim

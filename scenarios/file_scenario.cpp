@@ -1,0 +1,259 @@
+#include "file_scenario.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <thread>
+
+#include "common.h"
+#include "crash.h"
+#include "explore/strategy.h"
+#include "instances.h"
+#include "sqlite/error.h"
+#include "sqlite/statement.h"
+
+namespace dedupsim {
+
+namespace {
+
+using files::Fault;
+using files::ScenarioConsumer;
+using files::ScenarioFigure;
+using files::ScenarioFile;
+
+// What one delivery did: processed, skipped, needs-reconciliation (the consumer's own
+// answer), failed (it threw: not acked), crashed (the fault killed it), finished (it ran in
+// a child process to its end without reaching its crash point: its answer stayed there).
+// waited: in a race, B was blocked while A held the write lock (WaitedFor).
+struct DeliveryRecord {
+  std::string consumer;
+  std::string result;
+  bool waited = false;
+};
+
+std::string_view TraceWord(const std::string& result) {
+  if (result == "processed") return "Processed";
+  if (result == "skipped") return "Skipped";
+  if (result == "needs-reconciliation") return "NeedsReconciliation";
+  return "Failed";
+}
+
+// One delivery of m to the consumer on db; the consumer's answer, or "failed".
+std::string Handle(const ScenarioConsumer& c, Connection& db, Clock& clock, EmailProvider& email,
+                   const OrderPlaced& m) {
+  explore::DeliveryContext context{db, nullptr, clock, email};
+  std::string result;
+  try {
+    switch (c.strategy().handle(context, m)) {
+      case explore::DeliveryResult::kProcessed:
+        result = "processed";
+        break;
+      case explore::DeliveryResult::kSkipped:
+        result = "skipped";
+        break;
+      case explore::DeliveryResult::kNeedsReconciliation:
+        result = "needs-reconciliation";
+        break;
+    }
+  } catch (const SqliteError& e) {
+    db.Note("outcome", "Failed", e.what());
+    return "failed";
+  } catch (const explore::DeliveryFailed& e) {
+    db.Note("outcome", "Failed", e.what());
+    return "failed";
+  }
+  NoteOutcome(db, TraceWord(result));
+  return result;
+}
+
+Connection::HookFaults At(const std::string& point, Hook hook) {
+  return [point, hook = std::move(hook)](std::string_view name) -> Hook {
+    return name == point ? hook : Hook{};
+  };
+}
+
+Hook Sleep(std::chrono::milliseconds d) {
+  return [d] { std::this_thread::sleep_for(d); };
+}
+
+void ReplayEmails(const nlohmann::json& sent, InMemoryEmailProvider& emails) {
+  for (const auto& item : sent) {
+    std::string s = item.get<std::string>();
+    auto colon = s.find(": ");
+    emails.Send(s.substr(0, colon), colon == std::string::npos ? "" : s.substr(colon + 2));
+  }
+}
+
+nlohmann::json SqlFigure(Connection& probe, const ScenarioFigure& f, const OrderPlaced& first,
+                         const StockItem& book) {
+  Statement query = probe.Prepare(f.sql);
+  for (int i = 1; i <= query.ParameterCount(); ++i) {
+    const std::string name = query.ParameterName(i);
+    if (name == ":BookId") {
+      query.Bind(i, book.book_id);
+    } else if (name == ":OrderId") {
+      query.Bind(i, first.order_id);
+    } else if (name == ":MessageId") {
+      query.Bind(i, first.message_id);
+    } else {
+      query.Bind(i, first.quantity);
+    }
+  }
+  if (!query.Step() || query.ColumnIsNull(0)) return nullptr;
+  if (query.ColumnIsInteger(0)) return query.ColumnInt(0);
+  return query.ColumnText(0);
+}
+
+}  // namespace
+
+Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
+                        const FileRunOverrides& overrides) {
+  StockItem dune = Restock(env);
+  {
+    Connection setup = env.db.Connect();
+    for (const ScenarioConsumer& c : file.consumers) {
+      if (const char* schema = c.strategy().schema) setup.ExecScript(schema);
+      if (const char* reset = c.strategy().reset) setup.ExecScript(reset);
+    }
+  }
+  std::vector<OrderPlaced> messages;
+  for (const files::ScenarioMessage& m : file.messages) {
+    if (m.resend_of.empty()) {
+      messages.push_back(NewOrder(env, dune));
+      continue;
+    }
+    size_t of = 0;
+    while (file.messages[of].name != m.resend_of) ++of;
+    OrderPlaced resend = messages[of];
+    if (m.new_id) resend.message_id = env.ids.Next();
+    messages.push_back(resend);
+  }
+
+  const nlohmann::json defaults =
+      files::OptionValues(env.options, env.options.hold, env.options.stagger);
+  auto option = [&](std::string_view name) -> std::optional<nlohmann::json> {
+    if (auto it = defaults.find(std::string(name)); it != defaults.end()) return *it;
+    return std::nullopt;
+  };
+  std::chrono::milliseconds hold_used = env.options.hold;
+  std::chrono::milliseconds stagger_used = env.options.stagger;
+  std::map<std::string, int> delivered;  // deliveries so far, by MessageId
+  std::vector<DeliveryRecord> records;
+  InMemoryEmailProvider emails;
+
+  for (const files::ScenarioDelivery& d : file.deliveries) {
+    const ScenarioConsumer& consumer = file.consumers[d.consumer];
+    const OrderPlaced& message = messages[d.message];
+    const std::string instance = d.instance.empty() ? consumer.name : d.instance;
+    if (d.delay.count() > 0) {
+      env.recorder.Note(instance, "delay", fmt::format("the broker waits {} ms", d.delay.count()),
+                        "");
+      std::this_thread::sleep_for(d.delay);
+    }
+    if (d.race) {
+      const Fault& fault = *d.fault;
+      PairTiming timing;
+      timing.hold = overrides.hold ? env.options.hold : fault.hold;
+      timing.stagger = overrides.stagger ? env.options.stagger : d.stagger;
+      hold_used = timing.hold;
+      stagger_used = timing.stagger;
+      auto body = [&env, &consumer, message, &fault](int number, bool holds) {
+        return [&env, &consumer, message, &fault, number, holds](Connection& db,
+                                                                 const Hook& hold_point) {
+          BeginDelivery(db, Delivered(message, number));
+          if (holds) db.SetHookFaults(At(fault.point, hold_point));
+          InMemoryEmailProvider sent;
+          std::string result = Handle(consumer, db, env.clock, sent, message);
+          return nlohmann::json{{"result", result}, {"emails", sent.sent()}};
+        };
+      };
+      const int first = ++delivered[message.message_id];
+      const int second = ++delivered[message.message_id];
+      std::vector<InstanceResult> pair =
+          RunInstancePair(env, {"A", body(first, true)}, {"B", body(second, false)}, timing);
+      for (const InstanceResult& r : pair) {
+        ReplayEmails(r.value["emails"], emails);
+        records.push_back({consumer.name, r.value["result"].get<std::string>(), false});
+      }
+      records.back().waited = WaitedFor(pair[1].locks, pair[0].locks);
+      continue;
+    }
+    nlohmann::json copies = d.copies.Evaluate(option);
+    if (!copies.is_number_integer() || copies.get<int64_t>() < 1 || copies.get<int64_t>() > 1000) {
+      throw files::ErrorAt(
+          d.at, fmt::format("copies is {}, expected an integer from 1 to 1000 ({})", copies.dump(),
+                            d.copies.text()));
+    }
+    for (int64_t copy = 0; copy < copies.get<int64_t>(); ++copy) {
+      const int number = ++delivered[message.message_id];
+      const bool faulty = copy == 0 && d.fault.has_value();
+      if (faulty && d.fault->kind == Fault::Kind::kCrash) {
+        std::string result;
+        CrashReport report = RunCrashingDelivery(
+            env, instance, d.fault->point,
+            [&](const Hook& crash) {
+              Connection db = OpenTraced(env, instance, Delivered(message, number));
+              db.SetHookFaults(At(d.fault->point, crash));
+              result = Handle(consumer, db, env.clock, emails, message);
+            },
+            &emails);
+        records.push_back({consumer.name,
+                           report.crashed   ? "crashed"
+                           : result.empty() ? "finished"
+                                            : result,
+                           false});
+        continue;
+      }
+      Connection db = OpenTraced(env, instance, Delivered(message, number));
+      if (faulty) db.SetHookFaults(At(d.fault->point, Sleep(d.fault->hold)));
+      records.push_back({consumer.name, Handle(consumer, db, env.clock, emails, message), false});
+    }
+  }
+
+  Outcome out;
+  Connection probe = OpenProbe(env);
+  for (const ScenarioFigure& f : file.figures) {
+    if (f.kind == ScenarioFigure::Kind::kSql) {
+      out.figures[f.name] = SqlFigure(probe, f, messages.front(), dune);
+    } else if (f.outcome == "emails") {
+      out.figures[f.name] = emails.sent_count();
+    } else if (f.kind == ScenarioFigure::Kind::kCount) {
+      int64_t n = 0;
+      for (const DeliveryRecord& r : records) {
+        if (!f.consumer.empty() && r.consumer != f.consumer) continue;
+        if (f.outcome == "deliveries" || (f.outcome == "waited" ? r.waited : r.result == f.outcome))
+          ++n;
+      }
+      out.figures[f.name] = n;
+    } else {
+      nlohmann::ordered_json each = nlohmann::ordered_json::array();
+      for (const DeliveryRecord& r : records) {
+        if (!f.consumer.empty() && r.consumer != f.consumer) continue;
+        each.push_back(f.outcome == "waited" ? r.waited : r.result == f.outcome);
+      }
+      out.figures[f.name] = each;
+    }
+  }
+  out.line = files::RenderLine(file, out.figures);
+  out.expected = files::ExpectedFigures(file, out.figures,
+                                        files::OptionValues(env.options, hold_used, stagger_used));
+  return out;
+}
+
+Scenario AsScenario(const ScenarioFile& file, const FileRunOverrides& overrides) {
+  return Scenario{
+      .name = file.name,
+      .tag = file.tag,
+      .summary = file.summary,
+      .in_post = false,
+      .traits = file.traits,
+      .run = [&file,
+              &overrides](ScenarioEnv& env) { return RunScenarioFile(file, env, overrides); },
+      .expected = nullptr,
+      .lesson = file.lesson,
+      .hook_points = file.hook_points_text,
+      .try_next = file.try_next,
+  };
+}
+
+}  // namespace dedupsim

@@ -1,0 +1,308 @@
+// The PostgreSQL backend, on the throwaway cluster the CTest fixture started (label
+// `postgres`): the error funnel, the marked schema, and the lessons run end to end with
+// their figures measured from the server's side. Each test works in its own schema. A test
+// that cannot find the fixture's server fails; nothing is skipped.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "postgres/connection.h"
+#include "postgres/error.h"
+#include "postgres/store.h"
+#include "store/error.h"
+#include "support.h"
+
+namespace dedupsim {
+namespace {
+
+using testing::RunCli;
+using testing::SplitLines;
+
+// The fixture's server; fails the test when it is not there.
+std::string Conninfo() {
+  std::ifstream in(DEDUPSIM_PG_CONNINFO_FILE);
+  std::string conninfo;
+  std::getline(in, conninfo);
+  INFO("the postgres fixture's conninfo file: " DEDUPSIM_PG_CONNINFO_FILE);
+  REQUIRE_FALSE(conninfo.empty());
+  return conninfo;
+}
+
+// Runs dedupsim on the fixture's server, in the test's own schema.
+testing::CliResult RunPg(std::vector<std::string> args, const std::string& schema) {
+  args.insert(args.end(), {"--backend", "postgres", "--dsn", Conninfo(), "--pg-schema", schema});
+  return RunCli(args);
+}
+
+TEST_CASE("the error funnel: SQLite and PostgreSQL codes are the same kinds", "[postgres]") {
+  CHECK(ClassifySqliteCode(1555) == StoreErrorKind::kDuplicateKey);
+  CHECK(ClassifySqliteCode(2067) == StoreErrorKind::kDuplicateKey);
+  CHECK(ClassifySqlstate("23505") == StoreErrorKind::kDuplicateKey);
+  CHECK(ClassifySqlstate("40001") == StoreErrorKind::kRetryable);
+  CHECK(ClassifySqlstate("40P01") == StoreErrorKind::kRetryable);
+  CHECK(ClassifySqlstate("25P02") == StoreErrorKind::kTransactionAborted);
+  CHECK(ClassifySqliteCode(5) == StoreErrorKind::kBusy);
+  CHECK(ClassifySqlstate("23503") == StoreErrorKind::kOther);  // a foreign key: not a duplicate
+}
+
+TEST_CASE("a duplicate key is a value, and after it the transaction is aborted (25P02)",
+          "[postgres]") {
+  PgDatabase db = PgDatabase::Open(Conninfo(), "t_funnel");
+  PgBackend backend(db, Isolation::kReadCommitted);
+  backend.ResetInventory(StockItem{"b-1", "Dune", 10, 0});
+  PgStore store(db.Connect(), Isolation::kReadCommitted);
+  TimePoint now{};
+  REQUIRE(store.ClaimCompleted(InboxKey::kMessageIdAndConsumer, "m-1", "c", now) ==
+          InsertResult::kInserted);
+  store.Begin(TransactionKind::kDeferred);
+  CHECK(store.ClaimCompleted(InboxKey::kMessageIdAndConsumer, "m-1", "c", now) ==
+        InsertResult::kDuplicateKey);
+  try {
+    store.AddReserved("b-1", 2);
+    FAIL("a statement after the duplicate key ran in an aborted transaction");
+  } catch (const PgError& e) {
+    CHECK(e.sqlstate() == "25P02");
+    CHECK(e.kind() == StoreErrorKind::kTransactionAborted);
+  }
+  try {
+    store.Commit();
+    FAIL("COMMIT of an aborted transaction reported success");
+  } catch (const PgError& e) {
+    CHECK(e.sqlstate() == "25P02");
+  }
+  CHECK_FALSE(store.InTransaction());
+  CHECK(backend.ReadStock("b-1").reserved == 0);
+}
+
+TEST_CASE("a schema dedupsim did not create is refused and left untouched", "[postgres]") {
+  PgConnection raw(Conninfo());
+  raw.ExecScript(
+      "DROP SCHEMA IF EXISTS t_foreign CASCADE; CREATE SCHEMA t_foreign; "
+      "CREATE TABLE t_foreign.StockItems (BookId text PRIMARY KEY, Reserved bigint); "
+      "INSERT INTO t_foreign.StockItems VALUES ('mine', 7)");
+  CHECK_THROWS_AS(PgDatabase::Open(Conninfo(), "t_foreign"), DatabaseError);
+  testing::CliResult r = RunPg({"run", "naive"}, "t_foreign");
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("t_foreign") != std::string::npos);
+  CHECK(r.out.empty());
+  CHECK(raw.Exec("SELECT Reserved FROM t_foreign.StockItems WHERE BookId = 'mine'").Int(0, 0) == 7);
+  CHECK(raw.Exec("SELECT count(*) FROM pg_tables WHERE schemaname = 't_foreign'").Int(0, 0) == 1);
+}
+
+TEST_CASE("a table dedupsim did not create in its own schema is refused", "[postgres]") {
+  PgDatabase::Open(Conninfo(), "t_intruder");
+  PgConnection raw(Conninfo());
+  raw.ExecScript("DROP TABLE IF EXISTS t_intruder.Extra; CREATE TABLE t_intruder.Extra (x int)");
+  CHECK_THROWS_AS(PgDatabase::Open(Conninfo(), "t_intruder"), DatabaseError);
+  raw.ExecScript("DROP TABLE t_intruder.Extra");
+  CHECK_NOTHROW(PgDatabase::Open(Conninfo(), "t_intruder"));
+}
+
+TEST_CASE("run all on PostgreSQL prints the same six lines as on SQLite", "[postgres]") {
+  testing::CliResult sqlite = RunCli({"run", "all"});
+  testing::CliResult pg = RunPg({"run", "all"}, "t_run_all");
+  REQUIRE(sqlite.exit_code == 0);
+  INFO(pg.err);
+  REQUIRE(pg.exit_code == 0);
+  CHECK(SplitLines(pg.out).size() == 6);
+  CHECK(pg.out == sqlite.out);
+}
+
+TEST_CASE("run all --check holds on PostgreSQL, with the quantity changed", "[postgres]") {
+  testing::CliResult pg = RunPg({"run", "all", "--check", "--quantity", "3"}, "t_check");
+  INFO(pg.err);
+  CHECK(pg.exit_code == 0);
+  CHECK(pg.out.find("Dune reserved: 6") != std::string::npos);  // naive: 3 twice
+}
+
+TEST_CASE(
+    "concurrent-different on PostgreSQL: B's INSERT does not wait, its UPDATE waits on Dune's row",
+    "[postgres]") {
+  testing::CliResult r = RunPg(
+      {"run", "concurrent-different", "--format", "json", "--hold-ms", "400", "--stagger-ms", "50"},
+      "t_different");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["processed"] == nlohmann::json({true, true}));
+  CHECK(j["reserved"] == 4);
+  CHECK(j["secondWaited"] == true);
+  CHECK(j["waitedOn"] == "row StockItems");
+  const auto& statements = j["secondStatements"];
+  bool insert_seen = false, update_seen = false;
+  for (const auto& s : statements) {
+    std::string sql = s["sql"];
+    if (sql.rfind("INSERT INTO Inbox", 0) == 0) {
+      insert_seen = true;
+      CHECK(s["waited"] == false);
+    }
+    if (sql.rfind("UPDATE StockItems", 0) == 0) {
+      update_seen = true;
+      CHECK(s["waited"] == true);
+      CHECK(s["waitedOn"] == "row StockItems");
+      CHECK(s["blockedBy"].size() == 1);
+      CHECK(s["ms"].get<double>() > 0.0);
+    }
+  }
+  CHECK(insert_seen);
+  CHECK(update_seen);
+  CHECK(j["line"].get<std::string>().find("waited on: row StockItems") != std::string::npos);
+  // Different books: no row in common, so on PostgreSQL B does not wait at all.
+  CHECK(j["differentBooksProcessed"] == nlohmann::json({true, true}));
+  CHECK(j["differentBooksReserved"] == nlohmann::json({2, 2}));
+  CHECK(j["differentBooksSecondWaited"] == false);
+}
+
+TEST_CASE("concurrent on PostgreSQL: B's INSERT waits on A's key, then fails with 23505",
+          "[postgres]") {
+  testing::CliResult r =
+      RunPg({"run", "concurrent", "--format", "json", "--hold-ms", "400", "--stagger-ms", "50"},
+            "t_concurrent");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["processed"] == nlohmann::json({true, false}));
+  CHECK(j["reserved"] == 2);
+  CHECK(j["waitedOn"] == "key Inbox");
+  bool insert_seen = false;
+  for (const auto& s : j["secondStatements"]) {
+    if (s["sql"].get<std::string>().rfind("INSERT INTO Inbox", 0) != 0) continue;
+    insert_seen = true;
+    CHECK(s["waited"] == true);
+    CHECK(s["sqlstate"] == "23505");
+  }
+  CHECK(insert_seen);
+  // B never reached the stock: the UPDATE is not among its statements.
+  for (const auto& s : j["secondStatements"]) {
+    CHECK(s["sql"].get<std::string>().rfind("UPDATE StockItems", 0) != 0);
+  }
+}
+
+// The views read a step's meaning from the event (trace.h), so a PostgreSQL step must carry
+// what a SQLite step carries: its delivery, its op and table, and the consumer's outcome.
+TEST_CASE("inbox on PostgreSQL: each step carries its delivery, op and table, and the outcomes",
+          "[postgres]") {
+  testing::CliResult r = RunPg({"run", "inbox", "--format", "json", "--trace"}, "t_trace");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  std::vector<std::string> outcomes;
+  int inserts_of_second = 0;
+  for (const auto& e : j["events"]) {
+    if (e["actor"] != "consumer") continue;
+    CHECK(e["delivery"].get<int>() >= 1);
+    CHECK_FALSE(e["key"].get<std::string>().empty());
+    if (e["kind"] == "outcome") outcomes.push_back(e["detail"]);
+    if (e["kind"] == "sql" && e["op"] == "INSERT" && e["delivery"] == 2) {
+      ++inserts_of_second;
+      CHECK(e["table"] == "Inbox");
+      CHECK(e["target"] == "database");
+      CHECK(e["result"] == "sqlstate 23505");
+    }
+  }
+  CHECK(outcomes == std::vector<std::string>{"Processed", "Skipped"});
+  CHECK(inserts_of_second == 1);
+}
+
+TEST_CASE("backend options that do not fit are usage errors", "[postgres]") {
+  CHECK(RunCli({"run", "naive", "--dsn", "host=/nonexistent"}).exit_code == 2);
+  CHECK(RunCli({"run", "naive", "--isolation", "serializable"}).exit_code == 2);
+  CHECK(RunCli({"run", "naive", "--backend", "postgres", "--db", "x.db"}).exit_code == 2);
+  testing::CliResult r = RunCli({"run", "retention", "--backend", "postgres"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("retention") != std::string::npos);
+  // The step-through page reads the SQLite file's tables: refused, not drawn empty.
+  testing::CliResult html =
+      RunCli({"run", "inbox", "--backend", "postgres", "--html", "/tmp/dedupsim-never.html"});
+  CHECK(html.exit_code == 2);
+  CHECK(html.err.find("--html") != std::string::npos);
+}
+
+TEST_CASE("a server that cannot be reached is a database error (exit 3)", "[postgres]") {
+  testing::TempDir dir;
+  testing::CliResult r = RunCli({"run", "naive", "--backend", "postgres", "--dsn",
+                                 "host=" + dir.path() + " connect_timeout=2"});
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("cannot connect") != std::string::npos);
+}
+
+std::vector<std::string> Entries(const std::string& path) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(path.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    ::closedir(d);
+  }
+  return names;
+}
+
+TEST_CASE("without --dsn a throwaway cluster runs the lesson and is removed at the end",
+          "[postgres]") {
+  testing::TempDir tmp;
+  ::chmod(tmp.path().c_str(), 0755);  // the server runs as `postgres` when the tests run as root
+  testing::CliResult r =
+      RunCli({"run", "naive", "--backend", "postgres"}, {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "[naive]              delivered twice -> Dune reserved: 4\n");
+  CHECK(Entries(tmp.path()).empty());
+}
+
+TEST_CASE(
+    "Ctrl-C during a run on a throwaway cluster: exit 130, the server stopped, its folder removed",
+    "[postgres]") {
+  testing::TempDir tmp;
+  ::chmod(tmp.path().c_str(), 0755);  // the server runs as `postgres` when the tests run as root
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // Whatever the test runner blocked or ignored, dedupsim starts as from a shell.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGINT, SIG_DFL);
+    std::string env_tmp = "TMPDIR=" + tmp.path();
+    ::putenv(env_tmp.data());
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);
+    ::execl(DEDUPSIM_BINARY, "dedupsim", "run", "concurrent", "--backend", "postgres", "--hold-ms",
+            "3000", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait until the server says it is ready, then interrupt in the middle of the hold.
+  bool ready = false;
+  for (int i = 0; i < 6000 && !ready; ++i) {
+    for (const std::string& entry : Entries(tmp.path())) {
+      // The cluster's folder; the run's temporary SQLite file sits beside it.
+      if (entry.rfind("dedupsim-pg-", 0) != 0) continue;
+      std::string log = tmp.path() + "/" + entry + "/server.log";
+      ready = testing::ReadFile(log).find("ready to accept connections") != std::string::npos;
+    }
+    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(ready);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the scenario's hold
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(Entries(tmp.path()).empty());
+}
+
+}  // namespace
+}  // namespace dedupsim
