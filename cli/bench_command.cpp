@@ -48,11 +48,12 @@ struct BenchArgs {
 
 class ProgressView final : public BenchProgress {
  public:
+  explicit ProgressView(bool wanted) : view_(wanted) {}
   void Started(Strategy strategy, int round, int rounds, int64_t total) override {
     view_.Start(rounds > 1
                     ? fmt::format("bench: {} (round {}/{})", ToString(strategy), round, rounds)
                     : fmt::format("bench: {}", ToString(strategy)),
-                total);
+                total, "messages");
   }
   void Advanced(int64_t handled, std::chrono::nanoseconds /*elapsed*/) override {
     view_.Show(handled);
@@ -121,7 +122,7 @@ int Run(const BenchArgs& args) {
 
   // Ctrl-C or SIGTERM: cli/interrupt.h kills the instances, removes the temporary
   // databases and exits 130; nothing measured is reported.
-  ProgressView progress;
+  ProgressView progress(args.format != "json");  // JSON: no progress at all
   BenchReport report;
   try {
     report = RunBench(options, &progress, nullptr);

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "exit_status.h"
 #include "options.h"
+#include "progress.h"
 #include "explore/explorer.h"
 #include "explore/faults.h"
 #include "files/consumer_file.h"
@@ -99,13 +100,19 @@ int Run(const CheckArgs& args) {
   for (const auto& c : consumers) extra.push_back(&c->strategy());
   ExploreOptions options;
   options.seed = args.seed;
+  // Progress on a terminal (stderr) while the cells run; none for JSON.
+  TerminalProgress view(args.format != "json");
+  options.progress = [&view](const ExploreProgress& p) { view.Show(p.done, p.schedules); };
   Explorer explorer(options, extra);
+  explorer.ExpectCells(static_cast<int64_t>(consumers.size() * faults.size()));
+  view.Start("check: cells", static_cast<int64_t>(consumers.size() * faults.size()), "schedules");
   bool passed = true;
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (size_t i = 0; i < consumers.size(); ++i) {
     consumers[i]->LearnCrashPoints(explorer);
     files::Grade grade =
         files::GradeStrategy(explorer, consumers[i]->strategy(), faults, expectations);
+    view.Clear();  // the grade's lines go where the progress line was
     grade.file = args.files[i];
     for (const files::GradedCell& g : grade.cells) {
       if (!g.replay) continue;

@@ -28,4 +28,8 @@ Command AddDocsCommand(CLI::App& app);
 Command AddBenchCommand(CLI::App& app);
 Command AddSoakCommand(CLI::App& app);
 
+// Records every option's default (its variable's value) before parsing, so that --help
+// and the generated reference (dedupsim docs --cli) show it.
+void CaptureDefaults(CLI::App& app);
+
 }  // namespace dedupsim::cli

@@ -1,10 +1,13 @@
 // dedupsim docs: for maintainers. Runs every scenario that has a page in the folder with
-// the default options and rewrites the page's generated sections (Output, Diagram), or
-// with --check only reports the pages that are out of date.
-#include <CLI/CLI.hpp>
+// the default options and rewrites the page's generated sections (Output, Diagram); with
+// --cli FILE, also rewrites FILE's Reference section from the command definitions (walking
+// the CLI11 app, so every command and option is there as parsed). With --check it only
+// reports the pages that are out of date.
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <CLI/CLI.hpp>
+#include <cctype>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -14,6 +17,7 @@
 #include "crash.h"
 #include "database.h"
 #include "exit_status.h"
+#include "options.h"
 #include "runner.h"
 #include "scenarios.h"
 #include "views/doc_page.h"
@@ -24,8 +28,82 @@ namespace {
 
 struct DocsArgs {
   std::string folder = "docs/scenarios";
+  std::string cli_page;  // docs/cli.md, or "" for none
   bool check = false;
 };
+
+// A table cell: pipes escaped, line breaks as spaces.
+std::string Cell(std::string text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else {
+      out += c == '\n' ? ' ' : c;
+    }
+  }
+  return out;
+}
+
+bool IsFlag(const CLI::Option* option) { return option->get_type_name().empty(); }
+
+// The default an option shows: what its variable held before parsing (CaptureDefaults),
+// "off" for a flag, "none" when there is none.
+std::string DefaultOf(const CLI::Option* option) {
+  if (IsFlag(option)) return "off";
+  std::string text = option->get_default_str();
+  if (text.empty()) return "none";
+  return "`" + text + "`";
+}
+
+// The reference of every command and option, from the app's own definitions: each
+// command's description, then a table of its options (value and range, default, the
+// scenarios that take it when only some do, meaning). Hidden options are left out.
+std::string CliReference(CLI::App& app) {
+  std::string out;
+  out += "| global option | value | default | meaning |\n| --- | --- | --- | --- |\n";
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_group().empty() || option->get_name() == "--help") continue;
+    out += fmt::format("| `{}` | {} | {} | {} |\n", option->get_name(false, true),
+                       Cell(IsFlag(option) ? "flag" : option->get_type_name()),
+                       option->get_name() == "--version" ? "none" : DefaultOf(option),
+                       Cell(option->get_description()));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) {
+    // Only run takes scenario names, and some of its options only some scenarios take.
+    const bool by_scenario = sub->get_name() == "run";
+    out += fmt::format("\n### dedupsim {}\n\n{}\n\n", sub->get_name(), sub->get_description());
+    out += by_scenario ? "| option | value | default | scenarios | meaning |\n"
+                         "| --- | --- | --- | --- | --- |\n"
+                       : "| option | value | default | meaning |\n| --- | --- | --- | --- |\n";
+    for (CLI::Option* option : sub->get_options()) {
+      if (option->get_group().empty() || option->get_name() == "--help") continue;
+      std::string name = option->get_name(false, true);
+      if (!option->nonpositional()) {
+        name.clear();
+        for (char c : option->get_name())
+          name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      }
+      out += fmt::format("| `{}` | {} | {} |", name,
+                         Cell(IsFlag(option) ? "flag" : option->get_type_name()),
+                         option->get_required() ? "required" : DefaultOf(option));
+      if (by_scenario) {
+        std::string scenarios = "all";
+        if (const ScenarioOption* only = FindScenarioOption(option->get_name())) {
+          scenarios.clear();
+          for (const Scenario* s : AllScenarios()) {
+            if (s->traits & only->trait) {
+              scenarios += (scenarios.empty() ? "" : ", ") + fmt::format("`{}`", s->name);
+            }
+          }
+        }
+        out += fmt::format(" {} |", scenarios);
+      }
+      out += fmt::format(" {} |\n", Cell(option->get_description()));
+    }
+  }
+  return out;
+}
 
 bool IsFile(const std::string& path) {
   struct stat st {};
@@ -48,10 +126,48 @@ std::string ReadWhole(const std::string& path) {
   return text;
 }
 
-int Docs(const DocsArgs& args) {
+// Rewrites (or with check, compares) one page with these sections; an ExitStatus.
+int UpdatePage(const std::string& path, const std::vector<GeneratedSection>& sections, bool check,
+               const std::string& how) {
+  const std::string page = ReadWhole(path);
+  std::string rewritten;
+  try {
+    rewritten = RewritePage(page, sections);
+  } catch (const DocPageError& e) {
+    fmt::print(stderr, "dedupsim: docs: {}: {}\n", path, e.what());
+    return kExitUsage;
+  }
+  if (rewritten == page) return kExitOk;
+  if (check) {
+    fmt::print(stderr, "dedupsim: docs: {} is out of date (run: {})\n", path, how);
+    return kExitCheckFailed;
+  }
+  try {
+    AtomicFile file(path);
+    file.Commit(rewritten);
+  } catch (const OutputFileError& e) {
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
+    return kExitCannotWrite;
+  }
+  fmt::print("updated {}\n", path);
+  return kExitOk;
+}
+
+int Docs(const DocsArgs& args, CLI::App& app) {
   if (!IsFolder(args.folder)) {
     fmt::print(stderr, "dedupsim: docs: {} is not a folder\n", args.folder);
     return kExitUsage;
+  }
+  int cli_status = kExitOk;
+  if (!args.cli_page.empty()) {
+    if (!IsFile(args.cli_page)) {
+      fmt::print(stderr, "dedupsim: docs: --cli {} is not a file\n", args.cli_page);
+      return kExitUsage;
+    }
+    const std::string reference = CliReference(app);
+    cli_status = UpdatePage(args.cli_page, {{"Reference", "reference", reference}}, args.check,
+                            "dedupsim docs --cli " + args.cli_page);
+    if (cli_status != kExitOk && cli_status != kExitCheckFailed) return cli_status;
   }
   DatabaseFile db = DatabaseFile::CreateTemporary(DatabaseSettings{});
   RunOptions options;  // the defaults of `dedupsim run`
@@ -66,7 +182,6 @@ int Docs(const DocsArgs& args) {
       fmt::print(stderr, "dedupsim: docs: no page for scenario '{}' ({})\n", scenario->name, path);
       continue;
     }
-    const std::string page = ReadWhole(path);
     ScenarioResult result;
     try {
       result = RunScenario(*scenario, env, /*check=*/true);
@@ -82,34 +197,28 @@ int Docs(const DocsArgs& args) {
       status = kExitCheckFailed;
       continue;
     }
-    std::string rewritten;
-    try {
-      rewritten = RewritePage(
-          page, ScenarioPageSections(scenario->name, result.outcome.line, result.events));
-    } catch (const DocPageError& e) {
-      fmt::print(stderr, "dedupsim: docs: {}: {}\n", path, e.what());
-      return kExitUsage;
-    }
-    if (rewritten == page) continue;
-    if (args.check) {
-      fmt::print(stderr, "dedupsim: docs: {} is out of date (run: dedupsim docs {})\n", path,
-                 args.folder);
-      status = kExitCheckFailed;
-      continue;
-    }
-    try {
-      AtomicFile file(path);
-      file.Commit(rewritten);
-    } catch (const OutputFileError& e) {
-      fmt::print(stderr, "dedupsim: {}\n", e.what());
-      return kExitCannotWrite;
-    }
-    fmt::print("updated {}\n", path);
+    const int page_status =
+        UpdatePage(path, ScenarioPageSections(scenario->name, result.outcome.line, result.events),
+                   args.check, "dedupsim docs " + args.folder);
+    if (page_status == kExitUsage || page_status == kExitCannotWrite) return page_status;
+    if (page_status != kExitOk) status = page_status;
   }
+  if (status == kExitOk) status = cli_status;
   return status;
 }
 
 }  // namespace
+
+void CaptureDefaults(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (!option->get_default_str().empty()) continue;
+    option->capture_default_str();
+    // An empty list or text is no default.
+    const std::string& text = option->get_default_str();
+    if (text == "[]" || text == "\"\"") option->default_str("");
+  }
+  for (CLI::App* sub : app.get_subcommands({})) CaptureDefaults(*sub);
+}
 
 Command AddDocsCommand(CLI::App& app) {
   auto args = std::make_shared<DocsArgs>();
@@ -117,8 +226,12 @@ Command AddDocsCommand(CLI::App& app) {
       "docs",
       "For maintainers: rewrite the generated Output and Diagram sections of the scenario pages");
   sub->add_option("folder", args->folder, "Folder of the scenario pages (default docs/scenarios)");
+  AddFileOption(sub, "--cli", args->cli_page,
+                "Also rewrite this page's generated Reference section (docs/cli.md) from the "
+                "command definitions");
   sub->add_flag("--check", args->check, "Write nothing; exit 1 when a page is out of date");
-  return {sub, [args]() -> int { return Docs(*args); }};
+  CLI::App* root = &app;
+  return {sub, [args, root]() -> int { return Docs(*args, *root); }};
 }
 
 }  // namespace dedupsim::cli

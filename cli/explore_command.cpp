@@ -20,6 +20,7 @@
 #include "options.h"
 #include "postgres/cluster.h"
 #include "postgres/store.h"
+#include "progress.h"
 
 namespace dedupsim::cli {
 
@@ -105,7 +106,8 @@ bool CheckExpectSafe(const std::vector<const Strategy*>& expected, const MatrixR
 }
 
 int RunCounterexample(Explorer& explorer, const Strategy& strategy,
-                      const std::vector<const Fault*>& faults, bool json) {
+                      const std::vector<const Fault*>& faults, bool json,
+                      TerminalProgress& view) {
   const char* backend = explorer.options().postgres != nullptr ? " --backend postgres" : "";
   std::vector<CellResult> cells;
   int64_t schedules = 0;
@@ -113,6 +115,7 @@ int RunCounterexample(Explorer& explorer, const Strategy& strategy,
     cells.push_back(explorer.ExploreCell(strategy, *f));
     schedules += cells.back().schedules;
   }
+  view.Clear();
   std::optional<size_t> best = ShortestFailingCell(cells);
   if (!best) {
     if (json) {
@@ -217,6 +220,9 @@ int Run(const ExploreArgs& args) {
                         : args.isolation == "repeatable-read" ? Isolation::kRepeatableRead
                                                               : Isolation::kReadCommitted;
   }
+  // Progress on a terminal (stderr) while schedules run; none for JSON.
+  TerminalProgress view(!json);
+  options.progress = [&view](const ExploreProgress& p) { view.Show(p.done, p.schedules); };
   Explorer explorer(options);
   const RandomMix mix = RandomMix::From(args.faults);
 
@@ -236,7 +242,10 @@ int Run(const ExploreArgs& args) {
   if (args.runs > 0) {
     if (args.counterexample)
       return Usage("--counterexample explores every schedule; not with --runs");
-    RandomResult r = ExploreRandom(explorer.scheduler(), strategies, args.seed, args.runs, mix);
+    view.Start("explore: random runs", args.runs * static_cast<int64_t>(strategies.size()), "runs");
+    RandomResult r = ExploreRandom(explorer.scheduler(), strategies, args.seed, args.runs, mix,
+                                   [&view](const ExploreProgress& p) { view.Show(p.done); });
+    view.Clear();
     if (json) {
       fmt::print("{}\n", RandomToJson(r).dump(2));
     } else {
@@ -259,18 +268,24 @@ int Run(const ExploreArgs& args) {
 
   if (args.counterexample) {
     if (args.strategies.size() != 1) return Usage("--counterexample needs exactly one --strategy");
-    return RunCounterexample(explorer, *strategies.front(), faults, json);
+    view.Start("explore: cells", static_cast<int64_t>(faults.size()), "schedules");
+    explorer.ExpectCells(static_cast<int64_t>(faults.size()));
+    return RunCounterexample(explorer, *strategies.front(), faults, json, view);
   }
 
+  view.Start("explore: cells", static_cast<int64_t>(strategies.size() * faults.size()),
+             "schedules");
   MatrixResult m = explorer.ExploreMatrix(strategies, faults);
   std::optional<MatrixResult> sqlite;
   if (postgres) {
     ExploreOptions on_sqlite = options;
     on_sqlite.postgres = nullptr;
+    on_sqlite.progress = {};
     Explorer other(on_sqlite);
     sqlite.emplace(other.ExploreMatrix(strategies, faults));
     m.compared = &*sqlite;
   }
+  view.Clear();
   if (json) {
     fmt::print("{}\n", MatrixToJson(m).dump(2));
   } else {

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
       cli::AddSoakCommand(app),
   };
   for (const cli::Command& command : commands) command.sub->footer(kExitCodes);
+  cli::CaptureDefaults(app);
 
   // CLI11 would only say that a subcommand is required; name the word it did not know.
   if (argc > 1 && argv[1][0] != '-') {

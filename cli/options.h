@@ -34,6 +34,13 @@ CLI::Option* AddDecimal(CLI::App* sub, const std::string& name, T& target,
         target = static_cast<T>(r.value);
       },
       description);
+  // The range shows in --help and the generated reference as INT:MIN..MAX; the value is
+  // checked by the function above (this validator only describes it).
+  option->check(CLI::Validator([](const std::string&) { return std::string(); },
+                               std::to_string(min) + ".." + std::to_string(max)));
+  // A target outside the range is a sentinel ("not given"), not a default to show.
+  auto within = [](T v, T lo, T hi) { return lo <= v && v <= hi; };
+  if (within(target, min, max)) option->default_str(std::to_string(target));
   return option->type_name("INT");
 }
 

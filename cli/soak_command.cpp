@@ -46,10 +46,11 @@ struct SoakArgs {
 
 class ProgressView final : public SoakProgress {
  public:
+  explicit ProgressView(bool wanted) : view_(wanted) {}
   void Update(int64_t acked, int64_t total, int64_t /*kills*/,
               std::chrono::nanoseconds /*elapsed*/) override {
     if (!started_) {
-      view_.Start("soak: acked", total);
+      view_.Start("soak: acked", total, "messages");
       started_ = true;
     }
     view_.Show(acked);
@@ -115,7 +116,7 @@ int Run(const SoakArgs& args) {
 
   // Ctrl-C or SIGTERM: cli/interrupt.h kills the consumers, removes a temporary database
   // and exits 130; a kept --db stays valid.
-  ProgressView progress;
+  ProgressView progress(args.format != "json");  // JSON: no progress at all
   SoakReport report;
   try {
     if (args.role == "consumer") {

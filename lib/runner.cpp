@@ -11,6 +11,7 @@ ScenarioResult RunScenario(const Scenario& scenario, ScenarioEnv& env, bool chec
   ScenarioResult result;
   result.scenario = &scenario;
   result.outcome = scenario.run(env);
+  TakeMarks(result.outcome);
   result.events = env.recorder.Events();
   if (check) {
     result.checked = true;
@@ -22,15 +23,6 @@ ScenarioResult RunScenario(const Scenario& scenario, ScenarioEnv& env, bool chec
   return result;
 }
 
-bool OutcomeAsExpected(const ScenarioResult& result, const RunOptions& options) {
-  if (result.checked) return result.differences.empty();
-  if (!result.outcome.expected.is_null()) {
-    return Differences(result.scenario->name, result.outcome.expected, result.outcome.figures).empty();
-  }
-  if (result.scenario == nullptr || result.scenario->expected == nullptr) return true;
-  return Differences(result.scenario->name, result.scenario->expected(options), result.outcome.figures).empty();
-}
-
 std::vector<std::string> Differences(std::string_view scenario,
                                      const nlohmann::ordered_json& expected,
                                      const nlohmann::ordered_json& figures) {
@@ -39,8 +31,8 @@ std::vector<std::string> Differences(std::string_view scenario,
     if (!figures.contains(key)) {
       out.push_back(fmt::format("{}: {} is missing, expected {}", scenario, key, want.dump()));
     } else if (figures[key] != want) {
-      out.push_back(
-          fmt::format("{}: {} is {}, expected {}", scenario, key, figures[key].dump(), want.dump()));
+      out.push_back(fmt::format("{}: {} is {}, expected {}", scenario, key, figures[key].dump(),
+                                want.dump()));
     }
   }
   return out;
@@ -61,34 +53,39 @@ nlohmann::ordered_json ResultToJson(const ScenarioResult& result, bool with_even
   return j;
 }
 
-std::optional<std::string> OptionMisfit(const Scenario& s, const GivenOptions& given) {
-  auto misfit = [&](const char* option, const char* why) {
-    return fmt::format("{} does not apply to scenario '{}': {}", option, s.name, why);
+const std::vector<ScenarioOption>& ScenarioOptions() {
+  static const std::vector<ScenarioOption> options{
+      {"--crash-mode", kHasCrash, &GivenOptions::crash_mode, "it has no crash point"},
+      {"--instances", kHasInstances, &GivenOptions::instances, "it runs a single consumer instance"},
+      {"--deliveries", kRepeatsDelivery, &GivenOptions::deliveries,
+       "its deliveries are fixed by the lesson"},
+      {"--hold-ms", kHasHold, &GivenOptions::hold, "it runs no instances at the same time"},
+      {"--stagger-ms", kHasHold, &GivenOptions::hold, "it runs no instances at the same time"},
+      {"--max-deliveries", kHasMaxDeliveries, &GivenOptions::max_deliveries,
+       "it has no broker delivery limit to reach"},
+      {"--retention-days", kHasRetention, &GivenOptions::retention, "it runs no Inbox cleanup"},
+      {"--dedup-window", kHasDedupWindow, &GivenOptions::dedup_window,
+       "its broker does no send-side duplicate detection"},
+      {"--lock-max-age", kHasLockMaxAge, &GivenOptions::lock_max_age, "it takes no leased claim"},
+      {"--store-size", kHasStoreSize, &GivenOptions::store_size, "it keeps no bounded dedup store"},
   };
-  if (given.crash_mode && !(s.traits & kHasCrash)) return misfit("--crash-mode", "it has no crash point");
-  if (given.instances && !(s.traits & kHasInstances)) {
-    return misfit("--instances", "it runs a single consumer instance");
+  return options;
+}
+
+const ScenarioOption* FindScenarioOption(std::string_view option) {
+  for (const ScenarioOption& o : ScenarioOptions()) {
+    if (o.option == option) return &o;
   }
-  if (given.deliveries && !(s.traits & kRepeatsDelivery)) {
-    return misfit("--deliveries", "its deliveries are fixed by the lesson");
-  }
-  if (given.hold && !(s.traits & kHasHold)) {
-    return misfit("--hold-ms/--stagger-ms", "it runs no instances at the same time");
-  }
-  if (given.max_deliveries && !(s.traits & kHasMaxDeliveries)) {
-    return misfit("--max-deliveries", "it has no broker delivery limit to reach");
-  }
-  if (given.retention && !(s.traits & kHasRetention)) {
-    return misfit("--retention-days", "it runs no Inbox cleanup");
-  }
-  if (given.dedup_window && !(s.traits & kHasDedupWindow)) {
-    return misfit("--dedup-window", "its broker does no send-side duplicate detection");
-  }
-  if (given.lock_max_age && !(s.traits & kHasLockMaxAge)) {
-    return misfit("--lock-max-age", "it takes no leased claim");
-  }
-  if (given.store_size && !(s.traits & kHasStoreSize)) {
-    return misfit("--store-size", "it keeps no bounded dedup store");
+  return nullptr;
+}
+
+std::optional<std::string> OptionMisfit(const Scenario& s, const GivenOptions& given) {
+  for (const ScenarioOption& o : ScenarioOptions()) {
+    if (given.*o.given && !(s.traits & o.trait)) {
+      // --hold-ms and --stagger-ms are one given flag: name both.
+      const std::string_view name = o.given == &GivenOptions::hold ? "--hold-ms/--stagger-ms" : o.option;
+      return fmt::format("{} does not apply to scenario '{}': {}", name, s.name, o.why);
+    }
   }
   return std::nullopt;
 }

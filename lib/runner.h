@@ -2,12 +2,11 @@
 // the run, and, when asked, the differences from what the post says must happen.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "scenario.h"
 #include "trace.h"
@@ -26,10 +25,6 @@ struct ScenarioResult {
 // Runs one scenario with a fresh trace; with check, compares its figures with
 // scenario.expected(options). Database errors and unplanned deaths propagate.
 ScenarioResult RunScenario(const Scenario& scenario, ScenarioEnv& env, bool check);
-
-// Whether the figures are all what scenario.expected(options) says: --check's test,
-// without the report (the differences found when the run was checked, else computed).
-bool OutcomeAsExpected(const ScenarioResult& result, const RunOptions& options);
 
 // "concurrent: reserved is 4, expected 2" for each field of expected that figures differ on.
 std::vector<std::string> Differences(std::string_view scenario,
@@ -52,6 +47,20 @@ struct GivenOptions {
   bool lock_max_age = false;
   bool store_size = false;
 };
+
+// The options only some scenarios take: the trait a scenario needs for each, which
+// GivenOptions field says it was given, and why a scenario without the trait refuses it.
+// OptionMisfit refuses by it; the command-line reference lists each option's scenarios.
+struct ScenarioOption {
+  std::string_view option;  // "--hold-ms"
+  unsigned trait;           // ScenarioTraits
+  bool GivenOptions::*given;
+  std::string_view why;
+};
+const std::vector<ScenarioOption>& ScenarioOptions();
+
+// The scenario-specific option named option, or null for an option every scenario takes.
+const ScenarioOption* FindScenarioOption(std::string_view option);
 
 // A one-line reason when an option was given that this scenario has no use for.
 std::optional<std::string> OptionMisfit(const Scenario& scenario, const GivenOptions& given);

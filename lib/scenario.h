@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -31,10 +32,10 @@ struct RunOptions {
   std::chrono::milliseconds stagger{100};  // concurrent: second copy's start after the first
   CrashMode crash_mode = CrashMode::kThrow;
   InstanceMode instances = InstanceMode::kThreads;
-  int max_deliveries = 10;                 // broker: deliveries before the dead-letter queue
-  std::chrono::days retention{14};         // retention: how long Inbox records are kept
-  std::chrono::milliseconds dedup_window{  // broker-dedup: send-side duplicate detection
-      std::chrono::minutes(10)};
+  int max_deliveries = 10;               // broker: deliveries before the dead-letter queue
+  std::chrono::days retention{14};       // retention: how long Inbox records are kept
+  std::chrono::milliseconds dedup_window{// broker-dedup: send-side duplicate detection
+                                         std::chrono::minutes(10)};
   std::chrono::milliseconds lock_max_age{// orphan-claim: a claim's lease
                                          std::chrono::seconds(30)};
   int store_size = 3;  // bounded-store: keys the dedup store has room for
@@ -53,13 +54,34 @@ struct ScenarioEnv {
   const Backend* backend = nullptr;
 };
 
+// A figure on the line judged by its value, whatever the lesson expects: correct (the
+// order took effect once, nothing doubled or lost) or wrong (doubled or lost). The colored
+// line paints it green or red; begin and size are byte offsets into Outcome::line.
+struct FigureMark {
+  size_t begin = 0;
+  size_t size = 0;
+  bool correct = false;
+};
+
 struct Outcome {
   std::string line;                // the text line, in the post's format
   nlohmann::ordered_json figures;  // every figure of the line (camelCase), plus more
+  std::vector<FigureMark> marks;   // the judged figures of line, in order
   // What --check compares with, when the scenario works it out from its own run (a
   // scenario file's expectations may name figures); null: Scenario::expected(options).
   nlohmann::ordered_json expected;
 };
+
+// Text for a line with its verdict attached (invisible markers): a scenario writes
+// Judged(fmt::format("Dune reserved: {}", r), r == once) into its line, and
+// TakeMarks (the runner calls it) turns the markers into Outcome::marks.
+std::string Judged(std::string_view text, bool correct);
+// "Dune reserved: N", judged correct when reserved is what once-per-order makes.
+std::string JudgedReserved(std::string_view title, int64_t reserved, int64_t once);
+// "emails sent: N", judged correct when one email went out.
+std::string JudgedEmails(int64_t sent);
+// Removes Judged's markers from out.line and records them in out.marks.
+void TakeMarks(Outcome& out);
 
 // Capabilities a scenario has, so options that do not fit can be refused.
 enum ScenarioTraits : unsigned {

@@ -55,10 +55,15 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["sharedRowReserved"] = shared_reserved;
   out.figures["reserved"] = absolute_reserved;
   out.line = fmt::format(
-      "{}{} -> absolute (Quantity = {}): Dune reserved {}; increment: Dune reserved {}; two "
-      "orders ({} and {}) setting the book's Reserved: {}",
-      TagColumn("absolute-write"), DeliveredPhrase(deliveries), order.quantity, absolute_reserved,
-      increment_reserved, first.quantity, second.quantity, shared_reserved);
+      "{}{} -> absolute (Quantity = {}): {}; increment: {}; two orders ({} and {}) setting "
+      "the book's Reserved: {}",
+      TagColumn("absolute-write"), DeliveredPhrase(deliveries), order.quantity,
+      JudgedReserved("Dune", absolute_reserved, order.quantity),
+      JudgedReserved("Dune", increment_reserved, order.quantity), first.quantity,
+      second.quantity,
+      // Two orders on one row: both must count; the second's write replaced the first's.
+      Judged(fmt::format("{}", shared_reserved),
+             shared_reserved == first.quantity + second.quantity));
   return out;
 }
 

@@ -52,10 +52,10 @@ nlohmann::ordered_json ToJson(const Part& p) {
           {"reserved", p.reserved}};
 }
 
-std::string Describe(const Part& p) {
-  return fmt::format(
-      "{} other messages between: duplicate processed: {}; Dune reserved: {} for {} orders",
-      p.others, CsBool(p.duplicate_processed), p.reserved, p.orders);
+std::string Describe(const Part& p, int64_t quantity) {
+  return fmt::format("{} other messages between: duplicate processed: {}; {} for {} orders",
+                     p.others, CsBool(p.duplicate_processed),
+                     JudgedReserved("Dune", p.reserved, quantity * p.orders), p.orders);
 }
 
 Outcome Run(ScenarioEnv& env) {
@@ -68,7 +68,8 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["kept"] = ToJson(room);
   out.figures["reserved"] = full.reserved;
   out.line = fmt::format("{}room for {} keys -> {}; {}", TagColumn("bounded-store"), n,
-                         Describe(full), Describe(room));
+                         Describe(full, env.options.quantity),
+                         Describe(room, env.options.quantity));
   return out;
 }
 

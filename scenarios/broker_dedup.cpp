@@ -92,10 +92,12 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["lostAckInboxReserved"] = inbox.reserved;
   out.figures["reserved"] = naive.reserved;
   out.line = fmt::format(
-      "{}window {}: producer resend after {} -> dropped: {}, naive reserved: {}; ack lost, "
-      "redelivered -> dropped: {}, naive reserved: {}, inbox reserved: {}",
+      "{}window {}: producer resend after {} -> dropped: {}, naive: {}; ack lost, "
+      "redelivered -> dropped: {}, naive: {}, inbox: {}",
       TagColumn("broker-dedup"), window, FormatDuration(kResendAfter), resend.dropped,
-      resend.reserved, naive.dropped, naive.reserved, inbox.reserved);
+      JudgedReserved("Dune", resend.reserved, env.options.quantity), naive.dropped,
+      JudgedReserved("Dune", naive.reserved, env.options.quantity),
+      JudgedReserved("Dune", inbox.reserved, env.options.quantity));
   return out;
 }
 

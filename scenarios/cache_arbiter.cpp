@@ -104,9 +104,9 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["setIfAbsentProcessed"] = set_if_absent.processed;
   out.figures["setIfAbsentReserved"] = set_if_absent.reserved;
   out.line = fmt::format(
-      "{}crash between database and cache, redelivered -> {} reserved: {}; two copies at once -> "
+      "{}crash between database and cache, redelivered -> {}; two copies at once -> "
       "check-then-set processed: {}; set-if-absent processed: {}",
-      TagColumn("cache-arbiter"), dune.title, reserved, BoolList(check_then_set.processed),
+      TagColumn("cache-arbiter"), JudgedReserved(dune.title, reserved, env.options.quantity), BoolList(check_then_set.processed),
       BoolList(set_if_absent.processed));
   return out;
 }

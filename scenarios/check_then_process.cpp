@@ -33,8 +33,9 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reservedAfterCrash"] = after_crash;
   out.figures["redeliveryProcessed"] = redelivery_processed;
   out.figures["reserved"] = after.reserved;
-  out.line = fmt::format("{}crash after stock commit, redelivered -> {} reserved: {}",
-                         TagColumn("check-then-process"), after.title, after.reserved);
+  out.line = fmt::format("{}crash after stock commit, redelivered -> {}",
+                         TagColumn("check-then-process"),
+                         JudgedReserved(after.title, after.reserved, env.options.quantity));
   return out;
 }
 

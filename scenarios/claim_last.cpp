@@ -68,10 +68,10 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["secondRolledBack"] = b["rolledBack"];
   AddWaitFigures(env, pair, out.figures);
   out.line = fmt::format(
-      "{}two copies at once -> processed: {}, {}; {} reserved: {}; second waited at: {}; its "
-      "update changed {} ({} reserved {} inside its transaction), then {}",
+      "{}two copies at once -> processed: {}, {}; {}; second waited at: {}; its "
+      "update changed {} ({} reserved: {} inside its transaction), then {}",
       TagColumn("claim-last"), CsBool(pair.first_processed), CsBool(pair.second_processed),
-      after.title, after.reserved, WaitedAt(b, pair.SecondWaited()),
+      JudgedReserved(after.title, after.reserved, env.options.quantity), WaitedAt(b, pair.SecondWaited()),
       Rows(b["stockUpdateChanges"].get<int64_t>()), after.title, b["reservedInside"].get<int64_t>(),
       b["rolledBack"].get<bool>() ? "rolled back" : "committed");
   return out;

@@ -230,9 +230,10 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reserved"] = after.reserved;
   AddWaitFigures(env, pair, out.figures);
   out.line = fmt::format(
-      "{}two copies at once -> processed: {}, {}; {} reserved: {}; second waited for the first: {}",
-      TagColumn("inbox"), CsBool(pair.first_processed), CsBool(pair.second_processed), after.title,
-      after.reserved, CsBool(pair.SecondWaited()));
+      "{}two copies at once -> processed: {}, {}; {}; second waited for the first: {}",
+      TagColumn("inbox"), CsBool(pair.first_processed), CsBool(pair.second_processed),
+      JudgedReserved(after.title, after.reserved, env.options.quantity),
+      CsBool(pair.SecondWaited()));
   return out;
 }
 

@@ -45,13 +45,15 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["differentBooksReserved"] = {dune_apart.reserved, emma_apart.reserved};
   AddWaitFigures(env, apart, out.figures, "differentBooks");
   out.line = fmt::format(
-      "{}two different messages at once -> same book: processed: {}, {}; {} reserved: {}; second "
-      "waited for the first: {}; different books: processed: {}, {}; {} reserved: {}, {} "
-      "reserved: {}; second waited for the first: {}",
+      "{}two different messages at once -> same book: processed: {}, {}; {}; second waited for "
+      "the first: {}; different books: processed: {}, {}; {}, {}; second waited for the first: {}",
       TagColumn("concurrent-different"), CsBool(same.first_processed),
-      CsBool(same.second_processed), after.title, after.reserved, CsBool(same.SecondWaited()),
-      CsBool(apart.first_processed), CsBool(apart.second_processed), dune_apart.title,
-      dune_apart.reserved, emma_apart.title, emma_apart.reserved, CsBool(apart.SecondWaited()));
+      CsBool(same.second_processed),
+      JudgedReserved(after.title, after.reserved, 2 * env.options.quantity),  // two orders
+      CsBool(same.SecondWaited()), CsBool(apart.first_processed), CsBool(apart.second_processed),
+      JudgedReserved(dune_apart.title, dune_apart.reserved, env.options.quantity),
+      JudgedReserved(emma_apart.title, emma_apart.reserved, env.options.quantity),
+      CsBool(apart.SecondWaited()));
   // On a server database the wait is on a row or a key, not the file: say which.
   if (same.watched) out.line += fmt::format("; waited on: {}", same.SecondWaitedOn());
   return out;

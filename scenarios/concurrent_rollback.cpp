@@ -67,12 +67,12 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reserved"] = after.reserved;
   AddWaitFigures(env, pair, out.figures);
   out.line = fmt::format(
-      "{}two copies at once, the first {} -> processed: {}, {}; inbox rows: {}; {} reserved: {}; "
+      "{}two copies at once, the first {} -> processed: {}, {}; inbox rows: {}; {}; "
       "second waited for the first: {}",
       TagColumn("concurrent-rollback"),
       first_failed ? "fails after claiming" : "never reached its failing work",
-      CsBool(pair.first_processed), CsBool(pair.second_processed), inbox_rows, after.title,
-      after.reserved, CsBool(pair.SecondWaited()));
+      CsBool(pair.first_processed), CsBool(pair.second_processed), inbox_rows,
+      JudgedReserved(after.title, after.reserved, env.options.quantity), CsBool(pair.SecondWaited()));
   // On a server database the wait is on the key A had claimed, not the file: say so.
   if (pair.watched) out.line += fmt::format("; waited on: {}", pair.SecondWaitedOn());
   return out;

@@ -57,10 +57,10 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reserved"] = after.reserved;
   out.line = fmt::format(
       "{}same id, same content -> {}; same id, other content -> {} (dead-lettered: {}, alerts: "
-      "{}); {} reserved: {}",
+      "{}); {}",
       TagColumn("content-mismatch"), results.size() > 1 ? results[1] : "-",
-      results.size() > 2 ? results[2] : "-", stats.dead_lettered, alerts.size(), after.title,
-      after.reserved);
+      results.size() > 2 ? results[2] : "-", stats.dead_lettered, alerts.size(),
+      JudgedReserved(after.title, after.reserved, env.options.quantity));
   return out;
 }
 

@@ -62,10 +62,12 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["messageIdKey"] = ToJson(by_message);
   out.figures["reserved"] = by_order.reserved;
   out.line = fmt::format(
-      "{}placed, redelivered, cancelled -> key OrderId: processed {}; Dune reserved: {}; key "
-      "MessageId: processed {}; Dune reserved: {}",
-      TagColumn("correlation-key"), BoolList(by_order.processed), by_order.reserved,
-      BoolList(by_message.processed), by_message.reserved);
+      "{}placed, redelivered, cancelled -> key OrderId: processed: {}; {}; key MessageId: "
+      "processed: {}; {}",
+      TagColumn("correlation-key"), BoolList(by_order.processed),
+      // Placed then cancelled: nothing stays reserved.
+      JudgedReserved("Dune", by_order.reserved, 0), BoolList(by_message.processed),
+      JudgedReserved("Dune", by_message.reserved, 0));
   return out;
 }
 

@@ -35,8 +35,9 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["inboxRowsAfterCrash"] = inbox_after_crash;
   out.figures["redeliveryProcessed"] = redelivery_processed;
   out.figures["reserved"] = after.reserved;
-  out.line = fmt::format("{}crash before commit -> reserved {}; redelivered -> {} reserved: {}",
-                         TagColumn("inbox"), after_crash, after.title, after.reserved);
+  out.line = fmt::format("{}crash before commit -> reserved {}; redelivered -> {}",
+                         TagColumn("inbox"), after_crash,
+                         JudgedReserved(after.title, after.reserved, env.options.quantity));
   return out;
 }
 

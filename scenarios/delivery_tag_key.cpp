@@ -70,10 +70,11 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["resendRedelivered"] = by_tag.redelivered.back();
   out.figures["reserved"] = by_tag.reserved;
   out.line = fmt::format(
-      "{}{}, then resent -> key delivery tag: processed {}; Dune reserved: {}; key MessageId: "
-      "processed {}; Dune reserved: {}; redelivered flag: {}",
+      "{}{}, then resent -> key delivery tag: processed: {}; {}; key MessageId: processed: "
+      "{}; {}; redelivered flag: {}",
       TagColumn("delivery-tag-key"), DeliveredPhrase(env.options.deliveries),
-      BoolList(by_tag.processed), by_tag.reserved, BoolList(by_id.processed), by_id.reserved,
+      BoolList(by_tag.processed), JudgedReserved("Dune", by_tag.reserved, env.options.quantity),
+      BoolList(by_id.processed), JudgedReserved("Dune", by_id.reserved, env.options.quantity),
       BoolList(by_tag.redelivered));
   return out;
 }

@@ -39,9 +39,9 @@ Part Deliver(ScenarioEnv& env, const char* title, Handle handle) {
   return part;
 }
 
-std::string Describe(const Part& p) {
-  return fmt::format("deliveries: {}, dead-lettered: {}, Dune reserved: {}", p.deliveries,
-                     p.dead_lettered, p.reserved);
+std::string Describe(const Part& p, int64_t quantity) {
+  return fmt::format("deliveries: {}, dead-lettered: {}, {}", p.deliveries, p.dead_lettered,
+                     JudgedReserved("Dune", p.reserved, quantity));
 }
 
 Outcome Run(ScenarioEnv& env) {
@@ -67,7 +67,8 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["skipReserved"] = skipped.reserved;
   out.figures["reserved"] = thrown.reserved;
   out.line = fmt::format("{}ack lost, redelivered -> throw on duplicate: {}; ack and skip: {}",
-                         TagColumn("duplicate-as-error"), Describe(thrown), Describe(skipped));
+                         TagColumn("duplicate-as-error"), Describe(thrown, env.options.quantity),
+                         Describe(skipped, env.options.quantity));
   return out;
 }
 

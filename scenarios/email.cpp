@@ -35,8 +35,9 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["emailsSent"] = provider.sent_count();
   out.figures["secondDelivery"] = ToString(redelivered);
   out.figures["reserved"] = CurrentStock(env, dune).reserved;
-  out.line = fmt::format("{}crash after send, redelivered -> emails sent: {}, second delivery: {}",
-                         TagColumn("email"), provider.sent_count(), ToString(redelivered));
+  out.line = fmt::format("{}crash after send, redelivered -> {}, second delivery: {}",
+                         TagColumn("email"), JudgedEmails(provider.sent_count()),
+                         ToString(redelivered));
   return out;
 }
 

@@ -82,10 +82,11 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["secondDelivery"] = ToString(after_send.second.outcome);
   out.figures["reserved"] = before_send.reserved;
   out.line = fmt::format(
-      "{}crash after send, redelivered -> emails sent: {}, second delivery: {}; crash before "
-      "send, redelivered -> emails sent: {}, second delivery: {}",
-      TagColumn("email-reconcile"), after_send.emails_sent, ToString(after_send.second.outcome),
-      before_send.emails_sent, ToString(before_send.second.outcome));
+      "{}crash after send, redelivered -> {}, second delivery: {}; crash before send, "
+      "redelivered -> {}, second delivery: {}",
+      TagColumn("email-reconcile"), JudgedEmails(after_send.emails_sent),
+      ToString(after_send.second.outcome), JudgedEmails(before_send.emails_sent),
+      ToString(before_send.second.outcome));
   return out;
 }
 

@@ -27,9 +27,9 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["deliveries"] = env.options.deliveries;
   out.figures["processed"] = processed;
   out.figures["reserved"] = after.reserved;
-  out.line = fmt::format("{}{} -> processed: {}; {} reserved: {}", TagColumn("inbox"),
+  out.line = fmt::format("{}{} -> processed: {}; {}", TagColumn("inbox"),
                          DeliveredPhrase(env.options.deliveries), fmt::join(words, ", "),
-                         after.title, after.reserved);
+                         JudgedReserved(after.title, after.reserved, env.options.quantity));
   return out;
 }
 

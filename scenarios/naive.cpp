@@ -20,8 +20,8 @@ Outcome Run(ScenarioEnv& env) {
   Outcome out;
   out.figures["deliveries"] = env.options.deliveries;
   out.figures["reserved"] = after.reserved;
-  out.line = fmt::format("{}{} -> {} reserved: {}", TagColumn("naive"),
-                         DeliveredPhrase(env.options.deliveries), after.title, after.reserved);
+  out.line = fmt::format("{}{} -> {}", TagColumn("naive"), DeliveredPhrase(env.options.deliveries),
+                         JudgedReserved(after.title, after.reserved, env.options.quantity));
   return out;
 }
 

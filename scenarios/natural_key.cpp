@@ -28,9 +28,10 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reservations"] = reservations;
   out.figures["inboxRows"] = CurrentRows(env, "Inbox");
   out.figures["reserved"] = after.reserved;
-  out.line = fmt::format("{}{} -> processed: {}; reservations: {}; {} reserved: {}",
+  out.line = fmt::format("{}{} -> processed: {}; reservations: {}; {}",
                          TagColumn("natural-key"), DeliveredPhrase(env.options.deliveries),
-                         BoolList(processed), reservations, after.title, after.reserved);
+                         BoolList(processed), reservations,
+                         JudgedReserved(after.title, after.reserved, env.options.quantity));
   return out;
 }
 

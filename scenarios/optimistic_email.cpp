@@ -86,12 +86,11 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["emailsSent"] = Emails(optimistic);
   AddWaitFigures(env, optimistic, out.figures);
   out.line = fmt::format(
-      "{}two copies at once -> key decides at commit: {}, {}, emails sent: {}; claim first: {}, "
-      "{}, emails sent: {}",
+      "{}two copies at once -> key decides at commit: {}, {}, {}; claim first: {}, {}, {}",
       TagColumn("optimistic-email"), optimistic.first.value["outcome"].get<std::string>(),
-      optimistic.second.value["outcome"].get<std::string>(), Emails(optimistic),
+      optimistic.second.value["outcome"].get<std::string>(), JudgedEmails(Emails(optimistic)),
       claim_first.first.value["outcome"].get<std::string>(),
-      claim_first.second.value["outcome"].get<std::string>(), Emails(claim_first));
+      claim_first.second.value["outcome"].get<std::string>(), JudgedEmails(Emails(claim_first)));
   return out;
 }
 

@@ -179,13 +179,13 @@ Outcome Run(ScenarioEnv& env) {
     return fmt::format("{}", fmt::join(v, ", "));
   };
   out.line = fmt::format(
-      "{}lease {} -> owner killed, redelivered: {}; emails sent: {}, {} reserved: {}; owner "
-      "renewing: {}, emails sent: {}; owner paused {}: {}, then {}; emails sent: {}, {} "
-      "reserved: {}",
+      "{}lease {} -> owner killed, redelivered: {}; {}, {}; owner renewing: {}, {}; owner "
+      "paused {}: {}, then {}; {}, {}",
       TagColumn("orphan-claim"), FormatDuration(env.options.lock_max_age), list(dead.redeliveries),
-      dead.emails, "Dune", dead.reserved, list(live.redeliveries), live.emails,
-      FormatDuration(kPause), list(paused.redeliveries), paused.first_outcome, paused.emails,
-      "Dune", paused.reserved);
+      JudgedEmails(dead.emails), JudgedReserved("Dune", dead.reserved, env.options.quantity),
+      list(live.redeliveries), JudgedEmails(live.emails), FormatDuration(kPause),
+      list(paused.redeliveries), paused.first_outcome, JudgedEmails(paused.emails),
+      JudgedReserved("Dune", paused.reserved, env.options.quantity));
   return out;
 }
 

@@ -129,11 +129,16 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["ghostShipmentRequests"] = ghost_shipments;
   out.figures["ghostReserved"] = ghost_reserved;
   out.line = fmt::format(
-      "{}{}, dispatcher crashed after send -> handler ran: {}, dispatches: {}, downstream "
-      "processed: {}; {} reserved: {}; sent before commit, rolled back -> ghost messages: {}, "
-      "downstream processed: {}, {} reserved: {}",
+      "{}{}, dispatcher crashed after send -> handler ran: {}, dispatches: {}, {}; {}; sent "
+      "before commit, rolled back -> {}, {}, {} reserved: {}",
       TagColumn("outbox"), DeliveredPhrase(static_cast<int>(incoming.stats().deliveries)), handled,
-      dispatches, shipped.processed, dune.title, reserved, ghost_sent, ghost_shipped.processed,
+      dispatches,
+      Judged(fmt::format("downstream processed: {}", shipped.processed), shipped.processed == 1),
+      JudgedReserved(dune.title, reserved, env.options.quantity),
+      // The order was rolled back: nothing may have left it.
+      Judged(fmt::format("ghost messages: {}", ghost_sent), ghost_sent == 0),
+      Judged(fmt::format("downstream processed: {}", ghost_shipped.processed),
+             ghost_shipped.processed == 0),
       ghost_book.title, ghost_reserved);
   return out;
 }

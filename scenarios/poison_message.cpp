@@ -62,7 +62,7 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["inboxRows"] = inbox_rows;
   out.figures["reserved"] = reserved;
   out.line = fmt::format(
-      "{}handler fails on every delivery -> attempts: {}, dead-lettered: {} ({}); inbox rows: {}; "
+      "{}handler fails on every delivery -> deliveries: {}, dead-lettered: {} ({}); inbox rows: {}; "
       "{} reserved: {}",
       TagColumn("poison-message"), attempts, stats.dead_lettered, reason, inbox_rows, dune.title,
       reserved);

@@ -62,10 +62,10 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["naturalKeyReserved"] = natural.reserved;
   out.figures["reserved"] = inbox.reserved;
   out.line = fmt::format(
-      "{}same order, {} message ids -> inbox: processed: {}; Dune reserved: {}; natural key: "
-      "processed: {}; Dune reserved: {}",
-      TagColumn("producer-duplicate"), message_ids, BoolList(inbox.processed), inbox.reserved,
-      BoolList(natural.processed), natural.reserved);
+      "{}same order, {} message ids -> inbox: processed: {}; {}; natural key: processed: {}; {}",
+      TagColumn("producer-duplicate"), message_ids, BoolList(inbox.processed),
+      JudgedReserved("Dune", inbox.reserved, env.options.quantity), BoolList(natural.processed),
+      JudgedReserved("Dune", natural.reserved, env.options.quantity));
   return out;
 }
 

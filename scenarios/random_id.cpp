@@ -47,9 +47,9 @@ Part PublishWithRetry(ScenarioEnv& env, IdPolicy policy) {
   return part;
 }
 
-std::string Describe(const Part& part) {
-  return fmt::format("message ids: {}, processed: {}; Dune reserved: {}", part.message_ids,
-                     BoolList(part.processed), part.reserved);
+std::string Describe(const Part& part, int64_t quantity) {
+  return fmt::format("message ids: {}, processed: {}; {}", part.message_ids,
+                     BoolList(part.processed), JudgedReserved("Dune", part.reserved, quantity));
 }
 
 Outcome Run(ScenarioEnv& env) {
@@ -64,7 +64,7 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["madeOnceReserved"] = once.reserved;
   out.figures["reserved"] = fresh.reserved;
   out.line = fmt::format("{}producer sent twice -> new id per send: {}; id made once: {}",
-                         TagColumn("random-id"), Describe(fresh), Describe(once));
+                         TagColumn("random-id"), Describe(fresh, env.options.quantity), Describe(once, env.options.quantity));
   return out;
 }
 

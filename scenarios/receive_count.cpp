@@ -51,9 +51,9 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["timesProcessed"] = times_processed;
   out.figures["reserved"] = reserved;
   out.line = fmt::format(
-      "{}{} -> processed: {}; Inbox ReceiveCount: {}, consumed: {}; {} reserved: {} (processed {})",
+      "{}{} -> processed: {}; Inbox ReceiveCount: {}, consumed: {}; {} (processed {})",
       TagColumn("receive-count"), DeliveredPhrase(static_cast<int>(broker.stats().deliveries)),
-      BoolList(processed), receive_count, CsBool(consumed), dune.title, reserved,
+      BoolList(processed), receive_count, CsBool(consumed), JudgedReserved(dune.title, reserved, env.options.quantity),
       TimesPhrase(times_processed));
   return out;
 }

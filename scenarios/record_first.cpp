@@ -47,10 +47,10 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reserved"] = after.reserved;
   std::string outcome =
       processed.empty() ? "" : fmt::format("processed: {}; ", BoolList(processed));
-  out.line = fmt::format("{}crash after record commit, {} -> {}{} reserved: {}",
+  out.line = fmt::format("{}crash after record commit, {} -> {}{}",
                          TagColumn("record-first"),
                          RedeliveredPhrase(static_cast<int>(processed.size())), outcome,
-                         after.title, after.reserved);
+                         JudgedReserved(after.title, after.reserved, env.options.quantity));
   return out;
 }
 

@@ -89,9 +89,10 @@ Outcome Run(ScenarioEnv& env) {
                                       : fmt::format("record still kept on day {}", replay_day);
   out.line = fmt::format(
       "{}kept {} days: redelivered on day 1 -> skipped: {}, dead-lettered: {}; {}; replayed on day "
-      "{} -> processed: {}; {} reserved: {}",
+      "{} -> processed: {}; {}",
       TagColumn("retention"), env.options.retention.count(), skipped, dead_lettered, record,
-      replay_day, CsBool(replay_processed), after.title, after.reserved);
+      replay_day, CsBool(replay_processed),
+      JudgedReserved(after.title, after.reserved, env.options.quantity));
   return out;
 }
 

@@ -57,11 +57,13 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["inboxRows"] = CountInboxRows(probe);
   out.figures["reserved"] = reserved;
   out.line = fmt::format(
-      "{}crash before the main commit -> after the crash: audit entries {}, inbox rows {}, {} "
-      "reserved {}; redelivered, processed: {} -> audit entries {}, {} reserved {}",
+      "{}crash before the main commit -> after the crash: audit entries: {}, inbox rows: {}, {} "
+      "reserved: {}; redelivered, processed: {} -> {}, {}",
       TagColumn("second-connection"), audit_after_crash, inbox_after_crash, dune.title,
-      reserved_after_crash, processed.empty() ? "-" : BoolList(processed), audit, dune.title,
-      reserved);
+      reserved_after_crash, processed.empty() ? "-" : BoolList(processed),
+      // One order: one audit entry is right; the crashed try's entry doubles it.
+      Judged(fmt::format("audit entries: {}", audit), audit == 1),
+      JudgedReserved(dune.title, reserved, env.options.quantity));
   return out;
 }
 

@@ -56,8 +56,9 @@ void AddFigures(const char* prefix, const KeyRun& run, nlohmann::ordered_json& f
 }
 
 std::string Part(InboxKey key, const KeyRun& run) {
-  return fmt::format("key {} -> inventory: {}, notification: {}, emails sent: {}", ToString(key),
-                     CsBool(run.inventory_processed), ToString(run.notification), run.emails_sent);
+  return fmt::format("key {} -> inventory: {}, notification: {}, {}", ToString(key),
+                     CsBool(run.inventory_processed), ToString(run.notification),
+                     JudgedEmails(run.emails_sent));
 }
 
 Outcome Run(ScenarioEnv& env) {

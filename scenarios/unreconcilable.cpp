@@ -95,10 +95,10 @@ Outcome RunScenario(ScenarioEnv& env) {
   out.figures["alerts"] = parked.alerts;
   out.figures["emailsSent"] = parked.emails;
   out.line = fmt::format(
-      "{}crash after send, redelivered -> acked: {}, dead-lettered {}, record completed: {}; "
-      "parked: dead-lettered {}, operator: {}, emails sent: {}, record completed: {}",
+      "{}crash after send, redelivered -> acked: {}, dead-lettered: {}, record completed: {}; "
+      "parked: dead-lettered: {}, operator: {}, {}, record completed: {}",
       TagColumn("unreconcilable"), silent.redelivery, silent.dead_lettered,
-      CsBool(silent.completed), parked.dead_lettered, parked.settled, parked.emails,
+      CsBool(silent.completed), parked.dead_lettered, parked.settled, JudgedEmails(parked.emails),
       CsBool(parked.completed));
   return out;
 }

@@ -174,3 +174,33 @@ TEST_CASE("seeded runs without the producer's resend: the inbox holds", "[explor
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("--fault duplicate --fault crash") != std::string::npos);  // the replay hint
 }
+
+TEST_CASE("seeded runs say which fault the failures came from", "[explore][seeded]") {
+  CliResult r = RunCli({"explore", "--seed", "1", "--runs", "60", "--strategy", "inbox",
+                        "--strategy", "natural-key", "--strategy", "naive"});
+  CHECK(r.exit_code == 0);
+  // The inbox fails only where the producer resent under a new MessageId.
+  CHECK(r.out.find("\n  inbox: all from producer duplicates (all ") != std::string::npos);
+  CHECK(r.out.find("\n  natural-key:") == std::string::npos);  // no failure, no line
+  CHECK(r.out.find("\n  naive: no one fault") != std::string::npos);
+  CliResult json = RunCli({"explore", "--seed", "1", "--runs", "60", "--strategy", "inbox",
+                           "--format", "json"});
+  auto row = nlohmann::json::parse(json.out)["rows"][0];
+  CHECK(row["failuresCameFrom"] == nlohmann::json::array({"producer-duplicate"}));
+  CHECK(row["byFault"]["producer-duplicate"]["failingWithout"] == 0);
+  CHECK(row["byFault"]["producer-duplicate"]["runsWithout"].get<int64_t>() > 0);
+  CHECK(row["byFault"]["producer-duplicate"]["failingWith"] == row["failingRuns"].size());
+  // Without producer resends in the mix, nothing is left to blame: no failing run.
+  CliResult without = RunCli({"explore", "--seed", "1", "--runs", "60", "--strategy", "inbox",
+                              "--fault", "duplicate", "--fault", "crash", "--fault", "lost-ack"});
+  CHECK(without.out.find("where the failures came from") == std::string::npos);
+}
+
+TEST_CASE("a reconcile counterexample is not headed as a failure", "[explore][cli]") {
+  CliResult r = RunCli({"explore", "--strategy", "email", "--fault", "crash", "--counterexample"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("shortest schedule flagged for reconciliation (not a failure): ") != std::string::npos);
+  CHECK(r.out.find("shortest failing schedule") == std::string::npos);
+  CliResult twice = RunCli({"explore", "--strategy", "naive", "--fault", "duplicate", "--counterexample"});
+  CHECK(twice.out.find("shortest failing schedule: ") != std::string::npos);
+}

@@ -133,8 +133,9 @@ TEST_CASE("broker-dedup: the window drops a resend, not a redelivery", "[lessons
   CHECK(run.figures()["lostAckNaiveReserved"] == 4);
   CHECK(run.figures()["lostAckInboxReserved"] == 2);
   CHECK(run.outcome.line ==
-        "[broker-dedup]       window 10m: producer resend after 1m -> dropped: 1, naive reserved: "
-        "2; ack lost, redelivered -> dropped: 0, naive reserved: 4, inbox reserved: 2");
+        "[broker-dedup]       window 10m: producer resend after 1m -> dropped: 1, naive: Dune "
+        "reserved: 2; ack lost, redelivered -> dropped: 0, naive: Dune reserved: 4, inbox: Dune "
+        "reserved: 2");
 
   RunOptions narrow;
   narrow.dedup_window = std::chrono::seconds(30);

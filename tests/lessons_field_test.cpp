@@ -59,7 +59,7 @@ TEST_CASE("poison-message: redelivered to the limit, dead-lettered, nothing reco
   CHECK(run.figures()["inboxRows"] == 0);
   CHECK(run.figures()["reserved"] == 0);
   CHECK(run.outcome.line ==
-        "[poison-message]     handler fails on every delivery -> attempts: 10, dead-lettered: 1 "
+        "[poison-message]     handler fails on every delivery -> deliveries: 10, dead-lettered: 1 "
         "(MaxDeliveryCountExceeded); inbox rows: 0; Dune reserved: 0");
 
   RunOptions options;
@@ -210,9 +210,9 @@ TEST_CASE("second-connection: the audit entry survives the crash and is written 
   CHECK(run.figures()["auditEntries"] == 2);
   CHECK(run.figures()["reserved"] == 2);
   CHECK(run.outcome.line ==
-        "[second-connection]  crash before the main commit -> after the crash: audit entries 1, "
-        "inbox rows 0, Dune reserved 0; redelivered, processed: True -> audit entries 2, Dune "
-        "reserved 2");
+        "[second-connection]  crash before the main commit -> after the crash: audit entries: 1, "
+        "inbox rows: 0, Dune reserved: 0; redelivered, processed: True -> audit entries: 2, Dune "
+        "reserved: 2");
 
   RunOptions options;
   options.crash_mode = CrashMode::kKill;
@@ -232,8 +232,8 @@ TEST_CASE("correlation-key: the cancellation is dropped as a duplicate", "[lesso
   CHECK(run.figures()["messageIdKey"]["processed"] == Json::array({true, false, true}));
   CHECK(run.figures()["messageIdKey"]["reserved"] == 0);
   CHECK(run.outcome.line ==
-        "[correlation-key]    placed, redelivered, cancelled -> key OrderId: processed True, "
-        "False, False; Dune reserved: 2; key MessageId: processed True, False, True; Dune "
+        "[correlation-key]    placed, redelivered, cancelled -> key OrderId: processed: True, "
+        "False, False; Dune reserved: 2; key MessageId: processed: True, False, True; Dune "
         "reserved: 0");
 }
 
@@ -248,8 +248,8 @@ TEST_CASE("delivery-tag-key: every delivery gets a new tag, a resend is not rede
   CHECK(run.figures()["messageIdKey"]["processed"] == Json::array({true, false, false}));
   CHECK(run.figures()["messageIdKey"]["reserved"] == 2);
   CHECK(run.outcome.line ==
-        "[delivery-tag-key]   delivered twice, then resent -> key delivery tag: processed True, "
-        "True, True; Dune reserved: 6; key MessageId: processed True, False, False; Dune "
+        "[delivery-tag-key]   delivered twice, then resent -> key delivery tag: processed: "
+        "True, True, True; Dune reserved: 6; key MessageId: processed: True, False, False; Dune "
         "reserved: 2; redelivered flag: False, True, False");
 
   RunOptions options;
@@ -270,8 +270,8 @@ TEST_CASE("absolute-write: the upsert repeats safely, the increment does not, or
   CHECK(run.figures()["twoOrders"] == Json::array({2, 3}));
   CHECK(run.figures()["sharedRowReserved"] == 3);
   CHECK(run.outcome.line ==
-        "[absolute-write]     delivered twice -> absolute (Quantity = 2): Dune reserved 2; "
-        "increment: Dune reserved 4; two orders (2 and 3) setting the book's Reserved: 3");
+        "[absolute-write]     delivered twice -> absolute (Quantity = 2): Dune reserved: 2; "
+        "increment: Dune reserved: 4; two orders (2 and 3) setting the book's Reserved: 3");
 
   RunOptions options;
   options.deliveries = 5;
@@ -294,7 +294,7 @@ TEST_CASE("unreconcilable: parked and settled by the operator, one email", "[les
   CHECK(run.figures()["alerts"].size() == 1);
   CHECK(run.outcome.line ==
         "[unreconcilable]     crash after send, redelivered -> acked: NeedsReconciliation, "
-        "dead-lettered 0, record completed: False; parked: dead-lettered 1, operator: provider "
+        "dead-lettered: 0, record completed: False; parked: dead-lettered: 1, operator: provider "
         "had sent it, emails sent: 1, record completed: True");
 
   RunOptions options;
@@ -354,7 +354,7 @@ TEST_CASE("run: --max-deliveries changes the poison message's attempts end to en
           "[lessons][field][cli]") {
   CliResult r = RunCli({"run", "poison-message", "--max-deliveries", "4", "--check"});
   CHECK(r.exit_code == 0);
-  CHECK(r.out.find("attempts: 4, dead-lettered: 1") != std::string::npos);
+  CHECK(r.out.find("deliveries: 4, dead-lettered: 1") != std::string::npos);
 }
 
 TEST_CASE("docs/README.md lists every scenario under a theme", "[lessons][field][docs]") {

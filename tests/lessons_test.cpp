@@ -101,7 +101,7 @@ TEST_CASE("claim-last: the second copy waits at its stock update and undoes it",
   CHECK(run.figures()["busyRetries"].get<int64_t>() > 0);
   CHECK(run.outcome.line ==
         "[claim-last]         two copies at once -> processed: True, False; Dune reserved: 2; "
-        "second waited at: stock update; its update changed 1 row (Dune reserved 4 inside its "
+        "second waited at: stock update; its update changed 1 row (Dune reserved: 4 inside its "
         "transaction), then rolled back");
 
   RunOptions apart;  // A commits before B starts: B waits nowhere, and still works first

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "atomic_file.h"
 #include "support.h"
 #include "views/color.h"
@@ -374,26 +376,41 @@ TEST_CASE("color follows --color, the terminal, NO_COLOR and TERM", "[views][col
   CHECK_FALSE(ParseColorChoice("sometimes").has_value());
 }
 
-TEST_CASE("a colored line strips back to the plain line", "[views][color]") {
-  for (const std::string& line : dedupsim::testing::PostLines()) {
-    std::string green = ColorizeLine(line, true);
-    CHECK(green != line);
-    CHECK(StripColor(green) == line);
-    CHECK(StripColor(ColorizeLine(line, false)) == line);
+TEST_CASE("judged figures become marks on the plain line", "[views][color]") {
+  Outcome out;
+  out.line = fmt::format("[x] a -> {}; b: {}", JudgedReserved("Dune", 4, 2), Judged("1", true));
+  TakeMarks(out);
+  CHECK(out.line == "[x] a -> Dune reserved: 4; b: 1");
+  REQUIRE(out.marks.size() == 2);
+  CHECK(out.line.substr(out.marks[0].begin, out.marks[0].size) == "Dune reserved: 4");
+  CHECK_FALSE(out.marks[0].correct);  // doubled
+  CHECK(out.line.substr(out.marks[1].begin, out.marks[1].size) == "1");
+  CHECK(out.marks[1].correct);
+  CHECK(JudgedEmails(1) == Judged("emails sent: 1", true));
+  CHECK(JudgedEmails(0) == Judged("emails sent: 0", false));  // lost
+}
+
+TEST_CASE("a colored line paints judged figures by correctness and strips back", "[views][color]") {
+  const std::string line = "[inbox]              delivered twice -> processed: True, False; Dune reserved: 4";
+  const size_t at = line.find("Dune");
+  const std::vector<FigureMark> wrong{{at, line.size() - at, false}};
+  std::string red = ColorizeLine(line, wrong, false);
+  CHECK(red == "\x1b[1;36m[inbox]\x1b[0m              delivered twice -> processed: True, False; "
+               "\x1b[1;31mDune reserved: 4\x1b[0m");
+  CHECK(StripColor(red) == line);
+  std::string green = ColorizeLine(line, {{at, line.size() - at, true}}, false);
+  CHECK(green.find("\x1b[1;32mDune reserved: 4\x1b[0m") != std::string::npos);
+  CHECK(green.find("\x1b[1;32mTrue") == std::string::npos);  // unjudged figures stay plain
+  // A --check difference marks the tag, apart from the figures' colors.
+  std::string differs = ColorizeLine(line, wrong, true);
+  CHECK(differs.rfind("\x1b[1;30;43m[inbox]\x1b[0m", 0) == 0);
+  CHECK(differs.find("\x1b[1;31mDune reserved: 4") != std::string::npos);
+  CHECK(StripColor(differs) == line);
+  // A mark outside the line is ignored, not read past the end.
+  CHECK(StripColor(ColorizeLine(line, {{line.size() - 2, 9, true}}, false)) == line);
+  for (const std::string& post : dedupsim::testing::PostLines()) {
+    CHECK(StripColor(ColorizeLine(post, {}, false)) == post);
   }
-  std::string line =
-      "[email]              crash after send, redelivered -> emails sent: 1, second delivery: "
-      "NeedsReconciliation";
-  CHECK(ColorizeLine(line, true) ==
-        "\x1b[1;36m[email]\x1b[0m              crash after send, redelivered -> emails sent: "
-        "\x1b[1;32m1\x1b[0m, "
-        "second delivery: \x1b[1;32mNeedsReconciliation\x1b[0m");
-  std::string wrong = ColorizeLine(
-      "[inbox]              delivered twice -> processed: True, False; Dune reserved: 4", false);
-  CHECK(wrong.find("\x1b[1;31mTrue\x1b[0m, \x1b[1;31mFalse\x1b[0m") != std::string::npos);
-  CHECK(wrong.find("reserved: \x1b[1;31m4\x1b[0m") != std::string::npos);
-  CHECK(wrong.find("Dune") != std::string::npos);
-  CHECK(wrong.find("\x1b[1;31mDune") == std::string::npos);
 }
 
 TEST_CASE("text is wrapped to the width, commands kept whole", "[views][explain]") {

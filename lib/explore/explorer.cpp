@@ -239,6 +239,8 @@ CellResult Explorer::ExploreCell(const Strategy& strategy, const Fault& fault) {
     variant.variant = plans[p].variant;
     auto count = [&](const ScheduleResult& run) {
       variant.schedules++;
+      progress_.schedules++;
+      if (options_.progress) options_.progress(progress_);
       cell.steps += static_cast<int64_t>(run.picks.size());
       variant.longest = std::max(variant.longest, run.picks.size());
       variant.counts[Index(run.outcome)]++;
@@ -254,6 +256,8 @@ CellResult Explorer::ExploreCell(const Strategy& strategy, const Fault& fault) {
     for (size_t i = 0; i < kOutcomeCount; ++i) cell.counts[i] += variant.counts[i];
     cell.variants.push_back(std::move(variant));
   }
+  progress_.done++;
+  if (options_.progress) options_.progress(progress_);
   return cell;
 }
 
@@ -295,6 +299,7 @@ MatrixResult Explorer::ExploreMatrix(std::span<const Strategy* const> strategies
   m.world = options_.world;
   m.strategies.assign(strategies.begin(), strategies.end());
   m.faults.assign(faults.begin(), faults.end());
+  ExpectCells(progress_.done + static_cast<int64_t>(strategies.size() * faults.size()));
   for (const Strategy* s : strategies) {
     for (const Fault* f : faults) {
       m.cells.push_back(ExploreCell(*s, *f));

@@ -80,6 +80,16 @@ struct MatrixResult {
   double SchedulesPerSecond() const;
 };
 
+// How far an exploration has gone, for a progress display (lib prints nothing): the work
+// items done of total (cells of the matrix; random runs), and the schedules run so far.
+// total is 0 when not known.
+struct ExploreProgress {
+  int64_t done = 0;
+  int64_t total = 0;
+  int64_t schedules = 0;
+};
+using ExploreProgressFn = std::function<void(const ExploreProgress&)>;
+
 struct ExploreOptions {
   uint64_t seed = 1;  // makes the message, order and book ids
   JournalMode journal = JournalMode::kWal;
@@ -99,6 +109,8 @@ struct ExploreOptions {
   // Explore on this PostgreSQL schema (null: a temporary SQLite file); see SchedulerOptions.
   const PgDatabase* postgres = nullptr;
   Isolation isolation = Isolation::kReadCommitted;
+  // Called after every schedule run by ExploreCell/ExploreMatrix (may be empty).
+  ExploreProgressFn progress{};
 };
 
 RetryRule RetryRuleFor(const ExploreOptions& options);
@@ -124,8 +136,10 @@ class Explorer {
   // steps. Returns the runs the reduction ended early (0 without it).
   int64_t ForEachSchedule(const Plan& plan, const std::function<void(const ScheduleResult&)>& each);
 
-  // Every schedule of every plan of the fault.
+  // Every schedule of every plan of the fault. Each cell explored counts one done for
+  // options().progress, of the total said by ExpectCells (ExploreMatrix says its own).
   CellResult ExploreCell(const Strategy& strategy, const Fault& fault);
+  void ExpectCells(int64_t total) { progress_.total = total; }
   MatrixResult ExploreMatrix(std::span<const Strategy* const> strategies,
                              std::span<const Fault* const> faults);
 
@@ -145,6 +159,7 @@ class Explorer {
 
  private:
   ExploreOptions options_;
+  ExploreProgress progress_;
   std::vector<const Strategy*> strategies_;  // the table's, then the extra ones
   Scheduler scheduler_;
   std::set<const Strategy*> checked_;

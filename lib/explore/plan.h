@@ -37,6 +37,8 @@ struct Plan {
   std::vector<LogicalOrder> orders;
   std::vector<const Strategy*> subscribers;  // each must apply its effect once per order
   std::vector<InstanceScript> instances;     // A, B, C ... at most kMaxInstances
+  // Random plans: the faults (faults.h names) this plan actually holds, as drawn.
+  std::vector<std::string> faults_held;
 };
 
 inline constexpr int kMaxInstances = 8;

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "explore/faults.h"
@@ -96,9 +98,13 @@ Plan RandomPlan(const Strategy& strategy, uint64_t seed, int64_t run, const Rand
   plan.subscribers.push_back(&strategy);
   if (draw.OneIn(3) && mix.second_subscriber) {
     const Strategy* partner = FindStrategy(strategy.partner);
-    if (partner == nullptr) throw std::logic_error("strategy " + std::string(strategy.name) + ": unknown partner");
+    if (partner == nullptr)
+      throw std::logic_error("strategy " + std::string(strategy.name) + ": unknown partner");
     plan.subscribers.push_back(partner);
   }
+  std::set<std::string> held;
+  if (plan.subscribers.size() > 1) held.insert("second-subscriber");
+  if (instances > 1) held.insert("concurrent");
   plan.instances.resize(instances);
   for (uint64_t o = 0; o < orders; ++o) {
     plan.orders.push_back(NewLogicalOrder(ids, static_cast<int64_t>(1 + draw.Below(3))));
@@ -114,8 +120,14 @@ Plan RandomPlan(const Strategy& strategy, uint64_t seed, int64_t run, const Rand
       // The partner is there to show interference (a dedup record that silences it), so
       // it gets one clean copy: its own faults are its own row's business.
       const bool partner = subscriber != &strategy;
-      if (extra && mix.duplicate && !partner) copies.insert(copies.end(), extra_copies, message);
-      if (producer && mix.producer_duplicate && !partner) copies.push_back(resent);
+      if (extra && mix.duplicate && !partner) {
+        copies.insert(copies.end(), extra_copies, message);
+        held.insert("duplicate");
+      }
+      if (producer && mix.producer_duplicate && !partner) {
+        copies.push_back(resent);
+        held.insert("producer-duplicate");
+      }
       for (const OrderPlaced& copy : copies) {
         const auto& points = subscriber->crash_points;
         const bool crash1 = draw.OneIn(3);
@@ -132,9 +144,11 @@ Plan RandomPlan(const Strategy& strategy, uint64_t seed, int64_t run, const Rand
         if (crash1 && mix.crash && !partner) {
           d.crash_at.emplace_back(points[point1]);
           if (crash2) d.crash_at.emplace_back(points[point2]);
+          held.insert("crash");
         }
         if (lost && mix.lost_ack && !partner) {
           d.ack_lost = true;
+          held.insert("lost-ack");
           Delivery again = d;  // the broker redelivers once the lock expires
           again.ack_lost = false;
           again.crash_at.clear();
@@ -145,6 +159,9 @@ Plan RandomPlan(const Strategy& strategy, uint64_t seed, int64_t run, const Rand
       }
     }
   }
+  for (const std::string& name : mix.Names()) {  // in the mix's order
+    if (held.count(name) > 0) plan.faults_held.push_back(name);
+  }
   for (InstanceScript& script : plan.instances) {  // Fisher-Yates, by the same draws
     for (size_t i = script.deliveries.size(); i > 1; --i) {
       std::swap(script.deliveries[i - 1], script.deliveries[draw.Below(i)]);
@@ -153,8 +170,8 @@ Plan RandomPlan(const Strategy& strategy, uint64_t seed, int64_t run, const Rand
   return plan;
 }
 
-ScheduleResult RunRandom(Scheduler& scheduler, const Strategy& strategy, uint64_t seed,
-                         int64_t run, const RandomMix& mix, Recorder* recorder) {
+ScheduleResult RunRandom(Scheduler& scheduler, const Strategy& strategy, uint64_t seed, int64_t run,
+                         const RandomMix& mix, Recorder* recorder) {
   Plan plan = RandomPlan(strategy, seed, run, mix);
   RandomChooser chooser(StreamSeed(seed, run, 2));
   return scheduler.Run(plan, chooser, recorder);
@@ -162,21 +179,34 @@ ScheduleResult RunRandom(Scheduler& scheduler, const Strategy& strategy, uint64_
 
 std::string DescribePlan(const Plan& plan) {
   std::map<std::string, int> numbers;  // message id -> m1, m2 ...
-  std::string out = fmt::format("{} instances, {} order{}", plan.instances.size(), plan.orders.size(),
-                                plan.orders.size() == 1 ? "" : "s");
+  std::string out = fmt::format("{} instances, {} order{}", plan.instances.size(),
+                                plan.orders.size(), plan.orders.size() == 1 ? "" : "s");
   for (size_t i = 0; i < plan.instances.size(); ++i) {
     std::vector<std::string> items;
     for (const Delivery& d : plan.instances[i].deliveries) {
-      auto [it, added] = numbers.emplace(d.message.message_id, static_cast<int>(numbers.size()) + 1);
-      std::string item = fmt::format("m{} (order {}) to {}", it->second, d.order + 1, d.subscriber->name);
+      auto [it, added] =
+          numbers.emplace(d.message.message_id, static_cast<int>(numbers.size()) + 1);
+      std::string item =
+          fmt::format("m{} (order {}) to {}", it->second, d.order + 1, d.subscriber->name);
       for (size_t a = 0; a < d.crash_at.size(); ++a) {
-        if (!d.crash_at[a].empty()) item += fmt::format(", attempt {} dies at {}", a + 1, d.crash_at[a]);
+        if (!d.crash_at[a].empty())
+          item += fmt::format(", attempt {} dies at {}", a + 1, d.crash_at[a]);
       }
       if (d.ack_lost) item += ", ack lost";
       items.push_back(item);
     }
-    out += fmt::format("\n  {}: {}", InstanceName(static_cast<int>(i)),
-                       items.empty() ? std::string("(nothing)") : fmt::format("{}", fmt::join(items, "; ")));
+    out += fmt::format(
+        "\n  {}: {}", InstanceName(static_cast<int>(i)),
+        items.empty() ? std::string("(nothing)") : fmt::format("{}", fmt::join(items, "; ")));
+  }
+  return out;
+}
+
+std::vector<std::string> RandomRow::FailuresCameFrom() const {
+  std::vector<std::string> out;
+  if (failing.empty()) return out;
+  for (const auto& [name, tally] : by_fault) {
+    if (tally.failing_without == 0 && tally.runs_without > 0) out.push_back(name);
   }
   return out;
 }
@@ -186,8 +216,10 @@ double RandomResult::RunsPerSecond() const {
 }
 
 RandomResult ExploreRandom(Scheduler& scheduler, std::span<const Strategy* const> strategies,
-                           uint64_t seed, int64_t runs, const RandomMix& mix) {
+                           uint64_t seed, int64_t runs, const RandomMix& mix,
+                           const ExploreProgressFn& progress) {
   auto started = std::chrono::steady_clock::now();
+  ExploreProgress told{0, runs * static_cast<int64_t>(strategies.size()), 0};
   RandomResult result;
   result.seed = seed;
   result.mix = mix;
@@ -198,10 +230,25 @@ RandomResult ExploreRandom(Scheduler& scheduler, std::span<const Strategy* const
     row.strategy = s;
     for (int64_t k = 0; k < runs; ++k) {
       ScheduleResult r = RunRandom(scheduler, *s, seed, k, mix);
+      const std::vector<std::string> held = RandomPlan(*s, seed, k, mix).faults_held;
+      const bool failed = IsFailing(r.outcome);
+      for (const std::string& name : mix.Names()) {
+        FaultTally& tally = row.by_fault[name];
+        if (std::find(held.begin(), held.end(), name) != held.end()) {
+          tally.runs_with++;
+          if (failed) tally.failing_with++;
+        } else {
+          tally.runs_without++;
+          if (failed) tally.failing_without++;
+        }
+      }
       row.runs++;
       row.steps += static_cast<int64_t>(r.picks.size());
       row.counts[Index(r.outcome)]++;
       if (IsFailing(r.outcome)) row.failing.push_back(k);
+      told.done++;
+      told.schedules++;
+      if (progress) progress(told);
     }
     result.rows.push_back(std::move(row));
   }

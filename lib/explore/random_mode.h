@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <random>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "explore/explorer.h"
 #include "explore/outcome.h"
 #include "explore/plan.h"
 #include "explore/scheduler.h"
@@ -38,18 +40,32 @@ struct RandomMix {
 Plan RandomPlan(const Strategy& strategy, uint64_t seed, int64_t run, const RandomMix& mix = {});
 
 // Runs run `run` of seed (plan and scheduling choices), traced into recorder when given.
-ScheduleResult RunRandom(Scheduler& scheduler, const Strategy& strategy, uint64_t seed,
-                         int64_t run, const RandomMix& mix = {}, Recorder* recorder = nullptr);
+ScheduleResult RunRandom(Scheduler& scheduler, const Strategy& strategy, uint64_t seed, int64_t run,
+                         const RandomMix& mix = {}, Recorder* recorder = nullptr);
 
 // "3 instances, 2 orders; A: m1 inbox, m2 inbox (crash at COMMIT); B: ..."
 std::string DescribePlan(const Plan& plan);
+
+// For one fault of the mix: the runs whose plan held it and those whose plan did not, and
+// how many of each did not end once.
+struct FaultTally {
+  int64_t runs_with = 0;
+  int64_t failing_with = 0;
+  int64_t runs_without = 0;
+  int64_t failing_without = 0;
+};
 
 struct RandomRow {
   const Strategy* strategy = nullptr;
   int64_t runs = 0;
   int64_t steps = 0;  // summed over the runs
   OutcomeCounts counts{};
-  std::vector<int64_t> failing;  // run numbers that did not end once, in order
+  std::vector<int64_t> failing;                // run numbers that did not end once, in order
+  std::map<std::string, FaultTally> by_fault;  // by fault name, for every fault of the mix
+
+  // The faults every failing run held while some runs without them ran and none of those
+  // failed: what the failures came from, as measured (empty when none or no failure).
+  std::vector<std::string> FailuresCameFrom() const;
 };
 
 struct RandomResult {
@@ -64,7 +80,9 @@ struct RandomResult {
   double RunsPerSecond() const;
 };
 
+// progress (may be empty) is told after every run: runs done of strategies x runs.
 RandomResult ExploreRandom(Scheduler& scheduler, std::span<const Strategy* const> strategies,
-                           uint64_t seed, int64_t runs, const RandomMix& mix = {});
+                           uint64_t seed, int64_t runs, const RandomMix& mix = {},
+                           const ExploreProgressFn& progress = nullptr);
 
 }  // namespace dedupsim::explore

@@ -253,7 +253,11 @@ std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& r
   const Counterexample& c = *cell.shortest;
   std::string out = fmt::format("{} under {}: {} of {} schedules\n", cell.strategy->name,
                                 cell.fault->name, CellLabel(cell), cell.schedules);
-  out += fmt::format("shortest failing schedule: {} steps{}, outcome {}\n", c.picks.size(),
+  // Flagged for reconciliation is the consumer saying it cannot know, not a failure.
+  const char* heading = BreaksInvariant(replay.outcome)
+                            ? "shortest failing schedule"
+                            : "shortest schedule flagged for reconciliation (not a failure)";
+  out += fmt::format("{}: {} steps{}, outcome {}\n", heading, c.picks.size(),
                      c.variant.empty() ? "" : ", " + c.variant, ToString(replay.outcome));
   out += Trace(events);
   out += fmt::format("final: {}\n", FormatFigures(replay.figures));
@@ -278,6 +282,19 @@ nlohmann::ordered_json CounterexampleToJson(const CellResult& cell, const Schedu
   j["figures"] = FiguresToJson(replay.figures);
   return j;
 }
+
+namespace {
+// "producer duplicates" for producer-duplicate, and so on: a fault as a cause.
+std::string FaultPhrase(const std::string& name) {
+  if (name == "duplicate") return "duplicate deliveries";
+  if (name == "crash") return "crashes";
+  if (name == "concurrent") return "concurrent instances";
+  if (name == "producer-duplicate") return "producer duplicates";
+  if (name == "second-subscriber") return "the second subscriber";
+  if (name == "lost-ack") return "lost acks";
+  return name;
+}
+}  // namespace
 
 std::string FormatRandom(const RandomResult& r) {
   std::string out = fmt::format(
@@ -306,6 +323,25 @@ std::string FormatRandom(const RandomResult& r) {
     for (size_t i = 0; i < row.size(); ++i) line += i + 1 < row.size() ? Pad(row[i], widths[i] + 2) : row[i];
     out += line + "\n";
   }
+  // Which fault the failures came from, as measured: a fault every failing run held, while
+  // the runs without it (there were some) all ended once.
+  std::string from;
+  for (const RandomRow& row : r.rows) {
+    if (row.failing.empty()) continue;
+    const std::vector<std::string> came_from = row.FailuresCameFrom();
+    if (came_from.empty()) {
+      from += fmt::format("  {}: no one fault: runs failed without each of them\n", row.strategy->name);
+      continue;
+    }
+    std::vector<std::string> parts;
+    for (const std::string& name : came_from) {
+      const FaultTally& t = row.by_fault.at(name);
+      parts.push_back(fmt::format("{} (all {} failing runs held it; none of the {} runs without it failed)",
+                                  FaultPhrase(name), row.failing.size(), t.runs_without));
+    }
+    from += fmt::format("  {}: all from {}\n", row.strategy->name, fmt::join(parts, "; and all from "));
+  }
+  if (!from.empty()) out += "\nwhere the failures came from:\n" + from;
   out += fmt::format("\nreplay one: dedupsim explore --seed {} --replay RUN --strategy NAME{}\n", r.seed,
                      MixFlags(r.mix));
   return out;
@@ -314,6 +350,19 @@ std::string FormatRandom(const RandomResult& r) {
 std::string FormatRandomTiming(const RandomResult& r) {
   return fmt::format("ran in {} ms: {} runs/s\n", Rounded(r.elapsed_ms), Rounded(r.RunsPerSecond()));
 }
+
+namespace {
+nlohmann::ordered_json ByFaultJson(const RandomRow& row) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [name, t] : row.by_fault) {
+    j[name] = {{"runsWith", t.runs_with},
+               {"failingWith", t.failing_with},
+               {"runsWithout", t.runs_without},
+               {"failingWithout", t.failing_without}};
+  }
+  return j;
+}
+}  // namespace
 
 nlohmann::ordered_json RandomToJson(const RandomResult& r) {
   nlohmann::ordered_json j;
@@ -328,7 +377,9 @@ nlohmann::ordered_json RandomToJson(const RandomResult& r) {
                     {"runs", row.runs},
                     {"steps", row.steps},
                     {"counts", CountsToJson(row.counts)},
-                    {"failingRuns", row.failing}});
+                    {"failingRuns", row.failing},
+                    {"failuresCameFrom", row.FailuresCameFrom()},
+                    {"byFault", ByFaultJson(row)}});
   }
   j["rows"] = rows;
   j["totalRuns"] = r.TotalRuns();

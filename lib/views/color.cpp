@@ -11,38 +11,7 @@ constexpr std::string_view kReset = "\x1b[0m";
 constexpr std::string_view kTag = "\x1b[1;36m";
 constexpr std::string_view kGood = "\x1b[1;32m";
 constexpr std::string_view kBad = "\x1b[1;31m";
-
-bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
-
-// Length of the token at text[i] that counts as a figure, or 0.
-size_t FigureAt(std::string_view text, size_t i) {
-  const bool word_start = i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]));
-  if (!word_start) return 0;
-  for (std::string_view b : {std::string_view("True"), std::string_view("False")}) {
-    if (text.substr(i, b.size()) == b &&
-        (i + b.size() == text.size() ||
-         !std::isalnum(static_cast<unsigned char>(text[i + b.size()])))) {
-      return b.size();
-    }
-  }
-  size_t j = i;
-  if (j < text.size() && text[j] == '-' && j + 1 < text.size() && IsDigit(text[j + 1])) ++j;
-  if (j < text.size() && IsDigit(text[j])) {
-    while (j < text.size() &&
-           (IsDigit(text[j]) || (text[j] == '.' && j + 1 < text.size() && IsDigit(text[j + 1])))) {
-      ++j;
-    }
-    if (j == text.size() || !std::isalpha(static_cast<unsigned char>(text[j]))) return j - i;
-    return 0;
-  }
-  // A word right after ": " is a value too (second delivery: NeedsReconciliation).
-  if (i >= 2 && text.substr(i - 2, 2) == ": ") {
-    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_'))
-      ++j;
-    return j - i;
-  }
-  return 0;
-}
+constexpr std::string_view kCheckFailed = "\x1b[1;30;43m";
 
 }  // namespace
 
@@ -62,37 +31,28 @@ bool ShouldColor(ColorChoice choice, bool is_terminal, const char* no_color, con
   return true;
 }
 
-std::string ColorizeLine(std::string_view line, bool as_expected) {
+std::string ColorizeLine(std::string_view line, const std::vector<FigureMark>& marks,
+                         bool check_failed) {
   std::string out;
   size_t i = 0;
   if (!line.empty() && line[0] == '[') {
     size_t close = line.find(']');
     if (close != std::string_view::npos) {
-      out += kTag;
+      out += check_failed ? kCheckFailed : kTag;
       out += line.substr(0, close + 1);
       out += kReset;
       i = close + 1;
     }
   }
-  const size_t arrow = line.find(" -> ");
-  if (arrow == std::string_view::npos) {
-    out += line.substr(i);
-    return out;
+  for (const FigureMark& mark : marks) {
+    if (mark.begin < i || mark.begin + mark.size > line.size()) continue;
+    out += line.substr(i, mark.begin - i);
+    out += mark.correct ? kGood : kBad;
+    out += line.substr(mark.begin, mark.size);
+    out += kReset;
+    i = mark.begin + mark.size;
   }
-  out += line.substr(i, arrow - i);
-  i = arrow;
-  const std::string_view color = as_expected ? kGood : kBad;
-  while (i < line.size()) {
-    size_t n = FigureAt(line, i);
-    if (n > 0) {
-      out += color;
-      out += line.substr(i, n);
-      out += kReset;
-      i += n;
-    } else {
-      out += line[i++];
-    }
-  }
+  out += line.substr(i);
   return out;
 }
 

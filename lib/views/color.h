@@ -1,5 +1,7 @@
-// Color for the run's text lines on a terminal: the [tag] in bold cyan, the figures in
-// green when they are what the lesson says must come out and red when not. Whether to
+// Color for the run's text lines on a terminal: the [tag] in bold cyan, and each figure the
+// scenario judged (FigureMark) green when correct and red when doubled or lost, whether or
+// not the lesson expects it. A line whose figures differ from the lesson's (--check) has its
+// tag on a yellow background instead: a separate marker, not a color of the figures. Whether to
 // color at all follows --color auto|always|never and the NO_COLOR convention
 // (https://no-color.org: set and not empty, it turns auto color off; --color always still
 // wins, as a per-run choice). Stripping the escape codes gives back the plain line.
@@ -8,6 +10,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "scenario.h"
 
 namespace dedupsim {
 
@@ -20,9 +25,10 @@ std::optional<ColorChoice> ParseColorChoice(std::string_view text);
 // empty and TERM not "dumb". no_color and term are the variables' values, or null.
 bool ShouldColor(ColorChoice choice, bool is_terminal, const char* no_color, const char* term);
 
-// The line with its leading "[tag]" and the figures after its first " -> " in color.
-// Figures are numbers, True/False, and the word after ": ". as_expected picks green or red.
-std::string ColorizeLine(std::string_view line, bool as_expected);
+// The line with its leading "[tag]" and its judged figures in color; check_failed marks
+// the tag as differing from the lesson. Marks outside the line are ignored.
+std::string ColorizeLine(std::string_view line, const std::vector<FigureMark>& marks,
+                         bool check_failed);
 
 // The text without ANSI escape sequences (ESC [ ... letter).
 std::string StripColor(std::string_view text);
