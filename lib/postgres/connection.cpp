@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "postgres/error.h"
 #include "trace.h"
@@ -187,32 +188,24 @@ PgConnection::PgConnection(const std::string& conninfo, const std::string& searc
 
 PgConnection::~PgConnection() { Close(); }
 
-PgConnection::PgConnection(PgConnection&& other) noexcept
-    : conn_(other.conn_),
-      side_(other.side_),
-      pid_(other.pid_),
-      sent_(other.sent_),
-      prepared_(std::move(other.prepared_)),
-      recorder_(other.recorder_),
-      instance_(std::move(other.instance_)),
-      watched_(std::move(other.watched_)) {
-  other.conn_ = nullptr;
-  other.side_ = nullptr;
-}
+// Every member moves: the raw handles are taken (the other is left closed), the rest moved.
+PgConnection::PgConnection(PgConnection&& other) noexcept { *this = std::move(other); }
 
 PgConnection& PgConnection::operator=(PgConnection&& other) noexcept {
   if (this != &other) {
     Close();
-    conn_ = other.conn_;
-    side_ = other.side_;
+    conn_ = std::exchange(other.conn_, nullptr);
+    side_ = std::exchange(other.side_, nullptr);
+    gate_ = std::exchange(other.gate_, nullptr);
     pid_ = other.pid_;
     sent_ = other.sent_;
     prepared_ = std::move(other.prepared_);
-    recorder_ = other.recorder_;
+    recorder_ = std::exchange(other.recorder_, nullptr);
     instance_ = std::move(other.instance_);
+    actor_ = std::move(other.actor_);
+    target_ = std::move(other.target_);
+    delivery_ = std::move(other.delivery_);
     watched_ = std::move(other.watched_);
-    other.conn_ = nullptr;
-    other.side_ = nullptr;
   }
   return *this;
 }

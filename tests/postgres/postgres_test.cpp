@@ -22,6 +22,7 @@
 #include "postgres/store.h"
 #include "store/error.h"
 #include "support.h"
+#include "trace.h"
 
 namespace dedupsim {
 namespace {
@@ -381,4 +382,22 @@ TEST_CASE(
 }
 
 }  // namespace
+}  // namespace dedupsim
+
+namespace dedupsim {
+
+TEST_CASE("a moved PgConnection keeps its trace role", "[postgres]") {
+  Recorder recorder;
+  PgConnection first(Conninfo());
+  first.SetTrace(&recorder, "A");
+  first.SetTraceRole(kActorProbe, "checks");
+  PgConnection moved(std::move(first));
+  CHECK_FALSE(first.is_open());
+  moved.Exec("SELECT 1");
+  std::vector<TraceEvent> events = recorder.Events();
+  REQUIRE_FALSE(events.empty());
+  CHECK(events.back().instance == "A");
+  CHECK(events.back().actor == kActorProbe);
+}
+
 }  // namespace dedupsim
