@@ -113,4 +113,15 @@ void Recorder::Clear() {
   offered_ = {};
 }
 
+void RecordNote(Recorder& recorder, TraceEvent stamped, const std::string& kind,
+                const std::string& detail, const std::string& result) {
+  stamped.at_us = recorder.MicrosSinceOrigin();
+  stamped.target.clear();  // not a statement
+  stamped.kind = kind;
+  stamped.op = kind == "outcome" ? "outcome" : "";
+  stamped.detail = detail;
+  stamped.result = result;
+  recorder.Record(std::move(stamped));
+}
+
 }  // namespace dedupsim

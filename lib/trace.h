@@ -114,4 +114,9 @@ class Recorder {
   std::mutex observer_mu_;  // one observer call at a time
 };
 
+// Records a note (not a statement) on recorder: stamped carries who wrote it (instance, actor,
+// key, delivery), as the connection that notes it stamps its statements.
+void RecordNote(Recorder& recorder, TraceEvent stamped, const std::string& kind,
+                const std::string& detail, const std::string& result);
+
 }  // namespace dedupsim

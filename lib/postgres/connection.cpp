@@ -250,14 +250,8 @@ void PgConnection::Note(const std::string& kind, const std::string& detail,
                         const std::string& result) {
   if (recorder_ == nullptr) return;
   TraceEvent e;
-  e.at_us = recorder_->MicrosSinceOrigin();
   Stamp(e);
-  e.target.clear();  // not a statement
-  e.kind = kind;
-  e.op = kind == "outcome" ? "outcome" : "";
-  e.detail = detail;
-  e.result = result;
-  recorder_->Record(std::move(e));
+  RecordNote(*recorder_, std::move(e), kind, detail, result);
 }
 
 void PgConnection::WatchWaits(const std::string& conninfo) {

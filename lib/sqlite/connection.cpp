@@ -407,14 +407,8 @@ void Connection::Note(const std::string& kind, const std::string& detail,
                       const std::string& result) {
   if (recorder_ == nullptr) return;
   TraceEvent e;
-  e.at_us = recorder_->MicrosSinceOrigin();
   Stamp(e);
-  e.target.clear();  // not a statement
-  e.kind = kind;
-  e.op = kind == "outcome" ? "outcome" : "";
-  e.detail = detail;
-  e.result = result;
-  recorder_->Record(std::move(e));
+  RecordNote(*recorder_, std::move(e), kind, detail, result);
 }
 
 }  // namespace dedupsim

@@ -20,6 +20,7 @@
 #include "bench/workload.h"
 #include "postgres/connection.h"
 #include "postgres/store.h"
+#include "pg_support.h"
 #include "support.h"
 
 extern char** environ;
@@ -27,21 +28,12 @@ extern char** environ;
 namespace dedupsim {
 namespace {
 
+using testing::Conninfo;
+using testing::RunPg;
+
 using testing::RunCli;
 
-std::string Conninfo() {
-  std::ifstream in(DEDUPSIM_PG_CONNINFO_FILE);
-  std::string conninfo;
-  std::getline(in, conninfo);
-  INFO("the postgres fixture's conninfo file: " DEDUPSIM_PG_CONNINFO_FILE);
-  REQUIRE_FALSE(conninfo.empty());
-  return conninfo;
-}
 
-testing::CliResult RunPg(std::vector<std::string> args, const std::string& schema) {
-  args.insert(args.end(), {"--backend", "postgres", "--dsn", Conninfo(), "--pg-schema", schema});
-  return RunCli(args);
-}
 
 nlohmann::json Parse(const testing::CliResult& r) {
   INFO("stdout: " << r.out << "\nstderr: " << r.err);

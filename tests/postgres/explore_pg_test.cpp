@@ -15,19 +15,14 @@
 #include "explore/report.h"
 #include "explore/strategies.h"
 #include "postgres/store.h"
+#include "pg_support.h"
 #include "support.h"
 
 namespace dedupsim::explore {
 namespace {
 
-std::string Conninfo() {
-  std::ifstream in(DEDUPSIM_PG_CONNINFO_FILE);
-  std::string conninfo;
-  std::getline(in, conninfo);
-  INFO("the postgres fixture's conninfo file: " DEDUPSIM_PG_CONNINFO_FILE);
-  REQUIRE_FALSE(conninfo.empty());
-  return conninfo;
-}
+using testing::Conninfo;
+
 
 std::string Cell(Explorer& explorer, const char* strategy, const char* fault) {
   CellResult cell = explorer.ExploreCell(*FindStrategy(strategy), *FindFault(fault));

@@ -21,11 +21,15 @@
 #include "postgres/error.h"
 #include "postgres/store.h"
 #include "store/error.h"
+#include "pg_support.h"
 #include "support.h"
 #include "trace.h"
 
 namespace dedupsim {
 namespace {
+
+using testing::Conninfo;
+using testing::RunPg;
 
 using testing::RunCli;
 using testing::SplitLines;
@@ -34,21 +38,7 @@ bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// The fixture's server; fails the test when it is not there.
-std::string Conninfo() {
-  std::ifstream in(DEDUPSIM_PG_CONNINFO_FILE);
-  std::string conninfo;
-  std::getline(in, conninfo);
-  INFO("the postgres fixture's conninfo file: " DEDUPSIM_PG_CONNINFO_FILE);
-  REQUIRE_FALSE(conninfo.empty());
-  return conninfo;
-}
 
-// Runs dedupsim on the fixture's server, in the test's own schema.
-testing::CliResult RunPg(std::vector<std::string> args, const std::string& schema) {
-  args.insert(args.end(), {"--backend", "postgres", "--dsn", Conninfo(), "--pg-schema", schema});
-  return RunCli(args);
-}
 
 TEST_CASE("the error funnel: SQLite and PostgreSQL codes are the same kinds", "[postgres]") {
   CHECK(ClassifySqliteCode(1555) == StoreErrorKind::kDuplicateKey);
