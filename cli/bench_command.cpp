@@ -188,18 +188,11 @@ Command AddBenchCommand(CLI::App& app) {
              "Books the orders reserve: 0 gives each order its own (default); N spreads them "
              "over N books, 1 puts every order on one hot row",
              int64_t{0}, int64_t{10'000'000});
-  sub->add_option("--backend", args->backend,
-                  "Database to run on: sqlite (a temporary file per round, default) or postgres "
-                  "(a private throwaway server started for this command, or the one --dsn names)")
-      ->check(CLI::IsMember({"sqlite", "postgres"}));
-  auto* dsn = sub->add_option(
-      "--dsn", args->dsn,
-      "postgres: a libpq connection string (\"host=... dbname=...\") of a server you run; "
-      "dedupsim works only in the schema it creates there (--pg-schema)");
-  auto* schema = sub->add_option(
-      "--pg-schema", args->pg_schema,
-      "postgres: the schema dedupsim creates, marks and empties each round (default dedupsim); "
-      "one it did not create is refused (exit 3)");
+  const BackendOptions pg =
+      AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema, "run on",
+                        "a temporary file per round", "empties each round");
+  auto* dsn = pg.dsn;
+  auto* schema = pg.schema;
   auto* sync_commit =
       sub->add_option("--synchronous-commit", args->synchronous_commit,
                       "postgres: each instance's synchronous_commit, on (default) or off")

@@ -325,18 +325,9 @@ Command AddExploreCommand(CLI::App& app) {
   sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
       ->check(CLI::IsMember({"wal", "delete"}))
       ->each([args](const std::string&) { args->given_journal = true; });
-  sub->add_option("--backend", args->backend,
-                  "Database to explore on: sqlite (a temporary file, default) or postgres (a "
-                  "private throwaway server started for this command, or the one --dsn names); "
-                  "on postgres the matrix marks the cells that differ from SQLite's")
-      ->check(CLI::IsMember({"sqlite", "postgres"}));
-  sub->add_option(
-      "--dsn", args->dsn,
-      "postgres: a libpq connection string (\"host=... dbname=...\") of a server you run; "
-      "dedupsim works only in the schema it creates there (--pg-schema)");
-  sub->add_option("--pg-schema", args->pg_schema,
-                  "postgres: the schema dedupsim creates, marks and may reset (default dedupsim); "
-                  "one it did not create is refused (exit 3)");
+  AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema, "explore on",
+                    "a temporary file", "may reset",
+                    "; on postgres the matrix marks the cells that differ from SQLite's");
   sub->add_option("--isolation", args->isolation,
                   "postgres: the consumers' isolation level: read-committed (default), "
                   "repeatable-read, serializable")

@@ -58,4 +58,27 @@ bool EndsWithSvg(const std::string& path) {
   return path.size() > 4 && path.compare(path.size() - 4, 4, ".svg") == 0;
 }
 
+BackendOptions AddBackendOptions(CLI::App* sub, std::string& backend, std::string& dsn,
+                                 std::string& schema, const std::string& verb,
+                                 const std::string& sqlite_is, const std::string& schema_use,
+                                 const std::string& after) {
+  sub->add_option("--backend", backend,
+                  fmt::format("Database to {}: sqlite ({}, default) or postgres (a private "
+                              "throwaway server started for this command, or the one --dsn "
+                              "names){}",
+                              verb, sqlite_is, after))
+      ->check(CLI::IsMember({"sqlite", "postgres"}));
+  BackendOptions made;
+  made.dsn = sub->add_option(
+      "--dsn", dsn,
+      "postgres: a libpq connection string (\"host=... dbname=...\") of a server you run; "
+      "dedupsim works only in the schema it creates there (--pg-schema)");
+  made.schema = sub->add_option(
+      "--pg-schema", schema,
+      fmt::format("postgres: the schema dedupsim creates, marks and {} (default dedupsim); one "
+                  "it did not create is refused (exit 3)",
+                  schema_use));
+  return made;
+}
+
 }  // namespace dedupsim::cli

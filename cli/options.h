@@ -48,6 +48,18 @@ CLI::Option* AddDecimal(CLI::App* sub, const std::string& name, T& target,
 CLI::Option* AddFileOption(CLI::App* sub, const std::string& name, std::string& target,
                            const std::string& description);
 
+// --backend, --dsn and --pg-schema, worded alike on every command that has them: "Database to
+// <verb>: sqlite (<sqlite_is>, default) or postgres (...)<after>", and the schema dedupsim
+// "creates, marks and <schema_use>". Returns the --dsn and --pg-schema options.
+struct BackendOptions {
+  CLI::Option* dsn;
+  CLI::Option* schema;
+};
+BackendOptions AddBackendOptions(CLI::App* sub, std::string& backend, std::string& dsn,
+                                 std::string& schema, const std::string& verb,
+                                 const std::string& sqlite_is, const std::string& schema_use,
+                                 const std::string& after = "");
+
 // Whether an output file's name says SVG (--timeline writes SVG and nothing else).
 bool EndsWithSvg(const std::string& path);
 

@@ -484,17 +484,8 @@ Command AddRunCommand(CLI::App& app) {
                   "tables as they were after each one (self-contained HTML; keys, slider, a "
                   "link per step)")
       ->type_name("FILE.html");
-  sub->add_option("--backend", args->backend,
-                  "Database to run on: sqlite (a file, default) or postgres (a private throwaway "
-                  "server started for this command, or the one --dsn names)")
-      ->check(CLI::IsMember({"sqlite", "postgres"}));
-  sub->add_option(
-      "--dsn", args->dsn,
-      "postgres: a libpq connection string (\"host=... dbname=...\") of a server you run; "
-      "dedupsim works only in the schema it creates there (--pg-schema)");
-  sub->add_option("--pg-schema", args->pg_schema,
-                  "postgres: the schema dedupsim creates, marks and may reset (default dedupsim); "
-                  "one it did not create is refused (exit 3)");
+  AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema, "run on", "a file",
+                    "may reset");
   auto* isolation =
       sub->add_option("--isolation", args->isolation,
                       "postgres: the consumers' isolation level: read-committed "

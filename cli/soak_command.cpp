@@ -181,18 +181,10 @@ Command AddSoakCommand(CLI::App& app) {
                 "is ever used). Default: a temporary file removed at the end");
   sub->add_option("--format", args->format, "text: a few lines; json: one object")
       ->check(CLI::IsMember({"text", "json"}));
-  sub->add_option("--backend", args->backend,
-                  "Database to run on: sqlite (a file, default) or postgres (a private throwaway "
-                  "server started for this command, or the one --dsn names)")
-      ->check(CLI::IsMember({"sqlite", "postgres"}));
-  auto* dsn = sub->add_option(
-      "--dsn", args->dsn,
-      "postgres: a libpq connection string (\"host=... dbname=...\") of a server you run; "
-      "dedupsim works only in the schema it creates there (--pg-schema)");
-  auto* schema = sub->add_option(
-      "--pg-schema", args->pg_schema,
-      "postgres: the schema dedupsim creates, marks and empties (default dedupsim); one it did "
-      "not create is refused (exit 3)");
+  const BackendOptions pg = AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema,
+                                              "run on", "a file", "empties");
+  auto* dsn = pg.dsn;
+  auto* schema = pg.schema;
   sub->add_option("--role", args->role,
                   "all: the supervisor forks and kills the consumers (default); with --dsn, "
                   "supervisor: fill the broker, wait until every entry is acked, verify; "
