@@ -38,6 +38,10 @@ std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance,
   return store;
 }
 
+std::unique_ptr<Store> OpenUntraced(ScenarioEnv& env) {
+  return WithBackend(env, [](const Backend& b) { return b.Open(nullptr, ""); });
+}
+
 void AddStock(ScenarioEnv& env, const StockItem& item) {
   WithBackend(env, [&](const Backend& b) {
     b.AddStock(item);

@@ -42,6 +42,9 @@ DeliveryRef Delivered(const OrderPlaced& message, int n);
 // new connection, traced under `instance`, with the same "open" step and delivery.
 std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance,
                                  DeliveryRef delivery = {});
+// A store on the scenario's backend whose statements are not traced: for reading figures
+// back (the run's own connection, never a consumer's step).
+std::unique_ptr<Store> OpenUntraced(ScenarioEnv& env);
 // The number of rows in a table of the scenario's backend, read by the scenario's probe
 // (traced as the probe on SQLite, as OpenProbe).
 int64_t ProbeRows(ScenarioEnv& env, std::string_view table);

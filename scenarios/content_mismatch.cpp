@@ -29,10 +29,10 @@ Outcome Run(ScenarioEnv& env) {
   std::string stored_hash;
   std::string mismatch_hash;
   Drain(broker, [&](const Delivery& d) {
-    Connection db = OpenTraced(env, "A");
-    PayloadCheckResult r = PayloadCheckedReserveStock(db, env.clock).Handle(d.message);
+    std::unique_ptr<Store> store = OpenStore(env, "A");
+    PayloadCheckResult r = PayloadCheckedReserveStock(*store, env.clock).Handle(d.message);
     results.emplace_back(ToString(r.result));
-    NoteOutcome(db, ToString(r.result));
+    NoteOutcome(*store, ToString(r.result));
     if (r.result != PayloadCheck::kContentMismatch) return Verdict{};  // processed or duplicate: ack
     stored_hash = r.stored_hash;
     mismatch_hash = r.hash;
@@ -41,7 +41,7 @@ Outcome Run(ScenarioEnv& env) {
         "dead-lettered, not processed",
         d.message.message_id, r.hash, r.stored_hash);
     alerts.push_back(fmt::format("content-mismatch: {}", text));
-    db.Note("alert", text, "raised");
+    store->Note("alert", text, "raised");
     return Verdict{Disposition::kDeadLetter, "ContentMismatch", text};
   });
 
@@ -78,7 +78,7 @@ const Scenario kContentMismatchScenario{
     .tag = "content-mismatch",
     .summary = "same id, other payload: the stored hash tells it from a duplicate; dead-lettered with an alert",
     .in_post = false,
-    .traits = 0,
+    .traits = kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

@@ -35,9 +35,9 @@ Part Deliver(ScenarioEnv& env, KeyOf key_of) {
   Part part;
   Drain(broker, [&](const Delivery& d) {
     OrderEvent event{types.at(d.message.message_id), d.message};
-    Connection db = OpenTraced(env, "A");
-    db.Note("message", TypeName(event.type), "key " + key_of(event));
-    part.processed.push_back(KeyedReserveStock(db, env.clock).Handle(event, key_of(event)));
+    std::unique_ptr<Store> store = OpenStore(env, "A");
+    store->Note("message", TypeName(event.type), "key " + key_of(event));
+    part.processed.push_back(KeyedReserveStock(*store, env.clock).Handle(event, key_of(event)));
     part.handled.emplace_back(TypeName(event.type));
     const bool first_placed = event.type == OrderEventType::kPlaced && d.delivery_count == 1;
     return first_placed ? Verdict{Disposition::kAckLost} : Verdict{Disposition::kAck};
@@ -93,7 +93,7 @@ const Scenario kCorrelationKeyScenario{
     .tag = "correlation-key",
     .summary = "keyed on the correlation id: the order's cancellation is dropped as a duplicate",
     .in_post = false,
-    .traits = 0,
+    .traits = kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

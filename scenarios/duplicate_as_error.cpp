@@ -29,8 +29,8 @@ Part Deliver(ScenarioEnv& env, const char* title, Handle handle) {
   broker.Send(message);
   Part part;
   part.deliveries = Drain(broker, [&](const Delivery& d) {
-    Connection db = OpenTraced(env, "A");
-    bool acked = handle(db, d.message);
+    std::unique_ptr<Store> store = OpenStore(env, "A");
+    bool acked = handle(*store, d.message);
     if (d.delivery_count == 1) return Verdict{Disposition::kAckLost};
     return Verdict{acked ? Disposition::kAck : Disposition::kAbandon};
   });
@@ -45,16 +45,16 @@ std::string Describe(const Part& p, int64_t quantity) {
 }
 
 Outcome Run(ScenarioEnv& env) {
-  Part thrown = Deliver(env, "duplicate thrown as an error", [&env](Connection& db, const OrderPlaced& m) {
+  Part thrown = Deliver(env, "duplicate thrown as an error", [&env](Store& store, const OrderPlaced& m) {
     try {
-      ThrowOnDuplicateReserveStock(db, env.clock).Handle(m);
+      ThrowOnDuplicateReserveStock(store, env.clock).Handle(m);
       return true;
     } catch (const DuplicateMessageError&) {
       return false;  // the broker sees a failed delivery
     }
   });
-  Part skipped = Deliver(env, "duplicate skipped", [&env](Connection& db, const OrderPlaced& m) {
-    NoteProcessed(db, IdempotentReserveStock(db, env.clock).Handle(m));  // either way: ack
+  Part skipped = Deliver(env, "duplicate skipped", [&env](Store& store, const OrderPlaced& m) {
+    NoteProcessed(store, IdempotentReserveStock(store, env.clock).Handle(m));  // either way: ack
     return true;
   });
   Outcome out;
@@ -91,7 +91,7 @@ const Scenario kDuplicateAsErrorScenario{
     .tag = "duplicate-as-error",
     .summary = "throwing on a duplicate: redelivered to the max delivery count, then dead-lettered",
     .in_post = false,
-    .traits = kHasMaxDeliveries,
+    .traits = kHasMaxDeliveries | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

@@ -16,9 +16,9 @@ Outcome Run(ScenarioEnv& env) {
   OrderPlaced message = NewOrder(env, dune);
   std::vector<bool> processed;
   for (int delivery = 0; delivery < env.options.deliveries; ++delivery) {
-    Connection db = OpenTraced(env, "A", Delivered(message, delivery + 1));
-    processed.push_back(NaturalKeyReserveStock(db, env.clock).Handle(message));
-    NoteProcessed(db, processed.back());
+    std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, delivery + 1));
+    processed.push_back(NaturalKeyReserveStock(*store, env.clock).Handle(message));
+    NoteProcessed(*store, processed.back());
   }
   StockItem after = CurrentStock(env, dune);
   int64_t reservations = CurrentRows(env, "StockReservations");
@@ -48,7 +48,7 @@ const Scenario kNaturalKeyScenario{
     .tag = "natural-key",
     .summary = "a reservation row unique on (OrderId, BookId): idempotent without an inbox",
     .in_post = false,
-    .traits = kRepeatsDelivery,
+    .traits = kRepeatsDelivery | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

@@ -36,9 +36,9 @@ Part PublishWithRetry(ScenarioEnv& env, IdPolicy policy) {
   Part part;
   std::set<std::string> ids;
   Drain(broker, [&](const Delivery& d) {
-    Connection db = OpenTraced(env, "A");
-    part.processed.push_back(IdempotentReserveStock(db, env.clock).Handle(d.message));
-    NoteProcessed(db, part.processed.back());
+    std::unique_ptr<Store> store = OpenStore(env, "A");
+    part.processed.push_back(IdempotentReserveStock(*store, env.clock).Handle(d.message));
+    NoteProcessed(*store, part.processed.back());
     ids.insert(d.message.message_id);
     return Verdict{};  // processed or skipped: acked either way
   });
@@ -85,7 +85,7 @@ const Scenario kRandomIdScenario{
     .tag = "random-id",
     .summary = "a producer retry with a fresh random id defeats the inbox; an id made once does not",
     .in_post = false,
-    .traits = 0,
+    .traits = kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

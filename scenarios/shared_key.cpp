@@ -28,18 +28,18 @@ KeyRun RunWithKey(ScenarioEnv& env, InboxKey key) {
   KeyRun run;
   {
     // Publish/subscribe: each subscriber gets its own copy, each its first delivery.
-    Connection db = OpenTraced(env, "inventory", Delivered(message, 1));
-    IdempotentReserveStock inventory(db, env.clock);
+    std::unique_ptr<Store> store = OpenStore(env, "inventory", Delivered(message, 1));
+    IdempotentReserveStock inventory(*store, env.clock);
     inventory.inbox_key = key;
     run.inventory_processed = inventory.Handle(message);
-    NoteProcessed(db, run.inventory_processed);
+    NoteProcessed(*store, run.inventory_processed);
   }
   {
-    Connection db = OpenTraced(env, "notification", Delivered(message, 1));
-    SendStockReservedEmail notification(db, provider, env.clock);
+    std::unique_ptr<Store> store = OpenStore(env, "notification", Delivered(message, 1));
+    SendStockReservedEmail notification(*store, provider, env.clock);
     notification.inbox_key = key;
     run.notification = notification.Handle(message);
-    NoteOutcome(db, ToString(run.notification));
+    NoteOutcome(*store, ToString(run.notification));
   }
   run.emails_sent = provider.sent_count();
   run.inbox_rows = CurrentRows(env, InboxTable(key));
@@ -96,7 +96,7 @@ const Scenario kSharedKeyScenario{
     .tag = "shared-key",
     .summary = "inbox keyed on MessageId alone: the notification consumer is silenced as a duplicate",
     .in_post = false,
-    .traits = 0,
+    .traits = kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

@@ -7,34 +7,43 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "clock.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
 class AbsoluteReserveStock {
  public:
-  AbsoluteReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+  AbsoluteReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  AbsoluteReserveStock(Connection& db, Clock& clock)
+      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
   void Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& store_;
   Clock& clock_;
 };
 
 class SetBookReserved {
  public:
-  explicit SetBookReserved(Connection& db) : db_(db) {}
+  explicit SetBookReserved(Store& store) : store_(store) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  explicit SetBookReserved(Connection& db) : own_(std::in_place, db), store_(*own_) {}
   void Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& store_;
 };
 
 // The book's reserved total as the reservation rows say: the sum of their quantities.
-int64_t ReservedByRows(Connection& db, std::string_view book_id);
+int64_t ReservedByRows(Store& store, std::string_view book_id);
 
 }  // namespace dedupsim

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "clock.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -29,13 +31,17 @@ class KeyedReserveStock {
  public:
   static constexpr const char* kName = "inventory.order-events";
 
-  KeyedReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+  KeyedReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  KeyedReserveStock(Connection& db, Clock& clock)
+      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   // Placed reserves the quantity, Cancelled releases it. False when the key was there.
   bool Handle(const OrderEvent& event, const std::string& key);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& store_;
   Clock& clock_;
 };
 

@@ -1,27 +1,19 @@
 #include "consumers/natural_key.h"
 
 #include "consumers/naive.h"
-#include "sqlite/statement.h"
-#include "sqlite/transaction.h"
+#include "store/keyed_stores.h"
 
 namespace dedupsim {
 
 bool NaturalKeyReserveStock::Handle(const OrderPlaced& m) {
-  Transaction tx(db_);
-  InsertResult reserved =
-      db_.Cached("INSERT INTO StockReservations (OrderId, BookId, Quantity, ReservedAt) "
-                 "VALUES (?1, ?2, ?3, ?4)")
-          .Bind(1, m.order_id)
-          .Bind(2, m.book_id)
-          .Bind(3, m.quantity)
-          .Bind(4, FormatTimestamp(clock_.Now()))
-          .ExecuteInsert();
-  if (reserved == InsertResult::kDuplicateKey) {
+  ScopedTransaction tx(store_);
+  if (store_.keyed().InsertReservation(m.order_id, m.book_id, m.quantity, clock_.Now()) ==
+      InsertResult::kDuplicateKey) {
     tx.Rollback();
     return false;
   }
-  AddReserved(db_, m);
-  RunHook(db_, "BeforeCommit", before_commit);
+  AddReserved(store_, m);
+  store_.RunHook("BeforeCommit", before_commit);
   tx.Commit();
   return true;
 }

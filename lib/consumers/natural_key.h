@@ -6,16 +6,22 @@
 // is caught too.
 #pragma once
 
+#include <optional>
+
 #include "clock.h"
 #include "hooks.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
 class NaturalKeyReserveStock {
  public:
-  NaturalKeyReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+  NaturalKeyReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  NaturalKeyReserveStock(Connection& db, Clock& clock)
+      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   Hook before_commit;
 
@@ -23,7 +29,8 @@ class NaturalKeyReserveStock {
   bool Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& store_;
   Clock& clock_;
 };
 

@@ -1,9 +1,7 @@
 #include "consumers/payload_checked.h"
 
 #include "consumers/naive.h"
-#include "schema.h"
-#include "sqlite/statement.h"
-#include "sqlite/transaction.h"
+#include "store/keyed_stores.h"
 
 namespace dedupsim {
 
@@ -22,18 +20,12 @@ std::string_view ToString(PayloadCheck result) {
 PayloadCheckResult PayloadCheckedReserveStock::Handle(const OrderPlaced& m) {
   PayloadCheckResult out;
   out.hash = PayloadHash(m);
-  Transaction tx(db_);
-  std::string now = FormatTimestamp(clock_.Now());
-  InsertResult claimed =
-      db_.Cached("INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt, PayloadHash) "
-                 "VALUES (?1, ?2, ?3, ?3, ?4)")
-          .Bind(1, m.message_id)
-          .Bind(2, kName)
-          .Bind(3, now)
-          .Bind(4, out.hash)
-          .ExecuteInsert();
-  if (claimed == InsertResult::kDuplicateKey) {
-    std::optional<InboxRow> row = FindInboxRow(db_, m.message_id, kName);
+  ScopedTransaction tx(store_);
+  // After a duplicate key the transaction stays usable, to read the stored row (on
+  // PostgreSQL the claim ran under a savepoint: store/keyed_stores.h).
+  if (store_.keyed().ClaimCompletedWithHash(m.message_id, kName, out.hash, clock_.Now()) ==
+      InsertResult::kDuplicateKey) {
+    std::optional<InboxRow> row = store_.Find(InboxKey::kMessageIdAndConsumer, m.message_id, kName);
     tx.Rollback();
     out.stored_hash = row && row->payload_hash ? *row->payload_hash : "";
     // A row written without a hash (by another consumer version) cannot be compared: it
@@ -42,8 +34,8 @@ PayloadCheckResult PayloadCheckedReserveStock::Handle(const OrderPlaced& m) {
     out.result = same ? PayloadCheck::kDuplicate : PayloadCheck::kContentMismatch;
     return out;
   }
-  AddReserved(db_, m);
-  RunHook(db_, "BeforeCommit", before_commit);
+  AddReserved(store_, m);
+  store_.RunHook("BeforeCommit", before_commit);
   tx.Commit();
   return out;
 }

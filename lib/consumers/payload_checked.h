@@ -6,13 +6,15 @@
 // and raises an alert.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "clock.h"
 #include "hooks.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -30,14 +32,18 @@ class PayloadCheckedReserveStock {
  public:
   static constexpr const char* kName = "inventory.reserve-stock";
 
-  PayloadCheckedReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+  PayloadCheckedReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  PayloadCheckedReserveStock(Connection& db, Clock& clock)
+      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   Hook before_commit;
 
   PayloadCheckResult Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& store_;
   Clock& clock_;
 };
 

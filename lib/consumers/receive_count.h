@@ -5,12 +5,14 @@
 // time the work was consumed.
 #pragma once
 
+#include <optional>
 #include <cstdint>
 
 #include "clock.h"
 #include "hooks.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -23,14 +25,18 @@ class ReceiveCountingReserveStock {
  public:
   static constexpr const char* kName = "inventory.reserve-stock";
 
-  ReceiveCountingReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+  ReceiveCountingReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  ReceiveCountingReserveStock(Connection& db, Clock& clock)
+      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   Hook before_commit;
 
   ReceiveReport Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& store_;
   Clock& clock_;
 };
 

@@ -1,20 +1,18 @@
 #include "consumers/record_first.h"
 
-#include "consumers/check_then_process.h"
 #include "consumers/naive.h"
-#include "schema.h"
 
 namespace dedupsim {
 
 bool RecordFirstReserveStock::Handle(const OrderPlaced& m) {
-  if (FindInboxRow(db_, m.message_id, kName)) return false;
+  if (store_.Find(InboxKey::kMessageIdAndConsumer, m.message_id, kName)) return false;
   // Autocommit: the record is durable before any work is done.
-  if (InsertCompletedInboxRow(db_, m.message_id, kName, clock_.Now()) ==
+  if (store_.ClaimCompleted(InboxKey::kMessageIdAndConsumer, m.message_id, kName, clock_.Now()) ==
       InsertResult::kDuplicateKey) {
     return false;
   }
-  RunHook(db_, "AfterRecordCommitted", after_record_committed);
-  AddReserved(db_, m);  // autocommit: a second, separate commit
+  store_.RunHook("AfterRecordCommitted", after_record_committed);
+  AddReserved(store_, m);  // autocommit: a second, separate commit
   return true;
 }
 

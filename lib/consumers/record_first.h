@@ -4,10 +4,13 @@
 // skipped and the stock is never reserved: at-most-once instead of at-least-once.
 #pragma once
 
+#include <optional>
+
 #include "clock.h"
 #include "hooks.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -15,7 +18,10 @@ class RecordFirstReserveStock {
  public:
   static constexpr const char* kName = "inventory.reserve-stock";
 
-  RecordFirstReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+  RecordFirstReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  RecordFirstReserveStock(Connection& db, Clock& clock)
+      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   Hook after_record_committed;
 
@@ -23,7 +29,8 @@ class RecordFirstReserveStock {
   bool Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& store_;
   Clock& clock_;
 };
 

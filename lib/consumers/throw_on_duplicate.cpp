@@ -5,8 +5,8 @@
 namespace dedupsim {
 
 void ThrowOnDuplicateReserveStock::Handle(const OrderPlaced& m) {
-  if (!IdempotentReserveStock(db_, clock_).Handle(m)) {
-    db_.Note("throw", "DuplicateMessageError", "not acked");
+  if (!IdempotentReserveStock(store_, clock_).Handle(m)) {
+    store_.Note("throw", "DuplicateMessageError", "not acked");
     throw DuplicateMessageError(m.message_id);
   }
 }

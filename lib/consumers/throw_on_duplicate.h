@@ -4,12 +4,14 @@
 // and redelivers until the message lands in the dead-letter queue.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "clock.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -21,13 +23,17 @@ class DuplicateMessageError : public std::runtime_error {
 
 class ThrowOnDuplicateReserveStock {
  public:
-  ThrowOnDuplicateReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+  ThrowOnDuplicateReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  ThrowOnDuplicateReserveStock(Connection& db, Clock& clock)
+      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   // Does the work once; throws DuplicateMessageError on every later delivery.
   void Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& store_;
   Clock& clock_;
 };
 

@@ -24,6 +24,10 @@ constexpr const char* kTables[][2] = {
      " ReceivedAt text NOT NULL,"
      " CompletedAt text,"
      " PayloadHash text,"
+     " ReceiveCount bigint NOT NULL DEFAULT 1,"
+     " LastReceivedAt text,"
+     " Owner text,"
+     " LeaseExpiresAt text,"
      " PRIMARY KEY (MessageId, Consumer))"},
     {"InboxByMessageId",
      "CREATE TABLE InboxByMessageId ("
@@ -224,12 +228,13 @@ std::optional<InboxRow> PgStore::Find(InboxKey key, std::string_view message_id,
                                       std::string_view consumer) {
   PgResult r = key == InboxKey::kMessageIdOnly
                    ? db_.Exec(
-                         "SELECT MessageId, Consumer, ReceivedAt, CompletedAt, NULL FROM "
-                         "InboxByMessageId WHERE MessageId = $1",
+                         "SELECT MessageId, Consumer, ReceivedAt, CompletedAt, NULL, 1, NULL, "
+                         "NULL FROM InboxByMessageId WHERE MessageId = $1",
                          {std::string(message_id)})
                    : db_.Exec(
-                         "SELECT MessageId, Consumer, ReceivedAt, CompletedAt, PayloadHash "
-                         "FROM Inbox WHERE MessageId = $1 AND Consumer = $2",
+                         "SELECT MessageId, Consumer, ReceivedAt, CompletedAt, PayloadHash, "
+                         "ReceiveCount, Owner, LeaseExpiresAt FROM Inbox WHERE MessageId = $1 "
+                         "AND Consumer = $2",
                          {std::string(message_id), std::string(consumer)});
   if (r.rows() == 0) return std::nullopt;
   InboxRow row;
@@ -238,6 +243,9 @@ std::optional<InboxRow> PgStore::Find(InboxKey key, std::string_view message_id,
   row.received_at = r.Text(0, 2);
   row.completed_at = r.Get(0, 3);
   row.payload_hash = r.Get(0, 4);
+  row.receive_count = r.Int(0, 5);
+  row.owner = r.Get(0, 6);
+  row.lease_expires_at = r.Get(0, 7);
   return row;
 }
 

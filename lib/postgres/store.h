@@ -5,6 +5,7 @@
 // statements on one PgConnection; PgBackend opens stores on a PgDatabase.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "postgres/connection.h"
@@ -73,10 +74,13 @@ class PgStore final : public Store {
                 TimePoint now) override;
   std::optional<InboxRow> Find(InboxKey key, std::string_view message_id,
                                std::string_view consumer) override;
+  // On this connection (postgres/keyed_stores.h).
+  KeyedStores& keyed() override;
 
  private:
   PgConnection db_;
   Isolation isolation_;
+  std::shared_ptr<KeyedStores> keyed_;  // made on first use; borrows db_
 };
 
 class PgBackend final : public Backend {

@@ -4,6 +4,7 @@
 // traced steps are exactly those the consumers ran on the connection before the seam.
 #pragma once
 
+#include <memory>
 #include <optional>
 
 #include "sqlite/connection.h"
@@ -52,11 +53,14 @@ class SqliteStore final : public Store {
                 TimePoint now) override;
   std::optional<InboxRow> Find(InboxKey key, std::string_view message_id,
                                std::string_view consumer) override;
+  // On this connection (sqlite/keyed_stores.h).
+  KeyedStores& keyed() override;
 
  private:
   std::optional<Connection> owned_;
   Connection* db_;
   TimestampFormatter stamp_;  // ReceivedAt and CompletedAt, without allocating
+  std::shared_ptr<KeyedStores> keyed_;  // made on first use
 };
 
 // Stores on a dedupsim database file. The file must outlive the backend.

@@ -24,6 +24,7 @@
 namespace dedupsim {
 
 class Recorder;
+class KeyedStores;
 
 // How a transaction starts. SQLite takes the write lock at BEGIN IMMEDIATE/EXCLUSIVE;
 // PostgreSQL locks rows as statements touch them and treats all three as BEGIN.
@@ -110,7 +111,12 @@ class InboxStore {
 };
 
 // Everything the post's consumers use, on one connection.
-class Store : public Session, public StockStore, public InboxStore {};
+class Store : public Session, public StockStore, public InboxStore {
+ public:
+  // The reservation, hashed, receipt and lease tables (store/keyed_stores.h) on this
+  // store's connection; throws DatabaseError on a store that has none.
+  virtual KeyedStores& keyed();
+};
 
 // A transaction on a session: Begin in the constructor, Rollback in the destructor unless
 // Commit or Rollback ran. The state is tracked so nothing is rolled back twice; the
