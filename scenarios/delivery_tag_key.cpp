@@ -31,9 +31,10 @@ Part Deliver(ScenarioEnv& env, KeyOf key_of) {
   auto handle = [&](const Delivery& d) {
     std::unique_ptr<Store> store = OpenStore(env, "A");
     const std::string key = key_of(d);
-    store->Note("message",
-            fmt::format("delivery tag {}, redelivered {}", d.delivery_tag, CsBool(d.redelivered)),
-            "key " + key);
+    store->Note(
+        "message",
+        fmt::format("delivery tag {}, redelivered {}", d.delivery_tag, CsBool(d.redelivered)),
+        "key " + key);
     part.processed.push_back(
         KeyedReserveStock(*store, env.clock).Handle({OrderEventType::kPlaced, d.message}, key));
     part.tags.push_back(d.delivery_tag);

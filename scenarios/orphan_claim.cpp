@@ -64,9 +64,10 @@ std::string Describe(const LeaseReport& r) {
 // One delivery by instance B at the clock's time.
 LeaseReport DeliverB(ScenarioEnv& env, ManualClock& clock, InMemoryEmailProvider& provider,
                      const OrderPlaced& m, Part& part) {
-  Connection db = OpenTraced(env, "B");
+  std::unique_ptr<Store> store = OpenStore(env, "B");
   LeaseReport r =
-      LeasedReserveAndNotify(db, provider, clock, Owner("B"), env.options.lock_max_age).Handle(m);
+      LeasedReserveAndNotify(*store, provider, clock, Owner("B"), env.options.lock_max_age)
+          .Handle(m);
   part.redeliveries.push_back(Describe(r));
   if (r.took_over) part.takeovers++;
   return r;
@@ -79,13 +80,14 @@ Part DeadOwner(ScenarioEnv& env, ManualClock& clock) {
   InMemoryEmailProvider provider;
   RunOptions kill_options = env.options;
   kill_options.crash_mode = CrashMode::kKill;  // the death is real, whatever --crash-mode says
-  ScenarioEnv kill_env{kill_options, env.db, env.clock, env.recorder, env.ids};
+  ScenarioEnv kill_env{kill_options, env.db, env.clock, env.recorder, env.ids, env.backend};
   const TimePoint claimed_at = clock.Now();
   RunCrashingDelivery(
       kill_env, "A", "BeforeSend",
       [&](const Hook& crash) {
-        Connection db = OpenTraced(env, "A");
-        LeasedReserveAndNotify consumer(db, provider, clock, Owner("A"), env.options.lock_max_age);
+        std::unique_ptr<Store> store = OpenStore(env, "A");
+        LeasedReserveAndNotify consumer(*store, provider, clock, Owner("A"),
+                                        env.options.lock_max_age);
         consumer.before_send = crash;
         consumer.Handle(m);
       },
@@ -108,8 +110,8 @@ Part LiveOwner(ScenarioEnv& env, ManualClock& clock, int64_t* renewals) {
   OrderPlaced m = NewOrder(env, dune);
   InMemoryEmailProvider provider;
   Part part;
-  Connection db = OpenTraced(env, "A");
-  LeasedReserveAndNotify consumer(db, provider, clock, Owner("A"), env.options.lock_max_age);
+  std::unique_ptr<Store> store = OpenStore(env, "A");
+  LeasedReserveAndNotify consumer(*store, provider, clock, Owner("A"), env.options.lock_max_age);
   const TimePoint claimed_at = clock.Now();
   consumer.before_send = [&] {
     const milliseconds every = RenewEvery(env.options.lock_max_age);
@@ -141,15 +143,15 @@ Part PausedOwner(ScenarioEnv& env, ManualClock& clock) {
   OrderPlaced m = NewOrder(env, dune);
   InMemoryEmailProvider provider;
   Part part;
-  Connection db = OpenTraced(env, "A");
-  LeasedReserveAndNotify consumer(db, provider, clock, Owner("A"), env.options.lock_max_age);
+  std::unique_ptr<Store> store = OpenStore(env, "A");
+  LeasedReserveAndNotify consumer(*store, provider, clock, Owner("A"), env.options.lock_max_age);
   const TimePoint claimed_at = clock.Now();
   consumer.before_send = [&] {
-    db.Note("pause", FormatDuration(kPause), "stopped, renewing nothing");
+    store->Note("pause", FormatDuration(kPause), "stopped, renewing nothing");
     clock.Set(claimed_at + kDuringPause);
     DeliverB(env, clock, provider, m, part);
     clock.Set(claimed_at + kPause);
-    db.Note("resume", "after " + FormatDuration(kPause), "goes on where it stopped");
+    store->Note("resume", "after " + FormatDuration(kPause), "goes on where it stopped");
   };
   part.first_outcome = std::string(ToString(consumer.Handle(m).outcome));
   part.emails = provider.sent_count();

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,7 +20,8 @@
 #include "consumers/email.h"
 #include "hooks.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -44,9 +46,22 @@ class LeasedReserveAndNotify {
   static constexpr const char* kName = "inventory.reserve-and-notify";
 
   // owner: who this delivery is ("A (pid 123)"); lease: how long a claim or renewal holds.
+  LeasedReserveAndNotify(Store& store, EmailProvider& provider, Clock& clock, std::string owner,
+                         std::chrono::milliseconds lease)
+      : store_(store),
+        provider_(provider),
+        clock_(clock),
+        owner_(std::move(owner)),
+        lease_(lease) {}
+  // On SQLite: a store over db, which must outlive the consumer.
   LeasedReserveAndNotify(Connection& db, EmailProvider& provider, Clock& clock, std::string owner,
                          std::chrono::milliseconds lease)
-      : db_(db), provider_(provider), clock_(clock), owner_(std::move(owner)), lease_(lease) {}
+      : own_(std::in_place, db),
+        store_(*own_),
+        provider_(provider),
+        clock_(clock),
+        owner_(std::move(owner)),
+        lease_(lease) {}
 
   Hook before_send;
 
@@ -55,7 +70,8 @@ class LeasedReserveAndNotify {
   bool Renew(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& store_;
   EmailProvider& provider_;
   Clock& clock_;
   std::string owner_;

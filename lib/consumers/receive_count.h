@@ -5,8 +5,8 @@
 // time the work was consumed.
 #pragma once
 
-#include <optional>
 #include <cstdint>
+#include <optional>
 
 #include "clock.h"
 #include "hooks.h"

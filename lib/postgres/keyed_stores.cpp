@@ -61,8 +61,8 @@ int64_t PgKeyedStores::ReservedByRows(std::string_view book_id) {
 }
 
 InsertResult PgKeyedStores::ClaimCompletedWithHash(std::string_view message_id,
-                                                   std::string_view consumer,
-                                                   std::string_view hash, TimePoint now) {
+                                                   std::string_view consumer, std::string_view hash,
+                                                   TimePoint now) {
   const std::string stamp = FormatTimestamp(now);
   return InsertUnderSavepoint(
       "claim",
@@ -100,30 +100,30 @@ bool PgKeyedStores::TakeOver(std::string_view message_id, std::string_view consu
                              std::string_view owner, std::string_view expires,
                              const std::optional<std::string>& read_owner,
                              const std::optional<std::string>& read_expires) {
-  return db_
-             .Exec("UPDATE Inbox SET Owner = $1, LeaseExpiresAt = $2 WHERE MessageId = $3 AND "
-                   "Consumer = $4 AND CompletedAt IS NULL AND Owner IS NOT DISTINCT FROM $5 "
-                   "AND LeaseExpiresAt IS NOT DISTINCT FROM $6",
-                   {S(owner), S(expires), S(message_id), S(consumer), read_owner, read_expires},
-                   "Inbox")
+  return db_.Exec(
+                "UPDATE Inbox SET Owner = $1, LeaseExpiresAt = $2 WHERE MessageId = $3 AND "
+                "Consumer = $4 AND CompletedAt IS NULL AND Owner IS NOT DISTINCT FROM $5 "
+                "AND LeaseExpiresAt IS NOT DISTINCT FROM $6",
+                {S(owner), S(expires), S(message_id), S(consumer), read_owner, read_expires},
+                "Inbox")
              .affected() != 0;
 }
 
 bool PgKeyedStores::CompleteOwned(std::string_view message_id, std::string_view consumer,
                                   std::string_view owner, TimePoint now) {
-  return db_
-             .Exec("UPDATE Inbox SET CompletedAt = $1 WHERE MessageId = $2 AND Consumer = $3 AND "
-                   "Owner = $4 AND CompletedAt IS NULL",
-                   {FormatTimestamp(now), S(message_id), S(consumer), S(owner)}, "Inbox")
+  return db_.Exec(
+                "UPDATE Inbox SET CompletedAt = $1 WHERE MessageId = $2 AND Consumer = $3 AND "
+                "Owner = $4 AND CompletedAt IS NULL",
+                {FormatTimestamp(now), S(message_id), S(consumer), S(owner)}, "Inbox")
              .affected() != 0;
 }
 
 bool PgKeyedStores::Renew(std::string_view message_id, std::string_view consumer,
                           std::string_view owner, std::string_view expires) {
-  return db_
-             .Exec("UPDATE Inbox SET LeaseExpiresAt = $1 WHERE MessageId = $2 AND Consumer = $3 "
-                   "AND Owner = $4 AND CompletedAt IS NULL",
-                   {S(expires), S(message_id), S(consumer), S(owner)}, "Inbox")
+  return db_.Exec(
+                "UPDATE Inbox SET LeaseExpiresAt = $1 WHERE MessageId = $2 AND Consumer = $3 "
+                "AND Owner = $4 AND CompletedAt IS NULL",
+                {S(expires), S(message_id), S(consumer), S(owner)}, "Inbox")
              .affected() == 1;
 }
 

@@ -17,8 +17,9 @@ InsertResult SqliteKeyedStores::InsertReservation(std::string_view order_id,
                                                   std::string_view book_id, int64_t quantity,
                                                   TimePoint now) {
   return db_
-      .Cached("INSERT INTO StockReservations (OrderId, BookId, Quantity, ReservedAt) "
-              "VALUES (?1, ?2, ?3, ?4)")
+      .Cached(
+          "INSERT INTO StockReservations (OrderId, BookId, Quantity, ReservedAt) "
+          "VALUES (?1, ?2, ?3, ?4)")
       .Bind(1, order_id)
       .Bind(2, book_id)
       .Bind(3, quantity)
@@ -58,8 +59,9 @@ InsertResult SqliteKeyedStores::ClaimCompletedWithHash(std::string_view message_
                                                        std::string_view consumer,
                                                        std::string_view hash, TimePoint now) {
   return db_
-      .Cached("INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt, PayloadHash) "
-              "VALUES (?1, ?2, ?3, ?3, ?4)")
+      .Cached(
+          "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt, PayloadHash) "
+          "VALUES (?1, ?2, ?3, ?3, ?4)")
       .Bind(1, message_id)
       .Bind(2, consumer)
       .Bind(3, FormatTimestamp(now))
@@ -83,9 +85,9 @@ InsertResult SqliteKeyedStores::ClaimOrCountReceipt(std::string_view message_id,
   return claimed;
 }
 
-InsertResult SqliteKeyedStores::ClaimLeased(std::string_view message_id,
-                                            std::string_view consumer, std::string_view owner,
-                                            TimePoint now, std::string_view expires) {
+InsertResult SqliteKeyedStores::ClaimLeased(std::string_view message_id, std::string_view consumer,
+                                            std::string_view owner, TimePoint now,
+                                            std::string_view expires) {
   return db_
       .Cached(
           "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt, Owner, "

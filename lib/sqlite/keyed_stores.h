@@ -31,8 +31,8 @@ class SqliteKeyedStores final : public KeyedStores {
   bool TakeOver(std::string_view message_id, std::string_view consumer, std::string_view owner,
                 std::string_view expires, const std::optional<std::string>& read_owner,
                 const std::optional<std::string>& read_expires) override;
-  bool CompleteOwned(std::string_view message_id, std::string_view consumer,
-                     std::string_view owner, TimePoint now) override;
+  bool CompleteOwned(std::string_view message_id, std::string_view consumer, std::string_view owner,
+                     TimePoint now) override;
   bool Renew(std::string_view message_id, std::string_view consumer, std::string_view owner,
              std::string_view expires) override;
 

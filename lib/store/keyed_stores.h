@@ -78,8 +78,8 @@ class LeaseStore {
   virtual bool CompleteOwned(std::string_view message_id, std::string_view consumer,
                              std::string_view owner, TimePoint now) = 0;
   // Extends the lease to expires, only while owner holds the uncompleted claim.
-  virtual bool Renew(std::string_view message_id, std::string_view consumer,
-                     std::string_view owner, std::string_view expires) = 0;
+  virtual bool Renew(std::string_view message_id, std::string_view consumer, std::string_view owner,
+                     std::string_view expires) = 0;
 };
 
 // All of them, on one connection.
