@@ -14,6 +14,7 @@
 #include "pipe_io.h"
 #include "sqlite/journal_files.h"
 #include "sqlite/statement.h"
+#include "store/store.h"
 #include "trace_json.h"
 
 namespace dedupsim {
@@ -202,7 +203,12 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
     died.detail = point;
     died.result = fmt::format("pid {} {}", pid, kill_mode ? "killed by SIGKILL" : "called _exit");
     env.recorder.Record(std::move(died));
-    RecoverAndNote(env, pid, wal_at_fork);
+    // SQLite recovers from the files the dead process left; a server database (env.backend
+    // not SQLite) discards the dead connection's open transaction itself, and there are no
+    // files of ours to read.
+    if (env.backend == nullptr || env.backend->name() == "sqlite") {
+      RecoverAndNote(env, pid, wal_at_fork);
+    }
     return report;
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {

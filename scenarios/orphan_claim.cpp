@@ -237,7 +237,7 @@ const Scenario kOrphanClaimScenario{
     .tag = "orphan-claim",
     .summary = "a claim whose owner died: a lease lets a redelivery take it over, and its hazard",
     .in_post = false,
-    .traits = kHasLockMaxAge,
+    .traits = kHasLockMaxAge | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

@@ -36,7 +36,7 @@ TEST_CASE("the key scenarios on PostgreSQL: --check holds and the line is SQLite
   const std::string name =
       GENERATE(as<std::string>{}, "record-first", "claim-last", "natural-key", "correlation-key",
                "delivery-tag-key", "random-id", "content-mismatch", "shared-key", "absolute-write",
-               "duplicate-as-error", "receive-count");
+               "duplicate-as-error", "receive-count", "orphan-claim");
   INFO(name);
   const std::vector<std::string> args = {"run",     name,         "--format", "json",
                                          "--check", "--quantity", "3"};
@@ -93,6 +93,39 @@ TEST_CASE("claim-last on PostgreSQL: B's stock UPDATE waits on Dune's row, then 
   CHECK(late["secondStockUpdateChanges"] == 1);
   CHECK(late["processed"] == nlohmann::json({true, false}));
   CHECK(late["line"].get<std::string>().find("second waited at: nowhere") != std::string::npos);
+
+  // REPEATABLE READ: once A commits, B's UPDATE of the row A changed fails with 40001
+  // instead of re-reading it; the line says so rather than SQLite's story.
+  nlohmann::json rr = Json(RunPg({"run", "claim-last", "--format", "json", "--hold-ms", "300",
+                                  "--stagger-ms", "50", "--isolation", "repeatable-read"},
+                                 "t_claim_last"));
+  CHECK(rr["processed"] == nlohmann::json({true, false}));
+  CHECK(rr["reserved"] == 2);
+  CHECK(rr["secondWaitedAt"] == "stock update");
+  CHECK(rr["secondSqlstate"] == "40001");
+  CHECK(rr["secondStockUpdateChanges"] == 0);
+  CHECK(rr["secondRolledBack"] == true);
+  CHECK(rr["line"].get<std::string>().find(
+            "its update failed with 40001 (serialization failure, repeatable-read), then rolled "
+            "back") != std::string::npos);
+}
+
+TEST_CASE("orphan-claim on PostgreSQL: the SIGKILLed owner's committed claim is taken over",
+          "[postgres]") {
+  nlohmann::json j = Json(RunPg(
+      {"run", "orphan-claim", "--format", "json", "--trace", "--lock-max-age", "5s"}, "t_orphan"));
+  CHECK(j["killed"]["redeliveries"] == nlohmann::json({"TakenOver"}));  // 10 s > 5 s lease
+  CHECK(j["killed"]["emailsSent"] == 1);
+  CHECK(j["killed"]["reserved"] == 2);
+  CHECK(j["paused"]["firstOwner"] == "LeaseLost");
+  bool died = false, recovered = false;
+  for (const auto& e : j["events"]) {
+    died |=
+        e["kind"] == "died" && e["result"].get<std::string>().find("SIGKILL") != std::string::npos;
+    recovered |= e["kind"] == "recover";  // SQLite's recovery from its files: not on a server
+  }
+  CHECK(died);
+  CHECK_FALSE(recovered);
 }
 
 TEST_CASE(
