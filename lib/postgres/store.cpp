@@ -113,6 +113,17 @@ PgDatabase PgDatabase::Open(const std::string& conninfo, const std::string& sche
     c.ExecScript(t[1]);
     c.ExecScript(fmt::format("COMMENT ON TABLE {} IS {}", t[0], Literal(kPgMarker)));
   }
+  // An Inbox of ours made before the receipt and lease columns gets them (our own table,
+  // marked; altered only when a column is missing, so a schema in use is not locked).
+  if (c.Exec("SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND "
+             "table_name = 'inbox' AND column_name = 'leaseexpiresat'",
+             {schema})
+          .rows() == 0) {
+    c.ExecScript(
+        "ALTER TABLE Inbox ADD COLUMN IF NOT EXISTS ReceiveCount bigint NOT NULL DEFAULT 1, "
+        "ADD COLUMN IF NOT EXISTS LastReceivedAt text, ADD COLUMN IF NOT EXISTS Owner text, "
+        "ADD COLUMN IF NOT EXISTS LeaseExpiresAt text");
+  }
   c.ExecScript("COMMIT");
   return PgDatabase(conninfo, schema);
 }

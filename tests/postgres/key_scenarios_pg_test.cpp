@@ -9,11 +9,14 @@
 #include <vector>
 
 #include "pg_support.h"
+#include "postgres/connection.h"
+#include "postgres/store.h"
 #include "support.h"
 
 namespace dedupsim {
 namespace {
 
+using testing::Conninfo;
 using testing::RunCli;
 using testing::RunPg;
 
@@ -145,6 +148,19 @@ TEST_CASE(
   CHECK(hashed["results"] == nlohmann::json({"Processed", "Duplicate", "ContentMismatch"}));
   CHECK(hashed["storedHash"] != hashed["mismatchHash"]);
   CHECK(HasEvent(hashed, "ROLLBACK TO SAVEPOINT claim", "ok"));
+}
+
+TEST_CASE("a schema of ours made before the receipt and lease columns gets them on open",
+          "[postgres]") {
+  PgDatabase::Open(Conninfo(), "t_old_inbox");
+  PgConnection raw(Conninfo());
+  raw.ExecScript(
+      "ALTER TABLE t_old_inbox.Inbox DROP COLUMN ReceiveCount, DROP COLUMN LastReceivedAt, "
+      "DROP COLUMN Owner, DROP COLUMN LeaseExpiresAt");
+  nlohmann::json j =
+      Json(RunPg({"run", "receive-count", "--format", "json", "--check"}, "t_old_inbox"));
+  CHECK(j["check"]["passed"] == true);
+  CHECK(j["receiveCount"] == 2);
 }
 
 }  // namespace
