@@ -4,13 +4,17 @@
 // the lesson is the same, and where PostgreSQL does something else the figures say what
 // the server did.
 #include <catch2/catch.hpp>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "database.h"
 #include "pg_support.h"
 #include "postgres/connection.h"
 #include "postgres/store.h"
+#include "sqlite/store.h"
+#include "store/keyed_stores.h"
 #include "support.h"
 
 namespace dedupsim {
@@ -148,6 +152,57 @@ TEST_CASE(
   CHECK(hashed["results"] == nlohmann::json({"Processed", "Duplicate", "ContentMismatch"}));
   CHECK(hashed["storedHash"] != hashed["mismatchHash"]);
   CHECK(HasEvent(hashed, "ROLLBACK TO SAVEPOINT claim", "ok"));
+}
+
+// The same sequence of lease and reservation calls on both backends, with the same answers:
+// one interface, two SQL dialects (SQLite's "IS ?", PostgreSQL's "IS NOT DISTINCT FROM").
+TEST_CASE("the keyed stores answer the same on SQLite and PostgreSQL", "[postgres]") {
+  DatabaseFile file = DatabaseFile::CreateTemporary(DatabaseSettings{});
+  SqliteBackend sqlite(file);
+  PgDatabase pg_db = PgDatabase::Open(Conninfo(), "t_keyed_stores");
+  PgBackend postgres(pg_db, Isolation::kReadCommitted);
+  const Backend* backend = GENERATE_REF(as<const Backend*>{}, &sqlite, &postgres);
+  INFO(backend->name());
+  backend->ResetInventory(StockItem{"b-1", "Dune", 10, 0});
+  std::unique_ptr<Store> store = backend->Open(nullptr, "");
+  KeyedStores& keyed = store->keyed();
+  const TimePoint t0{};
+  const char* consumer = "inventory.reserve-and-notify";
+
+  // A claim with no owner (an in-progress row of another consumer version): taken over
+  // only by a compare-and-set that read it ownerless.
+  REQUIRE(store->ClaimInProgress(InboxKey::kMessageIdAndConsumer, "m-1", consumer, t0) ==
+          InsertResult::kInserted);
+  CHECK_FALSE(keyed.TakeOver("m-1", consumer, "B", "2030", std::string("A"), std::nullopt));
+  CHECK(keyed.TakeOver("m-1", consumer, "B", "2030", std::nullopt, std::nullopt));
+  CHECK_FALSE(keyed.TakeOver("m-1", consumer, "C", "2031", std::nullopt, std::nullopt));
+  CHECK(keyed.Renew("m-1", consumer, "B", "2032"));
+  CHECK_FALSE(keyed.Renew("m-1", consumer, "A", "2033"));
+  std::optional<InboxRow> row = store->Find(InboxKey::kMessageIdAndConsumer, "m-1", consumer);
+  REQUIRE(row);
+  CHECK(row->owner == std::optional<std::string>("B"));
+  CHECK(row->lease_expires_at == std::optional<std::string>("2032"));
+  CHECK_FALSE(keyed.CompleteOwned("m-1", consumer, "A", t0));
+  CHECK(keyed.CompleteOwned("m-1", consumer, "B", t0));
+  CHECK_FALSE(keyed.CompleteOwned("m-1", consumer, "B", t0));  // completed already
+  CHECK(keyed.ClaimLeased("m-1", consumer, "D", t0, "2040") == InsertResult::kDuplicateKey);
+
+  // Receipts: the first claims, each later one counts on the row, in one transaction each.
+  for (int i = 0; i < 3; ++i) {
+    ScopedTransaction tx(*store);
+    CHECK(keyed.ClaimOrCountReceipt("m-2", "c", t0) ==
+          (i == 0 ? InsertResult::kInserted : InsertResult::kDuplicateKey));
+    tx.Commit();
+  }
+  CHECK(store->Find(InboxKey::kMessageIdAndConsumer, "m-2", "c")->receive_count == 3);
+
+  // Reservations: one per order line; the absolute write replaces, the sum follows.
+  CHECK(keyed.InsertReservation("o-1", "b-1", 2, t0) == InsertResult::kInserted);
+  keyed.UpsertReservation("o-1", "b-1", 5, t0);
+  keyed.UpsertReservation("o-2", "b-1", 1, t0);
+  CHECK(keyed.ReservedByRows("b-1") == 6);
+  keyed.SetReserved("b-1", 7);
+  CHECK(store->ReadStock("b-1").reserved == 7);
 }
 
 TEST_CASE("a schema of ours made before the receipt and lease columns gets them on open",
