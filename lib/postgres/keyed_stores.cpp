@@ -14,7 +14,7 @@ std::string S(std::string_view s) { return std::string(s); }
 }  // namespace
 
 KeyedStores& PgStore::keyed() {
-  if (!keyed_) keyed_ = std::make_shared<PgKeyedStores>(db_);
+  if (!keyed_ || !keyed_->On(db_)) keyed_ = std::make_shared<PgKeyedStores>(db_);
   return *keyed_;
 }
 

@@ -14,6 +14,8 @@ class PgKeyedStores final : public KeyedStores {
  public:
   // Borrows db, which must outlive it.
   explicit PgKeyedStores(PgConnection& db) : db_(db) {}
+  // True when it works on db (a PgStore that was moved makes a new one).
+  bool On(const PgConnection& db) const { return &db_ == &db; }
 
   InsertResult InsertReservation(std::string_view order_id, std::string_view book_id,
                                  int64_t quantity, TimePoint now) override;

@@ -13,6 +13,8 @@
 
 namespace dedupsim {
 
+class PgKeyedStores;
+
 // The marker written on the schema and on every table dedupsim creates in it.
 inline constexpr const char* kPgMarker =
     "dedupsim schema 2: created by dedupsim, which may reset it";
@@ -80,7 +82,7 @@ class PgStore final : public Store {
  private:
   PgConnection db_;
   Isolation isolation_;
-  std::shared_ptr<KeyedStores> keyed_;  // made on first use; borrows db_
+  std::shared_ptr<PgKeyedStores> keyed_;  // made on first use; borrows db_ (remade after a move)
 };
 
 class PgBackend final : public Backend {
