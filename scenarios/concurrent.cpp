@@ -51,6 +51,7 @@ using SteadyClock = std::chrono::steady_clock;
 // connection (Store::WatchedStatements), not from SQLite's lock intervals.
 std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTask& first_task,
                                                  const StoreTask& second_task,
+                                                 const PairTiming& timing,
                                                  std::vector<WatchedStatement>* second_statements) {
   struct Slot {
     nlohmann::json value;
@@ -74,7 +75,7 @@ std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTa
       slot.error = std::current_exception();
     }
   };
-  const auto hold = env.options.hold;
+  const auto hold = timing.hold;
   std::thread first([&] {
     run(a, first_task, [&] {
       {
@@ -93,7 +94,7 @@ std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTa
     std::unique_lock<std::mutex> lock(mu);
     changed.wait(lock, [&] { return a_holding || a_done; });
     if (a_holding) {
-      const auto release = held_at + env.options.stagger;
+      const auto release = held_at + timing.stagger;
       changed.wait_until(lock, release, [&] { return SteadyClock::now() >= release; });
     }
   }
@@ -126,14 +127,16 @@ InstanceTask OnSqlite(const StoreTask& task) {
 
 }  // namespace
 
-PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second) {
+PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second,
+                         const std::optional<PairTiming>& timing) {
   PairOutcome out;
   std::vector<InstanceResult> results;
+  const PairTiming used = timing ? *timing : TimingFrom(env.options);
   if (env.backend != nullptr && env.backend->name() != "sqlite") {
-    results = RunStorePairOnServer(env, first, second, &out.second_statements);
+    results = RunStorePairOnServer(env, first, second, used, &out.second_statements);
     out.watched = true;
   } else {
-    results = RunInstancePair(env, OnSqlite(first), OnSqlite(second), TimingFrom(env.options));
+    results = RunInstancePair(env, OnSqlite(first), OnSqlite(second), used);
   }
   out.first = std::move(results[0]);
   out.second = std::move(results[1]);

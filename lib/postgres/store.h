@@ -5,6 +5,7 @@
 // statements on one PgConnection; PgBackend opens stores on a PgDatabase.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "postgres/connection.h"
@@ -40,6 +41,8 @@ class PgStore final : public Store {
  public:
   PgStore(PgConnection connection, Isolation isolation)
       : db_(std::move(connection)), isolation_(isolation) {}
+  PgStore(const PgStore&) = delete;  // tables() keeps a reference to db_
+  PgStore& operator=(const PgStore&) = delete;
 
   PgConnection& connection() { return db_; }
 
@@ -58,6 +61,9 @@ class PgStore final : public Store {
   void RunHook(const char* name, const Hook& hook) override;
   void Note(const std::string& kind, const std::string& detail, const std::string& result) override;
   void SetDelivery(DeliveryRef delivery) override { db_.SetDelivery(std::move(delivery)); }
+  void SetTraceRole(std::string actor, std::string target) override {
+    db_.SetTraceRole(std::move(actor), std::move(target));
+  }
   std::vector<WatchedStatement> WatchedStatements() const override { return db_.watched(); }
 
   void AddReserved(std::string_view book_id, int64_t quantity) override;
@@ -74,9 +80,13 @@ class PgStore final : public Store {
   std::optional<InboxRow> Find(InboxKey key, std::string_view message_id,
                                std::string_view consumer) override;
 
+  // On this store's connection (postgres/lesson_tables.h), made on first use.
+  LessonTables& tables() override;
+
  private:
   PgConnection db_;
   Isolation isolation_;
+  std::shared_ptr<LessonTables> tables_;
 };
 
 class PgBackend final : public Backend {

@@ -4,6 +4,7 @@
 // traced steps are exactly those the consumers ran on the connection before the seam.
 #pragma once
 
+#include <memory>
 #include <optional>
 
 #include "sqlite/connection.h"
@@ -38,6 +39,9 @@ class SqliteStore final : public Store {
   void RunHook(const char* name, const Hook& hook) override;
   void Note(const std::string& kind, const std::string& detail, const std::string& result) override;
   void SetDelivery(DeliveryRef delivery) override { db_->SetDelivery(std::move(delivery)); }
+  void SetTraceRole(std::string actor, std::string target) override {
+    db_->SetTraceRole(std::move(actor), std::move(target));
+  }
 
   void AddReserved(std::string_view book_id, int64_t quantity) override;
   StockItem ReadStock(std::string_view book_id) override;
@@ -53,9 +57,13 @@ class SqliteStore final : public Store {
   std::optional<InboxRow> Find(InboxKey key, std::string_view message_id,
                                std::string_view consumer) override;
 
+  // On this store's connection (sqlite/lesson_tables.h), made on first use.
+  LessonTables& tables() override;
+
  private:
   std::optional<Connection> owned_;
   Connection* db_;
+  std::shared_ptr<LessonTables> tables_;
   TimestampFormatter stamp_;  // ReceivedAt and CompletedAt, without allocating
 };
 
