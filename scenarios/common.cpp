@@ -38,6 +38,10 @@ std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance,
   return store;
 }
 
+std::unique_ptr<Store> OpenUntraced(ScenarioEnv& env) {
+  return WithBackend(env, [](const Backend& b) { return b.Open(nullptr, ""); });
+}
+
 std::unique_ptr<Store> OpenActorStore(ScenarioEnv& env, const std::string& instance,
                                       const std::string& actor) {
   std::unique_ptr<Store> store =
@@ -48,10 +52,6 @@ std::unique_ptr<Store> OpenActorStore(ScenarioEnv& env, const std::string& insta
 
 std::unique_ptr<Store> OpenProbeStore(ScenarioEnv& env) {
   return OpenActorStore(env, "check", kActorProbe);
-}
-
-std::unique_ptr<Store> OpenUntracedStore(ScenarioEnv& env) {
-  return WithBackend(env, [&](const Backend& b) { return b.Open(nullptr, ""); });
 }
 
 void AddStock(ScenarioEnv& env, const StockItem& item) {

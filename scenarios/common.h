@@ -42,14 +42,15 @@ DeliveryRef Delivered(const OrderPlaced& message, int n);
 // new connection, traced under `instance`, with the same "open" step and delivery.
 std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance,
                                  DeliveryRef delivery = {});
+// A store on the scenario's backend whose statements are not traced: for reading figures
+// back (the run's own connection, never a consumer's step).
+std::unique_ptr<Store> OpenUntraced(ScenarioEnv& env);
 // A store of a non-consumer actor (cleanup, operator, ...) traced under instance, on the
 // scenario's backend: OpenActor's store.
 std::unique_ptr<Store> OpenActorStore(ScenarioEnv& env, const std::string& instance,
                                       const std::string& actor);
 // The scenario's own store for its checks, traced as the probe: OpenProbe's store.
 std::unique_ptr<Store> OpenProbeStore(ScenarioEnv& env);
-// A store on the scenario's backend whose statements are not traced (figures read back).
-std::unique_ptr<Store> OpenUntracedStore(ScenarioEnv& env);
 // The number of rows in a table of the scenario's backend, read by the scenario's probe
 // (traced as the probe on SQLite, as OpenProbe).
 int64_t ProbeRows(ScenarioEnv& env, std::string_view table);

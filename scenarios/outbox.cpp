@@ -80,7 +80,7 @@ Outcome Run(ScenarioEnv& env) {
   }
   Downstream shipped = DrainDownstream(env, downstream);
 
-  std::unique_ptr<Store> probe = OpenUntracedStore(env);
+  std::unique_ptr<Store> probe = OpenUntraced(env);
   const int64_t outbox_rows = probe->tables().CountOutboxRows(false);
   const int64_t outbox_dispatched = probe->tables().CountOutboxRows(true);
   const int64_t shipments = probe->tables().CountShipmentRequests(message.order_id);
@@ -104,7 +104,7 @@ Outcome Run(ScenarioEnv& env) {
   }
   const int64_t ghost_sent = ghost_queue.stats().accepted;
   Downstream ghost_shipped = DrainDownstream(env, ghost_queue);
-  std::unique_ptr<Store> ghost_probe = OpenUntracedStore(env);
+  std::unique_ptr<Store> ghost_probe = OpenUntraced(env);
   const int64_t ghost_shipments = ghost_probe->tables().CountShipmentRequests(ghost.order_id);
   const int64_t ghost_reserved = ghost_probe->ReadStock(ghost_book.book_id).reserved;
   const int64_t ghost_outbox = CurrentRows(env, "Outbox");

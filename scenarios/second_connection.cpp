@@ -55,7 +55,7 @@ Outcome Run(ScenarioEnv& env) {
     consumer.before_commit = hook;
     consumer.Handle(message);
   });
-  std::unique_ptr<Store> probe = OpenUntracedStore(env);
+  std::unique_ptr<Store> probe = OpenUntraced(env);
   const int64_t audit_after_crash = probe->tables().CountAuditEntries(message.order_id);
   const int64_t inbox_after_crash = CurrentRows(env, "Inbox");
   const int64_t reserved_after_crash = probe->ReadStock(dune.book_id).reserved;

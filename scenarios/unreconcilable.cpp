@@ -68,8 +68,8 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
         SettleInProgressEmail(*db, provider, env.clock, letter.delivery.message);
     part.settled = settled.provider_knew ? "provider had sent it" : "provider never sent it";
   }
-  auto row = OpenUntracedStore(env)->Find(InboxKey::kMessageIdAndConsumer, message.message_id,
-                                          SendStockReservedEmail::kName);
+  auto row = OpenUntraced(env)->Find(InboxKey::kMessageIdAndConsumer, message.message_id,
+                                     SendStockReservedEmail::kName);
   part.completed = row && row->completed_at.has_value();
   Connection provider_db = store.Connect();
   Statement sent = provider_db.Prepare("SELECT count(*) FROM SentEmails WHERE IdempotencyKey = ?1");
