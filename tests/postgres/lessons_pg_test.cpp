@@ -78,7 +78,7 @@ TEST_CASE(
     "optimistic-email on PostgreSQL: B sends, then its INSERT waits on A's key and fails with "
     "23505",
     "[postgres]") {
-  testing::CliResult r = RunPg({"run", "optimistic-email", "--format", "json", "--hold-ms", "400",
+  testing::CliResult r = RunPg({"run", "optimistic-email", "--format", "json", "--hold-ms", "800",
                                 "--stagger-ms", "50", "--check"},
                                "t_lesson_optimistic_wait");
   INFO(r.err);
