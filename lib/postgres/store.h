@@ -5,6 +5,7 @@
 // statements on one PgConnection; PgBackend opens stores on a PgDatabase.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -65,6 +66,8 @@ class PgStore final : public Store {
     db_.SetTraceRole(std::move(actor), std::move(target));
   }
   std::vector<WatchedStatement> WatchedStatements() const override { return db_.watched(); }
+  // Through a gate on the connection, so it cannot share one with the explorer's.
+  void SetWaitListener(std::function<void()> on_wait) override;
 
   void AddReserved(std::string_view book_id, int64_t quantity) override;
   StockItem ReadStock(std::string_view book_id) override;
@@ -87,6 +90,7 @@ class PgStore final : public Store {
   PgConnection db_;
   Isolation isolation_;
   std::shared_ptr<LessonTables> tables_;
+  std::unique_ptr<PgStepGate> wait_listener_;  // the gate SetWaitListener put on db_
 };
 
 class PgBackend final : public Backend {
