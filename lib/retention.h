@@ -13,15 +13,9 @@
 
 #include "clock.h"
 #include "sqlite/connection.h"
+#include "store/lesson_tables.h"
 
 namespace dedupsim {
-
-struct CleanupResult {
-  std::string cutoff;             // records received before this were candidates
-  int64_t deleted = 0;            // completed records deleted
-  int64_t kept = 0;               // Inbox rows left
-  int64_t kept_in_progress = 0;   // of those, in progress and older than the cutoff
-};
 
 // Deletes, in one IMMEDIATE transaction, the Inbox records completed and received more
 // than older_than before now.

@@ -33,8 +33,8 @@ Part Deliver(ScenarioEnv& env, int others) {
   part.others = others;
   int64_t seen = 0;
   Drain(broker, [&](const Delivery& d) {
-    Connection db = OpenTraced(env, "A");
-    bool processed = BoundedStoreReserveStock(db, store).Handle(d.message);
+    std::unique_ptr<Store> db = OpenStore(env, "A");
+    bool processed = BoundedStoreReserveStock(*db, store).Handle(d.message);
     if (++seen == others + 2) part.duplicate_processed = processed;
     return Verdict{Disposition::kAck};
   });
@@ -99,7 +99,7 @@ const Scenario kBoundedStoreScenario{
     .summary =
         "dedup keys in a store with room for N: after N other messages, a duplicate gets through",
     .in_post = false,
-    .traits = kHasStoreSize,
+    .traits = kHasStoreSize | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common.h"
+#include "concurrency.h"
 #include "consumers/cache_dedup.h"
 #include "crash.h"
 #include "dedup_cache.h"
@@ -28,26 +29,27 @@ Race RunRace(ScenarioEnv& env, const SideStore& store, CacheWrite write) {
                                                             : "two at once: set-if-absent");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  auto handle = [&env, &store, &message, write](int delivery) {
-    return [&env, &store, message, write, delivery](Connection& db,
-                                                   const Hook& hold_point) -> nlohmann::json {
-      BeginDelivery(db, Delivered(message, delivery));
-      Connection cache_connection =
-          OpenTraced(env, store, db.instance(), "cache", Delivered(message, delivery));
-      DedupCache cache(cache_connection, env.clock);
-      CacheDedupReserveStock consumer(db, cache, write);
-      consumer.after_cache_check = hold_point;
-      const bool processed = consumer.Handle(message);
-      NoteProcessed(db, processed);
-      return processed;
-    };
+  auto task = [&env, &store, &message, write](const char* instance, int delivery) {
+    return StoreTask{instance, Delivered(message, delivery),
+                     [&env, &store, message, write, instance, delivery](
+                         Store& db, const Hook& hold_point) -> nlohmann::json {
+                       Connection cache_connection =
+                           OpenTraced(env, store, instance, "cache", Delivered(message, delivery));
+                       DedupCache cache(cache_connection, env.clock);
+                       CacheDedupReserveStock consumer(db, cache, write);
+                       consumer.after_cache_check = hold_point;
+                       const bool processed = consumer.Handle(message);
+                       NoteProcessed(db, processed);
+                       return processed;
+                     }};
   };
   // A holds at AfterCacheCheck, where it holds no lock B could block on.
-  std::vector<InstanceResult> results = RunInstancePair(
-      env, {"A", handle(1)}, {"B", handle(2)},
+  PairOutcome pair = RunStorePair(
+      env, task("A", 1), task("B", 2),
       PairTiming{.hold = env.options.hold, .stagger = env.options.stagger, .second_blocks = false});
   Race race;
-  for (const InstanceResult& r : results) race.processed.push_back(r.value.get<bool>());
+  for (const InstanceResult* r : {&pair.first, &pair.second})
+    race.processed.push_back(r->value.get<bool>());
   race.reserved = CurrentStock(env, dune).reserved;
   return race;
 }
@@ -60,10 +62,10 @@ Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   CrashReport crash = RunCrashingDelivery(env, "A", "AfterStockCommitted", [&](const Hook& hook) {
-    Connection db = OpenTraced(env, "A", Delivered(message, 1));
+    std::unique_ptr<Store> db = OpenStore(env, "A", Delivered(message, 1));
     Connection cache_connection = OpenTraced(env, store, "A", "cache", Delivered(message, 1));
     DedupCache cache(cache_connection, env.clock);
-    CacheDedupReserveStock consumer(db, cache, CacheWrite::kCheckThenSet);
+    CacheDedupReserveStock consumer(*db, cache, CacheWrite::kCheckThenSet);
     consumer.after_stock_committed = hook;
     consumer.Handle(message);
   });
@@ -77,12 +79,12 @@ Outcome Run(ScenarioEnv& env) {
       probe_cache.SetTraceRole(kActorProbe, "cache");
       keys_after_crash = DedupCache(probe_cache, env.clock).Count();
     }
-    Connection db = OpenTraced(env, "A", Delivered(message, 2));
+    std::unique_ptr<Store> db = OpenStore(env, "A", Delivered(message, 2));
     Connection cache_connection = OpenTraced(env, store, "A", "cache", Delivered(message, 2));
     DedupCache cache(cache_connection, env.clock);
     redelivery_processed =
-        CacheDedupReserveStock(db, cache, CacheWrite::kCheckThenSet).Handle(message);
-    NoteProcessed(db, redelivery_processed);
+        CacheDedupReserveStock(*db, cache, CacheWrite::kCheckThenSet).Handle(message);
+    NoteProcessed(*db, redelivery_processed);
   }
   int64_t reserved = CurrentStock(env, dune).reserved;
 
@@ -140,7 +142,7 @@ const Scenario kCacheArbiterScenario{
     .tag = "cache-arbiter",
     .summary = "dedup keys in a cache, work in the database: the failure window and the race come back",
     .in_post = false,
-    .traits = kHasCrash | kHasInstances | kHasHold,
+    .traits = kHasCrash | kHasInstances | kHasHold | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

@@ -42,6 +42,18 @@ std::unique_ptr<Store> OpenUntraced(ScenarioEnv& env) {
   return WithBackend(env, [](const Backend& b) { return b.Open(nullptr, ""); });
 }
 
+std::unique_ptr<Store> OpenActorStore(ScenarioEnv& env, const std::string& instance,
+                                      const std::string& actor) {
+  std::unique_ptr<Store> store =
+      WithBackend(env, [&](const Backend& b) { return b.Open(&env.recorder, instance); });
+  store->SetTraceRole(actor, "database");
+  return store;
+}
+
+std::unique_ptr<Store> OpenProbeStore(ScenarioEnv& env) {
+  return OpenActorStore(env, "check", kActorProbe);
+}
+
 void AddStock(ScenarioEnv& env, const StockItem& item) {
   WithBackend(env, [&](const Backend& b) {
     b.AddStock(item);

@@ -45,6 +45,12 @@ std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance,
 // A store on the scenario's backend whose statements are not traced: for reading figures
 // back (the run's own connection, never a consumer's step).
 std::unique_ptr<Store> OpenUntraced(ScenarioEnv& env);
+// A store of a non-consumer actor (cleanup, operator, ...) traced under instance, on the
+// scenario's backend: OpenActor's store.
+std::unique_ptr<Store> OpenActorStore(ScenarioEnv& env, const std::string& instance,
+                                      const std::string& actor);
+// The scenario's own store for its checks, traced as the probe: OpenProbe's store.
+std::unique_ptr<Store> OpenProbeStore(ScenarioEnv& env);
 // The number of rows in a table of the scenario's backend, read by the scenario's probe
 // (traced as the probe on SQLite, as OpenProbe).
 int64_t ProbeRows(ScenarioEnv& env, std::string_view table);

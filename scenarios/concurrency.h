@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "instances.h"
@@ -48,7 +49,10 @@ struct StoreTask {
 // intervals are kept; on a server database (env.backend not SQLite), two threads with
 // their own stores, and the second's statements as the server saw them (watched).
 // first_processed and second_processed are left for the caller to read from the values.
-PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second);
+// timing: TimingFrom(env.options) unless given (e.g. second_blocks false where the second
+// meets no lock of the first's on SQLite).
+PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second,
+                         const std::optional<PairTiming>& timing = std::nullopt);
 
 // Instance A handles first_message and holds its transaction at BeforeCommit; instance B
 // handles second_message, released options.stagger after A reached BeforeCommit.

@@ -55,6 +55,7 @@ using SteadyClock = std::chrono::steady_clock;
 // server's lock waits are read from a side connection (Store::WatchedStatements).
 std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTask& first_task,
                                                  const StoreTask& second_task,
+                                                 const PairTiming& timing,
                                                  std::vector<WatchedStatement>* second_statements) {
   struct Slot {
     nlohmann::json value;
@@ -67,8 +68,10 @@ std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTa
   std::condition_variable changed;
   bool a_holding = false, a_done = false, b_blocked = false, b_done = false;
   SteadyClock::time_point held_at;
-  const auto hold = env.options.hold;
-  const auto stagger = env.options.stagger;
+  // timing.second_blocks does not apply here: B's end releases A as its wait does, so A
+  // never waits for a lock B does not meet.
+  const auto hold = timing.hold;
+  const auto stagger = timing.stagger;
   auto mark = [&](bool& flag) {
     std::lock_guard<std::mutex> lock(mu);
     flag = true;
@@ -141,14 +144,16 @@ InstanceTask OnSqlite(const StoreTask& task) {
 
 }  // namespace
 
-PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second) {
+PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second,
+                         const std::optional<PairTiming>& timing) {
   PairOutcome out;
   std::vector<InstanceResult> results;
+  const PairTiming used = timing ? *timing : TimingFrom(env.options);
   if (env.backend != nullptr && env.backend->name() != "sqlite") {
-    results = RunStorePairOnServer(env, first, second, &out.second_statements);
+    results = RunStorePairOnServer(env, first, second, used, &out.second_statements);
     out.watched = true;
   } else {
-    results = RunInstancePair(env, OnSqlite(first), OnSqlite(second), TimingFrom(env.options));
+    results = RunInstancePair(env, OnSqlite(first), OnSqlite(second), used);
   }
   out.first = std::move(results[0]);
   out.second = std::move(results[1]);

@@ -36,27 +36,28 @@ Part CrashThenRedeliver(ScenarioEnv& env, const SideStore& store, const char* po
   }
   Part part;
   part.crashed = RunCrashingDelivery(env, "A", point, [&](const Hook& hook) {
-                   Connection db = OpenTraced(env, "A", Delivered(message, 1));
+                   std::unique_ptr<Store> db = OpenStore(env, "A", Delivered(message, 1));
                    Connection provider_connection =
                        OpenTraced(env, store, "A", "email provider", Delivered(message, 1));
                    IdempotentEmailProvider provider(provider_connection, env.clock);
-                   ReconcilingEmailSender consumer(db, provider, env.clock);
+                   ReconcilingEmailSender consumer(*db, provider, env.clock);
                    (std::string_view(point) == "BeforeSend" ? consumer.before_send
                                                             : consumer.after_send) = hook;
                    consumer.Handle(message);
                  }).crashed;
-  Connection db = OpenTraced(env, "A", Delivered(message, 2));
+  std::unique_ptr<Store> db = OpenStore(env, "A", Delivered(message, 2));
   Connection provider_connection =
       OpenTraced(env, store, "A", "email provider", Delivered(message, 2));
   IdempotentEmailProvider provider(provider_connection, env.clock);
-  part.second = ReconcilingEmailSender(db, provider, env.clock).Handle(message);
-  NoteOutcome(db, ToString(part.second.outcome));
+  part.second = ReconcilingEmailSender(*db, provider, env.clock).Handle(message);
+  NoteOutcome(*db, ToString(part.second.outcome));
   part.emails_sent = provider.SentCount() - sent_before;
   part.provider_requests = provider.RequestCount() - requests_before;
-  Connection probe = OpenProbe(env);
-  auto row = FindInboxRow(probe, message.message_id, ReconcilingEmailSender::kName);
+  std::unique_ptr<Store> probe = OpenProbeStore(env);
+  auto row = probe->Find(InboxKey::kMessageIdAndConsumer, message.message_id,
+                         ReconcilingEmailSender::kName);
   part.completed = row && row->completed_at.has_value();
-  part.reserved = ReadStock(probe, dune.book_id).reserved;
+  part.reserved = probe->ReadStock(dune.book_id).reserved;
   return part;
 }
 
@@ -118,7 +119,7 @@ const Scenario kEmailReconcileScenario{
     .tag = "email-reconcile",
     .summary = "the provider honours an idempotency key: a half-done email record is settled, sent once",
     .in_post = false,
-    .traits = kHasCrash,
+    .traits = kHasCrash | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

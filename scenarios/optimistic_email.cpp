@@ -28,18 +28,15 @@ nlohmann::json Report(EmailOutcome outcome, const InMemoryEmailProvider& provide
 template <typename Handle>
 PairOutcome RunCopies(ScenarioEnv& env, Handle handle) {
   auto task = [handle](const char* name) {
-    return InstanceTask{name, [handle](Connection& db, const Hook& hold_point) -> nlohmann::json {
-                          InMemoryEmailProvider provider;
-                          return Report(handle(db, provider, hold_point), provider);
-                        }};
+    return StoreTask{name, {}, [handle](Store& db, const Hook& hold_point) -> nlohmann::json {
+                       InMemoryEmailProvider provider;
+                       return Report(handle(db, provider, hold_point), provider);
+                     }};
   };
   // B need not meet a lock of A's here: A goes on at its hold point + --hold-ms regardless.
-  std::vector<InstanceResult> results = RunInstancePair(
+  PairOutcome pair = RunStorePair(
       env, task("A"), task("B"),
       PairTiming{.hold = env.options.hold, .stagger = env.options.stagger, .second_blocks = false});
-  PairOutcome pair;
-  pair.first = results[0];
-  pair.second = results[1];
   pair.first_processed = pair.first.value["outcome"] == ToString(EmailOutcome::kSent);
   pair.second_processed = pair.second.value["outcome"] == ToString(EmailOutcome::kSent);
   return pair;
@@ -58,7 +55,7 @@ Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   PairOutcome optimistic =
-      RunCopies(env, [&env, message](Connection& db, EmailProvider& provider, const Hook& hold) {
+      RunCopies(env, [&env, message](Store& db, EmailProvider& provider, const Hook& hold) {
         OptimisticEmailSender consumer(db, provider, env.clock);
         consumer.before_commit = hold;
         return consumer.Handle(message).outcome;
@@ -68,7 +65,7 @@ Outcome Run(ScenarioEnv& env) {
   // Claim first (the post's email consumer): A holds after its send, before completing.
   OrderPlaced second = NewOrder(env, Restock(env));
   PairOutcome claim_first =
-      RunCopies(env, [&env, second](Connection& db, EmailProvider& provider, const Hook& hold) {
+      RunCopies(env, [&env, second](Store& db, EmailProvider& provider, const Hook& hold) {
         SendStockReservedEmail consumer(db, provider, env.clock);
         consumer.after_send = hold;
         return consumer.Handle(second);
@@ -122,7 +119,7 @@ const Scenario kOptimisticEmailScenario{
     .tag = "optimistic-email",
     .summary = "optimistic concurrency around an email: both copies send, the key decides too late",
     .in_post = false,
-    .traits = kHasInstances | kHasHold,
+    .traits = kHasInstances | kHasHold | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

@@ -13,6 +13,7 @@
 #include "broker.h"
 #include "common.h"
 #include "scenarios.h"
+#include "store/lesson_tables.h"
 
 namespace dedupsim {
 namespace {
@@ -31,8 +32,8 @@ struct Downstream {
 Downstream DrainDownstream(ScenarioEnv& env, Broker& queue) {
   Downstream d;
   d.deliveries = Drain(queue, [&](const Delivery& delivery) {
-    Connection db = OpenTraced(env, "downstream");
-    if (PrepareShipment(db, env.clock).Handle(delivery.message)) d.processed++;
+    std::unique_ptr<Store> db = OpenStore(env, "downstream");
+    if (PrepareShipment(*db, env.clock).Handle(delivery.message)) d.processed++;
     return Verdict{Disposition::kAck};
   });
   return d;
@@ -50,8 +51,8 @@ Outcome Run(ScenarioEnv& env) {
   int64_t handled = 0;
   int64_t skipped = 0;
   Drain(incoming, [&](const Delivery& d) {
-    Connection db = OpenTraced(env, "A");
-    if (OutboxReserveStock(db, env.clock).Handle(d.message)) {
+    std::unique_ptr<Store> db = OpenStore(env, "A");
+    if (OutboxReserveStock(*db, env.clock).Handle(d.message)) {
       handled++;
     } else {
       skipped++;
@@ -63,8 +64,8 @@ Outcome Run(ScenarioEnv& env) {
   // The dispatcher sends, then dies before marking the row; its restart sends again.
   bool dispatcher_crashed = false;
   {
-    Connection db = OpenTraced(env, "dispatcher");
-    OutboxDispatcher dispatcher(db, env.clock, downstream);
+    std::unique_ptr<Store> db = OpenStore(env, "dispatcher");
+    OutboxDispatcher dispatcher(*db, env.clock, downstream);
     dispatcher.after_dispatch = CrashHook("AfterDispatch");
     try {
       dispatcher.DispatchPending();
@@ -74,16 +75,16 @@ Outcome Run(ScenarioEnv& env) {
   }
   int64_t dispatched_after_restart = 0;
   {
-    Connection db = OpenTraced(env, "dispatcher");
-    dispatched_after_restart = OutboxDispatcher(db, env.clock, downstream).DispatchPending();
+    std::unique_ptr<Store> db = OpenStore(env, "dispatcher");
+    dispatched_after_restart = OutboxDispatcher(*db, env.clock, downstream).DispatchPending();
   }
   Downstream shipped = DrainDownstream(env, downstream);
 
-  Connection probe = env.db.Connect();
-  const int64_t outbox_rows = CountOutboxRows(probe, false);
-  const int64_t outbox_dispatched = CountOutboxRows(probe, true);
-  const int64_t shipments = CountShipmentRequests(probe, message.order_id);
-  const int64_t reserved = ReadStock(probe, dune.book_id).reserved;
+  std::unique_ptr<Store> probe = OpenUntraced(env);
+  const int64_t outbox_rows = probe->tables().CountOutboxRows(false);
+  const int64_t outbox_dispatched = probe->tables().CountOutboxRows(true);
+  const int64_t shipments = probe->tables().CountShipmentRequests(message.order_id);
+  const int64_t reserved = probe->ReadStock(dune.book_id).reserved;
 
   // The ghost: a new order whose handler sends before its transaction, which then fails.
   StockItem ghost_book = Restock(env);
@@ -91,22 +92,22 @@ Outcome Run(ScenarioEnv& env) {
   Broker ghost_queue(env.clock, BrokerOptions{}, &env.recorder);
   bool ghost_rolled_back = false;
   {
-    Connection db = OpenTraced(env, "A");
-    DispatchBeforeCommitReserveStock consumer(db, env.clock, ghost_queue);
+    std::unique_ptr<Store> db = OpenStore(env, "A");
+    DispatchBeforeCommitReserveStock consumer(*db, env.clock, ghost_queue);
     consumer.before_commit = [] { throw WorkFailed(); };
     try {
       consumer.Handle(ghost);
     } catch (const WorkFailed& e) {
-      ghost_rolled_back = !db.InTransaction();
-      db.Note("fail", e.what(), ghost_rolled_back ? "rolled back" : "open");
+      ghost_rolled_back = !db->InTransaction();
+      db->Note("fail", e.what(), ghost_rolled_back ? "rolled back" : "open");
     }
   }
   const int64_t ghost_sent = ghost_queue.stats().accepted;
   Downstream ghost_shipped = DrainDownstream(env, ghost_queue);
-  Connection ghost_probe = env.db.Connect();
-  const int64_t ghost_shipments = CountShipmentRequests(ghost_probe, ghost.order_id);
-  const int64_t ghost_reserved = ReadStock(ghost_probe, ghost_book.book_id).reserved;
-  const int64_t ghost_outbox = CountRows(ghost_probe, "Outbox");
+  std::unique_ptr<Store> ghost_probe = OpenUntraced(env);
+  const int64_t ghost_shipments = ghost_probe->tables().CountShipmentRequests(ghost.order_id);
+  const int64_t ghost_reserved = ghost_probe->ReadStock(ghost_book.book_id).reserved;
+  const int64_t ghost_outbox = CurrentRows(env, "Outbox");
 
   const int64_t dispatches = downstream.stats().accepted;
   Outcome out;
@@ -171,7 +172,7 @@ const Scenario kOutboxScenario{
     .tag = "outbox",
     .summary = "outgoing messages stored in the consumer's transaction, sent by a dispatcher",
     .in_post = false,
-    .traits = kRepeatsDelivery,
+    .traits = kRepeatsDelivery | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

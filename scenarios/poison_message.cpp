@@ -9,6 +9,7 @@
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "scenarios.h"
+#include "store/lesson_tables.h"
 
 namespace dedupsim {
 namespace {
@@ -31,11 +32,13 @@ Outcome Run(ScenarioEnv& env) {
   int64_t attempts = 0;  // deliveries whose handler ran into the failure
   int64_t processed = 0;
   Drain(broker, [&](const Delivery& d) {
-    Connection db = OpenTraced(env, "A");
+    std::unique_ptr<Store> store = OpenStore(env, "A");
+    Store& db = *store;
     IdempotentReserveStock consumer(db, env.clock);
     consumer.before_commit = [&db, &d] {
       // The UPDATE of a book that is not there changes no row: the work cannot be done.
-      if (db.Changes() == 0) throw UnknownBook("no stock row for book " + d.message.book_id);
+      if (db.tables().LastChanges() == 0)
+        throw UnknownBook("no stock row for book " + d.message.book_id);
     };
     try {
       if (consumer.Handle(d.message)) processed++;
@@ -87,7 +90,7 @@ const Scenario kPoisonMessageScenario{
     .summary =
         "a message that always fails: redelivered to the limit, dead-lettered, nothing recorded",
     .in_post = false,
-    .traits = kHasMaxDeliveries,
+    .traits = kHasMaxDeliveries | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

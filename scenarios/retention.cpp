@@ -1,6 +1,8 @@
 // retention: Inbox records are kept --retention-days and then cleaned up. On a manual
 // clock: redeliveries inside the window are skipped; a replay from the dead-letter queue
 // on day 20, after the record was deleted, is processed again.
+#include "retention.h"
+
 #include <fmt/format.h>
 
 #include <optional>
@@ -8,8 +10,8 @@
 #include "broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
-#include "retention.h"
 #include "scenarios.h"
+#include "store/lesson_tables.h"
 
 namespace dedupsim {
 namespace {
@@ -41,9 +43,9 @@ Outcome Run(ScenarioEnv& env) {
       clock.Set(start + day);
       env.recorder.MarkTime("day 1");
     }
-    Connection db = OpenTraced(env, "A");
-    bool processed = IdempotentReserveStock(db, clock).Handle(d.message);
-    NoteProcessed(db, processed);
+    std::unique_ptr<Store> db = OpenStore(env, "A");
+    bool processed = IdempotentReserveStock(*db, clock).Handle(d.message);
+    NoteProcessed(*db, processed);
     (processed ? processed_on_day0 : skipped) += 1;
     return Verdict{Disposition::kAckLost};
   });
@@ -55,8 +57,8 @@ Outcome Run(ScenarioEnv& env) {
   for (int night = 1; night <= kReplayDay; ++night) {
     clock.Set(start + night * day);
     env.recorder.MarkTime(fmt::format("day {}", night));
-    Connection db = OpenActor(env, "cleanup", "cleanup");
-    CleanupResult r = DeleteInboxRecordsOlderThan(db, clock.Now(), env.options.retention);
+    std::unique_ptr<Store> db = OpenActorStore(env, "cleanup", "cleanup");
+    CleanupResult r = db->tables().DeleteInboxRecordsOlderThan(clock.Now(), env.options.retention);
     if (r.deleted > 0 && !deleted_on_day) deleted_on_day = night;
     deleted += r.deleted;
   }
@@ -65,9 +67,9 @@ Outcome Run(ScenarioEnv& env) {
   bool replay_processed = false;
   broker.ReplayDeadLetters();
   Drain(broker, [&](const Delivery& d) {
-    Connection db = OpenTraced(env, "A");
-    replay_processed = IdempotentReserveStock(db, clock).Handle(d.message);
-    NoteProcessed(db, replay_processed);
+    std::unique_ptr<Store> db = OpenStore(env, "A");
+    replay_processed = IdempotentReserveStock(*db, clock).Handle(d.message);
+    NoteProcessed(*db, replay_processed);
     return Verdict{};
   });
   const int replay_day = day_of();
@@ -118,7 +120,7 @@ const Scenario kRetentionScenario{
     .tag = "retention",
     .summary = "inbox records kept N days: a dead-letter replay after the cleanup is processed again",
     .in_post = false,
-    .traits = kHasRetention | kHasMaxDeliveries,
+    .traits = kHasRetention | kHasMaxDeliveries | kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

@@ -37,19 +37,19 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
   Drain(broker, [&](const Delivery& d) -> Verdict {
     if (d.delivery_count == 1) {
       part.crashed = RunCrashingDelivery(env, "A", "AfterSend", [&](const Hook& hook) {
-                       Connection db = OpenTraced(env, "A");
+                       std::unique_ptr<Store> db = OpenStore(env, "A");
                        Connection provider_db = OpenTraced(env, store, "A", "email provider");
                        IdempotentEmailProvider provider(provider_db, env.clock);
-                       SendStockReservedEmail consumer(db, provider, env.clock);
+                       SendStockReservedEmail consumer(*db, provider, env.clock);
                        consumer.after_send = hook;
                        consumer.Handle(d.message);
                      }).crashed;
       return Disposition::kAbandon;  // the consumer died: the lock expires, redelivered
     }
-    Connection db = OpenTraced(env, "A");
+    std::unique_ptr<Store> db = OpenStore(env, "A");
     Connection provider_db = OpenTraced(env, store, "A", "email provider");
     IdempotentEmailProvider provider(provider_db, env.clock);
-    EmailOutcome outcome = SendStockReservedEmail(db, provider, env.clock).Handle(d.message);
+    EmailOutcome outcome = SendStockReservedEmail(*db, provider, env.clock).Handle(d.message);
     part.redelivery = ToString(outcome);
     if (outcome != EmailOutcome::kNeedsReconciliation || !park) return Disposition::kAck;
     part.alerts.push_back(
@@ -61,15 +61,15 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
   part.dead_lettered = broker.stats().dead_lettered;
   // The operator works through the dead-letter queue with the provider's records.
   for (const DeadLetter& letter : broker.dead_letters()) {
-    Connection db = OpenTraced(env, "operator");
+    std::unique_ptr<Store> db = OpenStore(env, "operator");
     Connection provider_db = OpenTraced(env, store, "operator", "email provider");
     IdempotentEmailProvider provider(provider_db, env.clock);
     ReconcileOutcome settled =
-        SettleInProgressEmail(db, provider, env.clock, letter.delivery.message);
+        SettleInProgressEmail(*db, provider, env.clock, letter.delivery.message);
     part.settled = settled.provider_knew ? "provider had sent it" : "provider never sent it";
   }
-  Connection db = env.db.Connect();
-  auto row = FindInboxRow(db, message.message_id, SendStockReservedEmail::kName);
+  auto row = OpenUntraced(env)->Find(InboxKey::kMessageIdAndConsumer, message.message_id,
+                                     SendStockReservedEmail::kName);
   part.completed = row && row->completed_at.has_value();
   Connection provider_db = store.Connect();
   Statement sent = provider_db.Prepare("SELECT count(*) FROM SentEmails WHERE IdempotencyKey = ?1");
@@ -128,7 +128,7 @@ const Scenario kUnreconcilableScenario{
     .tag = "unreconcilable",
     .summary = "a record found in progress is parked for an operator, not silently acked",
     .in_post = false,
-    .traits = kHasCrash,
+    .traits = kHasCrash | kAnyBackend,
     .run = &RunScenario,
     .expected = &Expected,
     .lesson =

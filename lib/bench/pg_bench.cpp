@@ -66,6 +66,10 @@ class CountingStore final : public Store {
     inner_.Note(kind, detail, result);
   }
   void SetDelivery(DeliveryRef delivery) override { inner_.SetDelivery(std::move(delivery)); }
+  void SetTraceRole(std::string actor, std::string target) override {
+    inner_.SetTraceRole(std::move(actor), std::move(target));
+  }
+  LessonTables& tables() override { return inner_.tables(); }  // not counted: no lesson table here
   // A write outside BEGIN is a transaction of its own on the server (autocommit), as on
   // SQLite, whose hooks count it: committed, or rolled back when it failed.
   void AddReserved(std::string_view book_id, int64_t quantity) override {

@@ -3,21 +3,29 @@
 // noted on the connection's trace, since the store has no statements of its own.
 #pragma once
 
+#include <optional>
+
 #include "bounded_store.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
 class BoundedStoreReserveStock {
  public:
-  BoundedStoreReserveStock(Connection& db, BoundedKeyStore& store) : db_(db), store_(store) {}
+  // db: the inventory database, on either backend; must outlive the consumer.
+  BoundedStoreReserveStock(Store& db, BoundedKeyStore& store) : db_(db), store_(store) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  BoundedStoreReserveStock(Connection& db, BoundedKeyStore& store)
+      : own_(std::in_place, db), db_(*own_), store_(store) {}
 
   // False when the store still held the key (skipped).
   bool Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& db_;
   BoundedKeyStore& store_;
 };
 

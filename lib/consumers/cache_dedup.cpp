@@ -19,9 +19,9 @@ bool CacheDedupReserveStock::Handle(const OrderPlaced& m) {
   } else if (cache_.Contains(key)) {
     return false;
   }
-  RunHook(db_, "AfterCacheCheck", after_cache_check);
+  db_.RunHook("AfterCacheCheck", after_cache_check);
   AddReserved(db_, m);  // autocommit in the inventory database
-  RunHook(db_, "AfterStockCommitted", after_stock_committed);
+  db_.RunHook("AfterStockCommitted", after_stock_committed);
   if (write_ == CacheWrite::kCheckThenSet) cache_.Set(key);
   return true;
 }

@@ -10,13 +10,15 @@
 // window only changes direction, as in record-first.)
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "clock.h"
 #include "dedup_cache.h"
 #include "hooks.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -29,8 +31,11 @@ class CacheDedupReserveStock {
   static constexpr const char* kName = "inventory.reserve-stock";
 
   // db: the inventory database; cache: the dedup cache. Both must outlive the consumer.
-  CacheDedupReserveStock(Connection& db, DedupCache& cache, CacheWrite write)
+  CacheDedupReserveStock(Store& db, DedupCache& cache, CacheWrite write)
       : db_(db), cache_(cache), write_(write) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  CacheDedupReserveStock(Connection& db, DedupCache& cache, CacheWrite write)
+      : own_(std::in_place, db), db_(*own_), cache_(cache), write_(write) {}
 
   Hook after_cache_check;      // the cache said "absent" (or accepted the claim)
   Hook after_stock_committed;  // the stock update committed; the key not yet set
@@ -42,7 +47,8 @@ class CacheDedupReserveStock {
   static std::string Key(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& db_;
   DedupCache& cache_;
   CacheWrite write_;
 };

@@ -4,8 +4,8 @@
 
 namespace dedupsim {
 
-ReconcileOutcome SettleInProgressEmail(Connection& db, IdempotentEmailProvider& provider,
-                                       Clock& clock, const OrderPlaced& m) {
+ReconcileOutcome SettleInProgressEmail(Store& db, IdempotentEmailProvider& provider, Clock& clock,
+                                       const OrderPlaced& m) {
   ReconcileOutcome out;
   out.reconciled = true;
   out.provider_knew = provider.Find(m.message_id).has_value();
@@ -17,14 +17,14 @@ ReconcileOutcome SettleInProgressEmail(Connection& db, IdempotentEmailProvider& 
     out.outcome = sent == ProviderSend::kSent ? EmailOutcome::kSent : EmailOutcome::kAlreadySent;
     db.Note("send", "EmailProvider.Send (same key)", std::string(ToString(out.outcome)));
   }
-  CompleteInboxRow(db, InboxKey::kMessageIdAndConsumer, m.message_id, ReconcilingEmailSender::kName,
-                   clock.Now());
+  db.Complete(InboxKey::kMessageIdAndConsumer, m.message_id, ReconcilingEmailSender::kName,
+              clock.Now());
   return out;
 }
 
 ReconcileOutcome ReconcilingEmailSender::Handle(const OrderPlaced& m) {
   ReconcileOutcome out;
-  if (auto entry = FindInboxRow(db_, m.message_id, kName)) {
+  if (auto entry = db_.Find(InboxKey::kMessageIdAndConsumer, m.message_id, kName)) {
     if (entry->completed_at) {
       out.outcome = EmailOutcome::kAlreadySent;
       return out;
@@ -33,19 +33,19 @@ ReconcileOutcome ReconcilingEmailSender::Handle(const OrderPlaced& m) {
     out = SettleInProgressEmail(db_, provider_, clock_, m);
     return out;
   }
-  InsertResult claimed = InsertInProgressInboxRow(db_, InboxKey::kMessageIdAndConsumer,
-                                                  m.message_id, kName, clock_.Now());
+  InsertResult claimed =
+      db_.ClaimInProgress(InboxKey::kMessageIdAndConsumer, m.message_id, kName, clock_.Now());
   if (claimed == InsertResult::kDuplicateKey) {
     // Another instance claimed it a moment ago and is sending now: leave it to that one.
     out.outcome = EmailOutcome::kNeedsReconciliation;
     return out;
   }
-  RunHook(db_, "BeforeSend", before_send);
+  db_.RunHook("BeforeSend", before_send);
   ProviderSend sent = provider_.SendWithKey(m.message_id, StockReservedText(m));
   out.outcome = sent == ProviderSend::kSent ? EmailOutcome::kSent : EmailOutcome::kAlreadySent;
   db_.Note("send", "EmailProvider.Send", std::string(ToString(out.outcome)));
-  RunHook(db_, "AfterSend", after_send);
-  CompleteInboxRow(db_, InboxKey::kMessageIdAndConsumer, m.message_id, kName, clock_.Now());
+  db_.RunHook("AfterSend", after_send);
+  db_.Complete(InboxKey::kMessageIdAndConsumer, m.message_id, kName, clock_.Now());
   return out;
 }
 

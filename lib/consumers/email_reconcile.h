@@ -6,12 +6,15 @@
 // completes the record: Sent. No email goes out twice, and no record stays half-done.
 #pragma once
 
+#include <optional>
+
 #include "clock.h"
 #include "consumers/email.h"
 #include "email_provider.h"
 #include "hooks.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -24,15 +27,18 @@ struct ReconcileOutcome {
 // Settles a record found in progress by asking the provider: completes it, sending first
 // (with the same key) only if the provider never sent. Used by ReconcilingEmailSender on a
 // redelivery, and by an operator settling a parked case (unreconcilable).
-ReconcileOutcome SettleInProgressEmail(Connection& db, IdempotentEmailProvider& provider,
-                                       Clock& clock, const OrderPlaced& m);
+ReconcileOutcome SettleInProgressEmail(Store& db, IdempotentEmailProvider& provider, Clock& clock,
+                                       const OrderPlaced& m);
 
 class ReconcilingEmailSender {
  public:
   static constexpr const char* kName = "notifications.stock-reserved-email";
 
-  ReconcilingEmailSender(Connection& db, IdempotentEmailProvider& provider, Clock& clock)
+  ReconcilingEmailSender(Store& db, IdempotentEmailProvider& provider, Clock& clock)
       : db_(db), provider_(provider), clock_(clock) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  ReconcilingEmailSender(Connection& db, IdempotentEmailProvider& provider, Clock& clock)
+      : own_(std::in_place, db), db_(*own_), provider_(provider), clock_(clock) {}
 
   Hook before_send;  // phase 1 committed, nothing sent yet
   Hook after_send;   // the provider accepted the email, phase 2 not written
@@ -40,7 +46,8 @@ class ReconcilingEmailSender {
   ReconcileOutcome Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& db_;
   IdempotentEmailProvider& provider_;
   Clock& clock_;
 };

@@ -6,11 +6,14 @@
 // email cannot be rolled back, so two went out.
 #pragma once
 
+#include <optional>
+
 #include "clock.h"
 #include "consumers/email.h"
 #include "hooks.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -26,8 +29,11 @@ class OptimisticEmailSender {
  public:
   static constexpr const char* kName = "notifications.stock-reserved-email";
 
-  OptimisticEmailSender(Connection& db, EmailProvider& provider, Clock& clock)
+  OptimisticEmailSender(Store& db, EmailProvider& provider, Clock& clock)
       : db_(db), provider_(provider), clock_(clock) {}
+  // On SQLite: a store over db, which must outlive the consumer.
+  OptimisticEmailSender(Connection& db, EmailProvider& provider, Clock& clock)
+      : own_(std::in_place, db), db_(*own_), provider_(provider), clock_(clock) {}
 
   Hook after_send;
   Hook before_commit;
@@ -35,7 +41,8 @@ class OptimisticEmailSender {
   OptimisticEmailReport Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  std::optional<SqliteStore> own_;
+  Store& db_;
   EmailProvider& provider_;
   Clock& clock_;
 };

@@ -19,7 +19,7 @@
 #include "clock.h"
 #include "hooks.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -33,7 +33,7 @@ class OutboxReserveStock {
  public:
   static constexpr const char* kName = "inventory.reserve-stock";
 
-  OutboxReserveStock(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+  OutboxReserveStock(Store& db, Clock& clock) : db_(db), clock_(clock) {}
 
   Hook before_commit;
 
@@ -42,13 +42,13 @@ class OutboxReserveStock {
   bool Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  Store& db_;
   Clock& clock_;
 };
 
 class OutboxDispatcher {
  public:
-  OutboxDispatcher(Connection& db, Clock& clock, Broker& downstream)
+  OutboxDispatcher(Store& db, Clock& clock, Broker& downstream)
       : db_(db), clock_(clock), downstream_(downstream) {}
 
   // Between a send and the row's mark.
@@ -59,7 +59,7 @@ class OutboxDispatcher {
   int64_t DispatchPending();
 
  private:
-  Connection& db_;
+  Store& db_;
   Clock& clock_;
   Broker& downstream_;
 };
@@ -68,7 +68,7 @@ class DispatchBeforeCommitReserveStock {
  public:
   static constexpr const char* kName = "inventory.reserve-stock";
 
-  DispatchBeforeCommitReserveStock(Connection& db, Clock& clock, Broker& downstream)
+  DispatchBeforeCommitReserveStock(Store& db, Clock& clock, Broker& downstream)
       : db_(db), clock_(clock), downstream_(downstream) {}
 
   Hook before_commit;
@@ -76,7 +76,7 @@ class DispatchBeforeCommitReserveStock {
   bool Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
+  Store& db_;
   Clock& clock_;
   Broker& downstream_;
 };
@@ -86,18 +86,16 @@ class PrepareShipment {
  public:
   static constexpr const char* kName = "shipping.prepare-shipment";
 
-  PrepareShipment(Connection& db, Clock& clock) : db_(db), clock_(clock) {}
+  PrepareShipment(Store& db, Clock& clock) : db_(db), clock_(clock) {}
 
   // True when this delivery made the shipment request; false for a duplicate.
   bool Handle(const StockReserved& m);
 
  private:
-  Connection& db_;
+  Store& db_;
   Clock& clock_;
 };
 
-// Shipment requests made for the order, and Outbox rows (all, or marked dispatched).
-int64_t CountShipmentRequests(Connection& db, const std::string& order_id);
-int64_t CountOutboxRows(Connection& db, bool dispatched_only);
+// Shipment requests and Outbox rows: Store::tables() (store/lesson_tables.h).
 
 }  // namespace dedupsim

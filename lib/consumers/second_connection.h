@@ -5,13 +5,19 @@
 // reservation, but not the audit entry; the redelivery writes it again.
 //
 // On SQLite the second connection must write before the main transaction takes the write
-// lock (it would wait for it otherwise), which is why the audit entry comes first.
+// lock (it would wait for the whole file otherwise), which is why the audit entry comes
+// first there. A server that locks rows lets it come inside the main transaction
+// (audit_inside_main): it touches no row the main transaction holds, so it does not wait,
+// and the result is the same.
 #pragma once
+
+#include <optional>
 
 #include "clock.h"
 #include "hooks.h"
 #include "message.h"
-#include "sqlite/connection.h"
+#include "sqlite/store.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -19,21 +25,34 @@ class SecondConnectionReserveStock {
  public:
   static constexpr const char* kName = "inventory.reserve-stock";
 
-  // second: another connection to the same database, committed on its own.
-  SecondConnectionReserveStock(Connection& db, Connection& second, Clock& clock)
+  // second: another store on the same database, committed on its own. Both must outlive
+  // the consumer.
+  SecondConnectionReserveStock(Store& db, Store& second, Clock& clock)
       : db_(db), second_(second), clock_(clock) {}
+  // On SQLite: stores over the two connections, which must outlive the consumer.
+  SecondConnectionReserveStock(Connection& db, Connection& second, Clock& clock)
+      : own_db_(std::in_place, db),
+        own_second_(std::in_place, second),
+        db_(*own_db_),
+        second_(*own_second_),
+        clock_(clock) {}
 
   Hook before_commit;
+  // Write the audit entry after the main transaction's claim and reservation, before its
+  // commit, instead of before the transaction begins.
+  bool audit_inside_main = false;
 
   // False when the key was found (skipped).
   bool Handle(const OrderPlaced& m);
 
  private:
-  Connection& db_;
-  Connection& second_;
+  void WriteAudit(const OrderPlaced& m, TimePoint now);
+
+  std::optional<SqliteStore> own_db_;
+  std::optional<SqliteStore> own_second_;
+  Store& db_;
+  Store& second_;
   Clock& clock_;
 };
-
-int64_t CountAuditEntries(Connection& db, const std::string& order_id);
 
 }  // namespace dedupsim

@@ -199,6 +199,7 @@ PgConnection& PgConnection::operator=(PgConnection&& other) noexcept {
     gate_ = std::exchange(other.gate_, nullptr);
     pid_ = other.pid_;
     sent_ = other.sent_;
+    changes_ = other.changes_;
     prepared_ = std::move(other.prepared_);
     recorder_ = std::exchange(other.recorder_, nullptr);
     instance_ = std::move(other.instance_);
@@ -433,6 +434,11 @@ PgResult PgConnection::Run(std::string_view sql, const PgParams& params, std::st
     // that met the key.
     const char* changed = PQcmdTuples(ok);
     if (changed != nullptr && *changed != '\0') wait.rows = std::strtoll(changed, nullptr, 10);
+    const std::string tag = PQcmdStatus(ok);
+    if (wait.rows >= 0 && (tag.rfind("INSERT", 0) == 0 || tag.rfind("UPDATE", 0) == 0 ||
+                           tag.rfind("DELETE", 0) == 0)) {
+      changes_ = wait.rows;
+    }
   }
   if (side_ != nullptr) watched_.push_back(wait);
   if (error) {

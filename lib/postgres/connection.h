@@ -106,6 +106,9 @@ class PgConnection {
   // Statements sent to the server by Exec and ExecInsert (one round trip each; preparing a
   // statement the first time is not counted). The bench compares it with its raw baseline.
   int64_t statements_sent() const { return sent_; }
+  // Rows the last INSERT, UPDATE or DELETE changed (its command tag's count); a statement
+  // without a count (SELECT, BEGIN) leaves it as it was, as sqlite3_changes does.
+  int64_t changes() const { return changes_; }
 
   // Traces every statement and note under instance, as the actor (trace.h kActor*) talking
   // to target ("database"); SetDelivery stamps the delivery's key and number on each step.
@@ -141,6 +144,7 @@ class PgConnection {
   PgStepGate* gate_ = nullptr;
   int pid_ = 0;
   int64_t sent_ = 0;
+  int64_t changes_ = 0;
   std::unordered_map<std::string, std::string> prepared_;  // SQL -> statement name
   void Stamp(TraceEvent& e) const;  // instance, pid, actor, target, key, delivery
 

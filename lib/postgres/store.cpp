@@ -42,6 +42,28 @@ constexpr const char* kTables[][2] = {
      " Quantity bigint NOT NULL,"
      " ReservedAt text NOT NULL,"
      " PRIMARY KEY (OrderId, BookId))"},
+    // The lessons' other tables (store/lesson_tables.h).
+    {"Outbox",
+     "CREATE TABLE Outbox ("
+     " MessageId text NOT NULL PRIMARY KEY,"
+     " SourceMessageId text NOT NULL,"
+     " Type text NOT NULL,"
+     " OrderId text NOT NULL,"
+     " BookId text NOT NULL,"
+     " Quantity bigint NOT NULL,"
+     " CreatedAt text NOT NULL,"
+     " DispatchedAt text)"},
+    {"AuditLog",
+     "CREATE TABLE AuditLog ("
+     " Id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+     " OrderId text NOT NULL,"
+     " Entry text NOT NULL,"
+     " At text NOT NULL)"},
+    {"ShipmentRequests",
+     "CREATE TABLE ShipmentRequests ("
+     " Id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+     " OrderId text NOT NULL,"
+     " RequestedAt text NOT NULL)"},
 };
 
 std::string Lower(std::string_view s) {
@@ -297,6 +319,7 @@ void PgBackend::ResetInventory(const StockItem& item) const {
   PgConnection c = db_.Connect();
   c.ExecScript(
       "BEGIN; DELETE FROM Inbox; DELETE FROM InboxByMessageId; DELETE FROM StockReservations; "
+      "DELETE FROM Outbox; DELETE FROM ShipmentRequests; DELETE FROM AuditLog; "
       "DELETE FROM StockItems");
   c.Exec("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ($1, $2, $3, $4)",
          {item.book_id, item.title, std::to_string(item.on_hand), std::to_string(item.reserved)});

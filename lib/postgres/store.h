@@ -44,6 +44,8 @@ class PgStore final : public Store {
  public:
   PgStore(PgConnection connection, Isolation isolation)
       : db_(std::move(connection)), isolation_(isolation) {}
+  PgStore(const PgStore&) = delete;  // tables() keeps a reference to db_
+  PgStore& operator=(const PgStore&) = delete;
 
   PgConnection& connection() { return db_; }
 
@@ -62,6 +64,9 @@ class PgStore final : public Store {
   void RunHook(const char* name, const Hook& hook) override;
   void Note(const std::string& kind, const std::string& detail, const std::string& result) override;
   void SetDelivery(DeliveryRef delivery) override { db_.SetDelivery(std::move(delivery)); }
+  void SetTraceRole(std::string actor, std::string target) override {
+    db_.SetTraceRole(std::move(actor), std::move(target));
+  }
   std::vector<WatchedStatement> WatchedStatements() const override { return db_.watched(); }
   // Through a gate on the connection, so it cannot share one with the explorer's.
   void SetWaitListener(std::function<void()> on_wait) override;
@@ -82,10 +87,14 @@ class PgStore final : public Store {
   // On this connection (postgres/keyed_stores.h).
   KeyedStores& keyed() override;
 
+  // On this store's connection (postgres/lesson_tables.h), made on first use.
+  LessonTables& tables() override;
+
  private:
   PgConnection db_;
   Isolation isolation_;
   std::shared_ptr<PgKeyedStores> keyed_;  // made on first use; borrows db_ (remade after a move)
+  std::shared_ptr<LessonTables> tables_;
   std::unique_ptr<PgStepGate> wait_listener_;  // the gate SetWaitListener put on db_
 };
 

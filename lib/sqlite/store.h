@@ -39,6 +39,9 @@ class SqliteStore final : public Store {
   void RunHook(const char* name, const Hook& hook) override;
   void Note(const std::string& kind, const std::string& detail, const std::string& result) override;
   void SetDelivery(DeliveryRef delivery) override { db_->SetDelivery(std::move(delivery)); }
+  void SetTraceRole(std::string actor, std::string target) override {
+    db_->SetTraceRole(std::move(actor), std::move(target));
+  }
 
   void AddReserved(std::string_view book_id, int64_t quantity) override;
   StockItem ReadStock(std::string_view book_id) override;
@@ -55,6 +58,9 @@ class SqliteStore final : public Store {
                                std::string_view consumer) override;
   // On this connection (sqlite/keyed_stores.h).
   KeyedStores& keyed() override;
+
+  // On this store's connection (sqlite/lesson_tables.h), made on first use.
+  LessonTables& tables() override;
 
  private:
   // The hot path's statements, found in the connection's cache on first use and kept
@@ -75,6 +81,7 @@ class SqliteStore final : public Store {
   std::optional<Connection> owned_;
   Connection* db_;
   HotStatements hot_;
+  std::shared_ptr<LessonTables> tables_;
   TimestampFormatter stamp_;  // ReceivedAt and CompletedAt, without allocating
   std::shared_ptr<KeyedStores> keyed_;  // made on first use
 };

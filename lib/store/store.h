@@ -24,6 +24,7 @@
 
 namespace dedupsim {
 
+class LessonTables;
 class Recorder;
 class KeyedStores;
 
@@ -75,6 +76,9 @@ class Session {
   // From now on, this session's steps work for `delivery` (trace.h): its key and the
   // broker's number are on every event, as Connection::SetDelivery does for SQLite.
   virtual void SetDelivery(DeliveryRef delivery) = 0;
+  // From now on, this session's steps are traced as `actor` (trace.h kActor*: a cleanup
+  // job, an operator) talking to `target` ("database"), as Connection::SetTraceRole does.
+  virtual void SetTraceRole(std::string actor, std::string target) = 0;
   // Every statement so far, where the backend watches them from the server's side (a store
   // a PgBackend opened); empty on SQLite, whose waits are its busy handler's.
   virtual std::vector<WatchedStatement> WatchedStatements() const { return {}; }
@@ -120,6 +124,9 @@ class Store : public Session, public StockStore, public InboxStore {
   // The reservation, hashed, receipt and lease tables (store/keyed_stores.h) on this
   // store's connection; throws DatabaseError on a store that has none.
   virtual KeyedStores& keyed();
+  // The other lessons' tables (store/lesson_tables.h) on this store's connection, in its
+  // transaction when one is open. Lives as long as the store.
+  virtual LessonTables& tables() = 0;
 };
 
 // A transaction on a session: Begin in the constructor, Rollback in the destructor unless

@@ -1,0 +1,164 @@
+// The effects, broker and store lessons on PostgreSQL (issue 12 item 3, label `postgres`):
+// each runs on the fixture's server, in its own schema, with --check (its figures are the
+// ones its lesson expects for these options), and prints the line it prints on SQLite where
+// the lesson is the same there. Where a row-locking server behaves differently, the
+// measured PostgreSQL value is asserted.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "pg_support.h"
+#include "scenario.h"
+#include "scenarios.h"
+#include "support.h"
+
+namespace dedupsim {
+namespace {
+
+using testing::RunCli;
+using testing::RunPg;
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A schema name of the test's own for a scenario ("t_lesson_second_connection").
+std::string SchemaFor(const std::string& name) {
+  std::string schema = "t_lesson_" + name;
+  for (char& c : schema) {
+    if (c == '-') c = '_';
+  }
+  return schema;
+}
+
+TEST_CASE("the effects, broker and store lessons run on PostgreSQL with the figures SQLite has",
+          "[postgres]") {
+  // Lessons whose line is the same on both backends: nothing in them depends on how the
+  // database locks.
+  const std::string name =
+      GENERATE(as<std::string>{}, "email-reconcile", "optimistic-email", "unreconcilable", "outbox",
+               "retention", "poison-message", "broker-dedup", "cache-arbiter", "bounded-store");
+  INFO(name);
+  const Scenario* scenario = FindScenario(name);
+  REQUIRE(scenario != nullptr);
+  CHECK((scenario->traits & kAnyBackend) != 0);
+  testing::CliResult sqlite = RunCli({"run", name, "--check"});
+  testing::CliResult pg = RunPg({"run", name, "--check"}, SchemaFor(name));
+  INFO(pg.err);
+  REQUIRE(sqlite.exit_code == 0);
+  CHECK(pg.exit_code == 0);  // --check: every expected figure came out
+  CHECK(pg.out == sqlite.out);
+}
+
+TEST_CASE("an option changes the PostgreSQL figures as it changes SQLite's", "[postgres]") {
+  // Records kept past the replay: the replay is skipped, Dune reserved once.
+  testing::CliResult kept =
+      RunPg({"run", "retention", "--retention-days", "30", "--check", "--format", "json"},
+            "t_lesson_retention_30");
+  INFO(kept.err);
+  REQUIRE(kept.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(kept.out);
+  CHECK(j["recordsDeleted"] == 0);
+  CHECK(j["replayProcessed"] == false);
+  CHECK(j["reserved"] == 2);
+  // Five deliveries before the dead-letter queue: five failed attempts, nothing kept.
+  testing::CliResult poison = RunPg(
+      {"run", "poison-message", "--max-deliveries", "5", "--format", "json"}, "t_lesson_poison_5");
+  INFO(poison.err);
+  REQUIRE(poison.exit_code == 0);
+  nlohmann::json p = nlohmann::json::parse(poison.out);
+  CHECK(p["handlerAttempts"] == 5);
+  CHECK(p["deadLettered"] == 1);
+  CHECK(p["inboxRows"] == 0);
+  CHECK(p["reserved"] == 0);
+}
+
+TEST_CASE(
+    "optimistic-email on PostgreSQL: B sends, then its INSERT waits on A's key and fails with "
+    "23505",
+    "[postgres]") {
+  testing::CliResult r = RunPg({"run", "optimistic-email", "--format", "json", "--hold-ms", "800",
+                                "--stagger-ms", "50", "--check"},
+                               "t_lesson_optimistic_wait");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["optimisticEmails"] == 2);
+  CHECK(j["optimisticInboxRows"] == 1);
+  CHECK(j["secondWaited"] == true);
+  CHECK(j["waitedOn"] == "key Inbox");
+  bool insert_seen = false;
+  for (const auto& s : j["secondStatements"]) {
+    if (!Has(s["sql"].get<std::string>(), "INSERT INTO Inbox")) continue;
+    insert_seen = true;
+    CHECK(s["waited"] == true);
+    CHECK(s["sqlstate"] == "23505");
+    CHECK(s["ms"].get<double>() > 0.0);
+  }
+  CHECK(insert_seen);
+}
+
+TEST_CASE(
+    "second-connection on PostgreSQL: the audit insert inside the open main transaction does "
+    "not wait, and the crash still keeps it",
+    "[postgres]") {
+  testing::CliResult sqlite = RunCli({"run", "second-connection"});
+  testing::CliResult r =
+      RunPg({"run", "second-connection", "--format", "json", "--check"}, "t_lesson_second");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["auditWritten"] == "inside the main transaction");
+  CHECK(j["auditWaitedOn"] == "none");
+  CHECK(j["auditEntriesAfterCrash"] == 1);
+  CHECK(j["inboxRowsAfterCrash"] == 0);
+  CHECK(j["auditEntries"] == 2);
+  // The line is SQLite's, with what the server measured said after it.
+  const std::string line = j["line"];
+  std::string sqlite_line = sqlite.out.substr(0, sqlite.out.find('\n'));
+  CHECK(line.rfind(sqlite_line, 0) == 0);
+  CHECK(Has(line, "; redelivery's audit insert inside the open main transaction waited on: none"));
+  // On SQLite the audit entry comes before the main transaction, and nothing says otherwise.
+  testing::CliResult sj = RunCli({"run", "second-connection", "--format", "json"});
+  nlohmann::json s = nlohmann::json::parse(sj.out);
+  CHECK(s["auditWritten"] == "before the main transaction");
+  CHECK_FALSE(s.contains("auditWaitedOn"));
+}
+
+// On the server the pair is settled by events (RunStorePairOnServer): with stagger < hold, A
+// goes on only once B waits on a lock or has finished. So even a gap of 10 ms, under a CPU
+// hog, gives the outcome the options ask for.
+TEST_CASE("optimistic-email and cache-arbiter on PostgreSQL follow the options under a CPU hog",
+          "[postgres][hog]") {
+  testing::CpuHog hog;
+  REQUIRE(hog.size() >= 4);
+  for (int i = 0; i < 3; ++i) {
+    testing::CliResult email = RunPg(
+        {"run", "optimistic-email", "--format", "json", "--hold-ms", "100", "--stagger-ms", "90"},
+        "t_lesson_hog_email");
+    INFO(email.err);
+    REQUIRE(email.exit_code == 0);
+    nlohmann::json e = nlohmann::json::parse(email.out);
+    INFO(e.dump());
+    CHECK(e["optimisticOutcomes"] == nlohmann::json({"Sent", "AlreadySent"}));
+    CHECK(e["optimisticEmails"] == 2);
+    CHECK(e["waitedOn"] == "key Inbox");
+    CHECK(e["claimFirstOutcomes"] == nlohmann::json({"Sent", "NeedsReconciliation"}));
+    CHECK(e["claimFirstEmails"] == 1);
+
+    testing::CliResult cache = RunPg(
+        {"run", "cache-arbiter", "--format", "json", "--hold-ms", "100", "--stagger-ms", "90"},
+        "t_lesson_hog_cache");
+    INFO(cache.err);
+    REQUIRE(cache.exit_code == 0);
+    nlohmann::json c = nlohmann::json::parse(cache.out);
+    INFO(c.dump());
+    CHECK(c["checkThenSetProcessed"] == nlohmann::json({true, true}));
+    CHECK(c["setIfAbsentProcessed"] == nlohmann::json({true, false}));
+    CHECK(c["setIfAbsentReserved"] == 2);
+  }
+}
+
+}  // namespace
+}  // namespace dedupsim
