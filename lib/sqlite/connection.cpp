@@ -362,6 +362,13 @@ Statement& Connection::Cached(std::string_view sql) {
     it = cache_.emplace(std::string(sql), std::make_unique<Statement>(Prepare(sql))).first;
   } else {
     it->second->Reset();
+    if (trace_ && it->second->op_.empty()) {
+      // Cached before the connection traced: read what it does as a fresh prepare would
+      // (the cached statement stays where its callers find it).
+      Statement fresh = Prepare(sql);
+      it->second->op_ = fresh.op_;
+      it->second->table_ = fresh.table_;
+    }
   }
   return *it->second;
 }
