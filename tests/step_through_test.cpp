@@ -142,4 +142,22 @@ TEST_CASE("--html without a counterexample writes nothing and says so", "[html][
   CHECK(!std::ifstream(page).good());
 }
 
+TEST_CASE("run --file --html: a lesson's cache is shown beside the database", "[html][cli]") {
+  // Mutation caught: the lesson's cache opened somewhere the probe does not look (or
+  // not at all): the page would never show CacheKeys.
+  TempDir dir;
+  const std::string page = dir.File("cache.html");
+  CliResult r = RunCli({"run", "--file",
+                        std::string(DEDUPSIM_SOURCE_DIR) + "/examples/scenarios/cache-crash.toml",
+                        "--html", page});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json data = PageData(ReadFile(page));
+  std::vector<size_t> set = StepsWith(data, "INSERT CacheKeys");
+  REQUIRE(set.size() == 2);  // the first delivery sets it, the redelivery finds it
+  CHECK(CellAfter(data, set[0], "cache", "CacheKeys", "Key").find("inventory.reserve-stock:") == 0);
+  const size_t last = data["steps"].size() - 1;
+  CHECK(CellAfter(data, last, "database", "StockItems", "Reserved") == "0");
+}
+
 }  // namespace dedupsim::testing
