@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "atomic_file.h"
@@ -80,6 +81,16 @@ int Run(const CheckArgs& args) {
     }
   }
   if (bad) return kExitUsage;
+  // An output over a consumer file would replace the student's file with a picture.
+  for (const auto& [option, path] : {std::pair{"--timeline", &args.timeline},
+                                     std::pair{"--html", &args.html}}) {
+    if (path->empty()) continue;
+    if (auto same = SameFileAsAny(*path, args.files)) {
+      fmt::print(stderr, "dedupsim: {} {}: that is the consumer file {}; not overwritten\n",
+                 option, *path, *same);
+      return kExitUsage;
+    }
+  }
 
   // Created (as a temporary) before anything runs: a path that cannot be written costs no
   // run and leaves nothing behind.

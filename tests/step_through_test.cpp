@@ -104,7 +104,7 @@ TEST_CASE("check --html: the crash counterexample steps through the committed up
   CHECK(data["steps"][0]["scenario"] == "check-then-process under crash");
 }
 
-TEST_CASE("--html shows the second file's tables: the cache key set, the stock never reserved",
+TEST_CASE("explore --html shows the second file's tables: the cache key set, the stock never reserved",
           "[html][explore][cli]") {
   TempDir dir;
   const std::string page = dir.File("cache.html");
@@ -123,7 +123,7 @@ TEST_CASE("--html shows the second file's tables: the cache key set, the stock n
   CHECK(CellAfter(data, last, "database", "StockItems", "Reserved") == "0");
 }
 
-TEST_CASE("--html without a counterexample writes nothing and says so", "[html][cli]") {
+TEST_CASE("explore and check: no counterexample, no page (--html writes nothing and says so)", "[html][cli]") {
   TempDir dir;
   const std::string page = dir.File("inbox.html");
   CliResult check = RunCli({"check", Example("inbox"), "--fault", "crash", "--html", page});
@@ -140,6 +140,22 @@ TEST_CASE("--html without a counterexample writes nothing and says so", "[html][
   CHECK(matrix.err.find("--html steps through a counterexample; it needs --counterexample") !=
         std::string::npos);
   CHECK(!std::ifstream(page).good());
+}
+
+TEST_CASE("check never writes a picture over the consumer file it grades", "[html][files][cli]") {
+  // Mutation caught: no check before the output is created (the student's file would be
+  // replaced by a page or a timeline).
+  TempDir dir;
+  const std::string file = dir.File("mine.toml");
+  const std::string text = ReadFile(Example("check-then-process"));
+  WriteFile(file, text);
+  for (const char* option : {"--html", "--timeline"}) {
+    INFO(option);
+    CliResult r = RunCli({"check", file, option, file});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("that is the consumer file") != std::string::npos);
+    CHECK(ReadFile(file) == text);
+  }
 }
 
 TEST_CASE("run --file --html: a lesson's cache is shown beside the database", "[html][cli]") {
