@@ -82,12 +82,12 @@ int Run(const CheckArgs& args) {
   }
   if (bad) return kExitUsage;
   // An output over a consumer file would replace the student's file with a picture.
-  for (const auto& [option, path] : {std::pair{"--timeline", &args.timeline},
-                                     std::pair{"--html", &args.html}}) {
+  for (const auto& [option, path] :
+       {std::pair{"--timeline", &args.timeline}, std::pair{"--html", &args.html}}) {
     if (path->empty()) continue;
     if (auto same = SameFileAsAny(*path, args.files)) {
-      fmt::print(stderr, "dedupsim: {} {}: that is the consumer file {}; not overwritten\n",
-                 option, *path, *same);
+      fmt::print(stderr, "dedupsim: {} {}: that is the consumer file {}; not overwritten\n", option,
+                 *path, *same);
       return kExitUsage;
     }
   }

@@ -104,8 +104,9 @@ TEST_CASE("check --html: the crash counterexample steps through the committed up
   CHECK(data["steps"][0]["scenario"] == "check-then-process under crash");
 }
 
-TEST_CASE("explore --html shows the second file's tables: the cache key set, the stock never reserved",
-          "[html][explore][cli]") {
+TEST_CASE(
+    "explore --html shows the second file's tables: the cache key set, the stock never reserved",
+    "[html][explore][cli]") {
   TempDir dir;
   const std::string page = dir.File("cache.html");
   CliResult r = RunCli({"explore", "--strategy", "cache-set-if-absent", "--fault", "crash",
@@ -123,7 +124,8 @@ TEST_CASE("explore --html shows the second file's tables: the cache key set, the
   CHECK(CellAfter(data, last, "database", "StockItems", "Reserved") == "0");
 }
 
-TEST_CASE("explore and check: no counterexample, no page (--html writes nothing and says so)", "[html][cli]") {
+TEST_CASE("explore and check: no counterexample, no page (--html writes nothing and says so)",
+          "[html][cli]") {
   TempDir dir;
   const std::string page = dir.File("inbox.html");
   CliResult check = RunCli({"check", Example("inbox"), "--fault", "crash", "--html", page});
