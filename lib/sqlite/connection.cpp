@@ -393,6 +393,9 @@ void Connection::SetTrace(Recorder* recorder, std::string instance) {
     trace_ = std::make_unique<TraceState>();
     // Statements prepared before this are expired by SQLite and read again on next use.
     sqlite3_set_authorizer(handle(), &Authorize, trace_.get());
+    // Holders of cached statements (SqliteStore's hot ones) fetch them again through
+    // Cached, which names those prepared before the trace began.
+    cache_generation_ = NewCacheGeneration();
   }
 }
 
