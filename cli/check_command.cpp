@@ -3,23 +3,26 @@
 // --expect says otherwise), 1 when one is not, 2 for a bad file or option.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "atomic_file.h"
 #include "commands.h"
 #include "exit_status.h"
-#include "options.h"
-#include "progress.h"
 #include "explore/explorer.h"
 #include "explore/faults.h"
+#include "explore/report.h"
 #include "files/consumer_file.h"
 #include "files/file_strategy.h"
 #include "files/grade.h"
+#include "options.h"
+#include "progress.h"
+#include "views/html_steps.h"
 #include "views/mermaid.h"
 #include "views/svg_timeline.h"
 
@@ -35,6 +38,7 @@ struct CheckArgs {
   bool trace = false;
   std::string diagram;
   std::string timeline;  // SVG file of the counterexamples, or ""
+  std::string html;      // step-through page of the counterexamples, or ""
   uint64_t seed = 1;
 };
 
@@ -77,6 +81,16 @@ int Run(const CheckArgs& args) {
     }
   }
   if (bad) return kExitUsage;
+  // An output over a consumer file would replace the student's file with a picture.
+  for (const auto& [option, path] :
+       {std::pair{"--timeline", &args.timeline}, std::pair{"--html", &args.html}}) {
+    if (path->empty()) continue;
+    if (auto same = SameFileAsAny(*path, args.files)) {
+      fmt::print(stderr, "dedupsim: {} {}: that is the consumer file {}; not overwritten\n", option,
+                 *path, *same);
+      return kExitUsage;
+    }
+  }
 
   // Created (as a temporary) before anything runs: a path that cannot be written costs no
   // run and leaves nothing behind.
@@ -94,7 +108,17 @@ int Run(const CheckArgs& args) {
       return kExitCannotWrite;
     }
   }
+  std::optional<AtomicFile> html;
+  if (!args.html.empty()) {
+    try {
+      html.emplace(args.html);
+    } catch (const OutputFileError& e) {
+      fmt::print(stderr, "dedupsim: {}\n", e.what());
+      return kExitCannotWrite;
+    }
+  }
   std::vector<TimelineSection> sections;
+  std::vector<HtmlSection> pages;
 
   std::vector<const Strategy*> extra;
   for (const auto& c : consumers) extra.push_back(&c->strategy());
@@ -110,8 +134,8 @@ int Run(const CheckArgs& args) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (size_t i = 0; i < consumers.size(); ++i) {
     consumers[i]->LearnCrashPoints(explorer);
-    files::Grade grade =
-        files::GradeStrategy(explorer, consumers[i]->strategy(), faults, expectations);
+    files::Grade grade = files::GradeStrategy(explorer, consumers[i]->strategy(), faults,
+                                              expectations, html.has_value());
     view.Clear();  // the grade's lines go where the progress line was
     grade.file = args.files[i];
     for (const files::GradedCell& g : grade.cells) {
@@ -122,6 +146,12 @@ int Run(const CheckArgs& args) {
                        g.cell.shortest->variant.empty() ? "" : ", " + g.cell.shortest->variant,
                        ToString(g.replay->outcome)),
            g.events});
+      if (html) {
+        pages.push_back({fmt::format("{} under {}", grade.strategy->name, g.cell.fault->name),
+                         fmt::format("{}; final: {}", CounterexampleHeadline(g.cell, *g.replay),
+                                     FormatFigures(g.replay->figures)),
+                         g.events, g.tables});
+      }
     }
     passed = passed && grade.Passed();
     if (args.format == "json") {
@@ -149,6 +179,17 @@ int Run(const CheckArgs& args) {
             .dump(2));
   }
   std::fflush(stdout);
+  if (html && pages.empty()) {
+    fmt::print(stderr, "dedupsim: no failing schedule to step through; {} not written\n",
+               html->path());
+  } else if (html) {
+    try {
+      html->Commit(StepThroughPage(pages));
+    } catch (const OutputFileError& e) {
+      fmt::print(stderr, "dedupsim: {}\n", e.what());
+      return kExitCannotWrite;
+    }
+  }
   if (timeline) {
     try {
       timeline->Commit(SvgTimeline(sections));
@@ -183,6 +224,10 @@ Command AddCheckCommand(CLI::App& app) {
       ->check(CLI::IsMember({"mermaid"}));
   AddFileOption(sub, "--timeline", args->timeline,
                 "Write an SVG timeline of every counterexample to this file (.svg)");
+  AddFileOption(sub, "--html", args->html,
+                "Write a step-through page of every counterexample to this file: its steps, "
+                "and the tables as they were after each one (self-contained HTML)")
+      ->type_name("FILE.html");
   AddDecimal(sub, "--seed", args->seed,
              "Seed for the message, order and book ids (default 1; 0 to 2^64-1)", uint64_t{0},
              UINT64_MAX);

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "atomic_file.h"
 #include "commands.h"
 #include "exit_status.h"
 #include "explore/explorer.h"
@@ -21,6 +23,7 @@
 #include "postgres/cluster.h"
 #include "postgres/store.h"
 #include "progress.h"
+#include "views/html_steps.h"
 
 namespace dedupsim::cli {
 
@@ -48,6 +51,7 @@ struct ExploreArgs {
   std::string isolation = "read-committed";
   bool given_journal = false;
   bool given_isolation = false;
+  std::string html;  // --counterexample's step-through page, or ""
 };
 
 // The rows that run through the store seam, and so on PostgreSQL too.
@@ -106,8 +110,8 @@ bool CheckExpectSafe(const std::vector<const Strategy*>& expected, const MatrixR
 }
 
 int RunCounterexample(Explorer& explorer, const Strategy& strategy,
-                      const std::vector<const Fault*>& faults, bool json,
-                      TerminalProgress& view) {
+                      const std::vector<const Fault*>& faults, bool json, TerminalProgress& view,
+                      std::optional<AtomicFile>& html) {
   const char* backend = explorer.options().postgres != nullptr ? " --backend postgres" : "";
   std::vector<CellResult> cells;
   int64_t schedules = 0;
@@ -127,10 +131,29 @@ int RunCounterexample(Explorer& explorer, const Strategy& strategy,
       fmt::print("{}: no failing schedule; every one of the {} schedules ended once\n",
                  strategy.name, schedules);
     }
+    if (html) {
+      fmt::print(stderr, "dedupsim: no failing schedule to step through; {} not written\n",
+                 html->path());
+    }
     return kExitOk;
   }
   Recorder recorder;
-  ScheduleResult replay = explorer.ReplayShortest(cells[*best], &recorder);
+  std::vector<TablesSnapshot> tables;
+  ScheduleResult replay =
+      explorer.ReplayShortest(cells[*best], &recorder, html ? &tables : nullptr);
+  if (html) {
+    const CellResult& cell = cells[*best];
+    try {
+      html->Commit(
+          StepThroughPage({{fmt::format("{} under {}", strategy.name, cell.fault->name),
+                            fmt::format("{}; final: {}", CounterexampleHeadline(cell, replay),
+                                        FormatFigures(replay.figures)),
+                            recorder.Events(), tables}}));
+    } catch (const OutputFileError& e) {
+      fmt::print(stderr, "dedupsim: {}\n", e.what());
+      return kExitCannotWrite;
+    }
+  }
   if (json) {
     fmt::print("{}\n", CounterexampleToJson(cells[*best], replay).dump(2));
   } else {
@@ -190,6 +213,26 @@ int Run(const ExploreArgs& args) {
       strategies.push_back(s);
   }
   const bool json = args.format == "json";
+  if (!args.html.empty() && !args.counterexample) {
+    return Usage("--html steps through a counterexample; it needs --counterexample");
+  }
+  if (!args.html.empty() && postgres) {
+    return Usage(
+        "--html reads the tables of the SQLite file after each step; not with --backend "
+        "postgres");
+  }
+
+  // Created (as a temporary) before anything runs: a path that cannot be written costs no
+  // run and leaves nothing behind.
+  std::optional<AtomicFile> html;
+  if (!args.html.empty()) {
+    try {
+      html.emplace(args.html);
+    } catch (const OutputFileError& e) {
+      fmt::print(stderr, "dedupsim: {}\n", e.what());
+      return kExitCannotWrite;
+    }
+  }
 
   ExploreOptions options;
   options.seed = args.seed;
@@ -270,7 +313,7 @@ int Run(const ExploreArgs& args) {
     if (args.strategies.size() != 1) return Usage("--counterexample needs exactly one --strategy");
     view.Start("explore: cells", static_cast<int64_t>(faults.size()), "schedules");
     explorer.ExpectCells(static_cast<int64_t>(faults.size()));
-    return RunCounterexample(explorer, *strategies.front(), faults, json, view);
+    return RunCounterexample(explorer, *strategies.front(), faults, json, view, html);
   }
 
   view.Start("explore: cells", static_cast<int64_t>(strategies.size() * faults.size()),
@@ -311,6 +354,11 @@ Command AddExploreCommand(CLI::App& app) {
   sub->add_flag("--counterexample", args->counterexample,
                 "With one --strategy: print the shortest failing schedule (over the faults "
                 "given, or all) step by step, and the final figures");
+  AddFileOption(sub, "--html", args->html,
+                "With --counterexample: write a step-through page of the shortest failing "
+                "schedule to this file: its steps, and the tables as they were after each one "
+                "(self-contained HTML)")
+      ->type_name("FILE.html");
   sub->add_option("--expect-safe", args->expect_safe,
                   "Exit 1 when this strategy ends twice, lost, deadlock or error in any "
                   "schedule explored (repeatable)");

@@ -53,6 +53,11 @@ TableProbe::TableProbe(std::string path) {
   stores_.push_back({"email provider", path + kEmailProviderSuffix, nullptr});
 }
 
+TableProbe::TableProbe(std::vector<std::pair<std::string, std::string>> stores) {
+  for (auto& [label, path] : stores)
+    stores_.push_back({std::move(label), std::move(path), nullptr});
+}
+
 TableProbe::~TableProbe() = default;
 
 TablesSnapshot TableProbe::Read(const TraceEvent& after) {

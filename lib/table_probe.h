@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sqlite/connection.h"
@@ -44,6 +45,9 @@ class TableProbe {
   // path: the main database; side stores are looked for at path + ".cache" and
   // path + ".provider" on each read.
   explicit TableProbe(std::string path);
+  // Exactly these stores: (label, path) pairs, such as the explorer's database and its
+  // second file.
+  explicit TableProbe(std::vector<std::pair<std::string, std::string>> stores);
   ~TableProbe();
 
   // Reads every table now, stamped as taken after `after`.

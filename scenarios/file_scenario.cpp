@@ -3,12 +3,17 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <thread>
+#include <utility>
 
 #include "common.h"
 #include "crash.h"
+#include "dedup_cache.h"
+#include "email_provider.h"
 #include "explore/strategy.h"
 #include "instances.h"
+#include "side_store.h"
 #include "sqlite/error.h"
 #include "sqlite/statement.h"
 
@@ -38,10 +43,51 @@ std::string_view TraceWord(const std::string& result) {
   return "Failed";
 }
 
-// One delivery of m to the consumer on db; the consumer's answer, or "failed".
-std::string Handle(const ScenarioConsumer& c, Connection& db, Clock& clock, EmailProvider& email,
-                   const OrderPlaced& m) {
-  explore::DeliveryContext context{db, nullptr, clock, email};
+// The second stores of the consumers that keep one (a dedup cache, the records of the
+// provider that honours an idempotency key), each a side store next to the database, as
+// the built-in lessons keep them: created when the scenario starts, removed when it ends.
+struct SecondStores {
+  std::optional<SideStore> cache;
+  std::optional<SideStore> provider;
+
+  SecondStores(const ScenarioFile& file, const DatabaseFile& db) {
+    for (const ScenarioConsumer& c : file.consumers) {
+      const char* schema = c.strategy().aux_schema;
+      if (schema == explore::kCacheSchema && !cache) cache.emplace(CreateDedupCache(db));
+      if (schema == explore::kProviderSchema && !provider) {
+        provider.emplace(CreateEmailProviderStore(db));
+      }
+    }
+  }
+
+  // The consumer's second store with its trace target, or null.
+  std::pair<const SideStore*, const char*> Of(const ScenarioConsumer& c) const {
+    const char* schema = c.strategy().aux_schema;
+    if (schema == explore::kCacheSchema) return {&*cache, "cache"};
+    if (schema == explore::kProviderSchema) return {&*provider, "email provider"};
+    return {nullptr, ""};
+  }
+
+  // Emails the provider sent (0 without one).
+  int64_t ProviderSent() const {
+    if (!provider) return 0;
+    Connection c = provider->Connect();
+    Statement q = c.Prepare("SELECT count(*) FROM SentEmails");
+    q.Step();
+    return q.ColumnInt(0);
+  }
+};
+
+// One delivery of m to the consumer on db (and its second store, opened for the delivery
+// under the same instance); the consumer's answer, or "failed".
+std::string Handle(ScenarioEnv& env, const SecondStores& stores, const ScenarioConsumer& c,
+                   Connection& db, EmailProvider& email, const OrderPlaced& m, int number) {
+  std::optional<Connection> aux;
+  if (auto [store, target] = stores.Of(c); store != nullptr) {
+    aux.emplace(OpenTraced(env, *store, db.instance(), target, Delivered(m, number)));
+  }
+  Clock& clock = env.clock;
+  explore::DeliveryContext context{db, aux ? &*aux : nullptr, clock, email};
   std::string result;
   try {
     switch (c.strategy().handle(context, m)) {
@@ -109,6 +155,7 @@ nlohmann::json SqlFigure(Connection& probe, const ScenarioFigure& f, const Order
 Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
                         const FileRunOverrides& overrides) {
   StockItem dune = Restock(env);
+  const SecondStores stores(file, env.db);
   {
     Connection setup = env.db.Connect();
     for (const ScenarioConsumer& c : file.consumers) {
@@ -157,13 +204,13 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
       timing.stagger = overrides.stagger ? env.options.stagger : d.stagger;
       hold_used = timing.hold;
       stagger_used = timing.stagger;
-      auto body = [&env, &consumer, message, &fault](int number, bool holds) {
-        return [&env, &consumer, message, &fault, number, holds](Connection& db,
-                                                                 const Hook& hold_point) {
+      auto body = [&env, &stores, &consumer, message, &fault](int number, bool holds) {
+        return [&env, &stores, &consumer, message, &fault, number, holds](Connection& db,
+                                                                          const Hook& hold_point) {
           BeginDelivery(db, Delivered(message, number));
           if (holds) db.SetHookFaults(At(fault.point, hold_point));
           InMemoryEmailProvider sent;
-          std::string result = Handle(consumer, db, env.clock, sent, message);
+          std::string result = Handle(env, stores, consumer, db, sent, message, number);
           return nlohmann::json{{"result", result}, {"emails", sent.sent()}};
         };
       };
@@ -194,7 +241,7 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
             [&](const Hook& crash) {
               Connection db = OpenTraced(env, instance, Delivered(message, number));
               db.SetHookFaults(At(d.fault->point, crash));
-              result = Handle(consumer, db, env.clock, emails, message);
+              result = Handle(env, stores, consumer, db, emails, message, number);
             },
             &emails);
         records.push_back({consumer.name,
@@ -206,7 +253,8 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
       }
       Connection db = OpenTraced(env, instance, Delivered(message, number));
       if (faulty) db.SetHookFaults(At(d.fault->point, Sleep(d.fault->hold)));
-      records.push_back({consumer.name, Handle(consumer, db, env.clock, emails, message), false});
+      records.push_back(
+          {consumer.name, Handle(env, stores, consumer, db, emails, message, number), false});
     }
   }
 
@@ -216,7 +264,8 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
     if (f.kind == ScenarioFigure::Kind::kSql) {
       out.figures[f.name] = SqlFigure(probe, f, messages.front(), dune);
     } else if (f.outcome == "emails") {
-      out.figures[f.name] = emails.sent_count();
+      // Sent without a key (counted here) or through the provider that honours one.
+      out.figures[f.name] = emails.sent_count() + stores.ProviderSent();
     } else if (f.kind == ScenarioFigure::Kind::kCount) {
       int64_t n = 0;
       for (const DeliveryRecord& r : records) {

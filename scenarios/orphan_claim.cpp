@@ -264,7 +264,8 @@ const Scenario kOrphanClaimScenario{
         "BeforeSend: the owner is killed there (a real SIGKILL), works there renewing its lease, "
         "or is paused there",
     .try_next =
-        "A lease longer than the pause: the paused owner keeps its claim, one email:\n"
+        "A lease longer than the pause: the paused owner keeps its claim, one email; but the\n"
+        "killed owner's claim now outlasts both redeliveries, and that order is not finished:\n"
         "  dedupsim run orphan-claim --lock-max-age 2m --trace\n"
         "A short lease: the first redelivery after the death already takes over:\n"
         "  dedupsim run orphan-claim --lock-max-age 5s",

@@ -334,6 +334,31 @@ ScheduleResult Explorer::ReplayShortest(const CellResult& cell, Recorder* record
   return *run;
 }
 
+ScheduleResult Explorer::ReplayShortest(const CellResult& cell, Recorder* recorder,
+                                        std::vector<TablesSnapshot>* tables) {
+  if (tables == nullptr || recorder == nullptr) return ReplayShortest(cell, recorder);
+  if (options_.postgres != nullptr) {
+    throw std::logic_error("the tables are read from the SQLite files; not on PostgreSQL");
+  }
+  std::vector<std::pair<std::string, std::string>> stores = {
+      {"database", scheduler_.database().path()}};
+  if (const DatabaseFile* second = scheduler_.second_database()) {
+    stores.emplace_back("second file", second->path());
+  }
+  TableProbe probe(std::move(stores));
+  // Only one instance runs at a time, and it records its step once the step returned: the
+  // probe reads while nothing else moves.
+  recorder->SetObserver([&](const TraceEvent& e) { tables->push_back(probe.Read(e)); });
+  try {
+    ScheduleResult run = ReplayShortest(cell, recorder);
+    recorder->SetObserver(nullptr);
+    return run;
+  } catch (...) {
+    recorder->SetObserver(nullptr);
+    throw;
+  }
+}
+
 std::optional<ScheduleResult> Explorer::RunExactly(const Plan& plan, const std::vector<int>& picks,
                                                    Recorder* recorder) {
   ExactChooser chooser(picks);

@@ -18,6 +18,7 @@
 #include "explore/outcome.h"
 #include "explore/plan.h"
 #include "explore/scheduler.h"
+#include "table_probe.h"
 
 namespace dedupsim::explore {
 
@@ -151,6 +152,11 @@ class Explorer {
   // Replays the cell's shortest failing schedule, traced into recorder. Throws
   // std::logic_error when it no longer runs (the explorer would be non-deterministic).
   ScheduleResult ReplayShortest(const CellResult& cell, Recorder* recorder);
+  // The same, and after every step the replay records, the tables of the database (and of
+  // the second file, when there is one) as a reader sees them then, read from the files
+  // by a probe connection of its own (the step-through page's tables).
+  ScheduleResult ReplayShortest(const CellResult& cell, Recorder* recorder,
+                                std::vector<TablesSnapshot>* tables);
 
   // The steps of one clean first delivery, as crash points would name them.
   std::vector<std::string> CleanDeliverySteps(const Strategy& strategy);

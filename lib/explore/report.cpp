@@ -247,18 +247,22 @@ nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
   return j;
 }
 
-std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& replay,
-                                 const std::vector<TraceEvent>& events, uint64_t seed,
-                                 std::string_view backend_args) {
+std::string CounterexampleHeadline(const CellResult& cell, const ScheduleResult& replay) {
   const Counterexample& c = *cell.shortest;
-  std::string out = fmt::format("{} under {}: {} of {} schedules\n", cell.strategy->name,
-                                cell.fault->name, CellLabel(cell), cell.schedules);
   // Flagged for reconciliation is the consumer saying it cannot know, not a failure.
   const char* heading = BreaksInvariant(replay.outcome)
                             ? "shortest failing schedule"
                             : "shortest schedule flagged for reconciliation (not a failure)";
-  out += fmt::format("{}: {} steps{}, outcome {}\n", heading, c.picks.size(),
+  return fmt::format("{}: {} steps{}, outcome {}", heading, c.picks.size(),
                      c.variant.empty() ? "" : ", " + c.variant, ToString(replay.outcome));
+}
+
+std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& replay,
+                                 const std::vector<TraceEvent>& events, uint64_t seed,
+                                 std::string_view backend_args) {
+  std::string out = fmt::format("{} under {}: {} of {} schedules\n", cell.strategy->name,
+                                cell.fault->name, CellLabel(cell), cell.schedules);
+  out += CounterexampleHeadline(cell, replay) + "\n";
   out += Trace(events);
   out += fmt::format("final: {}\n", FormatFigures(replay.figures));
   if (!replay.note.empty()) out += fmt::format("note: {}\n", replay.note);

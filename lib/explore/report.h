@@ -31,6 +31,9 @@ nlohmann::ordered_json FiguresToJson(const Figures& figures);
 // The cell's shortest failing schedule: a header, the replay's trace (one FormatTraceLine
 // per event), the final figures, and the command that prints it again (backend_args, such
 // as " --backend postgres", appended to it).
+// "shortest failing schedule: 7 steps, crash at X, outcome twice" (or, for a schedule
+// flagged for reconciliation, says it is not a failure).
+std::string CounterexampleHeadline(const CellResult& cell, const ScheduleResult& replay);
 std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& replay,
                                  const std::vector<TraceEvent>& events, uint64_t seed,
                                  std::string_view backend_args = "");

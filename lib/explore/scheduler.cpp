@@ -846,6 +846,9 @@ Scheduler::Scheduler(std::span<const Strategy* const> strategies, SchedulerOptio
 Scheduler::~Scheduler() = default;
 
 const DatabaseFile& Scheduler::database() const { return impl_->db; }
+const DatabaseFile* Scheduler::second_database() const {
+  return impl_->aux_db ? &*impl_->aux_db : nullptr;
+}
 JournalMode Scheduler::journal() const { return impl_->options.journal; }
 
 ScheduleResult Scheduler::Run(const Plan& plan, Chooser& chooser, Recorder* recorder) {

@@ -136,6 +136,8 @@ class Scheduler {
   ScheduleResult Run(const Plan& plan, Chooser& chooser, Recorder* recorder = nullptr);
 
   const DatabaseFile& database() const;
+  // The second file (a cache strategy's), or null when no strategy has one.
+  const DatabaseFile* second_database() const;
   JournalMode journal() const;
 
   struct Impl;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <set>
@@ -32,6 +33,8 @@ std::string_view ToString(Action action) {
       return "reconcile";
     case Action::kThrow:
       return "throw";
+    case Action::kGoTo:
+      return "go-to";
   }
   return "?";
 }
@@ -39,6 +42,7 @@ std::string_view ToString(Action action) {
 bool ConsumerFile::SendsWithKey() const {
   for (const Step& s : steps) {
     if (s.kind == Step::Kind::kSendEmail && s.idempotency_key) return true;
+    if (s.kind == Step::Kind::kAskProvider) return true;
   }
   return false;
 }
@@ -52,9 +56,11 @@ bool ConsumerFile::Publishes() const {
 
 namespace {
 
-constexpr const char* kActions = "continue, skip-and-ack, rollback-and-ack, reconcile, throw";
+constexpr const char* kActions =
+    "continue, skip-and-ack, rollback-and-ack, reconcile, throw, go-to LABEL";
 constexpr const char* kParameters = ":MessageId, :Consumer, :BookId, :Quantity, :OrderId, :Now";
-constexpr const char* kStepKinds = "begin, commit, rollback, sql, hook, send-email, publish";
+constexpr const char* kStepKinds =
+    "begin, commit, rollback, sql, hook, send-email, publish, ask-provider, end";
 
 struct ParameterName {
   const char* name;
@@ -81,12 +87,29 @@ std::optional<Action> FindAction(std::string_view name) {
   return std::nullopt;
 }
 
-Action ReadAction(const Value& v) {
-  std::optional<Action> a = FindAction(v.String());
-  if (!a)
-    throw v.Error(fmt::format("unknown action '{}' (expected one of {})", v.String(), kActions));
-  return *a;
+Reaction ReadAction(const Value& v) {
+  const std::string& text = v.String();
+  if (text.rfind("go-to", 0) == 0) {
+    std::string label = text.substr(5);
+    const size_t from = label.find_first_not_of(' ');
+    label = from == std::string::npos ? "" : label.substr(from);
+    if (text.size() < 6 || text[5] != ' ' || label.empty()) {
+      throw v.Error(
+          fmt::format("write \"go-to LABEL\", the label of a step further down, not '{}'", text));
+    }
+    return {Action::kGoTo, label, 0};
+  }
+  std::optional<Action> a = FindAction(text);
+  if (!a || *a == Action::kGoTo)
+    throw v.Error(fmt::format("unknown action '{}' (expected one of {})", text, kActions));
+  return {*a, "", 0};
 }
+
+// A step's label, kept with where it was written.
+struct Label {
+  size_t index;
+  Position at;
+};
 
 std::string FirstWord(std::string_view sql) {
   size_t i = 0;
@@ -228,16 +251,29 @@ void CheckSql(Step& step, const Value& v, Connection& db) {
   }
 }
 
+// ":MessageId" and the like: an idempotency key.
+Parameter ReadKeyParameter(const Value& value) {
+  const std::string& name = value.String();
+  std::optional<Parameter> p;
+  if (name.size() > 1 && name[0] == ':') p = FindParameter(std::string_view(name).substr(1));
+  if (!p) {
+    throw value.Error(
+        fmt::format("unknown parameter '{}' (expected one of {})", name, kParameters));
+  }
+  return *p;
+}
+
 // second: the scratch of the file's second store, or null when it names none.
 Step ReadStep(const Value& table, Connection& scratch, Connection* second,
               std::map<std::string, Position>& hooks) {
   Step step;
   step.at = table.position();
   std::optional<Value> kind_key;
-  static const std::set<std::string> kKinds{"begin", "commit",     "rollback", "sql",
-                                            "hook",  "send-email", "publish"};
-  static const std::set<std::string> kModifiers{"on-duplicate", "on-zero-rows", "on-row",
-                                                "on-no-row", "idempotency-key", "store"};
+  static const std::set<std::string> kKinds{"begin",      "commit",  "rollback",     "sql", "hook",
+                                            "send-email", "publish", "ask-provider", "end"};
+  static const std::set<std::string> kModifiers{"on-duplicate", "on-zero-rows",    "on-row",
+                                                "on-no-row",    "idempotency-key", "store",
+                                                "on-sent",      "on-not-sent",     "label"};
   std::map<std::string, Value> modifiers;
   for (const auto& [key, value] : table.Entries()) {
     if (kKinds.count(key) > 0) {
@@ -251,8 +287,8 @@ Step ReadStep(const Value& table, Connection& scratch, Connection* second,
     } else {
       throw value.KeyError(
           fmt::format("unknown step key '{}' (expected a step: {}; or one of "
-                      "on-duplicate, on-zero-rows, on-row, on-no-row, "
-                      "idempotency-key, store)",
+                      "on-duplicate, on-zero-rows, on-row, on-no-row, on-sent, on-not-sent, "
+                      "idempotency-key, store, label)",
                       key, kStepKinds));
     }
   }
@@ -300,6 +336,25 @@ Step ReadStep(const Value& table, Connection& scratch, Connection* second,
     step.kind = Step::Kind::kSendEmail;
     if (!v.Bool()) throw v.Error("write send-email = true");
     allowed.insert("idempotency-key");
+  } else if (kind == "ask-provider") {
+    step.kind = Step::Kind::kAskProvider;
+    step.idempotency_key = ReadKeyParameter(v);
+    allowed = {"on-sent", "on-not-sent"};
+  } else if (kind == "end") {
+    step.kind = Step::Kind::kEnd;
+    const std::string& result = v.String();
+    if (result == "processed") {
+      step.end = Result::kProcessed;
+    } else if (result == "skipped") {
+      step.end = Result::kSkipped;
+    } else if (result == "reconcile") {
+      step.end = Result::kNeedsReconciliation;
+    } else {
+      throw v.Error(fmt::format(
+          "unknown end '{}' (expected processed: the work was done; skipped: it had been done "
+          "before, ack; reconcile: flag it for a person)",
+          result));
+    }
   } else {  // sql
     step.kind = Step::Kind::kSql;
     Value sqlite_text = v;
@@ -335,6 +390,19 @@ Step ReadStep(const Value& table, Connection& scratch, Connection* second,
       allowed = {"on-duplicate", "on-zero-rows", "store"};
     }
   }
+  if (auto label = modifiers.find("label"); label != modifiers.end()) {
+    step.label = label->second.String();
+    const bool word = !step.label.empty() &&
+                      std::isalpha(static_cast<unsigned char>(step.label[0])) &&
+                      std::all_of(step.label.begin(), step.label.end(), [](char c) {
+                        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+                      });
+    if (!word) {
+      throw label->second.Error(fmt::format(
+          "a label is one word (letters, digits, -), like already-sent, not '{}'", step.label));
+    }
+    modifiers.erase(label);
+  }
   for (const auto& [key, value] : modifiers) {
     if (allowed.count(key) == 0) {
       std::string expected = allowed.empty() ? "none" : fmt::format("{}", fmt::join(allowed, ", "));
@@ -364,31 +432,119 @@ Step ReadStep(const Value& table, Connection& scratch, Connection* second,
         step.on_row = ReadAction(value);
       }
     } else if (key == "idempotency-key") {
-      std::string name = value.String();
-      std::optional<Parameter> p;
-      if (name.size() > 1 && name[0] == ':') p = FindParameter(std::string_view(name).substr(1));
-      if (!p) {
-        throw value.Error(
-            fmt::format("unknown parameter '{}' (expected one of {})", name, kParameters));
-      }
-      step.idempotency_key = p;
+      step.idempotency_key = ReadKeyParameter(value);
+    } else if (key == "on-sent") {
+      step.on_sent = ReadAction(value);
+    } else if (key == "on-not-sent") {
+      step.on_not_sent = ReadAction(value);
     }
   }
   return step;
 }
 
-// Follows the steps in order: a transaction is begun before it is committed, closed before
-// the end, and an action that rolls back has a transaction to roll back.
-void CheckTransactions(const std::vector<Step>& steps, const Position& end) {
-  std::optional<Position> open;
-  auto check_action = [&](Action a, const Step& s, const char* key) {
-    if (a == Action::kRollbackAndAck && !open) {
-      throw ErrorAt(s.at, fmt::format("{} = \"rollback-and-ack\" but no transaction is open here "
-                                      "(expected skip-and-ack, or a begin step before)",
-                                      key));
+// The reactions a step of its kind takes, by their keys.
+std::vector<std::pair<const char*, Reaction*>> Reactions(Step& s) {
+  std::vector<std::pair<const char*, Reaction*>> out;
+  if (s.kind == Step::Kind::kSql && s.query) {
+    out = {{"on-row", &s.on_row}, {"on-no-row", &s.on_no_row}};
+    if (s.on_row_if_null) out.emplace_back("on-row", &*s.on_row_if_null);
+  } else if (s.kind == Step::Kind::kSql) {
+    out = {{"on-duplicate", &s.on_duplicate}, {"on-zero-rows", &s.on_zero_rows}};
+  } else if (s.kind == Step::Kind::kAskProvider) {
+    out = {{"on-sent", &s.on_sent}, {"on-not-sent", &s.on_not_sent}};
+  }
+  return out;
+}
+
+// Whether the step after this one can run next (without a go-to).
+bool FallsThrough(Step& s) {
+  if (s.kind == Step::Kind::kEnd) return false;
+  if (s.kind == Step::Kind::kSql && !s.query) return true;  // a write that changed rows
+  const auto reactions = Reactions(s);
+  if (reactions.empty()) return true;
+  for (const auto& [key, r] : reactions) {
+    if (r->action == Action::kContinue) return true;
+  }
+  return false;
+}
+
+// Every go-to names a label of a step further down (no loops: a delivery always ends).
+void ResolveLabels(std::vector<Step>& steps) {
+  std::map<std::string, Label> labels;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].label.empty()) continue;
+    auto [it, fresh] = labels.emplace(steps[i].label, Label{i, steps[i].at});
+    if (!fresh) {
+      throw ErrorAt(steps[i].at,
+                    fmt::format("label {} is given twice (first at line {}, column "
+                                "{}); each label names one step",
+                                steps[i].label, it->second.at.line, it->second.at.column));
+    }
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    for (auto& [key, r] : Reactions(steps[i])) {
+      if (r->action != Action::kGoTo) continue;
+      auto it = labels.find(r->label);
+      if (it == labels.end()) {
+        std::string known;
+        for (const auto& [name, l] : labels) known += (known.empty() ? "" : ", ") + name;
+        throw ErrorAt(steps[i].at,
+                      fmt::format("{} = \"go-to {}\": no step has label = \"{}\" (labels: {})", key,
+                                  r->label, r->label, known.empty() ? "none" : known));
+      }
+      if (it->second.index <= i) {
+        throw ErrorAt(
+            steps[i].at,
+            fmt::format("{} = \"go-to {}\" jumps back to line {}: a go-to jumps only to a "
+                        "step further down, so every delivery ends",
+                        key, r->label, it->second.at.line));
+      }
+      r->target = it->second.index;
+    }
+  }
+}
+
+// Follows every way through the steps (in order, and along each go-to): a transaction is
+// begun before it is committed, closed before the end, the same on every way into a step;
+// an action that rolls back has a transaction to roll back; every step can be reached.
+void CheckTransactions(std::vector<Step>& steps, const Position& end) {
+  struct Arrival {
+    bool reached = false;
+    std::optional<Position> open;  // the transaction open on arrival, begun there
+    Position from;                 // the step the first way in came from
+  };
+  std::vector<Arrival> in(steps.size() + 1);
+  in[0].reached = true;
+  auto arrive = [&](size_t to, const std::optional<Position>& open, const Position& from) {
+    Arrival& a = in[to];
+    if (!a.reached) {
+      a = {true, open, from};
+      return;
+    }
+    if (a.open.has_value() != open.has_value()) {
+      const Position& with = open ? from : a.from;
+      const Position& without = open ? a.from : from;
+      throw ErrorAt(to < steps.size() ? steps[to].at : end,
+                    fmt::format("this step is reached with a transaction open (from line {}) "
+                                "and with none (from line {}); expected the same on every way in",
+                                with.line, without.line));
     }
   };
-  for (const Step& s : steps) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Step& s = steps[i];
+    if (!in[i].reached) {
+      throw ErrorAt(s.at,
+                    "this step is never reached: the steps before it end every delivery and no "
+                    "go-to names it (expected a label = \"...\" that a go-to jumps to)");
+    }
+    std::optional<Position> open = in[i].open;
+    for (const auto& [key, r] : Reactions(s)) {
+      if (r->action == Action::kRollbackAndAck && !open) {
+        throw ErrorAt(s.at, fmt::format("{} = \"rollback-and-ack\" but no transaction is open here "
+                                        "(expected skip-and-ack, or a begin step before)",
+                                        key));
+      }
+    }
     switch (s.kind) {
       case Step::Kind::kBegin:
         if (open) {
@@ -408,21 +564,26 @@ void CheckTransactions(const std::vector<Step>& steps, const Position& end) {
         }
         open.reset();
         break;
-      case Step::Kind::kSql:
-        check_action(s.on_duplicate, s, "on-duplicate");
-        check_action(s.on_zero_rows, s, "on-zero-rows");
-        check_action(s.on_row, s, "on-row");
-        if (s.on_row_if_null) check_action(*s.on_row_if_null, s, "on-row");
-        check_action(s.on_no_row, s, "on-no-row");
+      case Step::Kind::kEnd:
+        if (open) {
+          throw ErrorAt(s.at, fmt::format("end with the transaction begun at line {} still open "
+                                          "(expected a commit or rollback step before)",
+                                          open->line));
+        }
         break;
       default:
         break;
     }
+    for (const auto& [key, r] : Reactions(s)) {
+      if (r->action == Action::kGoTo) arrive(r->target, open, s.at);
+    }
+    if (FallsThrough(s)) arrive(i + 1, open, s.at);
   }
-  if (open) {
-    throw ErrorAt(*open, fmt::format("this transaction is never committed or rolled back (expected "
-                                     "a commit step before the end at line {})",
-                                     end.line));
+  if (in.back().reached && in.back().open) {
+    throw ErrorAt(*in.back().open,
+                  fmt::format("this transaction is never committed or rolled back (expected "
+                              "a commit step before the end at line {})",
+                              end.line));
   }
 }
 
@@ -516,6 +677,7 @@ ConsumerFile ParseConsumerFile(std::string_view text, const std::string& path) {
     throw root.Error("one second store per file: the cache (second-store) or the provider that "
                      "honours an idempotency key, not both");
   }
+  ResolveLabels(file.steps);
   CheckTransactions(file.steps, doc.end());
   return file;
 }
@@ -556,9 +718,14 @@ struct Ended {
 
 Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m) {
   std::optional<Transaction> tx;
-  auto act = [&](Action a) {
-    switch (a) {
+  size_t next = 0;  // the step to run next
+  // Runs what a result calls for: returns to go on at `next`, or throws Ended.
+  auto act = [&](const Reaction& r) {
+    switch (r.action) {
       case Action::kContinue:
+        return;
+      case Action::kGoTo:
+        next = r.target;
         return;
       case Action::kRollbackAndAck:
       case Action::kSkipAndAck:
@@ -573,7 +740,8 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
     }
   };
   try {
-    for (const Step& s : file.steps) {
+    while (next < file.steps.size()) {
+      const Step& s = file.steps[next++];
       switch (s.kind) {
         case Step::Kind::kBegin:
           tx.emplace(c.db, s.begin);
@@ -605,13 +773,28 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
             if (c.keyed_email == nullptr) {
               throw std::logic_error("a send with an idempotency key ran without its provider");
             }
-            c.keyed_email->Send(ParameterValue(*s.idempotency_key, file, m, c.clock), text);
+            ProviderSend sent = c.keyed_email->SendWithKey(
+                ParameterValue(*s.idempotency_key, file, m, c.clock), text);
+            c.db.Note("send", "EmailProvider.Send",
+                      sent == ProviderSend::kSent ? "sent" : "already sent");
           } else {
             c.email.Send(m.message_id, text);  // the provider records which message asked
+            c.db.Note("send", "EmailProvider.Send", "sent");
           }
-          c.db.Note("send", "EmailProvider.Send", "sent");
           break;
         }
+        case Step::Kind::kAskProvider: {
+          if (c.keyed_email == nullptr) {
+            throw std::logic_error("an ask-provider step ran without its provider");
+          }
+          const bool sent =
+              c.keyed_email->Find(ParameterValue(*s.idempotency_key, file, m, c.clock)).has_value();
+          c.db.Note("reconcile", "EmailProvider.Find", sent ? "sent before" : "never sent");
+          act(sent ? s.on_sent : s.on_not_sent);
+          break;
+        }
+        case Step::Kind::kEnd:
+          return s.end;
         case Step::Kind::kSql: {
           if (s.on_second_store && c.second_store == nullptr) {
             throw std::logic_error(file.name + " ran without its second store");
@@ -637,7 +820,7 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
             } else {
               act(s.on_row);
             }
-          } else if (s.on_duplicate == Action::kThrow) {
+          } else if (s.on_duplicate.action == Action::kThrow) {
             st.Execute();  // a duplicate key is the SqliteError itself
             if (db.Changes() == 0) act(s.on_zero_rows);
           } else {

@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "consumers/email.h"
+#include "email_provider.h"
 #include "hooks.h"
 #include "message.h"
 #include "sqlite/connection.h"
@@ -50,17 +51,38 @@ enum class Action {
   kRollbackAndAck,  // roll back the open transaction, then ack as a duplicate
   kReconcile,       // ack, flagged for a person (the consumer cannot know)
   kThrow,           // fail the delivery: not acked, the broker redelivers
+  kGoTo,            // go on at a labelled step further down ("go-to settle")
 };
 
 std::string_view ToString(Action action);  // the file's spelling: "skip-and-ack", ...
 
+// An action as written for one result of a step.
+struct Reaction {
+  Action action = Action::kContinue;
+  std::string label;  // kGoTo: the label of the step to go on at
+  size_t target = 0;  // kGoTo: that step's index, set once the whole file is read
+};
+
 // The values a statement or an idempotency key may name.
 enum class Parameter { kMessageId, kConsumer, kBookId, kQuantity, kOrderId, kNow };
 
+enum class Result { kProcessed, kSkipped, kNeedsReconciliation };
+
 struct Step {
-  enum class Kind { kBegin, kCommit, kRollback, kSql, kHook, kSendEmail, kPublish };
+  enum class Kind {
+    kBegin,
+    kCommit,
+    kRollback,
+    kSql,
+    kHook,
+    kSendEmail,
+    kPublish,
+    kAskProvider,  // did the provider send under this idempotency key? on-sent / on-not-sent
+    kEnd,          // the delivery ends here with `end`'s result
+  };
   Kind kind = Kind::kSql;
-  Position at;  // where the step's table starts
+  Position at;        // where the step's table starts
+  std::string label;  // a name a go-to action may jump to, or ""
 
   TransactionKind begin = TransactionKind::kDeferred;  // kBegin
 
@@ -69,16 +91,20 @@ struct Step {
   std::string sql;
   std::map<std::string, std::string> other_dialects;  // "postgres" -> its text, kept for later
   std::vector<Parameter> parameters;
-  bool query = false;                    // returns rows (SELECT, RETURNING)
-  Action on_duplicate = Action::kThrow;  // a write that hit an existing key
-  Action on_zero_rows = Action::kContinue;
-  Action on_row = Action::kContinue;     // a query that found a row ...
-  std::optional<Action> on_row_if_null;  // ... whose first column is NULL
-  Action on_no_row = Action::kContinue;
+  bool query = false;                            // returns rows (SELECT, RETURNING)
+  Reaction on_duplicate{Action::kThrow, "", 0};  // a write that hit an existing key
+  Reaction on_zero_rows;
+  Reaction on_row;                         // a query that found a row ...
+  std::optional<Reaction> on_row_if_null;  // ... whose first column is NULL
+  Reaction on_no_row;
+  Reaction on_sent;      // kAskProvider: the provider sent under the key
+  Reaction on_not_sent;  // kAskProvider: it never did
 
-  std::string name;                          // kHook: the hook point; kPublish: the topic
-  std::optional<Parameter> idempotency_key;  // kSendEmail: sent through a provider that honours it
-  bool on_second_store = false;              // kSql: runs on the second store (store = "cache")
+  std::string name;  // kHook: the hook point; kPublish: the topic
+  // kSendEmail: sent through a provider that honours it; kAskProvider: the key asked about
+  std::optional<Parameter> idempotency_key;
+  bool on_second_store = false;     // kSql: runs on the second store (store = "cache")
+  Result end = Result::kProcessed;  // kEnd
 };
 
 struct ConsumerFile {
@@ -97,8 +123,10 @@ struct ConsumerFile {
   std::string second_store;
   std::vector<Step> steps;
 
-  bool SendsWithKey() const;  // some send-email step has an idempotency key
-  bool Publishes() const;     // some step is a publish
+  // Some send-email step has an idempotency key, or some step asks the provider: the
+  // provider that honours keys (its records in the second file) is used.
+  bool SendsWithKey() const;
+  bool Publishes() const;  // some step is a publish
 };
 
 // Reads and checks path. Throws FileError for a file that cannot be read or is wrong in any
@@ -108,16 +136,14 @@ ConsumerFile LoadConsumerFile(const std::string& path);
 // The same for text already read; path is only used in messages.
 ConsumerFile ParseConsumerFile(std::string_view text, const std::string& path);
 
-enum class Result { kProcessed, kSkipped, kNeedsReconciliation };
-
 // What one delivery runs with. Every reference is valid for the call only.
 struct RunContext {
   Connection& db;
   Clock& clock;
-  EmailProvider& email;                          // sends without a key
-  EmailProvider* keyed_email = nullptr;          // sends with one; required when SendsWithKey()
-  Connection* second_store = nullptr;            // required when the file has a second_store
-  std::function<Hook(const std::string&)> hook;  // the hook for a hook point, or empty
+  EmailProvider& email;                            // sends without a key
+  IdempotentEmailProvider* keyed_email = nullptr;  // sends with one; required when SendsWithKey()
+  Connection* second_store = nullptr;              // required when the file has a second_store
+  std::function<Hook(const std::string&)> hook;    // the hook for a hook point, or empty
   std::function<void(const std::string& topic, const OrderPlaced&)> publish;  // may be empty
 };
 

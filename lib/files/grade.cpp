@@ -113,7 +113,7 @@ int64_t Grade::Schedules() const {
 
 Grade GradeStrategy(explore::Explorer& explorer, const explore::Strategy& strategy,
                     const std::vector<const explore::Fault*>& faults,
-                    const std::vector<Expectation>& expectations) {
+                    const std::vector<Expectation>& expectations, bool with_tables) {
   auto started = std::chrono::steady_clock::now();
   Grade grade;
   grade.strategy = &strategy;
@@ -127,7 +127,7 @@ Grade GradeStrategy(explore::Explorer& explorer, const explore::Strategy& strate
     g.passed = Holds(g.expected, g.cell);
     if (g.cell.shortest) {
       Recorder recorder;
-      g.replay = explorer.ReplayShortest(g.cell, &recorder);
+      g.replay = explorer.ReplayShortest(g.cell, &recorder, with_tables ? &g.tables : nullptr);
       g.events = recorder.Events();
     }
     grade.cells.push_back(std::move(g));

@@ -13,6 +13,7 @@
 
 #include "explore/explorer.h"
 #include "explore/faults.h"
+#include "table_probe.h"
 #include "trace.h"
 
 namespace dedupsim::files {
@@ -49,6 +50,8 @@ struct GradedCell {
   // The shortest failing schedule, replayed and traced (when the cell has one).
   std::optional<explore::ScheduleResult> replay;
   std::vector<TraceEvent> events;
+  // The tables after each of those steps, read from the files (GradeStrategy with_tables).
+  std::vector<TablesSnapshot> tables;
 };
 
 struct Grade {
@@ -67,10 +70,10 @@ struct Expectation {
 };
 
 // Explores the strategy under each fault; a fault without an expectation gets its
-// DefaultVerdict.
+// DefaultVerdict. with_tables: read the tables after each step of every replay.
 Grade GradeStrategy(explore::Explorer& explorer, const explore::Strategy& strategy,
                     const std::vector<const explore::Fault*>& faults,
-                    const std::vector<Expectation>& expectations);
+                    const std::vector<Expectation>& expectations, bool with_tables = false);
 
 // The row, then for every failing cell its shortest counterexample step by step, then the
 // verdict. with_trace adds the replay's trace under each counterexample.

@@ -129,23 +129,12 @@ ScenarioConsumer ReadConsumer(const Value& table, const std::string& scenario_pa
       throw builtin->Error(fmt::format("unknown built-in consumer '{}' (expected one of {})",
                                        builtin->String(), explore::StrategyNames()));
     }
-    if (c.builtin->aux_schema != nullptr) {
-      throw builtin->Error(
-          fmt::format("'{}' keeps a second store (a cache or the email "
-                      "provider's records); scenario files cannot run it yet",
-                      c.builtin->name));
-    }
     c.hook_points = BuiltinHookPoints(*c.builtin);
     if (c.name.empty()) c.name = std::string(c.builtin->name);
   } else {
     std::string path = file->String();
     if (path.empty() || path[0] != '/') path = Folder(scenario_path) + path;
     ConsumerFile consumer = LoadConsumerFile(path);  // its own errors name its own file
-    if (consumer.SendsWithKey() || !consumer.second_store.empty()) {
-      throw file->Error(fmt::format(
-          "{} keeps a second store ({}); scenario files cannot run it yet", path,
-          consumer.SendsWithKey() ? "the provider that honours an idempotency key" : "a cache"));
-    }
     for (const Step& s : consumer.steps) {
       if (s.kind == Step::Kind::kHook) c.hook_points.push_back(s.name);
     }

@@ -373,6 +373,13 @@ Statement& Connection::Cached(std::string_view sql) {
     it = cache_.emplace(std::string(sql), std::make_unique<Statement>(Prepare(sql))).first;
   } else {
     it->second->Reset();
+    if (trace_ && it->second->op_.empty()) {
+      // Cached before the connection traced: read what it does as a fresh prepare would
+      // (the cached statement stays where its callers find it).
+      Statement fresh = Prepare(sql);
+      it->second->op_ = fresh.op_;
+      it->second->table_ = fresh.table_;
+    }
   }
   return *it->second;
 }
@@ -386,6 +393,9 @@ void Connection::SetTrace(Recorder* recorder, std::string instance) {
     trace_ = std::make_unique<TraceState>();
     // Statements prepared before this are expired by SQLite and read again on next use.
     sqlite3_set_authorizer(handle(), &Authorize, trace_.get());
+    // Holders of cached statements (SqliteStore's hot ones) fetch them again through
+    // Cached, which names those prepared before the trace began.
+    cache_generation_ = NewCacheGeneration();
   }
 }
 

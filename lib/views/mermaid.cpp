@@ -107,24 +107,12 @@ std::string TargetTitle(const std::string& target) {
 std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const MermaidOptions& options) {
   const std::vector<TraceEvent> events = CausalOrder(recorded);
   ShortIds ids(events);
-  // Without timings the text must not change between runs: payload hashes (they cover the
-  // ids) become hash-1, hash-2, ... in the order they appear.
-  std::map<std::string, std::string> hashes;
+  // A payload hash (16 hex digits) is drawn as its first 8: the same payload, the same
+  // short hash, in every picture (the ids it covers are seeded where a page must not change).
   auto text = [&](std::string_view s) {
     std::string out = ids.Shorten(options.timings ? std::string(s) : ScrubPids(s));
-    if (options.timings) return out;
-    static const std::regex kHash("\\b[0-9a-f]{16}\\b");
-    std::string stable;
-    size_t last = 0;
-    for (auto it = std::sregex_iterator(out.begin(), out.end(), kHash);
-         it != std::sregex_iterator(); ++it) {
-      stable += out.substr(last, static_cast<size_t>(it->position()) - last);
-      auto [entry, added] = hashes.try_emplace(it->str(), "");
-      if (added) entry->second = fmt::format("hash-{}", hashes.size());
-      stable += entry->second;
-      last = static_cast<size_t>(it->position() + it->length());
-    }
-    return stable + out.substr(last);
+    static const std::regex kHash("\\b([0-9a-f]{8})[0-9a-f]{8}\\b");
+    return std::regex_replace(out, kHash, "$1");
   };
 
   // Lanes give each consumer process its title ("Consumer A (restarted)").

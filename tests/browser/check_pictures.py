@@ -9,7 +9,10 @@
                                                renders with the pinned mermaid 11
   check_pictures.py html    DEDUPSIM WORKDIR [--screenshot PNG]
                                                naive's --html page, stepped by key presses,
-                                               shows Reserved 2 then 4
+                                               shows Reserved 2 then 4; and the page of
+                                               check-then-process's crash counterexample
+                                               (explore --counterexample --html) shows 2
+                                               after the crash, then 4
 
 The checks run as a small script inside the page; Chromium prints the page after it ran
 (--dump-dom) and this script reads the verdict from it. A missing tool is a failure, not a
@@ -275,6 +278,7 @@ def check_html(dedupsim, work, screenshot):
     if steps[-1]["hash"] != "#step-%d" % len(steps):
         fail("the link of the last step is %r" % steps[-1]["hash"])
     print("PASS: stepping through naive shows Reserved 2 then 4")
+    check_counterexample_html(dedupsim, work)
     if screenshot:
         n = steps.index(updates[1]) + 1
         run = chromium(work, ["--window-size=1280,720", "--screenshot=" + screenshot,
@@ -283,6 +287,28 @@ def check_html(dedupsim, work, screenshot):
             print(run.stderr[-2000:])
             fail("no screenshot")
         print("screenshot: " + screenshot)
+
+
+def check_counterexample_html(dedupsim, work):
+    page = os.path.join(work, "counterexample.html")
+    subprocess.run([dedupsim, "explore", "--strategy", "check-then-process", "--fault", "crash",
+                    "--counterexample", "--html", page], capture_output=True, check=True)
+    harness = os.path.join(work, "counterexample-harness.html")
+    with open(harness, "w", encoding="utf-8") as f:
+        f.write(open(page, encoding="utf-8").read().replace("</body>", HTML_CHECK + "</body>"))
+    steps = dump(work, harness)["steps"]
+    for i, s in enumerate(steps):
+        print("  %2d  Reserved %-5s %s" % (i + 1, s["reserved"], s["title"]))
+    crash = [i for i, s in enumerate(steps) if "crash at AfterStockCommitted" in s["title"]]
+    updates = [i for i, s in enumerate(steps) if "UPDATE StockItems" in s["title"]]
+    if len(crash) != 1 or len(updates) != 2 or not updates[0] < crash[0] < updates[1]:
+        fail("expected an update, the crash, then the redelivery's update; saw updates %s, crash %s"
+             % (updates, crash))
+    shown = [steps[updates[0]]["reserved"], steps[crash[0]]["reserved"], steps[updates[1]]["reserved"]]
+    if shown != ["2", "2", "4"]:
+        fail("Reserved after the first update, the crash and the second update: %s, expected "
+             "2, 2, 4" % shown)
+    print("PASS: stepping through the crash counterexample shows Reserved 2, 2 at the crash, then 4")
 
 
 def main():

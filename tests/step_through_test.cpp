@@ -1,0 +1,181 @@
+// The step-through page (--html) of a counterexample, from `explore --counterexample` and
+// from `check`: the replayed schedule's steps, each with the tables as the probe read them
+// from the explorer's files right after it. Values read from the page's data.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "support.h"
+
+namespace dedupsim::testing {
+
+namespace {
+
+std::string Example(const std::string& name) {
+  return std::string(DEDUPSIM_SOURCE_DIR) + "/examples/consumers/" + name + ".toml";
+}
+
+// The JSON the page steps through (its <script id="data">).
+nlohmann::json PageData(const std::string& page) {
+  const std::string open = "<script type=\"application/json\" id=\"data\">";
+  size_t from = page.find(open);
+  REQUIRE(from != std::string::npos);
+  from += open.size();
+  size_t to = page.find("</script>", from);
+  REQUIRE(to != std::string::npos);
+  return nlohmann::json::parse(page.substr(from, to - from));
+}
+
+// A cell of a table shown after step i ("" when the table or column is not there).
+std::string CellAfter(const nlohmann::json& data, size_t i, const std::string& store,
+                      const std::string& table, const std::string& column, size_t row = 0) {
+  const int snapshot = data["steps"][i]["snapshot"];
+  if (snapshot < 0) return "";
+  for (const auto& t : data["snapshots"][static_cast<size_t>(snapshot)]["tables"]) {
+    if (t["store"] != store || t["name"] != table) continue;
+    const auto& columns = t["columns"];
+    for (size_t c = 0; c < columns.size(); ++c) {
+      if (columns[c] == column && row < t["rows"].size()) return t["rows"][row][c];
+    }
+  }
+  return "";
+}
+
+std::vector<size_t> StepsWith(const nlohmann::json& data, const std::string& text) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < data["steps"].size(); ++i) {
+    if (data["steps"][i]["text"].get<std::string>().find(text) != std::string::npos)
+      out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("explore --counterexample --html: each step with the tables read after it",
+          "[html][explore][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("naive.html");
+  CliResult r = RunCli({"explore", "--strategy", "naive", "--fault", "duplicate",
+                        "--counterexample", "--html", page});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("naive under duplicate") != std::string::npos);  // the text as without it
+  nlohmann::json data = PageData(ReadFile(page));
+  // The two deliveries' updates, named from SQLite's reading of the statement, then the
+  // stock as the probe read it: 0 before, 2 after the first, 4 after the second.
+  std::vector<size_t> updates = StepsWith(data, "UPDATE StockItems");
+  REQUIRE(updates.size() == 2);
+  CHECK(CellAfter(data, updates[0] - 1, "database", "StockItems", "Reserved") == "0");
+  CHECK(CellAfter(data, updates[0], "database", "StockItems", "Reserved") == "2");
+  CHECK(CellAfter(data, updates[1], "database", "StockItems", "Reserved") == "4");
+  // Every step has the tables read after it (one process: no step without a read).
+  for (const auto& s : data["steps"]) {
+    CHECK(s["snapshot"] >= 0);
+    CHECK(s["scenario"] == "naive under duplicate");
+    CHECK(s["line"].get<std::string>().find("shortest failing schedule: 2 steps, outcome twice; "
+                                            "final: reserved 4") == 0);
+  }
+}
+
+TEST_CASE("check --html: the crash counterexample steps through the committed update",
+          "[html][files][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("ctp.html");
+  CliResult r =
+      RunCli({"check", Example("check-then-process"), "--fault", "crash", "--html", page});
+  REQUIRE(r.exit_code == 1);
+  nlohmann::json data = PageData(ReadFile(page));
+  std::vector<size_t> crash = StepsWith(data, "crash at AfterStockCommitted");
+  std::vector<size_t> updates = StepsWith(data, "UPDATE StockItems");
+  REQUIRE(crash.size() == 1);
+  REQUIRE(updates.size() == 2);
+  CHECK(data["steps"][crash[0]]["bad"] == true);
+  // The first attempt's update was committed before the crash: 2 is in the file after it,
+  // and the redelivery's update makes it 4.
+  CHECK(updates[0] < crash[0]);
+  CHECK(crash[0] < updates[1]);
+  CHECK(CellAfter(data, crash[0], "database", "StockItems", "Reserved") == "2");
+  CHECK(CellAfter(data, crash[0], "database", "Inbox", "Consumer").empty());  // no row yet
+  CHECK(CellAfter(data, updates[1], "database", "StockItems", "Reserved") == "4");
+  const size_t last = data["steps"].size() - 1;
+  CHECK(CellAfter(data, last, "database", "Inbox", "Consumer") == "inventory.reserve-stock");
+  CHECK(data["steps"][0]["scenario"] == "check-then-process under crash");
+}
+
+TEST_CASE(
+    "explore --html shows the second file's tables: the cache key set, the stock never reserved",
+    "[html][explore][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("cache.html");
+  CliResult r = RunCli({"explore", "--strategy", "cache-set-if-absent", "--fault", "crash",
+                        "--counterexample", "--html", page});
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.out.find("outcome lost") != std::string::npos);
+  nlohmann::json data = PageData(ReadFile(page));
+  std::vector<size_t> set = StepsWith(data, "INSERT CacheKeys");
+  REQUIRE(!set.empty());
+  CHECK(CellAfter(data, set[0] - 1, "second file", "CacheKeys", "Key").empty());
+  CHECK(
+      CellAfter(data, set[0], "second file", "CacheKeys", "Key").find("inventory.reserve-stock:") ==
+      0);
+  const size_t last = data["steps"].size() - 1;
+  CHECK(CellAfter(data, last, "database", "StockItems", "Reserved") == "0");
+}
+
+TEST_CASE("explore and check: no counterexample, no page (--html writes nothing and says so)",
+          "[html][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("inbox.html");
+  CliResult check = RunCli({"check", Example("inbox"), "--fault", "crash", "--html", page});
+  CHECK(check.exit_code == 0);
+  CHECK(check.err.find("no failing schedule to step through; " + page + " not written") !=
+        std::string::npos);
+  CliResult explore = RunCli(
+      {"explore", "--strategy", "inbox", "--fault", "crash", "--counterexample", "--html", page});
+  CHECK(explore.exit_code == 0);
+  CHECK(explore.err.find("not written") != std::string::npos);
+  CHECK(!std::ifstream(page).good());
+  CliResult matrix = RunCli({"explore", "--strategy", "naive", "--html", page});
+  CHECK(matrix.exit_code == 2);
+  CHECK(matrix.err.find("--html steps through a counterexample; it needs --counterexample") !=
+        std::string::npos);
+  CHECK(!std::ifstream(page).good());
+}
+
+TEST_CASE("check never writes a picture over the consumer file it grades", "[html][files][cli]") {
+  // Mutation caught: no check before the output is created (the student's file would be
+  // replaced by a page or a timeline).
+  TempDir dir;
+  const std::string file = dir.File("mine.toml");
+  const std::string text = ReadFile(Example("check-then-process"));
+  WriteFile(file, text);
+  for (const char* option : {"--html", "--timeline"}) {
+    INFO(option);
+    CliResult r = RunCli({"check", file, option, file});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("that is the consumer file") != std::string::npos);
+    CHECK(ReadFile(file) == text);
+  }
+}
+
+TEST_CASE("run --file --html: a lesson's cache is shown beside the database", "[html][cli]") {
+  // Mutation caught: the lesson's cache opened somewhere the probe does not look (or
+  // not at all): the page would never show CacheKeys.
+  TempDir dir;
+  const std::string page = dir.File("cache.html");
+  CliResult r = RunCli({"run", "--file",
+                        std::string(DEDUPSIM_SOURCE_DIR) + "/examples/scenarios/cache-crash.toml",
+                        "--html", page});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json data = PageData(ReadFile(page));
+  std::vector<size_t> set = StepsWith(data, "INSERT CacheKeys");
+  REQUIRE(set.size() == 2);  // the first delivery sets it, the redelivery finds it
+  CHECK(CellAfter(data, set[0], "cache", "CacheKeys", "Key").find("inventory.reserve-stock:") == 0);
+  const size_t last = data["steps"].size() - 1;
+  CHECK(CellAfter(data, last, "database", "StockItems", "Reserved") == "0");
+}
+
+}  // namespace dedupsim::testing
