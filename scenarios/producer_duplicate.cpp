@@ -19,7 +19,7 @@ struct Part {
   int64_t reserved = 0;
 };
 
-// The same order under two message ids, each delivered once to handle(db, message).
+// The same order under two message ids, each delivered once to handle(store, message).
 template <typename Handle>
 Part DeliverBoth(ScenarioEnv& env, const char* title, Handle handle, int64_t* distinct_ids) {
   env.recorder.BeginPart(title);
@@ -30,9 +30,9 @@ Part DeliverBoth(ScenarioEnv& env, const char* title, Handle handle, int64_t* di
   Part part;
   std::set<std::string> ids;
   for (const OrderPlaced& message : {first, second}) {
-    Connection db = OpenTraced(env, "A", Delivered(message, 1));
-    part.processed.push_back(handle(db, message));
-    NoteProcessed(db, part.processed.back());
+    std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, 1));
+    part.processed.push_back(handle(*store, message));
+    NoteProcessed(*store, part.processed.back());
     ids.insert(message.message_id);
   }
   *distinct_ids = static_cast<int64_t>(ids.size());
@@ -44,14 +44,14 @@ Outcome Run(ScenarioEnv& env) {
   int64_t message_ids = 0;
   Part inbox = DeliverBoth(
       env, "inbox",
-      [&env](Connection& db, const OrderPlaced& m) {
-        return IdempotentReserveStock(db, env.clock).Handle(m);
+      [&env](Store& store, const OrderPlaced& m) {
+        return IdempotentReserveStock(store, env.clock).Handle(m);
       },
       &message_ids);
   Part natural = DeliverBoth(
       env, "natural key",
-      [&env](Connection& db, const OrderPlaced& m) {
-        return NaturalKeyReserveStock(db, env.clock).Handle(m);
+      [&env](Store& store, const OrderPlaced& m) {
+        return NaturalKeyReserveStock(store, env.clock).Handle(m);
       },
       &message_ids);
   Outcome out;
@@ -85,7 +85,7 @@ const Scenario kProducerDuplicateScenario{
     .tag = "producer-duplicate",
     .summary = "the same order published twice under two MessageIds: inbox reserves twice, natural key once",
     .in_post = false,
-    .traits = 0,
+    .traits = kAnyBackend,
     .run = &Run,
     .expected = &Expected,
     .lesson =

@@ -38,7 +38,8 @@ TEST_CASE("the effects, broker and store lessons run on PostgreSQL with the figu
   // database locks.
   const std::string name =
       GENERATE(as<std::string>{}, "email-reconcile", "optimistic-email", "unreconcilable", "outbox",
-               "retention", "poison-message", "broker-dedup", "cache-arbiter", "bounded-store");
+               "retention", "poison-message", "broker-dedup", "cache-arbiter", "bounded-store",
+               "producer-duplicate");
   INFO(name);
   const Scenario* scenario = FindScenario(name);
   REQUIRE(scenario != nullptr);
