@@ -13,6 +13,7 @@
 #include "pg_support.h"
 #include "postgres/connection.h"
 #include "postgres/store.h"
+#include "store/error.h"
 #include "support.h"
 
 namespace dedupsim {
@@ -46,6 +47,11 @@ std::vector<int> PidsOf(const nlohmann::json& j, const std::string& kind) {
 bool ProcessExists(int pid) {
   struct stat st {};
   return ::stat(("/proc/" + std::to_string(pid)).c_str(), &st) == 0;
+}
+
+TEST_CASE("lock_timeout's 55P03 is the busy kind, as SQLite's 5", "[postgres]") {
+  CHECK(ClassifySqlstate("55P03") == StoreErrorKind::kBusy);
+  CHECK(ClassifySqliteCode(5) == StoreErrorKind::kBusy);
 }
 
 TEST_CASE(
