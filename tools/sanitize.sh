@@ -32,7 +32,7 @@ if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 build() {  # $1 folder, $2 sanitizers
   cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" \
     -DDEDUPSIM_SANITIZE="$2" -DDEDUPSIM_TESTS=ON "${launcher[@]}" >/dev/null
-  cmake --build "$1" -j"$jobs" --target dedupsim dedupsim_tests
+  cmake --build "$1" -j"$jobs"  # every test target: dedupsim, both test binaries, the pg fixture
 }
 
 # $1 folder; the rest: ctest arguments. Fails on a test failure or on any report file.
