@@ -139,12 +139,20 @@ struct ServerDelivery {
   LockWaiter waiter;
 };
 
-// Is backend pid still in pg_stat_activity?
-bool BackendAlive(const ScenarioEnv& env, int pid) {
+// Has backend pid left pg_stat_activity? A backend whose session the server ended
+// releases its locks first and leaves the list a moment later: waits for that, up to 5 s.
+bool BackendGone(const ScenarioEnv& env, int pid) {
   const auto& pg = static_cast<const PgBackend&>(*env.backend);
   PgConnection side(pg.database().conninfo());
-  return side.Exec("SELECT 1 FROM pg_stat_activity WHERE pid = $1::int", {std::to_string(pid)})
-             .rows() > 0;
+  const auto until = Steady::now() + std::chrono::seconds(5);
+  for (;;) {
+    if (side.Exec("SELECT 1 FROM pg_stat_activity WHERE pid = $1::int", {std::to_string(pid)})
+            .rows() == 0) {
+      return true;
+    }
+    if (Steady::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 // What freed a claim that waited: its own lock_timeout, or A's session ended by the
@@ -152,8 +160,7 @@ bool BackendAlive(const ScenarioEnv& env, int pid) {
 std::string FreedBy(const ScenarioEnv& env, const Attempt& a) {
   if (a.sqlstate == "55P03") return "lock_timeout";
   if (!a.waited || a.blocked_by.empty()) return "none";
-  return BackendAlive(env, a.blocked_by.front()) ? "unknown"
-                                                 : "idle_in_transaction_session_timeout";
+  return BackendGone(env, a.blocked_by.front()) ? "idle_in_transaction_session_timeout" : "unknown";
 }
 
 Outcome RunOnServer(ScenarioEnv& env) {

@@ -129,7 +129,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "hung-consumer on PostgreSQL: killed, B goes on; stopped, the server's "
+    "hung-consumer on PostgreSQL: killed, B goes on, stopped, the server's "
     "idle_in_transaction_session_timeout ends A's session and B goes on",
     "[postgres]") {
   nlohmann::json j =
@@ -181,8 +181,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "isolation-retry at serializable: 40001 without a retry loop fails the delivery; "
-    "with one it succeeds; the retried inbox processes one message once",
+    "isolation-retry at serializable: 40001 without a retry loop fails the delivery, "
+    "with one it succeeds, the retried inbox processes one message once",
     "[postgres]") {
   nlohmann::json j = RunJson({"run", "isolation-retry", "--isolation", "serializable", "--hold-ms",
                               "300", "--stagger-ms", "50"},
@@ -218,7 +218,7 @@ TEST_CASE("isolation-retry at read-committed: B's UPDATE waits and goes on, noth
 }
 
 TEST_CASE(
-    "cleanup --backend postgres works only in a schema a dedupsim run created; a foreign "
+    "cleanup --backend postgres works only in a schema a dedupsim run created, a foreign "
     "schema and a missing one are refused and left as they were",
     "[postgres]") {
   PgConnection raw(Conninfo());
