@@ -245,7 +245,7 @@ Outcome RunOnServer(ScenarioEnv& env) {
   }
   out.line = fmt::format(
       "{}A killed -> B waited {:.1f} ms after the kill, processed: {}; A hung -> {}; {}",
-      TagColumn("inbox"), killed.after_event_ms, CsBool(killed.processed), hung_phrase,
+      TagColumn("hung-consumer"), killed.after_event_ms, CsBool(killed.processed), hung_phrase,
       JudgedReserved(after.title, after.reserved, o.quantity));
   return out;
 }
@@ -381,7 +381,7 @@ Outcome RunOnSqlite(ScenarioEnv& env) {
                 "lives: A killed, redelivered, processed: {}",
                 hung.sqlstate, CsBool(redelivered.processed));
   out.line = fmt::format("{}A killed -> B {} the kill, processed: {}; A hung -> {}; {}",
-                         TagColumn("inbox"), killed.waited ? "waited until" : "did not wait for",
+                         TagColumn("hung-consumer"), killed.waited ? "waited until" : "did not wait for",
                          CsBool(killed.processed), hung_phrase,
                          JudgedReserved(after.title, after.reserved, o.quantity));
   return out;
@@ -398,7 +398,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 
 const Scenario kHungConsumerScenario{
     .name = "hung-consumer",
-    .tag = "inbox",
+    .tag = "hung-consumer",
     .summary = "a killed consumer frees its key at once; a hung one holds it until a timeout",
     .traits = kHasServerTimeouts | kAnyBackend,
     .run = &Run,

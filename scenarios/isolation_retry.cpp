@@ -162,7 +162,7 @@ Outcome Run(ScenarioEnv& env) {
   out.line = fmt::format(
       "{}{}: two orders at once, no retry -> {}; with retries -> {}; one message twice at "
       "once -> processed: {}, {} (B {}), {}; check-then-process twice at once -> {}",
-      TagColumn("inbox"), out.figures["isolation"].get<std::string>(), no_retry, with_retry,
+      TagColumn("isolation-retry"), out.figures["isolation"].get<std::string>(), no_retry, with_retry,
       CsBool(twice.first["processed"].get<bool>()), CsBool(twice.second["processed"].get<bool>()),
       Attempts(twice.second), JudgedReserved(inbox_after.title, inbox_after.reserved, q),
       JudgedReserved(ctp_after.title, ctp_after.reserved, q));
@@ -179,7 +179,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 
 const Scenario kIsolationRetryScenario{
     .name = "isolation-retry",
-    .tag = "inbox",
+    .tag = "isolation-retry",
     .summary = "40001 under repeatable-read/serializable: a consumer needs a retry loop",
     .traits = kHasHold | kHasInstances | kAnyBackend,
     .run = &Run,
