@@ -73,6 +73,7 @@ struct RunArgs {
   std::string pg_schema = "dedupsim";  // postgres: the schema dedupsim creates and owns
   std::string isolation = "read-committed";
   bool given_db = false, given_journal = false, given_isolation = false;
+  bool given_idle_timeout = false;
   // Set after parsing: which scenario-specific options were given.
   GivenOptions given;
   bool hold_given = false;     // --hold-ms (a scenario file's own hold applies otherwise)
@@ -124,6 +125,9 @@ std::optional<std::string> BackendMisfit(const RunArgs& args,
     if (!args.dsn.empty()) return "--dsn needs --backend postgres";
     if (args.given_isolation)
       return "--isolation needs --backend postgres (SQLite is always serializable)";
+    if (args.given_idle_timeout)
+      return "--idle-timeout-ms needs --backend postgres (SQLite has no session timeout: "
+             "nothing ends a hung writer's transaction but its death)";
     return std::nullopt;
   }
   if (args.given_db) return "--db is for SQLite; with --backend postgres use --dsn";
@@ -518,6 +522,7 @@ Command AddRunCommand(CLI::App& app) {
             args->given_db = db->count() > 0;
             args->given_journal = journal->count() > 0 || synchronous->count() > 0;
             args->given_isolation = isolation->count() > 0;
+            args->given_idle_timeout = idle_timeout->count() > 0;
             args->given.max_deliveries = max_deliveries->count() > 0;
             args->given.retention = retention->count() > 0;
             args->given.dedup_window = dedup_window->count() > 0;

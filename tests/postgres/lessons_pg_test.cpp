@@ -180,6 +180,14 @@ TEST_CASE(
   CHECK_FALSE(ProcessExists(stopped.front()));
 }
 
+TEST_CASE("hung-consumer on SQLite refuses --idle-timeout-ms: SQLite has no session timeout",
+          "[postgres]") {
+  testing::CliResult r = testing::RunCli({"run", "hung-consumer", "--idle-timeout-ms", "500"});
+  CHECK(r.exit_code == 2);
+  CHECK(Has(r.err, "--idle-timeout-ms needs --backend postgres"));
+  CHECK(r.out.empty());
+}
+
 TEST_CASE(
     "isolation-retry at serializable: 40001 without a retry loop fails the delivery, "
     "with one it succeeds, the retried inbox processes one message once",
