@@ -48,9 +48,7 @@ struct StoreTask {
 // intervals are kept; on a server database (env.backend not SQLite), two threads with
 // their own stores, and the second's statements as the server saw them (watched).
 // first_processed and second_processed are left for the caller to read from the values.
-// second_blocks: as PairTiming's (false where the first holds no lock at its hold point).
-PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second,
-                         bool second_blocks = true);
+PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second);
 
 // Instance A handles first_message and holds its transaction at BeforeCommit; instance B
 // handles second_message, released options.stagger after A reached BeforeCommit.

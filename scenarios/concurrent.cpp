@@ -265,8 +265,7 @@ InstanceTask OnSqlite(const StoreTask& task) {
 
 }  // namespace
 
-PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second,
-                         bool second_blocks) {
+PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second) {
   PairOutcome out;
   std::vector<InstanceResult> results;
   if (env.backend != nullptr && env.backend->name() != "sqlite") {
@@ -275,9 +274,7 @@ PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTa
                   : RunStorePairOnServer(env, first, second, &out.second_statements);
     out.watched = true;
   } else {
-    PairTiming timing = TimingFrom(env.options);
-    timing.second_blocks = second_blocks;
-    results = RunInstancePair(env, OnSqlite(first), OnSqlite(second), timing);
+    results = RunInstancePair(env, OnSqlite(first), OnSqlite(second), TimingFrom(env.options));
   }
   out.first = std::move(results[0]);
   out.second = std::move(results[1]);
