@@ -155,12 +155,14 @@ bool BackendGone(const ScenarioEnv& env, int pid) {
   }
 }
 
-// What freed a claim that waited: its own lock_timeout, or A's session ended by the
-// server (A's backend gone while A's process is still stopped), or nothing we can name.
-std::string FreedBy(const ScenarioEnv& env, const Attempt& a) {
+// What let a delivery of the hung half end: its own lock_timeout (55P03), or, for one that
+// went through, A's session ended by the server (A's backend, a_backend, gone from
+// pg_stat_activity while A's process is still stopped). A redelivery that came after the
+// session had ended did not wait, and still owes its success to that.
+std::string FreedBy(const ScenarioEnv& env, const Attempt& a, int a_backend) {
   if (a.sqlstate == "55P03") return "lock_timeout";
-  if (!a.waited || a.blocked_by.empty()) return "none";
-  return BackendGone(env, a.blocked_by.front()) ? "idle_in_transaction_session_timeout" : "unknown";
+  if (!a.sqlstate.empty() || a_backend == 0) return "none";
+  return BackendGone(env, a_backend) ? "idle_in_transaction_session_timeout" : "none";
 }
 
 Outcome RunOnServer(ScenarioEnv& env) {
@@ -202,13 +204,15 @@ Outcome RunOnServer(ScenarioEnv& env) {
       ServerDelivery b(env, m, 2, o.lock_timeout);
       hung = b.Finish();
     }
-    freed_by = FreedBy(env, hung);
+    // A's backend: the one B's first claim was blocked by.
+    const int a_backend = hung.blocked_by.empty() ? 0 : hung.blocked_by.front();
+    freed_by = FreedBy(env, hung, a_backend);
     // The broker redelivers a nacked message; each redelivery waits up to its lock_timeout
     // again, for as long as A's session holds the key.
     for (int number = 3; !hung.sqlstate.empty() && number <= kMaxDeliveries; ++number) {
       ServerDelivery c(env, m, number, o.lock_timeout);
       redelivered = c.Finish();
-      redelivery_freed_by = FreedBy(env, redelivered);
+      redelivery_freed_by = FreedBy(env, redelivered, a_backend);
       ++redeliveries;
       if (redelivered.sqlstate.empty()) break;
     }
@@ -380,10 +384,10 @@ Outcome RunOnSqlite(ScenarioEnv& env) {
                 "B gave up at its busy timeout (SQLite {}); nothing frees the file while A "
                 "lives: A killed, redelivered, processed: {}",
                 hung.sqlstate, CsBool(redelivered.processed));
-  out.line = fmt::format("{}A killed -> B {} the kill, processed: {}; A hung -> {}; {}",
-                         TagColumn("hung-consumer"), killed.waited ? "waited until" : "did not wait for",
-                         CsBool(killed.processed), hung_phrase,
-                         JudgedReserved(after.title, after.reserved, o.quantity));
+  out.line = fmt::format(
+      "{}A killed -> B {} the kill, processed: {}; A hung -> {}; {}", TagColumn("hung-consumer"),
+      killed.waited ? "waited until" : "did not wait for", CsBool(killed.processed), hung_phrase,
+      JudgedReserved(after.title, after.reserved, o.quantity));
   return out;
 }
 
