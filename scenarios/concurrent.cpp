@@ -14,6 +14,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "child_process.h"
 #include "common.h"
@@ -22,6 +23,7 @@
 #include "crash.h"
 #include "instances.h"
 #include "pipe_io.h"
+#include "postgres/lock_waiter.h"
 #include "scenarios.h"
 #include "sqlite/store.h"
 #include "store/store.h"
@@ -72,9 +74,11 @@ std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTa
   std::condition_variable changed;
   bool a_holding = false, a_done = false;
   SteadyClock::time_point held_at;
-  auto run = [&env](Slot& slot, const StoreTask& task, const Hook& hold) {
+  auto run = [&env](Slot& slot, const StoreTask& task, const Hook& hold,
+                    BlockedListener* listener) {
     try {
       std::unique_ptr<Store> store = OpenStore(env, task.name, task.delivery);
+      if (listener != nullptr) ListenForBlocked(*store, listener);
       auto t0 = SteadyClock::now();
       slot.value = task.body(*store, hold);
       slot.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0);
@@ -84,16 +88,33 @@ std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTa
     }
   };
   const auto hold = env.options.hold;
+  // As on SQLite (instances.h): with stagger < hold, A goes on only once the server shows
+  // B waiting for a lock, or B has ended without meeting one; so B really meets A's
+  // transaction however late it was scheduled.
+  bool b_blocked = false, b_done = false;
+  BlockedListener listener([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    b_blocked = true;
+    changed.notify_all();
+  });
+  const bool wait_for_b = env.options.stagger < hold;
   std::thread first([&] {
-    run(a, first_task, [&] {
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        held_at = SteadyClock::now();
-        a_holding = true;
-        changed.notify_all();
-      }
-      std::this_thread::sleep_for(hold);
-    });
+    run(
+        a, first_task,
+        [&] {
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            held_at = SteadyClock::now();
+            a_holding = true;
+            changed.notify_all();
+          }
+          std::this_thread::sleep_for(hold);
+          if (wait_for_b) {
+            std::unique_lock<std::mutex> lock(mu);
+            changed.wait_for(lock, std::chrono::seconds(30), [&] { return b_blocked || b_done; });
+          }
+        },
+        nullptr);
     std::lock_guard<std::mutex> lock(mu);
     a_done = true;
     changed.notify_all();
@@ -106,7 +127,12 @@ std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTa
       changed.wait_until(lock, release, [&] { return SteadyClock::now() >= release; });
     }
   }
-  std::thread second([&] { run(b, second_task, Hook()); });
+  std::thread second([&] {
+    run(b, second_task, Hook(), &listener);
+    std::lock_guard<std::mutex> lock(mu);
+    b_done = true;
+    changed.notify_all();
+  });
   first.join();
   second.join();
   if (a.error) std::rethrow_exception(a.error);
@@ -168,7 +194,10 @@ std::vector<InstanceResult> RunStorePairAsProcesses(
     pid_t pid = -1;
     int fd = -1;  // the child's report
   };
-  auto start = [&env](const StoreTask& task, const Hook& hold, int extra_fd) {
+  // close_in_child: pipe ends the child must not hold; blocked_write >= 0: the child
+  // writes a byte there when the server shows its statement waiting for a lock.
+  auto start = [&env](const StoreTask& task, const Hook& hold, int extra_fd,
+                      std::vector<int> close_in_child, int blocked_write) {
     int fds[2];
     if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
     pid_t pid = ForkChild();  // dies with this process
@@ -176,10 +205,18 @@ std::vector<InstanceResult> RunStorePairAsProcesses(
     if (pid == 0) {
       ::signal(SIGPIPE, SIG_IGN);
       ::close(fds[0]);
+      for (int fd : close_in_child) ::close(fd);
       env.recorder.Clear();
       int code = 0;
+      bool told = false;
+      BlockedListener listener([&told, blocked_write] {
+        if (told) return;
+        WriteAll(blocked_write, "b");
+        told = true;
+      });
       try {
         std::unique_ptr<Store> store = OpenStore(env, task.name, task.delivery);
+        if (blocked_write >= 0) ListenForBlocked(*store, &listener);
         auto t0 = SteadyClock::now();
         nlohmann::json message;
         message["value"] = task.body(*store, hold);
@@ -202,9 +239,17 @@ std::vector<InstanceResult> RunStorePairAsProcesses(
   };
   int reached[2];
   if (::pipe(reached) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
+  int blocked[2];  // B -> A: B waits for a lock (or EOF: B ended)
+  if (::pipe(blocked) != 0) {
+    ::close(reached[0]);
+    ::close(reached[1]);
+    throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
+  }
   const auto hold = env.options.hold;
+  const bool wait_for_b = env.options.stagger < hold;  // as on SQLite (instances.h)
   const int reached_write = reached[1];
-  Hook hold_point = [reached_write, hold] {
+  const int blocked_read = blocked[0];
+  Hook hold_point = [reached_write, blocked_read, hold, wait_for_b] {
     auto at = SteadyClock::now();
     WriteAll(
         reached_write,
@@ -212,9 +257,10 @@ std::vector<InstanceResult> RunStorePairAsProcesses(
             "{}\n",
             std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count()));
     std::this_thread::sleep_for(hold);
+    if (wait_for_b) WaitReadable(blocked_read, std::chrono::seconds(30));
   };
   std::array<Child, 2> children;
-  children[0] = start(first_task, hold_point, reached_write);
+  children[0] = start(first_task, hold_point, reached_write, {blocked[1], reached[0]}, -1);
   ::close(reached[1]);
   std::string line = ReadLine(reached[0]);  // A's hold point, or EOF: A ended without one
   ::close(reached[0]);
@@ -223,7 +269,9 @@ std::vector<InstanceResult> RunStorePairAsProcesses(
         std::chrono::nanoseconds(std::stoll(line)))};
     std::this_thread::sleep_until(held_at + env.options.stagger);
   }
-  children[1] = start(second_task, Hook(), -1);
+  children[1] = start(second_task, Hook(), -1, {blocked[0]}, blocked[1]);
+  ::close(blocked[0]);
+  ::close(blocked[1]);
 
   std::vector<InstanceResult> results;
   std::string failure;

@@ -6,17 +6,19 @@
 
 namespace dedupsim {
 
-bool LockWaiter::Listener::Blocked(PgConnection&) {
-  {
-    std::lock_guard<std::mutex> lock(owner_.mu_);
-    owner_.blocked_ = true;
-  }
-  owner_.changed_.notify_all();
-  return true;  // only listening: the statement goes on waiting
+void ListenForBlocked(Store& store, BlockedListener* listener) {
+  if (auto* pg = dynamic_cast<PgStore*>(&store)) pg->connection().SetGate(listener);
 }
 
 LockWaiter::LockWaiter(const Backend& backend, Recorder* recorder, std::string instance,
-                       std::string actor, DeliveryRef delivery, std::function<void(Store&)> work) {
+                       std::string actor, DeliveryRef delivery, std::function<void(Store&)> work)
+    : listener_([this] {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          blocked_ = true;
+        }
+        changed_.notify_all();
+      }) {
   const auto* pg = dynamic_cast<const PgBackend*>(&backend);
   if (pg == nullptr) throw DatabaseError("LockWaiter: the lesson runs on a server database only");
   thread_ = std::thread(

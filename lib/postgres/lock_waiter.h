@@ -28,6 +28,27 @@ namespace dedupsim {
 
 class Recorder;
 
+// A PgStepGate that only listens: on_blocked runs (on the connection's thread) each time
+// the connection's watch sees its statement blocked by another backend; the statement
+// goes on waiting. For a pair of instances ordered by events ("A goes on once B waits").
+class BlockedListener final : public PgStepGate {
+ public:
+  explicit BlockedListener(std::function<void()> on_blocked) : on_blocked_(std::move(on_blocked)) {}
+  void BeforeStatement(PgConnection&, std::string_view) override {}
+  bool Blocked(PgConnection&) override {
+    on_blocked_();
+    return true;
+  }
+  void Released(PgConnection&) override {}
+  void BeforeHook(PgConnection&, std::string_view) override {}
+
+ private:
+  std::function<void()> on_blocked_;
+};
+
+// Installs listener on store's connection when store is a PgStore (else does nothing).
+void ListenForBlocked(Store& store, BlockedListener* listener);
+
 class LockWaiter {
  public:
   using SteadyTime = std::chrono::steady_clock::time_point;
@@ -60,20 +81,7 @@ class LockWaiter {
             const std::string& actor, DeliveryRef delivery,
             const std::function<void(Store&)>& work);
 
-  // Tells AwaitBlocked when the connection's watch sees its statement blocked.
-  class Listener final : public PgStepGate {
-   public:
-    explicit Listener(LockWaiter& owner) : owner_(owner) {}
-    void BeforeStatement(PgConnection&, std::string_view) override {}
-    bool Blocked(PgConnection&) override;
-    void Released(PgConnection&) override {}
-    void BeforeHook(PgConnection&, std::string_view) override {}
-
-   private:
-    LockWaiter& owner_;
-  };
-
-  Listener listener_{*this};
+  BlockedListener listener_;
   std::mutex mu_;
   bool blocked_ = false;
   std::condition_variable changed_;

@@ -270,3 +270,27 @@ TEST_CASE(
 
 }  // namespace
 }  // namespace dedupsim
+
+namespace dedupsim {
+namespace {
+
+TEST_CASE(
+    "on PostgreSQL the pair's race follows the options: with stagger < hold B meets A's "
+    "row however short the hold, in threads and in processes",
+    "[postgres]") {
+  // A goes on only once the server shows B waiting (or B has ended): a 20 ms hold is far
+  // shorter than B's two connections take to open on a loaded machine.
+  for (const char* mode : {"threads", "processes"}) {
+    INFO(mode);
+    nlohmann::json j = RunJson({"run", "concurrent-different", "--hold-ms", "20", "--stagger-ms",
+                                "10", "--instances", mode},
+                               std::string("t_race_") + mode);
+    CHECK(j["secondWaited"] == true);
+    CHECK(j["waitedOn"] == "row StockItems");
+    CHECK(j["reserved"] == 4);
+    CHECK(j["differentBooksSecondWaited"] == false);
+  }
+}
+
+}  // namespace
+}  // namespace dedupsim
