@@ -26,12 +26,17 @@ std::vector<std::string> FilesOfDatabase(const std::string& db_path) {
   return files;
 }
 
-SideStore::SideStore(std::string path, std::chrono::milliseconds busy_timeout)
-    : path_(std::move(path)), busy_timeout_(busy_timeout), owner_pid_(static_cast<int>(getpid())) {}
+SideStore::SideStore(std::string path, std::chrono::milliseconds busy_timeout,
+                     Synchronous synchronous)
+    : path_(std::move(path)),
+      busy_timeout_(busy_timeout),
+      synchronous_(synchronous),
+      owner_pid_(static_cast<int>(getpid())) {}
 
 SideStore::SideStore(SideStore&& other) noexcept
     : path_(std::exchange(other.path_, std::string())),
       busy_timeout_(other.busy_timeout_),
+      synchronous_(other.synchronous_),
       owner_pid_(other.owner_pid_) {}
 
 SideStore::~SideStore() {
@@ -74,7 +79,7 @@ SideStore SideStore::CreateNextTo(const DatabaseFile& main, std::string_view suf
         return path;
       },
       /*companions=*/true);
-  SideStore store(path, main.settings().busy_timeout);
+  SideStore store(path, main.settings().busy_timeout, main.settings().synchronous);
   try {
     Connection connection = store.Connect();
     // A store lives for this run only (removed at its end): its set-up (mark, schema, the
@@ -87,6 +92,12 @@ SideStore SideStore::CreateNextTo(const DatabaseFile& main, std::string_view suf
         fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kSideStoreApplicationId)));
     connection.ExecScript(schema);
     connection.ApplyPragmas(JournalMode::kWal, Synchronous::kOff);
+    // The log's first frame (the mark again), written here at synchronous OFF and left in
+    // the log (no checkpoint at this close): the lesson's first commit appends to a log that
+    // exists instead of starting one, which would sync the log's header and the folder.
+    connection.SetCheckpointOnClose(false);
+    connection.ExecScript(
+        fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kSideStoreApplicationId)));
   } catch (const std::exception& e) {
     throw InDatabase(path, e);
   }
@@ -97,9 +108,13 @@ Connection SideStore::Connect() const {
   ConnectionOptions options;
   options.busy_timeout = busy_timeout_;
   Connection connection(path_, options);
-  // The store's log is read by the next connection, not checkpointed and deleted each time
-  // the last one closes (as for a temporary database: DatabaseFile::Connect). Commits keep
-  // SQLite's default synchronous level.
+  // Commits at the run's synchronous level, as the main database's (DatabaseFile::Connect):
+  // SQLite's default (FULL) would sync the log at every commit of a store that stands for
+  // a cache or a provider, an fsync no lesson asks for (with WAL and the default NORMAL, a
+  // commit survives the process's death, which is what the lessons crash). The store's log
+  // is read by the next connection, not checkpointed and deleted each time the last one
+  // closes (as for a temporary database).
+  connection.ExecScript(fmt::format("PRAGMA synchronous={}", ToString(synchronous_)));
   connection.SetCheckpointOnClose(false);
   return connection;
 }

@@ -43,15 +43,17 @@ class SideStore {
   SideStore(const SideStore&) = delete;
   SideStore& operator=(const SideStore&) = delete;
 
-  // A new connection with the main database's busy timeout. Safe in a child after fork.
+  // A new connection with the main database's busy timeout and synchronous level. Safe in
+  // a child after fork.
   Connection Connect() const;
   const std::string& path() const { return path_; }
 
  private:
-  SideStore(std::string path, std::chrono::milliseconds busy_timeout);
+  SideStore(std::string path, std::chrono::milliseconds busy_timeout, Synchronous synchronous);
 
   std::string path_;
   std::chrono::milliseconds busy_timeout_;
+  Synchronous synchronous_;
   int owner_pid_;  // only this process removes the files
 };
 

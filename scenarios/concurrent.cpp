@@ -12,6 +12,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -23,7 +24,6 @@
 #include "crash.h"
 #include "instances.h"
 #include "pipe_io.h"
-#include "postgres/lock_waiter.h"
 #include "scenarios.h"
 #include "sqlite/store.h"
 #include "store/store.h"
@@ -56,10 +56,13 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 
 // The pair on a server database, as two threads with their own stores, in
-// RunInstancePair's order (instances.h): A runs to its hold point (BeforeCommit) and goes on
-// options.hold later; B is released options.stagger after A reached it (or once A is done,
-// should A end without reaching it). The server's lock waits are read from a side
-// connection (Store::WatchedStatements), not from SQLite's lock intervals.
+// RunInstancePair's order (instances.h), settled by events: both connect first; A runs to
+// its hold point (BeforeCommit) and announces that moment, R. With stagger < hold, B is
+// released at R + stagger and A goes on at R + hold, but not before B is blocked on a lock
+// (the server shows it waiting) or has finished without meeting one; with stagger >= hold,
+// B starts at R + stagger and not before A has ended. Should A end without reaching its hold point,
+// B is released then. A starved thread changes the timings, never which of the two happens. The
+// server's lock waits are read from a side connection (Store::WatchedStatements).
 std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTask& first_task,
                                                  const StoreTask& second_task,
                                                  std::vector<WatchedStatement>* second_statements) {
@@ -72,66 +75,53 @@ std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTa
   Slot a, b;
   std::mutex mu;
   std::condition_variable changed;
-  bool a_holding = false, a_done = false;
+  bool a_holding = false, a_done = false, b_blocked = false, b_done = false;
   SteadyClock::time_point held_at;
-  auto run = [&env](Slot& slot, const StoreTask& task, const Hook& hold,
-                    BlockedListener* listener) {
+  const auto hold = env.options.hold;
+  const auto stagger = env.options.stagger;
+  auto mark = [&](bool& flag) {
+    std::lock_guard<std::mutex> lock(mu);
+    flag = true;
+    changed.notify_all();
+  };
+  // Opens the store, waits for start (after connecting), runs the task.
+  auto run = [&env](Slot& slot, const StoreTask& task, const Hook& hold_point,
+                    const std::function<void(Store&)>& start) {
     try {
       std::unique_ptr<Store> store = OpenStore(env, task.name, task.delivery);
-      if (listener != nullptr) ListenForBlocked(*store, listener);
+      start(*store);
       auto t0 = SteadyClock::now();
-      slot.value = task.body(*store, hold);
+      slot.value = task.body(*store, hold_point);
       slot.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0);
       slot.statements = store->WatchedStatements();
     } catch (...) {
       slot.error = std::current_exception();
     }
   };
-  const auto hold = env.options.hold;
-  // As on SQLite (instances.h): with stagger < hold, A goes on only once the server shows
-  // B waiting for a lock, or B has ended without meeting one; so B really meets A's
-  // transaction however late it was scheduled.
-  bool b_blocked = false, b_done = false;
-  BlockedListener listener([&] {
-    std::lock_guard<std::mutex> lock(mu);
-    b_blocked = true;
-    changed.notify_all();
-  });
-  const bool wait_for_b = env.options.stagger < hold;
   std::thread first([&] {
-    run(
-        a, first_task,
-        [&] {
-          {
-            std::lock_guard<std::mutex> lock(mu);
-            held_at = SteadyClock::now();
-            a_holding = true;
-            changed.notify_all();
-          }
-          std::this_thread::sleep_for(hold);
-          if (wait_for_b) {
-            std::unique_lock<std::mutex> lock(mu);
-            changed.wait_for(lock, std::chrono::seconds(30), [&] { return b_blocked || b_done; });
-          }
-        },
-        nullptr);
-    std::lock_guard<std::mutex> lock(mu);
-    a_done = true;
-    changed.notify_all();
+    Hook hold_point = [&] {
+      std::unique_lock<std::mutex> lock(mu);
+      held_at = SteadyClock::now();
+      a_holding = true;
+      changed.notify_all();
+      const auto resume = held_at + hold;
+      changed.wait_until(lock, resume, [&] { return SteadyClock::now() >= resume; });
+      if (stagger < hold) changed.wait(lock, [&] { return b_blocked || b_done; });
+    };
+    run(a, first_task, hold_point, [](Store&) {});
+    mark(a_done);
   });
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    changed.wait(lock, [&] { return a_holding || a_done; });
-    if (a_holding) {
-      const auto release = held_at + env.options.stagger;
-      changed.wait_until(lock, release, [&] { return SteadyClock::now() >= release; });
-    }
-  }
   std::thread second([&] {
-    run(b, second_task, Hook(), &listener);
-    std::lock_guard<std::mutex> lock(mu);
-    b_done = true;
-    changed.notify_all();
+    run(b, second_task, Hook(), [&](Store& store) {
+      store.SetWaitListener([&] { mark(b_blocked); });
+      std::unique_lock<std::mutex> lock(mu);
+      changed.wait(lock, [&] { return a_holding || a_done; });
+      if (a_done) return;
+      const auto release = held_at + stagger;
+      changed.wait_until(lock, release, [&] { return SteadyClock::now() >= release; });
+      if (stagger >= hold) changed.wait(lock, [&] { return a_done; });
+    });
+    mark(b_done);
   });
   first.join();
   second.join();
@@ -209,14 +199,15 @@ std::vector<InstanceResult> RunStorePairAsProcesses(
       env.recorder.Clear();
       int code = 0;
       bool told = false;
-      BlockedListener listener([&told, blocked_write] {
-        if (told) return;
-        WriteAll(blocked_write, "b");
-        told = true;
-      });
       try {
         std::unique_ptr<Store> store = OpenStore(env, task.name, task.delivery);
-        if (blocked_write >= 0) ListenForBlocked(*store, &listener);
+        if (blocked_write >= 0) {
+          store->SetWaitListener([&told, blocked_write] {
+            if (told) return;
+            WriteAll(blocked_write, "b");
+            told = true;
+          });
+        }
         auto t0 = SteadyClock::now();
         nlohmann::json message;
         message["value"] = task.body(*store, hold);
@@ -418,11 +409,11 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["processed"] = {pair.first_processed, pair.second_processed};
   out.figures["reserved"] = after.reserved;
   AddWaitFigures(env, pair, out.figures);
-  out.line = fmt::format(
-      "{}two copies at once -> processed: {}, {}; {}; second waited for the first: {}",
-      TagColumn("inbox"), CsBool(pair.first_processed), CsBool(pair.second_processed),
-      JudgedReserved(after.title, after.reserved, env.options.quantity),
-      CsBool(pair.SecondWaited()));
+  out.line =
+      fmt::format("{}two copies at once -> processed: {}, {}; {}; second waited for the first: {}",
+                  TagColumn("inbox"), CsBool(pair.first_processed), CsBool(pair.second_processed),
+                  JudgedReserved(after.title, after.reserved, env.options.quantity),
+                  CsBool(pair.SecondWaited()));
   return out;
 }
 

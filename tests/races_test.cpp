@@ -15,40 +15,10 @@
 #include "support.h"
 
 using namespace dedupsim;
+using dedupsim::testing::CpuHog;
 using dedupsim::testing::Fixture;
 
 namespace {
-
-// 4 busy-looping child processes per core, killed (SIGKILL, then reaped) when the test ends,
-// whether it passed or not; they also die with the test process.
-class CpuHog {
- public:
-  CpuHog() {
-    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned i = 0; i < 4 * cores; ++i) {
-      pid_t pid = ::fork();
-      if (pid == 0) {
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        volatile unsigned long spin = 0;
-        for (;;) spin = spin + 1;
-      }
-      if (pid > 0) pids_.push_back(pid);
-    }
-  }
-  ~CpuHog() {
-    for (pid_t pid : pids_) ::kill(pid, SIGKILL);
-    for (pid_t pid : pids_) {
-      int status = 0;
-      ::waitpid(pid, &status, 0);
-    }
-  }
-  CpuHog(const CpuHog&) = delete;
-  CpuHog& operator=(const CpuHog&) = delete;
-  size_t size() const { return pids_.size(); }
-
- private:
-  std::vector<pid_t> pids_;
-};
 
 RunOptions Timing(int hold_ms, int stagger_ms, InstanceMode mode) {
   RunOptions o;

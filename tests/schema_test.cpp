@@ -1,7 +1,9 @@
 // The schema: a version 1 database upgraded in place on open, a newer one refused, and
 // the Inbox retention cleanup on a manual clock.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -140,6 +142,27 @@ TEST_CASE("a side store refuses a foreign file at its path and removes its own",
     CHECK(Count(c, "SELECT count(*) FROM k") == 0);
   }
   CHECK(::access(path.c_str(), F_OK) != 0);
+}
+
+TEST_CASE("a side store commits at the run's synchronous level, appending to a log it began",
+          "[schema]") {
+  TempDir dir;
+  for (Synchronous level : {Synchronous::kOff, Synchronous::kNormal, Synchronous::kFull}) {
+    INFO(ToString(level));
+    DatabaseSettings settings;
+    settings.synchronous = level;
+    DatabaseFile db =
+        DatabaseFile::Open(dir.File(fmt::format("main-{}.db", ToString(level))), settings);
+    SideStore store = SideStore::CreateNextTo(db, ".cache", "CREATE TABLE k (a)");
+    // The set-up left its first frame in the log: a lesson's first commit appends to it
+    // instead of starting a log (which syncs its header and the folder).
+    struct stat wal {};
+    REQUIRE(::stat((store.path() + "-wal").c_str(), &wal) == 0);
+    CHECK(wal.st_size > 32);  // a header and a frame
+    Connection c = store.Connect();
+    CHECK(Count(c, "SELECT count(*) FROM k") == 0);
+    CHECK(Count(c, "PRAGMA synchronous") == static_cast<int64_t>(level));  // 0, 1, 2
+  }
 }
 
 TEST_CASE("a version 2 database gains receive counts and leases in place", "[schema]") {

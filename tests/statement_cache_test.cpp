@@ -3,10 +3,13 @@
 // bindings, Reset may be called any number of times, and BEGIN/COMMIT/ROLLBACK prepared
 // once per connection are still traced.
 #include <catch2/catch.hpp>
+#include <chrono>
 
+#include "schema.h"
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
 #include "sqlite/statement.h"
+#include "sqlite/store.h"
 #include "sqlite/transaction.h"
 #include "support.h"
 #include "trace.h"
@@ -128,4 +131,64 @@ TEST_CASE("a text view with no data still binds NULL", "[sqlite][cache]") {
   c.Cached("INSERT INTO t (k, v) VALUES (?1, ?2)").Bind(1, "b").Bind(2, "").Execute();
   CHECK(Value(c, "a") == "NULL");
   CHECK(Value(c, "b").empty());
+}
+
+TEST_CASE("the cache's generation changes whenever its statements may have gone",
+          "[sqlite][cache]") {
+  TempDir dir;
+  Connection a = Open(dir.File("a.db"));
+  Statement* kept = &a.Cached("SELECT 1");
+  const uint64_t first = a.cache_generation();
+  a.Cached("SELECT 2");  // adding to the cache keeps what was there
+  CHECK(a.cache_generation() == first);
+  // Moved: the statements go with the cache's generation; the moved-from gets a new one.
+  Connection b(std::move(a));
+  CHECK(b.cache_generation() == first);
+  CHECK(a.cache_generation() != first);
+  CHECK(&b.Cached("SELECT 1") == kept);
+  // Moved into: the old statements are finalized, the new ones keep their generation.
+  Connection c = Open(dir.File("c.db"));
+  const uint64_t third = c.cache_generation();
+  b = std::move(c);
+  CHECK(b.cache_generation() == third);
+  CHECK(b.cache_generation() != first);
+  // Closed: a new generation, never an old one again.
+  b.Close();
+  CHECK(b.cache_generation() != third);
+  CHECK(b.cache_generation() != first);
+}
+
+TEST_CASE("the store's kept statements follow the connection they run on", "[sqlite][cache]") {
+  TempDir dir;
+  auto open = [&](const std::string& name) {
+    ConnectionOptions options;
+    options.create = true;
+    Connection c(dir.File(name), options);
+    CreateSchema(c);
+    return c;
+  };
+  Connection db = open("first.db");
+  SqliteStore store(db);  // borrows db, which is replaced and closed below
+  const auto now = std::chrono::system_clock::now();
+  auto claim = [&](const char* id) {
+    store.Begin(TransactionKind::kDeferred);
+    InsertResult r = store.ClaimCompleted(InboxKey::kMessageIdAndConsumer, id, "c", now);
+    store.Commit();
+    return r;
+  };
+  CHECK(claim("m-1") == InsertResult::kInserted);
+  CHECK(claim("m-1") == InsertResult::kDuplicateKey);
+  // Another file moved into the same Connection object: the store's next statements run
+  // there, not on the finalized statements of the first file.
+  db = open("second.db");
+  CHECK(claim("m-1") == InsertResult::kInserted);
+  CHECK(CountInboxRows(db) == 1);
+  {
+    ConnectionOptions options;
+    Connection first(dir.File("first.db"), options);
+    CHECK(CountInboxRows(first) == 1);
+  }
+  // Closed: the store's next statement fails as the connection's own would.
+  db.Close();
+  CHECK_THROWS(store.Begin(TransactionKind::kDeferred));
 }

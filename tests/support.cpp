@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <pty.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -92,7 +95,8 @@ CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::st
   return result;
 }
 
-CliResult RunCliOnTerminal(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+CliResult RunCliOnTerminal(const std::vector<std::string>& args,
+                           const std::vector<std::string>& env) {
   std::vector<std::string> argv_storage{DEDUPSIM_BINARY};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -184,5 +188,26 @@ Fixture::Fixture(RunOptions run_options, DatabaseSettings settings)
     : options(run_options),
       db(DatabaseFile::CreateTemporary(settings)),
       env{options, db, clock, recorder, ids} {}
+
+CpuHog::CpuHog() {
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < 4 * cores; ++i) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      volatile unsigned long spin = 0;
+      for (;;) spin = spin + 1;
+    }
+    if (pid > 0) pids_.push_back(pid);
+  }
+}
+
+CpuHog::~CpuHog() {
+  for (pid_t pid : pids_) ::kill(pid, SIGKILL);
+  for (pid_t pid : pids_) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
+}
 
 }  // namespace dedupsim::testing

@@ -2,6 +2,8 @@
 // dedupsim binary with captured output, and a scenario environment on a fresh database.
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,7 +44,8 @@ CliResult RunCli(const std::vector<std::string>& args,
 // Runs the dedupsim binary with its stdout and stderr on a pseudo-terminal (so isatty is
 // true), with the environment less NO_COLOR and TERM, plus env (e.g. "NO_COLOR=1",
 // "TERM=xterm"). Returns what the terminal showed, with "\r\n" turned into "\n".
-CliResult RunCliOnTerminal(const std::vector<std::string>& args, const std::vector<std::string>& env);
+CliResult RunCliOnTerminal(const std::vector<std::string>& args,
+                           const std::vector<std::string>& env);
 
 std::string ReadFile(const std::string& path);
 // The fenced block that follows the marker line in a document ("(no marker)" when absent).
@@ -63,6 +66,20 @@ struct Fixture {
   Recorder recorder;
   IdGenerator ids{42};
   ScenarioEnv env;
+};
+
+// 4 busy-looping child processes per core, killed (SIGKILL, then reaped) when the object
+// goes, whether the test passed or not; they also die with the test process.
+class CpuHog {
+ public:
+  CpuHog();
+  ~CpuHog();
+  CpuHog(const CpuHog&) = delete;
+  CpuHog& operator=(const CpuHog&) = delete;
+  size_t size() const { return pids_.size(); }
+
+ private:
+  std::vector<pid_t> pids_;
 };
 
 }  // namespace dedupsim::testing

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "postgres/libpq.h"
 #include "run_files.h"
 #include "store/error.h"
 
@@ -184,6 +185,7 @@ std::string FindServerBinDir() {
 }
 
 ThrowawayCluster ThrowawayCluster::Start() {
+  RequireLibpq();  // before a server is started for a command that could not talk to it
   const std::string bin = FindServerBinDir();
   const RunAs as = ChooseUser();
   const char* tmp = std::getenv("TMPDIR");

@@ -6,19 +6,8 @@
 
 namespace dedupsim {
 
-void ListenForBlocked(Store& store, BlockedListener* listener) {
-  if (auto* pg = dynamic_cast<PgStore*>(&store)) pg->connection().SetGate(listener);
-}
-
 LockWaiter::LockWaiter(const Backend& backend, Recorder* recorder, std::string instance,
-                       std::string actor, DeliveryRef delivery, std::function<void(Store&)> work)
-    : listener_([this] {
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          blocked_ = true;
-        }
-        changed_.notify_all();
-      }) {
+                       std::string actor, DeliveryRef delivery, std::function<void(Store&)> work) {
   const auto* pg = dynamic_cast<const PgBackend*>(&backend);
   if (pg == nullptr) throw DatabaseError("LockWaiter: the lesson runs on a server database only");
   thread_ = std::thread(
@@ -39,7 +28,13 @@ void LockWaiter::Body(const Backend& backend, Recorder* recorder, const std::str
     store = backend.Open(recorder, instance);
     auto& connection = static_cast<PgStore&>(*store).connection();
     connection.SetTraceRole(actor, "database");
-    connection.SetGate(&listener_);
+    store->SetWaitListener([this] {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        blocked_ = true;
+      }
+      changed_.notify_all();
+    });
     store->SetDelivery(std::move(delivery));
     store->Note("open", "new connection", "ok");
     {

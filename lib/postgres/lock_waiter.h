@@ -5,8 +5,8 @@
 // what, for whom, and when its answer came.
 //
 // AwaitBlocked returns once the waiter's own watch (PgConnection's side connection:
-// wait_event Lock and pg_blocking_pids) has seen its statement blocked, through a
-// PgStepGate that only listens; never a timer: the lesson acts only once the wait is real
+// wait_event Lock and pg_blocking_pids) has seen its statement blocked, told through
+// Store::SetWaitListener; never a timer: the lesson acts only once the wait is real
 // and recorded. A LockWaiter is used by the thread that made it; the destructor joins the
 // thread (the work must end: it ends when the lock is freed or a timeout fires).
 #pragma once
@@ -21,33 +21,11 @@
 #include <thread>
 #include <vector>
 
-#include "postgres/connection.h"
 #include "store/store.h"
 
 namespace dedupsim {
 
 class Recorder;
-
-// A PgStepGate that only listens: on_blocked runs (on the connection's thread) each time
-// the connection's watch sees its statement blocked by another backend; the statement
-// goes on waiting. For a pair of instances ordered by events ("A goes on once B waits").
-class BlockedListener final : public PgStepGate {
- public:
-  explicit BlockedListener(std::function<void()> on_blocked) : on_blocked_(std::move(on_blocked)) {}
-  void BeforeStatement(PgConnection&, std::string_view) override {}
-  bool Blocked(PgConnection&) override {
-    on_blocked_();
-    return true;
-  }
-  void Released(PgConnection&) override {}
-  void BeforeHook(PgConnection&, std::string_view) override {}
-
- private:
-  std::function<void()> on_blocked_;
-};
-
-// Installs listener on store's connection when store is a PgStore (else does nothing).
-void ListenForBlocked(Store& store, BlockedListener* listener);
 
 class LockWaiter {
  public:
@@ -81,7 +59,6 @@ class LockWaiter {
             const std::string& actor, DeliveryRef delivery,
             const std::function<void(Store&)>& work);
 
-  BlockedListener listener_;
   std::mutex mu_;
   bool blocked_ = false;
   std::condition_variable changed_;

@@ -170,6 +170,32 @@ void PgStore::RunHook(const char* name, const Hook& hook) {
                });
 }
 
+namespace {
+
+// A gate that only tells: each look that finds the statement waiting calls on_wait, and the
+// statement goes on waiting.
+class WaitListenerGate final : public PgStepGate {
+ public:
+  explicit WaitListenerGate(std::function<void()> on_wait) : on_wait_(std::move(on_wait)) {}
+  void BeforeStatement(PgConnection&, std::string_view) override {}
+  bool Blocked(PgConnection&) override {
+    on_wait_();
+    return true;
+  }
+  void Released(PgConnection&) override {}
+  void BeforeHook(PgConnection&, std::string_view) override {}
+
+ private:
+  std::function<void()> on_wait_;
+};
+
+}  // namespace
+
+void PgStore::SetWaitListener(std::function<void()> on_wait) {
+  wait_listener_ = std::make_unique<WaitListenerGate>(std::move(on_wait));
+  db_.SetGate(wait_listener_.get());
+}
+
 void PgStore::Note(const std::string& kind, const std::string& detail, const std::string& result) {
   db_.Note(kind, detail, result);
 }

@@ -5,6 +5,8 @@
 // statements on one PgConnection; PgBackend opens stores on a PgDatabase.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "database.h"
@@ -63,6 +65,8 @@ class PgStore final : public Store {
   void Note(const std::string& kind, const std::string& detail, const std::string& result) override;
   void SetDelivery(DeliveryRef delivery) override { db_.SetDelivery(std::move(delivery)); }
   std::vector<WatchedStatement> WatchedStatements() const override { return db_.watched(); }
+  // Through a gate on the connection, so it cannot share one with the explorer's.
+  void SetWaitListener(std::function<void()> on_wait) override;
 
   void AddReserved(std::string_view book_id, int64_t quantity) override;
   StockItem ReadStock(std::string_view book_id) override;
@@ -81,6 +85,7 @@ class PgStore final : public Store {
  private:
   PgConnection db_;
   Isolation isolation_;
+  std::unique_ptr<PgStepGate> wait_listener_;  // the gate SetWaitListener put on db_
 };
 
 class PgBackend final : public Backend {

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <thread>
 #include <utility>
 
@@ -153,10 +154,17 @@ int OnBusy(void* arg, int count) {
   return 1;
 }
 
+// A process-wide count: each value names one set of cached statements (see
+// Connection::cache_generation). Starts at 1, so a holder can use 0 for "none kept".
+uint64_t NewCacheGeneration() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 Connection::Connection(const std::string& path, const ConnectionOptions& options)
-    : busy_(std::make_unique<BusyState>()) {
+    : busy_(std::make_unique<BusyState>()), cache_generation_(NewCacheGeneration()) {
   ConfigureSqliteLibrary();
   busy_->timeout = options.busy_timeout;
   int flags = options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
@@ -193,7 +201,8 @@ Connection::Connection(Connection&& other) noexcept
       instance_(std::move(other.instance_)),
       gate_(other.gate_),
       hook_faults_(std::move(other.hook_faults_)),
-      cache_(std::move(other.cache_)) {
+      cache_(std::move(other.cache_)),
+      cache_generation_(std::exchange(other.cache_generation_, NewCacheGeneration())) {
   Rebind();
 }
 
@@ -208,6 +217,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     gate_ = other.gate_;
     hook_faults_ = std::move(other.hook_faults_);
     cache_ = std::move(other.cache_);
+    cache_generation_ = std::exchange(other.cache_generation_, NewCacheGeneration());
     Rebind();
   }
   return *this;
@@ -220,6 +230,7 @@ void Connection::Rebind() {
 
 void Connection::Close() noexcept {
   cache_.clear();  // finalize before closing
+  cache_generation_ = NewCacheGeneration();
   if (db_ != nullptr) {
     StepMark mark = StepStarting();
     sqlite3_close_v2(db_);  // unfinalized statements keep it alive until they finish

@@ -178,6 +178,10 @@ class Connection {
   // A prepared statement kept for reuse, reset and with no bindings, owned by this
   // connection: the hot path prepares each SQL text once per connection.
   Statement& Cached(std::string_view sql);
+  // Names the statements now in the cache: it changes whenever they may have been
+  // finalized (Close, or a move out of or into this connection) and never takes an old
+  // value again, so a hot path may keep pointers from Cached() while it is unchanged.
+  uint64_t cache_generation() const { return cache_generation_; }
 
   // Closes the handle now, committing nothing: an open transaction is discarded, as when
   // the process dies. Later calls throw.
@@ -214,6 +218,7 @@ class Connection {
     size_t operator()(std::string_view sql) const { return std::hash<std::string_view>{}(sql); }
   };
   std::unordered_map<std::string, std::unique_ptr<Statement>, SqlHash, std::equal_to<>> cache_;
+  uint64_t cache_generation_;
 };
 
 }  // namespace dedupsim

@@ -36,12 +36,25 @@ const char* CompleteSql(InboxKey key) {
 
 }  // namespace
 
-void SqliteStore::Begin(TransactionKind kind) { db_->Cached(BeginSql(kind)).Execute(); }
+Statement& SqliteStore::Hot(Statement*& slot, const char* sql) {
+  const uint64_t generation = db_->cache_generation();
+  if (hot_.generation != generation) hot_ = HotStatements{.generation = generation};  // clears slot
+  if (slot == nullptr) {
+    slot = &db_->Cached(sql);  // reset by the cache
+  } else {
+    slot->Reset();  // free when the last execution ended normally
+  }
+  return *slot;
+}
 
-void SqliteStore::Commit() { db_->Cached("COMMIT").Execute(); }
+void SqliteStore::Begin(TransactionKind kind) {
+  Hot(hot_.begin[static_cast<size_t>(kind)], BeginSql(kind)).Execute();
+}
+
+void SqliteStore::Commit() { Hot(hot_.commit, "COMMIT").Execute(); }
 
 void SqliteStore::Rollback() {
-  if (db_->is_open() && db_->InTransaction()) db_->Cached("ROLLBACK").Execute();
+  if (db_->is_open() && db_->InTransaction()) Hot(hot_.rollback, "ROLLBACK").Execute();
 }
 
 bool SqliteStore::InTransaction() const { return db_->is_open() && db_->InTransaction(); }
@@ -72,10 +85,8 @@ StockItem SqliteStore::ReadStock(std::string_view book_id) {
 }
 
 void SqliteStore::AddReserved(std::string_view book_id, int64_t quantity) {
-  // A fixed text: the connection's statement cache finds it without building SQL.
   Statement& update =
-      db_->Cached("UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2");
-  update.Reset();  // free when the last execution ended normally
+      Hot(hot_.add_reserved, "UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2");
   update.Bind(1, quantity)
       .BindUntilReset(2, book_id)  // the caller's text outlives the execution
       .Execute();
@@ -83,9 +94,8 @@ void SqliteStore::AddReserved(std::string_view book_id, int64_t quantity) {
 
 InsertResult SqliteStore::ClaimCompleted(InboxKey key, std::string_view message_id,
                                          std::string_view consumer, TimePoint now) {
-  Statement& insert = db_->Cached(ClaimCompletedSql(key));  // one fixed text per key shape
-  const std::string_view stamp = stamp_.Format(now);        // valid until the next Format
-  insert.Reset();  // free when the last execution ended normally
+  Statement& insert = Hot(hot_.claim_completed[static_cast<size_t>(key)], ClaimCompletedSql(key));
+  const std::string_view stamp = stamp_.Format(now);  // valid until the next Format
   // Every text outlives the execution: bound without copies.
   return insert.BindUntilReset(1, message_id)
       .BindUntilReset(2, consumer)

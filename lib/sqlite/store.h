@@ -54,8 +54,24 @@ class SqliteStore final : public Store {
                                std::string_view consumer) override;
 
  private:
+  // The hot path's statements, found in the connection's cache on first use and kept
+  // while the cache holds them (its generation unchanged): the connection owns them. A
+  // lookup by SQL text hashes and compares the whole text; this is a pointer and a check.
+  struct HotStatements {
+    uint64_t generation = 0;   // 0: nothing kept
+    Statement* begin[3] = {};  // by TransactionKind
+    Statement* commit = nullptr;
+    Statement* rollback = nullptr;
+    Statement* claim_completed[2] = {};  // by InboxKey
+    Statement* add_reserved = nullptr;
+  };
+  // The statement kept in slot, a member of hot_ (looked up by sql when none is kept),
+  // reset for an execution.
+  Statement& Hot(Statement*& slot, const char* sql);
+
   std::optional<Connection> owned_;
   Connection* db_;
+  HotStatements hot_;
   TimestampFormatter stamp_;  // ReceivedAt and CompletedAt, without allocating
 };
 

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,6 +78,9 @@ class Session {
   // Every statement so far, where the backend watches them from the server's side (a store
   // a PgBackend opened); empty on SQLite, whose waits are its busy handler's.
   virtual std::vector<WatchedStatement> WatchedStatements() const { return {}; }
+  // Runs on_wait, on this session's thread, whenever the server shows a statement of it
+  // waiting for a lock (where statements are watched: PostgreSQL). SQLite never calls it.
+  virtual void SetWaitListener(std::function<void()> on_wait) { (void)on_wait; }
 };
 
 class StockStore {
