@@ -1,12 +1,10 @@
 // dedupsim cleanup: the nightly Inbox cleanup as a command. Deletes the completed Inbox
-// records received more than --older-than ago from an existing dedupsim database; never
-// creates a file, and refuses any file dedupsim did not make.
-#include <memory>
-#include <string>
-
-#include <CLI/CLI.hpp>
+// records received more than --older-than ago from an existing dedupsim database (a file,
+// or with --backend postgres a schema a dedupsim run created on the server --dsn names);
+// never creates a file or a schema, and refuses any file or schema dedupsim did not make.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,6 +15,8 @@
 #include "duration.h"
 #include "exit_status.h"
 #include "options.h"
+#include "postgres/inbox_cleanup.h"
+#include "postgres/store.h"
 #include "retention.h"
 
 namespace dedupsim::cli {
@@ -27,26 +27,56 @@ struct CleanupArgs {
   std::string db;
   std::string older_than;
   std::string format = "text";
+  std::string backend = "sqlite";
+  std::string dsn;
+  std::string pg_schema = "dedupsim";
 };
 
 int Cleanup(const CleanupArgs& args) {
   const std::chrono::milliseconds age = *ParseDuration(args.older_than);  // checked by the parser
-  DatabaseFile db = DatabaseFile::Open(args.db, DatabaseSettings{}, IfMissing::kFail);
+  const bool postgres = args.backend == "postgres";
+  if (postgres && (!args.db.empty() || args.dsn.empty())) {
+    fmt::print(stderr,
+               "dedupsim: cleanup --backend postgres needs --dsn (the server whose dedupsim "
+               "schema to clean; a throwaway server would have no records) and no --db\n");
+    return kExitUsage;
+  }
+  if (!postgres && (!args.dsn.empty() || args.db.empty())) {
+    fmt::print(stderr, "dedupsim: cleanup needs --db FILE (or --backend postgres --dsn ...)\n");
+    return kExitUsage;
+  }
   SystemClock clock;
   CleanupResult result;
-  try {
-    Connection connection = db.Connect();
+  std::string where;
+  if (postgres) {
+    // Only a schema a dedupsim run created and marked; nothing is created here.
+    PgDatabase pg = PgDatabase::Open(args.dsn, args.pg_schema, IfMissing::kFail);
+    PgConnection connection = pg.Connect();
     result = DeleteInboxRecordsOlderThan(connection, clock.Now(), age);
-  } catch (const DatabaseError& e) {
-    throw InDatabase(db.path(), e);
+    where = "schema " + args.pg_schema;
+  } else {
+    DatabaseFile db = DatabaseFile::Open(args.db, DatabaseSettings{}, IfMissing::kFail);
+    try {
+      Connection connection = db.Connect();
+      result = DeleteInboxRecordsOlderThan(connection, clock.Now(), age);
+    } catch (const DatabaseError& e) {
+      throw InDatabase(db.path(), e);
+    }
+    where = db.path();
   }
   if (args.format == "json") {
-    nlohmann::ordered_json j{{"db", db.path()},
-                             {"olderThan", FormatDuration(age)},
-                             {"cutoff", result.cutoff},
-                             {"deleted", result.deleted},
-                             {"kept", result.kept},
-                             {"keptInProgress", result.kept_in_progress}};
+    nlohmann::ordered_json j;
+    if (postgres) {
+      j["backend"] = "postgres";
+      j["schema"] = args.pg_schema;
+    } else {
+      j["db"] = where;
+    }
+    j.update(nlohmann::ordered_json{{"olderThan", FormatDuration(age)},
+                                    {"cutoff", result.cutoff},
+                                    {"deleted", result.deleted},
+                                    {"kept", result.kept},
+                                    {"keptInProgress", result.kept_in_progress}});
     fmt::print("{}\n", j.dump());
   } else {
     fmt::print("deleted {} Inbox record(s) received before {} (older than {}); kept {}",
@@ -66,8 +96,9 @@ Command AddCleanupCommand(CLI::App& app) {
   auto args = std::make_shared<CleanupArgs>();
   auto* sub = app.add_subcommand(
       "cleanup", "Delete completed Inbox records older than a duration from a dedupsim database");
-  AddFileOption(sub, "--db", args->db, "An existing dedupsim database (never created here)")
-      ->required();
+  AddFileOption(sub, "--db", args->db,
+                "An existing dedupsim database (never created here); not with --backend "
+                "postgres");
   sub->add_option("--older-than", args->older_than,
                   "Delete records received longer ago than this: 14d, 36h, 90m, 30s (at most "
                   "36525d)")
@@ -77,6 +108,9 @@ Command AddCleanupCommand(CLI::App& app) {
           "DURATION"));
   sub->add_option("--format", args->format, "text: one line; json: one JSON object")
       ->check(CLI::IsMember({"text", "json"}));
+  AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema, "clean", "--db FILE",
+                    "cleans (it must exist: cleanup creates nothing)",
+                    "; with postgres, --dsn is needed");
   return {sub, [args]() -> int { return Cleanup(*args); }};
 }
 

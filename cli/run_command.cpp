@@ -62,6 +62,8 @@ struct RunArgs {
   std::string dedup_window = "10m";
   std::string lock_max_age = "30s";
   int store_size = 3;
+  int idle_timeout_ms = 1000;
+  int lock_timeout_ms = 0;
   std::string diagram;   // "" or "mermaid"
   std::string timeline;  // SVG file to write, or ""
   std::string html;      // step-through page to write, or ""
@@ -71,6 +73,7 @@ struct RunArgs {
   std::string pg_schema = "dedupsim";  // postgres: the schema dedupsim creates and owns
   std::string isolation = "read-committed";
   bool given_db = false, given_journal = false, given_isolation = false;
+  bool given_idle_timeout = false;
   // Set after parsing: which scenario-specific options were given.
   GivenOptions given;
   bool hold_given = false;     // --hold-ms (a scenario file's own hold applies otherwise)
@@ -122,15 +125,14 @@ std::optional<std::string> BackendMisfit(const RunArgs& args,
     if (!args.dsn.empty()) return "--dsn needs --backend postgres";
     if (args.given_isolation)
       return "--isolation needs --backend postgres (SQLite is always serializable)";
+    if (args.given_idle_timeout)
+      return "--idle-timeout-ms needs --backend postgres (SQLite has no session timeout: "
+             "nothing ends a hung writer's transaction but its death)";
     return std::nullopt;
   }
   if (args.given_db) return "--db is for SQLite; with --backend postgres use --dsn";
   if (args.given_journal)
     return "--journal and --synchronous are SQLite's; not with --backend postgres";
-  if (args.crash_mode != "throw")
-    return "--crash-mode exit and kill do not run on --backend postgres yet";
-  if (args.instances != "threads")
-    return "--instances processes does not run on --backend postgres yet";
   if (!args.html.empty())
     return "--html reads the tables of the SQLite file after each step; not with --backend "
            "postgres yet";
@@ -258,6 +260,8 @@ int Run(const RunArgs& args) {
   options.dedup_window = *ParseDuration(args.dedup_window);  // checked by the parser
   options.lock_max_age = *ParseDuration(args.lock_max_age);  // checked by the parser
   options.store_size = args.store_size;
+  options.idle_timeout = std::chrono::milliseconds(args.idle_timeout_ms);
+  options.lock_timeout = std::chrono::milliseconds(args.lock_timeout_ms);
 
   // PostgreSQL: a throwaway cluster for this command (unless --dsn names a server), our own
   // schema in it, and the backend the scenarios run on. Destroyed (the cluster stopped and
@@ -470,6 +474,18 @@ Command AddRunCommand(CLI::App& app) {
                                 "bounded-store: keys the in-memory dedup store has room "
                                 "for (default 3)",
                                 1, 1000);
+  auto* idle_timeout = AddDecimal(
+      sub, "--idle-timeout-ms", args->idle_timeout_ms,
+      TakenBy(kHasServerTimeouts) +
+          ": PostgreSQL's idle_in_transaction_session_timeout on the hung consumer's session "
+          "(default 1000)",
+      1, 60000);
+  auto* lock_timeout = AddDecimal(
+      sub, "--lock-timeout-ms", args->lock_timeout_ms,
+      TakenBy(kHasServerTimeouts) +
+          ": lock_timeout on the waiting consumer's session; 0: none (default 0; on SQLite its "
+          "busy timeout, 1000 when 0)",
+      0, 60000);
   sub->add_option("--diagram", args->diagram,
                   "Print a Mermaid sequence diagram of each run after its line (in JSON: a "
                   "\"diagram\" field); the only kind is mermaid")
@@ -501,16 +517,18 @@ Command AddRunCommand(CLI::App& app) {
   CLI::App* root = &app;
   return {sub,
           [args, deliveries, hold, stagger, crash, instances, max_deliveries, retention,
-           dedup_window, lock_max_age, store_size, color, root, isolation, db, journal,
-           synchronous]() -> int {
+           dedup_window, lock_max_age, store_size, color, root, isolation, db, journal, synchronous,
+           idle_timeout, lock_timeout]() -> int {
             args->given_db = db->count() > 0;
             args->given_journal = journal->count() > 0 || synchronous->count() > 0;
             args->given_isolation = isolation->count() > 0;
+            args->given_idle_timeout = idle_timeout->count() > 0;
             args->given.max_deliveries = max_deliveries->count() > 0;
             args->given.retention = retention->count() > 0;
             args->given.dedup_window = dedup_window->count() > 0;
             args->given.lock_max_age = lock_max_age->count() > 0;
             args->given.store_size = store_size->count() > 0;
+            args->given.server_timeouts = idle_timeout->count() > 0 || lock_timeout->count() > 0;
             // --color given to run wins over the global one.
             if (color->count() == 0) {
               if (const CLI::Option* global = root->get_option_no_throw("--color"); global && global->count() > 0) {

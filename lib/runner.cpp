@@ -68,6 +68,10 @@ const std::vector<ScenarioOption>& ScenarioOptions() {
        "its broker does no send-side duplicate detection"},
       {"--lock-max-age", kHasLockMaxAge, &GivenOptions::lock_max_age, "it takes no leased claim"},
       {"--store-size", kHasStoreSize, &GivenOptions::store_size, "it keeps no bounded dedup store"},
+      {"--idle-timeout-ms", kHasServerTimeouts, &GivenOptions::server_timeouts,
+       "no consumer of it hangs holding a key"},
+      {"--lock-timeout-ms", kHasServerTimeouts, &GivenOptions::server_timeouts,
+       "no consumer of it hangs holding a key"},
   };
   return options;
 }

@@ -46,6 +46,7 @@ struct GivenOptions {
   bool dedup_window = false;
   bool lock_max_age = false;
   bool store_size = false;
+  bool server_timeouts = false;  // --idle-timeout-ms or --lock-timeout-ms
 };
 
 // The options only some scenarios take: the trait a scenario needs for each, which

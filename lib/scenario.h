@@ -39,6 +39,10 @@ struct RunOptions {
   std::chrono::milliseconds lock_max_age{// orphan-claim: a claim's lease
                                          std::chrono::seconds(30)};
   int store_size = 3;  // bounded-store: keys the dedup store has room for
+  // hung-consumer (PostgreSQL): idle_in_transaction_session_timeout on the holder's session,
+  // and lock_timeout on the waiter's (0: none; on SQLite, the waiter's busy timeout).
+  std::chrono::milliseconds idle_timeout{1000};
+  std::chrono::milliseconds lock_timeout{0};
 };
 
 // What a scenario runs with. All of it is injected; scenarios hold no global state.
@@ -95,6 +99,7 @@ enum ScenarioTraits : unsigned {
   kHasLockMaxAge = 1u << 7,     // takes --lock-max-age
   kHasStoreSize = 1u << 8,      // takes --store-size
   kAnyBackend = 1u << 9,        // runs through env.backend: takes --backend postgres
+  kHasServerTimeouts = 1u << 10,  // takes --idle-timeout-ms, --lock-timeout-ms
 };
 
 // One lesson. Defined in its own file under scenarios/ with designated initializers, and

@@ -2,22 +2,32 @@
 // claims the key and holds its transaction; the second's INSERT waits for the write lock,
 // then fails on the primary key once the first commits.
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <condition_variable>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
+#include "child_process.h"
 #include "common.h"
 #include "concurrency.h"
 #include "consumers/idempotent.h"
+#include "crash.h"
 #include "instances.h"
+#include "pipe_io.h"
 #include "scenarios.h"
 #include "sqlite/store.h"
 #include "store/store.h"
+#include "trace_json.h"
 
 namespace dedupsim {
 
@@ -133,6 +143,159 @@ std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTa
   return results;
 }
 
+nlohmann::json StatementsToJson(const std::vector<WatchedStatement>& statements) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const WatchedStatement& s : statements) {
+    out.push_back({{"sql", s.sql},
+                   {"waited", s.waited},
+                   {"waitedOn", s.waited_on},
+                   {"waitEvent", s.wait_event},
+                   {"blockedBy", s.blocking_pids},
+                   {"error", s.error_code},
+                   {"rows", s.rows},
+                   {"us", s.elapsed.count()}});
+  }
+  return out;
+}
+
+std::vector<WatchedStatement> StatementsFromJson(const nlohmann::json& j) {
+  std::vector<WatchedStatement> out;
+  for (const auto& s : j) {
+    WatchedStatement w;
+    w.sql = s.value("sql", "");
+    w.waited = s.value("waited", false);
+    w.waited_on = s.value("waitedOn", "");
+    w.wait_event = s.value("waitEvent", "");
+    w.blocking_pids = s.value("blockedBy", std::vector<int>{});
+    w.error_code = s.value("error", "");
+    w.rows = s.value("rows", int64_t{-1});
+    w.elapsed = std::chrono::microseconds(s.value("us", int64_t{0}));
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+// The pair on a server database as two forked processes, each opening its own connection
+// after the fork, in the same order as the threads above: A reports the moment it reached
+// its hold point through a pipe (or EOF, should it end first); B is forked options.stagger
+// after that moment. Each child sends back its value, its statements as the server saw
+// them and its trace; a child that dies otherwise is an UnplannedDeath.
+std::vector<InstanceResult> RunStorePairAsProcesses(
+    ScenarioEnv& env, const StoreTask& first_task, const StoreTask& second_task,
+    const PairTiming& timing, std::vector<WatchedStatement>* second_statements) {
+  struct Child {
+    pid_t pid = -1;
+    int fd = -1;  // the child's report
+  };
+  // close_in_child: pipe ends the child must not hold; blocked_write >= 0: the child
+  // writes a byte there when the server shows its statement waiting for a lock.
+  auto start = [&env](const StoreTask& task, const Hook& hold, int extra_fd,
+                      std::vector<int> close_in_child, int blocked_write) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
+    pid_t pid = ForkChild();  // dies with this process
+    if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
+    if (pid == 0) {
+      ::signal(SIGPIPE, SIG_IGN);
+      ::close(fds[0]);
+      for (int fd : close_in_child) ::close(fd);
+      env.recorder.Clear();
+      int code = 0;
+      bool told = false;
+      try {
+        std::unique_ptr<Store> store = OpenStore(env, task.name, task.delivery);
+        if (blocked_write >= 0) {
+          store->SetWaitListener([&told, blocked_write] {
+            if (told) return;
+            WriteAll(blocked_write, "b");
+            told = true;
+          });
+        }
+        auto t0 = SteadyClock::now();
+        nlohmann::json message;
+        message["value"] = task.body(*store, hold);
+        message["elapsedUs"] =
+            std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0).count();
+        message["statements"] = StatementsToJson(store->WatchedStatements());
+        store.reset();  // closed before the parent reads the tables
+        message["events"] = EventsToJson(env.recorder.Events());
+        if (extra_fd >= 0) ::close(extra_fd);  // A ended: EOF for a parent still waiting
+        WriteAll(fds[1], message.dump());
+      } catch (const std::exception& e) {
+        WriteAll(STDERR_FILENO, fmt::format("dedupsim: instance {} (pid {}): {}\n", task.name,
+                                            getpid(), e.what()));
+        code = 70;
+      }
+      ::_exit(code);
+    }
+    ::close(fds[1]);
+    return Child{pid, fds[0]};
+  };
+  int reached[2];
+  if (::pipe(reached) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
+  int blocked[2];  // B -> A: B waits for a lock (or EOF: B ended)
+  if (::pipe(blocked) != 0) {
+    ::close(reached[0]);
+    ::close(reached[1]);
+    throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
+  }
+  const auto hold = timing.hold;
+  const bool wait_for_b = timing.stagger < hold;  // as on SQLite (instances.h)
+  const int reached_write = reached[1];
+  const int blocked_read = blocked[0];
+  Hook hold_point = [reached_write, blocked_read, hold, wait_for_b] {
+    auto at = SteadyClock::now();
+    WriteAll(
+        reached_write,
+        fmt::format(
+            "{}\n",
+            std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count()));
+    std::this_thread::sleep_for(hold);
+    if (wait_for_b) WaitReadable(blocked_read, std::chrono::seconds(30));
+  };
+  std::array<Child, 2> children;
+  children[0] = start(first_task, hold_point, reached_write, {blocked[1], reached[0]}, -1);
+  ::close(reached[1]);
+  std::string line = ReadLine(reached[0]);  // A's hold point, or EOF: A ended without one
+  ::close(reached[0]);
+  if (!line.empty()) {
+    SteadyClock::time_point held_at{std::chrono::duration_cast<SteadyClock::duration>(
+        std::chrono::nanoseconds(std::stoll(line)))};
+    std::this_thread::sleep_until(held_at + timing.stagger);
+  }
+  children[1] = start(second_task, Hook(), -1, {blocked[0]}, blocked[1]);
+  ::close(blocked[0]);
+  ::close(blocked[1]);
+
+  std::vector<InstanceResult> results;
+  std::string failure;
+  const StoreTask* tasks[2] = {&first_task, &second_task};
+  for (size_t i = 0; i < 2; ++i) {
+    std::string text = ReadAll(children[i].fd);
+    ::close(children[i].fd);
+    int status = 0;
+    WaitChild(children[i].pid, &status);
+    nlohmann::json message = nlohmann::json::parse(text, nullptr, false);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.is_discarded()) {
+      if (failure.empty()) {
+        failure = fmt::format("instance {} (pid {}) {}", tasks[i]->name, children[i].pid,
+                              DescribeWaitStatus(status));
+      }
+      continue;
+    }
+    InstanceResult r;
+    r.name = tasks[i]->name;
+    r.pid = static_cast<int>(children[i].pid);
+    r.value = message["value"];
+    r.elapsed = std::chrono::microseconds(message.value("elapsedUs", int64_t{0}));
+    for (const TraceEvent& e : EventsFromJson(message["events"])) env.recorder.Record(e);
+    if (i == 1) *second_statements = StatementsFromJson(message["statements"]);
+    results.push_back(std::move(r));
+  }
+  if (!failure.empty()) throw UnplannedDeath(failure);
+  return results;
+}
+
 // The same task on a SQLite connection of RunInstancePair: a store borrowing it.
 InstanceTask OnSqlite(const StoreTask& task) {
   return {task.name, [task](Connection& db, const Hook& hold_point) -> nlohmann::json {
@@ -150,7 +313,9 @@ PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTa
   std::vector<InstanceResult> results;
   const PairTiming used = timing ? *timing : TimingFrom(env.options);
   if (env.backend != nullptr && env.backend->name() != "sqlite") {
-    results = RunStorePairOnServer(env, first, second, used, &out.second_statements);
+    results = env.options.instances == InstanceMode::kProcesses
+                  ? RunStorePairAsProcesses(env, first, second, used, &out.second_statements)
+                  : RunStorePairOnServer(env, first, second, used, &out.second_statements);
     out.watched = true;
   } else {
     results = RunInstancePair(env, OnSqlite(first), OnSqlite(second), used);

@@ -13,12 +13,20 @@ namespace {
 Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  CrashReport crash = RunCrashingDelivery(env, "A", "BeforeCommit", [&](const Hook& hook) {
-    std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, 1));
-    IdempotentReserveStock consumer(*store, env.clock);
-    consumer.before_commit = hook;
-    consumer.Handle(message);
-  });
+  CrashReport crash = RunCrashingDelivery(
+      env, "A", "BeforeCommit",
+      [&](const Hook& hook) {
+        std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, 1));
+        IdempotentReserveStock consumer(*store, env.clock);
+        consumer.before_commit = hook;
+        consumer.Handle(message);
+      },
+      nullptr,
+      [&](Store& store) {
+        // On a server: the redelivery's claim, waiting on the key the dying consumer holds.
+        store.ClaimCompleted(InboxKey::kMessageIdAndConsumer, message.message_id,
+                             IdempotentReserveStock::kName, env.clock.Now());
+      });
   int64_t after_crash = CurrentStock(env, dune).reserved;
   int64_t inbox_after_crash = ProbeRows(env, "Inbox");
   bool redelivery_processed;
@@ -35,9 +43,11 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["inboxRowsAfterCrash"] = inbox_after_crash;
   out.figures["redeliveryProcessed"] = redelivery_processed;
   out.figures["reserved"] = after.reserved;
-  out.line = fmt::format("{}crash before commit -> reserved {}; redelivered -> {}",
-                         TagColumn("inbox"), after_crash,
-                         JudgedReserved(after.title, after.reserved, env.options.quantity));
+  if (crash.server.measured) out.figures["serverRelease"] = ServerReleaseFigures(crash);
+  out.line =
+      fmt::format("{}crash before commit -> reserved {}; redelivered -> {}{}", TagColumn("inbox"),
+                  after_crash, JudgedReserved(after.title, after.reserved, env.options.quantity),
+                  ServerReleasePhrase(crash));
   return out;
 }
 

@@ -22,7 +22,12 @@ Outcome Run(ScenarioEnv& env) {
         consumer.after_send = hook;
         consumer.Handle(message);
       },
-      &provider);
+      &provider,
+      [&](Store& store) {
+        // On a server: the redelivery's phase-1 record, on the key the consumer claimed.
+        store.ClaimInProgress(InboxKey::kMessageIdAndConsumer, message.message_id,
+                              SendStockReservedEmail::kName, env.clock.Now());
+      });
   EmailOutcome redelivered;
   {
     std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, 2));
@@ -35,9 +40,10 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["emailsSent"] = provider.sent_count();
   out.figures["secondDelivery"] = ToString(redelivered);
   out.figures["reserved"] = CurrentStock(env, dune).reserved;
-  out.line = fmt::format("{}crash after send, redelivered -> {}, second delivery: {}",
+  if (crash.server.measured) out.figures["serverRelease"] = ServerReleaseFigures(crash);
+  out.line = fmt::format("{}crash after send, redelivered -> {}, second delivery: {}{}",
                          TagColumn("email"), JudgedEmails(provider.sent_count()),
-                         ToString(redelivered));
+                         ToString(redelivered), ServerReleasePhrase(crash));
   return out;
 }
 

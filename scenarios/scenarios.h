@@ -28,6 +28,8 @@ extern const Scenario kContentMismatchScenario;
 extern const Scenario kRetentionScenario;
 extern const Scenario kBrokerDedupScenario;
 extern const Scenario kEmailReconcileScenario;
+extern const Scenario kHungConsumerScenario;
+extern const Scenario kIsolationRetryScenario;
 extern const Scenario kConcurrentRollbackScenario;
 extern const Scenario kPoisonMessageScenario;
 extern const Scenario kReceiveCountScenario;

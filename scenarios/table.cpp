@@ -47,6 +47,8 @@ const Scenario* const kScenarios[] = {
     &kUnreconcilableScenario,
     // A row-locking server's transactions (issue 12):
     &kDuplicateInTransactionScenario,
+    &kHungConsumerScenario,
+    &kIsolationRetryScenario,
 };
 
 }  // namespace

@@ -400,8 +400,8 @@ PgResult PgConnection::Run(std::string_view sql, const PgParams& params, std::st
       PQclear(r);
     }
   }
-  wait.elapsed =
-      std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - started);
+  wait.answered = SteadyClock::now();
+  wait.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(wait.answered - started);
   std::string sqlstate;
   if (error) {
     const char* state = PQresultErrorField(error, PG_DIAG_SQLSTATE);

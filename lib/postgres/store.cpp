@@ -92,7 +92,8 @@ bool IsOurTable(std::string_view table) {
 
 }  // namespace
 
-PgDatabase PgDatabase::Open(const std::string& conninfo, const std::string& schema) {
+PgDatabase PgDatabase::Open(const std::string& conninfo, const std::string& schema,
+                            IfMissing if_missing) {
   PgConnection c(conninfo);
   // One opener at a time per schema name, so two dedupsim processes cannot both create it.
   c.ExecScript("BEGIN");
@@ -100,6 +101,12 @@ PgDatabase PgDatabase::Open(const std::string& conninfo, const std::string& sche
   PgResult found = c.Exec(
       "SELECT obj_description(n.oid, 'pg_namespace') FROM pg_namespace n WHERE n.nspname = $1",
       {schema});
+  if (found.rows() == 0 && if_missing == IfMissing::kFail) {
+    throw DatabaseError(fmt::format(
+        "PostgreSQL schema \"{}\" does not exist; nothing was created (choose the --pg-schema "
+        "a dedupsim run created)",
+        schema));
+  }
   if (found.rows() == 0) {
     c.ExecScript("CREATE SCHEMA " + QuoteIdentifier(schema));
     c.ExecScript(
@@ -132,6 +139,10 @@ PgDatabase PgDatabase::Open(const std::string& conninfo, const std::string& sche
     bool exists = false;
     for (const auto& p : present) exists |= p == Lower(t[0]);
     if (exists) continue;
+    if (if_missing == IfMissing::kFail) {
+      throw DatabaseError(fmt::format(
+          "PostgreSQL schema \"{}\" has no table {}; nothing was created", schema, t[0]));
+    }
     c.ExecScript(t[1]);
     c.ExecScript(fmt::format("COMMENT ON TABLE {} IS {}", t[0], Literal(kPgMarker)));
   }

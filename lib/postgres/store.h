@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "database.h"
 #include "postgres/connection.h"
 #include "store/store.h"
 
@@ -26,7 +27,10 @@ class PgDatabase {
   // missing; accepts it when it carries kPgMarker and so do its tables. Throws
   // DatabaseError, touching nothing, for a schema or table that is not dedupsim's, or a
   // server that cannot be reached.
-  static PgDatabase Open(const std::string& conninfo, const std::string& schema);
+  // With IfMissing::kFail (cleanup) nothing is created: a missing schema or table is a
+  // DatabaseError.
+  static PgDatabase Open(const std::string& conninfo, const std::string& schema,
+                         IfMissing if_missing = IfMissing::kCreate);
 
   // A new connection with search_path set to the schema.
   PgConnection Connect() const;
@@ -102,6 +106,7 @@ class PgBackend final : public Backend {
  public:
   PgBackend(const PgDatabase& db, Isolation isolation) : db_(db), isolation_(isolation) {}
   std::string_view name() const override { return "postgres"; }
+  const PgDatabase& database() const { return db_; }
   // The store's connection is watched for lock waits from a side connection.
   std::unique_ptr<Store> Open(Recorder* recorder, const std::string& instance) const override;
   void ResetInventory(const StockItem& item) const override;

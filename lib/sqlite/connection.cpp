@@ -250,6 +250,8 @@ void Connection::KeepWaitingWhile(std::function<bool()> other_holds) {
   busy_->other_holds = std::move(other_holds);
 }
 
+void Connection::SetBusyTimeout(std::chrono::milliseconds timeout) { busy_->timeout = timeout; }
+
 void Connection::OnBlocked(std::function<void()> callback) {
   busy_->on_blocked = std::move(callback);
 }

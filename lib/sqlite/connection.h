@@ -135,6 +135,8 @@ class Connection {
   LockHistory lock_history() const;
   // Called (on this connection's thread) at the first busy-handler call of each wait.
   void OnBlocked(std::function<void()> callback);
+  // From now on, a wait for a lock gives up (SQLITE_BUSY) after timeout.
+  void SetBusyTimeout(std::chrono::milliseconds timeout);
   // While other_holds() returns true (asked at each busy-handler call), a wait does not use
   // up the busy timeout: the timeout runs from the first call at which it returns false.
   // For a wait whose end is known by an event (RunInstancePair: the first instance's

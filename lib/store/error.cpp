@@ -28,6 +28,7 @@ StoreErrorKind ClassifySqlstate(std::string_view sqlstate) {
   if (sqlstate == "23505") return StoreErrorKind::kDuplicateKey;
   if (sqlstate == "40001" || sqlstate == "40P01") return StoreErrorKind::kRetryable;
   if (sqlstate == "25P02") return StoreErrorKind::kTransactionAborted;
+  if (sqlstate == "55P03") return StoreErrorKind::kBusy;  // lock_timeout
   return StoreErrorKind::kOther;
 }
 

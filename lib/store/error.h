@@ -24,7 +24,7 @@ enum class StoreErrorKind {
   kDuplicateKey,        // SQLite 1555, 2067; SQLSTATE 23505
   kRetryable,           // SQLSTATE 40001 (serialization failure), 40P01 (deadlock)
   kTransactionAborted,  // SQLSTATE 25P02: every statement fails until ROLLBACK
-  kBusy,                // SQLite 5: the lock stayed taken past the busy timeout
+  kBusy,                // SQLite 5, SQLSTATE 55P03: the lock stayed taken past the timeout
 };
 
 // "other", "duplicate-key", "retryable", "transaction-aborted", "busy".

@@ -49,6 +49,7 @@ struct WatchedStatement {
   std::string error_code;                // the backend's code ("23505"), "" on success
   int64_t rows = -1;                     // rows an INSERT/UPDATE/DELETE changed; -1 otherwise
   std::chrono::microseconds elapsed{0};  // sent to answered
+  std::chrono::steady_clock::time_point answered{};  // when the answer came (steady clock)
 };
 
 class Session {

@@ -1,0 +1,434 @@
+// hung-consumer: a consumer that holds a key and then dies is not the same as one that
+// holds it and hangs. A claims the key (the inbox consumer, stopped at BeforeCommit in a
+// child process); B, the redelivery, claims the same key and waits. Killed: the database
+// frees A's key as soon as it sees A gone, and B goes on. Stopped (SIGSTOP): nothing about
+// A's process tells the database anything; only a timeout frees B. On PostgreSQL that is
+// idle_in_transaction_session_timeout on A's session (the server ends it) or lock_timeout
+// on B (B gives up with 55P03 and the message is redelivered later); on SQLite, B's busy
+// timeout gives up, and nothing frees the file while A lives.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "common.h"
+#include "consumers/idempotent.h"
+#include "crash.h"
+#include "postgres/connection.h"
+#include "postgres/lock_waiter.h"
+#include "postgres/store.h"
+#include "scenarios.h"
+#include "sqlite/store.h"
+#include "store/error.h"
+
+namespace dedupsim {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+// Deliveries of the hung half's message the broker makes before giving up on it.
+constexpr int kMaxDeliveries = 20;
+
+double Ms(std::chrono::microseconds us) {
+  return std::round(static_cast<double>(us.count()) / 100.0) / 10.0;
+}
+double MsBetween(Steady::time_point from, Steady::time_point to) {
+  return Ms(std::chrono::duration_cast<std::chrono::microseconds>(to - from));
+}
+
+bool OnServer(const ScenarioEnv& env) {
+  return env.backend != nullptr && env.backend->name() != "sqlite";
+}
+
+// A's delivery in its child: the inbox consumer, standing at BeforeCommit with its claim
+// and its stock update in an open transaction. idle_timeout > 0: set on A's session first.
+std::function<void(const Hook&)> Holder(ScenarioEnv& env, const OrderPlaced& m,
+                                        std::chrono::milliseconds idle_timeout) {
+  return [&env, m, idle_timeout](const Hook& stand) {
+    std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(m, 1));
+    if (idle_timeout.count() > 0) {
+      static_cast<PgStore&>(*store).connection().ExecScript(
+          fmt::format("SET idle_in_transaction_session_timeout = {}", idle_timeout.count()));
+      store->Note("set",
+                  fmt::format("idle_in_transaction_session_timeout = {} ms", idle_timeout.count()),
+                  "ok");
+    }
+    IdempotentReserveStock consumer(*store, env.clock);
+    consumer.before_commit = stand;
+    consumer.Handle(m);
+  };
+}
+
+// A's process, seen by the parent: stopped, or killed (on its own lane).
+void NoteProcess(ScenarioEnv& env, pid_t pid, const std::string& kind, const std::string& what) {
+  TraceEvent e;
+  e.at_us = env.recorder.MicrosSinceOrigin();
+  e.instance = "A";
+  e.pid = static_cast<int>(pid);
+  e.kind = kind;
+  e.actor = kActorConsumer;
+  e.detail = "BeforeCommit";
+  e.result = what;
+  env.recorder.Record(std::move(e));
+}
+
+// One delivery's claim as it went: how long its INSERT waited, on what, and how it ended.
+struct Attempt {
+  bool waited = false;
+  double wait_ms = 0;          // the claim's whole time, sent to answered
+  double after_event_ms = -1;  // from the kill to the answer (killed half)
+  std::vector<int> blocked_by;
+  std::string sqlstate;  // "" on success; "55P03", "5"
+  bool processed = false;
+};
+
+nlohmann::ordered_json ToJson(const Attempt& a) {
+  nlohmann::ordered_json j;
+  j["waited"] = a.waited;
+  j["waitMs"] = a.wait_ms;
+  if (a.after_event_ms >= 0) j["afterKillMs"] = a.after_event_ms;
+  j["blockedBy"] = a.blocked_by;
+  j["sqlstate"] = a.sqlstate;
+  j["processed"] = a.processed;
+  return j;
+}
+
+// A delivery of m on the server, run by a LockWaiter: the inbox consumer, with
+// lock_timeout set on its session first when given. A failed claim is kept, not thrown.
+struct ServerDelivery {
+  ServerDelivery(ScenarioEnv& env, const OrderPlaced& m, int number,
+                 std::chrono::milliseconds lock_timeout)
+      : waiter(*env.backend, &env.recorder, "B", kActorConsumer, Delivered(m, number),
+               [this, &env, m, lock_timeout](Store& store) {
+                 if (lock_timeout.count() > 0) {
+                   static_cast<PgStore&>(store).connection().ExecScript(
+                       fmt::format("SET lock_timeout = {}", lock_timeout.count()));
+                   store.Note("set", fmt::format("lock_timeout = {} ms", lock_timeout.count()),
+                              "ok");
+                 }
+                 try {
+                   attempt.processed = IdempotentReserveStock(store, env.clock).Handle(m);
+                   NoteProcessed(store, attempt.processed);
+                 } catch (const StoreError& e) {
+                   attempt.sqlstate = e.backend_code();
+                   NoteOutcome(store, "Failed: " + e.backend_code() + ", nacked");
+                 }
+               }) {}
+
+  // After the work ended: the claim as the server saw it.
+  const Attempt& Finish() {
+    waiter.Join();
+    const auto& statements = waiter.statements();
+    for (const WatchedStatement& s : statements) {
+      if (s.sql.find("INSERT INTO Inbox") == std::string::npos) continue;
+      attempt.waited = s.waited;
+      attempt.wait_ms = Ms(s.elapsed);
+      attempt.blocked_by = s.blocking_pids;
+      answered = s.answered;
+      break;
+    }
+    return attempt;
+  }
+
+  Attempt attempt;
+  Steady::time_point answered{};
+  LockWaiter waiter;
+};
+
+// Has backend pid left pg_stat_activity? A backend whose session the server ended
+// releases its locks first and leaves the list a moment later: waits for that, up to 5 s.
+bool BackendGone(const ScenarioEnv& env, int pid) {
+  const auto& pg = static_cast<const PgBackend&>(*env.backend);
+  PgConnection side(pg.database().conninfo());
+  const auto until = Steady::now() + std::chrono::seconds(5);
+  for (;;) {
+    if (side.Exec("SELECT 1 FROM pg_stat_activity WHERE pid = $1::int", {std::to_string(pid)})
+            .rows() == 0) {
+      return true;
+    }
+    if (Steady::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+// What let a delivery of the hung half end: its own lock_timeout (55P03), or, for one that
+// went through, A's session ended by the server (A's backend, a_backend, gone from
+// pg_stat_activity while A's process is still stopped). A redelivery that came after the
+// session had ended did not wait, and still owes its success to that.
+std::string FreedBy(const ScenarioEnv& env, const Attempt& a, int a_backend) {
+  if (a.sqlstate == "55P03") return "lock_timeout";
+  if (!a.sqlstate.empty() || a_backend == 0) return "none";
+  return BackendGone(env, a_backend) ? "idle_in_transaction_session_timeout" : "none";
+}
+
+Outcome RunOnServer(ScenarioEnv& env) {
+  const RunOptions& o = env.options;
+  Outcome out;
+
+  env.recorder.BeginPart("killed: A is SIGKILLed while B waits for its key");
+  StockItem dune = Restock(env);
+  OrderPlaced m = NewOrder(env, dune);
+  Attempt killed;
+  {
+    ChildAtHook a(env, "A", "BeforeCommit", Holder(env, m, std::chrono::milliseconds(0)), nullptr,
+                  ChildAtHook::Ending::kSigkill);
+    if (!a.AwaitHook()) throw DatabaseError("hung-consumer: A ended before BeforeCommit");
+    ServerDelivery b(env, m, 2, std::chrono::milliseconds(0));
+    b.waiter.AwaitBlocked(std::chrono::seconds(30));
+    const auto killed_at = Steady::now();
+    a.End();
+    killed = b.Finish();
+    a.Reap();
+    NoteProcess(env, a.pid(), "died", fmt::format("pid {} killed by SIGKILL", a.pid()));
+    if (killed.waited) killed.after_event_ms = MsBetween(killed_at, b.answered);
+  }
+  const int64_t reserved_killed = CurrentStock(env, dune).reserved;
+
+  env.recorder.BeginPart("hung: A is SIGSTOPped with its transaction open");
+  dune = Restock(env);
+  m = NewOrder(env, dune);
+  Attempt hung, redelivered;
+  std::string freed_by, redelivery_freed_by;
+  int redeliveries = 0;
+  {
+    ChildAtHook a(env, "A", "BeforeCommit", Holder(env, m, o.idle_timeout), nullptr,
+                  ChildAtHook::Ending::kSigkill);
+    if (!a.AwaitHook()) throw DatabaseError("hung-consumer: A ended before BeforeCommit");
+    a.Stop();
+    NoteProcess(env, a.pid(), "stopped", fmt::format("pid {} stopped by SIGSTOP", a.pid()));
+    {
+      ServerDelivery b(env, m, 2, o.lock_timeout);
+      hung = b.Finish();
+    }
+    // A's backend: the one B's first claim was blocked by.
+    const int a_backend = hung.blocked_by.empty() ? 0 : hung.blocked_by.front();
+    freed_by = FreedBy(env, hung, a_backend);
+    // The broker redelivers a nacked message; each redelivery waits up to its lock_timeout
+    // again, for as long as A's session holds the key.
+    for (int number = 3; !hung.sqlstate.empty() && number <= kMaxDeliveries; ++number) {
+      ServerDelivery c(env, m, number, o.lock_timeout);
+      redelivered = c.Finish();
+      redelivery_freed_by = FreedBy(env, redelivered, a_backend);
+      ++redeliveries;
+      if (redelivered.sqlstate.empty()) break;
+    }
+    // A never outlives the lesson: killed (and reaped) here, stopped as it is.
+    a.End();
+    a.Reap();
+    NoteProcess(env, a.pid(), "died", fmt::format("pid {} killed by SIGKILL at the end", a.pid()));
+  }
+  const StockItem after = CurrentStock(env, dune);
+
+  out.figures["killed"] = ToJson(killed);
+  out.figures["killedReserved"] = reserved_killed;
+  out.figures["idleTimeoutMs"] = o.idle_timeout.count();
+  out.figures["lockTimeoutMs"] = o.lock_timeout.count();
+  out.figures["hung"] = ToJson(hung);
+  out.figures["freedBy"] = freed_by;
+  if (!hung.sqlstate.empty()) {
+    out.figures["redeliveries"] = redeliveries;
+    out.figures["redelivered"] = ToJson(redelivered);  // the last redelivery
+    out.figures["redeliveryFreedBy"] = redelivery_freed_by;
+  }
+  out.figures["reserved"] = after.reserved;
+
+  std::string hung_phrase;
+  if (hung.sqlstate.empty()) {
+    hung_phrase = fmt::format("B waited {:.0f} ms, freed by {}, processed: {}", hung.wait_ms,
+                              freed_by, CsBool(hung.processed));
+  } else {
+    hung_phrase = fmt::format(
+        "B gave up after {:.0f} ms ({}, {}); redelivered {} time{}, the last waited {:.0f} ms, "
+        "freed by {}, processed: {}",
+        hung.wait_ms, freed_by, hung.sqlstate, redeliveries, redeliveries == 1 ? "" : "s",
+        redelivered.wait_ms, redelivery_freed_by, CsBool(redelivered.processed));
+  }
+  out.line = fmt::format(
+      "{}A killed -> B waited {:.1f} ms after the kill, processed: {}; A hung -> {}; {}",
+      TagColumn("hung-consumer"), killed.after_event_ms, CsBool(killed.processed), hung_phrase,
+      JudgedReserved(after.title, after.reserved, o.quantity));
+  return out;
+}
+
+// SQLite: B on a connection of its own in a thread, its waits in its busy handler.
+struct SqliteDelivery {
+  SqliteDelivery(ScenarioEnv& env, const OrderPlaced& m, int number,
+                 std::chrono::milliseconds busy_timeout) {
+    thread = std::thread([this, &env, m, number, busy_timeout] {
+      try {
+        Connection db = OpenTraced(env, "B", Delivered(m, number));
+        db.SetBusyTimeout(busy_timeout);
+        db.KeepLockHistory();
+        db.OnBlocked([this] {
+          std::lock_guard<std::mutex> lock(mu);
+          blocked = true;
+          changed.notify_all();
+        });
+        SqliteStore store(db);
+        try {
+          attempt.processed = IdempotentReserveStock(store, env.clock).Handle(m);
+          NoteProcessed(store, attempt.processed);
+        } catch (const StoreError& e) {
+          attempt.sqlstate = e.backend_code();
+          NoteOutcome(store, "Failed: SQLite " + e.backend_code() + ", nacked");
+        }
+        busy = db.busy();
+        db.Close();
+        history = db.lock_history();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      done = true;
+      changed.notify_all();
+    });
+  }
+  ~SqliteDelivery() {
+    if (thread.joinable()) thread.join();
+  }
+  void AwaitBlocked() {
+    std::unique_lock<std::mutex> lock(mu);
+    changed.wait_for(lock, std::chrono::seconds(30), [this] { return blocked || done; });
+  }
+  const Attempt& Finish() {
+    thread.join();
+    if (error) std::rethrow_exception(error);
+    attempt.waited = busy.calls > 0;
+    attempt.wait_ms = Ms(busy.waited);
+    if (!history.waits.empty()) resumed = history.waits.front().resumed;
+    return attempt;
+  }
+
+  std::mutex mu;
+  std::condition_variable changed;
+  bool blocked = false, done = false;
+  Attempt attempt;
+  BusyStats busy;
+  LockHistory history;
+  SteadyTime resumed{};
+  std::exception_ptr error;
+  std::thread thread;
+};
+
+Outcome RunOnSqlite(ScenarioEnv& env) {
+  const RunOptions& o = env.options;
+  // B's busy timeout stands for the waiter's lock_timeout: SQLite has no other.
+  const auto busy_timeout =
+      o.lock_timeout.count() > 0 ? o.lock_timeout : std::chrono::milliseconds(1000);
+  Outcome out;
+
+  env.recorder.BeginPart("killed: A is SIGKILLed while B waits for the write lock");
+  StockItem dune = Restock(env);
+  OrderPlaced m = NewOrder(env, dune);
+  Attempt killed;
+  {
+    ChildAtHook a(env, "A", "BeforeCommit", Holder(env, m, std::chrono::milliseconds(0)), nullptr,
+                  ChildAtHook::Ending::kSigkill);
+    if (!a.AwaitHook()) throw DatabaseError("hung-consumer: A ended before BeforeCommit");
+    // While A lives, B's wait must not time out: the kill is what this half measures.
+    SqliteDelivery b(env, m, 2, std::chrono::seconds(30));
+    b.AwaitBlocked();
+    const auto killed_at = Steady::now();
+    a.End();
+    killed = b.Finish();
+    a.Reap();
+    NoteProcess(env, a.pid(), "died", fmt::format("pid {} killed by SIGKILL", a.pid()));
+    if (killed.waited && b.resumed != SteadyTime{})
+      killed.after_event_ms = MsBetween(killed_at, b.resumed);
+  }
+  const int64_t reserved_killed = CurrentStock(env, dune).reserved;
+
+  env.recorder.BeginPart("hung: A is SIGSTOPped with its transaction open");
+  dune = Restock(env);
+  m = NewOrder(env, dune);
+  Attempt hung, redelivered;
+  {
+    ChildAtHook a(env, "A", "BeforeCommit", Holder(env, m, std::chrono::milliseconds(0)), nullptr,
+                  ChildAtHook::Ending::kSigkill);
+    if (!a.AwaitHook()) throw DatabaseError("hung-consumer: A ended before BeforeCommit");
+    a.Stop();
+    NoteProcess(env, a.pid(), "stopped", fmt::format("pid {} stopped by SIGSTOP", a.pid()));
+    {
+      SqliteDelivery b(env, m, 2, busy_timeout);
+      hung = b.Finish();
+    }
+    // Nothing ends a stopped SQLite writer's transaction but its death: kill it, then the
+    // broker's redelivery.
+    a.End();
+    a.Reap();
+    NoteProcess(env, a.pid(), "died", fmt::format("pid {} killed by SIGKILL", a.pid()));
+    if (!hung.sqlstate.empty()) {
+      SqliteDelivery c(env, m, 3, busy_timeout);
+      redelivered = c.Finish();
+    }
+  }
+  const StockItem after = CurrentStock(env, dune);
+
+  out.figures["killed"] = ToJson(killed);
+  out.figures["killedReserved"] = reserved_killed;
+  out.figures["busyTimeoutMs"] = busy_timeout.count();
+  out.figures["hung"] = ToJson(hung);
+  out.figures["freedBy"] = hung.sqlstate.empty() ? "none" : "busy timeout";
+  if (!hung.sqlstate.empty()) out.figures["redelivered"] = ToJson(redelivered);
+  out.figures["reserved"] = after.reserved;
+  // The waits' milliseconds are in the JSON (killed.afterKillMs, hung.waitMs); the line
+  // says what happened, the same on every run.
+  std::string hung_phrase =
+      hung.sqlstate.empty()
+          ? fmt::format("B waited, processed: {}", CsBool(hung.processed))
+          : fmt::format(
+                "B gave up at its busy timeout (SQLite {}); nothing frees the file while A "
+                "lives: A killed, redelivered, processed: {}",
+                hung.sqlstate, CsBool(redelivered.processed));
+  out.line = fmt::format(
+      "{}A killed -> B {} the kill, processed: {}; A hung -> {}; {}", TagColumn("hung-consumer"),
+      killed.waited ? "waited until" : "did not wait for", CsBool(killed.processed), hung_phrase,
+      JudgedReserved(after.title, after.reserved, o.quantity));
+  return out;
+}
+
+Outcome Run(ScenarioEnv& env) { return OnServer(env) ? RunOnServer(env) : RunOnSqlite(env); }
+
+nlohmann::ordered_json Expected(const RunOptions& o) {
+  // Whatever frees B, the order takes effect once.
+  return {{"reserved", o.quantity}};
+}
+
+}  // namespace
+
+const Scenario kHungConsumerScenario{
+    .name = "hung-consumer",
+    .tag = "hung-consumer",
+    .summary = "a killed consumer frees its key at once; a hung one holds it until a timeout",
+    .traits = kHasServerTimeouts | kAnyBackend,
+    .run = &Run,
+    .expected = &Expected,
+    .lesson =
+        "Consumer A claims the message's key and reserves the stock, and then stands at "
+        "BeforeCommit with its transaction open, in a child process. B, the redelivery of the "
+        "same message, claims the same key and waits.\n"
+        "\n"
+        "First A is killed (SIGKILL). The database learns of it from the connection itself: "
+        "PostgreSQL sees the socket close, ends A's backend and rolls its transaction back; "
+        "SQLite's lock goes with the process's file locks. B's INSERT goes on about a "
+        "millisecond later and B processes the message.\n"
+        "\n"
+        "Then A hangs instead (SIGSTOP): its process is alive, its connection open, its "
+        "transaction idle. Nothing tells the database that A will never commit, so B waits "
+        "until a timeout frees it. On PostgreSQL, idle_in_transaction_session_timeout on A's "
+        "session (--idle-timeout-ms) makes the server end A's session, and B goes on; or "
+        "lock_timeout on B (--lock-timeout-ms) makes B give up with 55P03, and the broker "
+        "redelivers the message later. On SQLite there is no such timeout: B's busy timeout "
+        "gives up, and the file stays locked for as long as A lives. Set timeouts on the "
+        "holder's side too: a consumer's own lock wait cannot free a key someone else holds.",
+    .hook_points = "BeforeCommit: A stands there (then is killed, or stopped) with its claim open",
+    .try_next =
+        "Let B give up before the server ends A's session, and watch the redelivery:\n"
+        "  dedupsim run hung-consumer --backend postgres --lock-timeout-ms 300 --trace",
+};
+
+}  // namespace dedupsim

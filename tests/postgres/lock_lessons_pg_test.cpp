@@ -1,0 +1,296 @@
+// The PostgreSQL lessons of dying, hanging and retrying consumers (issue 12 items 2 and 4),
+// end to end on the fixture's server, each in its own schema: a killed child's key freed
+// by the server (seen from a waiter blocked on it), process instances, the hung consumer
+// and the timeouts that free it, 40001 and a retry loop, and cleanup in a marked schema.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "pg_support.h"
+#include "postgres/connection.h"
+#include "postgres/store.h"
+#include "store/error.h"
+#include "support.h"
+
+namespace dedupsim {
+namespace {
+
+using testing::Conninfo;
+using testing::RunPg;
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+nlohmann::json RunJson(const std::vector<std::string>& args, const std::string& schema) {
+  std::vector<std::string> all = args;
+  all.insert(all.end(), {"--format", "json"});
+  testing::CliResult r = RunPg(all, schema);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
+// The pids of the trace's events of kind (e.g. "stopped") on instance A.
+std::vector<int> PidsOf(const nlohmann::json& j, const std::string& kind) {
+  std::vector<int> pids;
+  for (const auto& e : j["events"]) {
+    if (e.value("kind", "") == kind) pids.push_back(e.value("pid", 0));
+  }
+  return pids;
+}
+
+bool ProcessExists(int pid) {
+  struct stat st {};
+  return ::stat(("/proc/" + std::to_string(pid)).c_str(), &st) == 0;
+}
+
+TEST_CASE("lock_timeout's 55P03 is the busy kind, as SQLite's 5", "[postgres]") {
+  CHECK(ClassifySqlstate("55P03") == StoreErrorKind::kBusy);
+  CHECK(ClassifySqliteCode(5) == StoreErrorKind::kBusy);
+}
+
+TEST_CASE(
+    "crash-before-commit --crash-mode kill on PostgreSQL: the waiter's claim waits on the "
+    "child's key until the kill, then goes on",
+    "[postgres]") {
+  nlohmann::json j =
+      RunJson({"run", "crash-before-commit", "--crash-mode", "kill"}, "t_crash_kill");
+  const auto& f = j;
+  CHECK(f["crashed"] == true);
+  CHECK(f["reservedAfterCrash"] == 0);
+  CHECK(f["inboxRowsAfterCrash"] == 0);
+  CHECK(f["reserved"] == 2);
+  REQUIRE(f.contains("serverRelease"));
+  CHECK(f["serverRelease"]["waited"] == true);
+  CHECK(f["serverRelease"]["waitedOn"] == "key Inbox");
+  CHECK(f["serverRelease"]["blockedBy"].size() == 1);
+  CHECK(f["serverRelease"]["heldAfterDeathMs"].get<double>() >= 0.0);
+  CHECK(Has(j["line"], "the server freed its key Inbox"));
+  CHECK(Has(j["line"], "ms after the kill"));
+}
+
+TEST_CASE(
+    "crash-before-commit --crash-mode exit on PostgreSQL: the same, after the child's "
+    "_exit",
+    "[postgres]") {
+  nlohmann::json j =
+      RunJson({"run", "crash-before-commit", "--crash-mode", "exit"}, "t_crash_exit");
+  const auto& f = j;
+  CHECK(f["crashed"] == true);
+  CHECK(f["reserved"] == 2);
+  CHECK(f["serverRelease"]["waited"] == true);
+  CHECK(Has(j["line"], "ms after the exit"));
+}
+
+TEST_CASE(
+    "check-then-process and email killed on PostgreSQL: at their crash points they hold "
+    "no key, and the waiter does not wait",
+    "[postgres]") {
+  nlohmann::json ctp = RunJson({"run", "check-then-process", "--crash-mode", "kill"}, "t_ctp_kill");
+  CHECK(ctp["crashed"] == true);
+  CHECK(ctp["reserved"] == 4);
+  CHECK(ctp["serverRelease"]["waited"] == false);
+  CHECK(Has(ctp["line"], "it held no lock the waiter needed"));
+  nlohmann::json email = RunJson({"run", "email", "--crash-mode", "kill"}, "t_email_kill");
+  CHECK(email["crashed"] == true);
+  CHECK(email["emailsSent"] == 1);
+  CHECK(email["secondDelivery"] == "NeedsReconciliation");
+  CHECK(email["serverRelease"]["waited"] == false);
+}
+
+TEST_CASE(
+    "concurrent --instances processes on PostgreSQL: B's INSERT in its own process waits "
+    "on A's key, then 23505",
+    "[postgres]") {
+  nlohmann::json j = RunJson({"run", "concurrent", "--instances", "processes", "--hold-ms", "400",
+                              "--stagger-ms", "50", "--trace"},
+                             "t_conc_proc");
+  const auto& f = j;
+  CHECK(f["instances"] == "processes");
+  CHECK(f["processed"] == nlohmann::json::array({true, false}));
+  CHECK(f["reserved"] == 2);
+  CHECK(f["secondWaited"] == true);
+  CHECK(f["waitedOn"] == "key Inbox");
+  CHECK(f["waitMs"].get<int>() >= 100);
+  // A and B ran in two processes other than dedupsim's own.
+  std::vector<int> a, b;
+  for (const auto& e : j["events"]) {
+    if (e.value("instance", "") == "A") a.push_back(e.value("pid", 0));
+    if (e.value("instance", "") == "B") b.push_back(e.value("pid", 0));
+  }
+  REQUIRE_FALSE(a.empty());
+  REQUIRE_FALSE(b.empty());
+  CHECK(a.front() != b.front());
+}
+
+TEST_CASE(
+    "hung-consumer on PostgreSQL: killed, B goes on, stopped, the server's "
+    "idle_in_transaction_session_timeout ends A's session and B goes on",
+    "[postgres]") {
+  nlohmann::json j =
+      RunJson({"run", "hung-consumer", "--idle-timeout-ms", "700", "--trace"}, "t_hung_idle");
+  const auto& f = j;
+  CHECK(f["killed"]["waited"] == true);
+  CHECK(f["killed"]["processed"] == true);
+  CHECK(f["killed"]["afterKillMs"].get<double>() >= 0.0);
+  CHECK(f["killed"]["blockedBy"].size() == 1);
+  CHECK(f["killedReserved"] == 2);
+  CHECK(f["idleTimeoutMs"] == 700);
+  CHECK(f["hung"]["waited"] == true);
+  CHECK(f["hung"]["sqlstate"] == "");
+  CHECK(f["hung"]["processed"] == true);
+  // B started just after A had gone idle: it waited most of the 700 ms, a real wait.
+  CHECK(f["hung"]["waitMs"].get<double>() >= 200.0);
+  CHECK(f["freedBy"] == "idle_in_transaction_session_timeout");
+  CHECK_FALSE(f.contains("redelivered"));
+  CHECK(f["reserved"] == 2);
+  CHECK(Has(j["line"], "freed by idle_in_transaction_session_timeout"));
+  // The stopped process did not outlive the run.
+  std::vector<int> stopped = PidsOf(j, "stopped");
+  REQUIRE(stopped.size() == 1);
+  CHECK_FALSE(ProcessExists(stopped.front()));
+}
+
+TEST_CASE(
+    "hung-consumer on PostgreSQL: B's lock_timeout fires first (55P03), the redelivery "
+    "waits until the idle timeout ends A's session",
+    "[postgres]") {
+  nlohmann::json j = RunJson(
+      {"run", "hung-consumer", "--idle-timeout-ms", "1500", "--lock-timeout-ms", "200", "--trace"},
+      "t_hung_lock");
+  const auto& f = j;
+  CHECK(f["freedBy"] == "lock_timeout");
+  CHECK(f["hung"]["sqlstate"] == "55P03");
+  CHECK(f["hung"]["processed"] == false);
+  CHECK(f["hung"]["waitMs"].get<double>() >= 200.0);
+  CHECK(f["hung"]["waitMs"].get<double>() < 1500.0);
+  REQUIRE(f.contains("redelivered"));
+  CHECK(f["redeliveries"].get<int>() >= 2);  // 1500 ms of idle timeout, 200 ms waits
+  CHECK(f["redelivered"]["processed"] == true);
+  CHECK(f["redeliveryFreedBy"] == "idle_in_transaction_session_timeout");
+  CHECK(f["reserved"] == 2);
+  CHECK(Has(j["line"], "lock_timeout, 55P03"));
+  std::vector<int> stopped = PidsOf(j, "stopped");
+  REQUIRE(stopped.size() == 1);
+  CHECK_FALSE(ProcessExists(stopped.front()));
+}
+
+TEST_CASE("hung-consumer on SQLite refuses --idle-timeout-ms: SQLite has no session timeout",
+          "[postgres]") {
+  testing::CliResult r = testing::RunCli({"run", "hung-consumer", "--idle-timeout-ms", "500"});
+  CHECK(r.exit_code == 2);
+  CHECK(Has(r.err, "--idle-timeout-ms needs --backend postgres"));
+  CHECK(r.out.empty());
+}
+
+TEST_CASE(
+    "isolation-retry at serializable: 40001 without a retry loop fails the delivery, "
+    "with one it succeeds, the retried inbox processes one message once",
+    "[postgres]") {
+  nlohmann::json j = RunJson({"run", "isolation-retry", "--isolation", "serializable", "--hold-ms",
+                              "300", "--stagger-ms", "50"},
+                             "t_iso_ser");
+  const auto& f = j;
+  CHECK(f["isolation"] == "serializable");
+  CHECK(f["noRetry"]["second"]["failed"] == "40001");
+  CHECK(f["noRetry"]["redelivered"] == true);
+  CHECK(f["noRetry"]["redeliveryProcessed"] == true);
+  CHECK(f["noRetry"]["reserved"] == 4);
+  CHECK(f["withRetry"]["second"]["failed"] == "");
+  CHECK(f["withRetry"]["second"]["attempts"] == 2);
+  CHECK(f["withRetry"]["second"]["sqlstates"] == nlohmann::json::array({"40001"}));
+  CHECK(f["withRetry"]["second"]["processed"] == true);
+  CHECK(f["withRetry"]["reserved"] == 4);
+  CHECK(f["sameMessage"]["first"]["processed"] == true);
+  CHECK(f["sameMessage"]["second"]["processed"] == false);
+  CHECK(f["sameMessage"]["reserved"] == 2);
+  CHECK(f["reserved"] == 2);
+}
+
+TEST_CASE("isolation-retry at read-committed: B's UPDATE waits and goes on, nothing fails",
+          "[postgres]") {
+  nlohmann::json j =
+      RunJson({"run", "isolation-retry", "--hold-ms", "300", "--stagger-ms", "50"}, "t_iso_rc");
+  const auto& f = j;
+  CHECK(f["isolation"] == "read-committed");
+  CHECK(f["noRetry"]["second"]["failed"] == "");
+  CHECK(f["noRetry"]["second"]["attempts"] == 1);
+  CHECK(f["noRetry"]["secondWaitedOn"] == "row StockItems");
+  CHECK(f["noRetry"]["reserved"] == 4);
+  CHECK(f["sameMessage"]["reserved"] == 2);
+}
+
+TEST_CASE(
+    "cleanup --backend postgres works only in a schema a dedupsim run created, a foreign "
+    "schema and a missing one are refused and left as they were",
+    "[postgres]") {
+  PgConnection raw(Conninfo());
+  raw.ExecScript(
+      "DROP SCHEMA IF EXISTS t_clean_foreign CASCADE; CREATE SCHEMA t_clean_foreign; "
+      "CREATE TABLE t_clean_foreign.Inbox (MessageId text, Consumer text, ReceivedAt text, "
+      "CompletedAt text); INSERT INTO t_clean_foreign.Inbox VALUES "
+      "('m', 'c', '2000-01-01T00:00:00.000Z', '2000-01-01T00:00:00.000Z'); "
+      "DROP SCHEMA IF EXISTS t_clean_missing CASCADE");
+  testing::CliResult foreign = RunPg({"cleanup", "--older-than", "1d"}, "t_clean_foreign");
+  CHECK(foreign.exit_code == 3);
+  CHECK(Has(foreign.err, "t_clean_foreign"));
+  CHECK(raw.Exec("SELECT count(*) FROM t_clean_foreign.Inbox").Int(0, 0) == 1);
+  CHECK(raw.Exec("SELECT count(*) FROM pg_tables WHERE schemaname = 't_clean_foreign'").Int(0, 0) ==
+        1);
+
+  testing::CliResult missing = RunPg({"cleanup", "--older-than", "1d"}, "t_clean_missing");
+  CHECK(missing.exit_code == 3);
+  CHECK(raw.Exec("SELECT count(*) FROM pg_namespace WHERE nspname = 't_clean_missing'").Int(0, 0) ==
+        0);
+
+  // Ours: a run leaves Inbox rows; cleanup of records older than 1 s deletes the completed ones.
+  REQUIRE(RunPg({"run", "inbox"}, "t_clean_ours").exit_code == 0);
+  const int64_t rows = raw.Exec("SELECT count(*) FROM t_clean_ours.Inbox").Int(0, 0);
+  REQUIRE(rows > 0);
+  raw.ExecScript("UPDATE t_clean_ours.Inbox SET ReceivedAt = '2000-01-01T00:00:00.000Z'");
+  testing::CliResult ours =
+      RunPg({"cleanup", "--older-than", "1d", "--format", "json"}, "t_clean_ours");
+  INFO(ours.err);
+  REQUIRE(ours.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(ours.out);
+  CHECK(j["schema"] == "t_clean_ours");
+  CHECK(j["deleted"] == rows);
+  CHECK(j["kept"] == 0);
+  CHECK(raw.Exec("SELECT count(*) FROM t_clean_ours.Inbox").Int(0, 0) == 0);
+
+  testing::CliResult no_dsn =
+      testing::RunCli({"cleanup", "--backend", "postgres", "--older-than", "1d"});
+  CHECK(no_dsn.exit_code == 2);
+}
+
+}  // namespace
+}  // namespace dedupsim
+
+namespace dedupsim {
+namespace {
+
+TEST_CASE(
+    "on PostgreSQL the pair's race follows the options: with stagger < hold B meets A's "
+    "row however short the hold, in threads and in processes",
+    "[postgres]") {
+  // A goes on only once the server shows B waiting (or B has ended): a 20 ms hold is far
+  // shorter than B's two connections take to open on a loaded machine.
+  for (const char* mode : {"threads", "processes"}) {
+    INFO(mode);
+    nlohmann::json j = RunJson({"run", "concurrent-different", "--hold-ms", "20", "--stagger-ms",
+                                "10", "--instances", mode},
+                               std::string("t_race_") + mode);
+    CHECK(j["secondWaited"] == true);
+    CHECK(j["waitedOn"] == "row StockItems");
+    CHECK(j["reserved"] == 4);
+    CHECK(j["differentBooksSecondWaited"] == false);
+  }
+}
+
+}  // namespace
+}  // namespace dedupsim
