@@ -101,22 +101,10 @@ int Run(const CheckArgs& args) {
                  args.timeline);
       return kExitUsage;
     }
-    try {
-      timeline.emplace(args.timeline);
-    } catch (const OutputFileError& e) {
-      fmt::print(stderr, "dedupsim: {}\n", e.what());
-      return kExitCannotWrite;
-    }
+    if (!OpenOutputFile(args.timeline, &timeline)) return kExitCannotWrite;
   }
   std::optional<AtomicFile> html;
-  if (!args.html.empty()) {
-    try {
-      html.emplace(args.html);
-    } catch (const OutputFileError& e) {
-      fmt::print(stderr, "dedupsim: {}\n", e.what());
-      return kExitCannotWrite;
-    }
-  }
+  if (!OpenOutputFile(args.html, &html)) return kExitCannotWrite;
   std::vector<TimelineSection> sections;
   std::vector<HtmlSection> pages;
 
@@ -182,22 +170,10 @@ int Run(const CheckArgs& args) {
   if (html && pages.empty()) {
     fmt::print(stderr, "dedupsim: no failing schedule to step through; {} not written\n",
                html->path());
-  } else if (html) {
-    try {
-      html->Commit(StepThroughPage(pages));
-    } catch (const OutputFileError& e) {
-      fmt::print(stderr, "dedupsim: {}\n", e.what());
-      return kExitCannotWrite;
-    }
+  } else if (!CommitOutputFile(&html, [&] { return StepThroughPage(pages); })) {
+    return kExitCannotWrite;
   }
-  if (timeline) {
-    try {
-      timeline->Commit(SvgTimeline(sections));
-    } catch (const OutputFileError& e) {
-      fmt::print(stderr, "dedupsim: {}\n", e.what());
-      return kExitCannotWrite;
-    }
-  }
+  if (!CommitOutputFile(&timeline, [&] { return SvgTimeline(sections); })) return kExitCannotWrite;
   return passed ? kExitOk : kExitCheckFailed;
 }
 

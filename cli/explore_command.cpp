@@ -141,18 +141,14 @@ int RunCounterexample(Explorer& explorer, const Strategy& strategy,
   std::vector<TablesSnapshot> tables;
   ScheduleResult replay =
       explorer.ReplayShortest(cells[*best], &recorder, html ? &tables : nullptr);
-  if (html) {
-    const CellResult& cell = cells[*best];
-    try {
-      html->Commit(
-          StepThroughPage({{fmt::format("{} under {}", strategy.name, cell.fault->name),
-                            fmt::format("{}; final: {}", CounterexampleHeadline(cell, replay),
-                                        FormatFigures(replay.figures)),
-                            recorder.Events(), tables}}));
-    } catch (const OutputFileError& e) {
-      fmt::print(stderr, "dedupsim: {}\n", e.what());
-      return kExitCannotWrite;
-    }
+  const CellResult& cell = cells[*best];
+  if (!CommitOutputFile(&html, [&] {
+        return StepThroughPage({{fmt::format("{} under {}", strategy.name, cell.fault->name),
+                                 fmt::format("{}; final: {}", CounterexampleHeadline(cell, replay),
+                                             FormatFigures(replay.figures)),
+                                 recorder.Events(), tables}});
+      })) {
+    return kExitCannotWrite;
   }
   if (json) {
     fmt::print("{}\n", CounterexampleToJson(cells[*best], replay).dump(2));
@@ -225,14 +221,7 @@ int Run(const ExploreArgs& args) {
   // Created (as a temporary) before anything runs: a path that cannot be written costs no
   // run and leaves nothing behind.
   std::optional<AtomicFile> html;
-  if (!args.html.empty()) {
-    try {
-      html.emplace(args.html);
-    } catch (const OutputFileError& e) {
-      fmt::print(stderr, "dedupsim: {}\n", e.what());
-      return kExitCannotWrite;
-    }
-  }
+  if (!OpenOutputFile(args.html, &html)) return kExitCannotWrite;
 
   ExploreOptions options;
   options.seed = args.seed;
@@ -385,8 +374,8 @@ Command AddExploreCommand(CLI::App& app) {
   sub->add_flag("--no-reduction", args->no_reduction,
                 "Run every interleaving, also those that only reorder independent steps "
                 "(the counts grow; the verdicts and shortest counterexamples stay)");
-  AddDecimal(sub, "--instances", args->instances, "The concurrent fault's instances (default 2)",
-             1, kMaxInstances);
+  AddDecimal(sub, "--instances", args->instances, "The concurrent fault's instances (default 2)", 1,
+             kMaxInstances);
   AddDecimal(sub, "--deliveries", args->deliveries,
              "The concurrent fault's copies of the message, spread over the instances "
              "(default: one per instance)",

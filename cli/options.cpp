@@ -81,4 +81,27 @@ BackendOptions AddBackendOptions(CLI::App* sub, std::string& backend, std::strin
   return made;
 }
 
+bool OpenOutputFile(const std::string& path, std::optional<AtomicFile>* file) {
+  if (path.empty()) return true;
+  try {
+    file->emplace(path);
+  } catch (const OutputFileError& e) {
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
+    return false;
+  }
+  return true;
+}
+
+bool CommitOutputFile(std::optional<AtomicFile>* file,
+                      const std::function<std::string()>& content) {
+  if (!*file) return true;
+  try {
+    (*file)->Commit(content());
+  } catch (const OutputFileError& e) {
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace dedupsim::cli

@@ -7,9 +7,12 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <type_traits>
+
+#include "atomic_file.h"
 
 namespace dedupsim::cli {
 
@@ -62,5 +65,13 @@ BackendOptions AddBackendOptions(CLI::App* sub, std::string& backend, std::strin
 
 // Whether an output file's name says SVG (--timeline writes SVG and nothing else).
 bool EndsWithSvg(const std::string& path);
+
+// Opens an output file (--timeline, --html: a temporary until committed) at path into
+// *file, before anything runs; an empty path leaves it empty. On failure prints the one-line
+// error and returns false: the command exits kExitCannotWrite.
+bool OpenOutputFile(const std::string& path, std::optional<AtomicFile>* file);
+// Writes content() into *file when it is open. On failure prints the one-line error and
+// returns false: the command exits kExitCannotWrite.
+bool CommitOutputFile(std::optional<AtomicFile>* file, const std::function<std::string()>& content);
 
 }  // namespace dedupsim::cli

@@ -222,23 +222,11 @@ int Run(const RunArgs& args) {
         return kExitUsage;
       }
     }
-    try {
-      timeline.emplace(args.timeline);
-    } catch (const OutputFileError& e) {
-      fmt::print(stderr, "dedupsim: {}\n", e.what());
-      return kExitCannotWrite;
-    }
+    if (!OpenOutputFile(args.timeline, &timeline)) return kExitCannotWrite;
   }
 
   std::optional<AtomicFile> html;
-  if (!args.html.empty()) {
-    try {
-      html.emplace(args.html);
-    } catch (const OutputFileError& e) {
-      fmt::print(stderr, "dedupsim: {}\n", e.what());
-      return kExitCannotWrite;
-    }
-  }
+  if (!OpenOutputFile(args.html, &html)) return kExitCannotWrite;
 
   DatabaseSettings settings;
   settings.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
@@ -360,22 +348,8 @@ int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenar
     if (!result.differences.empty()) all_held = false;
   }
   env.recorder.SetObserver(nullptr);
-  if (html) {
-    try {
-      html->Commit(StepThroughPage(html_sections));
-    } catch (const OutputFileError& e) {
-      fmt::print(stderr, "dedupsim: {}\n", e.what());
-      return kExitCannotWrite;
-    }
-  }
-  if (timeline) {
-    try {
-      timeline->Commit(SvgTimeline(sections));
-    } catch (const OutputFileError& e) {
-      fmt::print(stderr, "dedupsim: {}\n", e.what());
-      return kExitCannotWrite;
-    }
-  }
+  if (!CommitOutputFile(&html, [&] { return StepThroughPage(html_sections); })) return kExitCannotWrite;
+  if (!CommitOutputFile(&timeline, [&] { return SvgTimeline(sections); })) return kExitCannotWrite;
   return all_held ? kExitOk : kExitCheckFailed;
 }
 
