@@ -30,8 +30,13 @@ volatile std::sig_atomic_t g_stop = 0;
 
 void OnTerm(int) { g_stop = 1; }
 
+int Stop(const std::string& dir);
+
 int Start(const std::string& dir) {
   ::mkdir(dir.c_str(), 0755);
+  // One cluster per state folder: a keeper recorded there (a start run twice, as
+  // `ctest --repeat` does) is stopped first, or its cluster would outlive every stop.
+  if (std::ifstream(dir + "/pid")) Stop(dir);
   std::remove((dir + "/conninfo").c_str());
   int ready[2];
   if (::pipe(ready) != 0) return 3;
