@@ -105,7 +105,10 @@ TEST_CASE("concurrent: with no hold, the second copy does not wait", "[scenarios
   CHECK(r.outcome.line ==
         "[inbox]              two copies at once -> processed: True, False; Dune reserved: 2; "
         "second waited for the first: False");
-  CHECK(r.outcome.figures["waitMs"] == 0);
+  // Waiting is read from the lock intervals (B blocked while A held the write lock), not
+  // from waitMs: that counts every busy-handler call, and a WAL-index read can cost B one
+  // millisecond with A long gone (seen once in CI: waitMs 1, secondWaited false).
+  CHECK(r.outcome.figures["secondWaited"] == false);
   CHECK(r.differences.empty());
 }
 
