@@ -266,36 +266,50 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const InstanceTask&
   ch.CloseAll();  // the children hold the ends they use: a death reads as EOF on the other side
 
   std::vector<InstanceResult> results;
-  std::string failure;
-  for (size_t i = 0; i < children.size(); ++i) {
-    std::string text = ReadAll(children[i].fd);
-    ::close(children[i].fd);
-    int status = 0;
-    WaitChild(children[i].pid, &status);
-    nlohmann::json message = nlohmann::json::parse(text, nullptr, false);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.is_discarded()) {
-      if (failure.empty()) {
-        failure = fmt::format("instance {} (pid {}) {}", tasks[i]->name, children[i].pid,
-                              DescribeWaitStatus(status));
-      }
-      continue;
-    }
-    InstanceResult r;
-    r.name = tasks[i]->name;
-    r.pid = static_cast<int>(children[i].pid);
-    r.value = message["value"];
-    r.elapsed = std::chrono::microseconds(message.value("elapsedUs", int64_t{0}));
+  for (ChildReport& report :
+       CollectChildReports(env, {{tasks[0]->name, children[0].pid, children[0].fd},
+                                 {tasks[1]->name, children[1].pid, children[1].fd}})) {
+    InstanceResult r = std::move(report.result);
+    const nlohmann::json& message = report.message;
     r.busy.calls = message.value("busyCalls", int64_t{0});
     r.busy.waited = std::chrono::microseconds(message.value("waitedUs", int64_t{0}));
     r.locks = LocksFromJson(message["locks"]);
-    for (const TraceEvent& e : EventsFromJson(message["events"])) env.recorder.Record(e);
     results.push_back(std::move(r));
   }
-  if (!failure.empty()) throw UnplannedDeath(failure);
   return results;
 }
 
 }  // namespace
+
+std::vector<ChildReport> CollectChildReports(ScenarioEnv& env,
+                                             const std::vector<ChildInstance>& children) {
+  std::vector<ChildReport> reports;
+  std::string failure;
+  for (const ChildInstance& child : children) {
+    std::string text = ReadAll(child.fd);
+    ::close(child.fd);
+    int status = 0;
+    WaitChild(child.pid, &status);
+    nlohmann::json message = nlohmann::json::parse(text, nullptr, false);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.is_discarded()) {
+      if (failure.empty()) {
+        failure = fmt::format("instance {} (pid {}) {}", child.name, child.pid,
+                              DescribeWaitStatus(status));
+      }
+      continue;
+    }
+    ChildReport report;
+    report.result.name = child.name;
+    report.result.pid = child.pid;
+    report.result.value = message["value"];
+    report.result.elapsed = std::chrono::microseconds(message.value("elapsedUs", int64_t{0}));
+    for (const TraceEvent& e : EventsFromJson(message["events"])) env.recorder.Record(e);
+    report.message = std::move(message);
+    reports.push_back(std::move(report));
+  }
+  if (!failure.empty()) throw UnplannedDeath(failure);
+  return reports;
+}
 
 std::vector<InstanceResult> RunInstancePair(ScenarioEnv& env, const InstanceTask& first,
                                             const InstanceTask& second, const PairTiming& timing) {

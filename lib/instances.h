@@ -58,6 +58,22 @@ struct InstanceResult {
 std::vector<InstanceResult> RunInstancePair(ScenarioEnv& env, const InstanceTask& first,
                                             const InstanceTask& second, const PairTiming& timing);
 
+// A forked instance whose report, one JSON object ({"value", "elapsedUs", "events", ...}),
+// arrives on fd; CollectChildReports closes fd and reaps pid.
+struct ChildInstance {
+  std::string name;
+  int pid = -1;
+  int fd = -1;
+};
+struct ChildReport {
+  InstanceResult result;   // name, pid, value and elapsed; the rest is the caller's
+  nlohmann::json message;  // the whole report, for what the caller's children add
+};
+// Reads each child's report in order, reaps it and records its trace events. Throws
+// UnplannedDeath naming the first child that failed or sent no report.
+std::vector<ChildReport> CollectChildReports(ScenarioEnv& env,
+                                             const std::vector<ChildInstance>& children);
+
 // Milliseconds from the trace's origin to t (for figures).
 double MsSinceOrigin(const ScenarioEnv& env, SteadyTime t);
 

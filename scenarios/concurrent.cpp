@@ -268,31 +268,12 @@ std::vector<InstanceResult> RunStorePairAsProcesses(
   ::close(blocked[1]);
 
   std::vector<InstanceResult> results;
-  std::string failure;
-  const StoreTask* tasks[2] = {&first_task, &second_task};
-  for (size_t i = 0; i < 2; ++i) {
-    std::string text = ReadAll(children[i].fd);
-    ::close(children[i].fd);
-    int status = 0;
-    WaitChild(children[i].pid, &status);
-    nlohmann::json message = nlohmann::json::parse(text, nullptr, false);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.is_discarded()) {
-      if (failure.empty()) {
-        failure = fmt::format("instance {} (pid {}) {}", tasks[i]->name, children[i].pid,
-                              DescribeWaitStatus(status));
-      }
-      continue;
-    }
-    InstanceResult r;
-    r.name = tasks[i]->name;
-    r.pid = static_cast<int>(children[i].pid);
-    r.value = message["value"];
-    r.elapsed = std::chrono::microseconds(message.value("elapsedUs", int64_t{0}));
-    for (const TraceEvent& e : EventsFromJson(message["events"])) env.recorder.Record(e);
-    if (i == 1) *second_statements = StatementsFromJson(message["statements"]);
-    results.push_back(std::move(r));
+  for (ChildReport& report : CollectChildReports(
+           env, {{first_task.name, static_cast<int>(children[0].pid), children[0].fd},
+                 {second_task.name, static_cast<int>(children[1].pid), children[1].fd}})) {
+    if (results.size() == 1) *second_statements = StatementsFromJson(report.message["statements"]);
+    results.push_back(std::move(report.result));
   }
-  if (!failure.empty()) throw UnplannedDeath(failure);
   return results;
 }
 
