@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -51,8 +53,12 @@ std::string Drain(int fd) {
 }  // namespace
 
 CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& extra_env) {
+  // Close-on-exec: a binary started meanwhile by another thread (RunCliEach) must not hold
+  // this run's write ends open, or this run's output would not end with its process.
   int out_pipe[2], err_pipe[2];
-  if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe failed");
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -93,6 +99,30 @@ CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::st
   ::waitpid(pid, &status, 0);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+std::vector<CliResult> RunCliEach(const std::vector<std::vector<std::string>>& commands,
+                                  size_t at_once) {
+  std::vector<CliResult> results(commands.size());
+  std::vector<std::exception_ptr> errors(commands.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  for (size_t w = 0; w < std::min(at_once, commands.size()); ++w) {
+    workers.emplace_back([&] {
+      for (size_t i = next++; i < commands.size(); i = next++) {
+        try {
+          results[i] = RunCli(commands[i]);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  return results;
 }
 
 CliResult RunCliOnTerminal(const std::vector<std::string>& args,

@@ -41,6 +41,12 @@ struct CliResult {
 CliResult RunCli(const std::vector<std::string>& args,
                  const std::vector<std::string>& extra_env = {});
 
+// Runs each command as RunCli does, up to `at_once` at a time (for runs that mostly wait out
+// their holds; each run has its own database), and returns the results in the commands'
+// order.
+std::vector<CliResult> RunCliEach(const std::vector<std::vector<std::string>>& commands,
+                                  size_t at_once = 8);
+
 // Runs the dedupsim binary with its stdout and stderr on a pseudo-terminal (so isatty is
 // true), with the environment less NO_COLOR and TERM, plus env (e.g. "NO_COLOR=1",
 // "TERM=xterm"). Returns what the terminal showed, with "\r\n" turned into "\n".

@@ -2,14 +2,14 @@
 # Builds dedupsim and its tests with sanitizers and runs them, each in its own build folder
 # (docs/testing.md says what runs where, and why):
 #   build-asan: -fsanitize=address,undefined. The whole CTest suite but the Chromium
-#               renders (they test the browser on pictures the other tests already make
-#               under the sanitizer) and the CPU-hog race test (its hog only slows the
-#               sanitizer down; the other race tests run).
-#   build-tsan: -fsanitize=thread. The tests where threads meet, or where a process made
-#               threads before it forks: the explorer (one thread per instance), the
-#               instance runner (threads and processes), bench, soak, the scenarios, faults,
-#               the SQLite layer and every end-to-end run of the binary (it has a signal
-#               thread from its start and forks children for kills and processes).
+#               renders (label `browser`: they test the browser on pictures the other tests
+#               already make under the sanitizer) and the CPU-hog race tests (label `hog`:
+#               the hog only slows the sanitizer down; the other race tests run).
+#   build-tsan: -fsanitize=thread. By hand (`all`, `thread`): the same selection as
+#               build-asan. In CI (`ci`): the tests labelled `tsan` (tests/CMakeLists.txt),
+#               where threads meet or a process forks: the explorer (one thread per
+#               instance), the races (the instance runner, threads and processes), bench and
+#               soak; only the targets they need are built (no PostgreSQL test binary).
 # Both are optimised at -O1 with line tables (-g1): reports name file and line, and the
 # build costs less than -O2 -g.
 #
@@ -18,21 +18,45 @@
 # (log_path), and the run fails when any such file exists: a report in a child whose
 # output a test captured, or whose exit it expected to fail, is not lost.
 #
-#   bash tools/sanitize.sh            both
+#   bash tools/sanitize.sh            both, every test but `browser` and `hog`
 #   bash tools/sanitize.sh address    only build-asan
 #   bash tools/sanitize.sh thread     only build-tsan
-# Environment: SANITIZE_JOBS (default: the number of cores) for the builds and the tests.
+#   bash tools/sanitize.sh ci         build-asan, then build-tsan over the `tsan` label
+#                                     (what .ci/run runs)
+# Each build and each run prints its wall and CPU time ("sanitize: ..." on stderr).
+# Environment: SANITIZE_JOBS (default: the number of cores) for the builds and the tests;
+# CCACHE_DISABLE=1 configures a new build folder without ccache (as on a fresh machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-all}"
 jobs="${SANITIZE_JOBS:-$(nproc)}"
+case "$which" in
+  all | address | thread | ci) ;;
+  *)
+    echo "usage: bash tools/sanitize.sh [all|address|thread|ci]" >&2
+    exit 2
+    ;;
+esac
 launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+if command -v ccache >/dev/null && [ -z "${CCACHE_DISABLE:-}" ]; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 
-build() {  # $1 folder, $2 sanitizers
-  cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" \
-    -DDEDUPSIM_SANITIZE="$2" -DDEDUPSIM_TESTS=ON "${launcher[@]}" >/dev/null
-  cmake --build "$1" -j"$jobs"  # every test target: dedupsim, both test binaries, the pg fixture
+# Prints a phase's wall and CPU time (its processes and their children) when it ends.
+timed() {  # $1 phase name, the rest: the command
+  local TIMEFORMAT="sanitize: $1: %0R s wall, %0U s user, %0S s sys"
+  shift
+  time "$@"
+}
+
+build() {  # $1 folder, $2 sanitizers, the rest: targets (none: every target)
+  local folder="$1" sanitizers="$2"
+  shift 2
+  local targets=()
+  if [ $# -gt 0 ]; then targets=(--target "$@"); fi
+  cmake -S . -B "$folder" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" \
+    -DDEDUPSIM_SANITIZE="$sanitizers" -DDEDUPSIM_TESTS=ON "${launcher[@]}" >/dev/null
+  cmake --build "$folder" -j"$jobs" "${targets[@]}"
 }
 
 # $1 folder; the rest: ctest arguments. Fails on a test failure or on any report file.
@@ -43,7 +67,8 @@ run() {
   rm -rf "$logs"
   mkdir -p "$logs"
   local status=0
-  ctest --test-dir "$folder" --output-on-failure -j"$jobs" "$@" ||
+  # --no-tests=error: a selection that selects nothing fails.
+  ctest --test-dir "$folder" --output-on-failure --no-tests=error -j"$jobs" "$@" ||
     status=$?
   if compgen -G "$logs/*" >/dev/null; then
     echo "sanitize: reports in $logs:" >&2
@@ -57,23 +82,30 @@ run() {
 }
 
 status=0
-if [ "$which" = all ] || [ "$which" = address ]; then
+if [ "$which" = all ] || [ "$which" = address ] || [ "$which" = ci ]; then
   echo "sanitize: address,undefined" >&2
-  build build-asan address,undefined
+  # Every target: the PostgreSQL tests run too.
+  timed "build-asan build" build build-asan address,undefined
   logs="$PWD/build-asan/sanitizer-logs"
   ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:log_path=$logs/asan" \
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan" \
-    run build-asan -E 'chromium|cpu_hog' || status=1
+    timed "build-asan tests" run build-asan -LE 'browser|hog' || status=1
 fi
 
-if [ "$which" = all ] || [ "$which" = thread ]; then
+if [ "$which" = all ] || [ "$which" = thread ] || [ "$which" = ci ]; then
   echo "sanitize: thread" >&2
-  build build-tsan thread
+  selection=(-LE 'browser|hog')
+  targets=()
+  if [ "$which" = ci ]; then
+    selection=(-L tsan)
+    targets=(dedupsim dedupsim_tests)
+  fi
+  timed "build-tsan build" build build-tsan thread "${targets[@]}"
   logs="$PWD/build-tsan/sanitizer-logs"
   # No thread-leak reports: a std::thread left unjoined already terminates the program, so
   # the only leak TSan could report is the one an interrupt makes on purpose (cli/interrupt:
   # _exit ends the process with its threads, as Ctrl-C must).
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:report_thread_leaks=0:log_path=$logs/tsan" \
-    run build-tsan -E 'chromium|cpu_hog' || status=1
+    timed "build-tsan tests" run build-tsan "${selection[@]}" || status=1
 fi
 exit "$status"
