@@ -22,18 +22,20 @@
 #   bash tools/sanitize.sh address    only build-asan
 #   bash tools/sanitize.sh thread     only build-tsan
 #   bash tools/sanitize.sh ci         build-asan, then build-tsan over the `tsan` label
-#                                     (what .ci/run runs)
+#                                     (what .ci/run runs); `ci address` or `ci thread`:
+#                                     one half of it
 # Each build and each run prints its wall and CPU time ("sanitize: ..." on stderr).
 # Environment: SANITIZE_JOBS (default: the number of cores) for the builds and the tests;
 # CCACHE_DISABLE=1 configures a new build folder without ccache (as on a fresh machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-all}"
+part="${2:-}"  # after ci: address or thread, only that half of the CI mode
 jobs="${SANITIZE_JOBS:-$(nproc)}"
-case "$which" in
-  all | address | thread | ci) ;;
+case "$which:$part" in
+  all: | address: | thread: | ci: | ci:address | ci:thread) ;;
   *)
-    echo "usage: bash tools/sanitize.sh [all|address|thread|ci]" >&2
+    echo "usage: bash tools/sanitize.sh [all|address|thread|ci [address|thread]]" >&2
     exit 2
     ;;
 esac
@@ -82,7 +84,8 @@ run() {
 }
 
 status=0
-if [ "$which" = all ] || [ "$which" = address ] || [ "$which" = ci ]; then
+if [ "$which" = all ] || [ "$which" = address ] || [ "$which:$part" = ci: ] ||
+  [ "$which:$part" = ci:address ]; then
   echo "sanitize: address,undefined" >&2
   # Every target: the PostgreSQL tests run too.
   timed "build-asan build" build build-asan address,undefined
@@ -92,7 +95,8 @@ if [ "$which" = all ] || [ "$which" = address ] || [ "$which" = ci ]; then
     timed "build-asan tests" run build-asan -LE 'browser|hog' || status=1
 fi
 
-if [ "$which" = all ] || [ "$which" = thread ] || [ "$which" = ci ]; then
+if [ "$which" = all ] || [ "$which" = thread ] || [ "$which:$part" = ci: ] ||
+  [ "$which:$part" = ci:thread ]; then
   echo "sanitize: thread" >&2
   selection=(-LE 'browser|hog')
   targets=()
