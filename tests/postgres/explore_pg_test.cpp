@@ -110,9 +110,8 @@ TEST_CASE("explore on PostgreSQL: the rows added through the store seam, and the
   CHECK(Cell(explorer, "optimistic-email", "crash") == "twice ×4 (7)");
 }
 
-TEST_CASE(
-    "explore on PostgreSQL: the added rows' reduced search gives brute force's outcomes",
-    "[postgres]") {
+TEST_CASE("explore on PostgreSQL: the added rows' reduced search gives brute force's outcomes",
+          "[postgres]") {
   PgDatabase db = PgDatabase::Open(Conninfo(), "t_explore_more_reduction");
   ExploreOptions reduced;
   reduced.postgres = &db;
