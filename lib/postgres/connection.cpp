@@ -279,9 +279,14 @@ void PgConnection::ExecScript(const std::string& sql) {
 
 // One look from the side connection: is the backend waiting for a lock, and on whom? A
 // tuple lock the waiter holds (or waits for) names the table of the row it waits on.
+// Only client backends count as blockers: an autovacuum worker truncating one of our tables
+// takes a brief exclusive lock (and gives it up when someone waits), which is no consumer's
+// lock and must not be reported, or scheduled, as a wait on one.
 bool PgConnection::CheckWait(WatchedStatement& wait, std::string_view target) {
   static constexpr const char* kLook =
-      "SELECT a.wait_event_type, a.wait_event, pg_blocking_pids(a.pid)::text, "
+      "SELECT a.wait_event_type, a.wait_event, "
+      "(SELECT coalesce(array_agg(b.pid), '{}')::text FROM pg_stat_activity b "
+      " WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND b.backend_type = 'client backend'), "
       "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
       " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1) "
       "FROM pg_stat_activity a WHERE a.pid = $1";
