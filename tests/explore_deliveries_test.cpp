@@ -4,8 +4,8 @@
 // copies are two interleaved deliveries, and nothing is said that the trace does not show.
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <numeric>
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "explore/deliveries.h"
 #include "explore/explorer.h"
@@ -57,8 +57,8 @@ TEST_CASE("check-then-process under crash: two deliveries, the first commits and
   CHECK(again.attempt == 2);
   CHECK(first.steps == std::vector<size_t>{1, 2, 3});
   CHECK(again.steps == std::vector<size_t>{4, 5, 6, 7});
-  CHECK(first.did == Strings{"SELECT Inbox: no row", "UPDATE StockItems",
-                             "crash at AfterStockCommitted"});
+  CHECK(first.did ==
+        Strings{"SELECT Inbox: no row", "UPDATE StockItems", "crash at AfterStockCommitted"});
   // The update ran outside a transaction: committed before the crash, so it stays.
   CHECK(first.committed == Strings{"UPDATE StockItems"});
   CHECK(first.undone.empty());
@@ -72,14 +72,20 @@ TEST_CASE("check-then-process under crash: two deliveries, the first commits and
   CHECK(again.ended == "acked (processed)");
   CHECK(FormatDeliveries(run.deliveries, "") ==
         "2 deliveries:\n"
-        "  1  A  message " + first.message.substr(0, 8) + ", attempt 1, steps 1-3:\n"
-        "        did: SELECT Inbox: no row, UPDATE StockItems, crash at AfterStockCommitted\n"
-        "        committed: UPDATE StockItems\n"
-        "        ended: crashed at AfterStockCommitted: not acked, so the broker delivers it again\n"
-        "  2  A  message " + first.message.substr(0, 8) + ", attempt 2, steps 4-7:\n"
-        "        did: SELECT Inbox: no row, UPDATE StockItems, AfterStockCommitted, INSERT Inbox\n"
-        "        committed: UPDATE StockItems, INSERT Inbox\n"
-        "        ended: acked (processed)\n");
+        "  1  A  message " +
+            first.message.substr(0, 8) +
+            ", attempt 1, steps 1-3:\n"
+            "        did: SELECT Inbox: no row, UPDATE StockItems, crash at AfterStockCommitted\n"
+            "        committed: UPDATE StockItems\n"
+            "        ended: crashed at AfterStockCommitted: not acked, so the broker delivers it "
+            "again\n"
+            "  2  A  message " +
+            first.message.substr(0, 8) +
+            ", attempt 2, steps 4-7:\n"
+            "        did: SELECT Inbox: no row, UPDATE StockItems, AfterStockCommitted, INSERT "
+            "Inbox\n"
+            "        committed: UPDATE StockItems, INSERT Inbox\n"
+            "        ended: acked (processed)\n");
 }
 
 TEST_CASE("check-then-process under concurrent: two copies on A and B, interleaved",
@@ -164,7 +170,8 @@ TEST_CASE("deliveries: a duplicate skipped, and the provider's writes named as i
 }
 
 TEST_CASE("dedupsim check prints the deliveries first, and in JSON", "[explore][deliveries][cli]") {
-  std::string file = std::string(DEDUPSIM_SOURCE_DIR) + "/examples/consumers/check-then-process.toml";
+  std::string file =
+      std::string(DEDUPSIM_SOURCE_DIR) + "/examples/consumers/check-then-process.toml";
   CliResult text = RunCli({"check", file, "--fault", "crash"});
   CHECK(text.exit_code == 1);
   size_t head = text.out.find(
@@ -188,8 +195,8 @@ TEST_CASE("dedupsim check prints the deliveries first, and in JSON", "[explore][
   CHECK(d[1]["end"] == "acked");
   CHECK(d[1]["steps"] == nlohmann::json::array({4, 5, 6, 7}));
   // explore --counterexample: the same deliveries, above the trace.
-  CliResult explored = RunCli({"explore", "--strategy", "check-then-process", "--fault", "crash",
-                              "--counterexample"});
+  CliResult explored = RunCli(
+      {"explore", "--strategy", "check-then-process", "--fault", "crash", "--counterexample"});
   CHECK(explored.exit_code == 0);
   size_t deliveries = explored.out.find("\n2 deliveries:\n  1  A  message ");
   size_t trace = explored.out.find("\ntrace:\n");

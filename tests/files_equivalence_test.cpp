@@ -100,8 +100,8 @@ namespace {
 std::vector<std::string> Words(const std::vector<TraceEvent>& events) {
   std::vector<std::string> out;
   for (const TraceEvent& e : events) {
-    if (e.kind == "ack" || e.kind == "send") out.push_back(e.instance + " " + e.kind + " " +
-                                                           (e.kind == "ack" ? e.detail : e.result));
+    if (e.kind == "ack" || e.kind == "send")
+      out.push_back(e.instance + " " + e.kind + " " + (e.kind == "ack" ? e.detail : e.result));
   }
   return out;
 }
@@ -137,9 +137,10 @@ TEST_CASE("a keyed send-email turned away ends the delivery skipped, as its C++ 
         std::vector<std::string> want = Words(twin_trace.Events());
         INFO(fault << " " << twin_plans[p].variant);
         CHECK(Words(file_trace.Events()) == want);
-        turned_away += static_cast<int>(std::count_if(want.begin(), want.end(), [](const std::string& w) {
-          return w.ends_with(" send AlreadySent");
-        }));
+        turned_away +=
+            static_cast<int>(std::count_if(want.begin(), want.end(), [](const std::string& w) {
+              return w.ends_with(" send AlreadySent");
+            }));
       }
     }
   }

@@ -14,9 +14,7 @@ namespace dedupsim::explore {
 
 namespace {
 
-bool IsWriteOp(const std::string& op) {
-  return op == "INSERT" || op == "UPDATE" || op == "DELETE";
-}
+bool IsWriteOp(const std::string& op) { return op == "INSERT" || op == "UPDATE" || op == "DELETE"; }
 
 std::string CopyKey(const std::string& message, std::string_view subscriber) {
   return message + "/" + std::string(subscriber);
@@ -96,8 +94,8 @@ std::vector<DeliveryAttempt> DeliveriesOf(const Plan& plan, const ScheduleResult
                                           const std::vector<TraceEvent>& events) {
   std::vector<DeliveryAttempt> out;
   CopyNumbers copies = NumberCopies(plan);
-  std::map<std::string, size_t> current;    // instance -> its attempt under way (index in out)
-  std::map<std::string, int> position;      // instance -> its delivery (position in script)
+  std::map<std::string, size_t> current;      // instance -> its attempt under way (index in out)
+  std::map<std::string, int> position;        // instance -> its delivery (position in script)
   std::map<std::string, OpenTransaction> tx;  // instance/target -> its open transaction
   bool deadlock = false;
 
@@ -113,7 +111,8 @@ std::vector<DeliveryAttempt> DeliveriesOf(const Plan& plan, const ScheduleResult
     if (e.kind == "deadlock") deadlock = true;
     if (e.kind == "deliver") {
       size_t instance = 0;
-      while (instance < plan.instances.size() && InstanceName(static_cast<int>(instance)) != e.instance)
+      while (instance < plan.instances.size() &&
+             InstanceName(static_cast<int>(instance)) != e.instance)
         ++instance;
       if (instance == plan.instances.size()) {
         throw std::logic_error("a delivery to an instance the plan does not have: " + e.instance);
@@ -197,14 +196,14 @@ std::vector<DeliveryAttempt> DeliveriesOf(const Plan& plan, const ScheduleResult
   for (size_t i = 0; i < run.attempts.size(); ++i) {
     int64_t a = run.attempts[i];
     if (a < 1 || static_cast<size_t>(a) > out.size()) {
-      throw std::logic_error(fmt::format(
-          "step {} belongs to delivery attempt {}, and the trace shows {} attempts", i + 1, a,
-          out.size()));
+      throw std::logic_error(
+          fmt::format("step {} belongs to delivery attempt {}, and the trace shows {} attempts",
+                      i + 1, a, out.size()));
     }
     DeliveryAttempt& d = out[static_cast<size_t>(a - 1)];
     if (run.steps[i].substr(0, d.instance.size()) != d.instance) {
-      throw std::logic_error(fmt::format("step {} ({}) is not {}'s", i + 1, run.steps[i],
-                                         d.instance));
+      throw std::logic_error(
+          fmt::format("step {} ({}) is not {}'s", i + 1, run.steps[i], d.instance));
     }
     d.steps.push_back(i + 1);
   }
@@ -225,10 +224,11 @@ std::string StepRanges(const std::vector<size_t>& steps) {
 
 std::string FormatDeliveries(const std::vector<DeliveryAttempt>& deliveries,
                              std::string_view indent) {
-  std::string out = fmt::format("{} deliver{}:\n", deliveries.size(),
-                                deliveries.size() == 1 ? "y" : "ies");
+  std::string out =
+      fmt::format("{} deliver{}:\n", deliveries.size(), deliveries.size() == 1 ? "y" : "ies");
   bool several = false;
-  for (const DeliveryAttempt& d : deliveries) several = several || d.subscriber != deliveries[0].subscriber;
+  for (const DeliveryAttempt& d : deliveries)
+    several = several || d.subscriber != deliveries[0].subscriber;
   for (size_t i = 0; i < deliveries.size(); ++i) {
     const DeliveryAttempt& d = deliveries[i];
     std::string copy = d.copies > 1 ? fmt::format("copy {} of ", d.copy) : "";
@@ -240,9 +240,11 @@ std::string FormatDeliveries(const std::vector<DeliveryAttempt>& deliveries,
     out += fmt::format("{}{:>3}  {}  {}message {}{}, attempt {}, {}:\n", indent, i + 1, d.instance,
                        copy, d.message.substr(0, 8), to, d.attempt, steps);
     std::string pad = std::string(indent) + "        ";
-    out += fmt::format("{}did: {}\n", pad, d.did.empty() ? "nothing" : fmt::format("{}", fmt::join(d.did, ", ")));
-    out += fmt::format("{}committed: {}\n", pad,
-                       d.committed.empty() ? "nothing" : fmt::format("{}", fmt::join(d.committed, ", ")));
+    out += fmt::format("{}did: {}\n", pad,
+                       d.did.empty() ? "nothing" : fmt::format("{}", fmt::join(d.did, ", ")));
+    out += fmt::format(
+        "{}committed: {}\n", pad,
+        d.committed.empty() ? "nothing" : fmt::format("{}", fmt::join(d.committed, ", ")));
     if (!d.undone.empty()) {
       out += fmt::format("{}rolled back: {}\n", pad, fmt::join(d.undone, ", "));
     }

@@ -592,8 +592,8 @@ class Worker final : public StepGate, public PgStepGate {
   const std::string name_;
   const InstanceScript* script_ = nullptr;
   Recorder* recorder_ = nullptr;
-  DeliveryRef delivery_;      // the attempt under way: message and the broker's number
-  int64_t attempt_seq_ = 0;   // the run's count of attempts when it started
+  DeliveryRef delivery_;     // the attempt under way: message and the broker's number
+  int64_t attempt_seq_ = 0;  // the run's count of attempts when it started
   std::optional<Connection> db_;
   std::optional<Connection> aux_;
   std::unique_ptr<PgStore> pg_;  // on PostgreSQL, instead of db_ and aux_

@@ -76,23 +76,23 @@ struct Figures {
 
 // How one delivery attempt ended (see deliveries.h).
 enum class DeliveryEnd {
-  kAcked,       // the consumer returned Processed and acked
-  kSkipped,     // returned Skipped: a duplicate, acked without the work
-  kReconcile,   // returned NeedsReconciliation: acked, flagged for a person
-  kCrashed,     // the process died at a step; not acked, so the broker redelivers
-  kRefused,     // the database refused it (an error): not acked, redelivered or given up
-  kStopped,     // the run ended first (a deadlock was broken by stopping every instance)
+  kAcked,      // the consumer returned Processed and acked
+  kSkipped,    // returned Skipped: a duplicate, acked without the work
+  kReconcile,  // returned NeedsReconciliation: acked, flagged for a person
+  kCrashed,    // the process died at a step; not acked, so the broker redelivers
+  kRefused,    // the database refused it (an error): not acked, redelivered or given up
+  kStopped,    // the run ended first (a deadlock was broken by stopping every instance)
 };
 
 struct DeliveryAttempt {
-  std::string instance;    // "A"
-  std::string subscriber;  // the consumer (strategy) it was handed to
-  std::string message;     // the MessageId
-  int copy = 0;            // which copy of the message (1, 2, ...), in the broker's order
-  int copies = 0;          // how many copies of the message the plan has
-  int attempt = 0;         // the broker's number for this delivery of the copy (1 = first)
-  std::vector<size_t> steps;           // its steps' numbers in the schedule (1-based)
-  std::vector<std::string> did;        // what each step did: "SELECT Inbox: no row"
+  std::string instance;          // "A"
+  std::string subscriber;        // the consumer (strategy) it was handed to
+  std::string message;           // the MessageId
+  int copy = 0;                  // which copy of the message (1, 2, ...), in the broker's order
+  int copies = 0;                // how many copies of the message the plan has
+  int attempt = 0;               // the broker's number for this delivery of the copy (1 = first)
+  std::vector<size_t> steps;     // its steps' numbers in the schedule (1-based)
+  std::vector<std::string> did;  // what each step did: "SELECT Inbox: no row"
   std::vector<std::string> committed;  // writes whose commit it saw: "UPDATE StockItems"
   std::vector<std::string> undone;     // writes rolled back (by ROLLBACK, or by its death)
   DeliveryEnd end = DeliveryEnd::kStopped;
