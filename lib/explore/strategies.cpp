@@ -339,6 +339,7 @@ const Strategy kCacheCheckThenSet{
                      "AfterStockCommitted", "INSERT CacheKeys"},
     .aux_schema = kCacheSchema,
     .aux_reset = kCacheReset,
+    .aux_target = "cache",
     .handle = [](DeliveryContext& c, const OrderPlaced& m) {
       return HandleWithCache(c, m, CacheWrite::kCheckThenSet);
     },
@@ -354,6 +355,7 @@ const Strategy kCacheSetIfAbsent{
                      "AfterStockCommitted"},
     .aux_schema = kCacheSchema,
     .aux_reset = kCacheReset,
+    .aux_target = "cache",
     .handle = [](DeliveryContext& c, const OrderPlaced& m) {
       return HandleWithCache(c, m, CacheWrite::kSetIfAbsent);
     },
@@ -370,6 +372,7 @@ const Strategy kEmailReconcile{
                      "UPDATE Inbox"},
     .aux_schema = kProviderSchema,
     .aux_reset = kProviderReset,
+    .aux_target = "email provider",
     .handle = [](DeliveryContext& c, const OrderPlaced& m) {
       if (c.aux == nullptr) throw std::logic_error("email-reconcile ran without its second file");
       IdempotentEmailProvider provider(*c.aux, c.clock);
