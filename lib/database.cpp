@@ -9,19 +9,17 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
 #include <mutex>
 #include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "database_setup.h"
 #include "pause_point.h"
@@ -66,7 +64,9 @@ void CheckApplicationId(const std::string& path, uint32_t application_id, const 
   if (got < 100 || std::memcmp(header.data(), kMagic, sizeof kMagic) != 0) {
     throw DatabaseError(fmt::format("{}: not an SQLite database", path));
   }
-  auto byte = [&](int i) { return static_cast<uint32_t>(static_cast<unsigned char>(header[static_cast<size_t>(i)])); };
+  auto byte = [&](int i) {
+    return static_cast<uint32_t>(static_cast<unsigned char>(header[static_cast<size_t>(i)]));
+  };
   uint32_t app_id = byte(68) << 24 | byte(69) << 16 | byte(70) << 8 | byte(71);
   if (app_id != application_id) {
     throw DatabaseError(fmt::format(
@@ -318,7 +318,8 @@ Connection DatabaseFile::SetUpTemporary() {
   Connection connection(path_, options);
   SetUpWithoutFsync(connection, true);
   connection.ExecScript("PRAGMA journal_mode=MEMORY");
-  connection.ExecScript(fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kApplicationId)));
+  connection.ExecScript(
+      fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kApplicationId)));
   CreateSchema(connection);
   connection.ExecScript(settings_.journal == JournalMode::kWal ? "PRAGMA journal_mode=WAL"
                                                                : "PRAGMA journal_mode=DELETE");
@@ -357,7 +358,8 @@ void DatabaseFile::Initialise() {
   Connection connection(path_, options);
   // The marker and the schema go in before WAL is switched on, so they are in the main
   // file itself and a later header check finds them even if no checkpoint ever runs.
-  connection.ExecScript(fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kApplicationId)));
+  connection.ExecScript(
+      fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kApplicationId)));
   CreateSchema(connection);
 }
 

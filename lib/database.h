@@ -93,7 +93,7 @@ class DatabaseFile {
   std::string path_;
   DatabaseSettings settings_;
   bool temporary_;
-  int lock_fd_ = -1;  // holds the flock that keeps other dedupsim processes out
+  int lock_fd_ = -1;            // holds the flock that keeps other dedupsim processes out
   std::unique_ptr<Kept> kept_;  // SetUpConnection::kKeep only
 };
 

@@ -150,7 +150,8 @@ std::unique_ptr<Store> SqliteBackend::Open(Recorder* recorder, const std::string
 
 void SqliteBackend::ResetInventory(const StockItem& item) const {
   // dedupsim's set-up, not the lesson's
-  db_.WithSetUpConnection([&](Connection& connection) { dedupsim::ResetInventory(connection, item); });
+  db_.WithSetUpConnection(
+      [&](Connection& connection) { dedupsim::ResetInventory(connection, item); });
 }
 
 void SqliteBackend::AddStock(const StockItem& item) const {
@@ -167,13 +168,15 @@ void SqliteBackend::AddStock(const StockItem& item) const {
 
 StockItem SqliteBackend::ReadStock(std::string_view book_id) const {
   StockItem item;
-  db_.WithReadConnection([&](Connection& connection) { item = dedupsim::ReadStock(connection, book_id); });
+  db_.WithReadConnection(
+      [&](Connection& connection) { item = dedupsim::ReadStock(connection, book_id); });
   return item;
 }
 
 int64_t SqliteBackend::CountRows(std::string_view table) const {
   int64_t rows = 0;
-  db_.WithReadConnection([&](Connection& connection) { rows = dedupsim::CountRows(connection, table); });
+  db_.WithReadConnection(
+      [&](Connection& connection) { rows = dedupsim::CountRows(connection, table); });
   return rows;
 }
 
