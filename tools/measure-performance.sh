@@ -59,10 +59,8 @@ dirty=""
 [ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=" (with uncommitted changes)"
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build_dir/CMakeCache.txt" 2>/dev/null || true)
 sqlite_version=$(python3 -c 'import sqlite3; print(sqlite3.sqlite_version)' 2>/dev/null || echo "?")
-echo "## Measured at $commit$dirty"
-echo
-echo "$(date -u '+%Y-%m-%d %H:%M UTC'), \`$build_dir\` ($build_type build), $(nproc) CPUs, SQLite $sqlite_version, by \`sh tools/measure-performance.sh\`."
-echo "Load average (1 min) before and after each table: read them before the figures."
+echo "**At $commit$dirty**, $(date -u '+%Y-%m-%d %H:%M UTC'), \`$build_dir\` ($build_type build), $(nproc) CPUs, SQLite $sqlite_version."
+echo "Each table gives the load average (1 minute) read before and after it: read it before the figures."
 echo
 
 # --- instructions per message (callgrind) -----------------------------------------------
