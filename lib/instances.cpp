@@ -78,24 +78,60 @@ struct RaceChannels {
   }
 };
 
-Connection Open(ScenarioEnv& env, const InstanceTask& task) {
-  Connection db = env.db.Connect();
-  db.SetTrace(&env.recorder, task.name);
-  db.KeepLockHistory();
-  return db;
-}
+// SQLite's instance: a traced connection keeping its lock history; blocked when its busy
+// handler runs.
+class SqlitePairInstance final : public PairInstance {
+ public:
+  SqlitePairInstance(ScenarioEnv& env, const InstanceTask& task)
+      : db_(env.db.Connect()), task_(task) {
+    db_.SetTrace(&env.recorder, task.name);
+    db_.KeepLockHistory();
+  }
+  void OnBlocked(std::function<void()> on_blocked) override {
+    db_.OnBlocked(std::move(on_blocked));
+  }
+  void KeepWaitingWhile(std::function<bool()> first_pending) override {
+    db_.KeepWaitingWhile(std::move(first_pending));
+  }
+  nlohmann::json Run(const Hook& hold_point) override { return task_.body(db_, hold_point); }
+  void Finish(InstanceResult& result, SteadyTime started) override {
+    result.busy = db_.busy();
+    db_.Close();  // a transaction still open ends here, and its hold with it
+    result.locks = db_.lock_history();
+    result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Steady::now() - started);
+  }
 
-void Finish(Connection& db, InstanceResult& result, SteadyTime started) {
-  result.busy = db.busy();
-  db.Close();  // a transaction still open ends here, and its hold with it
-  result.locks = db.lock_history();
-  result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Steady::now() - started);
-}
+ private:
+  Connection db_;
+  const InstanceTask& task_;
+};
 
-InstanceResult RunFirst(ScenarioEnv& env, const InstanceTask& task, const PairTiming& timing,
-                        RaceChannels& ch) {
+// A store's instance: blocked when the store's wait listener is called.
+class StoreInstance final : public PairInstance {
+ public:
+  StoreInstance(std::function<std::unique_ptr<Store>()> open,
+                std::function<nlohmann::json(Store&, const Hook&)> body)
+      : store_(open()), body_(std::move(body)) {}
+  void OnBlocked(std::function<void()> on_blocked) override {
+    store_->SetWaitListener(std::move(on_blocked));
+  }
+  void KeepWaitingWhile(std::function<bool()>) override {}  // the server waits without a timeout
+  nlohmann::json Run(const Hook& hold_point) override { return body_(*store_, hold_point); }
+  void Finish(InstanceResult& result, SteadyTime started) override {
+    result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Steady::now() - started);
+    result.statements = store_->WatchedStatements();
+    store_.reset();  // closed before anyone reads the tables
+  }
+
+ private:
+  std::unique_ptr<Store> store_;
+  std::function<nlohmann::json(Store&, const Hook&)> body_;
+};
+
+InstanceResult RunFirst(const std::string& name, const PairInstanceOpener& open,
+                        const PairTiming& timing, RaceChannels& ch) {
   InstanceResult result;
-  result.name = task.name;
+  result.name = name;
   result.pid = static_cast<int>(getpid());
   bool announced = false;
   auto announce = [&](SteadyTime at) {
@@ -103,7 +139,7 @@ InstanceResult RunFirst(ScenarioEnv& env, const InstanceTask& task, const PairTi
     announced = true;
   };
   try {
-    Connection db = Open(env, task);
+    std::unique_ptr<PairInstance> instance = open(0);
     SteadyTime started = Steady::now();
     Hook hold_point = [&] {
       SteadyTime reached = Steady::now();
@@ -113,8 +149,8 @@ InstanceResult RunFirst(ScenarioEnv& env, const InstanceTask& task, const PairTi
         WaitReadable(ch.blocked.read, kEventTimeout);
       }
     };
-    result.value = task.body(db, hold_point);
-    Finish(db, result, started);
+    result.value = instance->Run(hold_point);
+    instance->Finish(result, started);
   } catch (...) {
     if (!announced) announce(Steady::now());  // never leave the second waiting
     WriteAll(ch.ended.write, "e");
@@ -125,34 +161,39 @@ InstanceResult RunFirst(ScenarioEnv& env, const InstanceTask& task, const PairTi
   return result;
 }
 
-InstanceResult RunSecondUnguarded(ScenarioEnv& env, const InstanceTask& task,
+InstanceResult RunSecondUnguarded(const std::string& name, const PairInstanceOpener& open,
                                   const PairTiming& timing, RaceChannels& ch);
 
-InstanceResult RunSecond(ScenarioEnv& env, const InstanceTask& task, const PairTiming& timing,
-                         RaceChannels& ch) {
+InstanceResult RunSecond(const std::string& name, const PairInstanceOpener& open,
+                         const PairTiming& timing, RaceChannels& ch) {
+  InstanceResult result;
   try {
-    return RunSecondUnguarded(env, task, timing, ch);
+    result = RunSecondUnguarded(name, open, timing, ch);
   } catch (...) {
     WriteAll(ch.blocked.write, "b");  // never leave the first waiting
     throw;
   }
+  // Ended without meeting the first's lock: the first need not wait any longer.
+  WriteAll(ch.blocked.write, "b");
+  return result;
 }
 
-InstanceResult RunSecondUnguarded(ScenarioEnv& env, const InstanceTask& task,
+InstanceResult RunSecondUnguarded(const std::string& name, const PairInstanceOpener& open,
                                   const PairTiming& timing, RaceChannels& ch) {
   InstanceResult result;
-  result.name = task.name;
+  result.name = name;
   result.pid = static_cast<int>(getpid());
-  Connection db = Open(env, task);
+  std::unique_ptr<PairInstance> instance = open(1);
   bool told = false;
-  db.OnBlocked([&] {
+  instance->OnBlocked([&] {
     if (told) return;
     WriteAll(ch.blocked.write, "b");
     told = true;
   });
   // The first instance's transaction ends when it says so (or dies): until then, waiting
   // for its lock uses none of the busy timeout, however long the hold or a stall.
-  db.KeepWaitingWhile([&ch] { return !WaitReadable(ch.ended.read, std::chrono::milliseconds(0)); });
+  instance->KeepWaitingWhile(
+      [&ch] { return !WaitReadable(ch.ended.read, std::chrono::milliseconds(0)); });
   SteadyTime reached = Steady::now();
   if (WaitReadable(ch.reached.read, kEventTimeout)) {
     std::string line = ReadLine(ch.reached.read);
@@ -161,25 +202,25 @@ InstanceResult RunSecondUnguarded(ScenarioEnv& env, const InstanceTask& task,
   std::this_thread::sleep_until(reached + timing.stagger);
   if (timing.stagger >= timing.hold) WaitReadable(ch.ended.read, kEventTimeout);
   SteadyTime started = Steady::now();
-  result.value = task.body(db, Hook{});
-  Finish(db, result, started);
+  result.value = instance->Run(Hook{});
+  instance->Finish(result, started);
   return result;
 }
 
-std::vector<InstanceResult> RunAsThreads(ScenarioEnv& env, const InstanceTask& first,
-                                         const InstanceTask& second, const PairTiming& timing) {
+std::vector<InstanceResult> RunAsThreads(const std::array<std::string, 2>& names,
+                                         const PairInstanceOpener& open, const PairTiming& timing) {
   RaceChannels ch;
   std::vector<InstanceResult> results(2);
   std::array<std::exception_ptr, 2> errors;
   std::thread b([&] {
     try {
-      results[1] = RunSecond(env, second, timing, ch);
+      results[1] = RunSecond(names[1], open, timing, ch);
     } catch (...) {
       errors[1] = std::current_exception();
     }
   });
   try {
-    results[0] = RunFirst(env, first, timing, ch);
+    results[0] = RunFirst(names[0], open, timing, ch);
   } catch (...) {
     errors[0] = std::current_exception();
   }
@@ -212,15 +253,48 @@ LockHistory LocksFromJson(const nlohmann::json& j) {
   return h;
 }
 
-std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const InstanceTask& first,
-                                           const InstanceTask& second, const PairTiming& timing) {
+nlohmann::json StatementsToJson(const std::vector<WatchedStatement>& statements) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const WatchedStatement& s : statements) {
+    out.push_back({{"sql", s.sql},
+                   {"waited", s.waited},
+                   {"waitedOn", s.waited_on},
+                   {"waitEvent", s.wait_event},
+                   {"blockedBy", s.blocking_pids},
+                   {"error", s.error_code},
+                   {"rows", s.rows},
+                   {"us", s.elapsed.count()}});
+  }
+  return out;
+}
+
+std::vector<WatchedStatement> StatementsFromJson(const nlohmann::json& j) {
+  std::vector<WatchedStatement> out;
+  for (const auto& s : j) {
+    WatchedStatement w;
+    w.sql = s.value("sql", "");
+    w.waited = s.value("waited", false);
+    w.waited_on = s.value("waitedOn", "");
+    w.wait_event = s.value("waitEvent", "");
+    w.blocking_pids = s.value("blockedBy", std::vector<int>{});
+    w.error_code = s.value("error", "");
+    w.rows = s.value("rows", int64_t{-1});
+    w.elapsed = std::chrono::microseconds(s.value("us", int64_t{0}));
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env,
+                                           const std::array<std::string, 2>& names,
+                                           const PairInstanceOpener& open,
+                                           const PairTiming& timing) {
   struct Child {
     pid_t pid = -1;
     int fd = -1;
   };
   RaceChannels ch;
   std::array<Child, 2> children;
-  std::array<const InstanceTask*, 2> tasks{&first, &second};
   for (size_t i = 0; i < 2; ++i) {
     int fds[2];
     if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
@@ -240,10 +314,10 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const InstanceTask&
         InstanceResult r;
         if (i == 0) {
           ch.KeepFirstEnds();
-          r = RunFirst(env, *tasks[i], timing, ch);
+          r = RunFirst(names[i], open, timing, ch);
         } else {
           ch.KeepSecondEnds();
-          r = RunSecond(env, *tasks[i], timing, ch);
+          r = RunSecond(names[i], open, timing, ch);
         }
         nlohmann::json message;
         message["value"] = r.value;
@@ -251,11 +325,12 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const InstanceTask&
         message["busyCalls"] = r.busy.calls;
         message["waitedUs"] = r.busy.waited.count();
         message["locks"] = LocksToJson(r.locks);
+        message["statements"] = StatementsToJson(r.statements);
         message["events"] = EventsToJson(env.recorder.Events());
         WriteAll(fds[1], message.dump());
       } catch (const std::exception& e) {
-        WriteAll(STDERR_FILENO, fmt::format("dedupsim: instance {} (pid {}): {}\n", tasks[i]->name,
-                                            getpid(), e.what()));
+        WriteAll(STDERR_FILENO,
+                 fmt::format("dedupsim: instance {} (pid {}): {}\n", names[i], getpid(), e.what()));
         code = 70;
       }
       ::_exit(code);
@@ -267,13 +342,14 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env, const InstanceTask&
 
   std::vector<InstanceResult> results;
   for (ChildReport& report :
-       CollectChildReports(env, {{tasks[0]->name, children[0].pid, children[0].fd},
-                                 {tasks[1]->name, children[1].pid, children[1].fd}})) {
+       CollectChildReports(env, {{names[0], children[0].pid, children[0].fd},
+                                 {names[1], children[1].pid, children[1].fd}})) {
     InstanceResult r = std::move(report.result);
     const nlohmann::json& message = report.message;
     r.busy.calls = message.value("busyCalls", int64_t{0});
     r.busy.waited = std::chrono::microseconds(message.value("waitedUs", int64_t{0}));
     r.locks = LocksFromJson(message["locks"]);
+    r.statements = StatementsFromJson(message.value("statements", nlohmann::json::array()));
     results.push_back(std::move(r));
   }
   return results;
@@ -311,11 +387,28 @@ std::vector<ChildReport> CollectChildReports(ScenarioEnv& env,
   return reports;
 }
 
+std::vector<InstanceResult> RunGatedPair(ScenarioEnv& env, const std::array<std::string, 2>& names,
+                                         const PairInstanceOpener& open, const PairTiming& timing) {
+  return env.options.instances == InstanceMode::kProcesses
+             ? RunAsProcesses(env, names, open, timing)
+             : RunAsThreads(names, open, timing);
+}
+
 std::vector<InstanceResult> RunInstancePair(ScenarioEnv& env, const InstanceTask& first,
                                             const InstanceTask& second, const PairTiming& timing) {
-  return env.options.instances == InstanceMode::kProcesses
-             ? RunAsProcesses(env, first, second, timing)
-             : RunAsThreads(env, first, second, timing);
+  const std::array<const InstanceTask*, 2> tasks{&first, &second};
+  return RunGatedPair(
+      env, {first.name, second.name},
+      [&env, &tasks](int index) -> std::unique_ptr<PairInstance> {
+        return std::make_unique<SqlitePairInstance>(env, *tasks[static_cast<size_t>(index)]);
+      },
+      timing);
+}
+
+std::unique_ptr<PairInstance> StorePairInstance(
+    std::function<std::unique_ptr<Store>()> open,
+    std::function<nlohmann::json(Store&, const Hook& hold_point)> body) {
+  return std::make_unique<StoreInstance>(std::move(open), std::move(body));
 }
 
 double MsSinceOrigin(const ScenarioEnv& env, SteadyTime t) {

@@ -6,18 +6,23 @@
 // announces that moment, R. The second instance, already started and connected, is released
 // at R + stagger; the first goes on at R + hold. Events settle what the clock alone cannot:
 //  - stagger < hold: the first goes on only once the second is blocked too (its busy
-//    handler ran), so the second really meets the first's lock however late it ran;
+//    handler ran; the server showed it waiting) or has ended, so the second really meets
+//    the first's lock however late it ran;
 //  - stagger >= hold: the second starts only after the first instance has ended.
 // A starved thread or process changes the timings, never which of the two happens; and the
 // second's busy timeout starts only once the first instance has ended, so neither a hold
 // longer than that timeout nor a stalled first instance makes it give up. The waits stay
-// real SQLite lock waits. Each instance keeps its lock history (when it held the
+// real lock waits. On SQLite each instance keeps its lock history (when it held the
 // write lock, when it was blocked), on the steady clock that threads and forked processes
-// share, so a scenario can tell who waited for whom from the intervals.
+// share, so a scenario can tell who waited for whom from the intervals; on a server the
+// second's waits are the server's word, seen from a side connection (PairInstance: the
+// runner is one, the gate per backend).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -25,6 +30,7 @@
 #include "hooks.h"
 #include "scenario.h"
 #include "sqlite/connection.h"
+#include "store/store.h"
 
 namespace dedupsim {
 
@@ -49,14 +55,54 @@ struct InstanceResult {
   int pid = 0;
   nlohmann::json value;
   std::chrono::microseconds elapsed{0};  // from its release to its end
-  BusyStats busy;                        // what its busy handler saw
-  LockHistory locks;                     // its write-lock holds and blocked waits
+  BusyStats busy;                        // SQLite: what its busy handler saw
+  LockHistory locks;                     // SQLite: its write-lock holds and blocked waits
+  // A server: its statements as the server showed them from a side connection.
+  std::vector<WatchedStatement> statements;
 };
 
-// Runs first and second per env.options.instances and returns their results in that order.
-// Throws the first instance's error (thread mode), or UnplannedDeath when a child died.
+// One instance of the pair on its own connection: the runner's gate, per backend. The
+// runner (RunGatedPair) orders the pair by events; the instance says how its backend shows
+// a wait and how it runs its task.
+class PairInstance {
+ public:
+  virtual ~PairInstance() = default;
+  // The second instance: on_blocked runs each time it is seen waiting for a lock the first
+  // holds (SQLite: its busy handler ran; a server: the side connection shows the wait).
+  virtual void OnBlocked(std::function<void()> on_blocked) = 0;
+  // The second instance: while first_pending() is true the first's transaction goes on, and
+  // a wait for its lock uses no timeout (SQLite's busy timeout; a server waits without one).
+  virtual void KeepWaitingWhile(std::function<bool()> first_pending) = 0;
+  // The task; the first instance runs hold_point at its hold point.
+  virtual nlohmann::json Run(const Hook& hold_point) = 0;
+  // Ends the connection and fills what the backend kept (busy and lock history, or the
+  // watched statements) and elapsed, from started.
+  virtual void Finish(InstanceResult& result, SteadyTime started) = 0;
+};
+
+// Opens instance 0 (the first) or 1 (the second) on its own connection, in the thread or
+// the forked process that runs it.
+using PairInstanceOpener = std::function<std::unique_ptr<PairInstance>(int index)>;
+
+// The one runner of a racing pair, for every backend: as threads or as forked processes
+// per env.options.instances, ordered by events (the header's comment): names are the
+// trace's instances. timing.second_blocks false: the first does not wait for the second
+// (which ends the first's wait as its block does). Returns their results in order; throws
+// the first instance's error (thread mode), or UnplannedDeath when a child died.
+std::vector<InstanceResult> RunGatedPair(ScenarioEnv& env, const std::array<std::string, 2>& names,
+                                         const PairInstanceOpener& open, const PairTiming& timing);
+
+// RunGatedPair with SQLite instances: each task on its own traced connection keeping its
+// lock history, blocked when its busy handler runs.
 std::vector<InstanceResult> RunInstancePair(ScenarioEnv& env, const InstanceTask& first,
                                             const InstanceTask& second, const PairTiming& timing);
+
+// An instance of RunGatedPair on a store of its own (a server's: the store shows its waits
+// through Store::SetWaitListener and keeps its WatchedStatements). open makes the store
+// (in the thread or process that runs it); body is the task.
+std::unique_ptr<PairInstance> StorePairInstance(
+    std::function<std::unique_ptr<Store>()> open,
+    std::function<nlohmann::json(Store&, const Hook& hold_point)> body);
 
 // A forked instance whose report, one JSON object ({"value", "elapsedUs", "events", ...}),
 // arrives on fd; CollectChildReports closes fd and reaps pid.

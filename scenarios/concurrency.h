@@ -45,9 +45,10 @@ struct StoreTask {
   std::function<nlohmann::json(Store&, const Hook& hold_point)> body;
 };
 
-// Runs the pair in RunInstancePair's order and timing (instances.h). On SQLite the lock
-// intervals are kept; on a server database (env.backend not SQLite), two threads with
-// their own stores, and the second's statements as the server saw them (watched).
+// Runs the pair in RunGatedPair's order and timing (instances.h), as threads or processes
+// per the options. On SQLite the lock intervals are kept; on a server database
+// (env.backend not SQLite) each instance has its own store, and the second's statements
+// are kept as the server saw them (watched).
 // first_processed and second_processed are left for the caller to read from the values.
 // timing: TimingFrom(env.options) unless given (e.g. second_blocks false where the second
 // meets no lock of the first's on SQLite).

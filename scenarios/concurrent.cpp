@@ -2,32 +2,21 @@
 // claims the key and holds its transaction; the second's INSERT waits for the write lock,
 // then fails on the primary key once the first commits.
 #include <fmt/format.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <condition_variable>
-#include <cstring>
 #include <functional>
-#include <mutex>
-#include <thread>
 #include <vector>
 
-#include "child_process.h"
 #include "common.h"
 #include "concurrency.h"
 #include "consumers/idempotent.h"
-#include "crash.h"
 #include "instances.h"
-#include "pipe_io.h"
 #include "scenarios.h"
 #include "sqlite/store.h"
 #include "store/store.h"
-#include "trace_json.h"
 
 namespace dedupsim {
 
@@ -53,228 +42,23 @@ PairTiming TimingFrom(const RunOptions& options) {
 
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
-// The pair on a server database, as two threads with their own stores, in
-// RunInstancePair's order (instances.h), settled by events: both connect first; A runs to
-// its hold point (BeforeCommit) and announces that moment, R. With stagger < hold, B is
-// released at R + stagger and A goes on at R + hold, but not before B is blocked on a lock
-// (the server shows it waiting) or has finished without meeting one; with stagger >= hold,
-// B starts at R + stagger and not before A has ended. Should A end without reaching its hold point,
-// B is released then. A starved thread changes the timings, never which of the two happens. The
-// server's lock waits are read from a side connection (Store::WatchedStatements).
-std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTask& first_task,
-                                                 const StoreTask& second_task,
-                                                 const PairTiming& timing,
-                                                 std::vector<WatchedStatement>* second_statements) {
-  struct Slot {
-    nlohmann::json value;
-    std::vector<WatchedStatement> statements;
-    std::chrono::microseconds elapsed{0};
-    std::exception_ptr error;
-  };
-  Slot a, b;
-  std::mutex mu;
-  std::condition_variable changed;
-  bool a_holding = false, a_done = false, b_blocked = false, b_done = false;
-  SteadyClock::time_point held_at;
-  // timing.second_blocks does not apply here: B's end releases A as its wait does, so A
-  // never waits for a lock B does not meet.
-  const auto hold = timing.hold;
-  const auto stagger = timing.stagger;
-  auto mark = [&](bool& flag) {
-    std::lock_guard<std::mutex> lock(mu);
-    flag = true;
-    changed.notify_all();
-  };
-  // Opens the store, waits for start (after connecting), runs the task.
-  auto run = [&env](Slot& slot, const StoreTask& task, const Hook& hold_point,
-                    const std::function<void(Store&)>& start) {
-    try {
-      std::unique_ptr<Store> store = OpenStore(env, task.name, task.delivery);
-      start(*store);
-      auto t0 = SteadyClock::now();
-      slot.value = task.body(*store, hold_point);
-      slot.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0);
-      slot.statements = store->WatchedStatements();
-    } catch (...) {
-      slot.error = std::current_exception();
-    }
-  };
-  std::thread first([&] {
-    Hook hold_point = [&] {
-      std::unique_lock<std::mutex> lock(mu);
-      held_at = SteadyClock::now();
-      a_holding = true;
-      changed.notify_all();
-      const auto resume = held_at + hold;
-      changed.wait_until(lock, resume, [&] { return SteadyClock::now() >= resume; });
-      if (stagger < hold) changed.wait(lock, [&] { return b_blocked || b_done; });
-    };
-    run(a, first_task, hold_point, [](Store&) {});
-    mark(a_done);
-  });
-  std::thread second([&] {
-    run(b, second_task, Hook(), [&](Store& store) {
-      store.SetWaitListener([&] { mark(b_blocked); });
-      std::unique_lock<std::mutex> lock(mu);
-      changed.wait(lock, [&] { return a_holding || a_done; });
-      if (a_done) return;
-      const auto release = held_at + stagger;
-      changed.wait_until(lock, release, [&] { return SteadyClock::now() >= release; });
-      if (stagger >= hold) changed.wait(lock, [&] { return a_done; });
-    });
-    mark(b_done);
-  });
-  first.join();
-  second.join();
-  if (a.error) std::rethrow_exception(a.error);
-  if (b.error) std::rethrow_exception(b.error);
-  std::vector<InstanceResult> results(2);
-  results[0].name = first_task.name;
-  results[0].pid = static_cast<int>(getpid());
-  results[0].value = std::move(a.value);
-  results[0].elapsed = a.elapsed;
-  results[1].name = second_task.name;
-  results[1].pid = results[0].pid;
-  results[1].value = std::move(b.value);
-  results[1].elapsed = b.elapsed;
-  *second_statements = std::move(b.statements);
-  return results;
-}
-
-nlohmann::json StatementsToJson(const std::vector<WatchedStatement>& statements) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const WatchedStatement& s : statements) {
-    out.push_back({{"sql", s.sql},
-                   {"waited", s.waited},
-                   {"waitedOn", s.waited_on},
-                   {"waitEvent", s.wait_event},
-                   {"blockedBy", s.blocking_pids},
-                   {"error", s.error_code},
-                   {"rows", s.rows},
-                   {"us", s.elapsed.count()}});
-  }
-  return out;
-}
-
-std::vector<WatchedStatement> StatementsFromJson(const nlohmann::json& j) {
-  std::vector<WatchedStatement> out;
-  for (const auto& s : j) {
-    WatchedStatement w;
-    w.sql = s.value("sql", "");
-    w.waited = s.value("waited", false);
-    w.waited_on = s.value("waitedOn", "");
-    w.wait_event = s.value("waitEvent", "");
-    w.blocking_pids = s.value("blockedBy", std::vector<int>{});
-    w.error_code = s.value("error", "");
-    w.rows = s.value("rows", int64_t{-1});
-    w.elapsed = std::chrono::microseconds(s.value("us", int64_t{0}));
-    out.push_back(std::move(w));
-  }
-  return out;
-}
-
-// The pair on a server database as two forked processes, each opening its own connection
-// after the fork, in the same order as the threads above: A reports the moment it reached
-// its hold point through a pipe (or EOF, should it end first); B is forked options.stagger
-// after that moment. Each child sends back its value, its statements as the server saw
-// them and its trace; a child that dies otherwise is an UnplannedDeath.
-std::vector<InstanceResult> RunStorePairAsProcesses(
-    ScenarioEnv& env, const StoreTask& first_task, const StoreTask& second_task,
-    const PairTiming& timing, std::vector<WatchedStatement>* second_statements) {
-  struct Child {
-    pid_t pid = -1;
-    int fd = -1;  // the child's report
-  };
-  // close_in_child: pipe ends the child must not hold; blocked_write >= 0: the child
-  // writes a byte there when the server shows its statement waiting for a lock.
-  auto start = [&env](const StoreTask& task, const Hook& hold, int extra_fd,
-                      std::vector<int> close_in_child, int blocked_write) {
-    int fds[2];
-    if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
-    pid_t pid = ForkChild();  // dies with this process
-    if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
-    if (pid == 0) {
-      ::signal(SIGPIPE, SIG_IGN);
-      ::close(fds[0]);
-      for (int fd : close_in_child) ::close(fd);
-      env.recorder.Clear();
-      int code = 0;
-      bool told = false;
-      try {
-        std::unique_ptr<Store> store = OpenStore(env, task.name, task.delivery);
-        if (blocked_write >= 0) {
-          store->SetWaitListener([&told, blocked_write] {
-            if (told) return;
-            WriteAll(blocked_write, "b");
-            told = true;
-          });
-        }
-        auto t0 = SteadyClock::now();
-        nlohmann::json message;
-        message["value"] = task.body(*store, hold);
-        message["elapsedUs"] =
-            std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0).count();
-        message["statements"] = StatementsToJson(store->WatchedStatements());
-        store.reset();  // closed before the parent reads the tables
-        message["events"] = EventsToJson(env.recorder.Events());
-        if (extra_fd >= 0) ::close(extra_fd);  // A ended: EOF for a parent still waiting
-        WriteAll(fds[1], message.dump());
-      } catch (const std::exception& e) {
-        WriteAll(STDERR_FILENO, fmt::format("dedupsim: instance {} (pid {}): {}\n", task.name,
-                                            getpid(), e.what()));
-        code = 70;
-      }
-      ::_exit(code);
-    }
-    ::close(fds[1]);
-    return Child{pid, fds[0]};
-  };
-  int reached[2];
-  if (::pipe(reached) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
-  int blocked[2];  // B -> A: B waits for a lock (or EOF: B ended)
-  if (::pipe(blocked) != 0) {
-    ::close(reached[0]);
-    ::close(reached[1]);
-    throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
-  }
-  const auto hold = timing.hold;
-  const bool wait_for_b = timing.stagger < hold;  // as on SQLite (instances.h)
-  const int reached_write = reached[1];
-  const int blocked_read = blocked[0];
-  Hook hold_point = [reached_write, blocked_read, hold, wait_for_b] {
-    auto at = SteadyClock::now();
-    WriteAll(
-        reached_write,
-        fmt::format(
-            "{}\n",
-            std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count()));
-    std::this_thread::sleep_for(hold);
-    if (wait_for_b) WaitReadable(blocked_read, std::chrono::seconds(30));
-  };
-  std::array<Child, 2> children;
-  children[0] = start(first_task, hold_point, reached_write, {blocked[1], reached[0]}, -1);
-  ::close(reached[1]);
-  std::string line = ReadLine(reached[0]);  // A's hold point, or EOF: A ended without one
-  ::close(reached[0]);
-  if (!line.empty()) {
-    SteadyClock::time_point held_at{std::chrono::duration_cast<SteadyClock::duration>(
-        std::chrono::nanoseconds(std::stoll(line)))};
-    std::this_thread::sleep_until(held_at + timing.stagger);
-  }
-  children[1] = start(second_task, Hook(), -1, {blocked[0]}, blocked[1]);
-  ::close(blocked[0]);
-  ::close(blocked[1]);
-
-  std::vector<InstanceResult> results;
-  for (ChildReport& report : CollectChildReports(
-           env, {{first_task.name, static_cast<int>(children[0].pid), children[0].fd},
-                 {second_task.name, static_cast<int>(children[1].pid), children[1].fd}})) {
-    if (results.size() == 1) *second_statements = StatementsFromJson(report.message["statements"]);
-    results.push_back(std::move(report.result));
-  }
-  return results;
+// The pair on a server database: RunGatedPair (instances.h) with each task on a store of
+// its own, opened in the thread or process that runs it (after any fork), blocked when the
+// server shows one of its statements waiting for a lock (a side connection). The second's
+// end releases the first as its wait does, so the first always waits for one or the other
+// (second_blocks), never for a lock the second does not meet.
+std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTask& first,
+                                                 const StoreTask& second, PairTiming timing) {
+  timing.second_blocks = true;
+  const std::array<const StoreTask*, 2> tasks{&first, &second};
+  return RunGatedPair(
+      env, {first.name, second.name},
+      [&env, &tasks](int index) {
+        const StoreTask& task = *tasks[static_cast<size_t>(index)];
+        return StorePairInstance([&env, &task] { return OpenStore(env, task.name, task.delivery); },
+                                 task.body);
+      },
+      timing);
 }
 
 // The same task on a SQLite connection of RunInstancePair: a store borrowing it.
@@ -294,9 +78,8 @@ PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTa
   std::vector<InstanceResult> results;
   const PairTiming used = timing ? *timing : TimingFrom(env.options);
   if (env.backend != nullptr && env.backend->name() != "sqlite") {
-    results = env.options.instances == InstanceMode::kProcesses
-                  ? RunStorePairAsProcesses(env, first, second, used, &out.second_statements)
-                  : RunStorePairOnServer(env, first, second, used, &out.second_statements);
+    results = RunStorePairOnServer(env, first, second, used);
+    out.second_statements = results[1].statements;
     out.watched = true;
   } else {
     results = RunInstancePair(env, OnSqlite(first), OnSqlite(second), used);

@@ -74,7 +74,7 @@ TEST_CASE("explore --counterexample --html: each step with the tables read after
   for (const auto& s : data["steps"]) {
     CHECK(s["snapshot"] >= 0);
     CHECK(s["scenario"] == "naive under duplicate");
-    CHECK(s["line"].get<std::string>().find("shortest failing schedule: 2 steps, outcome twice; "
+    CHECK(s["line"].get<std::string>().find("shortest failing schedule: 2 deliveries, 2 steps, outcome twice; "
                                             "final: reserved 4") == 0);
   }
 }

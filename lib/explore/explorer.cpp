@@ -7,6 +7,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "explore/deliveries.h"
 #include "explore/strategies.h"
 
 namespace dedupsim::explore {
@@ -156,7 +157,7 @@ RetryRule RetryRuleFor(const ExploreOptions& options) {
   if (options.retry) return *options.retry;
   // With the rollback journal a writer also waits for readers, and a read's lock can end
   // in a step whose footprint does not name the file (a statement reset after a hook).
-  return options.reduce && options.journal == JournalMode::kWal ? RetryRule::kAfterStepOnItsFile
+  return options.reduce && options.journal == JournalMode::kWal ? RetryRule::kAfterRelease
                                                                 : RetryRule::kAfterAnyStep;
 }
 
@@ -325,12 +326,13 @@ std::optional<size_t> ShortestFailingCell(const std::vector<CellResult>& cells) 
 ScheduleResult Explorer::ReplayShortest(const CellResult& cell, Recorder* recorder) {
   if (!cell.shortest) throw std::logic_error("no failing schedule to replay");
   std::vector<Plan> plans = Plans(*cell.strategy, *cell.fault);
-  std::optional<ScheduleResult> run =
-      RunExactly(plans.at(cell.shortest->plan_index), cell.shortest->picks, recorder);
+  const Plan& plan = plans.at(cell.shortest->plan_index);
+  std::optional<ScheduleResult> run = RunExactly(plan, cell.shortest->picks, recorder);
   if (!run) {
     throw std::logic_error(fmt::format("{} x {}: the shortest failing schedule did not replay",
                                        cell.strategy->name, cell.fault->name));
   }
+  if (recorder != nullptr) run->deliveries = DeliveriesOf(plan, *run, recorder->Events());
   return *run;
 }
 

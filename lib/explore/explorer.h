@@ -104,7 +104,7 @@ struct ExploreOptions {
   bool reduce = true;
   bool one_cpu = true;  // see SchedulerOptions::one_cpu
   WorldSize world{};    // the concurrent fault's copies and instances
-  // When a blocked instance is offered again. Default (nullopt): kAfterStepOnItsFile when
+  // When a blocked instance is offered again. Default (nullopt): kAfterRelease when
   // reducing with the WAL journal, else kAfterAnyStep (see RetryRule).
   std::optional<RetryRule> retry{};
   // Explore on this PostgreSQL schema (null: a temporary SQLite file); see SchedulerOptions.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "explore/deliveries.h"
 #include "explore/strategies.h"
 #include "trace_text.h"
 
@@ -57,11 +58,17 @@ std::string MixFlags(const RandomMix& mix) {
 
 std::string Trace(const std::vector<TraceEvent>& events) {
   std::string out;
-  for (const TraceEvent& e : events) out += "  " + FormatTraceLine(e) + "\n";
+  for (const TraceEvent& e : events) out += "  " + ExplorerTraceLine(e) + "\n";
   return out;
 }
 
 }  // namespace
+
+std::string ExplorerTraceLine(const TraceEvent& event) {
+  TraceEvent e = event;
+  e.delivery = 0;  // each attempt's "deliver" line names its message and attempt already
+  return FormatTraceLine(e);
+}
 
 std::string CellLabel(const CellResult& cell) { return Label(cell.counts); }
 
@@ -247,14 +254,21 @@ nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
   return j;
 }
 
+std::string DeliveriesCount(const ScheduleResult& replay) {
+  if (replay.deliveries.empty()) return "";
+  return fmt::format("{} deliver{}, ", replay.deliveries.size(),
+                     replay.deliveries.size() == 1 ? "y" : "ies");
+}
+
 std::string CounterexampleHeadline(const CellResult& cell, const ScheduleResult& replay) {
   const Counterexample& c = *cell.shortest;
   // Flagged for reconciliation is the consumer saying it cannot know, not a failure.
   const char* heading = BreaksInvariant(replay.outcome)
                             ? "shortest failing schedule"
                             : "shortest schedule flagged for reconciliation (not a failure)";
-  return fmt::format("{}: {} steps{}, outcome {}", heading, c.picks.size(),
-                     c.variant.empty() ? "" : ", " + c.variant, ToString(replay.outcome));
+  return fmt::format("{}: {}{} steps{}, outcome {}", heading, DeliveriesCount(replay),
+                     c.picks.size(), c.variant.empty() ? "" : ", " + c.variant,
+                     ToString(replay.outcome));
 }
 
 std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& replay,
@@ -263,6 +277,8 @@ std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& r
   std::string out = fmt::format("{} under {}: {} of {} schedules\n", cell.strategy->name,
                                 cell.fault->name, CellLabel(cell), cell.schedules);
   out += CounterexampleHeadline(cell, replay) + "\n";
+  if (!replay.deliveries.empty()) out += FormatDeliveries(replay.deliveries, "");
+  if (!replay.deliveries.empty()) out += "trace:\n";
   out += Trace(events);
   out += fmt::format("final: {}\n", FormatFigures(replay.figures));
   if (!replay.note.empty()) out += fmt::format("note: {}\n", replay.note);
@@ -283,6 +299,7 @@ nlohmann::ordered_json CounterexampleToJson(const CellResult& cell, const Schedu
   j["outcome"] = ToString(replay.outcome);
   j["length"] = replay.picks.size();
   j["steps"] = replay.steps;
+  j["deliveries"] = DeliveriesToJson(replay.deliveries);
   j["figures"] = FiguresToJson(replay.figures);
   return j;
 }

@@ -33,6 +33,11 @@ nlohmann::ordered_json FiguresToJson(const Figures& figures);
 // as " --backend postgres", appended to it).
 // "shortest failing schedule: 7 steps, crash at X, outcome twice" (or, for a schedule
 // flagged for reconciliation, says it is not a failure).
+// A line of a replay's trace (FormatTraceLine, without the delivery tag each event
+// carries: the attempt's "deliver" line names its message and attempt).
+std::string ExplorerTraceLine(const TraceEvent& event);
+// "2 deliveries, " for a replay read as deliveries, else "".
+std::string DeliveriesCount(const ScheduleResult& replay);
 std::string CounterexampleHeadline(const CellResult& cell, const ScheduleResult& replay);
 std::string FormatCounterexample(const CellResult& cell, const ScheduleResult& replay,
                                  const std::vector<TraceEvent>& events, uint64_t seed,

@@ -269,6 +269,9 @@ class Worker final : public StepGate, public PgStepGate {
     recorder_ = recorder;
     state_ = script ? WorkerState::kWaiting : WorkerState::kIdle;
     blocked_at_ = 0;
+    touched_at_ = 0;
+    delivery_ = {};
+    attempt_seq_ = 0;
     released_ = false;
   }
   void Quit() { quit_ = true; }
@@ -277,10 +280,25 @@ class Worker final : public StepGate, public PgStepGate {
   const std::string& pending() const { return pending_; }
   const std::string& name() const { return name_; }
   bool crashed_last_step() const { return crashed_now_; }
+  // The run's delivery attempt (1 for its first) the step it waits to take belongs to.
+  int64_t attempt_seq() const { return attempt_seq_; }
+  // The files on which one of its connections holds the write lock (SQLite; 0 on PostgreSQL).
+  // Read by the scheduler while the worker is parked.
+  uint8_t WriteLocks() const {
+    if (pg_) return 0;
+    auto holds = [](const std::optional<Connection>& c) {
+      return c && c->is_open() && sqlite3_txn_state(c->handle(), nullptr) == SQLITE_TXN_WRITE;
+    };
+    return static_cast<uint8_t>((holds(db_) ? kMainFile : 0) | (holds(aux_) ? kAuxFile : 0));
+  }
+
   void clear_crashed() { crashed_now_ = false; }
   int64_t blocked_at() const { return blocked_at_; }
   uint8_t blocked_file() const { return blocked_file_; }
   void set_blocked_at(int64_t progress) { blocked_at_ = progress; }
+  // Steps on its file when it found the file locked (kAfterRelease's fallback).
+  int64_t touched_at() const { return touched_at_; }
+  void set_touched_at(int64_t touched) { touched_at_ = touched; }
   void MarkDone() { state_ = WorkerState::kDone; }
   bool released() const { return released_; }
   void set_settling(bool on) { settling_ = on; }
@@ -414,8 +432,17 @@ class Worker final : public StepGate, public PgStepGate {
     Worker& worker_;
   };
 
+  // Stamped with the delivery attempt it belongs to (the message and the broker's number
+  // of this delivery), as the connections stamp their statements.
   void Note(const std::string& kind, const std::string& detail, const std::string& result) {
-    if (recorder_ != nullptr) recorder_->Note(name_, kind, detail, result);
+    if (recorder_ == nullptr) return;
+    TraceEvent e;
+    e.instance = name_;
+    e.pid = static_cast<int>(getpid());
+    e.actor = kActorConsumer;
+    e.key = delivery_.key;
+    e.delivery = delivery_.number;
+    RecordNote(*recorder_, std::move(e), kind, detail, result);
   }
 
   Connection OpenGated(const DatabaseFile& file) {
@@ -446,6 +473,7 @@ class Worker final : public StepGate, public PgStepGate {
         aux_->SetGate(this);
       }
       aux_->SetTrace(recorder_, name_);
+      if (recorder_ != nullptr) aux_->SetTraceRole(kActorConsumer, subscriber.aux_target);
     }
   }
 
@@ -491,6 +519,13 @@ class Worker final : public StepGate, public PgStepGate {
     size_t slot = static_cast<size_t>(attempt - 1);
     crash_at_ = slot < d.crash_at.size() ? d.crash_at[slot] : "";
     owner_.attempts++;
+    attempt_seq_ = owner_.attempts;
+    delivery_ = DeliveryRef{d.message.message_id, attempt};
+    if (recorder_ != nullptr) {
+      if (db_) db_->SetDelivery(delivery_);
+      if (aux_) aux_->SetDelivery(delivery_);
+      if (pg_) pg_->connection().SetDelivery(delivery_);
+    }
     Note("deliver",
          fmt::format("message {} (order {}) to {}, attempt {}", Short(d.message.message_id),
                      Short(d.message.order_id), d.subscriber->name, attempt),
@@ -557,6 +592,8 @@ class Worker final : public StepGate, public PgStepGate {
   const std::string name_;
   const InstanceScript* script_ = nullptr;
   Recorder* recorder_ = nullptr;
+  DeliveryRef delivery_;     // the attempt under way: message and the broker's number
+  int64_t attempt_seq_ = 0;  // the run's count of attempts when it started
   std::optional<Connection> db_;
   std::optional<Connection> aux_;
   std::unique_ptr<PgStore> pg_;  // on PostgreSQL, instead of db_ and aux_
@@ -571,6 +608,7 @@ class Worker final : public StepGate, public PgStepGate {
   bool done_ = false;
   bool quit_ = false;
   int64_t blocked_at_ = 0;    // progress count when it found the database locked
+  int64_t touched_at_ = 0;    // steps on its file then
   uint8_t blocked_file_ = 0;  // the file it found locked
   bool released_ = false;     // PostgreSQL: its waiting statement has its answer
   bool settling_ = false;
@@ -878,10 +916,20 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
   const bool any_step = s.options.retry == RetryRule::kAfterAnyStep;
   const bool postgres = s.pg_control.has_value();
   std::array<int64_t, 2> touched{};
+  // Under RetryRule::kAfterRelease: steps that released a write lock held on each file.
+  const bool on_release = s.options.retry == RetryRule::kAfterRelease;
+  std::array<int64_t, 2> releases{};
+  auto released_on = [&](uint8_t files) {
+    return ((files & kMainFile) != 0 ? releases[0] : 0) +
+           ((files & kAuxFile) != 0 ? releases[1] : 0);
+  };
   auto touches = [&](uint8_t files) {
     return ((files & kMainFile) != 0 ? touched[0] : 0) + ((files & kAuxFile) != 0 ? touched[1] : 0);
   };
-  auto wait_mark = [&](const Worker& w) { return any_step ? progress : touches(w.blocked_file()); };
+  auto wait_mark = [&](const Worker& w) {
+    if (any_step) return progress;
+    return on_release ? released_on(w.blocked_file()) : touches(w.blocked_file());
+  };
   auto start_ready = [&] {
     bool started = true;
     while (started) {
@@ -925,6 +973,14 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
       throw std::logic_error(s.failure);
     }
     if (!live) break;
+    if (eligible == 0 && on_release) {
+      // No lock was seen released; the rule it refines decides whether anyone may move.
+      for (size_t i = 0; i < plan.instances.size(); ++i) {
+        const Worker& w = *s.workers[i];
+        if (w.state() == WorkerState::kBlocked && w.touched_at() < touches(w.blocked_file()))
+          eligible |= 1u << i;
+      }
+    }
     if (eligible == 0) {
       result.outcome = Outcome::kDeadlock;
       result.note = "every live instance waits for a lock another one holds";
@@ -947,9 +1003,14 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     Worker& w = *s.workers[static_cast<size_t>(*choice)];
     const bool retry = w.state() == WorkerState::kBlocked;
     const std::string label = w.pending();
+    const int64_t attempt_seq = w.attempt_seq();
     std::string what = (retry ? (postgres ? "resume " : "retry ") : "") + label;
     w.clear_crashed();
+    const uint8_t held = postgres ? 0 : w.WriteLocks();
     s.baton.Give(*choice);
+    const uint8_t released = static_cast<uint8_t>(held & ~w.WriteLocks());
+    if ((released & kMainFile) != 0) ++releases[0];
+    if ((released & kAuxFile) != 0) ++releases[1];
     Footprint footprint = w.footprint();
     if (retry && any_step) footprint.all = true;
     auto advance = [&] {
@@ -965,6 +1026,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     } else if (w.state() == WorkerState::kBlocked) {
       what += postgres ? ": waits" : ": busy";
       w.set_blocked_at(wait_mark(w));
+      w.set_touched_at(touches(w.blocked_file()));
     } else {
       advance();
     }
@@ -973,6 +1035,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     result.eligible.push_back(eligible);
     result.steps.push_back(w.name() + "  " + what);
     result.footprints.push_back(footprint);
+    result.attempts.push_back(attempt_seq);
     chooser.Took(result.picks.size() - 1, *choice, footprint);
   }
   if (!s.failure.empty()) throw std::logic_error(s.failure);

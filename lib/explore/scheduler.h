@@ -74,15 +74,47 @@ struct Figures {
   int64_t deliveries = 0;  // delivery attempts, redeliveries included
 };
 
+// How one delivery attempt ended (see deliveries.h).
+enum class DeliveryEnd {
+  kAcked,      // the consumer returned Processed and acked
+  kSkipped,    // returned Skipped: a duplicate, acked without the work
+  kReconcile,  // returned NeedsReconciliation: acked, flagged for a person
+  kCrashed,    // the process died at a step; not acked, so the broker redelivers
+  kRefused,    // the database refused it (an error): not acked, redelivered or given up
+  kStopped,    // the run ended first (a deadlock was broken by stopping every instance)
+};
+
+struct DeliveryAttempt {
+  std::string instance;          // "A"
+  std::string subscriber;        // the consumer (strategy) it was handed to
+  std::string message;           // the MessageId
+  int copy = 0;                  // which copy of the message (1, 2, ...), in the broker's order
+  int copies = 0;                // how many copies of the message the plan has
+  int attempt = 0;               // the broker's number for this delivery of the copy (1 = first)
+  std::vector<size_t> steps;     // its steps' numbers in the schedule (1-based)
+  std::vector<std::string> did;  // what each step did: "SELECT Inbox: no row"
+  std::vector<std::string> committed;  // writes whose commit it saw: "UPDATE StockItems"
+  std::vector<std::string> undone;     // writes rolled back (by ROLLBACK, or by its death)
+  DeliveryEnd end = DeliveryEnd::kStopped;
+  std::string ended;  // the end in words: "crashed at AfterStockCommitted (not acked)"
+  bool ack_lost = false;
+};
+
 struct ScheduleResult {
   std::vector<int> picks;             // who moved at each step
   std::vector<uint32_t> eligible;     // who could have, at each step
   std::vector<std::string> steps;     // "A  INSERT Inbox", "B  retry INSERT Inbox", ...
   std::vector<Footprint> footprints;  // what each step touched
+  // The delivery attempt each step belonged to: 1 for the run's first attempt (the first
+  // "deliver" event of its trace), 2 for the next one started, and so on.
+  std::vector<int64_t> attempts;
   Outcome outcome = Outcome::kOnce;
   Figures figures;
   std::string note;        // why a deadlock or error outcome, else ""
   bool abandoned = false;  // the chooser gave up: no outcome
+  // The schedule as delivery attempts, read from the trace of a replay (DeliveriesOf);
+  // empty for a run without a recorder.
+  std::vector<DeliveryAttempt> deliveries;
 };
 
 // When an instance that found the database locked is offered again.
@@ -94,8 +126,18 @@ enum class RetryRule {
   // can release the lock (a commit, a rollback, an autocommit write, the end of a read, a
   // crash). Every schedule of kAfterAnyStep, with its futile retries left out, is one of
   // these, with the same final state; a step that finds a file locked then only depends
-  // on steps on that file. The reduced search uses this rule.
+  // on steps on that file.
   kAfterStepOnItsFile,
+  // After another instance's step that released a write lock on the file it waits for:
+  // a COMMIT or ROLLBACK, an autocommit write's end, a crash or close, by the connection
+  // that held the lock across a scheduling point (only one instance runs at a time, so a
+  // lock that blocked another was held while its holder was parked). Every schedule of
+  // kAfterStepOnItsFile, with its futile retries left out (those after a step on the file
+  // that released nothing), is one of these, with the same final state. When no instance
+  // could move under this rule but one could under kAfterStepOnItsFile (a lock that ended
+  // in a way not seen as a release), that rule decides, so a deadlock is what it was. The
+  // reduced search with the WAL journal uses this rule.
+  kAfterRelease,
 };
 
 struct SchedulerOptions {

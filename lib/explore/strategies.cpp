@@ -180,6 +180,11 @@ const Strategy kOptimisticEmail{
         [](DeliveryContext& c, const OrderPlaced& m) {
           return FromEmailOutcome(OptimisticEmailSender(c.db, c.email, c.clock).Handle(m).outcome);
         },
+    .handle_store =
+        [](StoreContext& c, const OrderPlaced& m) {
+          return FromEmailOutcome(
+              OptimisticEmailSender(c.store, c.email, c.clock).Handle(m).outcome);
+        },
     .applied = &EmailApplied,
 };
 
@@ -192,10 +197,16 @@ const Strategy kCorrelationKey{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"BEGIN", "INSERT Inbox", "UPDATE StockItems", "COMMIT"},
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return Processed(
-          KeyedReserveStock(c.db, c.clock).Handle({OrderEventType::kPlaced, m}, m.order_id));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return Processed(
+              KeyedReserveStock(c.db, c.clock).Handle({OrderEventType::kPlaced, m}, m.order_id));
+        },
+    .handle_store =
+        [](StoreContext& c, const OrderPlaced& m) {
+          return Processed(
+              KeyedReserveStock(c.store, c.clock).Handle({OrderEventType::kPlaced, m}, m.order_id));
+        },
     .applied = &StockApplied,
 };
 
@@ -205,9 +216,14 @@ const Strategy kRecordFirst{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"SELECT Inbox", "INSERT Inbox", "AfterRecordCommitted", "UPDATE StockItems"},
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return Processed(dedupsim::RecordFirstReserveStock(c.db, c.clock).Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return Processed(dedupsim::RecordFirstReserveStock(c.db, c.clock).Handle(m));
+        },
+    .handle_store =
+        [](StoreContext& c, const OrderPlaced& m) {
+          return Processed(dedupsim::RecordFirstReserveStock(c.store, c.clock).Handle(m));
+        },
     .applied = &StockApplied,
 };
 
@@ -239,9 +255,14 @@ const Strategy kNaturalKey{
     .crash_points = {"BEGIN", "INSERT StockReservations", "UPDATE StockItems", "BeforeCommit",
                      "COMMIT"},
     .reset = "DELETE FROM StockReservations;",
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      return Processed(NaturalKeyReserveStock(c.db, c.clock).Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          return Processed(NaturalKeyReserveStock(c.db, c.clock).Handle(m));
+        },
+    .handle_store =
+        [](StoreContext& c, const OrderPlaced& m) {
+          return Processed(NaturalKeyReserveStock(c.store, c.clock).Handle(m));
+        },
     .applied = &StockApplied,
 };
 
@@ -253,11 +274,18 @@ const Strategy kSharedKey{
     .crash_points = {"BEGIN", "INSERT InboxByMessageId", "UPDATE StockItems", "BeforeCommit",
                      "COMMIT"},
     .reset = "DELETE FROM InboxByMessageId;",
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      IdempotentReserveStock consumer(c.db, c.clock);
-      consumer.inbox_key = InboxKey::kMessageIdOnly;
-      return Processed(consumer.Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          IdempotentReserveStock consumer(c.db, c.clock);
+          consumer.inbox_key = InboxKey::kMessageIdOnly;
+          return Processed(consumer.Handle(m));
+        },
+    .handle_store =
+        [](StoreContext& c, const OrderPlaced& m) {
+          IdempotentReserveStock consumer(c.store, c.clock);
+          consumer.inbox_key = InboxKey::kMessageIdOnly;
+          return Processed(consumer.Handle(m));
+        },
     .applied = &StockApplied,
 };
 
@@ -271,11 +299,18 @@ const Strategy kSharedKeyEmail{
     .crash_points = {"SELECT InboxByMessageId", "INSERT InboxByMessageId", "EmailProvider.Send",
                      "AfterSend", "UPDATE InboxByMessageId"},
     .reset = "DELETE FROM InboxByMessageId;",
-    .handle = [](DeliveryContext& c, const OrderPlaced& m) {
-      SendStockReservedEmail consumer(c.db, c.email, c.clock);
-      consumer.inbox_key = InboxKey::kMessageIdOnly;
-      return FromEmailOutcome(consumer.Handle(m));
-    },
+    .handle =
+        [](DeliveryContext& c, const OrderPlaced& m) {
+          SendStockReservedEmail consumer(c.db, c.email, c.clock);
+          consumer.inbox_key = InboxKey::kMessageIdOnly;
+          return FromEmailOutcome(consumer.Handle(m));
+        },
+    .handle_store =
+        [](StoreContext& c, const OrderPlaced& m) {
+          SendStockReservedEmail consumer(c.store, c.email, c.clock);
+          consumer.inbox_key = InboxKey::kMessageIdOnly;
+          return FromEmailOutcome(consumer.Handle(m));
+        },
     .applied = &EmailApplied,
 };
 
@@ -304,6 +339,7 @@ const Strategy kCacheCheckThenSet{
                      "AfterStockCommitted", "INSERT CacheKeys"},
     .aux_schema = kCacheSchema,
     .aux_reset = kCacheReset,
+    .aux_target = "cache",
     .handle = [](DeliveryContext& c, const OrderPlaced& m) {
       return HandleWithCache(c, m, CacheWrite::kCheckThenSet);
     },
@@ -319,6 +355,7 @@ const Strategy kCacheSetIfAbsent{
                      "AfterStockCommitted"},
     .aux_schema = kCacheSchema,
     .aux_reset = kCacheReset,
+    .aux_target = "cache",
     .handle = [](DeliveryContext& c, const OrderPlaced& m) {
       return HandleWithCache(c, m, CacheWrite::kSetIfAbsent);
     },
@@ -335,6 +372,7 @@ const Strategy kEmailReconcile{
                      "UPDATE Inbox"},
     .aux_schema = kProviderSchema,
     .aux_reset = kProviderReset,
+    .aux_target = "email provider",
     .handle = [](DeliveryContext& c, const OrderPlaced& m) {
       if (c.aux == nullptr) throw std::logic_error("email-reconcile ran without its second file");
       IdempotentEmailProvider provider(*c.aux, c.clock);

@@ -93,6 +93,10 @@ struct Strategy {
   // When aux_schema is set, DeliveryContext::aux is a scheduled connection to that file.
   const char* aux_schema = nullptr;
   const char* aux_reset = nullptr;
+  // What the second file is, as its statements' trace events name their target ("cache",
+  // "email provider"): the views draw it apart from the database, and the deliveries view
+  // keeps its transactions apart from the database's.
+  const char* aux_target = "second file";
   // Handles one delivery. Throws what the consumer throws: SimulatedCrash from a crash
   // point (the explorer's doing), SqliteError when the database refused, DeliveryFailed
   // when the consumer gave up on its own (both: not acked, redelivered). A function object

@@ -719,6 +719,13 @@ struct Ended {
 Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m) {
   std::optional<Transaction> tx;
   size_t next = 0;  // the step to run next
+  // The last send with an idempotency key was turned away by the provider (an email under
+  // that key had gone out already): a delivery that would end processed ends skipped, as
+  // the C++ consumers report AlreadySent (FromEmailOutcome: Skipped).
+  bool already_sent = false;
+  auto outcome = [&](Result r) {
+    return r == Result::kProcessed && already_sent ? Result::kSkipped : r;
+  };
   // Runs what a result calls for: returns to go on at `next`, or throws Ended.
   auto act = [&](const Reaction& r) {
     switch (r.action) {
@@ -775,8 +782,9 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
             }
             ProviderSend sent = c.keyed_email->SendWithKey(
                 ParameterValue(*s.idempotency_key, file, m, c.clock), text);
-            c.db.Note("send", "EmailProvider.Send",
-                      sent == ProviderSend::kSent ? "sent" : "already sent");
+            already_sent = sent == ProviderSend::kAlreadySent;
+            // The C++ consumers' words: the send's EmailOutcome.
+            c.db.Note("send", "EmailProvider.Send", already_sent ? "AlreadySent" : "Sent");
           } else {
             c.email.Send(m.message_id, text);  // the provider records which message asked
             c.db.Note("send", "EmailProvider.Send", "sent");
@@ -794,7 +802,7 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
           break;
         }
         case Step::Kind::kEnd:
-          return s.end;
+          return outcome(s.end);
         case Step::Kind::kSql: {
           if (s.on_second_store && c.second_store == nullptr) {
             throw std::logic_error(file.name + " ran without its second store");
@@ -835,9 +843,9 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
       }
     }
   } catch (const Ended& e) {
-    return e.result;
+    return outcome(e.result);
   }
-  return Result::kProcessed;
+  return outcome(Result::kProcessed);
 }
 
 }  // namespace dedupsim::files

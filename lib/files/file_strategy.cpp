@@ -44,9 +44,11 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
   if (keyed) {
     strategy_.aux_schema = explore::kProviderSchema;
     strategy_.aux_reset = explore::kProviderReset;
+    strategy_.aux_target = "email provider";
   } else if (file_.second_store == "cache") {
     strategy_.aux_schema = explore::kCacheSchema;
     strategy_.aux_reset = explore::kCacheReset;
+    strategy_.aux_target = "cache";
   }
   const bool cache = file_.second_store == "cache";
   strategy_.handle = [this, keyed, cache](explore::DeliveryContext& c, const OrderPlaced& m) {

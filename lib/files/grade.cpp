@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "explore/deliveries.h"
 #include "explore/report.h"
 #include "trace_text.h"
 
@@ -169,14 +170,19 @@ std::string FormatGrade(const Grade& grade, bool with_trace) {
   for (const GradedCell& g : grade.cells) {
     if (!g.cell.shortest || !g.replay) continue;
     const explore::Counterexample& c = *g.cell.shortest;
-    out += fmt::format("\n{} ({}): {} of {} schedules fail; the shortest, {} steps{}, ends {}:\n",
+    out += fmt::format("\n{} ({}): {} of {} schedules fail; the shortest: {}{} steps{}, ends {}:\n",
                        g.cell.fault->name,
                        g.expected == Verdict::kAny ? "not graded"
                        : g.passed                  ? "as expected"
                                                    : "fails the check",
-                       g.cell.Failing(), g.cell.schedules, c.picks.size(),
-                       c.variant.empty() ? "" : ", " + c.variant,
+                       g.cell.Failing(), g.cell.schedules, explore::DeliveriesCount(*g.replay),
+                       c.picks.size(), c.variant.empty() ? "" : ", " + c.variant,
                        explore::ToString(g.replay->outcome));
+    // The deliveries first (what a student reads as the story), the steps under them.
+    if (!g.replay->deliveries.empty()) {
+      out += "  " + explore::FormatDeliveries(g.replay->deliveries, "  ");
+    }
+    out += fmt::format("  {} steps:\n", g.replay->steps.size());
     for (size_t i = 0; i < g.replay->steps.size(); ++i) {
       out += fmt::format("  {:>3}  {}\n", i + 1, g.replay->steps[i]);
     }
@@ -184,7 +190,7 @@ std::string FormatGrade(const Grade& grade, bool with_trace) {
     if (!g.replay->note.empty()) out += fmt::format("  note: {}\n", g.replay->note);
     if (with_trace) {
       out += "  trace:\n";
-      for (const TraceEvent& e : g.events) out += "    " + FormatTraceLine(e) + "\n";
+      for (const TraceEvent& e : g.events) out += "    " + explore::ExplorerTraceLine(e) + "\n";
     }
   }
   out += fmt::format("\n{}: {} of {} faults as expected, {} schedules\n", s.name,
@@ -220,6 +226,7 @@ nlohmann::ordered_json GradeToJson(const Grade& grade) {
                              {"outcome", explore::ToString(g.replay->outcome)},
                              {"length", g.replay->picks.size()},
                              {"steps", g.replay->steps},
+                             {"deliveries", explore::DeliveriesToJson(g.replay->deliveries)},
                              {"figures", explore::FiguresToJson(g.replay->figures)},
                              {"note", g.replay->note}};
     } else {

@@ -151,7 +151,7 @@ int64_t PgResult::affected() const {
   return (n && *n) ? std::strtoll(n, nullptr, 10) : 0;
 }
 
-std::string PgResult::command() const { return result_ ? PQcmdStatus(result_) : ""; }
+std::string_view PgResult::command() const { return result_ ? PQcmdStatus(result_) : ""; }
 
 std::string QuoteIdentifier(std::string_view name) {
   std::string quoted = "\"";
@@ -200,7 +200,10 @@ PgConnection& PgConnection::operator=(PgConnection&& other) noexcept {
     pid_ = other.pid_;
     sent_ = other.sent_;
     changes_ = other.changes_;
-    prepared_ = std::move(other.prepared_);
+    statements_ = std::move(other.statements_);
+    by_text_ = std::move(other.by_text_);
+    params_ = std::move(other.params_);
+    values_ = std::move(other.values_);
     recorder_ = std::exchange(other.recorder_, nullptr);
     instance_ = std::move(other.instance_);
     actor_ = std::move(other.actor_);
@@ -276,9 +279,14 @@ void PgConnection::ExecScript(const std::string& sql) {
 
 // One look from the side connection: is the backend waiting for a lock, and on whom? A
 // tuple lock the waiter holds (or waits for) names the table of the row it waits on.
+// Only client backends count as blockers: an autovacuum worker truncating one of our tables
+// takes a brief exclusive lock (and gives it up when someone waits), which is no consumer's
+// lock and must not be reported, or scheduled, as a wait on one.
 bool PgConnection::CheckWait(WatchedStatement& wait, std::string_view target) {
   static constexpr const char* kLook =
-      "SELECT a.wait_event_type, a.wait_event, pg_blocking_pids(a.pid)::text, "
+      "SELECT a.wait_event_type, a.wait_event, "
+      "(SELECT coalesce(array_agg(b.pid), '{}')::text FROM pg_stat_activity b "
+      " WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND b.backend_type = 'client backend'), "
       "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
       " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1) "
       "FROM pg_stat_activity a WHERE a.pid = $1";
@@ -336,16 +344,43 @@ void PgConnection::CloseAndAwaitExit() {
   side_ = nullptr;
 }
 
-PgResult PgConnection::Run(std::string_view sql, const PgParams& params, std::string_view target,
+PgStatement PgConnection::Statement(std::string_view sql) {
+  if (auto found = by_text_.find(sql); found != by_text_.end()) return PgStatement(found->second);
+  const auto index = static_cast<int>(statements_.size());
+  statements_.push_back(Prepared{std::string(sql), "s" + std::to_string(index + 1), false});
+  by_text_.emplace(statements_.back().sql, index);
+  return PgStatement(index);
+}
+
+size_t PgConnection::Resolve(PgStatement statement) const {
+  if (statement.index_ < 0 || static_cast<size_t>(statement.index_) >= statements_.size()) {
+    throw DatabaseError("PostgreSQL: a statement of another connection");
+  }
+  return static_cast<size_t>(statement.index_);
+}
+
+void PgConnection::CopyParams(std::initializer_list<std::string_view> params) {
+  params_.clear();
+  for (std::string_view p : params) {
+    params_.append(p);
+    params_.push_back('\0');
+  }
+  values_.clear();
+  const char* at = params_.data();
+  for (std::string_view p : params) {
+    values_.push_back(at);
+    at += p.size() + 1;
+  }
+}
+
+PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
                            bool duplicate_is_value, bool* duplicate) {
   if (!conn_) throw DatabaseError("PostgreSQL: the connection is closed");
-  if (gate_ != nullptr) gate_->BeforeStatement(*this, sql);
-  std::string text(sql);
-  auto found = prepared_.find(text);
-  if (found == prepared_.end()) {
-    std::string name = "s" + std::to_string(prepared_.size() + 1);
-    pg_result* prepared =
-        PQprepare(conn_, name.c_str(), text.c_str(), static_cast<int>(params.size()), nullptr);
+  if (gate_ != nullptr) gate_->BeforeStatement(*this, statements_[index].sql);
+  Prepared& statement = statements_[index];  // after the gate: it may have made statements
+  const std::string& text = statement.sql;
+  if (!statement.on_server) {
+    pg_result* prepared = PQprepare(conn_, statement.name.c_str(), text.c_str(), n_params, nullptr);
     ExecStatusType status = prepared ? PQresultStatus(prepared) : PGRES_FATAL_ERROR;
     if (status != PGRES_COMMAND_OK) {
       try {
@@ -356,36 +391,45 @@ PgResult PgConnection::Run(std::string_view sql, const PgParams& params, std::st
       }
     }
     PQclear(prepared);
-    found = prepared_.emplace(text, name).first;
+    statement.on_server = true;
   }
-  std::vector<const char*> values;
-  values.reserve(params.size());
-  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
 
+  // What is kept of the statement: only for a watched connection (its record) or a traced
+  // one (the wait on its trace line); an unwatched, untraced one (the bench) keeps nothing.
+  const bool watched = side_ != nullptr;
   WatchedStatement wait;
-  wait.sql = text;
-  auto started = SteadyClock::now();
-  if (PQsendQueryPrepared(conn_, found->second.c_str(), static_cast<int>(values.size()),
-                          values.data(), nullptr, nullptr, 0) == 0) {
+  SteadyClock::time_point started;
+  if (watched) {
+    wait.sql = text;
+    started = SteadyClock::now();
+  }
+  if (PQsendQueryPrepared(conn_, statement.name.c_str(), n_params, values_.data(), nullptr, nullptr,
+                          0) == 0) {
     throw PgError("", Trimmed(PQerrorMessage(conn_)));
   }
   ++sent_;
-  const int fd = PQsocket(conn_);
   bool gated_wait = false;  // the gate was told this statement is blocked
-  for (;;) {
-    if (PQconsumeInput(conn_) == 0) throw PgError("", Trimmed(PQerrorMessage(conn_)));
-    if (PQisBusy(conn_) == 0) break;
-    pollfd p{fd, POLLIN, 0};
-    int ready = ::poll(&p, 1, side_ != nullptr ? kWatchPollMs : -1);
-    if (ready < 0 && errno != EINTR) throw PgError("", std::strerror(errno));
-    if (ready == 0 && side_ != nullptr && CheckWait(wait, target) && gate_ != nullptr) {
-      gated_wait = true;
-      if (!gate_->Blocked(*this)) {
-        CancelAndDrain();
-        throw PgError("57014", "the statement was given up while it waited for a lock");
+  if (watched) {
+    // Poll the socket, and at each quiet millisecond ask the side connection whether the
+    // statement waits for a lock.
+    const int fd = PQsocket(conn_);
+    for (;;) {
+      if (PQconsumeInput(conn_) == 0) throw PgError("", Trimmed(PQerrorMessage(conn_)));
+      if (PQisBusy(conn_) == 0) break;
+      pollfd p{fd, POLLIN, 0};
+      int ready = ::poll(&p, 1, kWatchPollMs);
+      if (ready < 0 && errno != EINTR) throw PgError("", std::strerror(errno));
+      if (ready == 0 && CheckWait(wait, target) && gate_ != nullptr) {
+        gated_wait = true;
+        if (!gate_->Blocked(*this)) {
+          CancelAndDrain();
+          throw PgError("57014", "the statement was given up while it waited for a lock");
+        }
       }
     }
   }
+  // Unwatched, nothing can be learnt while the statement runs (no side connection: no
+  // gate is ever told of a wait): PQgetResult waits for the answer on the socket itself.
   if (gated_wait) gate_->Released(*this);
   pg_result* error = nullptr;
   pg_result* ok = nullptr;
@@ -400,9 +444,11 @@ PgResult PgConnection::Run(std::string_view sql, const PgParams& params, std::st
       PQclear(r);
     }
   }
-  wait.answered = SteadyClock::now();
-  wait.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(wait.answered - started);
-  std::string sqlstate;
+  if (watched) {
+    wait.answered = SteadyClock::now();
+    wait.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(wait.answered - started);
+  }
+  const char* sqlstate = "";
   if (error) {
     const char* state = PQresultErrorField(error, PG_DIAG_SQLSTATE);
     sqlstate = state ? state : "";
@@ -417,7 +463,7 @@ PgResult PgConnection::Run(std::string_view sql, const PgParams& params, std::st
     e.op = std::move(shape.op);
     e.table = target.empty() ? std::move(shape.table) : std::string(target);
     if (error) {
-      e.result = "sqlstate " + sqlstate;
+      e.result = std::string("sqlstate ") + sqlstate;
     } else {
       e.result = (ok && PQresultStatus(ok) == PGRES_TUPLES_OK && PQntuples(ok) > 0) ? "row" : "ok";
     }
@@ -428,19 +474,24 @@ PgResult PgConnection::Run(std::string_view sql, const PgParams& params, std::st
     }
     recorder_->Record(std::move(e));
   }
-  wait.error_code = sqlstate;
   if (ok != nullptr && PQresultStatus(ok) == PGRES_COMMAND_OK) {
     // The command tag's count ("INSERT 0 1", "UPDATE 0"): 0 for an ON CONFLICT DO NOTHING
-    // that met the key.
-    const char* changed = PQcmdTuples(ok);
-    if (changed != nullptr && *changed != '\0') wait.rows = std::strtoll(changed, nullptr, 10);
-    const std::string tag = PQcmdStatus(ok);
-    if (wait.rows >= 0 && (tag.rfind("INSERT", 0) == 0 || tag.rfind("UPDATE", 0) == 0 ||
-                           tag.rfind("DELETE", 0) == 0)) {
-      changes_ = wait.rows;
+    // that met the key. Read for a write, and for every statement of a watched connection
+    // (its record keeps the count of any command that has one).
+    const std::string_view tag = PQcmdStatus(ok);
+    const bool write =
+        tag.rfind("INSERT", 0) == 0 || tag.rfind("UPDATE", 0) == 0 || tag.rfind("DELETE", 0) == 0;
+    const char* changed = (write || watched) ? PQcmdTuples(ok) : nullptr;
+    if (changed != nullptr && *changed != '\0') {
+      const int64_t rows = std::strtoll(changed, nullptr, 10);
+      wait.rows = rows;
+      if (rows >= 0 && write) changes_ = rows;
     }
   }
-  if (side_ != nullptr) watched_.push_back(wait);
+  if (watched) {
+    wait.error_code = sqlstate;
+    watched_.push_back(std::move(wait));
+  }
   if (error) {
     if (ok) PQclear(ok);
     if (duplicate_is_value && ClassifySqlstate(sqlstate) == StoreErrorKind::kDuplicateKey) {
@@ -458,14 +509,45 @@ PgResult PgConnection::Run(std::string_view sql, const PgParams& params, std::st
   return PgResult(ok);
 }
 
+PgResult PgConnection::Exec(PgStatement statement, std::initializer_list<std::string_view> params,
+                            std::string_view target) {
+  const size_t prepared = Resolve(statement);
+  CopyParams(params);
+  return Run(prepared, static_cast<int>(params.size()), target, false, nullptr);
+}
+
+InsertResult PgConnection::ExecInsert(PgStatement statement,
+                                      std::initializer_list<std::string_view> params,
+                                      std::string_view target) {
+  const size_t prepared = Resolve(statement);
+  CopyParams(params);
+  bool duplicate = false;
+  Run(prepared, static_cast<int>(params.size()), target, true, &duplicate);
+  return duplicate ? InsertResult::kDuplicateKey : InsertResult::kInserted;
+}
+
+namespace {
+
+// The caller's strings (or null for NULL), pointed at as they are: they outlive the call.
+void PointAt(std::vector<const char*>& values, const PgParams& params) {
+  values.clear();
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+}
+
+}  // namespace
+
 PgResult PgConnection::Exec(std::string_view sql, const PgParams& params, std::string_view target) {
-  return Run(sql, params, target, false, nullptr);
+  const size_t prepared = Resolve(Statement(sql));
+  PointAt(values_, params);
+  return Run(prepared, static_cast<int>(params.size()), target, false, nullptr);
 }
 
 InsertResult PgConnection::ExecInsert(std::string_view sql, const PgParams& params,
                                       std::string_view target) {
+  const size_t prepared = Resolve(Statement(sql));
+  PointAt(values_, params);
   bool duplicate = false;
-  Run(sql, params, target, true, &duplicate);
+  Run(prepared, static_cast<int>(params.size()), target, true, &duplicate);
   return duplicate ? InsertResult::kDuplicateKey : InsertResult::kInserted;
 }
 

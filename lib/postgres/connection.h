@@ -12,6 +12,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,14 +47,28 @@ class PgResult {
   std::optional<std::string> Get(int row, int column) const;
   std::string Text(int row, int column) const;  // "" for NULL
   int64_t Int(int row, int column) const;
-  int64_t affected() const;     // rows changed (PQcmdTuples)
-  std::string command() const;  // the command tag: "COMMIT", "ROLLBACK", "INSERT 0 1"
+  int64_t affected() const;          // rows changed (PQcmdTuples)
+  std::string_view command() const;  // the command tag: "COMMIT", "ROLLBACK", "INSERT 0 1"
 
  private:
   pg_result* result_ = nullptr;
 };
 
 using PgParams = std::vector<std::optional<std::string>>;
+
+// A statement of one connection, found by its text once (PgConnection::Statement) and kept
+// by a hot path, which then runs it without looking its text up again. Valid for the
+// connection that made it (and the one it is moved into).
+class PgStatement {
+ public:
+  PgStatement() = default;
+  bool valid() const { return index_ >= 0; }
+
+ private:
+  friend class PgConnection;
+  explicit PgStatement(int index) : index_(index) {}
+  int index_ = -1;
+};
 
 class PgConnection;
 
@@ -91,6 +107,17 @@ class PgConnection {
   // Like Exec, but a duplicate key (23505) is a result, not an error. After it, the
   // transaction is aborted (25P02) unless the INSERT ran under a savepoint.
   InsertResult ExecInsert(std::string_view sql, const PgParams& params,
+                          std::string_view target = "");
+  // The handle of the statement sql (made on the first call, without a round trip; the
+  // statement is prepared on the server when it first runs). Exec(sql) finds the same one.
+  PgStatement Statement(std::string_view sql);
+  // Exec and ExecInsert for a statement found once, with text parameters (none NULL) that
+  // need only live for the call: copied into a buffer the connection keeps, so a call
+  // allocates nothing once the buffer has grown (and nothing at all when untraced and
+  // unwatched). The same statement, trace and waits as Exec(sql, ...).
+  PgResult Exec(PgStatement statement, std::initializer_list<std::string_view> params = {},
+                std::string_view target = "");
+  InsertResult ExecInsert(PgStatement statement, std::initializer_list<std::string_view> params,
                           std::string_view target = "");
   // Runs a script of statements with the simple protocol; not traced (schema set-up).
   void ExecScript(const std::string& sql);
@@ -133,8 +160,22 @@ class PgConnection {
   bool is_open() const { return conn_ != nullptr; }
 
  private:
-  PgResult Run(std::string_view sql, const PgParams& params, std::string_view target,
-               bool duplicate_is_value, bool* duplicate);
+  struct Prepared {
+    std::string sql;
+    std::string name;        // the server's name for it, "s1", "s2", ...
+    bool on_server = false;  // PQprepare done on this connection
+  };
+  // Text -> index in statements_, found by a string_view (no key made to look one up).
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
+  // Runs statements_[index] with values_ as its n_params parameters.
+  PgResult Run(size_t index, int n_params, std::string_view target, bool duplicate_is_value,
+               bool* duplicate);
+  size_t Resolve(PgStatement statement) const;  // its index; throws for a foreign one
+  // Points values_ at params, copied one after the other (each with its NUL) into params_.
+  void CopyParams(std::initializer_list<std::string_view> params);
   // True when the backend waits for a lock now, held by another backend.
   bool CheckWait(WatchedStatement& wait, std::string_view target);
   void CancelAndDrain() noexcept;
@@ -145,8 +186,11 @@ class PgConnection {
   int pid_ = 0;
   int64_t sent_ = 0;
   int64_t changes_ = 0;
-  std::unordered_map<std::string, std::string> prepared_;  // SQL -> statement name
-  void Stamp(TraceEvent& e) const;  // instance, pid, actor, target, key, delivery
+  std::vector<Prepared> statements_;
+  std::unordered_map<std::string, int, TextHash, std::equal_to<>> by_text_;
+  std::string params_;               // the parameters' text of the statement being sent
+  std::vector<const char*> values_;  // into params_ (or the caller's strings), for libpq
+  void Stamp(TraceEvent& e) const;   // instance, pid, actor, target, key, delivery
 
   Recorder* recorder_ = nullptr;
   std::string instance_;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include "postgres/error.h"
 
 namespace dedupsim {
@@ -164,21 +166,17 @@ PgDatabase PgDatabase::Open(const std::string& conninfo, const std::string& sche
 PgConnection PgDatabase::Connect() const { return PgConnection(conninfo_, schema_); }
 
 void PgStore::Begin(TransactionKind) {
-  switch (isolation_) {
-    case Isolation::kRepeatableRead:
-      db_.Exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
-      return;
-    case Isolation::kSerializable:
-      db_.Exec("BEGIN ISOLATION LEVEL SERIALIZABLE");
-      return;
-    case Isolation::kReadCommitted:
-      break;
-  }
-  db_.Exec("BEGIN");
+  static constexpr const char* kBegin[] = {"BEGIN", "BEGIN ISOLATION LEVEL REPEATABLE READ",
+                                           "BEGIN ISOLATION LEVEL SERIALIZABLE"};
+  static_assert(static_cast<int>(Isolation::kReadCommitted) == 0 &&
+                static_cast<int>(Isolation::kRepeatableRead) == 1 &&
+                static_cast<int>(Isolation::kSerializable) == 2);
+  const auto level = static_cast<size_t>(isolation_);
+  db_.Exec(Hot(hot_.begin[level], kBegin[level]));
 }
 
 void PgStore::Commit() {
-  PgResult result = db_.Exec("COMMIT");
+  PgResult result = db_.Exec(Hot(hot_.commit, "COMMIT"));
   if (result.command() == "ROLLBACK") {
     throw PgError("25P02", "COMMIT rolled back: the transaction had already failed");
   }
@@ -195,7 +193,7 @@ void PgStore::ReleaseSavepoint(std::string_view name) {
 }
 
 void PgStore::Rollback() {
-  if (db_.is_open() && db_.InTransaction()) db_.Exec("ROLLBACK");
+  if (db_.is_open() && db_.InTransaction()) db_.Exec(Hot(hot_.rollback, "ROLLBACK"));
 }
 
 void PgStore::RunHook(const char* name, const Hook& hook) {
@@ -238,74 +236,88 @@ void PgStore::Note(const std::string& kind, const std::string& detail, const std
 }
 
 StockItem PgStore::ReadStock(std::string_view book_id) {
-  PgResult r = db_.Exec("SELECT BookId, Title, OnHand, Reserved FROM StockItems WHERE BookId = $1",
-                        {std::string(book_id)});
+  PgResult r =
+      db_.Exec(Hot(hot_.read_stock,
+                   "SELECT BookId, Title, OnHand, Reserved FROM StockItems WHERE BookId = $1"),
+               {book_id});
   if (r.rows() == 0) throw DatabaseError("no stock item " + std::string(book_id));
   return StockItem{r.Text(0, 0), r.Text(0, 1), r.Int(0, 2), r.Int(0, 3)};
 }
 
 void PgStore::AddReserved(std::string_view book_id, int64_t quantity) {
-  db_.Exec("UPDATE StockItems SET Reserved = Reserved + $1 WHERE BookId = $2",
-           {std::to_string(quantity), std::string(book_id)}, "StockItems");
+  char text[24];
+  const auto end = std::to_chars(text, text + sizeof text, quantity).ptr;
+  db_.Exec(
+      Hot(hot_.add_reserved, "UPDATE StockItems SET Reserved = Reserved + $1 WHERE BookId = $2"),
+      {std::string_view(text, static_cast<size_t>(end - text)), book_id}, "StockItems");
 }
+
+namespace {
+
+// Each statement for the Inbox, by InboxKey: (MessageId, Consumer), then MessageId only.
+constexpr const char* kClaimCompleted[] = {
+    "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES ($1, $2, $3, $4)",
+    "INSERT INTO InboxByMessageId (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES ($1, $2, "
+    "$3, $4)"};
+constexpr const char* kClaimIfAbsent[] = {
+    "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES ($1, $2, $3, $4) ON "
+    "CONFLICT DO NOTHING",
+    "INSERT INTO InboxByMessageId (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES ($1, $2, "
+    "$3, $4) ON CONFLICT DO NOTHING"};
+constexpr const char* kClaimInProgress[] = {
+    "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES ($1, $2, $3, NULL)",
+    "INSERT INTO InboxByMessageId (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES ($1, $2, "
+    "$3, NULL)"};
+constexpr const char* kComplete[] = {
+    "UPDATE Inbox SET CompletedAt = $1 WHERE MessageId = $2 AND Consumer = $3",
+    "UPDATE InboxByMessageId SET CompletedAt = $1 WHERE MessageId = $2 AND Consumer = $3"};
+static_assert(static_cast<int>(InboxKey::kMessageIdAndConsumer) == 0 &&
+              static_cast<int>(InboxKey::kMessageIdOnly) == 1);
+
+size_t Index(InboxKey key) { return static_cast<size_t>(key); }
+
+}  // namespace
 
 InsertResult PgStore::ClaimCompleted(InboxKey key, std::string_view message_id,
                                      std::string_view consumer, TimePoint now) {
-  std::string stamp = FormatTimestamp(now);
-  return db_.ExecInsert(key == InboxKey::kMessageIdOnly
-                            ? "INSERT INTO InboxByMessageId (MessageId, Consumer, ReceivedAt, "
-                              "CompletedAt) VALUES ($1, $2, $3, $4)"
-                            : "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
-                              "VALUES ($1, $2, $3, $4)",
-                        {std::string(message_id), std::string(consumer), stamp, stamp},
-                        InboxTable(key));
+  const std::string_view stamp = stamp_.Format(now);  // valid until the next Format
+  return db_.ExecInsert(Hot(hot_.claim_completed[Index(key)], kClaimCompleted[Index(key)]),
+                        {message_id, consumer, stamp, stamp}, InboxTable(key));
 }
 
 InsertResult PgStore::ClaimCompletedIfAbsent(InboxKey key, std::string_view message_id,
                                              std::string_view consumer, TimePoint now) {
-  std::string stamp = FormatTimestamp(now);
-  PgResult r = db_.Exec(key == InboxKey::kMessageIdOnly
-                            ? "INSERT INTO InboxByMessageId (MessageId, Consumer, ReceivedAt, "
-                              "CompletedAt) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING"
-                            : "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
-                              "VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-                        {std::string(message_id), std::string(consumer), stamp, stamp},
-                        InboxTable(key));
+  const std::string_view stamp = stamp_.Format(now);
+  PgResult r = db_.Exec(Hot(hot_.claim_if_absent[Index(key)], kClaimIfAbsent[Index(key)]),
+                        {message_id, consumer, stamp, stamp}, InboxTable(key));
   return r.affected() == 0 ? InsertResult::kDuplicateKey : InsertResult::kInserted;
 }
 
 InsertResult PgStore::ClaimInProgress(InboxKey key, std::string_view message_id,
                                       std::string_view consumer, TimePoint now) {
-  return db_.ExecInsert(key == InboxKey::kMessageIdOnly
-                            ? "INSERT INTO InboxByMessageId (MessageId, Consumer, ReceivedAt, "
-                              "CompletedAt) VALUES ($1, $2, $3, NULL)"
-                            : "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) "
-                              "VALUES ($1, $2, $3, NULL)",
-                        {std::string(message_id), std::string(consumer), FormatTimestamp(now)},
-                        InboxTable(key));
+  return db_.ExecInsert(Hot(hot_.claim_in_progress[Index(key)], kClaimInProgress[Index(key)]),
+                        {message_id, consumer, stamp_.Format(now)}, InboxTable(key));
 }
 
 void PgStore::Complete(InboxKey key, std::string_view message_id, std::string_view consumer,
                        TimePoint now) {
-  db_.Exec(
-      key == InboxKey::kMessageIdOnly
-          ? "UPDATE InboxByMessageId SET CompletedAt = $1 WHERE MessageId = $2 AND Consumer = $3"
-          : "UPDATE Inbox SET CompletedAt = $1 WHERE MessageId = $2 AND Consumer = $3",
-      {FormatTimestamp(now), std::string(message_id), std::string(consumer)});
+  db_.Exec(Hot(hot_.complete[Index(key)], kComplete[Index(key)]),
+           {stamp_.Format(now), message_id, consumer});
 }
 
 std::optional<InboxRow> PgStore::Find(InboxKey key, std::string_view message_id,
                                       std::string_view consumer) {
-  PgResult r = key == InboxKey::kMessageIdOnly
-                   ? db_.Exec(
+  PgResult r =
+      key == InboxKey::kMessageIdOnly
+          ? db_.Exec(Hot(hot_.find[Index(key)],
                          "SELECT MessageId, Consumer, ReceivedAt, CompletedAt, NULL, 1, NULL, "
-                         "NULL FROM InboxByMessageId WHERE MessageId = $1",
-                         {std::string(message_id)})
-                   : db_.Exec(
+                         "NULL FROM InboxByMessageId WHERE MessageId = $1"),
+                     {message_id})
+          : db_.Exec(Hot(hot_.find[Index(key)],
                          "SELECT MessageId, Consumer, ReceivedAt, CompletedAt, PayloadHash, "
                          "ReceiveCount, Owner, LeaseExpiresAt FROM Inbox WHERE MessageId = $1 "
-                         "AND Consumer = $2",
-                         {std::string(message_id), std::string(consumer)});
+                         "AND Consumer = $2"),
+                     {message_id, consumer});
   if (r.rows() == 0) return std::nullopt;
   InboxRow row;
   row.message_id = r.Text(0, 0);

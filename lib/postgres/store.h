@@ -12,6 +12,7 @@
 #include "database.h"
 #include "postgres/connection.h"
 #include "store/store.h"
+#include "timestamp.h"
 
 namespace dedupsim {
 
@@ -95,8 +96,24 @@ class PgStore final : public Store {
   LessonTables& tables() override;
 
  private:
+  // The statement sql on db_, found by its text on the first call only (slot keeps it).
+  PgStatement Hot(PgStatement& slot, const char* sql) {
+    if (!slot.valid()) slot = db_.Statement(sql);
+    return slot;
+  }
+  // The consumers' statements, each found once: a message's statements are run without a
+  // lookup, a copy or a formatted string (the timestamp is written into stamp_).
+  struct HotStatements {
+    PgStatement begin[3];  // by Isolation
+    PgStatement commit, rollback, add_reserved, read_stock;
+    PgStatement claim_completed[2], claim_if_absent[2], claim_in_progress[2], complete[2],
+        find[2];  // by InboxKey
+  };
+
   PgConnection db_;
   Isolation isolation_;
+  HotStatements hot_;
+  TimestampFormatter stamp_;
   std::shared_ptr<PgKeyedStores> keyed_;  // made on first use; borrows db_ (remade after a move)
   std::shared_ptr<LessonTables> tables_;
   std::unique_ptr<PgStepGate> wait_listener_;  // the gate SetWaitListener put on db_
