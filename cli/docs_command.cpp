@@ -169,7 +169,7 @@ int Docs(const DocsArgs& args, CLI::App& app) {
                             "dedupsim docs --cli " + args.cli_page);
     if (cli_status != kExitOk && cli_status != kExitCheckFailed) return cli_status;
   }
-  DatabaseFile db = DatabaseFile::CreateTemporary(DatabaseSettings{});
+  DatabaseFile db = DatabaseFile::CreateTemporary(DatabaseSettings{}, SetUpConnection::kKeep);
   RunOptions options;  // the defaults of `dedupsim run`
   SystemClock clock;
   Recorder recorder;

@@ -231,7 +231,7 @@ int Run(const RunArgs& args) {
   DatabaseSettings settings;
   settings.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
   settings.synchronous = args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
-  DatabaseFile db = args.db.empty() ? DatabaseFile::CreateTemporary(settings)
+  DatabaseFile db = args.db.empty() ? DatabaseFile::CreateTemporary(settings, SetUpConnection::kKeep)
                                     : DatabaseFile::Open(args.db, settings);
 
   RunOptions options;

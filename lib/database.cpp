@@ -2,22 +2,24 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "database_setup.h"
 #include "pause_point.h"
@@ -62,7 +64,9 @@ void CheckApplicationId(const std::string& path, uint32_t application_id, const 
   if (got < 100 || std::memcmp(header.data(), kMagic, sizeof kMagic) != 0) {
     throw DatabaseError(fmt::format("{}: not an SQLite database", path));
   }
-  auto byte = [&](int i) { return static_cast<uint32_t>(static_cast<unsigned char>(header[static_cast<size_t>(i)])); };
+  auto byte = [&](int i) {
+    return static_cast<uint32_t>(static_cast<unsigned char>(header[static_cast<size_t>(i)]));
+  };
   uint32_t app_id = byte(68) << 24 | byte(69) << 16 | byte(70) << 8 | byte(71);
   if (app_id != application_id) {
     throw DatabaseError(fmt::format(
@@ -71,6 +75,48 @@ void CheckApplicationId(const std::string& path, uint32_t application_id, const 
   }
 }
 
+// The kept set-up connection of a temporary database. Every live one is listed, and a
+// pthread_atfork handler closes them all in the parent just before any fork(): SQLite's
+// locks and its in-process record of them must never be carried into a child.
+struct DatabaseFile::Kept {
+  std::mutex mutex;
+  std::optional<Connection> connection;  // guarded by mutex
+
+  explicit Kept(Connection c) : connection(std::move(c)) {
+    static std::once_flag handler;
+    std::call_once(handler, [] { ::pthread_atfork(&CloseAllBeforeFork, nullptr, nullptr); });
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    Registry().push_back(this);
+  }
+  ~Kept() {
+    {
+      std::lock_guard<std::mutex> lock(RegistryMutex());
+      auto& all = Registry();
+      all.erase(std::remove(all.begin(), all.end(), this), all.end());
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    connection.reset();
+  }
+  Kept(const Kept&) = delete;
+  Kept& operator=(const Kept&) = delete;
+
+  static std::mutex& RegistryMutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::vector<Kept*>& Registry() {
+    static std::vector<Kept*> all;
+    return all;
+  }
+  static void CloseAllBeforeFork() {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    for (Kept* kept : Registry()) {
+      std::lock_guard<std::mutex> inner(kept->mutex);
+      kept->connection.reset();  // no checkpoint at close (a temporary database's connection)
+    }
+  }
+};
+
 DatabaseFile::DatabaseFile(std::string path, DatabaseSettings settings, bool temporary)
     : path_(std::move(path)), settings_(settings), temporary_(temporary) {}
 
@@ -78,9 +124,11 @@ DatabaseFile::DatabaseFile(DatabaseFile&& other) noexcept
     : path_(std::exchange(other.path_, std::string())),
       settings_(other.settings_),
       temporary_(std::exchange(other.temporary_, false)),
-      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
+      lock_fd_(std::exchange(other.lock_fd_, -1)),
+      kept_(std::move(other.kept_)) {}
 
 DatabaseFile::~DatabaseFile() {
+  kept_.reset();  // the last connection closes before the files go
   if (temporary_ && !path_.empty()) {
     RemoveDatabaseFiles(path_);
     run_files::Forget(path_);
@@ -229,7 +277,8 @@ DatabaseFile DatabaseFile::CreateNew(const std::string& path, const DatabaseSett
   return db;
 }
 
-DatabaseFile DatabaseFile::CreateTemporary(const DatabaseSettings& settings) {
+DatabaseFile DatabaseFile::CreateTemporary(const DatabaseSettings& settings,
+                                           SetUpConnection set_up) {
   const char* dir = std::getenv("TMPDIR");
   std::string pattern = fmt::format("{}/dedupsim-XXXXXX.db", dir && *dir ? dir : "/tmp");
   const std::string path = run_files::CreateAndRegister(
@@ -248,24 +297,69 @@ DatabaseFile DatabaseFile::CreateTemporary(const DatabaseSettings& settings) {
   DatabaseFile db(path, settings, true);
   PauseHere("temporary-db-created");
   try {
-    db.Initialise();
-    db.Configure();
-  } catch (const DatabaseError& e) {
+    Connection connection = db.SetUpTemporary();
+    if (set_up == SetUpConnection::kKeep && settings.journal == JournalMode::kWal) {
+      db.kept_ = std::make_unique<Kept>(std::move(connection));
+    }
+  } catch (const DatabaseError& e) {  // SqliteError too
     throw DatabaseError(fmt::format("{}: {}", path, e.what()));
   }
   return db;
+}
+
+// A file this process has just made with mkstemps: nobody else knows it, so no probe for
+// another writer. The marker and the schema are written with the rollback journal in
+// memory, into the main file itself, then the journal mode is switched (still in memory:
+// no journal file is created and deleted), all at synchronous OFF. The connection leaves
+// the log and its index at close, as a lesson's does (Connect).
+Connection DatabaseFile::SetUpTemporary() {
+  ConnectionOptions options;
+  options.busy_timeout = settings_.busy_timeout;
+  Connection connection(path_, options);
+  SetUpWithoutFsync(connection, true);
+  connection.ExecScript("PRAGMA journal_mode=MEMORY");
+  connection.ExecScript(
+      fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kApplicationId)));
+  CreateSchema(connection);
+  connection.ExecScript(settings_.journal == JournalMode::kWal ? "PRAGMA journal_mode=WAL"
+                                                               : "PRAGMA journal_mode=DELETE");
+  connection.SetCheckpointOnClose(false);
+  return connection;
+}
+
+void DatabaseFile::WithSetUpConnection(const std::function<void(Connection&)>& f) const {
+  if (kept_) {
+    std::lock_guard<std::mutex> lock(kept_->mutex);
+    if (!kept_->connection) kept_->connection.emplace(Connect());  // closed by a fork
+    SetUpWithoutFsync(*kept_->connection, true);
+    f(*kept_->connection);
+    return;
+  }
+  Connection connection = Connect();
+  SetUpWithoutFsync(connection, temporary_);
+  f(connection);
+}
+
+void DatabaseFile::WithReadConnection(const std::function<void(Connection&)>& f) const {
+  if (kept_) {
+    std::lock_guard<std::mutex> lock(kept_->mutex);
+    if (kept_->connection) {
+      f(*kept_->connection);
+      return;
+    }
+  }
+  Connection connection = Connect();
+  f(connection);
 }
 
 void DatabaseFile::Initialise() {
   ConnectionOptions options;
   options.busy_timeout = settings_.busy_timeout;
   Connection connection(path_, options);
-  SetUpWithoutFsync(connection, temporary_);
-  // Before WAL is on, the rollback journal of a temporary file's set-up stays in memory.
-  if (temporary_) connection.ExecScript("PRAGMA journal_mode=MEMORY");
   // The marker and the schema go in before WAL is switched on, so they are in the main
   // file itself and a later header check finds them even if no checkpoint ever runs.
-  connection.ExecScript(fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kApplicationId)));
+  connection.ExecScript(
+      fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kApplicationId)));
   CreateSchema(connection);
 }
 
@@ -274,7 +368,6 @@ void DatabaseFile::Configure() {
   options.busy_timeout = std::min(settings_.busy_timeout, std::chrono::milliseconds(2000));
   Connection connection(path_, options);
   try {
-    SetUpWithoutFsync(connection, temporary_);
     connection.ApplyPragmas(settings_.journal, settings_.synchronous);
     // Probe for a writer elsewhere now, so a held lock is one clear error, not a failure
     // halfway through a scenario.

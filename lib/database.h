@@ -16,6 +16,8 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -35,6 +37,15 @@ struct DatabaseSettings {
 // What Open does where no file exists.
 enum class IfMissing { kCreate, kFail };
 
+// What CreateTemporary does with its set-up connection once the file is ready. kKeep (a
+// WAL database only): dedupsim keeps it open, idle, for its own set-up and read-backs
+// (WithSetUpConnection, WithReadConnection), so the lesson's connections find the log's
+// index in memory instead of rebuilding it from the log at each open, and a restock or a
+// read-back opens no connection of its own. Closed before every fork() (a child never
+// inherits an open connection) and reopened by the next set-up only: a dead child's log
+// is recovered by the next connection the lesson opens, as without it.
+enum class SetUpConnection { kClose, kKeep };
+
 class DatabaseFile {
  public:
   // Opens the dedupsim database at path, or creates one where no file exists (kCreate).
@@ -44,7 +55,8 @@ class DatabaseFile {
   static DatabaseFile Open(const std::string& path, const DatabaseSettings& settings,
                            IfMissing if_missing = IfMissing::kCreate);
   // Creates a fresh database in $TMPDIR (or /tmp), removed when this object is destroyed.
-  static DatabaseFile CreateTemporary(const DatabaseSettings& settings);
+  static DatabaseFile CreateTemporary(const DatabaseSettings& settings,
+                                      SetUpConnection set_up = SetUpConnection::kClose);
 
   ~DatabaseFile();
   DatabaseFile(DatabaseFile&&) noexcept;
@@ -56,21 +68,33 @@ class DatabaseFile {
   // a child process after fork.
   Connection Connect() const;
 
+  // dedupsim's own set-up (a restock, more stock), not a lesson's step: f runs on the kept
+  // set-up connection (SetUpConnection::kKeep; reopened if a fork closed it), or else on a
+  // new connection; either way after SetUpWithoutFsync (database_setup.h).
+  void WithSetUpConnection(const std::function<void(Connection&)>& f) const;
+  // dedupsim's own read-back (untraced): on the kept set-up connection while it is open,
+  // or else on a new connection. Never reopens the kept one (after a fork the lesson's
+  // next connection, not dedupsim's, recovers what a dead child left).
+  void WithReadConnection(const std::function<void(Connection&)>& f) const;
+
   const std::string& path() const { return path_; }
   bool temporary() const { return temporary_; }
   const DatabaseSettings& settings() const { return settings_; }
 
  private:
   DatabaseFile(std::string path, DatabaseSettings settings, bool temporary);
-  void Initialise();  // schema and marker on a file dedupsim has just created
+  void Initialise();  // schema and marker on a new kept file (--db), made durably
   void Configure();   // journal mode, then a probe for a lock held elsewhere
   void Upgrade();     // an existing file: bring its schema to kSchemaVersion, then check it
   static DatabaseFile CreateNew(const std::string& path, const DatabaseSettings& settings);
+  Connection SetUpTemporary();  // marker, schema and journal mode in one connection
+  struct Kept;                  // the kept set-up connection, closed before fork()
 
   std::string path_;
   DatabaseSettings settings_;
   bool temporary_;
-  int lock_fd_ = -1;  // holds the flock that keeps other dedupsim processes out
+  int lock_fd_ = -1;            // holds the flock that keeps other dedupsim processes out
+  std::unique_ptr<Kept> kept_;  // SetUpConnection::kKeep only
 };
 
 // The error e, its message prefixed with the database path unless it names it already:

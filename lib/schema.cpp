@@ -188,15 +188,17 @@ void UpgradeSchema(Connection& connection) {
 void CreateSchema(Connection& connection) { UpgradeSchema(connection); }
 
 void ResetInventory(Connection& connection, const StockItem& item) {
+  // Cached: a run's kept set-up connection (DatabaseFile::WithSetUpConnection) restocks
+  // before every lesson and prepares these once.
   Transaction tx(connection, TransactionKind::kImmediate);
-  connection.Exec("DELETE FROM Inbox");
-  connection.Exec("DELETE FROM InboxByMessageId");
-  connection.Exec("DELETE FROM StockReservations");
-  connection.Exec("DELETE FROM Outbox");
-  connection.Exec("DELETE FROM ShipmentRequests");
-  connection.Exec("DELETE FROM AuditLog");
-  connection.Exec("DELETE FROM StockItems");
-  connection.Prepare("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, ?3, ?4)")
+  for (const char* sql : {"DELETE FROM Inbox", "DELETE FROM InboxByMessageId",
+                          "DELETE FROM StockReservations", "DELETE FROM Outbox",
+                          "DELETE FROM ShipmentRequests", "DELETE FROM AuditLog",
+                          "DELETE FROM StockItems"}) {
+    connection.Cached(sql).Execute();
+  }
+  connection
+      .Cached("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, ?3, ?4)")
       .Bind(1, item.book_id)
       .Bind(2, item.title)
       .Bind(3, item.on_hand)

@@ -1,10 +1,16 @@
 // DatabaseFile: only a file dedupsim created is ever opened for writing; everything else is
 // refused before SQLite touches it.
-#include <catch2/catch.hpp>
+#include "database.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#include "database.h"
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <system_error>
+
+#include "child_process.h"
 #include "database_setup.h"
 #include "schema.h"
 #include "sqlite/connection.h"
@@ -130,8 +136,7 @@ TEST_CASE("a kept database's connections checkpoint when the last one closes", "
   CHECK_FALSE(Exists(path + "-wal"));
 }
 
-TEST_CASE("files that are not dedupsim databases are refused and left as they were",
-          "[database]") {
+TEST_CASE("files that are not dedupsim databases are refused and left as they were", "[database]") {
   TempDir dir;
   SECTION("a text file") {
     std::string path = dir.File("notes.txt");
@@ -172,4 +177,59 @@ TEST_CASE("files that are not dedupsim databases are refused and left as they we
     CHECK_THROWS_WITH(DatabaseFile::Open(dir.File("missing/shop.db"), {}),
                       Catch::Contains("cannot create"));
   }
+}
+
+namespace {
+
+// File descriptors of this process open on path (as /proc/self/fd shows them).
+int OpenDescriptorsOn(const std::string& path) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    if (std::filesystem::read_symlink(entry.path(), error) == path) count++;
+  }
+  return count;
+}
+
+}  // namespace
+
+// Mutations caught: CreateTemporary ignoring kKeep (no -shm descriptor between lessons'
+// connections: each would rebuild the index), the kept connection not closed before fork
+// (pthread_atfork handler removed: a child would inherit SQLite's locks), a read-back
+// reopening it after a fork (dedupsim's connection, not the lesson's, would recover what
+// a dead child left), or a set-up not reopening it.
+TEST_CASE("a kept set-up connection holds the log's index between lessons, and never across fork",
+          "[database]") {
+  DatabaseFile db = DatabaseFile::CreateTemporary({}, SetUpConnection::kKeep);
+  const std::string shm = db.path() + "-shm";
+  db.WithSetUpConnection([](Connection& c) { ResetInventory(c, {"b", "Dune", 10, 0}); });
+  {
+    Connection lesson = db.Connect();
+    CHECK(ReadStock(lesson, "b").on_hand == 10);
+  }
+  CHECK(OpenDescriptorsOn(shm) == 1);  // the kept connection's, with no lesson open
+  StockItem read;
+  db.WithReadConnection([&](Connection& c) { read = ReadStock(c, "b"); });
+  CHECK(read.title == "Dune");
+
+  const pid_t pid = ForkChild();
+  if (pid == 0) ::_exit(OpenDescriptorsOn(db.path()) == 0 && OpenDescriptorsOn(shm) == 0 ? 0 : 1);
+  int status = 0;
+  WaitChild(pid, &status);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));  // the child inherited nothing
+  CHECK(OpenDescriptorsOn(shm) == 0);                      // closed in the parent too
+
+  db.WithReadConnection([&](Connection& c) { read = ReadStock(c, "b"); });
+  CHECK(read.on_hand == 10);
+  CHECK(OpenDescriptorsOn(shm) == 0);  // a read-back does not reopen it
+  db.WithSetUpConnection([](Connection& c) { ResetInventory(c, {"c", "Emma", 5, 0}); });
+  CHECK(OpenDescriptorsOn(shm) == 1);  // the next set-up does
+}
+
+// Mutation caught: a temporary database made without kKeep keeping a connection anyway.
+TEST_CASE("without kKeep a temporary database keeps no connection", "[database]") {
+  DatabaseFile db = DatabaseFile::CreateTemporary({});
+  db.WithSetUpConnection([](Connection& c) { ResetInventory(c, {"b", "Dune", 10, 0}); });
+  CHECK(OpenDescriptorsOn(db.path()) == 0);
+  CHECK(OpenDescriptorsOn(db.path() + "-shm") == 0);
 }

@@ -1,7 +1,6 @@
 #include "sqlite/store.h"
 
 #include "database.h"
-#include "database_setup.h"
 #include "schema.h"
 #include "sqlite/statement.h"
 #include "sqlite/transaction.h"
@@ -150,31 +149,35 @@ std::unique_ptr<Store> SqliteBackend::Open(Recorder* recorder, const std::string
 }
 
 void SqliteBackend::ResetInventory(const StockItem& item) const {
-  Connection connection = db_.Connect();
-  SetUpWithoutFsync(connection, db_.temporary());  // dedupsim's set-up, not the lesson's
-  dedupsim::ResetInventory(connection, item);
+  // dedupsim's set-up, not the lesson's
+  db_.WithSetUpConnection(
+      [&](Connection& connection) { dedupsim::ResetInventory(connection, item); });
 }
 
 void SqliteBackend::AddStock(const StockItem& item) const {
-  Connection connection = db_.Connect();
-  SetUpWithoutFsync(connection, db_.temporary());  // dedupsim's set-up, not the lesson's
-  connection
-      .Prepare("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, ?3, ?4)")
-      .Bind(1, item.book_id)
-      .Bind(2, item.title)
-      .Bind(3, item.on_hand)
-      .Bind(4, item.reserved)
-      .Execute();
+  db_.WithSetUpConnection([&](Connection& connection) {  // dedupsim's set-up, not the lesson's
+    connection
+        .Prepare("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, ?3, ?4)")
+        .Bind(1, item.book_id)
+        .Bind(2, item.title)
+        .Bind(3, item.on_hand)
+        .Bind(4, item.reserved)
+        .Execute();
+  });
 }
 
 StockItem SqliteBackend::ReadStock(std::string_view book_id) const {
-  Connection connection = db_.Connect();
-  return dedupsim::ReadStock(connection, book_id);
+  StockItem item;
+  db_.WithReadConnection(
+      [&](Connection& connection) { item = dedupsim::ReadStock(connection, book_id); });
+  return item;
 }
 
 int64_t SqliteBackend::CountRows(std::string_view table) const {
-  Connection connection = db_.Connect();
-  return dedupsim::CountRows(connection, table);
+  int64_t rows = 0;
+  db_.WithReadConnection(
+      [&](Connection& connection) { rows = dedupsim::CountRows(connection, table); });
+  return rows;
 }
 
 }  // namespace dedupsim
