@@ -24,13 +24,27 @@ thread_local long g_allocations = 0;
 
 }  // namespace
 
-void* operator new(std::size_t size) {
+// Every form that allocates without an alignment of its own is replaced together, so that
+// what one form allocates another may free (Catch2 allocates with the nothrow form and frees
+// with the plain one): AddressSanitizer reports a mismatch otherwise.
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
   if (g_counting) ++g_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  return std::malloc(size == 0 ? 1 : size);
+}
+void* operator new(std::size_t size) {
+  if (void* p = operator new(size, std::nothrow)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return operator new(size, std::nothrow);
+}
+void* operator new[](std::size_t size) { return operator new(size); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace dedupsim {
 namespace {
