@@ -107,15 +107,39 @@ std::vector<TraceEvent> Recorder::Events() const {
   return copy;
 }
 
+int64_t Recorder::MicrosAt(std::chrono::steady_clock::time_point t) const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t - origin_).count();
+}
+
+void Recorder::LockTaken(const std::string& file, const void* owner, int64_t at_us) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lock_takes_[file].push_back({owner, at_us});
+}
+
+int64_t Recorder::ReleaseStamp(const std::string& file, const void* owner,
+                               int64_t step_started_us, int64_t now_us) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto found = lock_takes_.find(file);
+  if (found == lock_takes_.end()) return now_us;
+  int64_t stamp = now_us;
+  for (const LockTake& take : found->second) {
+    if (take.owner != owner && take.at_us >= step_started_us && take.at_us <= stamp) {
+      stamp = std::max(step_started_us, take.at_us - 1);
+    }
+  }
+  return stamp;
+}
+
 void Recorder::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   events_.clear();
+  lock_takes_.clear();
   offered_ = {};
 }
 
 void RecordNote(Recorder& recorder, TraceEvent stamped, const std::string& kind,
-                const std::string& detail, const std::string& result) {
-  stamped.at_us = recorder.MicrosSinceOrigin();
+                const std::string& detail, const std::string& result, int64_t at_us) {
+  stamped.at_us = at_us >= 0 ? at_us : recorder.MicrosSinceOrigin();
   stamped.target.clear();  // not a statement
   stamped.kind = kind;
   stamped.op = kind == "outcome" ? "outcome" : "";

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -79,6 +80,19 @@ class Recorder {
   int64_t MicrosSinceOrigin() const;
 
   void Record(TraceEvent event);
+
+  // Write-lock hand-overs on one file, between connections of this process. Each connection
+  // stamps its own "taken" and "released" when its step returns, so a holder preempted
+  // between SQLite's release of the lock and its own stamp would be drawn releasing after
+  // the next connection took the lock. LockTaken records a take (owner: the connection);
+  // ReleaseStamp gives the time to stamp a release with: now_us, or, if another owner took
+  // the lock on file since the release step began, just before the first such take (the
+  // release happened before it, within the step).
+  void LockTaken(const std::string& file, const void* owner, int64_t at_us);
+  int64_t ReleaseStamp(const std::string& file, const void* owner, int64_t step_started_us,
+                       int64_t now_us) const;
+  // The time point t in this recorder's microseconds.
+  int64_t MicrosAt(std::chrono::steady_clock::time_point t) const;
   // Records an event stamped now, from this process.
   void Note(const std::string& instance, const std::string& kind, const std::string& detail,
             const std::string& result);
@@ -108,6 +122,11 @@ class Recorder {
   std::chrono::steady_clock::time_point origin_;
   mutable std::mutex mu_;
   std::vector<TraceEvent> events_;
+  struct LockTake {
+    const void* owner;
+    int64_t at_us;
+  };
+  std::map<std::string, std::vector<LockTake>, std::less<>> lock_takes_;  // by file
   DeliveryRef offered_;
   Observer observer_;
   int observer_pid_ = 0;
@@ -116,7 +135,8 @@ class Recorder {
 
 // Records a note (not a statement) on recorder: stamped carries who wrote it (instance, actor,
 // key, delivery), as the connection that notes it stamps its statements.
+// at_us: the time to stamp it with; -1: now.
 void RecordNote(Recorder& recorder, TraceEvent stamped, const std::string& kind,
-                const std::string& detail, const std::string& result);
+                const std::string& detail, const std::string& result, int64_t at_us = -1);
 
 }  // namespace dedupsim

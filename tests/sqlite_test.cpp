@@ -217,3 +217,61 @@ TEST_CASE("statements on a traced connection are recorded with their results", "
   CHECK(events[1].result == "constraint 1555");
   CHECK(events[1].detail.find("INSERT INTO t") == 0);
 }
+
+// Each connection stamps its lock notes when its own step returns. SQLite calls the WAL hook
+// after a commit, with the write lock already released: a second connection taking the lock
+// there is what a thread preempted between the release and its stamp looks like. The trace
+// must still draw A's release (and its COMMIT) before B's take.
+TEST_CASE("a release is stamped before the next connection's take, however late its thread",
+          "[sqlite][trace]") {
+  DatabaseFile db = DatabaseFile::CreateTemporary({});
+  {
+    Connection setup = db.Connect();
+    ResetInventory(setup, {"b", "Dune", 10, 0});
+  }
+  Recorder recorder;
+  Connection a = db.Connect();
+  Connection b = db.Connect();
+  a.SetTrace(&recorder, "A");
+  a.KeepLockHistory();
+  b.SetTrace(&recorder, "B");
+  b.KeepLockHistory();
+  struct Late {
+    Connection* next;
+    bool took = false;
+  } late{&b};
+  sqlite3_wal_hook(
+      a.handle(),
+      [](void* arg, sqlite3*, const char*, int) -> int {
+        auto* l = static_cast<Late*>(arg);
+        if (!l->took) {
+          l->took = true;
+          l->next->Exec("BEGIN IMMEDIATE");
+        }
+        return SQLITE_OK;
+      },
+      &late);
+  a.Exec("BEGIN IMMEDIATE");
+  a.Exec("UPDATE StockItems SET Reserved = Reserved + 1");
+  a.Exec("COMMIT");
+  REQUIRE(late.took);
+  b.Exec("ROLLBACK");
+
+  std::vector<TraceEvent> events = recorder.Events();
+  auto find = [&](const std::string& instance, const std::string& kind,
+                  const std::string& detail) {
+    for (size_t i = 0; i < events.size(); ++i) {
+      const TraceEvent& e = events[i];
+      if (e.instance == instance && e.kind == kind && e.detail.rfind(detail, 0) == 0) return i;
+    }
+    FAIL("no event " << instance << " " << kind << " " << detail);
+    return events.size();
+  };
+  const size_t released = find("A", "lock", "write lock released");
+  const size_t commit = find("A", "sql", "COMMIT");
+  const size_t taken = find("B", "lock", "write lock taken");
+  CHECK(events[released].at_us < events[taken].at_us);
+  CHECK(events[commit].at_us < events[taken].at_us);
+  CHECK(released < taken);
+  CHECK(commit < taken);
+}

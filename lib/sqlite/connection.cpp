@@ -52,6 +52,8 @@ struct Connection::BusyState {
   SteadyTime wait_blocked;
   std::function<void(bool)> on_transaction;
   bool in_transaction = false;
+  std::string file;            // the main database file, for the recorder's lock hand-overs
+  int64_t step_end_stamp = -1;  // the last step released the lock: stamp its event no later
 };
 
 // Set on traced connections only. SQLite's authorizer reports, while a statement is
@@ -187,6 +189,7 @@ Connection::Connection(const std::string& path, const ConnectionOptions& options
     throw SqliteError(code, "cannot open " + path + ": " + message);
   }
   sqlite3_extended_result_codes(db_, 1);
+  if (const char* file = sqlite3_db_filename(db_, "main")) busy_->file = file;
   busy_->owner = this;
   sqlite3_busy_handler(db_, &OnBusy, busy_.get());
 }
@@ -263,7 +266,10 @@ void Connection::OnTransactionChange(std::function<void(bool open)> callback) {
 
 Connection::StepMark Connection::StepStarting() {
   StepMark mark;
-  if (busy_) busy_->wait_open = false;  // a wait belongs to the step it happened in
+  if (busy_) {
+    busy_->wait_open = false;  // a wait belongs to the step it happened in
+    busy_->step_end_stamp = -1;
+  }
   if (busy_ && busy_->keep_history) {
     mark.started = std::chrono::steady_clock::now();
     mark.held_before = busy_->holding;
@@ -291,14 +297,26 @@ void Connection::StepEnded(const StepMark& mark) {
   const bool holding = db_ != nullptr && sqlite3_txn_state(db_, nullptr) == SQLITE_TXN_WRITE;
   if (holding && !mark.held_before) {
     s.hold = LockHold{mark.started, now, {}, {}};
-    Note("lock", "write lock taken", "holding");
+    if (recorder_ != nullptr) {
+      const int64_t at = recorder_->MicrosSinceOrigin();
+      recorder_->LockTaken(s.file, &s, at);
+      NoteAt("lock", "write lock taken", "holding", at);
+    }
   } else if (!holding && mark.held_before) {
     s.hold.release_started = mark.started;
     s.hold.released = now;
     s.history.held.push_back(s.hold);
     auto held = std::chrono::duration_cast<std::chrono::microseconds>(now - s.hold.acquired);
-    Note("lock", "write lock released",
-         fmt::format("held {:.1f} ms", static_cast<double>(held.count()) / 1000.0));
+    if (recorder_ != nullptr) {
+      // SQLite released the lock inside this step; another connection may have taken it
+      // and stamped its take before this thread got back to stamp the release.
+      const int64_t now_us = recorder_->MicrosSinceOrigin();
+      const int64_t at =
+          recorder_->ReleaseStamp(s.file, &s, recorder_->MicrosAt(mark.started), now_us);
+      if (at < now_us) s.step_end_stamp = at;
+      NoteAt("lock", "write lock released",
+             fmt::format("held {:.1f} ms", static_cast<double>(held.count()) / 1000.0), at);
+    }
   }
   s.holding = holding;
 }
@@ -428,10 +446,20 @@ void Connection::Stamp(TraceEvent& e) const {
 
 void Connection::Note(const std::string& kind, const std::string& detail,
                       const std::string& result) {
+  NoteAt(kind, detail, result, -1);
+}
+
+void Connection::NoteAt(const std::string& kind, const std::string& detail,
+                        const std::string& result, int64_t at_us) {
   if (recorder_ == nullptr) return;
   TraceEvent e;
   Stamp(e);
-  RecordNote(*recorder_, std::move(e), kind, detail, result);
+  RecordNote(*recorder_, std::move(e), kind, detail, result, at_us);
+}
+
+int64_t Connection::StepEventStamp(int64_t now_us) const {
+  if (!busy_ || busy_->step_end_stamp < 0) return now_us;
+  return std::min(now_us, busy_->step_end_stamp);
 }
 
 }  // namespace dedupsim

@@ -203,6 +203,12 @@ class Connection {
   };
   StepMark StepStarting();
   void StepEnded(const StepMark& mark);
+  // The time to stamp the event of the step that just ended with: now_us, or the time its
+  // release of the write lock was stamped with, if that had to be earlier (Recorder::
+  // ReleaseStamp), so the statement is not drawn ending after the next holder began.
+  int64_t StepEventStamp(int64_t now_us) const;
+  void NoteAt(const std::string& kind, const std::string& detail, const std::string& result,
+              int64_t at_us);
   void Rebind();  // after a move: point the busy state and cached statements here
 
   sqlite3* db_ = nullptr;

@@ -96,7 +96,9 @@ int Statement::StepRaw() {
   if (recorder != nullptr && first) {
     BusyStats after = connection_->busy();
     TraceEvent e;
-    e.at_us = recorder->MicrosSinceOrigin();  // when the step ended: after any wait
+    // When the step ended (after any wait), or when it released the write lock if another
+    // connection had taken it by then.
+    e.at_us = connection_->StepEventStamp(recorder->MicrosSinceOrigin());
     connection_->Stamp(e);
     e.kind = "sql";
     e.op = op_;
