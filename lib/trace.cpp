@@ -116,8 +116,8 @@ void Recorder::LockTaken(const std::string& file, const void* owner, int64_t at_
   lock_takes_[file].push_back({owner, at_us});
 }
 
-int64_t Recorder::ReleaseStamp(const std::string& file, const void* owner,
-                               int64_t step_started_us, int64_t now_us) const {
+int64_t Recorder::ReleaseStamp(const std::string& file, const void* owner, int64_t step_started_us,
+                               int64_t now_us) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto found = lock_takes_.find(file);
   if (found == lock_takes_.end()) return now_us;

@@ -52,7 +52,7 @@ struct Connection::BusyState {
   SteadyTime wait_blocked;
   std::function<void(bool)> on_transaction;
   bool in_transaction = false;
-  std::string file;            // the main database file, for the recorder's lock hand-overs
+  std::string file;             // the main database file, for the recorder's lock hand-overs
   int64_t step_end_stamp = -1;  // the last step released the lock: stamp its event no later
 };
 
