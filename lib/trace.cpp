@@ -1,15 +1,85 @@
 #include "trace.h"
 
+#include <pthread.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <new>
+#include <system_error>
 #include <utility>
 
 namespace dedupsim {
 
 Recorder::Recorder() : Recorder(std::chrono::steady_clock::now()) {}
 
-Recorder::Recorder(std::chrono::steady_clock::time_point origin) : origin_(origin) {}
+namespace {
+
+// The most recent lock takes the table keeps. A release looks back only to the start of its
+// own step, so it needs the takes of that step's duration: a handful.
+constexpr uint64_t kTakeSlots = 1024;
+
+// A file's key in the table (FNV-1a of its path): the table is plain memory, shared by
+// processes, so it holds no strings.
+uint64_t FileKey(std::string_view file) {
+  uint64_t h = 1469598103934665603ULL;
+  for (char c : file) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// Holds a robust, process-shared mutex. A process that died holding it (SIGKILL) left the
+// table whole: a take is written into its slot before the count that publishes it moves.
+class SharedLock {
+ public:
+  explicit SharedLock(pthread_mutex_t* mu) : mu_(mu) {
+    if (pthread_mutex_lock(mu_) == EOWNERDEAD) pthread_mutex_consistent(mu_);
+  }
+  ~SharedLock() { pthread_mutex_unlock(mu_); }
+  SharedLock(const SharedLock&) = delete;
+  SharedLock& operator=(const SharedLock&) = delete;
+
+ private:
+  pthread_mutex_t* mu_;
+};
+
+}  // namespace
+
+// Every write-lock take of this recorder's connections, in this process and in every
+// process forked after the recorder was made (they share the mapping): stamped and
+// appended under one process-shared mutex, so the takes are in stamp order.
+struct Recorder::SharedTakes {
+  struct Take {
+    uint64_t file;
+    int64_t pid;
+    uintptr_t owner;
+    int64_t at_us;
+  };
+  pthread_mutex_t mu;
+  uint64_t count;  // takes recorded so far; the last kTakeSlots are in slots
+  Take slots[kTakeSlots];
+};
+
+Recorder::Recorder(std::chrono::steady_clock::time_point origin) : origin_(origin) {
+  void* memory = ::mmap(nullptr, sizeof(SharedTakes), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) {
+    throw std::system_error(errno, std::generic_category(), "trace: cannot map the lock table");
+  }
+  takes_ = new (memory) SharedTakes;  // zero-filled by mmap
+  pthread_mutexattr_t attributes;
+  pthread_mutexattr_init(&attributes);
+  pthread_mutexattr_setpshared(&attributes, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&attributes, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(&takes_->mu, &attributes);
+  pthread_mutexattr_destroy(&attributes);
+}
+
+// A forked child's copy of the mapping stays until that child exits.
+Recorder::~Recorder() { ::munmap(takes_, sizeof(SharedTakes)); }
 
 int64_t Recorder::MicrosSinceOrigin() const {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
@@ -111,29 +181,39 @@ int64_t Recorder::MicrosAt(std::chrono::steady_clock::time_point t) const {
   return std::chrono::duration_cast<std::chrono::microseconds>(t - origin_).count();
 }
 
-void Recorder::LockTaken(const std::string& file, const void* owner, int64_t at_us) {
-  std::lock_guard<std::mutex> lock(mu_);
-  lock_takes_[file].push_back({owner, at_us});
+int64_t Recorder::LockTaken(const std::string& file, const void* owner) {
+  SharedLock lock(&takes_->mu);
+  const int64_t at_us = MicrosSinceOrigin();  // under the lock: the table stays in stamp order
+  takes_->slots[takes_->count % kTakeSlots] = {FileKey(file), static_cast<int64_t>(getpid()),
+                                               reinterpret_cast<uintptr_t>(owner), at_us};
+  ++takes_->count;
+  return at_us;
 }
 
 int64_t Recorder::ReleaseStamp(const std::string& file, const void* owner, int64_t step_started_us,
                                int64_t now_us) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto found = lock_takes_.find(file);
-  if (found == lock_takes_.end()) return now_us;
+  const uint64_t key = FileKey(file);
+  const auto pid = static_cast<int64_t>(getpid());
+  const auto self = reinterpret_cast<uintptr_t>(owner);
+  SharedLock lock(&takes_->mu);
+  const uint64_t count = takes_->count;
+  const uint64_t oldest = count > kTakeSlots ? count - kTakeSlots : 0;
   int64_t stamp = now_us;
-  for (const LockTake& take : found->second) {
-    if (take.owner != owner && take.at_us >= step_started_us && take.at_us <= stamp) {
-      stamp = std::max(step_started_us, take.at_us - 1);
+  // Newest first, down to the step's start: ends at the first take since the step began.
+  for (uint64_t i = count; i > oldest; --i) {
+    const SharedTakes::Take& take = takes_->slots[(i - 1) % kTakeSlots];
+    if (take.at_us < step_started_us) break;
+    if (take.file != key || (take.pid == pid && take.owner == self) || take.at_us > now_us) {
+      continue;
     }
+    stamp = std::max(step_started_us, take.at_us - 1);
   }
   return stamp;
 }
 
 void Recorder::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
-  events_.clear();
-  lock_takes_.clear();
+  events_.clear();  // the lock takes stay: a release looks only at takes since its step began
   offered_ = {};
 }
 

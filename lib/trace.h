@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -75,20 +74,27 @@ class Recorder {
  public:
   Recorder();
   explicit Recorder(std::chrono::steady_clock::time_point origin);
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
 
   std::chrono::steady_clock::time_point origin() const { return origin_; }
   int64_t MicrosSinceOrigin() const;
 
   void Record(TraceEvent event);
 
-  // Write-lock hand-overs on one file, between connections of this process. Each connection
+  // Write-lock hand-overs on one file, between connections of this process and of the
+  // processes forked from it (--instances processes, crash children). Each connection
   // stamps its own "taken" and "released" when its step returns, so a holder preempted
   // between SQLite's release of the lock and its own stamp would be drawn releasing after
-  // the next connection took the lock. LockTaken records a take (owner: the connection);
-  // ReleaseStamp gives the time to stamp a release with: now_us, or, if another owner took
-  // the lock on file since the release step began, just before the first such take (the
-  // release happened before it, within the step).
-  void LockTaken(const std::string& file, const void* owner, int64_t at_us);
+  // the next connection took the lock. LockTaken stamps a take (owner: the connection) and
+  // records it, in one step, in a table shared with every process forked after this
+  // recorder was made; it returns the stamp. ReleaseStamp gives the time to stamp a release
+  // with: now_us, or, if another owner (in any of those processes) took the lock on file
+  // since the release step began, just before the first such take (the release happened
+  // before it, within the step). now_us must be read before the call: a take recorded
+  // after the call began is stamped later than it.
+  int64_t LockTaken(const std::string& file, const void* owner);
   int64_t ReleaseStamp(const std::string& file, const void* owner, int64_t step_started_us,
                        int64_t now_us) const;
   // The time point t in this recorder's microseconds.
@@ -122,11 +128,10 @@ class Recorder {
   std::chrono::steady_clock::time_point origin_;
   mutable std::mutex mu_;
   std::vector<TraceEvent> events_;
-  struct LockTake {
-    const void* owner;
-    int64_t at_us;
-  };
-  std::map<std::string, std::vector<LockTake>, std::less<>> lock_takes_;  // by file
+  // The lock takes, in memory mapped MAP_SHARED before any fork: the recorder's copy in a
+  // forked child points at the same table (trace.cpp).
+  struct SharedTakes;
+  SharedTakes* takes_ = nullptr;
   DeliveryRef offered_;
   Observer observer_;
   int observer_pid_ = 0;

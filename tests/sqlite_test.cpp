@@ -2,10 +2,14 @@
 // as values, the busy handler's counters, and the database file checks.
 #include <catch2/catch.hpp>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <thread>
 
+#include "child_process.h"
 #include "database.h"
+#include "pipe_io.h"
 #include "schema.h"
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
@@ -274,4 +278,91 @@ TEST_CASE("a release is stamped before the next connection's take, however late 
   CHECK(events[commit].at_us < events[taken].at_us);
   CHECK(released < taken);
   CHECK(commit < taken);
+}
+
+// The same hand-over across a fork (--instances processes): each process stamps its own
+// notes, so the release's clamp needs the other process's take. A's WAL hook, inside its
+// COMMIT after SQLite released the lock, lets a forked child take the lock and waits until
+// the child has stamped its take; only then does A's step return and stamp its release.
+TEST_CASE("a release is stamped before a forked process's take, however late its thread",
+          "[sqlite][trace]") {
+  DatabaseFile db = DatabaseFile::CreateTemporary({});
+  {
+    Connection setup = db.Connect();
+    ResetInventory(setup, {"b", "Dune", 10, 0});
+  }
+  Recorder recorder;  // before the fork: the child shares its table of lock takes
+  int go[2];
+  int took[2];
+  REQUIRE(::pipe(go) == 0);
+  REQUIRE(::pipe(took) == 0);
+  const pid_t child = ForkChild();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(go[1]);
+    ::close(took[0]);
+    int code = 1;
+    try {
+      Connection b = db.Connect();
+      b.SetTrace(&recorder, "B");
+      b.KeepLockHistory();
+      if (WaitReadable(go[0], std::chrono::seconds(30))) {
+        b.Exec("BEGIN IMMEDIATE");
+        for (const TraceEvent& e : recorder.Events()) {
+          if (e.instance == "B" && e.detail == "write lock taken") {
+            WriteAll(took[1], std::to_string(e.at_us) + "\n");
+            code = 0;
+          }
+        }
+        b.Exec("ROLLBACK");
+      }
+    } catch (...) {
+      code = 2;
+    }
+    ::_exit(code);
+  }
+  ::close(go[0]);
+  ::close(took[1]);
+  Connection a = db.Connect();
+  a.SetTrace(&recorder, "A");
+  a.KeepLockHistory();
+  struct Late {
+    int go;
+    int took;
+    bool asked = false;
+    std::string taken;  // the child's stamp of its take, in the recorder's microseconds
+  } late{go[1], took[0], false, {}};
+  sqlite3_wal_hook(
+      a.handle(),
+      [](void* arg, sqlite3*, const char*, int) -> int {
+        auto* l = static_cast<Late*>(arg);
+        if (!l->asked) {
+          l->asked = true;
+          WriteAll(l->go, "g");
+          l->taken = ReadLine(l->took);  // EOF if the child failed
+        }
+        return SQLITE_OK;
+      },
+      &late);
+  a.Exec("BEGIN IMMEDIATE");
+  a.Exec("UPDATE StockItems SET Reserved = Reserved + 1");
+  a.Exec("COMMIT");
+  ::close(go[1]);
+  ::close(took[0]);
+  int status = 0;
+  WaitChild(child, &status);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  REQUIRE_FALSE(late.taken.empty());
+  const int64_t taken = std::stoll(late.taken);
+
+  auto find = [&](const std::string& kind, const std::string& detail) {
+    for (const TraceEvent& e : recorder.Events()) {
+      if (e.instance == "A" && e.kind == kind && e.detail.rfind(detail, 0) == 0) return e.at_us;
+    }
+    FAIL("no event A " << kind << " " << detail);
+    return int64_t{0};
+  };
+  CHECK(find("lock", "write lock released") < taken);
+  CHECK(find("sql", "COMMIT") < taken);
 }

@@ -298,9 +298,7 @@ void Connection::StepEnded(const StepMark& mark) {
   if (holding && !mark.held_before) {
     s.hold = LockHold{mark.started, now, {}, {}};
     if (recorder_ != nullptr) {
-      const int64_t at = recorder_->MicrosSinceOrigin();
-      recorder_->LockTaken(s.file, &s, at);
-      NoteAt("lock", "write lock taken", "holding", at);
+      NoteAt("lock", "write lock taken", "holding", recorder_->LockTaken(s.file, &s));
     }
   } else if (!holding && mark.held_before) {
     s.hold.release_started = mark.started;
