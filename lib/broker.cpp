@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "duration.h"
+#include "this_pid.h"
 
 namespace dedupsim {
 
@@ -28,7 +29,7 @@ void Broker::Note(const char* op, const Delivery& about, const std::string& deta
   TraceEvent e;
   e.at_us = recorder_->MicrosSinceOrigin();
   e.instance = "broker";
-  e.pid = static_cast<int>(getpid());
+  e.pid = ThisPid();
   e.kind = "broker";
   e.actor = kActorBroker;
   e.op = op;

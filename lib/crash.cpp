@@ -18,6 +18,7 @@
 #include "sqlite/journal_files.h"
 #include "sqlite/statement.h"
 #include "store/store.h"
+#include "this_pid.h"
 #include "trace_json.h"
 
 namespace dedupsim {
@@ -104,7 +105,7 @@ void RecoverAndNote(ScenarioEnv& env, pid_t pid, const WalFile& wal_at_fork) {
   TraceEvent e;
   e.at_us = env.recorder.MicrosSinceOrigin();
   e.instance = "database";
-  e.pid = static_cast<int>(getpid());
+  e.pid = ThisPid();
   e.kind = "recover";
   e.actor = kActorDatabase;
   e.detail = what;
@@ -135,7 +136,7 @@ void NoteServerRelease(ScenarioEnv& env, pid_t pid, bool kill_mode, const CrashR
   TraceEvent e;
   e.at_us = env.recorder.MicrosSinceOrigin();
   e.instance = "database";
-  e.pid = static_cast<int>(getpid());
+  e.pid = ThisPid();
   e.kind = "recover";
   e.actor = kActorDatabase;
   e.detail = what;

@@ -90,8 +90,8 @@ class SqlitePairInstance final : public PairInstance {
   void OnBlocked(std::function<void()> on_blocked) override {
     db_.OnBlocked(std::move(on_blocked));
   }
-  void KeepWaitingWhile(std::function<bool()> first_pending) override {
-    db_.KeepWaitingWhile(std::move(first_pending));
+  void KeepWaitingWhile(std::function<bool()> first_pending, int first_ended_fd) override {
+    db_.KeepWaitingWhile(std::move(first_pending), first_ended_fd);
   }
   nlohmann::json Run(const Hook& hold_point) override { return task_.body(db_, hold_point); }
   void Finish(InstanceResult& result, SteadyTime started) override {
@@ -115,7 +115,7 @@ class StoreInstance final : public PairInstance {
   void OnBlocked(std::function<void()> on_blocked) override {
     store_->SetWaitListener(std::move(on_blocked));
   }
-  void KeepWaitingWhile(std::function<bool()>) override {}  // the server waits without a timeout
+  void KeepWaitingWhile(std::function<bool()>, int) override {}  // the server waits, no timeout
   nlohmann::json Run(const Hook& hold_point) override { return body_(*store_, hold_point); }
   void Finish(InstanceResult& result, SteadyTime started) override {
     result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Steady::now() - started);
@@ -193,7 +193,7 @@ InstanceResult RunSecondUnguarded(const std::string& name, const PairInstanceOpe
   // The first instance's transaction ends when it says so (or dies): until then, waiting
   // for its lock uses none of the busy timeout, however long the hold or a stall.
   instance->KeepWaitingWhile(
-      [&ch] { return !WaitReadable(ch.ended.read, std::chrono::milliseconds(0)); });
+      [&ch] { return !WaitReadable(ch.ended.read, std::chrono::milliseconds(0)); }, ch.ended.read);
   SteadyTime reached = Steady::now();
   if (WaitReadable(ch.reached.read, kEventTimeout)) {
     std::string line = ReadLine(ch.reached.read);

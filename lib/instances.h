@@ -72,7 +72,9 @@ class PairInstance {
   virtual void OnBlocked(std::function<void()> on_blocked) = 0;
   // The second instance: while first_pending() is true the first's transaction goes on, and
   // a wait for its lock uses no timeout (SQLite's busy timeout; a server waits without one).
-  virtual void KeepWaitingWhile(std::function<bool()> first_pending) = 0;
+  // first_ended_fd turns readable when the first instance has ended: a wait may end its
+  // pause between two tries then (SQLite's busy handler).
+  virtual void KeepWaitingWhile(std::function<bool()> first_pending, int first_ended_fd) = 0;
   // The task; the first instance runs hold_point at its hold point.
   virtual nlohmann::json Run(const Hook& hold_point) = 0;
   // Ends the connection and fills what the backend kept (busy and lock history, or the

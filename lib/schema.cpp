@@ -208,12 +208,18 @@ void ResetInventory(Connection& connection, const StockItem& item) {
 }
 
 StockItem ReadStock(Connection& connection, std::string_view book_id) {
-  Statement query =
-      connection.Prepare("SELECT BookId, Title, OnHand, Reserved FROM StockItems WHERE BookId = ?1");
+  // Cached: a run's kept set-up connection reads the stock after every lesson.
+  Statement& query =
+      connection.Cached("SELECT BookId, Title, OnHand, Reserved FROM StockItems WHERE BookId = ?1");
   query.Bind(1, book_id);
-  if (!query.Step()) throw DatabaseError("no stock item " + std::string(book_id));
-  return StockItem{query.ColumnText(0), query.ColumnText(1), query.ColumnInt(2),
-                   query.ColumnInt(3)};
+  if (!query.Step()) {
+    query.Reset();
+    throw DatabaseError("no stock item " + std::string(book_id));
+  }
+  StockItem item{query.ColumnText(0), query.ColumnText(1), query.ColumnInt(2),
+                 query.ColumnInt(3)};
+  query.Reset();  // a statement left mid-read would keep its read transaction open
+  return item;
 }
 
 std::optional<InboxRow> FindInboxRow(Connection& connection, std::string_view message_id,
@@ -260,9 +266,11 @@ std::optional<InboxRow> FindInboxRow(Connection& connection, InboxKey key,
 int64_t CountInboxRows(Connection& connection) { return CountRows(connection, "Inbox"); }
 
 int64_t CountRows(Connection& connection, std::string_view table) {
-  Statement query = connection.Prepare(fmt::format("SELECT count(*) FROM {}", table));
+  Statement& query = connection.Cached(fmt::format("SELECT count(*) FROM {}", table));
   query.Step();
-  return query.ColumnInt(0);
+  const int64_t rows = query.ColumnInt(0);
+  query.Reset();
+  return rows;
 }
 
 }  // namespace dedupsim

@@ -5,14 +5,36 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <new>
 #include <system_error>
 #include <utility>
 
+#include "this_pid.h"
+
 namespace dedupsim {
 
 Recorder::Recorder() : Recorder(std::chrono::steady_clock::now()) {}
+
+namespace {
+
+std::atomic<int> g_this_pid{0};  // 0: not read yet in this process
+
+}  // namespace
+
+int ThisPid() {
+  int pid = g_this_pid.load(std::memory_order_relaxed);
+  if (pid == 0) {
+    static std::once_flag forget_at_fork;
+    std::call_once(forget_at_fork, [] {
+      ::pthread_atfork(nullptr, nullptr, [] { g_this_pid.store(0, std::memory_order_relaxed); });
+    });
+    pid = static_cast<int>(::getpid());
+    g_this_pid.store(pid, std::memory_order_relaxed);
+  }
+  return pid;
+}
 
 namespace {
 
@@ -107,7 +129,7 @@ void Recorder::SetObserver(Observer observer) {
 void Recorder::BeginPart(const std::string& title) {
   TraceEvent e;
   e.at_us = MicrosSinceOrigin();
-  e.pid = static_cast<int>(getpid());
+  e.pid = ThisPid();
   e.kind = "part";
   e.detail = title;
   e.actor = kActorScenario;
@@ -117,7 +139,7 @@ void Recorder::BeginPart(const std::string& title) {
 void Recorder::MarkTime(const std::string& label) {
   TraceEvent e;
   e.at_us = MicrosSinceOrigin();
-  e.pid = static_cast<int>(getpid());
+  e.pid = ThisPid();
   e.kind = "clock";
   e.detail = label;
   e.actor = kActorScenario;
@@ -159,7 +181,7 @@ void Recorder::Note(const std::string& instance, const std::string& kind, const 
   TraceEvent e;
   e.at_us = MicrosSinceOrigin();
   e.instance = instance;
-  e.pid = static_cast<int>(getpid());
+  e.pid = ThisPid();
   e.kind = kind;
   e.detail = detail;
   e.result = result;
@@ -184,7 +206,7 @@ int64_t Recorder::MicrosAt(std::chrono::steady_clock::time_point t) const {
 int64_t Recorder::LockTaken(const std::string& file, const void* owner) {
   SharedLock lock(&takes_->mu);
   const int64_t at_us = MicrosSinceOrigin();  // under the lock: the table stays in stamp order
-  takes_->slots[takes_->count % kTakeSlots] = {FileKey(file), static_cast<int64_t>(getpid()),
+  takes_->slots[takes_->count % kTakeSlots] = {FileKey(file), static_cast<int64_t>(ThisPid()),
                                                reinterpret_cast<uintptr_t>(owner), at_us};
   ++takes_->count;
   return at_us;
@@ -193,7 +215,7 @@ int64_t Recorder::LockTaken(const std::string& file, const void* owner) {
 int64_t Recorder::ReleaseStamp(const std::string& file, const void* owner, int64_t step_started_us,
                                int64_t now_us) const {
   const uint64_t key = FileKey(file);
-  const auto pid = static_cast<int64_t>(getpid());
+  const auto pid = static_cast<int64_t>(ThisPid());
   const auto self = reinterpret_cast<uintptr_t>(owner);
   SharedLock lock(&takes_->mu);
   const uint64_t count = takes_->count;

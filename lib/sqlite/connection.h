@@ -141,8 +141,11 @@ class Connection {
   // up the busy timeout: the timeout runs from the first call at which it returns false.
   // For a wait whose end is known by an event (RunInstancePair: the first instance's
   // transaction, held as long as --hold-ms asks or a loaded machine stalls it), so that
-  // neither the hold nor the scheduler decides whether the waiter gives up.
-  void KeepWaitingWhile(std::function<bool()> other_holds);
+  // neither the hold nor the scheduler decides whether the waiter gives up. wake_fd >= 0:
+  // a descriptor that turns readable (data or EOF) when that event comes; the busy
+  // handler's pause between two tries of the lock ends as soon as it does (once: later
+  // pauses are the plain 0.5 ms), so the retry follows the holder's end at once.
+  void KeepWaitingWhile(std::function<bool()> other_holds, int wake_fd = -1);
   // Called after a step or close that opened (true) or ended (false) a transaction: from
   // BEGIN's return to COMMIT's or ROLLBACK's return, the connection is in a transaction.
   void OnTransactionChange(std::function<void(bool open)> callback);
