@@ -16,6 +16,7 @@
 #include "sqlite/statement.h"
 #include "sqlite/transaction.h"
 #include "support.h"
+#include "this_pid.h"
 #include "trace.h"
 
 using namespace dedupsim;
@@ -365,4 +366,38 @@ TEST_CASE("a release is stamped before a forked process's take, however late its
   };
   CHECK(find("lock", "write lock released") < taken);
   CHECK(find("sql", "COMMIT") < taken);
+}
+
+// Events carry the pid of the process that recorded them. The pid ThisPid keeps is
+// forgotten in a forked child, which reads its own.
+TEST_CASE("a forked child stamps its events with its own pid", "[sqlite][trace]") {
+  Recorder recorder;
+  recorder.Note("A", "note", "parent", "");
+  const int parent = ThisPid();
+  REQUIRE(parent == static_cast<int>(::getpid()));
+  int report[2];
+  REQUIRE(::pipe(report) == 0);
+  const pid_t child = ForkChild();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(report[0]);
+    recorder.Note("B", "note", "child", "");
+    const std::vector<TraceEvent> events = recorder.Events();
+    WriteAll(report[1],
+             std::to_string(events.back().pid) + " " + std::to_string(::getpid()) + "\n");
+    ::_exit(0);
+  }
+  ::close(report[1]);
+  const std::string line = ReadLine(report[0]);
+  ::close(report[0]);
+  int status = 0;
+  WaitChild(child, &status);
+  REQUIRE(WIFEXITED(status));
+  const size_t space = line.find(' ');
+  REQUIRE(space != std::string::npos);
+  const int stamped = std::stoi(line.substr(0, space));
+  const int real = std::stoi(line.substr(space + 1));
+  CHECK(real != parent);
+  CHECK(stamped == real);
+  CHECK(recorder.Events().front().pid == parent);
 }
