@@ -281,6 +281,76 @@ TEST_CASE("a release is stamped before the next connection's take, however late 
   CHECK(commit < taken);
 }
 
+// The other side of that window: A's thread is preempted after its step stamped the release
+// (now, no take yet) but before the statement's own event is stamped. The recorder's
+// observer runs in A's thread right after the release note, so it stands for that
+// preemption: B takes the lock there (in its own thread; A's observer waits until B's take
+// is recorded). A's ROLLBACK must still be stamped at its release, before B's take: stamped
+// when its thread came back, it would be drawn after B's steps (seen at load 10: B's INSERT
+// drawn after B's own COMMIT in concurrent-rollback's diagram).
+TEST_CASE("a release step's statement is stamped at the release and not when its thread returns",
+          "[sqlite][trace]") {
+  DatabaseFile db = DatabaseFile::CreateTemporary({});
+  {
+    Connection setup = db.Connect();
+    ResetInventory(setup, {"b", "Dune", 10, 0});
+  }
+  Recorder recorder;
+  Connection a = db.Connect();
+  Connection b = db.Connect();
+  a.SetTrace(&recorder, "A");
+  a.KeepLockHistory();
+  b.SetTrace(&recorder, "B");
+  b.KeepLockHistory();
+  auto has = [&](const std::string& instance, const std::string& kind, const std::string& detail) {
+    for (const TraceEvent& e : recorder.Events()) {
+      if (e.instance == instance && e.kind == kind && e.detail.rfind(detail, 0) == 0) return true;
+    }
+    return false;
+  };
+  std::thread next;
+  bool asked = false;  // both only in the observer, whose calls one mutex serializes
+  bool took = false;
+  recorder.SetObserver([&](const TraceEvent& e) {
+    if (e.instance != "A" || e.detail != "write lock released" || asked) return;
+    asked = true;
+    next = std::thread([&b] { b.Exec("BEGIN IMMEDIATE"); });
+    // B's take is recorded before B's observer call, which waits for this one to return.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!(took = has("B", "lock", "write lock taken")) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  a.Exec("BEGIN IMMEDIATE");
+  a.Exec("UPDATE StockItems SET Reserved = Reserved + 1");
+  a.Exec("ROLLBACK");
+  REQUIRE(next.joinable());
+  next.join();
+  recorder.SetObserver(nullptr);
+  REQUIRE(took);
+  b.Exec("ROLLBACK");
+
+  std::vector<TraceEvent> events = recorder.Events();
+  auto find = [&](const std::string& instance, const std::string& kind, const std::string& detail) {
+    for (size_t i = 0; i < events.size(); ++i) {
+      const TraceEvent& e = events[i];
+      if (e.instance == instance && e.kind == kind && e.detail.rfind(detail, 0) == 0) return i;
+    }
+    FAIL("no event " << instance << " " << kind << " " << detail);
+    return events.size();
+  };
+  const size_t released = find("A", "lock", "write lock released");
+  const size_t rollback = find("A", "sql", "ROLLBACK");
+  const size_t taken = find("B", "lock", "write lock taken");
+  const size_t begin = find("B", "sql", "BEGIN");
+  CHECK(events[released].at_us < events[taken].at_us);
+  CHECK(events[rollback].at_us <= events[released].at_us);
+  CHECK(events[rollback].at_us < events[taken].at_us);
+  CHECK(rollback < taken);
+  CHECK(rollback < begin);
+}
+
 // The same hand-over across a fork (--instances processes): each process stamps its own
 // notes, so the release's clamp needs the other process's take. A's WAL hook, inside its
 // COMMIT after SQLite released the lock, lets a forked child take the lock and waits until

@@ -57,7 +57,7 @@ struct Connection::BusyState {
   std::function<void(bool)> on_transaction;
   bool in_transaction = false;
   std::string file;             // the main database file, for the recorder's lock hand-overs
-  int64_t step_end_stamp = -1;  // the last step released the lock: stamp its event no later
+  int64_t step_end_stamp = -1;  // the last step's release stamp (-1: it released nothing)
 };
 
 // Set on traced connections only. SQLite's authorizer reports, while a statement is
@@ -330,7 +330,9 @@ void Connection::StepEnded(const StepMark& mark) {
       const int64_t now_us = recorder_->MicrosSinceOrigin();
       const int64_t at =
           recorder_->ReleaseStamp(s.file, &s, recorder_->MicrosAt(mark.started), now_us);
-      if (at < now_us) s.step_end_stamp = at;
+      // The step's own event is stamped at the release too, never later: a take recorded
+      // after now_us (this thread preempted before it stamps the statement) comes after it.
+      s.step_end_stamp = at;
       NoteAt("lock", "write lock released",
              fmt::format("held {:.1f} ms", static_cast<double>(held.count()) / 1000.0), at);
     }

@@ -206,9 +206,10 @@ class Connection {
   };
   StepMark StepStarting();
   void StepEnded(const StepMark& mark);
-  // The time to stamp the event of the step that just ended with: now_us, or the time its
-  // release of the write lock was stamped with, if that had to be earlier (Recorder::
-  // ReleaseStamp), so the statement is not drawn ending after the next holder began.
+  // The time to stamp the event of the step that just ended with: now_us, or, if the step
+  // released the write lock, the time that release was stamped with (Recorder::ReleaseStamp),
+  // so the statement is not drawn ending after the next holder began, however late its
+  // thread comes back to stamp it.
   int64_t StepEventStamp(int64_t now_us) const;
   void NoteAt(const std::string& kind, const std::string& detail, const std::string& result,
               int64_t at_us);
