@@ -225,6 +225,57 @@ TEST_CASE("a waiting statement stamped just before the other's COMMIT is shown a
   CHECK(CausalOrder(events)[1].instance == "B");
 }
 
+// The stamps of concurrent-rollback at load 10 before the release step stamped its
+// statement at the release: B's waiting INSERT, its UPDATE and COMMIT, all stamped before
+// A's ROLLBACK (within 2 ms). A ROLLBACK moved before the INSERT is the order that happened;
+// the INSERT moved after the ROLLBACK would be drawn after B's own COMMIT, outside its
+// transaction ("ok, waited (autocommit)").
+TEST_CASE("the causal order moves the other's ROLLBACK, never a step past its own lane's",
+          "[views][mermaid]") {
+  auto at = [](TraceEvent e, int64_t us) {
+    e.at_us = us;
+    return e;
+  };
+  const std::vector<TraceEvent> events = {
+      at(Sql(0, "A", 1, "BEGIN", ""), 600),
+      at(Ev(0, "A", 1, "hook", "BeforeCommit", ""), 700),
+      at(Sql(0, "B", 1, "BEGIN", ""), 105000),
+      at(Ev(0, "B", 1, "wait", "write lock held by another connection", "blocked"), 105100),
+      at(Ev(0, "A", 1, "lock", "write lock released", "held 501.7 ms"), 502400),
+      at(Ev(0, "B", 1, "lock", "write lock taken", "holding"), 502800),
+      at(Sql(0, "B", 1, "INSERT", "Inbox", "ok", 396900, 514), 502800),
+      at(Sql(0, "B", 1, "UPDATE", "StockItems"), 502900),
+      at(Ev(0, "B", 1, "hook", "BeforeCommit", ""), 502900),
+      at(Sql(0, "B", 1, "COMMIT", ""), 503000),
+      at(Sql(0, "A", 1, "ROLLBACK", ""), 504800),
+  };
+  const std::vector<TraceEvent> ordered = CausalOrder(events);
+  std::vector<std::string> steps;
+  for (const TraceEvent& e : ordered) {
+    steps.push_back(e.instance + " " + (e.kind == "sql" ? e.op : e.kind));
+  }
+  CHECK(steps == std::vector<std::string>{"A BEGIN", "A hook", "B BEGIN", "B wait", "A lock",
+                                          "A ROLLBACK", "B lock", "B INSERT", "B UPDATE", "B hook",
+                                          "B COMMIT"});
+  MermaidOptions page;  // as on a scenario page: no times
+  page.timings = false;
+  const std::string d = MermaidDiagram(events, page);
+  CHECK(d.find("    CA->>DB: ROLLBACK\n    DB-->>CA: ok\n    deactivate CA\n"
+               "    DB-->>CB: ok, waited\n    CB->>DB: UPDATE StockItems\n") != std::string::npos);
+  CHECK(d.find("(autocommit)") == std::string::npos);
+
+  // A step of the other's lane between them: its COMMIT cannot have come first; left alone.
+  std::vector<TraceEvent> apart = {
+      at(Sql(0, "B", 1, "INSERT", "Inbox", "ok", 1000, 2), 1000),
+      at(Sql(0, "A", 1, "UPDATE", "StockItems"), 1500),
+      at(Sql(0, "A", 1, "COMMIT", ""), 2000),
+  };
+  std::vector<TraceEvent> kept = CausalOrder(apart);
+  CHECK(kept[0].instance == "B");
+  CHECK(kept[1].op == "UPDATE");
+  CHECK(kept[2].op == "COMMIT");
+}
+
 TEST_CASE("the Mermaid diagram follows the events", "[views][mermaid]") {
   std::string d = MermaidDiagram(ConcurrentEvents(), {});
   CHECK(d.rfind("sequenceDiagram\n", 0) == 0);

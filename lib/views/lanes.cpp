@@ -225,25 +225,35 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
 
 std::vector<TraceEvent> CausalOrder(std::vector<TraceEvent> events) {
   constexpr int64_t kWindowUs = 2000;
-  size_t i = 0;
-  while (i < events.size()) {
+  auto same_lane = [](const TraceEvent& a, const TraceEvent& b) {
+    return a.instance == b.instance && a.pid == b.pid;
+  };
+  for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
-    std::optional<size_t> last;
-    if (e.kind == "sql" && e.busy_calls > 0) {
-      for (size_t j = i + 1; j < events.size() && events[j].at_us - e.at_us <= kWindowUs; ++j) {
-        const TraceEvent& other = events[j];
-        if (other.kind != "sql" || (other.instance == e.instance && other.pid == e.pid)) continue;
-        if (IsCommit(other) || IsRollback(other)) last = j;
+    if (e.kind != "sql" || e.busy_calls == 0) continue;
+    // The first COMMIT or ROLLBACK of another instance stamped just after the waiting
+    // statement; moved only if its own lane has no step in between (its order is kept).
+    std::optional<size_t> end;
+    for (size_t j = i + 1; j < events.size() && events[j].at_us - e.at_us <= kWindowUs; ++j) {
+      const TraceEvent& other = events[j];
+      if (other.kind != "sql" || same_lane(other, e) || !(IsCommit(other) || IsRollback(other))) {
+        continue;
       }
+      bool its_lane_between = false;
+      for (size_t k = i + 1; k < j && !its_lane_between; ++k) {
+        its_lane_between = same_lane(events[k], other);
+      }
+      if (!its_lane_between) end = j;
+      break;
     }
-    if (!last) {
-      ++i;
-      continue;
-    }
-    // Move it just after that COMMIT or ROLLBACK; the event now at i is looked at next.
-    TraceEvent moved = std::move(events[i]);
-    events.erase(events.begin() + static_cast<std::ptrdiff_t>(i));
-    events.insert(events.begin() + static_cast<std::ptrdiff_t>(*last), std::move(moved));
+    if (!end) continue;
+    // Just before the waiting statement, and before the lock take of its step if noted.
+    size_t to = i;
+    while (to > 0 && same_lane(events[to - 1], e) && events[to - 1].kind == "lock") --to;
+    TraceEvent moved = std::move(events[*end]);
+    events.erase(events.begin() + static_cast<std::ptrdiff_t>(*end));
+    events.insert(events.begin() + static_cast<std::ptrdiff_t>(to), std::move(moved));
+    ++i;  // the waiting statement, now one further on, is done
   }
   return events;
 }
