@@ -1,9 +1,9 @@
 // The matrix against the post's argument, and the counterexamples against brute force:
 // every shortest failing schedule replays to the same failure, and trying every sequence
 // of choices shorter than it finds no failing schedule.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <catch2/catch.hpp>
 #include <functional>
 
 #include "explore/explorer.h"
@@ -67,19 +67,22 @@ Plan FindPlan(std::string_view strategy, std::string_view fault, std::string_vie
   throw std::logic_error("no such plan");
 }
 
-// Takes exactly the given choices and tells why a run stopped short.
+// Takes exactly the given choices and tells why a run stopped short: when it wanted one
+// more, which instances could have taken it.
 class ProbeChooser final : public Chooser {
  public:
   explicit ProbeChooser(const std::vector<int>& picks) : picks_(picks) {}
   std::optional<int> Choose(size_t depth, uint32_t eligible) override {
     if (depth >= picks_.size()) {
       ran_out = true;
+      next_eligible = eligible;
       return std::nullopt;
     }
     if ((eligible & (1u << picks_[depth])) == 0) return std::nullopt;  // not a schedule
     return picks_[depth];
   }
   bool ran_out = false;
+  uint32_t next_eligible = 0;
 
  private:
   const std::vector<int>& picks_;
@@ -88,24 +91,36 @@ class ProbeChooser final : public Chooser {
 // Calls back with every complete schedule of plan shorter than `below` steps, found by
 // trying every sequence of choices, length by length: a sequence is extended only while
 // the run still wanted more choices, so no search order of the explorer's is involved.
+// A sequence is extended only by the instances its run said could move next (the others
+// would stop at that choice, not a schedule); each run is deterministic, so the run of an
+// extension takes the same steps up to there (checked: its picks are the sequence).
 void ForEachScheduleShorterThan(const Plan& plan, size_t below,
                                 const std::function<void(const ScheduleResult&)>& each) {
   const int n = static_cast<int>(plan.instances.size());
-  std::vector<std::vector<int>> frontier{{}};
+  // Each sequence to extend, with the instances that could move after it: first the empty
+  // one, with those that could take the first step.
+  const std::vector<int> none;
+  ProbeChooser first(none);
+  REQUIRE(BruteForceExplorer().scheduler().Run(plan, first).abandoned);
+  REQUIRE(first.ran_out);
+  std::vector<std::pair<std::vector<int>, uint32_t>> frontier{{{}, first.next_eligible}};
   while (!frontier.empty()) {
-    std::vector<std::vector<int>> next;
-    for (const std::vector<int>& prefix : frontier) {
+    std::vector<std::pair<std::vector<int>, uint32_t>> next;
+    for (const auto& [prefix, eligible] : frontier) {
+      if (prefix.size() + 1 >= below) continue;
       for (int i = 0; i < n; ++i) {
+        if ((eligible & (1u << i)) == 0) continue;
         std::vector<int> picks = prefix;
         picks.push_back(i);
-        if (picks.size() >= below) continue;
         ProbeChooser chooser(picks);
         ScheduleResult run = BruteForceExplorer().scheduler().Run(plan, chooser);
         if (!run.abandoned) {
           REQUIRE(run.picks == picks);
           each(run);
-        } else if (chooser.ran_out) {
-          next.push_back(std::move(picks));
+        } else {
+          // An instance said eligible must take the step.
+          REQUIRE(chooser.ran_out);
+          next.emplace_back(std::move(picks), chooser.next_eligible);
         }
       }
     }
@@ -126,7 +141,8 @@ TEST_CASE("naive: a duplicate delivery reserves twice", "[explore][matrix]") {
         Cell("naive", "concurrent").schedules);
 }
 
-TEST_CASE("check-then-process: a crash after the stock commit reserves twice", "[explore][matrix]") {
+TEST_CASE("check-then-process: a crash after the stock commit reserves twice",
+          "[explore][matrix]") {
   const CellResult& cell = Cell("check-then-process", "crash");
   CHECK(Count(Variant(cell, "crash at AfterStockCommitted").counts, Outcome::kTwice) == 1);
   CHECK(Count(Variant(cell, "crash at INSERT Inbox").counts, Outcome::kTwice) == 1);
@@ -149,7 +165,8 @@ TEST_CASE("record-first: a crash between its commits loses the order", "[explore
   CHECK(cell.shortest->figures.inbox_rows == 1);
 }
 
-TEST_CASE("inbox and claim-last: once in every cell but the producer's resend", "[explore][matrix]") {
+TEST_CASE("inbox and claim-last: once in every cell but the producer's resend",
+          "[explore][matrix]") {
   for (std::string_view strategy : {"inbox", "claim-last"}) {
     for (const Fault* fault : AllFaults()) {
       const CellResult& cell = Cell(strategy, fault->name);
@@ -182,7 +199,8 @@ TEST_CASE("only the keys of the order catch a producer duplicate", "[explore][ma
   }
 }
 
-TEST_CASE("email: a crash after the send is flagged, with the one email sent", "[explore][matrix]") {
+TEST_CASE("email: a crash after the send is flagged, with the one email sent",
+          "[explore][matrix]") {
   const CellResult& cell = Cell("email", "crash");
   CHECK(Count(cell.counts, Outcome::kTwice) == 0);
   CHECK(Count(cell.counts, Outcome::kLost) == 0);
@@ -210,7 +228,8 @@ TEST_CASE("a second subscriber on the same Inbox keeps its own record", "[explor
   }
 }
 
-TEST_CASE("shared-key: whichever subscriber records first silences the other", "[explore][matrix]") {
+TEST_CASE("shared-key: whichever subscriber records first silences the other",
+          "[explore][matrix]") {
   for (std::string_view strategy : {"shared-key", "shared-key-email"}) {
     INFO(strategy);
     const CellResult& cell = Cell(strategy, "second-subscriber");
@@ -245,12 +264,14 @@ TEST_CASE("the dedup cache: a crash between the two stores, and check-then-set's
   CHECK(Count(sia.counts, Outcome::kTwice) == 0);
 }
 
-TEST_CASE("email-reconcile: the provider settles every crash, no reconcile left", "[explore][matrix]") {
+TEST_CASE("email-reconcile: the provider settles every crash, no reconcile left",
+          "[explore][matrix]") {
   const CellResult& cell = Cell("email-reconcile", "crash");
   CHECK(CellLabel(cell) == "once");
   CHECK(cell.variants.size() == FindStrategy("email-reconcile")->crash_points.size());
   // Where the plain email consumer flags the crash after its send.
-  CHECK(Count(Variant(Cell("email", "crash"), "crash at AfterSend").counts, Outcome::kReconcile) == 1);
+  CHECK(Count(Variant(Cell("email", "crash"), "crash at AfterSend").counts, Outcome::kReconcile) ==
+        1);
   CHECK(Count(Variant(cell, "crash at AfterSend").counts, Outcome::kOnce) == 1);
   // Two copies at once never send twice; the copy whose claim meets a record another
   // instance is still working on flags it rather than wait.
@@ -290,21 +311,22 @@ TEST_CASE("no failing schedule is shorter than the counterexample", "[explore][c
     if (!cell.shortest) continue;
     INFO(cell.strategy->name << " under " << cell.fault->name);
     const size_t length = cell.shortest->picks.size();
-    int64_t shorter = 0;
-    for (const Plan& plan : SharedExplorer().Plans(*cell.strategy, *cell.fault)) {
-      ForEachScheduleShorterThan(plan, length, [&](const ScheduleResult& run) {
-        ++shorter;
-        INFO(fmt::format("{}", fmt::join(run.steps, "\n")));
-        CHECK_FALSE(IsFailing(run.outcome));
-      });
-    }
-    // Brute force of the counterexample's own length finds it (and it fails).
+    // Every plan's schedules shorter than it, and on the counterexample's own plan those of
+    // its length too (in the same search): brute force finds it there, and it fails.
     bool found = false;
     std::vector<Plan> plans = SharedExplorer().Plans(*cell.strategy, *cell.fault);
-    ForEachScheduleShorterThan(plans.at(cell.shortest->plan_index), length + 1,
-                               [&](const ScheduleResult& run) {
-                                 if (run.picks == cell.shortest->picks) found = IsFailing(run.outcome);
-                               });
+    for (size_t p = 0; p < plans.size(); ++p) {
+      const bool own = p == cell.shortest->plan_index;
+      ForEachScheduleShorterThan(plans[p], own ? length + 1 : length,
+                                 [&](const ScheduleResult& run) {
+                                   if (run.picks.size() < length) {
+                                     INFO(fmt::format("{}", fmt::join(run.steps, "\n")));
+                                     CHECK_FALSE(IsFailing(run.outcome));
+                                   } else if (own && run.picks == cell.shortest->picks) {
+                                     found = IsFailing(run.outcome);
+                                   }
+                                 });
+    }
     CHECK(found);
   }
 }
@@ -325,10 +347,11 @@ TEST_CASE("the search finds exactly the schedules brute force finds", "[explore]
     int64_t schedules = 0;
     OutcomeCounts counts{};
     // One step past the longest schedule the search saw: brute force would find any longer.
-    ForEachScheduleShorterThan(plans[0], cell.variants[0].longest + 2, [&](const ScheduleResult& run) {
-      ++schedules;
-      counts[Index(run.outcome)]++;
-    });
+    ForEachScheduleShorterThan(plans[0], cell.variants[0].longest + 2,
+                               [&](const ScheduleResult& run) {
+                                 ++schedules;
+                                 counts[Index(run.outcome)]++;
+                               });
     CHECK(schedules == cell.schedules);
     CHECK(counts == cell.counts);
   }
