@@ -1,12 +1,12 @@
 // End to end through the built binary: the cleanup command (exit statuses, a foreign or
 // missing file left as it was, rows deleted counted), the new run options, alerts on
 // stderr, and `run all` still printing exactly the post's six lines.
+#include <catch2/catch.hpp>
+#include <regex>
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "exit_status.h"
 #include "scenarios.h"
@@ -70,11 +70,9 @@ TEST_CASE("cleanup refuses a bad duration with exit 2", "[cleanup]") {
   TempDir dir;
   std::string db = dir.File("inventory.db");
   REQUIRE(RunCli({"run", "naive", "--db", db}).exit_code == kExitOk);
-  for (const std::vector<std::string>& duration : {std::vector<std::string>{"--older-than", "14x"},
-                                                   {"--older-than", "-14d"},
-                                                   {"--older-than=-14d"},
-                                                   {"--older-than", "14"},
-                                                   {"--older-than", ""}}) {
+  for (const std::vector<std::string>& duration :
+       {std::vector<std::string>{"--older-than", "14x"}, {"--older-than", "-14d"},
+        {"--older-than=-14d"}, {"--older-than", "14"}, {"--older-than", ""}}) {
     std::vector<std::string> args{"cleanup", "--db", db};
     args.insert(args.end(), duration.begin(), duration.end());
     auto result = RunCli(args);
@@ -94,9 +92,8 @@ TEST_CASE("cleanup leaves a file that is not a dedupsim database as it was", "[c
   CHECK(ReadFile(text) == "my notes, not a database\n");
 
   std::string other = dir.File("other.db");
-  Sql(other,
-      "PRAGMA application_id=7; CREATE TABLE Inbox (ReceivedAt TEXT); "
-      "INSERT INTO Inbox VALUES ('2000-01-01');");
+  Sql(other, "PRAGMA application_id=7; CREATE TABLE Inbox (ReceivedAt TEXT); "
+             "INSERT INTO Inbox VALUES ('2000-01-01');");
   std::string before = ReadFile(other);
   auto refused = RunCli({"cleanup", "--db", other, "--older-than", "1d"});
   CHECK(refused.exit_code == kExitDatabase);
@@ -133,8 +130,7 @@ TEST_CASE("run everything runs every scenario, and every check holds", "[cli]") 
   REQUIRE(lines.size() == AllScenarios().size());
   // Beyond the post's six (which keep the post's tags), each line names its scenario, so
   // a student finds it with `dedupsim run NAME`; one wording for the figures.
-  const std::regex figure_without_colon(
-      "reserved [0-9]|entries [0-9]|processed (True|False)|attempts:");
+  const std::regex figure_without_colon("reserved [0-9]|entries [0-9]|processed (True|False)|attempts:");
   for (size_t i = 0; i < lines.size(); ++i) {
     const Scenario& s = *AllScenarios()[i];
     INFO(lines[i]);

@@ -1,9 +1,9 @@
 // The matrix against the post's argument, and the counterexamples against brute force:
 // every shortest failing schedule replays to the same failure, and trying every sequence
 // of choices shorter than it finds no failing schedule.
+#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include <catch2/catch.hpp>
 #include <functional>
 
 #include "explore/explorer.h"
@@ -141,8 +141,7 @@ TEST_CASE("naive: a duplicate delivery reserves twice", "[explore][matrix]") {
         Cell("naive", "concurrent").schedules);
 }
 
-TEST_CASE("check-then-process: a crash after the stock commit reserves twice",
-          "[explore][matrix]") {
+TEST_CASE("check-then-process: a crash after the stock commit reserves twice", "[explore][matrix]") {
   const CellResult& cell = Cell("check-then-process", "crash");
   CHECK(Count(Variant(cell, "crash at AfterStockCommitted").counts, Outcome::kTwice) == 1);
   CHECK(Count(Variant(cell, "crash at INSERT Inbox").counts, Outcome::kTwice) == 1);
@@ -165,8 +164,7 @@ TEST_CASE("record-first: a crash between its commits loses the order", "[explore
   CHECK(cell.shortest->figures.inbox_rows == 1);
 }
 
-TEST_CASE("inbox and claim-last: once in every cell but the producer's resend",
-          "[explore][matrix]") {
+TEST_CASE("inbox and claim-last: once in every cell but the producer's resend", "[explore][matrix]") {
   for (std::string_view strategy : {"inbox", "claim-last"}) {
     for (const Fault* fault : AllFaults()) {
       const CellResult& cell = Cell(strategy, fault->name);
@@ -199,8 +197,7 @@ TEST_CASE("only the keys of the order catch a producer duplicate", "[explore][ma
   }
 }
 
-TEST_CASE("email: a crash after the send is flagged, with the one email sent",
-          "[explore][matrix]") {
+TEST_CASE("email: a crash after the send is flagged, with the one email sent", "[explore][matrix]") {
   const CellResult& cell = Cell("email", "crash");
   CHECK(Count(cell.counts, Outcome::kTwice) == 0);
   CHECK(Count(cell.counts, Outcome::kLost) == 0);
@@ -228,8 +225,7 @@ TEST_CASE("a second subscriber on the same Inbox keeps its own record", "[explor
   }
 }
 
-TEST_CASE("shared-key: whichever subscriber records first silences the other",
-          "[explore][matrix]") {
+TEST_CASE("shared-key: whichever subscriber records first silences the other", "[explore][matrix]") {
   for (std::string_view strategy : {"shared-key", "shared-key-email"}) {
     INFO(strategy);
     const CellResult& cell = Cell(strategy, "second-subscriber");
@@ -264,14 +260,12 @@ TEST_CASE("the dedup cache: a crash between the two stores, and check-then-set's
   CHECK(Count(sia.counts, Outcome::kTwice) == 0);
 }
 
-TEST_CASE("email-reconcile: the provider settles every crash, no reconcile left",
-          "[explore][matrix]") {
+TEST_CASE("email-reconcile: the provider settles every crash, no reconcile left", "[explore][matrix]") {
   const CellResult& cell = Cell("email-reconcile", "crash");
   CHECK(CellLabel(cell) == "once");
   CHECK(cell.variants.size() == FindStrategy("email-reconcile")->crash_points.size());
   // Where the plain email consumer flags the crash after its send.
-  CHECK(Count(Variant(Cell("email", "crash"), "crash at AfterSend").counts, Outcome::kReconcile) ==
-        1);
+  CHECK(Count(Variant(Cell("email", "crash"), "crash at AfterSend").counts, Outcome::kReconcile) == 1);
   CHECK(Count(Variant(cell, "crash at AfterSend").counts, Outcome::kOnce) == 1);
   // Two copies at once never send twice; the copy whose claim meets a record another
   // instance is still working on flags it rather than wait.
@@ -347,11 +341,10 @@ TEST_CASE("the search finds exactly the schedules brute force finds", "[explore]
     int64_t schedules = 0;
     OutcomeCounts counts{};
     // One step past the longest schedule the search saw: brute force would find any longer.
-    ForEachScheduleShorterThan(plans[0], cell.variants[0].longest + 2,
-                               [&](const ScheduleResult& run) {
-                                 ++schedules;
-                                 counts[Index(run.outcome)]++;
-                               });
+    ForEachScheduleShorterThan(plans[0], cell.variants[0].longest + 2, [&](const ScheduleResult& run) {
+      ++schedules;
+      counts[Index(run.outcome)]++;
+    });
     CHECK(schedules == cell.schedules);
     CHECK(counts == cell.counts);
   }
