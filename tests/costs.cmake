@@ -5,11 +5,13 @@
 # to order them by. COST is the test's rough length in seconds on an idle 2-core machine; it
 # changes only the order. A renamed test just loses its place (no error).
 set_tests_properties(
+  "the scenario pages show what the program prints now"
+  PROPERTIES COST 8)
+set_tests_properties(
   "a crash beside a concurrent copy: reduced and brute force reach the same final states"
   "the matrix's verdicts and shortest counterexamples do not change with the reduction"
   PROPERTIES COST 4)
 set_tests_properties(
-  "the scenario pages show what the program prints now"
   "run everything runs every scenario, and every check holds"
   "a blocked copy retries only after a step released the lock it waits for"
   "concurrent gives the post's line 50 times in each instance and journal mode"
