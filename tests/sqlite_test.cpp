@@ -14,6 +14,8 @@
 #include "support.h"
 #include "trace.h"
 
+namespace sqlite_test {
+
 using namespace dedupsim;
 using dedupsim::testing::TempDir;
 
@@ -275,3 +277,5 @@ TEST_CASE("a release is stamped before the next connection's take, however late 
   CHECK(released < taken);
   CHECK(commit < taken);
 }
+
+}  // namespace sqlite_test
