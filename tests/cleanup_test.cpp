@@ -12,6 +12,8 @@
 #include "scenarios.h"
 #include "support.h"
 
+namespace cleanup_test {
+
 using namespace dedupsim;
 using dedupsim::testing::PostLines;
 using dedupsim::testing::ReadFile;
@@ -181,3 +183,5 @@ TEST_CASE("a side store never overwrites a foreign file, and removes its own", "
   CHECK_FALSE(Exists(db + ".cache"));
   CHECK_FALSE(Exists(db + ".provider"));
 }
+
+}  // namespace cleanup_test

@@ -11,8 +11,13 @@
 #include "explore/report.h"
 #include "explore/strategies.h"
 
+namespace explore_matrix_test {
+
 using namespace dedupsim;
 using namespace dedupsim::explore;
+// dedupsim has an Outcome and a Delivery of its own (a unity batch may see them too).
+using dedupsim::explore::Delivery;
+using dedupsim::explore::Outcome;
 
 namespace {
 
@@ -370,3 +375,5 @@ TEST_CASE("the claim-last row runs the lesson's consumer, reporting read include
   CHECK(Count(Variant(crash, "crash at SELECT StockItems").counts, Outcome::kOnce) == 1);
   CHECK(crash.schedules == 6);
 }
+
+}  // namespace explore_matrix_test

@@ -16,6 +16,8 @@
 #include "explore/strategies.h"
 #include "support.h"
 
+namespace explore_reduction_test {
+
 using namespace dedupsim;
 using namespace dedupsim::explore;
 
@@ -356,3 +358,5 @@ TEST_CASE("explore --instances 3 --deliveries 3: three copies in three instances
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--deliveries 2 is fewer than --instances 3") != std::string::npos);
 }
+
+}  // namespace explore_reduction_test

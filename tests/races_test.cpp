@@ -14,6 +14,8 @@
 #include "scenarios.h"
 #include "support.h"
 
+namespace races_test {
+
 using namespace dedupsim;
 using dedupsim::testing::CpuHog;
 using dedupsim::testing::Fixture;
@@ -196,3 +198,5 @@ TEST_CASE("run --check exits 1 when the run does not meet the expectation", "[ra
   auto help = dedupsim::testing::RunCli({"run", "--help"});
   CHECK(help.out.find("test-only") == std::string::npos);
 }
+
+}  // namespace races_test

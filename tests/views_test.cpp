@@ -16,6 +16,8 @@
 #include "views/step_text.h"
 #include "views/svg_timeline.h"
 
+namespace views_test {
+
 using namespace dedupsim;
 using dedupsim::testing::ReadFile;
 using dedupsim::testing::SplitLines;
@@ -485,3 +487,5 @@ TEST_CASE("an atomic file appears whole, or not at all", "[views][file]") {
   CHECK_THROWS_AS(AtomicFile(""), OutputFileError);
   CHECK_THROWS_AS(AtomicFile("/dev/null"), OutputFileError);
 }
+
+}  // namespace views_test

@@ -17,7 +17,7 @@
 #include "store/keyed_stores.h"
 #include "support.h"
 
-namespace dedupsim {
+namespace dedupsim::key_scenarios_pg_test {
 namespace {
 
 using testing::Conninfo;
@@ -232,4 +232,4 @@ TEST_CASE("a schema of ours made before the receipt and lease columns gets them 
 }
 
 }  // namespace
-}  // namespace dedupsim
+}  // namespace dedupsim::key_scenarios_pg_test

@@ -13,7 +13,7 @@
 #include "scenarios.h"
 #include "support.h"
 
-namespace dedupsim {
+namespace dedupsim::lessons_pg_test {
 namespace {
 
 using testing::RunCli;
@@ -175,4 +175,4 @@ TEST_CASE("optimistic-email and cache-arbiter on PostgreSQL follow the options u
 }
 
 }  // namespace
-}  // namespace dedupsim
+}  // namespace dedupsim::lessons_pg_test
