@@ -144,7 +144,9 @@ TEST_CASE("races follow the options under a CPU hog", "[races][hog]") {
 }
 
 // Mutation caught: the trace recording waited_us = 0 (or busy_calls = 0) for the statement
-// that waited: the JSON event, the Mermaid result and the SVG wait bar all lose the wait.
+// that waited: the JSON event and the Mermaid result lose the wait ("waited 0 ms"). The SVG
+// draws B's wait from its first busy call to the statement's end, so it keeps it; its label
+// is checked whole, however the layout wrapped it.
 TEST_CASE("the trace's waited time is the wait that happened, in every view", "[races][cli]") {
   dedupsim::testing::TempDir dir;
   std::string svg_path = dir.File("t.svg");
@@ -162,11 +164,11 @@ TEST_CASE("the trace's waited time is the wait that happened, in every view", "[
   }
   CHECK(waited_us > 0);  // B was released 20 ms after A's hold point, A held 150 ms
   CHECK(waited_us / 1000 <= j["waitMs"].get<int64_t>() + 1);
-  // Mermaid: B's insert comes back with the time it waited.
+  // Mermaid: B's insert comes back with the time it waited, more than 0 ms.
   std::string diagram = j["diagram"].get<std::string>();
-  auto at = diagram.find("constraint 1555, waited ");
-  REQUIRE(at != std::string::npos);
-  CHECK(diagram.find(" ms", at) != std::string::npos);
+  std::smatch waited;
+  REQUIRE(std::regex_search(diagram, waited, std::regex("constraint 1555, waited ([0-9]+) ms")));
+  CHECK(std::stoll(waited[1].str()) > 0);
   // SVG: a hatched wait bar on B's lane.
   std::string svg = dedupsim::testing::ReadFile(svg_path);
   CHECK(svg.find("<rect class=\"wait\" x=") != std::string::npos);
