@@ -20,6 +20,13 @@
 
 namespace dedupsim::cli {
 
+// Its own names (SoakArgs, ProgressView, Run) in a namespace of their own: the file shares a
+// unity batch with commands whose unnamed namespace holds the same names, or brings in the
+// explorer's Strategy.
+namespace soak_file {
+
+using dedupsim::Strategy;
+
 namespace {
 
 struct SoakArgs {
@@ -145,9 +152,10 @@ int Run(const SoakArgs& args) {
 }
 
 }  // namespace
+}  // namespace soak_file
 
 Command AddSoakCommand(CLI::App& app) {
-  auto args = std::make_shared<SoakArgs>();
+  auto args = std::make_shared<soak_file::SoakArgs>();
   auto* sub = app.add_subcommand(
       "soak",
       "Kill competing consumer processes at random and check every message took effect once");
@@ -200,7 +208,7 @@ Command AddSoakCommand(CLI::App& app) {
             args->given_fleet_option = consumers->count() + kill_every->count() > 0;
             args->given_sqlite_option = journal->count() + synchronous->count() + db->count() > 0;
             args->given_postgres_option = dsn->count() + schema->count() > 0;
-            return Run(*args);
+            return soak_file::Run(*args);
           }};
 }
 

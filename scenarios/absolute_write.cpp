@@ -11,6 +11,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace absolute_write_file {
 namespace {
 
 Outcome Run(ScenarioEnv& env) {
@@ -77,6 +78,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace absolute_write_file
 
 const Scenario kAbsoluteWriteScenario{
     .name = "absolute-write",
@@ -84,8 +86,8 @@ const Scenario kAbsoluteWriteScenario{
     .summary = "no key at all: an absolute write is safe to repeat, an increment is not",
     .in_post = false,
     .traits = kRepeatsDelivery | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &absolute_write_file::Run,
+    .expected = &absolute_write_file::Expected,
     .lesson =
         "Some work needs no dedup record, because doing it twice leaves the same state as doing it "
         "once. The consumer upserts the order's own reservation row with an absolute value "

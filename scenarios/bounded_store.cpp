@@ -9,6 +9,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace bounded_store_file {
 namespace {
 
 struct Part {
@@ -92,6 +93,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace bounded_store_file
 
 const Scenario kBoundedStoreScenario{
     .name = "bounded-store",
@@ -100,8 +102,8 @@ const Scenario kBoundedStoreScenario{
         "dedup keys in a store with room for N: after N other messages, a duplicate gets through",
     .in_post = false,
     .traits = kHasStoreSize | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &bounded_store_file::Run,
+    .expected = &bounded_store_file::Expected,
     .lesson =
         "A dedup store does not have to be a table. Some consumers keep their keys in memory, in a "
         "store with room for a fixed number of keys (--store-size) that forgets the least recently "

@@ -11,6 +11,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace broker_dedup_file {
 namespace {
 
 // How long the producer waits for the broker's confirmation before it sends again.
@@ -114,6 +115,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace broker_dedup_file
 
 const Scenario kBrokerDedupScenario{
     .name = "broker-dedup",
@@ -121,8 +123,8 @@ const Scenario kBrokerDedupScenario{
     .summary = "the broker's duplicate detection drops a producer resend, not a redelivery after a lost ack",
     .in_post = false,
     .traits = kHasDedupWindow | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &broker_dedup_file::Run,
+    .expected = &broker_dedup_file::Expected,
     .lesson =
         "Some brokers can drop duplicates themselves: Azure Service Bus remembers the MessageIds it accepted within a window (--dedup-window, here 10 minutes by default, 7 days at most) and discards a send that repeats one. Does that make the idempotent consumer unnecessary?\n"
         "\n"

@@ -15,6 +15,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace cache_arbiter_file {
 namespace {
 
 struct Race {
@@ -136,6 +137,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace cache_arbiter_file
 
 const Scenario kCacheArbiterScenario{
     .name = "cache-arbiter",
@@ -143,8 +145,8 @@ const Scenario kCacheArbiterScenario{
     .summary = "dedup keys in a cache, work in the database: the failure window and the race come back",
     .in_post = false,
     .traits = kHasCrash | kHasInstances | kHasHold | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &cache_arbiter_file::Run,
+    .expected = &cache_arbiter_file::Expected,
     .lesson =
         "Keeping dedup keys in a cache looks fast and simple. Here the cache is a second SQLite file next to the inventory database (standing in for Redis), and the consumer keeps its keys there while the stock stays in the database.\n"
         "\n"

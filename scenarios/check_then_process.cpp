@@ -8,6 +8,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace check_then_process_file {
 namespace {
 
 Outcome Run(ScenarioEnv& env) {
@@ -58,6 +59,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace check_then_process_file
 
 const Scenario kCheckThenProcessScenario{
     .name = "check-then-process",
@@ -65,8 +67,8 @@ const Scenario kCheckThenProcessScenario{
     .summary = "check, work, record as separate steps; a crash after the stock commit reserves twice",
     .in_post = true,
     .traits = kHasCrash | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &check_then_process_file::Run,
+    .expected = &check_then_process_file::Expected,
     .lesson =
         "The first fix most people write: look in the Inbox, do the work, then write the Inbox row. Each step is its own transaction.\n"
         "\n"

@@ -12,6 +12,7 @@
 #include "store/error.h"
 
 namespace dedupsim {
+namespace claim_last_file {
 namespace {
 
 nlohmann::json ReportToJson(const ClaimLastReport& r) {
@@ -180,6 +181,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace claim_last_file
 
 const Scenario kClaimLastScenario{
     .name = "claim-last",
@@ -187,8 +189,8 @@ const Scenario kClaimLastScenario{
     .summary = "inbox row written after the stock update: still right, but the second copy works first",
     .in_post = false,
     .traits = kHasInstances | kHasHold | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &claim_last_file::Run,
+    .expected = &claim_last_file::Expected,
     .lesson =
         "The inbox consumer with its two statements swapped: in one transaction it updates the stock first and inserts the Inbox row last. Two copies of the message reach instances A and B, as in the concurrent scenario; A holds its transaction open before commit (--hold-ms), B starts later (--stagger-ms).\n"
         "\n"

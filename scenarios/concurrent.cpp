@@ -164,6 +164,7 @@ nlohmann::ordered_json ExpectedWait(const RunOptions& o) {
   return {{"secondWaited", o.stagger < o.hold}};
 }
 
+namespace concurrent_file {
 namespace {
 
 Outcome Run(ScenarioEnv& env) {
@@ -195,6 +196,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace concurrent_file
 
 const Scenario kConcurrentScenario{
     .name = "concurrent",
@@ -203,8 +205,8 @@ const Scenario kConcurrentScenario{
         "two copies at once in two instances: the primary key lets one through, the other waits",
     .in_post = true,
     .traits = kHasInstances | kHasHold | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &concurrent_file::Run,
+    .expected = &concurrent_file::Expected,
     .lesson =
         "Two consumer instances get the same message at nearly the same time, as happens when a "
         "lock or visibility timeout expires while the first is still working. Instance A claims "

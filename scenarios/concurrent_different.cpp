@@ -10,6 +10,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace concurrent_different_file {
 namespace {
 
 // Stocks a second book beside Dune, after Restock.
@@ -70,6 +71,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace concurrent_different_file
 
 const Scenario kConcurrentDifferentScenario{
     .name = "concurrent-different",
@@ -79,8 +81,8 @@ const Scenario kConcurrentDifferentScenario{
         "wait both times (one writer per file)",
     .in_post = false,
     .traits = kHasInstances | kHasHold | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &concurrent_different_file::Run,
+    .expected = &concurrent_different_file::Expected,
     .lesson =
         "The same timing as concurrent, but the two instances handle two different messages, so "
         "there is no key to fight over. It runs twice: both orders for the same book (Dune), then "

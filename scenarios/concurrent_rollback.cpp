@@ -13,6 +13,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace concurrent_rollback_file {
 namespace {
 
 // The first copy's work fails after it claimed the key and reserved: a real exception out
@@ -90,6 +91,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace concurrent_rollback_file
 
 const Scenario kConcurrentRollbackScenario{
     .name = "concurrent-rollback",
@@ -98,8 +100,8 @@ const Scenario kConcurrentRollbackScenario{
         "two copies at once, the first rolls back after claiming: the waiting second processes",
     .in_post = false,
     .traits = kHasInstances | kHasHold | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &concurrent_rollback_file::Run,
+    .expected = &concurrent_rollback_file::Expected,
     .lesson =
         "The concurrent scenario again, two copies of one message in instances A and B, but this "
         "time A's work fails after it has claimed the key: it inserted the Inbox row and reserved "

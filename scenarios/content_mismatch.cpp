@@ -11,6 +11,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace content_mismatch_file {
 namespace {
 
 Outcome Run(ScenarioEnv& env) {
@@ -72,6 +73,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace content_mismatch_file
 
 const Scenario kContentMismatchScenario{
     .name = "content-mismatch",
@@ -79,8 +81,8 @@ const Scenario kContentMismatchScenario{
     .summary = "same id, other payload: the stored hash tells it from a duplicate; dead-lettered with an alert",
     .in_post = false,
     .traits = kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &content_mismatch_file::Run,
+    .expected = &content_mismatch_file::Expected,
     .lesson =
         "An Inbox keyed on the message id assumes one id means one content. Usually that holds. When it does not (a producer bug that reuses ids, a hand-edited replay), the plain inbox would skip the second message as a duplicate and its content would vanish without a trace.\n"
         "\n"

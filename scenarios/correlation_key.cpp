@@ -11,6 +11,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace correlation_key_file {
 namespace {
 
 struct Part {
@@ -87,6 +88,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace correlation_key_file
 
 const Scenario kCorrelationKeyScenario{
     .name = "correlation-key",
@@ -94,8 +96,8 @@ const Scenario kCorrelationKeyScenario{
     .summary = "keyed on the correlation id: the order's cancellation is dropped as a duplicate",
     .in_post = false,
     .traits = kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &correlation_key_file::Run,
+    .expected = &correlation_key_file::Expected,
     .lesson =
         "The key decides what counts as \"the same message\". Here one consumer handles an order's "
         "events: OrderPlaced reserves the books, OrderCancelled releases them. Both carry the "

@@ -8,6 +8,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace crash_before_commit_file {
 namespace {
 
 Outcome Run(ScenarioEnv& env) {
@@ -61,6 +62,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace crash_before_commit_file
 
 const Scenario kCrashBeforeCommitScenario{
     .name = "crash-before-commit",
@@ -68,8 +70,8 @@ const Scenario kCrashBeforeCommitScenario{
     .summary = "the inbox consumer crashes before commit: row and stock roll back, redelivery works once",
     .in_post = true,
     .traits = kHasCrash | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &crash_before_commit_file::Run,
+    .expected = &crash_before_commit_file::Expected,
     .lesson =
         "The inbox consumer has claimed the key and reserved the stock, and then dies just before COMMIT (hook BeforeCommit).\n"
         "\n"

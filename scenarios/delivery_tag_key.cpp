@@ -9,6 +9,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace delivery_tag_key_file {
 namespace {
 
 struct Part {
@@ -105,6 +106,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace delivery_tag_key_file
 
 const Scenario kDeliveryTagKeyScenario{
     .name = "delivery-tag-key",
@@ -112,8 +114,8 @@ const Scenario kDeliveryTagKeyScenario{
     .summary = "keyed on the broker's delivery tag: every redelivery looks new",
     .in_post = false,
     .traits = kRepeatsDelivery | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &delivery_tag_key_file::Run,
+    .expected = &delivery_tag_key_file::Expected,
     .lesson =
         "Brokers hand a consumer values that look like identifiers: RabbitMQ's delivery tag, Azure "
         "Service Bus's lock token. They identify a delivery, not a message: the broker assigns a "

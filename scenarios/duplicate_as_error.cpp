@@ -9,6 +9,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace duplicate_as_error_file {
 namespace {
 
 struct Part {
@@ -85,6 +86,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace duplicate_as_error_file
 
 const Scenario kDuplicateAsErrorScenario{
     .name = "duplicate-as-error",
@@ -92,8 +94,8 @@ const Scenario kDuplicateAsErrorScenario{
     .summary = "throwing on a duplicate: redelivered to the max delivery count, then dead-lettered",
     .in_post = false,
     .traits = kHasMaxDeliveries | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &duplicate_as_error_file::Run,
+    .expected = &duplicate_as_error_file::Expected,
     .lesson =
         "The consumer does the work, but the ack is lost, so the broker delivers the message again. What the consumer does with that duplicate decides what happens next.\n"
         "\n"

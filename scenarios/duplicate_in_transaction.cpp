@@ -14,6 +14,7 @@
 #include "store/error.h"
 
 namespace dedupsim {
+namespace duplicate_in_transaction_file {
 namespace {
 
 enum class ClaimStyle { kPlain, kSavepoint, kOnConflict };
@@ -160,6 +161,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace duplicate_in_transaction_file
 
 const Scenario kDuplicateInTransactionScenario{
     .name = "duplicate-in-transaction",
@@ -169,8 +171,8 @@ const Scenario kDuplicateInTransactionScenario{
         "ON CONFLICT DO NOTHING (PostgreSQL aborts the plain one: 25P02)",
     .in_post = false,
     .traits = kHasInstances | kHasHold | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &duplicate_in_transaction_file::Run,
+    .expected = &duplicate_in_transaction_file::Expected,
     .lesson =
         "The inbox consumer meets a duplicate key and, before it rolls back, wants one more "
         "statement in the same transaction: here it reads the existing Inbox row, as a consumer "

@@ -8,6 +8,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace email_file {
 namespace {
 
 Outcome Run(ScenarioEnv& env) {
@@ -52,6 +53,7 @@ nlohmann::ordered_json Expected(const RunOptions&) {
 }
 
 }  // namespace
+}  // namespace email_file
 
 const Scenario kEmailScenario{
     .name = "email",
@@ -59,8 +61,8 @@ const Scenario kEmailScenario{
     .summary = "two-phase record around an email: a crash after send is flagged, not resent",
     .in_post = true,
     .traits = kHasCrash | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &email_file::Run,
+    .expected = &email_file::Expected,
     .lesson =
         "An email cannot be rolled back with a database transaction. So the consumer keeps a two-phase record: it commits an \"in progress\" Inbox row (CompletedAt NULL), sends, and then marks the row completed.\n"
         "\n"

@@ -10,6 +10,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace email_reconcile_file {
 namespace {
 
 struct Part {
@@ -113,6 +114,7 @@ nlohmann::ordered_json Expected(const RunOptions&) {
 }
 
 }  // namespace
+}  // namespace email_reconcile_file
 
 const Scenario kEmailReconcileScenario{
     .name = "email-reconcile",
@@ -120,8 +122,8 @@ const Scenario kEmailReconcileScenario{
     .summary = "the provider honours an idempotency key: a half-done email record is settled, sent once",
     .in_post = false,
     .traits = kHasCrash | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &email_reconcile_file::Run,
+    .expected = &email_reconcile_file::Expected,
     .lesson =
         "The email scenario stops at NeedsReconciliation: the record is in progress and the consumer cannot know whether the email left. This scenario finishes the job with the help of the provider.\n"
         "\n"

@@ -26,6 +26,7 @@
 #include "store/error.h"
 
 namespace dedupsim {
+namespace hung_consumer_file {
 namespace {
 
 using Steady = std::chrono::steady_clock;
@@ -399,14 +400,15 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace hung_consumer_file
 
 const Scenario kHungConsumerScenario{
     .name = "hung-consumer",
     .tag = "hung-consumer",
     .summary = "a killed consumer frees its key at once; a hung one holds it until a timeout",
     .traits = kHasServerTimeouts | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &hung_consumer_file::Run,
+    .expected = &hung_consumer_file::Expected,
     .lesson =
         "Consumer A claims the message's key and reserves the stock, and then stands at "
         "BeforeCommit with its transaction open, in a child process. B, the redelivery of the "

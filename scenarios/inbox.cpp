@@ -9,6 +9,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace inbox_file {
 namespace {
 
 Outcome Run(ScenarioEnv& env) {
@@ -40,6 +41,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace inbox_file
 
 const Scenario kInboxScenario{
     .name = "inbox",
@@ -47,8 +49,8 @@ const Scenario kInboxScenario{
     .summary = "inbox row and stock update in one transaction: the second delivery is skipped",
     .in_post = true,
     .traits = kRepeatsDelivery | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &inbox_file::Run,
+    .expected = &inbox_file::Expected,
     .lesson =
         "The Inbox pattern writes the dedup record and the work in one database transaction, and writes the record first. The record is keyed on (MessageId, Consumer), so the database itself refuses a second row for the same message and consumer.\n"
         "\n"

@@ -16,6 +16,7 @@
 #include "store/error.h"
 
 namespace dedupsim {
+namespace isolation_retry_file {
 namespace {
 
 constexpr int kMaxAttempts = 3;
@@ -185,14 +186,15 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace isolation_retry_file
 
 const Scenario kIsolationRetryScenario{
     .name = "isolation-retry",
     .tag = "isolation-retry",
     .summary = "40001 under repeatable-read/serializable: a consumer needs a retry loop",
     .traits = kHasHold | kHasInstances | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &isolation_retry_file::Run,
+    .expected = &isolation_retry_file::Expected,
     .lesson =
         "Two deliveries run at once, in the isolation level the consumers' sessions use "
         "(--isolation on PostgreSQL). A holds its transaction at BeforeCommit for --hold-ms; B "

@@ -6,6 +6,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace naive_file {
 namespace {
 
 Outcome Run(ScenarioEnv& env) {
@@ -30,6 +31,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace naive_file
 
 const Scenario kNaiveScenario{
     .name = "naive",
@@ -37,8 +39,8 @@ const Scenario kNaiveScenario{
     .summary = "the same message delivered twice to a consumer with no dedup: reserved twice",
     .in_post = true,
     .traits = kRepeatsDelivery | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &naive_file::Run,
+    .expected = &naive_file::Expected,
     .lesson =
         "The broker promises at-least-once delivery. Here the consumer handled the order, the acknowledgement was lost on the way back, and the broker handed over the very same message a second time.\n"
         "\n"

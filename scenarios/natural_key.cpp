@@ -9,6 +9,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace natural_key_file {
 namespace {
 
 Outcome Run(ScenarioEnv& env) {
@@ -42,6 +43,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace natural_key_file
 
 const Scenario kNaturalKeyScenario{
     .name = "natural-key",
@@ -49,8 +51,8 @@ const Scenario kNaturalKeyScenario{
     .summary = "a reservation row unique on (OrderId, BookId): idempotent without an inbox",
     .in_post = false,
     .traits = kRepeatsDelivery | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &natural_key_file::Run,
+    .expected = &natural_key_file::Expected,
     .lesson =
         "Before reaching for an inbox, ask whether the operation can be made idempotent by itself. \"Add 2 to Reserved\" cannot: it is a difference. \"Order X holds 2 copies of book Y\" can: it is a fact with a natural key.\n"
         "\n"

@@ -15,6 +15,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace optimistic_email_file {
 namespace {
 
 // What one copy did, as its instance reports it (its own provider counts its sends, so the
@@ -113,6 +114,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace optimistic_email_file
 
 const Scenario kOptimisticEmailScenario{
     .name = "optimistic-email",
@@ -120,8 +122,8 @@ const Scenario kOptimisticEmailScenario{
     .summary = "optimistic concurrency around an email: both copies send, the key decides too late",
     .in_post = false,
     .traits = kHasInstances | kHasHold | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &optimistic_email_file::Run,
+    .expected = &optimistic_email_file::Expected,
     .lesson =
         "Optimistic concurrency lets every copy run the handler and leaves the decision to the "
         "commit: the email consumer looks for a completed Inbox row, and if there is none it sends "

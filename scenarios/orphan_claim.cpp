@@ -20,6 +20,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace orphan_claim_file {
 namespace {
 
 using std::chrono::milliseconds;
@@ -231,6 +232,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace orphan_claim_file
 
 const Scenario kOrphanClaimScenario{
     .name = "orphan-claim",
@@ -238,8 +240,8 @@ const Scenario kOrphanClaimScenario{
     .summary = "a claim whose owner died: a lease lets a redelivery take it over, and its hazard",
     .in_post = false,
     .traits = kHasLockMaxAge | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &orphan_claim_file::Run,
+    .expected = &orphan_claim_file::Expected,
     .lesson =
         "A claim committed ahead of the work (the email consumer's \"in progress\" row) outlives "
         "an owner that dies: every redelivery finds it in progress and can only report "

@@ -16,6 +16,7 @@
 #include "store/lesson_tables.h"
 
 namespace dedupsim {
+namespace outbox_file {
 namespace {
 
 // The ghost's transaction fails after its send: a real exception out of the handler.
@@ -166,6 +167,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace outbox_file
 
 const Scenario kOutboxScenario{
     .name = "outbox",
@@ -173,8 +175,8 @@ const Scenario kOutboxScenario{
     .summary = "outgoing messages stored in the consumer's transaction, sent by a dispatcher",
     .in_post = false,
     .traits = kRepeatsDelivery | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &outbox_file::Run,
+    .expected = &outbox_file::Expected,
     .lesson =
         "A consumer that reserves stock also has to tell the next service (StockReserved, for "
         "shipping). Sending it from the handler ties the send to nothing: the transaction may "

@@ -12,6 +12,7 @@
 #include "store/lesson_tables.h"
 
 namespace dedupsim {
+namespace poison_message_file {
 namespace {
 
 // The handler's own check: its stock update must have found the book.
@@ -83,6 +84,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace poison_message_file
 
 const Scenario kPoisonMessageScenario{
     .name = "poison-message",
@@ -91,8 +93,8 @@ const Scenario kPoisonMessageScenario{
         "a message that always fails: redelivered to the limit, dead-lettered, nothing recorded",
     .in_post = false,
     .traits = kHasMaxDeliveries | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &poison_message_file::Run,
+    .expected = &poison_message_file::Expected,
     .lesson =
         "Some messages can never be handled: here an order line names a book the inventory does "
         "not stock. The inbox consumer claims the key and runs its stock update, which finds no "

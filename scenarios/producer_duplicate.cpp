@@ -12,6 +12,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace producer_duplicate_file {
 namespace {
 
 struct Part {
@@ -79,6 +80,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace producer_duplicate_file
 
 const Scenario kProducerDuplicateScenario{
     .name = "producer-duplicate",
@@ -86,8 +88,8 @@ const Scenario kProducerDuplicateScenario{
     .summary = "the same order published twice under two MessageIds: inbox reserves twice, natural key once",
     .in_post = false,
     .traits = kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &producer_duplicate_file::Run,
+    .expected = &producer_duplicate_file::Expected,
     .lesson =
         "Not every duplicate comes from the broker. Here the producer published the same order twice, and each publish got its own MessageId: to the broker, and to anything keyed on the message id, these are two different messages.\n"
         "\n"

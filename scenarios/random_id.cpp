@@ -12,6 +12,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace random_id_file {
 namespace {
 
 enum class IdPolicy { kNewPerSend, kMadeOnce };
@@ -79,6 +80,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace random_id_file
 
 const Scenario kRandomIdScenario{
     .name = "random-id",
@@ -86,8 +88,8 @@ const Scenario kRandomIdScenario{
     .summary = "a producer retry with a fresh random id defeats the inbox; an id made once does not",
     .in_post = false,
     .traits = kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &random_id_file::Run,
+    .expected = &random_id_file::Expected,
     .lesson =
         "The producer publishes OrderPlaced, does not hear back from the broker in time, and publishes it again. Both sends arrive. Whether the consumer can tell them apart depends on one line in the producer: where the MessageId is made.\n"
         "\n"

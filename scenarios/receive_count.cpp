@@ -10,6 +10,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace receive_count_file {
 namespace {
 
 std::string TimesPhrase(int64_t n) {
@@ -67,6 +68,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace receive_count_file
 
 const Scenario kReceiveCountScenario{
     .name = "receive-count",
@@ -74,8 +76,8 @@ const Scenario kReceiveCountScenario{
     .summary = "the Inbox row counts deliveries: received N times, processed once",
     .in_post = false,
     .traits = kRepeatsDelivery | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &receive_count_file::Run,
+    .expected = &receive_count_file::Expected,
     .lesson =
         "An Inbox row that only says \"seen\" cannot answer an operator's question: was this "
         "message received three times and processed once, or processed three times? The logs of "

@@ -11,6 +11,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace record_first_file {
 namespace {
 
 std::string RedeliveredPhrase(int redeliveries) {
@@ -65,6 +66,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace record_first_file
 
 const Scenario kRecordFirstScenario{
     .name = "record-first",
@@ -72,8 +74,8 @@ const Scenario kRecordFirstScenario{
     .summary = "record first, then work, each committed alone; a crash between loses the order",
     .in_post = false,
     .traits = kHasCrash | kRepeatsDelivery | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &record_first_file::Run,
+    .expected = &record_first_file::Expected,
     .lesson =
         "A tempting repair of check-then-process: if the trouble is a crash after the work and before the record, write the record first. The consumer looks in the Inbox, commits its Inbox row, and only then reserves the stock in a second commit.\n"
         "\n"

@@ -14,6 +14,7 @@
 #include "store/lesson_tables.h"
 
 namespace dedupsim {
+namespace retention_file {
 namespace {
 
 constexpr int kReplayDay = 20;  // when the operator replays the dead-letter queue
@@ -114,6 +115,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace retention_file
 
 const Scenario kRetentionScenario{
     .name = "retention",
@@ -121,8 +123,8 @@ const Scenario kRetentionScenario{
     .summary = "inbox records kept N days: a dead-letter replay after the cleanup is processed again",
     .in_post = false,
     .traits = kHasRetention | kHasMaxDeliveries | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &retention_file::Run,
+    .expected = &retention_file::Expected,
     .lesson =
         "The Inbox cannot grow forever, so a nightly job deletes records older than the retention period (--retention-days, 14 by default; also the dedupsim cleanup command). The question is how short that period may be.\n"
         "\n"

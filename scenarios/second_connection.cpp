@@ -15,6 +15,7 @@
 #include "store/lesson_tables.h"
 
 namespace dedupsim {
+namespace second_connection_file {
 namespace {
 
 // True on a database that locks rows (a server), where the second connection may write
@@ -120,6 +121,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace second_connection_file
 
 const Scenario kSecondConnectionScenario{
     .name = "second-connection",
@@ -128,8 +130,8 @@ const Scenario kSecondConnectionScenario{
         "part of the work through a second connection: a crash keeps it, the redelivery repeats it",
     .in_post = false,
     .traits = kHasCrash | kRepeatsDelivery | kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &second_connection_file::Run,
+    .expected = &second_connection_file::Expected,
     .lesson =
         "The inbox pattern protects exactly the work inside its transaction. This handler also "
         "writes an audit entry, but through a connection of its own (a second DbContext, a "

@@ -9,6 +9,7 @@
 #include "scenarios.h"
 
 namespace dedupsim {
+namespace shared_key_file {
 namespace {
 
 struct KeyRun {
@@ -90,6 +91,7 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 }
 
 }  // namespace
+}  // namespace shared_key_file
 
 const Scenario kSharedKeyScenario{
     .name = "shared-key",
@@ -97,8 +99,8 @@ const Scenario kSharedKeyScenario{
     .summary = "inbox keyed on MessageId alone: the notification consumer is silenced as a duplicate",
     .in_post = false,
     .traits = kAnyBackend,
-    .run = &Run,
-    .expected = &Expected,
+    .run = &shared_key_file::Run,
+    .expected = &shared_key_file::Expected,
     .lesson =
         "In publish/subscribe every subscriber receives its own copy of a message, with the same MessageId. Here two consumers share one database and one inbox table: Inventory (inventory.reserve-stock) and Notification (notifications.stock-reserved-email).\n"
         "\n"

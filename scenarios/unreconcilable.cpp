@@ -14,6 +14,7 @@
 #include "sqlite/statement.h"
 
 namespace dedupsim {
+namespace unreconcilable_file {
 namespace {
 
 struct Part {
@@ -122,6 +123,7 @@ nlohmann::ordered_json Expected(const RunOptions&) {
 }
 
 }  // namespace
+}  // namespace unreconcilable_file
 
 const Scenario kUnreconcilableScenario{
     .name = "unreconcilable",
@@ -129,8 +131,8 @@ const Scenario kUnreconcilableScenario{
     .summary = "a record found in progress is parked for an operator, not silently acked",
     .in_post = false,
     .traits = kHasCrash | kAnyBackend,
-    .run = &RunScenario,
-    .expected = &Expected,
+    .run = &unreconcilable_file::RunScenario,
+    .expected = &unreconcilable_file::Expected,
     .lesson =
         "The email consumer's first delivery dies after its send (hook AfterSend), leaving the "
         "Inbox record in progress. The redelivery finds it and, rightly, does not send again: it "

@@ -18,6 +18,8 @@
 #include "sqlite/statement.h"
 #include "support.h"
 
+namespace bench_test {
+
 using namespace dedupsim;
 using dedupsim::testing::RunCli;
 
@@ -374,3 +376,5 @@ TEST_CASE("SQLite keeps no memory statistics in dedupsim's processes", "[bench]"
       "CREATE TABLE IF NOT EXISTS Probe (x); INSERT INTO Probe VALUES (randomblob(5000));");
   CHECK(sqlite3_memory_used() == 0);
 }
+
+}  // namespace bench_test

@@ -10,6 +10,8 @@
 #include "message.h"
 #include "trace.h"
 
+namespace broker_test {
+
 using namespace dedupsim;
 using namespace std::chrono_literals;
 
@@ -196,3 +198,5 @@ TEST_CASE("the payload hash follows the content, not the message id", "[message]
   CHECK(PayloadHash(a) != PayloadHash(other));
   CHECK(PayloadHash(a).size() == 16);
 }
+
+}  // namespace broker_test

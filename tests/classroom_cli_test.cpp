@@ -10,6 +10,8 @@
 #include "views/color.h"
 #include "views/doc_page.h"
 
+namespace classroom_cli_test {
+
 using namespace dedupsim;
 using dedupsim::testing::CliResult;
 using dedupsim::testing::ReadFile;
@@ -453,3 +455,5 @@ TEST_CASE("long work shows a progress bar on a terminal's stderr, never when pip
   CHECK_FALSE(Has(piped.err, "explore: cells"));
   CHECK_FALSE(Has(piped.err, "\r"));
 }
+
+}  // namespace classroom_cli_test

@@ -11,6 +11,8 @@
 #include "sqlite/statement.h"
 #include "support.h"
 
+namespace cli_test {
+
 using namespace dedupsim;
 using namespace dedupsim::testing;
 
@@ -216,3 +218,5 @@ TEST_CASE("db option on anything that is not a dedupsim database exits 3 and los
     holder.Exec("ROLLBACK");
   }
 }
+
+}  // namespace cli_test

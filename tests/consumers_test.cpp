@@ -10,6 +10,8 @@
 #include "schema.h"
 #include "support.h"
 
+namespace consumers_test {
+
 using namespace dedupsim;
 using dedupsim::testing::Fixture;
 
@@ -166,3 +168,5 @@ TEST_CASE("email and inventory keep separate Inbox rows for the same message", "
   CHECK(SendStockReservedEmail(c, provider, shop.clock).Handle(shop.order) == EmailOutcome::kSent);
   CHECK(shop.InboxRows() == 2);
 }
+
+}  // namespace consumers_test

@@ -6,21 +6,25 @@
 # changes only the order. A renamed test just loses its place (no error).
 set_tests_properties(
   "the scenario pages show what the program prints now"
-  "run everything runs every scenario, and every check holds"
-  "a crash beside a concurrent copy: reduced and brute force reach the same final states"
   PROPERTIES COST 8)
 set_tests_properties(
+  "a crash beside a concurrent copy: reduced and brute force reach the same final states"
   "the matrix's verdicts and shortest counterexamples do not change with the reduction"
+  PROPERTIES COST 4)
+set_tests_properties(
+  "run everything runs every scenario, and every check holds"
+  "a blocked copy retries only after a step released the lock it waits for"
+  "concurrent gives the post's line 50 times in each instance and journal mode"
+  PROPERTIES COST 3)
+set_tests_properties(
   "reduced and brute force reach the same final states, one schedule per class"
   "a second copy started after the first committed never waited for it"
   "db option on anything that is not a dedupsim database exits 3 and loses nothing"
-  "concurrent gives the post's line 50 times in each instance and journal mode"
   PROPERTIES COST 2)
 set_tests_properties(
-  "postgres:the effects, broker and store lessons run on PostgreSQL with the figures SQLite has"
   "postgres:docs/explore.md shows the PostgreSQL matrix exactly as explore prints it"
   PROPERTIES COST 4)
 set_tests_properties(
+  "postgres:the effects, broker and store lessons run on PostgreSQL with the figures SQLite has"
   "postgres:claim-last on PostgreSQL: B's stock UPDATE waits on Dune's row, then its claim fails"
-  "postgres:the key scenarios on PostgreSQL: --check holds and the line is SQLite's"
   PROPERTIES COST 2)

@@ -19,6 +19,8 @@
 #include "sqlite/statement.h"
 #include "support.h"
 
+namespace database_test {
+
 using namespace dedupsim;
 using dedupsim::testing::ReadFile;
 using dedupsim::testing::TempDir;
@@ -233,3 +235,5 @@ TEST_CASE("without kKeep a temporary database keeps no connection", "[database]"
   CHECK(OpenDescriptorsOn(db.path()) == 0);
   CHECK(OpenDescriptorsOn(db.path() + "-shm") == 0);
 }
+
+}  // namespace database_test

@@ -14,6 +14,8 @@
 #include "schema.h"
 #include "sqlite/statement.h"
 
+namespace explore_bench_test {
+
 using namespace dedupsim;
 using namespace dedupsim::explore;
 
@@ -85,3 +87,5 @@ TEST_CASE("resetting the database against creating a fresh one", "[.bench]") {
              reset / n, fresh / n);
   CHECK(reset > 0);
 }
+
+}  // namespace explore_bench_test

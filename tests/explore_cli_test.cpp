@@ -10,6 +10,8 @@
 #include "explore/strategies.h"
 #include "support.h"
 
+namespace explore_cli_test {
+
 using namespace dedupsim;
 using dedupsim::testing::CliResult;
 using dedupsim::testing::DocBlock;
@@ -204,3 +206,5 @@ TEST_CASE("a reconcile counterexample is not headed as a failure", "[explore][cl
   CliResult twice = RunCli({"explore", "--strategy", "naive", "--fault", "duplicate", "--counterexample"});
   CHECK(twice.out.find("shortest failing schedule: ") != std::string::npos);
 }
+
+}  // namespace explore_cli_test

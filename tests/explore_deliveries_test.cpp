@@ -13,6 +13,8 @@
 #include "explore/strategies.h"
 #include "support.h"
 
+namespace explore_deliveries_test {
+
 using namespace dedupsim;
 using namespace dedupsim::explore;
 using dedupsim::testing::CliResult;
@@ -208,3 +210,5 @@ TEST_CASE("dedupsim check prints the deliveries first, and in JSON", "[explore][
   CHECK(k["deliveries"].size() == 2);
   CHECK(k["deliveries"][0]["ended"].get<std::string>().find("crashed at AfterStockCommitted") == 0);
 }
+
+}  // namespace explore_deliveries_test

@@ -11,8 +11,13 @@
 #include "explore/report.h"
 #include "explore/strategies.h"
 
+namespace explore_matrix_test {
+
 using namespace dedupsim;
 using namespace dedupsim::explore;
+// dedupsim has an Outcome and a Delivery of its own (a unity batch may see them too).
+using dedupsim::explore::Delivery;
+using dedupsim::explore::Outcome;
 
 namespace {
 
@@ -67,19 +72,22 @@ Plan FindPlan(std::string_view strategy, std::string_view fault, std::string_vie
   throw std::logic_error("no such plan");
 }
 
-// Takes exactly the given choices and tells why a run stopped short.
+// Takes exactly the given choices and tells why a run stopped short: when it wanted one
+// more, which instances could have taken it.
 class ProbeChooser final : public Chooser {
  public:
   explicit ProbeChooser(const std::vector<int>& picks) : picks_(picks) {}
   std::optional<int> Choose(size_t depth, uint32_t eligible) override {
     if (depth >= picks_.size()) {
       ran_out = true;
+      next_eligible = eligible;
       return std::nullopt;
     }
     if ((eligible & (1u << picks_[depth])) == 0) return std::nullopt;  // not a schedule
     return picks_[depth];
   }
   bool ran_out = false;
+  uint32_t next_eligible = 0;
 
  private:
   const std::vector<int>& picks_;
@@ -88,24 +96,36 @@ class ProbeChooser final : public Chooser {
 // Calls back with every complete schedule of plan shorter than `below` steps, found by
 // trying every sequence of choices, length by length: a sequence is extended only while
 // the run still wanted more choices, so no search order of the explorer's is involved.
+// A sequence is extended only by the instances its run said could move next (the others
+// would stop at that choice, not a schedule); each run is deterministic, so the run of an
+// extension takes the same steps up to there (checked: its picks are the sequence).
 void ForEachScheduleShorterThan(const Plan& plan, size_t below,
                                 const std::function<void(const ScheduleResult&)>& each) {
   const int n = static_cast<int>(plan.instances.size());
-  std::vector<std::vector<int>> frontier{{}};
+  // Each sequence to extend, with the instances that could move after it: first the empty
+  // one, with those that could take the first step.
+  const std::vector<int> none;
+  ProbeChooser first(none);
+  REQUIRE(BruteForceExplorer().scheduler().Run(plan, first).abandoned);
+  REQUIRE(first.ran_out);
+  std::vector<std::pair<std::vector<int>, uint32_t>> frontier{{{}, first.next_eligible}};
   while (!frontier.empty()) {
-    std::vector<std::vector<int>> next;
-    for (const std::vector<int>& prefix : frontier) {
+    std::vector<std::pair<std::vector<int>, uint32_t>> next;
+    for (const auto& [prefix, eligible] : frontier) {
+      if (prefix.size() + 1 >= below) continue;
       for (int i = 0; i < n; ++i) {
+        if ((eligible & (1u << i)) == 0) continue;
         std::vector<int> picks = prefix;
         picks.push_back(i);
-        if (picks.size() >= below) continue;
         ProbeChooser chooser(picks);
         ScheduleResult run = BruteForceExplorer().scheduler().Run(plan, chooser);
         if (!run.abandoned) {
           REQUIRE(run.picks == picks);
           each(run);
-        } else if (chooser.ran_out) {
-          next.push_back(std::move(picks));
+        } else {
+          // An instance said eligible must take the step.
+          REQUIRE(chooser.ran_out);
+          next.emplace_back(std::move(picks), chooser.next_eligible);
         }
       }
     }
@@ -290,21 +310,22 @@ TEST_CASE("no failing schedule is shorter than the counterexample", "[explore][c
     if (!cell.shortest) continue;
     INFO(cell.strategy->name << " under " << cell.fault->name);
     const size_t length = cell.shortest->picks.size();
-    int64_t shorter = 0;
-    for (const Plan& plan : SharedExplorer().Plans(*cell.strategy, *cell.fault)) {
-      ForEachScheduleShorterThan(plan, length, [&](const ScheduleResult& run) {
-        ++shorter;
-        INFO(fmt::format("{}", fmt::join(run.steps, "\n")));
-        CHECK_FALSE(IsFailing(run.outcome));
-      });
-    }
-    // Brute force of the counterexample's own length finds it (and it fails).
+    // Every plan's schedules shorter than it, and on the counterexample's own plan those of
+    // its length too (in the same search): brute force finds it there, and it fails.
     bool found = false;
     std::vector<Plan> plans = SharedExplorer().Plans(*cell.strategy, *cell.fault);
-    ForEachScheduleShorterThan(plans.at(cell.shortest->plan_index), length + 1,
-                               [&](const ScheduleResult& run) {
-                                 if (run.picks == cell.shortest->picks) found = IsFailing(run.outcome);
-                               });
+    for (size_t p = 0; p < plans.size(); ++p) {
+      const bool own = p == cell.shortest->plan_index;
+      ForEachScheduleShorterThan(plans[p], own ? length + 1 : length,
+                                 [&](const ScheduleResult& run) {
+                                   if (run.picks.size() < length) {
+                                     INFO(fmt::format("{}", fmt::join(run.steps, "\n")));
+                                     CHECK_FALSE(IsFailing(run.outcome));
+                                   } else if (own && run.picks == cell.shortest->picks) {
+                                     found = IsFailing(run.outcome);
+                                   }
+                                 });
+    }
     CHECK(found);
   }
 }
@@ -354,3 +375,5 @@ TEST_CASE("the claim-last row runs the lesson's consumer, reporting read include
   CHECK(Count(Variant(crash, "crash at SELECT StockItems").counts, Outcome::kOnce) == 1);
   CHECK(crash.schedules == 6);
 }
+
+}  // namespace explore_matrix_test

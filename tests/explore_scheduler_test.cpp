@@ -16,8 +16,13 @@
 #include "sqlite/statement.h"
 #include "sqlite/transaction.h"
 
+namespace explore_scheduler_test {
+
 using namespace dedupsim;
 using namespace dedupsim::explore;
+// dedupsim has an Outcome and a Delivery of its own (a unity batch may see them too).
+using dedupsim::explore::Delivery;
+using dedupsim::explore::Outcome;
 
 namespace {
 
@@ -277,3 +282,5 @@ TEST_CASE("a deferred read-then-write refused at once is redelivered, not waited
   CHECK(r.figures.deliveries == 3);  // B's second attempt finds A's row
   CHECK(r.outcome == Outcome::kOnce);
 }
+
+}  // namespace explore_scheduler_test

@@ -14,6 +14,8 @@
 #include "scenarios.h"
 #include "support.h"
 
+namespace faults_test {
+
 using namespace dedupsim;
 using dedupsim::testing::Fixture;
 
@@ -153,3 +155,5 @@ TEST_CASE("throw mode: the planned crash is caught, other errors are not", "[fau
                                       [](const Hook&) { throw std::logic_error("bug"); }),
                   std::logic_error);
 }
+
+}  // namespace faults_test

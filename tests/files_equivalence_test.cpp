@@ -13,11 +13,12 @@
 #include "files/consumer_file.h"
 #include "files/file_strategy.h"
 
-namespace dedupsim::testing {
+namespace dedupsim::testing::files_equivalence_test {
 
 namespace {
 
 using namespace dedupsim::explore;
+using dedupsim::explore::Strategy;  // not the bench's dedupsim::Strategy
 
 std::string Example(const std::string& name) {
   return std::string(DEDUPSIM_SOURCE_DIR) + "/examples/consumers/" + name + ".toml";
@@ -89,9 +90,9 @@ TEST_CASE("each built-in consumer's file is explored exactly like its C++ twin",
   }
 }
 
-}  // namespace dedupsim::testing
+}  // namespace dedupsim::testing::files_equivalence_test
 
-namespace dedupsim::testing {
+namespace dedupsim::testing::files_equivalence_test {
 
 namespace {
 
@@ -115,6 +116,7 @@ TEST_CASE("a keyed send-email turned away ends the delivery skipped, as its C++ 
   // "already sent": the twin reports AlreadySent (Skipped), and so must the file, in every
   // schedule of the crash and concurrent faults, word for word.
   using namespace dedupsim::explore;
+  using dedupsim::explore::Strategy;  // not the bench's dedupsim::Strategy
   const Strategy* twin = FindStrategy("email-reconcile");
   files::FileStrategy file(files::LoadConsumerFile(Example("email-reconcile")));
   const Strategy* extra[] = {&file.strategy()};
@@ -148,4 +150,4 @@ TEST_CASE("a keyed send-email turned away ends the delivery skipped, as its C++ 
   CHECK(turned_away > 0);
 }
 
-}  // namespace dedupsim::testing
+}  // namespace dedupsim::testing::files_equivalence_test

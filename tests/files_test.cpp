@@ -13,11 +13,12 @@
 #include "files/grade.h"
 #include "support.h"
 
-namespace dedupsim::testing {
+namespace dedupsim::testing::files_test {
 
 namespace {
 
 using namespace dedupsim::explore;
+using dedupsim::explore::Strategy;  // not the bench's dedupsim::Strategy
 
 constexpr const char* kHead = "effect = \"stock\"\nconsumer = \"inventory.reserve-stock\"\n";
 constexpr const char* kInsertInbox =
@@ -418,4 +419,4 @@ TEST_CASE("a sql step on the second store needs second-store = \"cache\"", "[fil
             .rfind("student.toml:5:7: SQL does not prepare: no such table: Inbox", 0) == 0);
 }
 
-}  // namespace dedupsim::testing
+}  // namespace dedupsim::testing::files_test

@@ -7,6 +7,8 @@
 #include "message.h"
 #include "scenarios.h"
 
+namespace lessons_broker_test {
+
 using namespace dedupsim;
 using dedupsim::testing::RunLesson;
 using Json = nlohmann::ordered_json;
@@ -175,3 +177,5 @@ TEST_CASE("email-reconcile: the provider's record survives a killed child", "[le
     CHECK(run.figures()["afterSendSecondDelivery"] == "AlreadySent");
   }
 }
+
+}  // namespace lessons_broker_test

@@ -6,6 +6,8 @@
 #include "lessons_support.h"
 #include "scenarios.h"
 
+namespace lessons_field_test {
+
 using namespace dedupsim;
 using dedupsim::testing::CliResult;
 using dedupsim::testing::ReadFile;
@@ -382,3 +384,5 @@ TEST_CASE("duplicate-in-transaction on SQLite: the read after a duplicate works 
         "savepoint: row read; on conflict do nothing: row read; two copies at once, on "
         "conflict: processed: True, False; second waited for the first: True");
 }
+
+}  // namespace lessons_field_test

@@ -6,6 +6,8 @@
 #include "lessons_support.h"
 #include "scenarios.h"
 
+namespace lessons_test {
+
 using namespace dedupsim;
 using dedupsim::testing::RunLesson;
 using Json = nlohmann::ordered_json;
@@ -164,3 +166,5 @@ TEST_CASE("random-id: a fresh id per send defeats the inbox, an id made once doe
   CHECK(again.figures()["newIdReserved"] == 6);
   CHECK(again.figures()["madeOnceReserved"] == 3);
 }
+
+}  // namespace lessons_test

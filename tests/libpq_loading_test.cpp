@@ -10,6 +10,8 @@
 #include "exit_status.h"
 #include "support.h"
 
+namespace libpq_loading_test {
+
 using dedupsim::testing::RunCli;
 
 namespace {
@@ -54,3 +56,5 @@ TEST_CASE("the PostgreSQL backend without libpq: one line, exit 3, no server sta
     CHECK(dedupsim::testing::SplitLines(r.err).size() == 1);
   }
 }
+
+}  // namespace libpq_loading_test

@@ -8,6 +8,8 @@
 #include "sqlite/statement.h"
 #include "support.h"
 
+namespace natural_key_test {
+
 using namespace dedupsim;
 
 namespace {
@@ -54,3 +56,5 @@ TEST_CASE("natural-key: a crash before commit leaves neither reservation nor sto
   CHECK(NaturalKeyReserveStock(db, f.clock).Handle(m));
   CHECK(ReadStock(db, "book-1").reserved == 3);
 }
+
+}  // namespace natural_key_test

@@ -8,6 +8,8 @@ lock-wait hatching. Exits 1 with the counts when the picture falls short.
 import struct
 import sys
 import zlib
+from collections import Counter
+from itertools import accumulate
 
 
 def decode(path):
@@ -30,11 +32,23 @@ def decode(path):
         raise SystemExit(f"FAIL: unexpected PNG format (depth {depth}, color type {color}, interlace {interlace})")
     raw = zlib.decompress(idat)
     stride = width * channels
+    # Bytewise addition mod 256 of two rows at once, as big integers: the low 7 bits of each
+    # byte added (no carry leaves a byte), the top bit by exclusive or.
+    low7 = int.from_bytes(b"\x7f" * stride, "big")
+    top = int.from_bytes(b"\x80" * stride, "big")
     rows, prev = [], bytearray(stride)
     for y in range(height):
         start = y * (stride + 1)
         kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
-        for i in range(stride):
+        if kind == 2:  # Up
+            a, b = int.from_bytes(line, "big"), int.from_bytes(prev, "big")
+            line = bytearray((((a & low7) + (b & low7)) ^ ((a ^ b) & top)).to_bytes(stride, "big"))
+            kind = 0
+        elif kind == 1:  # Sub: each channel a running sum along the row
+            for c in range(channels):
+                line[c::channels] = bytes(v & 0xFF for v in accumulate(line[c::channels]))
+            kind = 0
+        for i in range(stride if kind else 0):
             left = line[i - channels] if i >= channels else 0
             up = prev[i]
             corner = prev[i - channels] if i >= channels else 0
@@ -61,16 +75,18 @@ def near(pixel, rgb, tolerance=24):
 def main():
     width, height, channels, rows = decode(sys.argv[1])
     total = width * height
-    ink = committed = waiting = 0
+    # A screenshot has few distinct colors: count each one's pixels, then judge the colors.
+    colors = Counter()
     for line in rows:
-        for x in range(0, len(line), channels):
-            pixel = tuple(line[x:x + 3])
-            if min(pixel) < 235:
-                ink += 1
-            if near(pixel, (0xC8, 0xE6, 0xC9), 6):
-                committed += 1
-            if near(pixel, (0xE5, 0x39, 0x35)):
-                waiting += 1
+        colors.update(zip(line[0::channels], line[1::channels], line[2::channels]))
+    ink = committed = waiting = 0
+    for pixel, n in colors.items():
+        if min(pixel) < 235:
+            ink += n
+        if near(pixel, (0xC8, 0xE6, 0xC9), 6):
+            committed += n
+        if near(pixel, (0xE5, 0x39, 0x35)):
+            waiting += n
     share = ink / total
     print(f"{width}x{height}: {ink} non-background pixels ({share:.1%}), "
           f"{committed} committed-bar pixels, {waiting} lock-wait pixels")

@@ -3,6 +3,8 @@
 
 #include "support.h"
 
+namespace readme_test {
+
 using namespace dedupsim::testing;
 
 TEST_CASE("the README opens with the two commands and .ci/run runs the test one", "[docs]") {
@@ -40,3 +42,5 @@ TEST_CASE("the README's What you see block is the post's six lines", "[docs]") {
   }
   CHECK(shown == PostLines());
 }
+
+}  // namespace readme_test

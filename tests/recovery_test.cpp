@@ -12,6 +12,8 @@
 #include "sqlite/transaction.h"
 #include "support.h"
 
+namespace recovery_test {
+
 using namespace dedupsim;
 using dedupsim::testing::CliResult;
 using dedupsim::testing::Fixture;
@@ -174,3 +176,5 @@ TEST_CASE("check-then-process --crash-mode kill reports the committed stock upda
   CHECK(Has(r.err, "so the next open sees 1 committed transaction of its work"));
   CHECK_FALSE(Has(r.err, "wrote no commit frame"));
 }
+
+}  // namespace recovery_test

@@ -30,6 +30,8 @@
 
 extern char** environ;
 
+namespace reliability_test {
+
 using namespace dedupsim;
 using dedupsim::testing::ReadFile;
 using dedupsim::testing::RunCli;
@@ -633,3 +635,5 @@ TEST_CASE("case 14: the timeline keeps the replaced file's mode and never replac
   REQUIRE(::stat(dir.File("pages/naive.md").c_str(), &st) == 0);
   CHECK((st.st_mode & 07777) == 0600);
 }
+
+}  // namespace reliability_test

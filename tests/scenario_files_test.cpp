@@ -15,7 +15,7 @@
 #include "runner.h"
 #include "support.h"
 
-namespace dedupsim {
+namespace dedupsim::scenario_files_test {
 namespace {
 
 using testing::CliResult;
@@ -421,4 +421,4 @@ TEST_CASE("the expression language", "[scenario-files]") {
   CHECK(error("1 $ 2") == "f:1:3: unexpected character '$' in: 1 $ 2");
 }
 
-}  // namespace dedupsim
+}  // namespace dedupsim::scenario_files_test

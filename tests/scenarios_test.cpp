@@ -8,6 +8,8 @@
 #include "scenarios.h"
 #include "support.h"
 
+namespace scenarios_test {
+
 using namespace dedupsim;
 using dedupsim::testing::Fixture;
 
@@ -177,3 +179,5 @@ TEST_CASE("options that do not fit a scenario are named", "[scenarios]") {
   CHECK(OptionMisfit(*FindScenario("inbox"), instances).has_value());
   CHECK_FALSE(OptionMisfit(*FindScenario("concurrent"), instances).has_value());
 }
+
+}  // namespace scenarios_test

@@ -15,6 +15,8 @@
 #include "sqlite/statement.h"
 #include "support.h"
 
+namespace schema_test {
+
 using namespace dedupsim;
 using dedupsim::testing::ReadFile;
 using dedupsim::testing::TempDir;
@@ -201,3 +203,5 @@ TEST_CASE("a version 2 database gains receive counts and leases in place", "[sch
   CHECK_FALSE(row->lease_expires_at);
   CHECK(row->completed_at == "2026-01-01T00:00:00.000Z");
 }
+
+}  // namespace schema_test

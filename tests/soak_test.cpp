@@ -19,6 +19,8 @@
 
 extern char** environ;
 
+namespace soak_test {
+
 using namespace dedupsim;
 using dedupsim::testing::RunCli;
 using dedupsim::testing::TempDir;
@@ -232,3 +234,5 @@ TEST_CASE("dedupsim soak: Ctrl-C kills the consumers, removes its database, exit
   CHECK(out.empty());  // a half-run's figures are not reported
   CHECK(std::filesystem::is_empty(tmp.path()));
 }
+
+}  // namespace soak_test

@@ -19,6 +19,8 @@
 #include "this_pid.h"
 #include "trace.h"
 
+namespace sqlite_test {
+
 using namespace dedupsim;
 using dedupsim::testing::TempDir;
 
@@ -471,3 +473,4 @@ TEST_CASE("a forked child stamps its events with its own pid", "[sqlite][trace]"
   CHECK(stamped == real);
   CHECK(recorder.Events().front().pid == parent);
 }
+}  // namespace sqlite_test

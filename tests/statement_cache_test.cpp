@@ -14,6 +14,8 @@
 #include "support.h"
 #include "trace.h"
 
+namespace statement_cache_test {
+
 using namespace dedupsim;
 using dedupsim::testing::TempDir;
 
@@ -192,3 +194,5 @@ TEST_CASE("the store's kept statements follow the connection they run on", "[sql
   db.Close();
   CHECK_THROWS(store.Begin(TransactionKind::kDeferred));
 }
+
+}  // namespace statement_cache_test

@@ -9,7 +9,7 @@
 
 #include "support.h"
 
-namespace dedupsim::testing {
+namespace dedupsim::testing::step_through_test {
 
 namespace {
 
@@ -178,4 +178,4 @@ TEST_CASE("run --file --html: a lesson's cache is shown beside the database", "[
   CHECK(CellAfter(data, last, "database", "StockItems", "Reserved") == "0");
 }
 
-}  // namespace dedupsim::testing
+}  // namespace dedupsim::testing::step_through_test

@@ -205,6 +205,25 @@ std::vector<std::string> SplitLines(const std::string& text) {
   return lines;
 }
 
+std::vector<std::vector<std::string>> SvgLabelLines(const std::string& svg,
+                                                    const std::string& css) {
+  const std::string open = "<text class=\"" + css + "\" ";
+  std::vector<std::vector<std::string>> labels;
+  bool in_label = false;
+  for (const std::string& line : SplitLines(svg)) {
+    const size_t text = line.find('>') + 1;
+    const size_t close = line.rfind("</text>");
+    if (line.rfind(open, 0) != 0 || close == std::string::npos || close < text) {
+      in_label = false;
+      continue;
+    }
+    if (!in_label) labels.emplace_back();
+    in_label = true;
+    labels.back().push_back(line.substr(text, close - text));
+  }
+  return labels;
+}
+
 std::vector<std::string> PostLines() {
   std::vector<std::string> lines = SplitLines(ReadFile(DEDUPSIM_POST_LINES));
   if (lines.size() != 6) {

@@ -58,6 +58,11 @@ std::string ReadFile(const std::string& path);
 std::string DocBlock(const std::string& doc, const std::string& marker);
 void WriteFile(const std::string& path, const std::string& content);
 std::vector<std::string> SplitLines(const std::string& text);
+// The labels of class css in an SVG timeline (its <text class="css"> elements), each as the
+// lines it was wrapped into, in order: a run of consecutive such elements is one label (the
+// labels sharing a leader are drawn one after another, each a run of its own class). The
+// text is as written in the SVG, XML-escaped.
+std::vector<std::vector<std::string>> SvgLabelLines(const std::string& svg, const std::string& css);
 
 // The post's six output lines, from tests/data/post_lines.txt in this repository. Throws
 // when the file does not hold six lines, so no comparison is ever skipped.

@@ -3,6 +3,7 @@
 // generated sections, and the atomic output file.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -15,6 +16,8 @@
 #include "views/mermaid.h"
 #include "views/step_text.h"
 #include "views/svg_timeline.h"
+
+namespace views_test {
 
 using namespace dedupsim;
 using dedupsim::testing::ReadFile;
@@ -403,6 +406,62 @@ TEST_CASE("the SVG timeline draws lanes, bars, waits and labels", "[views][svg]"
   CHECK(svg.find("href") == std::string::npos);  // nothing to fetch
 }
 
+// A lock wait's label hangs from the wait's start; when the text would not fit left of its
+// leader it is wrapped narrower, the closer to the left edge the narrower. B's wait here
+// starts anywhere from 0 to 60 ms into a 150 ms hold (every 0.25 ms), its label sharing a
+// leader with B's delivery and BEGIN, as in `run concurrent`; at about 16 ms the narrow
+// width fell between the figure and its unit ("... lock: 133.9" over "ms").
+// Mutation caught: WrapLabel breaking between a figure and its unit (IsUnit always false).
+TEST_CASE("a wait label keeps its figure and unit together, however it is wrapped",
+          "[views][svg]") {
+  const std::string text = "INSERT Inbox waits for the write lock: ";
+  std::map<size_t, int> wrapped;  // lines in the label -> runs
+  int after_colon = 0;            // runs with the figure alone on the last line
+  for (int64_t start_us = 0; start_us <= 60000; start_us += 250) {
+    auto at = [](TraceEvent e, int64_t us) {
+      e.at_us = us;
+      return e;
+    };
+    const int64_t end_us = 150000;
+    std::vector<TraceEvent> events = {
+        at(Open(0, "A", 10, kMessage, 1), 0),
+        at(Sql(0, "A", 10, "BEGIN", ""), 500),
+        at(Sql(0, "A", 10, "INSERT", "Inbox"), 700),
+        at(Sql(0, "A", 10, "UPDATE", "StockItems"), 900),
+        at(Ev(0, "A", 10, "hook", "BeforeCommit", ""), 1000),
+        at(Open(0, "B", 10, kMessage, 2), start_us),
+        at(Sql(0, "B", 10, "BEGIN", ""), start_us + 100),
+        at(Ev(0, "B", 10, "wait", "write lock held by another connection", "blocked"),
+           start_us + 150),
+        at(Sql(0, "A", 10, "COMMIT", ""), end_us),
+        at(Sql(0, "B", 10, "INSERT", "Inbox", "constraint 1555", end_us + 50 - start_us - 150, 40),
+           end_us + 50),
+        at(Sql(0, "B", 10, "ROLLBACK", ""), end_us + 100),
+    };
+    const std::string figure =
+        fmt::format("{:.1f} ms", static_cast<double>(end_us + 50 - start_us - 150) / 1000.0);
+    INFO("B's wait starts at " << start_us << " us: " << figure);
+    std::string svg = SvgTimeline({{"concurrent", "[inbox] x", events}});
+    auto labels = dedupsim::testing::SvgLabelLines(svg, "wait-label");
+    REQUIRE(labels.size() == 1);
+    const std::vector<std::string>& lines = labels.front();
+    std::string whole;
+    for (const std::string& line : lines) whole += (whole.empty() ? "" : " ") + line;
+    CHECK(whole == text + figure);
+    // The figure ends a line with its unit, alone or after the words before it.
+    const std::string& last = lines.back();
+    CHECK((last == figure ||
+           (last.size() > figure.size() &&
+            last.compare(last.size() - figure.size() - 1, std::string::npos, " " + figure) == 0)));
+    wrapped[lines.size()]++;
+    if (lines.size() > 1 && last == figure) after_colon++;
+  }
+  // The sweep reaches each layout: one line, wrapped after the colon, and narrower.
+  CHECK(wrapped[1] > 0);
+  CHECK(after_colon > 0);
+  CHECK(wrapped[2] > after_colon);
+}
+
 TEST_CASE("a manual-clock section is drawn on a logical axis with its simulated days",
           "[views][svg]") {
   std::vector<TraceEvent> events = BrokerEvents();
@@ -536,3 +595,5 @@ TEST_CASE("an atomic file appears whole, or not at all", "[views][file]") {
   CHECK_THROWS_AS(AtomicFile(""), OutputFileError);
   CHECK_THROWS_AS(AtomicFile("/dev/null"), OutputFileError);
 }
+
+}  // namespace views_test

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -111,6 +112,23 @@ struct Placed {
 // Long texts (a recovery's account) are wrapped into lines of at most this many chars.
 constexpr size_t kLabelChars = 72;
 
+// "130.3" or "(4096": a figure whose unit may follow.
+bool IsFigure(std::string_view word) {
+  if (!word.empty() && word.front() == '(') word.remove_prefix(1);
+  return !word.empty() && std::isdigit(static_cast<unsigned char>(word.front())) &&
+         std::all_of(word.begin(), word.end(), [](char c) {
+           return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+         });
+}
+
+// "ms", "bytes" or "ms)," : a unit, whatever punctuation follows it.
+bool IsUnit(std::string_view word) {
+  const size_t end = word.find_first_of(",;:)");
+  word = word.substr(0, end);
+  return word == "ms" || word == "bytes";
+}
+
+// Wrapped at spaces, never between a figure and its unit ("130.3 ms" stays on one line).
 std::vector<std::string> WrapLabel(const std::string& text, size_t chars = kLabelChars) {
   std::vector<std::string> lines;
   std::string line;
@@ -118,6 +136,11 @@ std::vector<std::string> WrapLabel(const std::string& text, size_t chars = kLabe
   while (start < text.size()) {
     size_t end = text.find(' ', start);
     if (end == std::string::npos) end = text.size();
+    if (end < text.size() && IsFigure(std::string_view(text).substr(start, end - start))) {
+      size_t unit_end = text.find(' ', end + 1);
+      if (unit_end == std::string::npos) unit_end = text.size();
+      if (IsUnit(std::string_view(text).substr(end + 1, unit_end - end - 1))) end = unit_end;
+    }
     std::string word = text.substr(start, end - start);
     if (!line.empty() && line.size() + 1 + word.size() > chars) {
       lines.push_back(line);

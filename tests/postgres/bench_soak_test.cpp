@@ -25,7 +25,7 @@
 
 extern char** environ;
 
-namespace dedupsim {
+namespace dedupsim::bench_soak_test {
 namespace {
 
 using testing::Conninfo;
@@ -319,4 +319,4 @@ TEST_CASE("soak --role needs --dsn and refuses the one-machine options", "[postg
   CHECK(kills.exit_code == 2);
 }
 
-}  // namespace dedupsim
+}  // namespace dedupsim::bench_soak_test

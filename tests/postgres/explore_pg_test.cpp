@@ -18,7 +18,7 @@
 #include "pg_support.h"
 #include "support.h"
 
-namespace dedupsim::explore {
+namespace dedupsim::explore::explore_pg_test {
 namespace {
 
 using testing::Conninfo;
@@ -234,4 +234,4 @@ TEST_CASE("docs/explore.md shows the PostgreSQL matrix exactly as explore prints
 }
 
 }  // namespace
-}  // namespace dedupsim::explore
+}  // namespace dedupsim::explore::explore_pg_test

@@ -46,7 +46,7 @@ void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
-namespace dedupsim {
+namespace dedupsim::lean_path_pg_test {
 namespace {
 
 using testing::Conninfo;
@@ -98,4 +98,4 @@ TEST_CASE("a statement found once and the same text run by Exec are one prepared
 }
 
 }  // namespace
-}  // namespace dedupsim
+}  // namespace dedupsim::lean_path_pg_test

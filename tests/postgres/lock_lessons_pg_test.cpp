@@ -16,7 +16,7 @@
 #include "store/error.h"
 #include "support.h"
 
-namespace dedupsim {
+namespace dedupsim::lock_lessons_pg_test {
 namespace {
 
 using testing::Conninfo;
@@ -269,9 +269,9 @@ TEST_CASE(
 }
 
 }  // namespace
-}  // namespace dedupsim
+}  // namespace dedupsim::lock_lessons_pg_test
 
-namespace dedupsim {
+namespace dedupsim::lock_lessons_pg_test {
 namespace {
 
 TEST_CASE(
@@ -293,4 +293,4 @@ TEST_CASE(
 }
 
 }  // namespace
-}  // namespace dedupsim
+}  // namespace dedupsim::lock_lessons_pg_test

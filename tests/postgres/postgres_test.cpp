@@ -26,7 +26,7 @@
 #include "support.h"
 #include "trace.h"
 
-namespace dedupsim {
+namespace dedupsim::postgres_test {
 namespace {
 
 using testing::Conninfo;
@@ -378,9 +378,9 @@ TEST_CASE(
 }
 
 }  // namespace
-}  // namespace dedupsim
+}  // namespace dedupsim::postgres_test
 
-namespace dedupsim {
+namespace dedupsim::postgres_test {
 
 TEST_CASE("a moved PgConnection keeps its trace role", "[postgres]") {
   Recorder recorder;
@@ -396,4 +396,4 @@ TEST_CASE("a moved PgConnection keeps its trace role", "[postgres]") {
   CHECK(events.back().actor == kActorProbe);
 }
 
-}  // namespace dedupsim
+}  // namespace dedupsim::postgres_test

@@ -9,6 +9,8 @@
 
 #include "pg_support.h"
 
+namespace races_pg_test {
+
 using dedupsim::testing::CliResult;
 using dedupsim::testing::CpuHog;
 using dedupsim::testing::RunPg;
@@ -56,3 +58,5 @@ TEST_CASE("on PostgreSQL the pair follows the options under a CPU hog", "[postgr
     CHECK(after["reserved"] == 2);
   }
 }
+
+}  // namespace races_pg_test
