@@ -40,6 +40,26 @@ int64_t Count(Connection& c) {
   return q.ColumnInt(0);
 }
 
+// A temporary database with the schema and Dune stocked, for the lock hand-over tests.
+DatabaseFile StockedTemporary() {
+  DatabaseFile db = DatabaseFile::CreateTemporary({});
+  Connection setup = db.Connect();
+  ResetInventory(setup, {"b", "Dune", 10, 0});
+  return db;
+}
+
+// The index of the first event of instance with kind whose detail starts with detail
+// (events.size() and a failed test if there is none).
+size_t IndexOf(const std::vector<TraceEvent>& events, const std::string& instance,
+               const std::string& kind, const std::string& detail) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TraceEvent& e = events[i];
+    if (e.instance == instance && e.kind == kind && e.detail.rfind(detail, 0) == 0) return i;
+  }
+  FAIL("no event " << instance << " " << kind << " " << detail);
+  return events.size();
+}
+
 }  // namespace
 
 TEST_CASE("the result codes mirror sqlite3.h", "[sqlite]") {
@@ -231,11 +251,7 @@ TEST_CASE("statements on a traced connection are recorded with their results", "
 // must still draw A's release (and its COMMIT) before B's take.
 TEST_CASE("a release is stamped before the next connection's take, however late its thread",
           "[sqlite][trace]") {
-  DatabaseFile db = DatabaseFile::CreateTemporary({});
-  {
-    Connection setup = db.Connect();
-    ResetInventory(setup, {"b", "Dune", 10, 0});
-  }
+  DatabaseFile db = StockedTemporary();
   Recorder recorder;
   Connection a = db.Connect();
   Connection b = db.Connect();
@@ -265,14 +281,8 @@ TEST_CASE("a release is stamped before the next connection's take, however late 
   b.Exec("ROLLBACK");
 
   std::vector<TraceEvent> events = recorder.Events();
-  auto find = [&](const std::string& instance, const std::string& kind,
-                  const std::string& detail) {
-    for (size_t i = 0; i < events.size(); ++i) {
-      const TraceEvent& e = events[i];
-      if (e.instance == instance && e.kind == kind && e.detail.rfind(detail, 0) == 0) return i;
-    }
-    FAIL("no event " << instance << " " << kind << " " << detail);
-    return events.size();
+  auto find = [&](const std::string& instance, const std::string& kind, const std::string& detail) {
+    return IndexOf(events, instance, kind, detail);
   };
   const size_t released = find("A", "lock", "write lock released");
   const size_t commit = find("A", "sql", "COMMIT");
@@ -292,11 +302,7 @@ TEST_CASE("a release is stamped before the next connection's take, however late 
 // drawn after B's own COMMIT in concurrent-rollback's diagram).
 TEST_CASE("a release step's statement is stamped at the release and not when its thread returns",
           "[sqlite][trace]") {
-  DatabaseFile db = DatabaseFile::CreateTemporary({});
-  {
-    Connection setup = db.Connect();
-    ResetInventory(setup, {"b", "Dune", 10, 0});
-  }
+  DatabaseFile db = StockedTemporary();
   Recorder recorder;
   Connection a = db.Connect();
   Connection b = db.Connect();
@@ -335,12 +341,7 @@ TEST_CASE("a release step's statement is stamped at the release and not when its
 
   std::vector<TraceEvent> events = recorder.Events();
   auto find = [&](const std::string& instance, const std::string& kind, const std::string& detail) {
-    for (size_t i = 0; i < events.size(); ++i) {
-      const TraceEvent& e = events[i];
-      if (e.instance == instance && e.kind == kind && e.detail.rfind(detail, 0) == 0) return i;
-    }
-    FAIL("no event " << instance << " " << kind << " " << detail);
-    return events.size();
+    return IndexOf(events, instance, kind, detail);
   };
   const size_t released = find("A", "lock", "write lock released");
   const size_t rollback = find("A", "sql", "ROLLBACK");
@@ -359,11 +360,7 @@ TEST_CASE("a release step's statement is stamped at the release and not when its
 // the child has stamped its take; only then does A's step return and stamp its release.
 TEST_CASE("a release is stamped before a forked process's take, however late its thread",
           "[sqlite][trace]") {
-  DatabaseFile db = DatabaseFile::CreateTemporary({});
-  {
-    Connection setup = db.Connect();
-    ResetInventory(setup, {"b", "Dune", 10, 0});
-  }
+  DatabaseFile db = StockedTemporary();
   Recorder recorder;  // before the fork: the child shares its table of lock takes
   int go[2];
   int took[2];
@@ -429,12 +426,10 @@ TEST_CASE("a release is stamped before a forked process's take, however late its
   REQUIRE_FALSE(late.taken.empty());
   const int64_t taken = std::stoll(late.taken);
 
+  const std::vector<TraceEvent> events = recorder.Events();
   auto find = [&](const std::string& kind, const std::string& detail) {
-    for (const TraceEvent& e : recorder.Events()) {
-      if (e.instance == "A" && e.kind == kind && e.detail.rfind(detail, 0) == 0) return e.at_us;
-    }
-    FAIL("no event A " << kind << " " << detail);
-    return int64_t{0};
+    const size_t i = IndexOf(events, "A", kind, detail);
+    return i < events.size() ? events[i].at_us : int64_t{0};
   };
   CHECK(find("lock", "write lock released") < taken);
   CHECK(find("sql", "COMMIT") < taken);
