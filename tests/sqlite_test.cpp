@@ -48,6 +48,21 @@ DatabaseFile StockedTemporary() {
   return db;
 }
 
+// Connections A and B on a stocked temporary database, traced into one recorder with their
+// lock histories kept.
+struct TracedPair {
+  TracedPair() {
+    for (auto [c, name] : {std::pair{&a, "A"}, std::pair{&b, "B"}}) {
+      c->SetTrace(&recorder, name);
+      c->KeepLockHistory();
+    }
+  }
+  DatabaseFile db = StockedTemporary();
+  Recorder recorder;
+  Connection a = db.Connect();
+  Connection b = db.Connect();
+};
+
 // The index of the first event of instance with kind whose detail starts with detail
 // (events.size() and a failed test if there is none).
 size_t IndexOf(const std::vector<TraceEvent>& events, const std::string& instance,
@@ -251,14 +266,10 @@ TEST_CASE("statements on a traced connection are recorded with their results", "
 // must still draw A's release (and its COMMIT) before B's take.
 TEST_CASE("a release is stamped before the next connection's take, however late its thread",
           "[sqlite][trace]") {
-  DatabaseFile db = StockedTemporary();
-  Recorder recorder;
-  Connection a = db.Connect();
-  Connection b = db.Connect();
-  a.SetTrace(&recorder, "A");
-  a.KeepLockHistory();
-  b.SetTrace(&recorder, "B");
-  b.KeepLockHistory();
+  TracedPair pair;
+  Recorder& recorder = pair.recorder;
+  Connection& a = pair.a;
+  Connection& b = pair.b;
   struct Late {
     Connection* next;
     bool took = false;
@@ -302,14 +313,10 @@ TEST_CASE("a release is stamped before the next connection's take, however late 
 // drawn after B's own COMMIT in concurrent-rollback's diagram).
 TEST_CASE("a release step's statement is stamped at the release and not when its thread returns",
           "[sqlite][trace]") {
-  DatabaseFile db = StockedTemporary();
-  Recorder recorder;
-  Connection a = db.Connect();
-  Connection b = db.Connect();
-  a.SetTrace(&recorder, "A");
-  a.KeepLockHistory();
-  b.SetTrace(&recorder, "B");
-  b.KeepLockHistory();
+  TracedPair pair;
+  Recorder& recorder = pair.recorder;
+  Connection& a = pair.a;
+  Connection& b = pair.b;
   auto has = [&](const std::string& instance, const std::string& kind, const std::string& detail) {
     for (const TraceEvent& e : recorder.Events()) {
       if (e.instance == instance && e.kind == kind && e.detail.rfind(detail, 0) == 0) return true;
