@@ -34,12 +34,17 @@ std::string ReadAll(int fd) {
 
 std::string ReadLine(int fd) {
   std::string out;
-  char c;
+  char buffer[4096];
   while (true) {
-    ssize_t n = ::read(fd, &c, 1);
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || c == '\n') break;
-    out.push_back(c);
+    if (n <= 0) break;
+    const char* end = static_cast<const char*>(std::memchr(buffer, '\n', static_cast<size_t>(n)));
+    if (end != nullptr) {
+      out.append(buffer, static_cast<size_t>(end - buffer));
+      break;
+    }
+    out.append(buffer, static_cast<size_t>(n));
   }
   return out;
 }

@@ -12,7 +12,8 @@ namespace dedupsim {
 void WriteAll(int fd, const std::string& data);
 // Reads until EOF.
 std::string ReadAll(int fd);
-// Reads until a newline (not included) or EOF.
+// Reads until a newline (not included) or EOF, a block at a time: for a pipe that carries
+// one line, since what the last read brought after the newline is dropped.
 std::string ReadLine(int fd);
 // Waits until fd has data or its writers are gone (EOF), or timeout passes; retries after
 // EINTR. True when readable.
