@@ -2,7 +2,7 @@
 // function that runs it once parsing succeeded; that function returns an ExitStatus.
 //
 // CLI11 is not included here: only the files that define a command's options include
-// <CLI/CLI.hpp> (and the dedupsim target compiles it once, as a precompiled header).
+// <CLI/CLI.hpp>. main.cpp defines only the command named first (see kCommands there).
 #pragma once
 
 #include <functional>

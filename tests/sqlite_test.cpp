@@ -475,4 +475,25 @@ TEST_CASE("a forked child stamps its events with its own pid", "[sqlite][trace]"
   CHECK(stamped == real);
   CHECK(recorder.Events().front().pid == parent);
 }
+
+// A child's report is one line of a few kilobytes (ChildAtHook): ReadLine takes it whole,
+// across more than one of its blocks, and stops at the newline; without one, at EOF.
+TEST_CASE("ReadLine reads a long line whole and stops at its newline", "[sqlite][pipe]") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const std::string line(10000, 'x');
+  std::thread writer([&] {
+    WriteAll(fds[1], line.substr(0, 5000));
+    WriteAll(fds[1], line.substr(5000) + "\nafter");
+    ::close(fds[1]);
+  });
+  CHECK(ReadLine(fds[0]) == line);
+  writer.join();
+  ::close(fds[0]);
+  REQUIRE(::pipe(fds) == 0);
+  WriteAll(fds[1], "no newline");
+  ::close(fds[1]);
+  CHECK(ReadLine(fds[0]) == "no newline");
+  ::close(fds[0]);
+}
 }  // namespace sqlite_test
