@@ -126,6 +126,38 @@ TEST_CASE("a temporary database's lesson connections leave the log, set-up resta
   CHECK(ReadStock(after, "c").title == "Emma");
 }
 
+// Mutations caught: ResetInventory clearing every table whatever it holds (a frame in the
+// log for each empty one: the quiet restock's frames would reach the table count and the
+// busy one would add none), or leaving a table that holds rows.
+TEST_CASE("a restock clears only the tables that hold rows, and logs no frame for the others",
+          "[database]") {
+  DatabaseFile db = DatabaseFile::CreateTemporary({});
+  const std::string wal = db.path() + "-wal";
+  auto restock = [&](const StockItem& item) {
+    Connection setup = db.Connect();
+    SetUpWithoutFsync(setup, db.temporary());  // a new log: only this restock's frames
+    ResetInventory(setup, item);
+  };
+  restock({"b", "Dune", 10, 0});
+  restock({"c", "Emma", 5, 0});  // every table empty but StockItems
+  const int64_t quiet = ReadWal(wal).valid_frames;
+  CHECK(quiet > 0);
+  CHECK(quiet < 7);  // fewer than the tables
+  {
+    Connection lesson = db.Connect();
+    lesson.ExecScript(
+        "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt) VALUES ('m', 'c', 't');"
+        "INSERT INTO AuditLog (OrderId, Entry, At) VALUES ('o', 'e', 't')");
+  }
+  restock({"d", "Dune", 10, 0});
+  CHECK(ReadWal(wal).valid_frames == quiet + 2);  // the two cleared tables' root pages
+  Connection c = db.Connect();
+  CHECK(CountRows(c, "Inbox") == 0);
+  CHECK(CountRows(c, "AuditLog") == 0);
+  CHECK(CountRows(c, "StockItems") == 1);
+  CHECK(ReadStock(c, "d").title == "Dune");
+}
+
 TEST_CASE("a kept database's connections checkpoint when the last one closes", "[database]") {
   TempDir dir;
   const std::string path = dir.File("shop.db");
