@@ -292,12 +292,9 @@ TEST_CASE("a release is stamped before the next connection's take, however late 
   b.Exec("ROLLBACK");
 
   std::vector<TraceEvent> events = recorder.Events();
-  auto find = [&](const std::string& instance, const std::string& kind, const std::string& detail) {
-    return IndexOf(events, instance, kind, detail);
-  };
-  const size_t released = find("A", "lock", "write lock released");
-  const size_t commit = find("A", "sql", "COMMIT");
-  const size_t taken = find("B", "lock", "write lock taken");
+  const size_t released = IndexOf(events, "A", "lock", "write lock released");
+  const size_t commit = IndexOf(events, "A", "sql", "COMMIT");
+  const size_t taken = IndexOf(events, "B", "lock", "write lock taken");
   CHECK(events[released].at_us < events[taken].at_us);
   CHECK(events[commit].at_us < events[taken].at_us);
   CHECK(released < taken);
@@ -347,13 +344,10 @@ TEST_CASE("a release step's statement is stamped at the release and not when its
   b.Exec("ROLLBACK");
 
   std::vector<TraceEvent> events = recorder.Events();
-  auto find = [&](const std::string& instance, const std::string& kind, const std::string& detail) {
-    return IndexOf(events, instance, kind, detail);
-  };
-  const size_t released = find("A", "lock", "write lock released");
-  const size_t rollback = find("A", "sql", "ROLLBACK");
-  const size_t taken = find("B", "lock", "write lock taken");
-  const size_t begin = find("B", "sql", "BEGIN");
+  const size_t released = IndexOf(events, "A", "lock", "write lock released");
+  const size_t rollback = IndexOf(events, "A", "sql", "ROLLBACK");
+  const size_t taken = IndexOf(events, "B", "lock", "write lock taken");
+  const size_t begin = IndexOf(events, "B", "sql", "BEGIN");
   CHECK(events[released].at_us < events[taken].at_us);
   CHECK(events[rollback].at_us <= events[released].at_us);
   CHECK(events[rollback].at_us < events[taken].at_us);
