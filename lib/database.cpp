@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -15,8 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <mutex>
-#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -26,6 +23,7 @@
 #include "run_files.h"
 #include "schema.h"
 #include "sqlite/error.h"
+#include "sqlite/kept_connection.h"
 #include "sqlite/statement.h"
 #include "sqlite/transaction.h"
 
@@ -77,48 +75,6 @@ void CheckApplicationId(const std::string& path, uint32_t application_id, const 
         app_id, what));
   }
 }
-
-// The kept set-up connection of a temporary database. Every live one is listed, and a
-// pthread_atfork handler closes them all in the parent just before any fork(): SQLite's
-// locks and its in-process record of them must never be carried into a child.
-struct DatabaseFile::Kept {
-  std::mutex mutex;
-  std::optional<Connection> connection;  // guarded by mutex
-
-  explicit Kept(Connection c) : connection(std::move(c)) {
-    static std::once_flag handler;
-    std::call_once(handler, [] { ::pthread_atfork(&CloseAllBeforeFork, nullptr, nullptr); });
-    std::lock_guard<std::mutex> lock(RegistryMutex());
-    Registry().push_back(this);
-  }
-  ~Kept() {
-    {
-      std::lock_guard<std::mutex> lock(RegistryMutex());
-      auto& all = Registry();
-      all.erase(std::remove(all.begin(), all.end(), this), all.end());
-    }
-    std::lock_guard<std::mutex> lock(mutex);
-    connection.reset();
-  }
-  Kept(const Kept&) = delete;
-  Kept& operator=(const Kept&) = delete;
-
-  static std::mutex& RegistryMutex() {
-    static std::mutex m;
-    return m;
-  }
-  static std::vector<Kept*>& Registry() {
-    static std::vector<Kept*> all;
-    return all;
-  }
-  static void CloseAllBeforeFork() {
-    std::lock_guard<std::mutex> lock(RegistryMutex());
-    for (Kept* kept : Registry()) {
-      std::lock_guard<std::mutex> inner(kept->mutex);
-      kept->connection.reset();  // no checkpoint at close (a temporary database's connection)
-    }
-  }
-};
 
 DatabaseFile::DatabaseFile(std::string path, DatabaseSettings settings, bool temporary)
     : path_(std::move(path)), settings_(settings), temporary_(temporary) {}
@@ -302,7 +258,7 @@ DatabaseFile DatabaseFile::CreateTemporary(const DatabaseSettings& settings,
   try {
     Connection connection = db.SetUpTemporary();
     if (set_up == SetUpConnection::kKeep && settings.journal == JournalMode::kWal) {
-      db.kept_ = std::make_unique<Kept>(std::move(connection));
+      db.kept_ = std::make_unique<KeptConnection>(std::move(connection));
     }
   } catch (const DatabaseError& e) {  // SqliteError too
     throw DatabaseError(fmt::format("{}: {}", path, e.what()));
@@ -332,10 +288,11 @@ Connection DatabaseFile::SetUpTemporary() {
 
 void DatabaseFile::WithSetUpConnection(const std::function<void(Connection&)>& f) const {
   if (kept_) {
-    std::lock_guard<std::mutex> lock(kept_->mutex);
-    if (!kept_->connection) kept_->connection.emplace(Connect());  // closed by a fork
-    SetUpWithoutFsync(*kept_->connection, true);
-    f(*kept_->connection);
+    kept_->WithReopened([this] { return Connect(); },
+                        [&](Connection& connection) {
+                          SetUpWithoutFsync(connection, true);
+                          f(connection);
+                        });
     return;
   }
   Connection connection = Connect();
@@ -344,13 +301,7 @@ void DatabaseFile::WithSetUpConnection(const std::function<void(Connection&)>& f
 }
 
 void DatabaseFile::WithReadConnection(const std::function<void(Connection&)>& f) const {
-  if (kept_) {
-    std::lock_guard<std::mutex> lock(kept_->mutex);
-    if (kept_->connection) {
-      f(*kept_->connection);
-      return;
-    }
-  }
+  if (kept_ && kept_->WithIfOpen(f)) return;
   Connection connection = Connect();
   f(connection);
 }

@@ -26,6 +26,8 @@
 
 namespace dedupsim {
 
+class KeptConnection;
+
 inline constexpr uint32_t kApplicationId = 0x64647331;  // "dds1"
 
 struct DatabaseSettings {
@@ -88,13 +90,12 @@ class DatabaseFile {
   void Upgrade();     // an existing file: bring its schema to kSchemaVersion, then check it
   static DatabaseFile CreateNew(const std::string& path, const DatabaseSettings& settings);
   Connection SetUpTemporary();  // marker, schema and journal mode in one connection
-  struct Kept;                  // the kept set-up connection, closed before fork()
 
   std::string path_;
   DatabaseSettings settings_;
   bool temporary_;
   int lock_fd_ = -1;            // holds the flock that keeps other dedupsim processes out
-  std::unique_ptr<Kept> kept_;  // SetUpConnection::kKeep only
+  std::unique_ptr<KeptConnection> kept_;  // SetUpConnection::kKeep only: closed before fork()
 };
 
 // The error e, its message prefixed with the database path unless it names it already:

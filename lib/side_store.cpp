@@ -12,6 +12,7 @@
 #include "dedup_cache.h"
 #include "email_provider.h"
 #include "run_files.h"
+#include "sqlite/kept_connection.h"
 #include "sqlite/error.h"
 
 namespace dedupsim {
@@ -37,9 +38,11 @@ SideStore::SideStore(SideStore&& other) noexcept
     : path_(std::exchange(other.path_, std::string())),
       busy_timeout_(other.busy_timeout_),
       synchronous_(other.synchronous_),
-      owner_pid_(other.owner_pid_) {}
+      owner_pid_(other.owner_pid_),
+      kept_(std::move(other.kept_)) {}
 
 SideStore::~SideStore() {
+  kept_.reset();  // the last connection closes before the files go
   if (!path_.empty() && owner_pid_ == static_cast<int>(getpid())) {
     RemoveDatabaseFiles(path_);  // every file at these names is this run's (see CreateNextTo)
     run_files::Forget(path_);
@@ -93,11 +96,13 @@ SideStore SideStore::CreateNextTo(const DatabaseFile& main, std::string_view suf
     connection.ExecScript(schema);
     connection.ApplyPragmas(JournalMode::kWal, Synchronous::kOff);
     // The log's first frame (the mark again), written here at synchronous OFF and left in
-    // the log (no checkpoint at this close): the lesson's first commit appends to a log that
-    // exists instead of starting one, which would sync the log's header and the folder.
+    // the log (no checkpoint when this connection closes): the lesson's first commit appends
+    // to a log that exists instead of starting one, which would sync the log's header and
+    // the folder. The connection is then kept open, idle, for the store's lifetime.
     connection.SetCheckpointOnClose(false);
     connection.ExecScript(
         fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kSideStoreApplicationId)));
+    store.kept_ = std::make_unique<KeptConnection>(std::move(connection));
   } catch (const std::exception& e) {
     throw InDatabase(path, e);
   }

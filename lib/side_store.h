@@ -11,12 +11,17 @@
 // replaced, with its companions. The files are registered with run_files, so an interrupt
 // removes them.
 //
+// The connection that creates a store stays open, idle, until the store is destroyed or a
+// fork closes it (KeptConnection): the lesson's connections to the store open against an
+// index of its log already in memory, as they do on a run's temporary database.
+//
 // Writes to a side store can never join a transaction of the inventory database: that is
 // the point of the lessons that use one.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +30,8 @@
 #include "sqlite/connection.h"
 
 namespace dedupsim {
+
+class KeptConnection;
 
 inline constexpr uint32_t kSideStoreApplicationId = 0x64647373;  // "ddss"
 
@@ -55,6 +62,9 @@ class SideStore {
   std::chrono::milliseconds busy_timeout_;
   Synchronous synchronous_;
   int owner_pid_;  // only this process removes the files
+  // The connection that made the store, kept open and idle so that each lesson connection
+  // finds the log's index in memory; closed before fork() (and not reopened after).
+  std::unique_ptr<KeptConnection> kept_;
 };
 
 }  // namespace dedupsim

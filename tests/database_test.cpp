@@ -13,6 +13,7 @@
 #include "child_process.h"
 #include "database_setup.h"
 #include "schema.h"
+#include "side_store.h"
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
 #include "sqlite/journal_files.h"
@@ -266,6 +267,38 @@ TEST_CASE("without kKeep a temporary database keeps no connection", "[database]"
   db.WithSetUpConnection([](Connection& c) { ResetInventory(c, {"b", "Dune", 10, 0}); });
   CHECK(OpenDescriptorsOn(db.path()) == 0);
   CHECK(OpenDescriptorsOn(db.path() + "-shm") == 0);
+}
+
+// Mutations caught: the store's creating connection closed instead of kept (no -shm
+// descriptor with no lesson connection open: each lesson connection would rebuild the
+// index), or the kept one not closed before fork (a child would inherit SQLite's locks).
+TEST_CASE("a side store keeps its creating connection open, idle, and never across fork",
+          "[database]") {
+  DatabaseFile db = DatabaseFile::CreateTemporary({});
+  const std::string path = db.path() + ".cache";
+  const std::string shm = path + "-shm";
+  {
+    SideStore store = SideStore::CreateNextTo(db, ".cache", "CREATE TABLE k (a)");
+    SideStore moved(std::move(store));
+    CHECK(OpenDescriptorsOn(shm) == 1);
+    {
+      Connection lesson = moved.Connect();
+      lesson.Exec("INSERT INTO k (a) VALUES (1)");
+    }
+    CHECK(OpenDescriptorsOn(shm) == 1);  // the kept one, with no lesson open
+
+    const pid_t pid = ForkChild();
+    if (pid == 0) ::_exit(OpenDescriptorsOn(path) == 0 && OpenDescriptorsOn(shm) == 0 ? 0 : 1);
+    int status = 0;
+    WaitChild(pid, &status);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));  // the child inherited nothing
+    CHECK(OpenDescriptorsOn(shm) == 0);                      // closed in the parent too
+    Connection after = moved.Connect();
+    CHECK(after.Prepare("SELECT count(*) FROM k").Step());
+  }
+  CHECK(OpenDescriptorsOn(path) == 0);
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK_FALSE(std::filesystem::exists(shm));
 }
 
 }  // namespace database_test
