@@ -122,6 +122,9 @@ StatementShape ShapeOf(std::string_view sql) {
   return shape;
 }
 
+// A statement that takes row or key locks when run on its own (its own transaction).
+bool IsWrite(std::string_view op) { return op == "INSERT" || op == "UPDATE" || op == "DELETE"; }
+
 }  // namespace
 
 PgResult::PgResult(pg_result* result) : result_(result) {}
@@ -177,9 +180,16 @@ pg_conn* ConnectOrThrow(const std::string& conninfo) {
 
 }  // namespace
 
+void PgStepGate::Answered(PgConnection&, std::string_view) {}
+
 PgConnection::PgConnection(const std::string& conninfo, const std::string& search_path)
     : conn_(ConnectOrThrow(conninfo)) {
   pid_ = PQbackendPID(conn_);
+  const char* host = PQhost(conn_);
+  const char* port = PQport(conn_);
+  const char* db = PQdb(conn_);
+  server_key_ = fmt::format("postgresql://{}:{}/{}", host ? host : "", port ? port : "",
+                            db ? db : "");
   // Server notices (e.g. "there is no transaction in progress") are not ours to print.
   PQsetNoticeProcessor(
       conn_, [](void*, const char*) {}, nullptr);
@@ -205,6 +215,7 @@ PgConnection& PgConnection::operator=(PgConnection&& other) noexcept {
     params_ = std::move(other.params_);
     values_ = std::move(other.values_);
     recorder_ = std::exchange(other.recorder_, nullptr);
+    server_key_ = std::move(other.server_key_);
     instance_ = std::move(other.instance_);
     actor_ = std::move(other.actor_);
     target_ = std::move(other.target_);
@@ -248,6 +259,24 @@ void PgConnection::Stamp(TraceEvent& e) const {
   e.target = target_;
   e.key = delivery_.key;
   e.delivery = delivery_.number;
+}
+
+// Each connection stamps its step when its answer is in, so a holder preempted between the
+// server's end of its transaction and its own stamp would be stamped after the waiter it
+// let go on. A step that waited for a lock records its stamp in the recorder's table of
+// takes (as a SQLite lock take is); a step that ended a transaction is stamped no later than
+// just before the first take another connection recorded since the step was sent: the
+// server ended it (and freed the lock) before that connection's step could end.
+int64_t PgConnection::StepStamp(bool waited, bool ended_transaction, int64_t sent_us) {
+  const int64_t now_us = recorder_->MicrosSinceOrigin();
+  int64_t at = now_us;
+  int64_t earliest = sent_us;
+  if (waited) {
+    at = recorder_->LockTaken(server_key_, conn_);
+    earliest = at;
+  }
+  if (ended_transaction) at = recorder_->ReleaseStamp(server_key_, conn_, earliest, at);
+  return at;
 }
 
 void PgConnection::Note(const std::string& kind, const std::string& detail,
@@ -403,6 +432,10 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
     wait.sql = text;
     started = SteadyClock::now();
   }
+  // A traced step that may end a transaction (and free its locks): one inside a block, or
+  // a write on its own (its own transaction). Read before the statement is sent.
+  const bool in_block = recorder_ != nullptr && PQtransactionStatus(conn_) != PQTRANS_IDLE;
+  const int64_t sent_us = recorder_ != nullptr ? recorder_->MicrosSinceOrigin() : 0;
   if (PQsendQueryPrepared(conn_, statement.name.c_str(), n_params, values_.data(), nullptr, nullptr,
                           0) == 0) {
     throw PgError("", Trimmed(PQerrorMessage(conn_)));
@@ -448,18 +481,21 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
     wait.answered = SteadyClock::now();
     wait.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(wait.answered - started);
   }
+  if (gate_ != nullptr) gate_->Answered(*this, text);
   const char* sqlstate = "";
   if (error) {
     const char* state = PQresultErrorField(error, PG_DIAG_SQLSTATE);
     sqlstate = state ? state : "";
   }
   if (recorder_ != nullptr) {
+    StatementShape shape = ShapeOf(text);
     TraceEvent e;
-    e.at_us = recorder_->MicrosSinceOrigin();  // when the statement ended: after any wait
+    e.at_us = StepStamp(wait.waited,
+                        in_block ? PQtransactionStatus(conn_) == PQTRANS_IDLE : IsWrite(shape.op),
+                        sent_us);
     Stamp(e);
     e.kind = "sql";
     e.detail = text;
-    StatementShape shape = ShapeOf(text);
     e.op = std::move(shape.op);
     e.table = target.empty() ? std::move(shape.table) : std::string(target);
     if (error) {

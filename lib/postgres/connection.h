@@ -79,7 +79,10 @@ class PgConnection;
 // timeout); it returns when the scheduler lets the connection look again (true), or false
 // to give the statement up (it is cancelled and fails with SQLSTATE 57014). Released runs
 // when a statement that was Blocked has its answer; it returns when the scheduler picks
-// the connection to go on.
+// the connection to go on. Answered runs when any statement's answer has arrived, before
+// the statement's step is stamped in the trace: what a thread preempted there would do
+// (the server may have ended the transaction and let another connection go on long
+// before the step is stamped); by default it does nothing.
 class PgStepGate {
  public:
   virtual ~PgStepGate() = default;
@@ -87,6 +90,7 @@ class PgStepGate {
   virtual bool Blocked(PgConnection& connection) = 0;
   virtual void Released(PgConnection& connection) = 0;
   virtual void BeforeHook(PgConnection& connection, std::string_view name) = 0;
+  virtual void Answered(PgConnection& connection, std::string_view sql);
 };
 
 class PgConnection {
@@ -191,8 +195,12 @@ class PgConnection {
   std::string params_;               // the parameters' text of the statement being sent
   std::vector<const char*> values_;  // into params_ (or the caller's strings), for libpq
   void Stamp(TraceEvent& e) const;   // instance, pid, actor, target, key, delivery
+  // The time a traced step is stamped with (see the definition); sent_us: when it was sent.
+  int64_t StepStamp(bool waited, bool ended_transaction, int64_t sent_us);
 
   Recorder* recorder_ = nullptr;
+  // Names the server's database in the recorder's table of lock takes (Recorder::LockTaken).
+  std::string server_key_;
   std::string instance_;
   std::string actor_ = kActorConsumer;
   std::string target_ = "database";

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
@@ -394,6 +395,115 @@ TEST_CASE("a moved PgConnection keeps its trace role", "[postgres]") {
   REQUIRE_FALSE(events.empty());
   CHECK(events.back().instance == "A");
   CHECK(events.back().actor == kActorProbe);
+}
+
+}  // namespace dedupsim::postgres_test
+
+namespace dedupsim::postgres_test {
+namespace {
+
+// Holds A's thread after the server has answered A's COMMIT, until B's step is in the
+// trace: a thread preempted between the server's answer and its own stamp.
+class LateAfterCommit final : public PgStepGate {
+ public:
+  explicit LateAfterCommit(const Recorder& recorder) : recorder_(recorder) {}
+  void BeforeStatement(PgConnection&, std::string_view) override {}
+  bool Blocked(PgConnection&) override { return true; }
+  void Released(PgConnection&) override {}
+  void BeforeHook(PgConnection&, std::string_view) override {}
+  void Answered(PgConnection&, std::string_view sql) override {
+    if (sql != "COMMIT") return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!(b_stamped = HasInsertOf("B")) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  bool b_stamped = false;
+
+ private:
+  bool HasInsertOf(const std::string& instance) const {
+    for (const TraceEvent& e : recorder_.Events()) {
+      if (e.instance == instance && e.kind == "sql" && e.detail.rfind("INSERT", 0) == 0) return true;
+    }
+    return false;
+  }
+  const Recorder& recorder_;
+};
+
+// Tells when B's own watcher has seen its statement wait for a lock.
+class SeesBlocked final : public PgStepGate {
+ public:
+  void BeforeStatement(PgConnection&, std::string_view) override {}
+  bool Blocked(PgConnection&) override {
+    blocked = true;
+    return true;
+  }
+  void Released(PgConnection&) override {}
+  void BeforeHook(PgConnection&, std::string_view) override {}
+  std::atomic<bool> blocked{false};
+};
+
+size_t IndexOfStep(const std::vector<TraceEvent>& events, const std::string& instance,
+                   const std::string& detail) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].instance == instance && events[i].detail.rfind(detail, 0) == 0) return i;
+  }
+  FAIL("no step " << detail << " of " << instance);
+  return 0;
+}
+
+}  // namespace
+
+// Each connection stamps a step when its answer is in. B's INSERT waits on A's key; A's
+// COMMIT ends A's transaction on the server, which lets B go on (23505), and A's thread is
+// held before it stamps its COMMIT until B's INSERT is in the trace. A's COMMIT must still
+// be stamped before B's INSERT, which could not end before it.
+TEST_CASE("on PostgreSQL a COMMIT is stamped before the waiter it let go on, however late its "
+          "thread",
+          "[postgres][trace]") {
+  const std::string schema = "t_release_stamp";
+  PgConnection setup(Conninfo());
+  setup.ExecScript("DROP SCHEMA IF EXISTS t_release_stamp CASCADE; CREATE SCHEMA t_release_stamp; "
+                   "CREATE TABLE t_release_stamp.k (id integer PRIMARY KEY)");
+  Recorder recorder;
+  PgConnection a(Conninfo(), schema);
+  a.SetTrace(&recorder, "A");
+  PgConnection b(Conninfo(), schema);
+  b.SetTrace(&recorder, "B");
+  b.WatchWaits(Conninfo());
+  SeesBlocked seen;
+  b.SetGate(&seen);
+  LateAfterCommit late(recorder);
+  a.SetGate(&late);
+
+  a.Exec("BEGIN");
+  a.Exec("INSERT INTO k (id) VALUES (1)");
+  InsertResult b_insert = InsertResult::kInserted;
+  std::thread second([&] {
+    b.Exec("BEGIN");
+    b_insert = b.ExecInsert("INSERT INTO k (id) VALUES (1)", {});
+    b.Exec("ROLLBACK");
+  });
+  // A commits only once B's watcher has seen B wait for A's key.
+  for (int i = 0; i < 30000 && !seen.blocked; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const bool waiting = seen.blocked;
+  a.Exec("COMMIT");
+  second.join();
+  setup.ExecScript("DROP SCHEMA t_release_stamp CASCADE");
+  REQUIRE(waiting);
+  REQUIRE(late.b_stamped);
+  CHECK(b_insert == InsertResult::kDuplicateKey);
+
+  std::vector<TraceEvent> events = recorder.Events();
+  const size_t commit = IndexOfStep(events, "A", "COMMIT");
+  const size_t insert = IndexOfStep(events, "B", "INSERT");
+  INFO("A's COMMIT at " << events[commit].at_us << " us, B's INSERT at " << events[insert].at_us
+                        << " us: " << events[insert].result);
+  CHECK(Has(events[insert].result, "waited on"));
+  CHECK(events[commit].at_us < events[insert].at_us);
+  CHECK(commit < insert);
 }
 
 }  // namespace dedupsim::postgres_test
