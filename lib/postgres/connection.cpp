@@ -125,6 +125,12 @@ StatementShape ShapeOf(std::string_view sql) {
 // A statement that takes row or key locks when run on its own (its own transaction).
 bool IsWrite(std::string_view op) { return op == "INSERT" || op == "UPDATE" || op == "DELETE"; }
 
+// A wait that ended without the lock being freed: lock_timeout (55P03), a cancel (57014),
+// or the server's pick of this statement as a deadlock's victim (40P01).
+bool GaveUpWaiting(std::string_view sqlstate) {
+  return sqlstate == "55P03" || sqlstate == "57014" || sqlstate == "40P01";
+}
+
 }  // namespace
 
 PgResult::PgResult(pg_result* result) : result_(result) {}
@@ -263,10 +269,11 @@ void PgConnection::Stamp(TraceEvent& e) const {
 
 // Each connection stamps its step when its answer is in, so a holder preempted between the
 // server's end of its transaction and its own stamp would be stamped after the waiter it
-// let go on. A step that waited for a lock records its stamp in the recorder's table of
-// takes (as a SQLite lock take is); a step that ended a transaction is stamped no later than
-// just before the first take another connection recorded since the step was sent: the
-// server ended it (and freed the lock) before that connection's step could end.
+// let go on. A step that waited for a lock and went on (it did not give up) records its
+// stamp in the recorder's table of takes (as a SQLite lock take is); a step that ended a
+// transaction is stamped no later than just before the first take another connection
+// recorded since the step was sent: the server ended it (and freed the lock) before that
+// connection's step could end.
 int64_t PgConnection::StepStamp(bool waited, bool ended_transaction, int64_t sent_us) {
   const int64_t now_us = recorder_->MicrosSinceOrigin();
   int64_t at = now_us;
@@ -490,7 +497,7 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
   if (recorder_ != nullptr) {
     StatementShape shape = ShapeOf(text);
     TraceEvent e;
-    e.at_us = StepStamp(wait.waited,
+    e.at_us = StepStamp(wait.waited && !GaveUpWaiting(sqlstate),
                         in_block ? PQtransactionStatus(conn_) == PQTRANS_IDLE : IsWrite(shape.op),
                         sent_us);
     Stamp(e);

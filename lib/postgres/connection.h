@@ -162,6 +162,8 @@ class PgConnection {
   void SetGate(PgStepGate* gate) { gate_ = gate; }
   PgStepGate* gate() const { return gate_; }
   bool is_open() const { return conn_ != nullptr; }
+  // Names the server's database in the recorder's table of lock takes.
+  const std::string& server_key() const { return server_key_; }
 
  private:
   struct Prepared {

@@ -506,4 +506,65 @@ TEST_CASE("on PostgreSQL a COMMIT is stamped before the waiter it let go on, how
   CHECK(commit < insert);
 }
 
+// A statement that waited and went on records a take (the holder's release is stamped
+// before it); one that gave up waiting (lock_timeout, 55P03) records none: no lock was freed
+// for it, so no holder's step is moved before it.
+TEST_CASE("on PostgreSQL a wait that went on is recorded as a take, one given up is not",
+          "[postgres][trace]") {
+  const std::string schema = "t_take_or_not";
+  PgConnection setup(Conninfo());
+  setup.ExecScript("DROP SCHEMA IF EXISTS t_take_or_not CASCADE; CREATE SCHEMA t_take_or_not; "
+                   "CREATE TABLE t_take_or_not.k (id integer PRIMARY KEY)");
+  Recorder recorder;
+  PgConnection a(Conninfo(), schema);
+  a.SetTrace(&recorder, "A");
+  a.Exec("BEGIN");
+  a.Exec("INSERT INTO k (id) VALUES (1)");
+  // Any other owner's view of the table: no take since 0 leaves the stamp at now.
+  const int owner = 0;
+  auto stamp_now = [&] {
+    const int64_t now = recorder.MicrosSinceOrigin();
+    return std::pair(recorder.ReleaseStamp(a.server_key(), &owner, 0, now), now);
+  };
+
+  PgConnection gives_up(Conninfo(), schema);
+  gives_up.SetTrace(&recorder, "B");
+  gives_up.WatchWaits(Conninfo());
+  gives_up.ExecScript("SET lock_timeout = '200ms'");
+  gives_up.Exec("BEGIN");
+  std::string sqlstate;
+  try {
+    gives_up.ExecInsert("INSERT INTO k (id) VALUES (1)", {});
+  } catch (const PgError& e) {
+    sqlstate = e.sqlstate();
+  }
+  gives_up.Exec("ROLLBACK");
+  REQUIRE(sqlstate == "55P03");
+  REQUIRE(gives_up.watched().size() >= 2);
+  CHECK(gives_up.watched()[1].waited);
+  const auto [after_give_up, now_then] = stamp_now();
+  CHECK(after_give_up == now_then);  // no take recorded
+
+  PgConnection goes_on(Conninfo(), schema);
+  goes_on.SetTrace(&recorder, "C");
+  goes_on.WatchWaits(Conninfo());
+  SeesBlocked seen;
+  goes_on.SetGate(&seen);
+  InsertResult c_insert = InsertResult::kInserted;
+  std::thread third([&] {
+    goes_on.Exec("BEGIN");
+    c_insert = goes_on.ExecInsert("INSERT INTO k (id) VALUES (1)", {});
+    goes_on.Exec("ROLLBACK");
+  });
+  for (int i = 0; i < 30000 && !seen.blocked; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  a.Exec("COMMIT");
+  third.join();
+  setup.ExecScript("DROP SCHEMA t_take_or_not CASCADE");
+  CHECK(c_insert == InsertResult::kDuplicateKey);
+  const auto [after_went_on, now_later] = stamp_now();
+  CHECK(after_went_on < now_later);  // C's take, since 0
+}
+
 }  // namespace dedupsim::postgres_test
