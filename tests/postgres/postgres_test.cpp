@@ -443,6 +443,57 @@ class SeesBlocked final : public PgStepGate {
   std::atomic<bool> blocked{false};
 };
 
+// A waiter on its own thread: BEGIN, then the INSERT of key 1 that a holder already wrote
+// (it waits on the holder's key, then gets 23505 or goes on), then ROLLBACK. Constructed, it
+// returns once the waiter's own watcher has seen the INSERT wait (at most 30 s: waiting()).
+class KeyWaiter {
+ public:
+  explicit KeyWaiter(PgConnection& c) : c_(c) {
+    c_.SetGate(&seen_);
+    thread_ = std::thread([this] {
+      c_.Exec("BEGIN");
+      result_ = c_.ExecInsert("INSERT INTO k (id) VALUES (1)", {});
+      c_.Exec("ROLLBACK");
+    });
+    for (int i = 0; i < 30000 && !seen_.blocked; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    waiting_ = seen_.blocked;
+  }
+  ~KeyWaiter() {
+    if (thread_.joinable()) thread_.join();
+  }
+  bool waiting() const { return waiting_; }
+  InsertResult Join() {
+    thread_.join();
+    return result_;
+  }
+
+ private:
+  PgConnection& c_;
+  SeesBlocked seen_;
+  InsertResult result_ = InsertResult::kInserted;
+  bool waiting_ = false;
+  std::thread thread_;
+};
+
+// The test's own schema, made afresh with one table, k (id integer PRIMARY KEY); the
+// connection returned drops it at the test's end.
+PgConnection KeySchema(const std::string& schema) {
+  PgConnection setup(Conninfo());
+  const std::string name = QuoteIdentifier(schema);
+  setup.ExecScript("DROP SCHEMA IF EXISTS " + name + " CASCADE; CREATE SCHEMA " + name +
+                   "; CREATE TABLE " + name + ".k (id integer PRIMARY KEY)");
+  return setup;
+}
+
+// A connection in schema whose steps recorder traces as instance's.
+PgConnection TracedIn(const std::string& schema, Recorder& recorder, const std::string& instance) {
+  PgConnection c(Conninfo(), schema);
+  c.SetTrace(&recorder, instance);
+  return c;
+}
+
 size_t IndexOfStep(const std::vector<TraceEvent>& events, const std::string& instance,
                    const std::string& detail) {
   for (size_t i = 0; i < events.size(); ++i) {
@@ -462,37 +513,21 @@ TEST_CASE("on PostgreSQL a COMMIT is stamped before the waiter it let go on, how
           "thread",
           "[postgres][trace]") {
   const std::string schema = "t_release_stamp";
-  PgConnection setup(Conninfo());
-  setup.ExecScript("DROP SCHEMA IF EXISTS t_release_stamp CASCADE; CREATE SCHEMA t_release_stamp; "
-                   "CREATE TABLE t_release_stamp.k (id integer PRIMARY KEY)");
+  PgConnection setup = KeySchema(schema);
   Recorder recorder;
-  PgConnection a(Conninfo(), schema);
-  a.SetTrace(&recorder, "A");
-  PgConnection b(Conninfo(), schema);
-  b.SetTrace(&recorder, "B");
+  PgConnection a = TracedIn(schema, recorder, "A");
+  PgConnection b = TracedIn(schema, recorder, "B");
   b.WatchWaits(Conninfo());
-  SeesBlocked seen;
-  b.SetGate(&seen);
   LateAfterCommit late(recorder);
   a.SetGate(&late);
 
   a.Exec("BEGIN");
   a.Exec("INSERT INTO k (id) VALUES (1)");
-  InsertResult b_insert = InsertResult::kInserted;
-  std::thread second([&] {
-    b.Exec("BEGIN");
-    b_insert = b.ExecInsert("INSERT INTO k (id) VALUES (1)", {});
-    b.Exec("ROLLBACK");
-  });
-  // A commits only once B's watcher has seen B wait for A's key.
-  for (int i = 0; i < 30000 && !seen.blocked; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  const bool waiting = seen.blocked;
+  KeyWaiter second(b);  // A commits only once B's watcher has seen B wait for A's key
   a.Exec("COMMIT");
-  second.join();
+  const InsertResult b_insert = second.Join();
   setup.ExecScript("DROP SCHEMA t_release_stamp CASCADE");
-  REQUIRE(waiting);
+  REQUIRE(second.waiting());
   REQUIRE(late.b_stamped);
   CHECK(b_insert == InsertResult::kDuplicateKey);
 
@@ -512,12 +547,9 @@ TEST_CASE("on PostgreSQL a COMMIT is stamped before the waiter it let go on, how
 TEST_CASE("on PostgreSQL a wait that went on is recorded as a take, one given up is not",
           "[postgres][trace]") {
   const std::string schema = "t_take_or_not";
-  PgConnection setup(Conninfo());
-  setup.ExecScript("DROP SCHEMA IF EXISTS t_take_or_not CASCADE; CREATE SCHEMA t_take_or_not; "
-                   "CREATE TABLE t_take_or_not.k (id integer PRIMARY KEY)");
+  PgConnection setup = KeySchema(schema);
   Recorder recorder;
-  PgConnection a(Conninfo(), schema);
-  a.SetTrace(&recorder, "A");
+  PgConnection a = TracedIn(schema, recorder, "A");
   a.Exec("BEGIN");
   a.Exec("INSERT INTO k (id) VALUES (1)");
   // Any other owner's view of the table: no take since 0 leaves the stamp at now.
@@ -527,8 +559,7 @@ TEST_CASE("on PostgreSQL a wait that went on is recorded as a take, one given up
     return std::pair(recorder.ReleaseStamp(a.server_key(), &owner, 0, now), now);
   };
 
-  PgConnection gives_up(Conninfo(), schema);
-  gives_up.SetTrace(&recorder, "B");
+  PgConnection gives_up = TracedIn(schema, recorder, "B");
   gives_up.WatchWaits(Conninfo());
   gives_up.ExecScript("SET lock_timeout = '200ms'");
   gives_up.Exec("BEGIN");
@@ -545,23 +576,13 @@ TEST_CASE("on PostgreSQL a wait that went on is recorded as a take, one given up
   const auto [after_give_up, now_then] = stamp_now();
   CHECK(after_give_up == now_then);  // no take recorded
 
-  PgConnection goes_on(Conninfo(), schema);
-  goes_on.SetTrace(&recorder, "C");
+  PgConnection goes_on = TracedIn(schema, recorder, "C");
   goes_on.WatchWaits(Conninfo());
-  SeesBlocked seen;
-  goes_on.SetGate(&seen);
-  InsertResult c_insert = InsertResult::kInserted;
-  std::thread third([&] {
-    goes_on.Exec("BEGIN");
-    c_insert = goes_on.ExecInsert("INSERT INTO k (id) VALUES (1)", {});
-    goes_on.Exec("ROLLBACK");
-  });
-  for (int i = 0; i < 30000 && !seen.blocked; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  KeyWaiter third(goes_on);
   a.Exec("COMMIT");
-  third.join();
+  const InsertResult c_insert = third.Join();
   setup.ExecScript("DROP SCHEMA t_take_or_not CASCADE");
+  REQUIRE(third.waiting());
   CHECK(c_insert == InsertResult::kDuplicateKey);
   const auto [after_went_on, now_later] = stamp_now();
   CHECK(after_went_on < now_later);  // C's take, since 0
