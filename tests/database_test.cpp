@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "child_process.h"
@@ -271,15 +272,18 @@ TEST_CASE("without kKeep a temporary database keeps no connection", "[database]"
 
 // Mutations caught: the store's creating connection closed instead of kept (no -shm
 // descriptor with no lesson connection open: each lesson connection would rebuild the
-// index), or the kept one not closed before fork (a child would inherit SQLite's locks).
+// index), the kept one not handed over by a move (it would close with the moved-from
+// store), or not closed before fork (a child would inherit SQLite's locks).
 TEST_CASE("a side store keeps its creating connection open, idle, and never across fork",
           "[database]") {
   DatabaseFile db = DatabaseFile::CreateTemporary({});
   const std::string path = db.path() + ".cache";
   const std::string shm = path + "-shm";
   {
-    SideStore store = SideStore::CreateNextTo(db, ".cache", "CREATE TABLE k (a)");
-    SideStore moved(std::move(store));
+    std::optional<SideStore> made;
+    made.emplace(SideStore::CreateNextTo(db, ".cache", "CREATE TABLE k (a)"));
+    SideStore moved(std::move(*made));
+    made.reset();  // the moved-from store is destroyed, as after a return
     CHECK(OpenDescriptorsOn(shm) == 1);
     {
       Connection lesson = moved.Connect();

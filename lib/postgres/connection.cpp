@@ -122,9 +122,6 @@ StatementShape ShapeOf(std::string_view sql) {
   return shape;
 }
 
-// A statement that takes row or key locks when run on its own (its own transaction).
-bool IsWrite(std::string_view op) { return op == "INSERT" || op == "UPDATE" || op == "DELETE"; }
-
 // A wait that ended without the lock being freed: lock_timeout (55P03), a cancel (57014),
 // or the server's pick of this statement as a deadlock's victim (40P01).
 bool GaveUpWaiting(std::string_view sqlstate) {
@@ -267,23 +264,27 @@ void PgConnection::Stamp(TraceEvent& e) const {
   e.delivery = delivery_.number;
 }
 
+std::string PgConnection::HolderKey(int backend_pid) const {
+  return fmt::format("{}#{}", server_key_, backend_pid);
+}
+
 // Each connection stamps its step when its answer is in, so a holder preempted between the
-// server's end of its transaction and its own stamp would be stamped after the waiter it
-// let go on. A step that waited for a lock and went on (it did not give up) records its
-// stamp in the recorder's table of takes (as a SQLite lock take is); a step that ended a
-// transaction is stamped no later than just before the first take another connection
-// recorded since the step was sent: the server ended it (and freed the lock) before that
-// connection's step could end.
-int64_t PgConnection::StepStamp(bool waited, bool ended_transaction, int64_t sent_us) {
-  const int64_t now_us = recorder_->MicrosSinceOrigin();
-  int64_t at = now_us;
+// server's release of its locks and its own stamp would be stamped after the waiter it let
+// go on. A step that waited for a lock and went on (it did not give up) records its stamp
+// in the recorder's table of takes (as a SQLite lock take is), once under each backend that
+// blocked it (HolderKey). Every step is stamped no later than just before the first take
+// recorded under its own backend since the step was sent: a waiter this backend blocked
+// went on during the step, so the step had freed what it waited for (a COMMIT or ROLLBACK,
+// an error that aborted the transaction, a write on its own) before the waiter's step
+// could end.
+int64_t PgConnection::StepStamp(const std::vector<int>* blocked_by, int64_t sent_us) {
+  int64_t at = recorder_->MicrosSinceOrigin();
   int64_t earliest = sent_us;
-  if (waited) {
-    at = recorder_->LockTaken(server_key_, conn_);
+  if (blocked_by != nullptr) {
+    for (int holder : *blocked_by) at = recorder_->LockTaken(HolderKey(holder), conn_);
     earliest = at;
   }
-  if (ended_transaction) at = recorder_->ReleaseStamp(server_key_, conn_, earliest, at);
-  return at;
+  return recorder_->ReleaseStamp(HolderKey(pid_), conn_, earliest, at);
 }
 
 void PgConnection::Note(const std::string& kind, const std::string& detail,
@@ -439,9 +440,6 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
     wait.sql = text;
     started = SteadyClock::now();
   }
-  // A traced step that may end a transaction (and free its locks): one inside a block, or
-  // a write on its own (its own transaction). Read before the statement is sent.
-  const bool in_block = recorder_ != nullptr && PQtransactionStatus(conn_) != PQTRANS_IDLE;
   const int64_t sent_us = recorder_ != nullptr ? recorder_->MicrosSinceOrigin() : 0;
   if (PQsendQueryPrepared(conn_, statement.name.c_str(), n_params, values_.data(), nullptr, nullptr,
                           0) == 0) {
@@ -497,9 +495,8 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
   if (recorder_ != nullptr) {
     StatementShape shape = ShapeOf(text);
     TraceEvent e;
-    e.at_us = StepStamp(wait.waited && !GaveUpWaiting(sqlstate),
-                        in_block ? PQtransactionStatus(conn_) == PQTRANS_IDLE : IsWrite(shape.op),
-                        sent_us);
+    const bool went_on = wait.waited && !GaveUpWaiting(sqlstate);
+    e.at_us = StepStamp(went_on ? &wait.blocking_pids : nullptr, sent_us);
     Stamp(e);
     e.kind = "sql";
     e.detail = text;

@@ -162,8 +162,9 @@ class PgConnection {
   void SetGate(PgStepGate* gate) { gate_ = gate; }
   PgStepGate* gate() const { return gate_; }
   bool is_open() const { return conn_ != nullptr; }
-  // Names the server's database in the recorder's table of lock takes.
-  const std::string& server_key() const { return server_key_; }
+  // The name under which a waiter this connection's backend blocked records its take in
+  // the recorder's table of lock takes (the server's database and the backend's pid).
+  std::string holder_key() const { return HolderKey(pid_); }
 
  private:
   struct Prepared {
@@ -197,11 +198,13 @@ class PgConnection {
   std::string params_;               // the parameters' text of the statement being sent
   std::vector<const char*> values_;  // into params_ (or the caller's strings), for libpq
   void Stamp(TraceEvent& e) const;   // instance, pid, actor, target, key, delivery
-  // The time a traced step is stamped with (see the definition); sent_us: when it was sent.
-  int64_t StepStamp(bool waited, bool ended_transaction, int64_t sent_us);
+  // The time a traced step is stamped with (see the definition); blocked_by: the backends a
+  // step that waited and went on had waited for (else null); sent_us: when it was sent.
+  int64_t StepStamp(const std::vector<int>* blocked_by, int64_t sent_us);
+  std::string HolderKey(int backend_pid) const;
 
   Recorder* recorder_ = nullptr;
-  // Names the server's database in the recorder's table of lock takes (Recorder::LockTaken).
+  // Names the server's database (host, port, name) in the recorder's table of lock takes.
   std::string server_key_;
   std::string instance_;
   std::string actor_ = kActorConsumer;

@@ -40,8 +40,6 @@ bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-
-
 TEST_CASE("the error funnel: SQLite and PostgreSQL codes are the same kinds", "[postgres]") {
   CHECK(ClassifySqliteCode(1555) == StoreErrorKind::kDuplicateKey);
   CHECK(ClassifySqliteCode(2067) == StoreErrorKind::kDuplicateKey);
@@ -402,17 +400,19 @@ TEST_CASE("a moved PgConnection keeps its trace role", "[postgres]") {
 namespace dedupsim::postgres_test {
 namespace {
 
-// Holds A's thread after the server has answered A's COMMIT, until B's step is in the
-// trace: a thread preempted between the server's answer and its own stamp.
-class LateAfterCommit final : public PgStepGate {
+// Holds A's thread after the server has answered A's statement that starts with `late`,
+// until B's INSERT is in the trace: a thread preempted between the server's answer and its
+// own stamp.
+class LateAfter final : public PgStepGate {
  public:
-  explicit LateAfterCommit(const Recorder& recorder) : recorder_(recorder) {}
+  LateAfter(const Recorder& recorder, std::string late)
+      : recorder_(recorder), late_(std::move(late)) {}
   void BeforeStatement(PgConnection&, std::string_view) override {}
   bool Blocked(PgConnection&) override { return true; }
   void Released(PgConnection&) override {}
   void BeforeHook(PgConnection&, std::string_view) override {}
   void Answered(PgConnection&, std::string_view sql) override {
-    if (sql != "COMMIT") return;
+    if (sql.rfind(late_, 0) != 0) return;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!(b_stamped = HasInsertOf("B")) && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -423,11 +423,13 @@ class LateAfterCommit final : public PgStepGate {
  private:
   bool HasInsertOf(const std::string& instance) const {
     for (const TraceEvent& e : recorder_.Events()) {
-      if (e.instance == instance && e.kind == "sql" && e.detail.rfind("INSERT", 0) == 0) return true;
+      if (e.instance == instance && e.kind == "sql" && e.detail.rfind("INSERT", 0) == 0)
+        return true;
     }
     return false;
   }
   const Recorder& recorder_;
+  const std::string late_;
 };
 
 // Tells when B's own watcher has seen its statement wait for a lock.
@@ -477,8 +479,8 @@ class KeyWaiter {
   std::thread thread_;
 };
 
-// The test's own schema, made afresh with one table, k (id integer PRIMARY KEY); the
-// connection returned drops it at the test's end.
+// The test's own schema, made afresh with one table, k (id integer PRIMARY KEY), on the
+// connection returned (the test drops the schema on it at its end).
 PgConnection KeySchema(const std::string& schema) {
   PgConnection setup(Conninfo());
   const std::string name = QuoteIdentifier(schema);
@@ -493,6 +495,29 @@ PgConnection TracedIn(const std::string& schema, Recorder& recorder, const std::
   c.SetTrace(&recorder, instance);
   return c;
 }
+
+// A holds key 1 in an open block; B (watched) waits for it, on its own thread, until its
+// watcher has seen the wait; A's gate holds A's thread, after the server's answer to A's
+// statement that starts with `late`, until B's INSERT is in the trace.
+struct HeldKeyPair {
+  HeldKeyPair(const std::string& schema, const std::string& late)
+      : setup(KeySchema(schema)),
+        a(TracedIn(schema, recorder, "A")),
+        b(TracedIn(schema, recorder, "B")),
+        gate(recorder, late) {
+    b.WatchWaits(Conninfo());
+    a.SetGate(&gate);
+    a.Exec("BEGIN");
+    a.Exec("INSERT INTO k (id) VALUES (1)");
+    waiter.emplace(b);
+  }
+  Recorder recorder;
+  PgConnection setup;
+  PgConnection a;
+  PgConnection b;
+  LateAfter gate;
+  std::optional<KeyWaiter> waiter;
+};
 
 size_t IndexOfStep(const std::vector<TraceEvent>& events, const std::string& instance,
                    const std::string& detail) {
@@ -509,29 +534,19 @@ size_t IndexOfStep(const std::vector<TraceEvent>& events, const std::string& ins
 // COMMIT ends A's transaction on the server, which lets B go on (23505), and A's thread is
 // held before it stamps its COMMIT until B's INSERT is in the trace. A's COMMIT must still
 // be stamped before B's INSERT, which could not end before it.
-TEST_CASE("on PostgreSQL a COMMIT is stamped before the waiter it let go on, however late its "
-          "thread",
-          "[postgres][trace]") {
-  const std::string schema = "t_release_stamp";
-  PgConnection setup = KeySchema(schema);
-  Recorder recorder;
-  PgConnection a = TracedIn(schema, recorder, "A");
-  PgConnection b = TracedIn(schema, recorder, "B");
-  b.WatchWaits(Conninfo());
-  LateAfterCommit late(recorder);
-  a.SetGate(&late);
-
-  a.Exec("BEGIN");
-  a.Exec("INSERT INTO k (id) VALUES (1)");
-  KeyWaiter second(b);  // A commits only once B's watcher has seen B wait for A's key
-  a.Exec("COMMIT");
-  const InsertResult b_insert = second.Join();
-  setup.ExecScript("DROP SCHEMA t_release_stamp CASCADE");
-  REQUIRE(second.waiting());
-  REQUIRE(late.b_stamped);
+TEST_CASE(
+    "on PostgreSQL a COMMIT is stamped before the waiter it let go on, however late its "
+    "thread",
+    "[postgres][trace]") {
+  HeldKeyPair pair("t_release_stamp", "COMMIT");
+  pair.a.Exec("COMMIT");
+  const InsertResult b_insert = pair.waiter->Join();
+  pair.setup.ExecScript("DROP SCHEMA t_release_stamp CASCADE");
+  REQUIRE(pair.waiter->waiting());
+  REQUIRE(pair.gate.b_stamped);
   CHECK(b_insert == InsertResult::kDuplicateKey);
 
-  std::vector<TraceEvent> events = recorder.Events();
+  std::vector<TraceEvent> events = pair.recorder.Events();
   const size_t commit = IndexOfStep(events, "A", "COMMIT");
   const size_t insert = IndexOfStep(events, "B", "INSERT");
   INFO("A's COMMIT at " << events[commit].at_us << " us, B's INSERT at " << events[insert].at_us
@@ -556,12 +571,12 @@ TEST_CASE("on PostgreSQL a wait that went on is recorded as a take, one given up
   const int owner = 0;
   auto stamp_now = [&] {
     const int64_t now = recorder.MicrosSinceOrigin();
-    return std::pair(recorder.ReleaseStamp(a.server_key(), &owner, 0, now), now);
+    return std::pair(recorder.ReleaseStamp(a.holder_key(), &owner, 0, now), now);
   };
 
   PgConnection gives_up = TracedIn(schema, recorder, "B");
   gives_up.WatchWaits(Conninfo());
-  gives_up.ExecScript("SET lock_timeout = '200ms'");
+  gives_up.ExecScript("SET lock_timeout = '2s'");  // long enough for its watcher to look
   gives_up.Exec("BEGIN");
   std::string sqlstate;
   try {
@@ -586,6 +601,39 @@ TEST_CASE("on PostgreSQL a wait that went on is recorded as a take, one given up
   CHECK(c_insert == InsertResult::kDuplicateKey);
   const auto [after_went_on, now_later] = stamp_now();
   CHECK(after_went_on < now_later);  // C's take, since 0
+}
+
+// An error in a transaction block (here 23505, no savepoint) aborts the transaction on the
+// server, which frees its locks then, not at the ROLLBACK that follows: B, waiting on A's
+// key, goes on at A's failed INSERT. A's thread is held after that answer until B's INSERT
+// is in the trace; A's failed INSERT must still be stamped before it.
+TEST_CASE(
+    "on PostgreSQL a failed statement that aborted the transaction is stamped before "
+    "the waiter it let go on",
+    "[postgres][trace]") {
+  HeldKeyPair pair("t_abort_stamp", "INSERT INTO k (id) VALUES (2)");
+  pair.setup.ExecScript("INSERT INTO t_abort_stamp.k (id) VALUES (2)");
+  const InsertResult a_second = pair.a.ExecInsert("INSERT INTO k (id) VALUES (2)", {});
+  const InsertResult b_insert = pair.waiter->Join();
+  pair.a.Exec("ROLLBACK");
+  pair.setup.ExecScript("DROP SCHEMA t_abort_stamp CASCADE");
+  REQUIRE(pair.waiter->waiting());
+  REQUIRE(pair.gate.b_stamped);
+  CHECK(a_second == InsertResult::kDuplicateKey);
+  CHECK(b_insert == InsertResult::kInserted);  // A's key went with A's aborted transaction
+
+  std::vector<TraceEvent> events = pair.recorder.Events();
+  size_t failed = events.size();
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].instance == "A" && events[i].detail == "INSERT INTO k (id) VALUES (2)")
+      failed = i;
+  }
+  REQUIRE(failed < events.size());
+  const size_t insert = IndexOfStep(events, "B", "INSERT");
+  INFO("A's failed INSERT at " << events[failed].at_us << " us, B's INSERT at "
+                               << events[insert].at_us << " us");
+  CHECK(events[failed].at_us < events[insert].at_us);
+  CHECK(failed < insert);
 }
 
 }  // namespace dedupsim::postgres_test
