@@ -493,13 +493,13 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
     sqlstate = state ? state : "";
   }
   if (recorder_ != nullptr) {
-    StatementShape shape = ShapeOf(text);
     TraceEvent e;
     const bool went_on = wait.waited && !GaveUpWaiting(sqlstate);
     e.at_us = StepStamp(went_on ? &wait.blocking_pids : nullptr, sent_us);
     Stamp(e);
     e.kind = "sql";
     e.detail = text;
+    StatementShape shape = ShapeOf(text);
     e.op = std::move(shape.op);
     e.table = target.empty() ? std::move(shape.table) : std::string(target);
     if (error) {

@@ -499,9 +499,19 @@ PgConnection TracedIn(const std::string& schema, Recorder& recorder, const std::
 // A holds key 1 in an open block; B (watched) waits for it, on its own thread, until its
 // watcher has seen the wait; A's gate holds A's thread, after the server's answer to A's
 // statement that starts with `late`, until B's INSERT is in the trace.
+size_t IndexOfStep(const std::vector<TraceEvent>& events, const std::string& instance,
+                   const std::string& detail) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].instance == instance && events[i].detail.rfind(detail, 0) == 0) return i;
+  }
+  FAIL("no step " << detail << " of " << instance);
+  return 0;
+}
+
 struct HeldKeyPair {
   HeldKeyPair(const std::string& schema, const std::string& late)
-      : setup(KeySchema(schema)),
+      : schema(schema),
+        setup(KeySchema(schema)),
         a(TracedIn(schema, recorder, "A")),
         b(TracedIn(schema, recorder, "B")),
         gate(recorder, late) {
@@ -511,6 +521,29 @@ struct HeldKeyPair {
     a.Exec("INSERT INTO k (id) VALUES (1)");
     waiter.emplace(b);
   }
+  // B's INSERT's result, once A's transaction is over and the schema dropped; the test
+  // stops unless B's watcher saw B wait and A's gate held A until B's INSERT was stamped.
+  InsertResult JoinB() {
+    const InsertResult result = waiter->Join();
+    if (a.InTransaction()) a.Exec("ROLLBACK");
+    setup.ExecScript("DROP SCHEMA " + QuoteIdentifier(schema) + " CASCADE");
+    REQUIRE(waiter->waiting());
+    REQUIRE(gate.b_stamped);
+    return result;
+  }
+  // A's step that starts with a_step is listed, and stamped, before B's INSERT (which
+  // could not end before it).
+  void CheckBeforeBInsert(const std::string& a_step) const {
+    std::vector<TraceEvent> events = recorder.Events();
+    const size_t before = IndexOfStep(events, "A", a_step);
+    const size_t insert = IndexOfStep(events, "B", "INSERT");
+    INFO("A's " << a_step << " at " << events[before].at_us << " us, B's INSERT at "
+                << events[insert].at_us << " us: " << events[insert].result);
+    CHECK(Has(events[insert].result, "waited on"));
+    CHECK(events[before].at_us < events[insert].at_us);
+    CHECK(before < insert);
+  }
+  const std::string schema;
   Recorder recorder;
   PgConnection setup;
   PgConnection a;
@@ -518,15 +551,6 @@ struct HeldKeyPair {
   LateAfter gate;
   std::optional<KeyWaiter> waiter;
 };
-
-size_t IndexOfStep(const std::vector<TraceEvent>& events, const std::string& instance,
-                   const std::string& detail) {
-  for (size_t i = 0; i < events.size(); ++i) {
-    if (events[i].instance == instance && events[i].detail.rfind(detail, 0) == 0) return i;
-  }
-  FAIL("no step " << detail << " of " << instance);
-  return 0;
-}
 
 }  // namespace
 
@@ -540,20 +564,8 @@ TEST_CASE(
     "[postgres][trace]") {
   HeldKeyPair pair("t_release_stamp", "COMMIT");
   pair.a.Exec("COMMIT");
-  const InsertResult b_insert = pair.waiter->Join();
-  pair.setup.ExecScript("DROP SCHEMA t_release_stamp CASCADE");
-  REQUIRE(pair.waiter->waiting());
-  REQUIRE(pair.gate.b_stamped);
-  CHECK(b_insert == InsertResult::kDuplicateKey);
-
-  std::vector<TraceEvent> events = pair.recorder.Events();
-  const size_t commit = IndexOfStep(events, "A", "COMMIT");
-  const size_t insert = IndexOfStep(events, "B", "INSERT");
-  INFO("A's COMMIT at " << events[commit].at_us << " us, B's INSERT at " << events[insert].at_us
-                        << " us: " << events[insert].result);
-  CHECK(Has(events[insert].result, "waited on"));
-  CHECK(events[commit].at_us < events[insert].at_us);
-  CHECK(commit < insert);
+  CHECK(pair.JoinB() == InsertResult::kDuplicateKey);
+  pair.CheckBeforeBInsert("COMMIT");
 }
 
 // A statement that waited and went on records a take (the holder's release is stamped
@@ -613,27 +625,10 @@ TEST_CASE(
     "[postgres][trace]") {
   HeldKeyPair pair("t_abort_stamp", "INSERT INTO k (id) VALUES (2)");
   pair.setup.ExecScript("INSERT INTO t_abort_stamp.k (id) VALUES (2)");
-  const InsertResult a_second = pair.a.ExecInsert("INSERT INTO k (id) VALUES (2)", {});
-  const InsertResult b_insert = pair.waiter->Join();
-  pair.a.Exec("ROLLBACK");
-  pair.setup.ExecScript("DROP SCHEMA t_abort_stamp CASCADE");
-  REQUIRE(pair.waiter->waiting());
-  REQUIRE(pair.gate.b_stamped);
-  CHECK(a_second == InsertResult::kDuplicateKey);
-  CHECK(b_insert == InsertResult::kInserted);  // A's key went with A's aborted transaction
-
-  std::vector<TraceEvent> events = pair.recorder.Events();
-  size_t failed = events.size();
-  for (size_t i = 0; i < events.size(); ++i) {
-    if (events[i].instance == "A" && events[i].detail == "INSERT INTO k (id) VALUES (2)")
-      failed = i;
-  }
-  REQUIRE(failed < events.size());
-  const size_t insert = IndexOfStep(events, "B", "INSERT");
-  INFO("A's failed INSERT at " << events[failed].at_us << " us, B's INSERT at "
-                               << events[insert].at_us << " us");
-  CHECK(events[failed].at_us < events[insert].at_us);
-  CHECK(failed < insert);
+  CHECK(pair.a.ExecInsert("INSERT INTO k (id) VALUES (2)", {}) == InsertResult::kDuplicateKey);
+  // A's key went with A's aborted transaction: B's INSERT of it goes on, before A's ROLLBACK.
+  CHECK(pair.JoinB() == InsertResult::kInserted);
+  pair.CheckBeforeBInsert("INSERT INTO k (id) VALUES (2)");
 }
 
 }  // namespace dedupsim::postgres_test
