@@ -21,9 +21,15 @@ namespace dedupsim::files {
 // One value of a document, with the key it was written under. Valid while its Document is.
 class Value {
  public:
-  // node: a toml::node (kept opaque so that toml++ stays out of this header).
-  Value(const void* node, std::string key, Position key_at, std::string file)
-      : node_(node), key_(std::move(key)), key_at_(std::move(key_at)), file_(std::move(file)) {}
+  // node: a toml::node (kept opaque so that toml++ stays out of this header); source: the
+  // document's text, which the Value must not outlive.
+  Value(const void* node, std::string key, Position key_at, std::string file,
+        const std::string* source = nullptr)
+      : node_(node),
+        key_(std::move(key)),
+        key_at_(std::move(key_at)),
+        file_(std::move(file)),
+        source_(source) {}
 
   const std::string& key() const { return key_; }
   Position position() const;  // where the value starts
@@ -45,11 +51,18 @@ class Value {
   FileError Error(const std::string& message) const;     // at the value
   FileError KeyError(const std::string& message) const;  // at its key
 
+  // A string's byte offset (in String()) as the place in the file it was written: the line
+  // and column of that character, through escapes, line-ending backslashes and the newline
+  // a multi-line string drops. The value's own position when the mapping is unknown.
+  Position TextPosition(size_t offset) const;
+  FileError TextError(size_t offset, const std::string& message) const;
+
  private:
   const void* node_;
   std::string key_;
   Position key_at_;
   std::string file_;
+  const std::string* source_;
 };
 
 class Document {
@@ -65,6 +78,7 @@ class Document {
 
  private:
   Document() = default;
+  std::shared_ptr<const std::string> text_;  // the source, which values map positions into
   std::shared_ptr<void> table_;  // the parsed toml::table
   std::unique_ptr<Value> root_;
   Position end_;
