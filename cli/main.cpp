@@ -12,7 +12,7 @@
 
 #include "commands.h"
 #include "exit_status.h"
-#include "input_error.h"
+#include "core/input_error.h"
 #include "interrupt.h"
 #include "sqlite/error.h"
 

@@ -17,17 +17,17 @@
 #include <thread>
 #include <unordered_map>
 
-#include "clock.h"
 #include "consumers/email.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/input_error.h"
 #include "explore/step_label.h"
-#include "hooks.h"
-#include "input_error.h"
 #include "postgres/connection.h"
 #include "postgres/error.h"
 #include "postgres/store.h"
-#include "schema.h"
 #include "sqlite/error.h"
 #include "sqlite/sandbox.h"
+#include "sqlite/schema.h"
 #include "sqlite/statement.h"
 
 namespace dedupsim::explore {

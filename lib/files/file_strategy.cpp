@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "email_provider.h"
 #include "explore/strategies.h"
 #include "sqlite/sql_text.h"
+#include "world/email_provider.h"
 
 namespace dedupsim::files {
 

@@ -10,12 +10,12 @@
 #include <thread>
 #include <utility>
 
+#include "os/this_pid.h"
 #include "sqlite/error.h"
 #include "sqlite/library.h"
 #include "sqlite/sql_text.h"
 #include "sqlite/statement.h"
-#include "this_pid.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace dedupsim {
 

@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "os/pause_point.h"
 #include "sqlite/sql_text.h"
 #include "sqlite/statement.h"
 
@@ -72,7 +73,7 @@ constexpr std::array kLimits = {
 // The progress handler's period, in virtual-machine instructions: a few microseconds.
 constexpr int kProgressPeriod = 1000;
 
-std::string Lower(std::string_view s) {
+std::string AsciiLower(std::string_view s) {
   std::string out(s);
   for (char& c : out) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
@@ -81,18 +82,18 @@ std::string Lower(std::string_view s) {
 }
 
 bool Contains(const std::vector<std::string>& lower_names, std::string_view name) {
-  const std::string l = Lower(name);
+  const std::string l = AsciiLower(name);
   return std::find(lower_names.begin(), lower_names.end(), l) != lower_names.end();
 }
 
 bool ContainsLower(const std::vector<std::string>& names, std::string_view name) {
-  const std::string l = Lower(name);
+  const std::string l = AsciiLower(name);
   return std::any_of(names.begin(), names.end(),
-                     [&](const std::string& n) { return Lower(n) == l; });
+                     [&](const std::string& n) { return AsciiLower(n) == l; });
 }
 
 bool IsSchemaTable(std::string_view table) {
-  const std::string l = Lower(table);
+  const std::string l = AsciiLower(table);
   return l == "sqlite_master" || l == "sqlite_schema";
 }
 
@@ -194,7 +195,7 @@ using StmtPtr = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
 size_t PointAt(std::string_view text, size_t begin, size_t end, const std::string& name) {
   const size_t first = SkipSpaceAndComments(text, begin);
   if (name.empty()) return first;
-  const std::string want = Lower(name);
+  const std::string want = AsciiLower(name);
   size_t i = first;
   while (i < end) {
     const size_t next = SkipSpaceAndComments(text, i);
@@ -215,7 +216,7 @@ size_t PointAt(std::string_view text, size_t begin, size_t end, const std::strin
       const char close = c == '[' ? ']' : c;
       const size_t j = text.find(close, i + 1);
       if (j == std::string_view::npos) break;
-      if (Lower(text.substr(i + 1, j - i - 1)) == want) return i;
+      if (AsciiLower(text.substr(i + 1, j - i - 1)) == want) return i;
       i = j + 1;
       continue;
     }
@@ -226,7 +227,7 @@ size_t PointAt(std::string_view text, size_t begin, size_t end, const std::strin
     if (word_char(c)) {
       size_t j = i;
       while (j < end && word_char(text[j])) ++j;
-      if (Lower(text.substr(i, j - i)) == want) return i;
+      if (AsciiLower(text.substr(i, j - i)) == want) return i;
       i = j;
       continue;
     }
@@ -336,16 +337,8 @@ void CheckKind(const SqlRules& rules, const SandboxScope::Guard& guard, sqlite3_
 }  // namespace
 
 std::chrono::milliseconds StatementBudget() {
-#ifdef DEDUPSIM_PAUSE_POINTS  // the test build
-  static const std::chrono::milliseconds budget = [] {
-    const char* text = std::getenv("DEDUPSIM_TEST_ONLY_STATEMENT_BUDGET_MS");
-    const long ms = text != nullptr ? std::strtol(text, nullptr, 10) : 0;
-    return ms > 0 ? std::chrono::milliseconds(ms) : kStatementBudget;
-  }();
-  return budget;
-#else
-  return kStatementBudget;
-#endif
+  static const long test_only = TestOnlySetting("DEDUPSIM_TEST_ONLY_STATEMENT_BUDGET_MS");
+  return test_only > 0 ? std::chrono::milliseconds(test_only) : kStatementBudget;
 }
 
 void SandboxScope::Guard::Deny(std::string reason, const char* name) {
@@ -389,7 +382,7 @@ int SandboxScope::Guard::Authorize(int action, const char* a1, const char* a2,
     case SQLITE_RECURSIVE:
       return SQLITE_OK;
     case SQLITE_FUNCTION: {
-      const std::string name = Lower(a2 != nullptr ? a2 : "");
+      const std::string name = AsciiLower(a2 != nullptr ? a2 : "");
       if (std::find(kAllowedFunctions.begin(), kAllowedFunctions.end(), name) !=
           kAllowedFunctions.end()) {
         return SQLITE_OK;
@@ -405,25 +398,25 @@ int SandboxScope::Guard::Authorize(int action, const char* a1, const char* a2,
         // A FROM term none of whose columns is read (count(*)), with its schema as written:
         // none. A table of the run, or the statement's own rows (a WITH table); a name of
         // SQLite's own is refused.
-        const std::string name = Lower(a1);
+        const std::string name = AsciiLower(a1);
         if (name.rfind("sqlite_", 0) == 0 || name.rfind("pragma_", 0) == 0) return not_a_table(a1);
         if (ContainsLower(r.tables, name) && !Contains(touched, name)) touched.push_back(name);
         return SQLITE_OK;
       }
       if (a1 != nullptr && main && IsSchemaTable(a1) &&
-          (r.use == SqlUse::kSchema || Lower(a2 != nullptr ? a2 : "") == "rowid")) {
+          (r.use == SqlUse::kSchema || AsciiLower(a2 != nullptr ? a2 : "") == "rowid")) {
         // CREATE reads the schema table it adds to; SQLite reads a row's id there itself when
         // it first sets up a table-valued function (json_each) on a connection.
         return SQLITE_OK;
       }
       if (a1 != nullptr && main &&
-          std::find(kAllowedTableFunctions.begin(), kAllowedTableFunctions.end(), Lower(a1)) !=
+          std::find(kAllowedTableFunctions.begin(), kAllowedTableFunctions.end(), AsciiLower(a1)) !=
               kAllowedTableFunctions.end()) {
-        if (!Contains(touched, a1)) touched.push_back(Lower(a1));
+        if (!Contains(touched, a1)) touched.push_back(AsciiLower(a1));
         return SQLITE_OK;
       }
       if (!known_table(a1)) return not_a_table(a1);
-      if (!Contains(touched, a1)) touched.push_back(Lower(a1));
+      if (!Contains(touched, a1)) touched.push_back(AsciiLower(a1));
       return SQLITE_OK;
     }
     case SQLITE_INSERT:
@@ -445,13 +438,13 @@ int SandboxScope::Guard::Authorize(int action, const char* a1, const char* a2,
       if (r.use == SqlUse::kSchema) return deny(fmt::format("{} {}", verb, a1 ? a1 : "?"), a1);
       if (r.use == SqlUse::kFigure) return deny(fmt::format("{} {}", verb, a1 ? a1 : "?"), a1);
       if (!known_table(a1)) return not_a_table(a1);
-      if (!Contains(touched, a1)) touched.push_back(Lower(a1));
+      if (!Contains(touched, a1)) touched.push_back(AsciiLower(a1));
       writes = true;
       return SQLITE_OK;
     }
     case SQLITE_CREATE_TABLE: {
       if (r.use != SqlUse::kSchema || !main) return deny(fmt::format("CREATE TABLE {}", a1 ? a1 : "?"), a1);
-      const std::string name = Lower(a1 != nullptr ? a1 : "");
+      const std::string name = AsciiLower(a1 != nullptr ? a1 : "");
       if (name == "sqlite_sequence") return SQLITE_OK;  // AUTOINCREMENT's own table
       if (ContainsLower(r.reserved, name) && !ContainsLower(r.tables, name)) {
         Deny(fmt::format("CREATE TABLE {} is not allowed: {} is a table of the run (dedupsim's, "
@@ -477,7 +470,7 @@ int SandboxScope::Guard::Authorize(int action, const char* a1, const char* a2,
              table);
         return SQLITE_DENY;
       }
-      indexes.push_back(Lower(a1 != nullptr ? a1 : ""));
+      indexes.push_back(AsciiLower(a1 != nullptr ? a1 : ""));
       creates = true;
       return SQLITE_OK;
     }

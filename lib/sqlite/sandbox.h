@@ -35,7 +35,7 @@
 #include <string_view>
 #include <vector>
 
-#include "input_error.h"
+#include "core/input_error.h"
 #include "sqlite/connection.h"
 
 struct sqlite3;

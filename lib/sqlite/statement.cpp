@@ -9,7 +9,7 @@
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
 #include "sqlite/sql_text.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace dedupsim {
 
