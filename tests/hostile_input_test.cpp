@@ -5,6 +5,7 @@
 // environment's $TMPDIR is checked empty after the suite, so a crash's leftovers fail it.
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -239,6 +240,101 @@ TEST_CASE("an error in a multi-line statement points at its line and column in t
                   "BookId = :Book\"\n");
   CliResult e = RunCli({"check", file});
   CHECK(e.err.rfind(file + ":3:51: unknown parameter :Book", 0) == 0);
+}
+
+TEST_CASE("case 7: TOML nesting is capped for every form, deep keys and headers included",
+          "[hostile]") {
+  // Mutation caught: no CheckNesting before toml++ (a 100,000-level dotted key or a
+  // 50,000-level header overflowed the stack), or a cap that misses one form.
+  TempDir dir;
+  auto deep = [](const std::string& open, const std::string& sep, const std::string& close,
+                 int levels) {
+    std::string s = open;
+    for (int i = 0; i < levels; ++i) s += (i > 0 ? sep : "") + std::string("k");
+    return s + close;
+  };
+  std::string nested_inline = "x = ";
+  for (int i = 0; i < 40; ++i) nested_inline += "{ k = ";
+  nested_inline += "1" + std::string(40, '}');
+  const std::vector<std::pair<std::string, std::string>> forms = {
+      {"dotted.toml", deep("", ".", " = 1\n", 100000)},
+      {"header.toml", deep("[", ".", "]\nx = 1\n", 50000)},
+      {"tables.toml", deep("[[", ".", "]]\nx = 1\n", 40)},
+      {"inline.toml", nested_inline + "\n"},
+      {"arrays.toml", "x = " + std::string(40, '[') + std::string(40, ']') + "\n"},
+      {"mixed.toml", "[a.b.c.d.e.f.g.h.i.j]\nk.l.m.n.o.p.q.r.s.t = { u.v.w.x.y.z = [[{ a.b.c.d.e.f.g.h.i "
+                     "= 1 }]] }\n"},
+  };
+  for (const auto& [name, text] : forms) {
+    WriteFile(dir.File(name), "effect = \"stock\"\n" + text);
+    CliResult r = RunCli({"check", dir.File(name)});
+    INFO(name << ": " << r.err);
+    CHECK(r.exit_code == kExitUsage);
+    CHECK(Contains(r.err, dir.File(name) + (name == "mixed.toml" ? ":3:50: " : ":2:")));
+    CHECK(Contains(r.err, "nested deeper than 32 levels"));
+  }
+  // Many dots in values (floats, dates, strings) are no nesting.
+  std::string floats = "x = [";
+  for (int i = 0; i < 500; ++i) floats += "1.5, ";
+  WriteFile(dir.File("floats.toml"), "effect = \"stock\"\nsummary = \"a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p"
+                                     ".q.r.s.t.u.v.w.x.y.z.a.b.c.d.e.f.g\"\n" +
+                                         floats + "2.5]\n[[step]]\nsql = \"" + kReserve + "\"\n");
+  CliResult ok = RunCli({"check", dir.File("floats.toml")});
+  CHECK_FALSE(Contains(ok.err, "nested deeper"));
+  CHECK(Contains(ok.err, "unknown key 'x'"));  // read whole, then the key is not one of ours
+}
+
+TEST_CASE("case 9 and 15: a FIFO, a device, a directory or a huge file is refused unread, exit 2",
+          "[hostile]") {
+  // Mutation caught: reading FILE without looking at what it is (a FIFO waits for ever,
+  // /dev/zero is read until memory runs out, a directory reads as empty: "missing effect").
+  TempDir dir;
+  const std::string fifo = dir.File("pipe.toml");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  WriteFile(dir.File("huge.toml"), "effect = \"stock\"\n# " + std::string(2 << 20, 'x') + "\n");
+  WriteFile(dir.File("lesson.toml"),
+            "line = \"{r}\"\n[[consumer]]\nfile = \"/dev/zero\"\n[[deliver]]\nto = \"c\"\n");
+  std::vector<CliResult> r = RunCliEach({{"check", fifo},
+                                         {"check", "/dev/zero"},
+                                         {"check", dir.path()},
+                                         {"check", dir.File("huge.toml")},
+                                         {"run", "--file", fifo},
+                                         {"run", "--file", dir.File("lesson.toml")}});
+  CHECK(r[0].err == fifo + ": is a FIFO (a named pipe), not a file to read (expected a .toml file)\n");
+  CHECK(r[1].err == "/dev/zero: is a character device, not a file to read (expected a .toml file)\n");
+  CHECK(r[2].err == dir.path() + ": is a directory, not a file to read (expected a .toml file)\n");
+  CHECK(r[3].err == dir.File("huge.toml") +
+                        ": holds 2097172 bytes; a consumer or scenario file is at most 1048576 "
+                        "bytes (1 MB)\n");
+  CHECK(r[4].err == "dedupsim: " + fifo + ": is a FIFO (a named pipe), not a file to read "
+                                          "(expected a .toml file)\n");
+  CHECK(r[5].err == "dedupsim: /dev/zero: is a character device, not a file to read (expected a "
+                    ".toml file)\n");
+  for (const CliResult& each : r) CHECK(each.exit_code == kExitUsage);
+}
+
+TEST_CASE("case 15: a control character in a file's text or keys is refused where it is written",
+          "[hostile]") {
+  // Mutation caught: FirstControl not asked (the escape sequence reaches the terminal when
+  // dedupsim list or explain prints the summary, or a message echoes the key).
+  TempDir dir;
+  const std::string file = dir.File("colour.toml");
+  WriteFile(file, "effect = \"stock\"\nsummary = \"plain \\u001b[31mred\"\n[[step]]\nsql = \"" +
+                      std::string(kReserve) + "\"\n");
+  CliResult summary = RunCli({"check", file});
+  CHECK(summary.exit_code == kExitUsage);
+  CHECK(summary.err == file + ":2:18: summary holds a control character (U+001B); write it "
+                              "without one\n");
+  WriteFile(file, "effect = \"stock\"\n\"k\\u009b\" = 1\n");
+  CliResult key = RunCli({"check", file});
+  CHECK(key.exit_code == kExitUsage);
+  CHECK(key.err == file + ":2:1: a key holds a control character (U+009B); write it without one\n");
+  // Tabs and line breaks are text.
+  WriteFile(file, "effect = \"stock\"\nsummary = \"a\\tb\"\n[[step]]\nsql = \"\"\"\nUPDATE "
+                  "StockItems\n\tSET Reserved = Reserved + :Quantity\n WHERE BookId = :BookId\"\"\"\n");
+  CliResult tabs = RunCli({"check", file});
+  INFO(tabs.err);
+  CHECK(tabs.exit_code == kExitCheckFailed);  // read and graded (it keeps no key)
 }
 
 }  // namespace dedupsim::testing::hostile_input_test

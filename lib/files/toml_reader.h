@@ -35,7 +35,9 @@ class Value {
   Position position() const;  // where the value starts
   Position key_position() const { return key_at_; }
 
-  // Each throws FileError at the value when it has another type.
+  // Each throws FileError at the value when it has another type. A string may hold no
+  // control character but tab and line breaks (an escape like \u001b would reach the
+  // terminal when it is printed): refused at the character.
   const std::string& String() const;
   bool Bool() const;
   int64_t Int() const;
@@ -67,7 +69,8 @@ class Value {
 
 class Document {
  public:
-  // Throws FileError at the place toml++ found a syntax error.
+  // Throws FileError at the place toml++ found a syntax error, or where the text nests
+  // too deep (CheckNesting), or at a key holding a control character.
   static Document Parse(std::string_view text, const std::string& path);
   ~Document();
   Document(Document&&) noexcept;
@@ -84,7 +87,19 @@ class Document {
   Position end_;
 };
 
-// The whole file; throws FileError ("FILE: cannot be read: reason") when it cannot be read.
+// The most a consumer or scenario file may hold, and how deep its tables, dotted keys,
+// arrays and inline tables may nest (docs/reliability.md, "Input").
+inline constexpr size_t kMaxFileBytes = 1 << 20;
+inline constexpr int kMaxTomlNesting = 32;
+
+// The whole file, which must be a regular file of at most kMaxFileBytes: a directory, a
+// FIFO, a device or a larger file is refused without being read (or waited on). Throws
+// FileError ("FILE: ... ") naming what it is.
 std::string ReadWholeFile(const std::string& path);
+
+// Throws FileError at the first place where text nests deeper than kMaxTomlNesting: table
+// headers ([a.b.c]), dotted keys (a.b.c = 1), arrays and inline tables, together. A lexical
+// pass, before toml++ (whose recursion a 100,000-level key would overflow) reads the text.
+void CheckNesting(std::string_view text, const std::string& path);
 
 }  // namespace dedupsim::files
