@@ -47,6 +47,11 @@ CLI::Option* AddDecimal(CLI::App* sub, const std::string& name, T& target,
   return option->type_name("INT");
 }
 
+// A share in [0, 1] written as plain decimal digits ("0", "1", "0.3", "1.0"): a sign, an
+// exponent, a hex float ("0x1p-2"), "nan" or "inf" are refused, never read.
+CLI::Option* AddShare(CLI::App* sub, const std::string& name, double& target,
+                      const std::string& description);
+
 // A file name option: '' is refused.
 CLI::Option* AddFileOption(CLI::App* sub, const std::string& name, std::string& target,
                            const std::string& description);

@@ -22,6 +22,7 @@
 #include "lesson/crash.h"
 #include "lesson/runner.h"
 #include "options.h"
+#include "outputs.h"
 #include "os/atomic_file.h"
 #include "postgres/cluster.h"
 #include "postgres/store.h"
@@ -72,7 +73,7 @@ struct RunArgs {
   std::string dsn;                     // postgres: an existing server; "": a throwaway cluster
   std::string pg_schema = "dedupsim";  // postgres: the schema dedupsim creates and owns
   std::string isolation = "read-committed";
-  bool given_db = false, given_journal = false, given_isolation = false;
+  bool given_db = false, given_journal = false, given_isolation = false, given_pg_schema = false;
   bool given_idle_timeout = false;
   // Set after parsing: which scenario-specific options were given.
   GivenOptions given;
@@ -123,6 +124,7 @@ std::optional<std::string> BackendMisfit(const RunArgs& args,
                                          const std::vector<const Scenario*>& scenarios) {
   if (args.backend != "postgres") {
     if (!args.dsn.empty()) return "--dsn needs --backend postgres";
+    if (args.given_pg_schema) return "--pg-schema needs --backend postgres";
     if (args.given_isolation)
       return "--isolation needs --backend postgres (SQLite is always serializable)";
     if (args.given_idle_timeout)
@@ -205,22 +207,34 @@ int Run(const RunArgs& args) {
     return kExitUsage;
   }
 
+  // The outputs may never be a file the run uses (cli/outputs.h): the database, its
+  // companions and side stores, a scenario file, a consumer file one names, each other.
+  std::vector<OutputFile> outputs;
+  if (!args.timeline.empty()) outputs.push_back({"--timeline", args.timeline});
+  if (!args.html.empty()) outputs.push_back({"--html", args.html});
+  std::vector<UsedFile> used;
+  if (!args.db.empty()) used = DatabaseFiles(args.db);
+  for (const auto& lesson : lessons.files) {
+    used.push_back({lesson->path, fmt::format("the scenario file {}", lesson->path)});
+    for (const files::ScenarioConsumer& c : lesson->consumers) {
+      if (!c.file) continue;
+      used.push_back({c.file->file().path, fmt::format("the consumer file {}, named by {}",
+                                                       c.file->file().path, lesson->path)});
+    }
+  }
+  if (auto misfit = OutputMisfit(outputs, used)) {
+    fmt::print(stderr, "dedupsim: {}\n", *misfit);
+    return kExitUsage;
+  }
+
   // The timeline's file is created (as a temporary) before anything runs, so a path that
-  // cannot be written costs no run and leaves nothing behind. It may never be a file the
-  // run uses: the database, its companions, its side stores.
+  // cannot be written costs no run and leaves nothing behind.
   std::optional<AtomicFile> timeline;
   if (!args.timeline.empty()) {
     if (!EndsWithSvg(args.timeline)) {
       fmt::print(stderr, "dedupsim: --timeline {}: the file must end in .svg (it is SVG)\n",
                  args.timeline);
       return kExitUsage;
-    }
-    if (!args.db.empty()) {
-      if (auto same = SameFileAsAny(args.timeline, FilesOfDatabase(args.db))) {
-        fmt::print(stderr, "dedupsim: --timeline {} is {}, a file this run uses; not writing it\n",
-                   args.timeline, *same);
-        return kExitUsage;
-      }
     }
     if (!OpenOutputFile(args.timeline, &timeline)) return kExitCannotWrite;
   }
@@ -469,13 +483,14 @@ Command AddRunCommand(CLI::App& app) {
                 "stacked sections of one file), replacing a regular file whole and keeping its "
                 "mode; never a symbolic link, the database or any file the run uses")
       ->type_name("FILE.svg");
-  sub->add_option("--html", args->html,
-                  "Write a step-through page of the run to this file: the steps, and the "
-                  "tables as they were after each one (self-contained HTML; keys, slider, a "
-                  "link per step)")
+  AddFileOption(sub, "--html", args->html,
+                "Write a step-through page of the run to this file: the steps, and the "
+                "tables as they were after each one (self-contained HTML; keys, slider, a "
+                "link per step); never a file the run uses")
       ->type_name("FILE.html");
-  AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema, "run on", "a file",
-                    "may reset");
+  const BackendOptions backend = AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema,
+                                                   "run on", "a file", "may reset");
+  CLI::Option* pg_schema = backend.schema;
   auto* isolation =
       sub->add_option("--isolation", args->isolation,
                       "postgres: the consumers' isolation level: read-committed "
@@ -492,8 +507,9 @@ Command AddRunCommand(CLI::App& app) {
   return {sub,
           [args, deliveries, hold, stagger, crash, instances, max_deliveries, retention,
            dedup_window, lock_max_age, store_size, color, root, isolation, db, journal, synchronous,
-           idle_timeout, lock_timeout]() -> int {
+           idle_timeout, lock_timeout, pg_schema]() -> int {
             args->given_db = db->count() > 0;
+            args->given_pg_schema = pg_schema->count() > 0;
             args->given_journal = journal->count() > 0 || synchronous->count() > 0;
             args->given_isolation = isolation->count() > 0;
             args->given_idle_timeout = idle_timeout->count() > 0;

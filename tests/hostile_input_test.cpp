@@ -337,4 +337,106 @@ TEST_CASE("case 15: a control character in a file's text or keys is refused wher
   CHECK(tabs.exit_code == kExitCheckFailed);  // read and graded (it keeps no key)
 }
 
+TEST_CASE("case 1: --html is held to the outputs' rule: never the database or a companion",
+          "[hostile]") {
+  // Mutation caught: run's --html not in OutputMisfit (the kept database was replaced by a
+  // page, or the page written as shop.db-wal for SQLite to delete).
+  TempDir dir;
+  const std::string db = dir.File("shop.db");
+  REQUIRE(RunCli({"run", "naive", "--db", db}).exit_code == kExitOk);
+  const std::string before = ReadFile(db);
+  ::mkdir(dir.File("sub").c_str(), 0755);
+  for (const std::string& target :
+       {db, dir.path() + "/sub/../shop.db", db + "-wal", db + "-shm", db + "-journal",
+        db + ".cache"}) {
+    CliResult r = RunCli({"run", "naive", "--db", db, "--html", target});
+    INFO(target);
+    CHECK(r.exit_code == kExitUsage);
+    CHECK(r.err.rfind("dedupsim: --html " + target + ": that is ", 0) == 0);
+    CHECK(Contains(r.err, "database " + db + ", which this run reads or writes; not writing it"));
+    CHECK(ReadFile(db) == before);
+    CHECK_FALSE(Exists(db + "-wal"));
+  }
+}
+
+TEST_CASE("case 4: no output over a file the run reads: the lesson, a consumer file it names",
+          "[hostile]") {
+  // Mutation caught: the outputs' rule given only the database (run --file lesson.svg
+  // --timeline lesson.svg replaced the lesson with its own timeline).
+  TempDir dir;
+  WriteFile(dir.File("own.toml"), "effect = \"stock\"\n[[step]]\nsql = \"" + std::string(kReserve) +
+                                      "\"\n");
+  const std::string lesson = LessonFor("own.toml");
+  WriteFile(dir.File("lesson.svg"), lesson);
+  WriteFile(dir.File("lesson.html"), lesson);
+  const std::string consumer = ReadFile(dir.File("own.toml"));
+  // A consumer file named so the .svg rule passes.
+  WriteFile(dir.File("own.svg"), consumer);
+  WriteFile(dir.File("names-svg.toml"), LessonFor("own.svg"));
+  // A folder of lessons: each of its files is read.
+  ::mkdir(dir.File("lessons").c_str(), 0755);
+  WriteFile(dir.File("lessons/first.toml"), LessonFor("../own.toml"));
+  struct Case {
+    std::vector<std::string> args;
+    std::string target, role;
+  };
+  const std::vector<Case> cases = {
+      {{"run", "--file", dir.File("lesson.svg"), "--timeline", dir.File("lesson.svg")},
+       dir.File("lesson.svg"), "the scenario file " + dir.File("lesson.svg")},
+      {{"run", "--file", dir.File("lesson.html"), "--html", dir.File("lesson.html")},
+       dir.File("lesson.html"), "the scenario file " + dir.File("lesson.html")},
+      {{"run", "--file", dir.File("names-svg.toml"), "--timeline", dir.File("own.svg")},
+       dir.File("own.svg"),
+       "the consumer file " + dir.File("own.svg") + ", named by " + dir.File("names-svg.toml")},
+      {{"run", "--file", dir.File("lessons"), "--html", dir.File("lessons/first.toml")},
+       dir.File("lessons/first.toml"), "the scenario file " + dir.File("lessons/first.toml")},
+  };
+  for (const Case& c : cases) {
+    CliResult r = RunCli(c.args);
+    INFO(c.target);
+    CHECK(r.exit_code == kExitUsage);
+    CHECK(Contains(r.err, c.target + ": that is " + c.role + ", which this run reads or writes"));
+  }
+  CHECK(ReadFile(dir.File("lesson.svg")) == lesson);
+  CHECK(ReadFile(dir.File("lesson.html")) == lesson);
+  CHECK(ReadFile(dir.File("own.svg")) == consumer);
+  CHECK(ReadFile(dir.File("own.toml")) == consumer);
+}
+
+TEST_CASE("case 12: empty names, a stray --pg-schema, a hex float, two outputs on one path",
+          "[hostile]") {
+  // Mutation caught: --html read by add_option (an empty name exits 0), --pg-schema not
+  // validated (exit 3 from the server) or not refused on SQLite, --duplicate-rate read by
+  // strtod (0x1p-2 taken as 0.25), outputs not compared with each other.
+  TempDir dir;
+  const std::string page = dir.File("x.svg");
+  std::vector<CliResult> r = RunCliEach({
+      {"run", "naive", "--html", ""},
+      {"run", "naive", "--pg-schema", ""},
+      {"run", "naive", "--backend", "postgres", "--pg-schema", std::string(64, 's')},
+      {"run", "naive", "--pg-schema", "x"},
+      {"explore", "--strategy", "naive", "--pg-schema", "dedupsim"},
+      {"cleanup", "--db", dir.File("none.db"), "--older-than", "14d", "--pg-schema", "x"},
+      {"bench", "--duplicate-rate", "0x1p-2", "--messages", "10"},
+      {"soak", "--duplicate-rate", "nan", "--messages", "10"},
+      {"bench", "--duplicate-rate", "1.5", "--messages", "10"},
+      {"run", "naive", "--timeline", page, "--html", page},
+      {"run", "--dsn", ""},
+  });
+  CHECK(r[0].err == "dedupsim: --html: empty file name (see dedupsim run --help)\n");
+  CHECK(r[1].err == "dedupsim: --pg-schema: an empty schema name (see dedupsim run --help)\n");
+  CHECK(Contains(r[2].err, "a schema name is at most 63 bytes"));
+  CHECK(r[3].err == "dedupsim: --pg-schema needs --backend postgres\n");
+  CHECK(r[4].err == "dedupsim: --dsn, --pg-schema and --isolation need --backend postgres\n");
+  CHECK(r[5].err == "dedupsim: --pg-schema needs --backend postgres\n");
+  CHECK(Contains(r[6].err, "'0x1p-2' is not a share in [0, 1] written in decimal (like 0.3)"));
+  CHECK(Contains(r[7].err, "'nan' is not a share in [0, 1] written in decimal"));
+  CHECK(Contains(r[8].err, "'1.5' is more than 1"));
+  CHECK(r[9].err == "dedupsim: --timeline " + page + " and --html " + page +
+                        " name one file: one output would replace the other\n");
+  CHECK(Contains(r[10].err, "an empty connection string"));
+  for (const CliResult& each : r) CHECK(each.exit_code == kExitUsage);
+  CHECK_FALSE(Exists(page));
+}
+
 }  // namespace dedupsim::testing::hostile_input_test

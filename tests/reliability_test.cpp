@@ -251,7 +251,8 @@ TEST_CASE(
     auto r = RunCli({"run", "naive", "--db", db, "--timeline", target});
     CHECK(r.exit_code == kExitUsage);
     CHECK(r.err.find(target) != std::string::npos);
-    CHECK(r.err.find("a file this run uses") != std::string::npos);
+    CHECK(r.err.find("that is the database " + db + ", which this run reads or writes") !=
+          std::string::npos);
     CHECK(ReadFile(db) == before);
   }
   CHECK(Listing(dir.path()) == std::set<std::string>{"own.svg", "alias.svg", "sub"});
