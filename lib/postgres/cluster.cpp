@@ -13,15 +13,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <thread>
 #include <vector>
 
+#include "os/child_process.h"
+#include "os/pause_point.h"
 #include "os/run_files.h"
 #include "postgres/libpq.h"
 #include "store/error.h"
@@ -78,10 +83,18 @@ RunAs ChooseUser() {
 }
 
 // In a forked child: become the user, tie our life to the parent's, send output to log,
-// exec. Only async-signal-safe calls; never returns.
+// exec. Only async-signal-safe calls; never returns. The child stays in dedupsim's process
+// group (a signal to the run's group reaches it), with SIGINT and SIGTERM back to their
+// defaults and unblocked (dedupsim blocks them for its interrupt thread).
 [[noreturn]] void ExecChild(const RunAs& as, pid_t parent, const std::string& log,
                             const std::vector<std::string>& argv) {
-  ::setpgid(0, 0);  // the terminal's Ctrl-C goes to dedupsim, which stops the server itself
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  sigset_t interrupts;
+  sigemptyset(&interrupts);
+  sigaddset(&interrupts, SIGINT);
+  sigaddset(&interrupts, SIGTERM);
+  ::sigprocmask(SIG_UNBLOCK, &interrupts, nullptr);
   if (as.change) {
     if (::setgroups(0, nullptr) != 0 || ::setgid(as.gid) != 0 || ::setuid(as.uid) != 0) _exit(126);
   }
@@ -103,9 +116,14 @@ RunAs ChooseUser() {
   _exit(127);
 }
 
-pid_t Spawn(const RunAs& as, const std::string& log, const std::vector<std::string>& argv) {
+// Forks under the interrupt registry's lock (os/run_files.h): kill_on_interrupt registers
+// the child to be killed and reaped on an interrupt (initdb), else in_parent records its
+// pid where a registered cleanup will stop it (the server), so no interrupt falls between
+// the fork and the record.
+pid_t Spawn(const RunAs& as, const std::string& log, const std::vector<std::string>& argv,
+            bool kill_on_interrupt, const std::function<void(pid_t)>& in_parent = {}) {
   pid_t parent = ::getpid();
-  pid_t pid = ::fork();
+  pid_t pid = run_files::ForkUnderLock(kill_on_interrupt, in_parent);
   if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) ExecChild(as, parent, log, argv);
   return pid;
@@ -198,9 +216,13 @@ ThrowawayCluster ThrowawayCluster::Start() {
   }
   ThrowawayCluster cluster;
   cluster.folder_ = buffer.data();
-  // On interrupt (cli/interrupt.h): the folder, and the server once it runs, go too.
-  run_files::RegisterCleanup(cluster.folder_,
-                             [folder = cluster.folder_] { StopAndRemove(-1, folder); });
+  // On interrupt (cli/interrupt.h): initdb is killed and reaped first (a registered child),
+  // then this cleanup stops the server once it was forked (its pid is recorded under the
+  // registry's lock as it is forked) and removes the folder.
+  auto server_pid = std::make_shared<std::atomic<pid_t>>(-1);
+  run_files::RegisterCleanup(cluster.folder_, [server_pid, folder = cluster.folder_] {
+    StopAndRemove(server_pid->load(), folder);
+  });
   cluster.user_ = "dedupsim";
   if (as.change && ::chown(cluster.folder_.c_str(), as.uid, as.gid) != 0) {
     throw DatabaseError(
@@ -211,8 +233,11 @@ ThrowawayCluster ThrowawayCluster::Start() {
 
   pid_t initdb = Spawn(as, log,
                        {bin + "/initdb", "--no-sync", "-D", data, "-U", cluster.user_,
-                        "--auth=trust", "-E", "UTF8", "--locale=C"});
-  int status = WaitFor(initdb);
+                        "--auth=trust", "-E", "UTF8", "--locale=C"},
+                       /*kill_on_interrupt=*/true);
+  PauseHere("initdb-started");  // tests interrupt here, while initdb writes the folder
+  int status = 0;
+  WaitChild(initdb, &status);  // reaped, then forgotten by the interrupt registry
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     throw DatabaseError(fmt::format(
         "initdb ({} as {}) failed: {}{}", bin, as.name, Tail(log, 3),
@@ -224,11 +249,8 @@ ThrowawayCluster ThrowawayCluster::Start() {
   cluster.server_ = Spawn(
       as, log,
       {bin + "/postgres", "-D", data, "-k", cluster.folder_, "-p", std::to_string(cluster.port_),
-       "-c", "listen_addresses=", "-c", "fsync=off", "-c", "full_page_writes=off"});
-  run_files::ForgetCleanup(cluster.folder_);
-  run_files::RegisterCleanup(cluster.folder_, [server = cluster.server_, folder = cluster.folder_] {
-    StopAndRemove(server, folder);
-  });
+       "-c", "listen_addresses=", "-c", "fsync=off", "-c", "full_page_writes=off"},
+      /*kill_on_interrupt=*/false, [server_pid](pid_t pid) { server_pid->store(pid); });
   const std::string conninfo = cluster.conninfo();
   auto deadline = SteadyClock::now() + std::chrono::seconds(60);
   for (;;) {
