@@ -188,7 +188,10 @@ Command AddCheckCommand(CLI::App& app) {
   sub->add_option("files", args->files, "Consumer files (.toml; see docs/files.md)")
       ->type_name("FILE")
       ->required();
-  sub->add_option("--fault", args->faults, "Faults to grade against (repeatable; default all)");
+  std::vector<std::string> fault_names;
+  for (const explore::Fault* f : explore::AllFaults()) fault_names.emplace_back(f->name);
+  sub->add_option("--fault", args->faults, "Faults to grade against (repeatable; default all)")
+      ->check(ListedValues(fault_names));
   sub->add_option(
       "--expect", args->expect,
       "FAULT=VERDICT: grade that fault against this verdict instead of safe "

@@ -133,12 +133,23 @@ std::string Sentence(const std::string& text) {
   return !text.empty() && text.back() == '.' ? text : text + ".";
 }
 
+// An option's value in roff: may break after a comma or a bar, so a long list of values
+// ({naive,check-then-process,...}) wraps instead of running past the margin.
+std::string RoffValue(const std::string& value) {
+  std::string out;
+  for (char c : Roff(value)) {
+    out += c;
+    if (c == ',' || c == '|') out += "\\:";
+  }
+  return out;
+}
+
 // An option's entry in the man page: a tagged paragraph, the tag the name and the value.
 std::string ManOption(const OptionDoc& option) {
   std::string out = ".TP\n";
   out +=
       option.positional ? "\\fI" + Roff(option.name) + "\\fR" : "\\fB" + Roff(option.name) + "\\fR";
-  if (!option.flag) out += " \\fI" + Roff(option.value) + "\\fR";
+  if (!option.flag) out += " \\fI" + RoffValue(option.value) + "\\fR";
   out += "\n" + Roff(option.meaning) + "\n";
   if (option.required) {
     out += ".br\nRequired.\n";
@@ -289,7 +300,7 @@ std::string ManPage(const CliDoc& doc, const std::string& version) {
   out += ".SH SYNOPSIS\n.nf\n\\fBdedupsim\\fR";
   for (const OptionDoc& option : doc.global) {
     if (option.flag) continue;
-    out += " [\\fB" + Roff(option.name) + "\\fR \\fI" + Roff(option.value) + "\\fR]";
+    out += " [\\fB" + Roff(option.name) + "\\fR \\fI" + RoffValue(option.value) + "\\fR]";
   }
   out += " \\fICOMMAND\\fR ...\n";
   std::string flags;

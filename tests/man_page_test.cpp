@@ -51,11 +51,16 @@ const Rendered& ManPage() {
   return rendered;
 }
 
-// Words joined by single spaces: the text as it reads, whatever the lines' breaks.
+// Words joined by single spaces: the text as it reads, whatever the lines' breaks. A line
+// may break after a comma inside a list of values ({naive,check-then-process,...}), so a
+// comma is followed by no space here, wherever it stands.
 std::string Words(const std::string& text) {
   std::istringstream in(text);
   std::string word, out;
-  while (in >> word) out += (out.empty() ? "" : " ") + word;
+  while (in >> word) {
+    if (!out.empty() && out.back() != ',') out += ' ';
+    out += word;
+  }
   return out;
 }
 
@@ -196,7 +201,7 @@ TEST_CASE("the man page says what docs/cli.md's reference says, option by option
   REQUIRE(shown_names == expected_names);
   for (size_t i = 0; i < expected.size(); ++i) {
     INFO(expected[i].first);
-    CHECK(shown[i].second == expected[i].second);
+    CHECK(shown[i].second == Words(expected[i].second));
   }
 }
 
@@ -213,7 +218,7 @@ TEST_CASE("the man page's exit statuses are docs/cli.md's", "[docs][man]") {
   REQUIRE(expected.rfind("0 ", 0) == 0);
   std::string shown;
   for (const std::string& line : Section("EXIT STATUS")) shown += line + "\n";
-  CHECK(Words(shown) == expected);
+  CHECK(Words(shown) == Words(expected));
 }
 
 // Mutation caught: a macro the man macros do not define (".SS" misspelt ".SUBSECTION"), or
