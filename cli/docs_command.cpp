@@ -12,15 +12,15 @@
 #include <memory>
 #include <string>
 
-#include "atomic_file.h"
 #include "commands.h"
-#include "crash.h"
-#include "database.h"
 #include "exit_status.h"
+#include "lesson/crash.h"
+#include "lesson/runner.h"
 #include "options.h"
+#include "os/atomic_file.h"
 #include "reference.h"
-#include "runner.h"
 #include "scenarios.h"
+#include "sqlite/database.h"
 #include "views/doc_page.h"
 
 namespace dedupsim::cli {

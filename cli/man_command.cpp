@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "atomic_file.h"
+#include "os/atomic_file.h"
 #include "commands.h"
 #include "exit_status.h"
 #include "reference.h"

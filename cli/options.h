@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "atomic_file.h"
+#include "os/atomic_file.h"
 
 namespace dedupsim::cli {
 

@@ -7,7 +7,7 @@
 #include <cctype>
 
 #include "exit_status.h"
-#include "runner.h"
+#include "lesson/runner.h"
 #include "scenarios.h"
 
 namespace dedupsim::cli {
