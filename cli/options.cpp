@@ -68,6 +68,12 @@ CLI::Option* AddShare(CLI::App* sub, const std::string& name, double& target,
   return option;
 }
 
+CLI::Validator ListedValues(const std::vector<std::string>& values) {
+  std::string listed;
+  for (const std::string& v : values) listed += (listed.empty() ? "" : ",") + v;
+  return CLI::Validator([](const std::string&) { return std::string(); }, "{" + listed + "}");
+}
+
 CLI::Option* AddFileOption(CLI::App* sub, const std::string& name, std::string& target,
                            const std::string& description) {
   return sub

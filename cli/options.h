@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "os/atomic_file.h"
 
@@ -51,6 +52,12 @@ CLI::Option* AddDecimal(CLI::App* sub, const std::string& name, T& target,
 // exponent, a hex float ("0x1p-2"), "nan" or "inf" are refused, never read.
 CLI::Option* AddShare(CLI::App* sub, const std::string& name, double& target,
                       const std::string& description);
+
+// Describes an option's values as {a,b,...} in --help, the generated reference and the man
+// page, which shell completion then offers, without checking them: the command checks the
+// value itself and names the valid ones in its own message (so the exit status and the
+// message stay the command's).
+CLI::Validator ListedValues(const std::vector<std::string>& values);
 
 // A file name option: '' is refused.
 CLI::Option* AddFileOption(CLI::App* sub, const std::string& name, std::string& target,

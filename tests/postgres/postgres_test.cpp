@@ -385,6 +385,7 @@ TEST_CASE("case 10: Ctrl-C during initdb: exit 130, initdb killed and reaped, no
   // removed while initdb still writes into it).
   testing::TempDir tmp;
   ::chmod(tmp.path().c_str(), 0755);  // initdb runs as `postgres` when the tests run as root
+  testing::TempDir cache;  // empty: no template to copy, so initdb runs
   int err_pipe[2];
   REQUIRE(::pipe(err_pipe) == 0);
   pid_t pid = ::fork();
@@ -396,8 +397,10 @@ TEST_CASE("case 10: Ctrl-C during initdb: exit 130, initdb killed and reaped, no
     ::signal(SIGINT, SIG_DFL);
     std::string env_tmp = "TMPDIR=" + tmp.path();
     std::string env_pause = "DEDUPSIM_PAUSE_AT=initdb-started";
+    std::string env_cache = "DEDUPSIM_CACHE_DIR=" + cache.path();
     ::putenv(env_tmp.data());
     ::putenv(env_pause.data());
+    ::putenv(env_cache.data());
     int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, STDOUT_FILENO);
     ::dup2(err_pipe[1], STDERR_FILENO);
