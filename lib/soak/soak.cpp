@@ -32,6 +32,9 @@ using SteadyClock = std::chrono::steady_clock;
 
 constexpr int kExitBusy = 75;   // a consumer's SQLITE_BUSY outlasted the busy timeout
 constexpr int kExitError = 70;  // any other failure in a consumer
+// The machine's error in a consumer (StoreErrorKind::kEnvironment: a full disk, an I/O
+// error): no restart helps, so the supervisor stops the run with it (exit 3).
+constexpr int kExitEnvironment = 74;
 constexpr size_t kMaxSlots = 32;
 constexpr int64_t kMaxErrors = 50;  // a consumer that keeps failing stops the run
 
@@ -42,7 +45,7 @@ struct Shared {
   // Per slot: transactions its consumer has open (handler and broker connections), kept
   // by the connections themselves; read after a kill to tell a death mid-transaction.
   std::atomic<int> open_transactions[kMaxSlots] = {};
-  char errors[kMaxSlots][256] = {};
+  char errors[kMaxSlots][1024] = {};  // room for a path, a statement and what to do
 };
 
 void Validate(const SoakOptions& o) {
@@ -126,7 +129,8 @@ class SqliteSoakDb final : public SoakDb {
   void Read(SoakReport& report, const Workload& workload) const override {
     Connection check = db_.Connect();
     report.broker = ReadBrokerCounts(check);
-    report.check = CheckEffects(check, workload);
+    const std::unordered_set<std::string> unacked = UnackedOrders(check);
+    report.check = CheckEffects(check, workload, &unacked);
   }
 
  private:
@@ -167,7 +171,8 @@ class PgSoakDb final : public SoakDb {
   }
   void Read(SoakReport& report, const Workload& workload) const override {
     report.broker = ReadBrokerCounts(db_);
-    report.check = CheckEffects(db_, workload);
+    const std::unordered_set<std::string> unacked = UnackedOrders(db_);
+    report.check = CheckEffects(db_, workload, &unacked);
   }
 
  private:
@@ -199,8 +204,11 @@ class PgSoakDb final : public SoakDb {
       bool processed = handler->Handle(delivery->message);
       if (broker->Ack(*delivery, processed)) shared->acked.fetch_add(1);
     }
-  } catch (const SqliteError& e) {
-    code = e.IsBusy() ? kExitBusy : kExitError;
+  } catch (const StoreError& e) {  // SQLite's and PostgreSQL's
+    const auto* sqlite = dynamic_cast<const SqliteError*>(&e);
+    code = sqlite != nullptr && sqlite->IsBusy()        ? kExitBusy
+           : e.kind() == StoreErrorKind::kEnvironment ? kExitEnvironment
+                                                      : kExitError;
     std::snprintf(shared->errors[slot], sizeof shared->errors[slot], "%s", e.what());
   } catch (const std::exception& e) {
     code = kExitError;
@@ -237,6 +245,7 @@ class Supervisor {
       }
       if (report_.busy_errors + report_.other_errors >= kMaxErrors) break;
       ReapExited();
+      if (!environment_error_.empty()) break;
       if (options_.kill_every.count() > 0 && !finished_ && now >= next_kill) {
         // Drawn whether or not the slot is live, so the schedule depends on the seed only.
         auto victim = static_cast<size_t>(rng_() % pids_.size());
@@ -254,6 +263,7 @@ class Supervisor {
     StopAll();
     report_.elapsed = SteadyClock::now() - started;
     if (progress != nullptr) progress->Finished();
+    if (!environment_error_.empty()) throw DatabaseError(environment_error_);
   }
 
  private:
@@ -286,6 +296,11 @@ class Supervisor {
     pids_[slot] = 0;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
       finished_ = true;  // it saw every entry acked: no more kills, no restart
+      return;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kExitEnvironment) {
+      // Its message names the file (DescribeFailure); the other consumers are stopped.
+      environment_error_ = fmt::format("consumer {}: {}", slot + 1, shared_->errors[slot]);
       return;
     }
     std::string what;
@@ -371,6 +386,7 @@ class Supervisor {
   std::vector<pid_t> pids_;  // 0: the slot has no live consumer
   std::mt19937_64 rng_;
   bool finished_ = false;  // a consumer saw every entry acked
+  std::string environment_error_;  // a consumer's kExitEnvironment: the run stops with it
 };
 
 // The shared block, unmapped on scope exit.
@@ -401,7 +417,15 @@ std::vector<std::string> SoakReport::failures() const {
     out.push_back(fmt::format("doubled: {} extra applications over {} orders", check.doubled,
                               check.doubled_orders));
   }
-  if (check.lost > 0) out.push_back(fmt::format("lost: {} orders never applied", check.lost));
+  if (check.lost > 0) {
+    out.push_back(fmt::format("lost: {} orders never applied, though a copy of each was acked",
+                              check.lost));
+  }
+  if (check.not_reached > 0) {
+    out.push_back(fmt::format("not reached: {} orders no copy of which was acked when the run "
+                              "ended (not lost: no consumer finished one)",
+                              check.not_reached));
+  }
   if (check.odd > 0)
     out.push_back(fmt::format("{} books with a partial quantity reserved", check.odd));
   if (broker.acked != broker.entries) {

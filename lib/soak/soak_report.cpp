@@ -44,6 +44,7 @@ nlohmann::ordered_json SoakReportToJson(const SoakReport& r) {
   j["reserved"] = r.check.reserved;
   j["expectedReserved"] = r.check.expected_reserved;
   j["lost"] = r.check.lost;
+  j["notReached"] = r.check.not_reached;
   j["doubled"] = r.check.doubled;
   j["doubledOrders"] = r.check.doubled_orders;
   j["busyErrors"] = r.busy_errors;
@@ -86,9 +87,12 @@ std::string FormatSoakReport(const SoakReport& r) {
         r.kills, r.kills_mid_transaction, r.restarts, r.broker.deliveries, r.broker.redeliveries,
         r.broker.acked, r.broker.entries);
   }
-  out += fmt::format("duplicates skipped {}, reserved {} of {}: lost {}, doubled {}\n",
+  out += fmt::format("duplicates skipped {}, reserved {} of {}: lost {}, doubled {}{}\n",
                      r.broker.acked_skipped, r.check.reserved, r.check.expected_reserved,
-                     r.check.lost, r.check.doubled);
+                     r.check.lost, r.check.doubled,
+                     r.check.not_reached > 0
+                         ? fmt::format(", not reached {}", r.check.not_reached)
+                         : std::string());
   std::string errors =
       r.supervisor_only
           ? std::string("elapsed ")  // the consumers' errors are on their own terminals

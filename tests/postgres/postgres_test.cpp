@@ -418,11 +418,18 @@ TEST_CASE("case 10: Ctrl-C during initdb: exit 130, initdb killed and reaped, no
     err.append(chunk, static_cast<size_t>(n));
   }
   REQUIRE(err.find("paused at initdb-started") != std::string::npos);
-  // initdb is dedupsim's child, writing the folder now.
+  // initdb is dedupsim's child. The pause comes right after the fork: the child may not
+  // have executed initdb yet, so the test waits for that event (its command line changes).
   std::string children = testing::ReadFile("/proc/" + std::to_string(pid) + "/task/" +
                                            std::to_string(pid) + "/children");
   REQUIRE(!children.empty());
   const pid_t initdb = static_cast<pid_t>(std::stol(children));
+  const auto exec_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (testing::ReadFile("/proc/" + std::to_string(initdb) + "/cmdline").find("initdb") ==
+             std::string::npos &&
+         std::chrono::steady_clock::now() < exec_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   REQUIRE(testing::ReadFile("/proc/" + std::to_string(initdb) + "/cmdline").find("initdb") !=
           std::string::npos);
   ::kill(pid, SIGINT);
