@@ -173,7 +173,8 @@ Command AddSoakCommand(CLI::App& app) {
       ->check(CLI::IsMember({"inbox", "natural-key", "naive", "check-then-process"}));
   AddDecimal(
       sub, "--kill-every-ms", args->kill_every_ms,
-      "Mean gap between SIGKILLs, each drawn in [0.5, 1.5] times it; 0: no kills (default 50)", 0,
+      "Mean gap between SIGKILLs, each drawn in [0.5, 1.5] times it and counted from the previous "
+      "kill (a consumer still starting is waited for); 0: no kills (default 50)", 0,
       60000);
   AddDecimal(sub, "--lease-ms", args->lease_ms,
              "Visibility timeout: an unacked delivery comes back after it (default 200)", 10,

@@ -3,11 +3,17 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <linux/futex.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
+#include <optional>
+#include <climits>
+#include <cstdint>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +23,7 @@
 
 #include "bench/pg_bench.h"
 #include "os/child_process.h"
+#include "os/pause_point.h"
 #include "os/run_files.h"
 #include "postgres/store.h"
 #include "soak/pg_broker.h"
@@ -42,8 +49,30 @@ struct Shared {
   // Per slot: transactions its consumer has open (handler and broker connections), kept
   // by the connections themselves; read after a kill to tell a death mid-transaction.
   std::atomic<int> open_transactions[kMaxSlots] = {};
+  // Per slot: 1 once its consumer has its connections and starts receiving (0: starting).
+  std::atomic<int> receiving[kMaxSlots] = {};
+  // Per slot: 1 while the supervisor sleeps on open_transactions (a futex) until the
+  // consumer opens one; the consumer then wakes it.
+  std::atomic<int> awaited[kMaxSlots] = {};
   char errors[kMaxSlots][256] = {};
 };
+
+static_assert(sizeof(std::atomic<int>) == sizeof(int) && std::atomic<int>::is_always_lock_free,
+              "the futex calls below treat std::atomic<int> as an int");
+
+// The word is in memory shared between processes (MAP_SHARED), so no FUTEX_PRIVATE_FLAG.
+int* FutexWord(std::atomic<int>& word) { return reinterpret_cast<int*>(&word); }
+
+// Sleeps while word holds expected, at most `limit`; returns early on a wake or a change.
+void FutexWait(std::atomic<int>& word, int expected, std::chrono::nanoseconds limit) {
+  timespec timeout{static_cast<time_t>(limit.count() / 1'000'000'000),
+                   static_cast<long>(limit.count() % 1'000'000'000)};
+  ::syscall(SYS_futex, FutexWord(word), FUTEX_WAIT, expected, &timeout, nullptr, 0);
+}
+
+void FutexWakeAll(std::atomic<int>& word) {
+  ::syscall(SYS_futex, FutexWord(word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+}
 
 void Validate(const SoakOptions& o) {
   if (o.workload.messages < 1 || o.workload.messages > 1'000'000) {
@@ -185,10 +214,17 @@ class PgSoakDb final : public SoakDb {
     std::unique_ptr<StrategyHandler> handler = db.OpenHandler(options.strategy);
     std::function<void(bool)> count_open = [shared, slot](bool open) {
       shared->open_transactions[slot].fetch_add(open ? 1 : -1);
+      // A system call only when the supervisor sleeps on it (once per kill, not per message).
+      if (open && shared->awaited[slot].load() != 0) {
+        FutexWakeAll(shared->open_transactions[slot]);
+      }
     };
     handler->OnTransactionChange(count_open);
     std::unique_ptr<BrokerQueue> broker =
         db.OpenBroker(options.lease, static_cast<int64_t>(::getpid()), count_open);
+    PauseHere("soak-consumer-starting");  // the test build only: a consumer slow to start
+    shared->receiving[slot].store(1);
+    if (shared->awaited[slot].load() != 0) FutexWakeAll(shared->open_transactions[slot]);
     for (;;) {
       std::optional<LeasedDelivery> delivery = broker->Receive();
       if (!delivery) {
@@ -240,9 +276,10 @@ class Supervisor {
       if (options_.kill_every.count() > 0 && !finished_ && now >= next_kill) {
         // Drawn whether or not the slot is live, so the schedule depends on the seed only.
         auto victim = static_cast<size_t>(rng_() % pids_.size());
-        AwaitTransaction(victim);
-        Kill(victim);
-        next_kill += NextGap();
+        if (AwaitTransaction(victim, deadline, interrupted)) Kill(victim);
+        // The gap counts from this kill: a kill that waited for its victim does not make the
+        // next ones come in a burst.
+        next_kill = SteadyClock::now() + NextGap();
       }
       if (progress != nullptr && now - last_report >= std::chrono::milliseconds(100)) {
         progress->Update(shared_->acked.load(), static_cast<int64_t>(options_.workload.messages),
@@ -275,6 +312,7 @@ class Supervisor {
     std::fflush(nullptr);
     const pid_t supervisor = ::getpid();
     shared_->open_transactions[slot].store(0);  // before the fork: the child counts from 0
+    shared_->receiving[slot].store(0);
     pid_t pid = ForkChild();                    // dies with the supervisor
     if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     if (pid == 0) ConsumerMain(options_, db_, slot, supervisor, shared_);
@@ -328,13 +366,54 @@ class Supervisor {
   // kill at a random instant lands between transactions almost every time. The kill stays
   // a real SIGKILL at a moment the consumer chose by its own progress; whether it was still
   // inside is read after its death (kills_mid_transaction), never assumed.
-  void AwaitTransaction(size_t slot) {
+  //
+  // A victim still starting (a consumer just restarted: forking, connecting, preparing) is
+  // waited for until it receives, without that limit, and then given its moment:
+  // otherwise, on a loaded machine where a restart takes longer than the gap between kills,
+  // the kills would land on consumers still starting, each restart would cost more time,
+  // and more time more kills. So every kill follows work, and the run's time follows its
+  // work, not the machine's load. The supervisor sleeps meanwhile (a futex the consumer
+  // wakes as it opens a transaction), so the wait costs no processor time.
+  // False when the run ended first (its deadline, an interrupt): then no kill.
+  bool AwaitTransaction(size_t slot, SteadyClock::time_point deadline,
+                        const std::function<bool()>& interrupted) {
     static constexpr auto kAimAt = std::chrono::milliseconds(20);
-    if (pids_[slot] <= 0) return;
-    const auto until = SteadyClock::now() + kAimAt;
-    while (shared_->open_transactions[slot].load() <= 0 && SteadyClock::now() < until) {
-      std::this_thread::yield();
+    static constexpr auto kLook = std::chrono::milliseconds(10);  // at the victim's life
+    const pid_t pid = pids_[slot];
+    if (pid <= 0) return true;
+    std::atomic<int>& open = shared_->open_transactions[slot];
+    std::optional<SteadyClock::time_point> until;  // from when it receives
+    shared_->awaited[slot].store(1);  // before the reads: either we see it, or it wakes us
+    bool kill = true;
+    for (;;) {
+      const int now_open = open.load();
+      const auto now = SteadyClock::now();
+      if (now_open > 0) break;
+      if (now >= deadline) {
+        kill = false;
+        break;
+      }
+      if (shared_->receiving[slot].load() != 0) {
+        if (!until) until = now + kAimAt;
+        if (now >= *until) break;
+        FutexWait(open, now_open, *until - now);
+        continue;
+      }
+      // Still starting: wait until it receives, looking every kLook whether it ended
+      // instead (it failed to start) or the run was interrupted.
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          info.si_pid == pid) {
+        break;  // it ended: the main loop reaps it
+      }
+      if (interrupted && interrupted()) {
+        kill = false;
+        break;
+      }
+      FutexWait(open, now_open, kLook);
     }
+    shared_->awaited[slot].store(0);
+    return kill;
   }
 
   void Kill(size_t slot) {
