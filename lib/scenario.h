@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "broker/broker.h"
 #include "clock.h"
 #include "database.h"
 #include "message.h"
@@ -43,6 +44,8 @@ struct RunOptions {
   // and lock_timeout on the waiter's (0: none; on SQLite, the waiter's busy timeout).
   std::chrono::milliseconds idle_timeout{1000};
   std::chrono::milliseconds lock_timeout{0};
+  // The broker the lessons' messages go through (--broker): what some figures expect.
+  BrokerKind broker = BrokerKind::kSimulated;
 };
 
 // What a scenario runs with. All of it is injected; scenarios hold no global state.
@@ -56,6 +59,8 @@ struct ScenarioEnv {
   IdGenerator& ids;
   // The database the scenarios on the store seam run on (kAnyBackend); null: SQLite on db.
   const Backend* backend = nullptr;
+  // Where the lessons' brokers come from (--broker); null: the simulated broker.
+  const BrokerFactory* brokers = nullptr;
 };
 
 // A figure on the line judged by its value, whatever the lesson expects: correct (the

@@ -3,7 +3,7 @@
 // consumer still reserves twice, the inbox does not.
 #include <fmt/format.h>
 
-#include "broker.h"
+#include "broker/broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "consumers/naive.h"
@@ -33,19 +33,19 @@ Part ProducerResend(ScenarioEnv& env, ManualClock& clock) {
   env.recorder.BeginPart("producer resend");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  Broker broker(clock, Options(env.options), &env.recorder);
-  broker.Send(message);
+  std::unique_ptr<Broker> broker = OpenBroker(env, Options(env.options), &clock);
+  broker->Send(message);
   clock.Advance(kResendAfter);
   env.recorder.MarkTime(fmt::format("+{}", FormatDuration(kResendAfter)));
-  broker.Send(message);
+  broker->Send(message);
   Part part;
-  part.deliveries = Drain(broker, [&](const Delivery& d) {
+  part.deliveries = Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> db = OpenStore(env, "A");
     NaiveReserveStock(*db).Handle(d.message);
     NoteOutcome(*db, "Processed");
     return Verdict{};
   });
-  part.dropped = broker.stats().dropped;
+  part.dropped = broker->stats().dropped;
   part.reserved = CurrentStock(env, dune).reserved;
   return part;
 }
@@ -56,15 +56,15 @@ Part LostAck(ScenarioEnv& env, ManualClock& clock, const char* title, Handle han
   env.recorder.BeginPart(title);
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  Broker broker(clock, Options(env.options), &env.recorder);
-  broker.Send(message);
+  std::unique_ptr<Broker> broker = OpenBroker(env, Options(env.options), &clock);
+  broker->Send(message);
   Part part;
-  part.deliveries = Drain(broker, [&](const Delivery& d) {
+  part.deliveries = Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> db = OpenStore(env, "A");
     handle(*db, d.message);
     return Verdict{d.delivery_count == 1 ? Disposition::kAckLost : Disposition::kAck};
   });
-  part.dropped = broker.stats().dropped;
+  part.dropped = broker->stats().dropped;
   part.reserved = CurrentStock(env, dune).reserved;
   return part;
 }

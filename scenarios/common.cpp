@@ -27,6 +27,12 @@ StockItem Restock(ScenarioEnv& env) {
   return dune;
 }
 
+std::unique_ptr<Broker> OpenBroker(ScenarioEnv& env, const BrokerOptions& options,
+                                   Clock* clock) {
+  const BrokerFactory& brokers = env.brokers != nullptr ? *env.brokers : SimulatedBrokers();
+  return brokers.Open(clock != nullptr ? *clock : env.clock, options, &env.recorder);
+}
+
 std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance,
                                  DeliveryRef delivery) {
   std::unique_ptr<Store> store =

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/broker.h"
 #include "message.h"
 #include "scenario.h"
 #include "schema.h"
@@ -20,6 +21,10 @@ StockItem Restock(ScenarioEnv& env);
 void AddStock(ScenarioEnv& env, const StockItem& item);
 // A new OrderPlaced for the book, with fresh message and order ids.
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book);
+// A new queue on the scenario's broker (env.brokers, or the simulated one), empty, with these
+// options; clock: the simulation's time, when the lesson runs on a clock of its own.
+std::unique_ptr<Broker> OpenBroker(ScenarioEnv& env, const BrokerOptions& options,
+                                   Clock* clock = nullptr);
 // A new connection whose statements are traced under `instance`, for one delivery: its
 // "open" step marks where the delivery begins in the diagram and the timeline. Its steps
 // carry `delivery` (the scenario playing the broker numbers it), or else the delivery a

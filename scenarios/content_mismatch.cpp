@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "broker.h"
+#include "broker/broker.h"
 #include "common.h"
 #include "consumers/payload_checked.h"
 #include "scenarios.h"
@@ -20,16 +20,16 @@ Outcome Run(ScenarioEnv& env) {
   OrderPlaced changed = message;  // the id reused for other content
   changed.quantity = message.quantity + 1;
 
-  Broker broker(env.clock, BrokerOptions{}, &env.recorder);
-  broker.Send(message);
-  broker.Send(message);  // the same message again: a true duplicate
-  broker.Send(changed);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{});
+  broker->Send(message);
+  broker->Send(message);  // the same message again: a true duplicate
+  broker->Send(changed);
 
   std::vector<std::string> results;
   std::vector<std::string> alerts;
   std::string stored_hash;
   std::string mismatch_hash;
-  Drain(broker, [&](const Delivery& d) {
+  Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> store = OpenStore(env, "A");
     PayloadCheckResult r = PayloadCheckedReserveStock(*store, env.clock).Handle(d.message);
     results.emplace_back(ToString(r.result));
@@ -47,7 +47,7 @@ Outcome Run(ScenarioEnv& env) {
   });
 
   StockItem after = CurrentStock(env, dune);
-  const BrokerStats& stats = broker.stats();
+  const BrokerStats& stats = broker->stats();
   Outcome out;
   out.figures["results"] = results;
   out.figures["acked"] = stats.acked;

@@ -3,7 +3,7 @@
 // broker's redelivered flag, lit for that redelivery, stays dark for a producer's resend.
 #include <fmt/format.h>
 
-#include "broker.h"
+#include "broker/broker.h"
 #include "common.h"
 #include "consumers/keyed.h"
 #include "scenarios.h"
@@ -26,8 +26,8 @@ Part Deliver(ScenarioEnv& env, KeyOf key_of) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   const int deliveries = env.options.deliveries;
-  Broker broker(env.clock, BrokerOptions{.max_delivery_count = deliveries}, &env.recorder);
-  broker.Send(message);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{.max_delivery_count = deliveries});
+  broker->Send(message);
   Part part;
   auto handle = [&](const Delivery& d) {
     std::unique_ptr<Store> store = OpenStore(env, "A");
@@ -41,13 +41,13 @@ Part Deliver(ScenarioEnv& env, KeyOf key_of) {
     part.tags.push_back(d.delivery_tag);
     part.redelivered.push_back(d.redelivered);
   };
-  Drain(broker, [&](const Delivery& d) {
+  Drain(*broker, [&](const Delivery& d) {
     handle(d);
     return d.delivery_count < deliveries ? Verdict{Disposition::kAckLost}
                                          : Verdict{Disposition::kAck};
   });
-  broker.Send(message);  // the producer's resend, after the message was acked
-  Drain(broker, [&](const Delivery& d) {
+  broker->Send(message);  // the producer's resend, after the message was acked
+  Drain(*broker, [&](const Delivery& d) {
     handle(d);
     return Verdict{Disposition::kAck};
   });

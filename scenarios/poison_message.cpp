@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "broker.h"
+#include "broker/broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "scenarios.h"
@@ -27,12 +27,11 @@ Outcome Run(ScenarioEnv& env) {
   const std::string missing_book = env.ids.Next();
   OrderPlaced poison{env.ids.Next(), env.ids.Next(), missing_book, env.options.quantity};
 
-  Broker broker(env.clock, BrokerOptions{.max_delivery_count = env.options.max_deliveries},
-                &env.recorder);
-  broker.Send(poison);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{.max_delivery_count = env.options.max_deliveries});
+  broker->Send(poison);
   int64_t attempts = 0;  // deliveries whose handler ran into the failure
   int64_t processed = 0;
-  Drain(broker, [&](const Delivery& d) {
+  Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> store = OpenStore(env, "A");
     Store& db = *store;
     IdempotentReserveStock consumer(db, env.clock);
@@ -50,9 +49,9 @@ Outcome Run(ScenarioEnv& env) {
       return Verdict{Disposition::kAbandon};
     }
   });
-  const BrokerStats& stats = broker.stats();
+  const BrokerStats& stats = broker->stats();
   const std::string reason =
-      broker.dead_letters().empty() ? "none" : broker.dead_letters().front().reason;
+      broker->dead_letters().empty() ? "none" : broker->dead_letters().front().reason;
   const int64_t inbox_rows = CurrentRows(env, "Inbox");
   const int64_t reserved = CurrentStock(env, dune).reserved;
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "broker.h"
+#include "broker/broker.h"
 #include "common.h"
 #include "scenarios.h"
 
@@ -24,10 +24,10 @@ Outcome Run(ScenarioEnv& env) {
   OrderPlaced message = NewOrder(env, dune);
   const int deliveries = env.options.deliveries;
   // Every ack but the last is lost, so the broker delivers the message `deliveries` times.
-  Broker broker(env.clock, BrokerOptions{.max_delivery_count = deliveries}, &env.recorder);
-  broker.Send(message);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{.max_delivery_count = deliveries});
+  broker->Send(message);
   std::vector<bool> processed;
-  Drain(broker, [&](const Delivery& d) {
+  Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> store = OpenStore(env, "A");
     processed.push_back(ReceiveCountingReserveStock(*store, env.clock).Handle(d.message).processed);
     return d.delivery_count < deliveries ? Verdict{Disposition::kAckLost}
@@ -44,7 +44,7 @@ Outcome Run(ScenarioEnv& env) {
   const int64_t times_processed = reserved / message.quantity;
 
   Outcome out;
-  out.figures["deliveries"] = broker.stats().deliveries;
+  out.figures["deliveries"] = broker->stats().deliveries;
   out.figures["processed"] = processed;
   out.figures["receiveCount"] = receive_count;
   out.figures["consumed"] = consumed;
@@ -53,7 +53,7 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reserved"] = reserved;
   out.line = fmt::format(
       "{}{} -> processed: {}; Inbox ReceiveCount: {}, consumed: {}; {} (processed {})",
-      TagColumn("receive-count"), DeliveredPhrase(static_cast<int>(broker.stats().deliveries)),
+      TagColumn("receive-count"), DeliveredPhrase(static_cast<int>(broker->stats().deliveries)),
       BoolList(processed), receive_count, CsBool(consumed), JudgedReserved(dune.title, reserved, env.options.quantity),
       TimesPhrase(times_processed));
   return out;

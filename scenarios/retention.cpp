@@ -7,7 +7,7 @@
 
 #include <optional>
 
-#include "broker.h"
+#include "broker/broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "scenarios.h"
@@ -29,9 +29,8 @@ Outcome Run(ScenarioEnv& env) {
 
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  Broker broker(clock, BrokerOptions{.max_delivery_count = env.options.max_deliveries},
-                &env.recorder);
-  broker.Send(message);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{.max_delivery_count = env.options.max_deliveries}, &clock);
+  broker->Send(message);
 
   // Day 0: processed, but the ack never reaches the broker. Day 1: the broker keeps
   // redelivering and the consumer keeps skipping, and still no ack gets through, until the
@@ -39,7 +38,7 @@ Outcome Run(ScenarioEnv& env) {
   int64_t skipped = 0;
   int64_t processed_on_day0 = 0;
   env.recorder.MarkTime("day 0");
-  Drain(broker, [&](const Delivery& d) {
+  Drain(*broker, [&](const Delivery& d) {
     if (d.delivery_count == 2) {
       clock.Set(start + day);
       env.recorder.MarkTime("day 1");
@@ -50,7 +49,7 @@ Outcome Run(ScenarioEnv& env) {
     (processed ? processed_on_day0 : skipped) += 1;
     return Verdict{Disposition::kAckLost};
   });
-  const int64_t dead_lettered = broker.stats().dead_lettered;
+  const int64_t dead_lettered = broker->stats().dead_lettered;
 
   // The nightly cleanup, days 1 to 20.
   std::optional<int> deleted_on_day;
@@ -66,8 +65,8 @@ Outcome Run(ScenarioEnv& env) {
 
   // Day 20: the operator replays the dead-letter queue.
   bool replay_processed = false;
-  broker.ReplayDeadLetters();
-  Drain(broker, [&](const Delivery& d) {
+  broker->ReplayDeadLetters();
+  Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> db = OpenStore(env, "A");
     replay_processed = IdempotentReserveStock(*db, clock).Handle(d.message);
     NoteProcessed(*db, replay_processed);

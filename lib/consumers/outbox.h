@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <string>
 
-#include "broker.h"
+#include "broker/broker.h"
 #include "clock.h"
 #include "hooks.h"
 #include "message.h"
