@@ -1,0 +1,56 @@
+#include "broker/broker_setup.h"
+
+#include <optional>
+
+#include "broker/nats_broker.h"
+#include "broker/nats_library.h"
+#include "broker/nats_server.h"
+
+namespace dedupsim {
+
+namespace {
+
+class SimulatedSetup final : public BrokerSetup {
+ public:
+  const BrokerFactory& brokers() const override { return SimulatedBrokers(); }
+  std::string server() const override { return "simulated"; }
+  std::string url() const override { return ""; }
+};
+
+class NatsSetup final : public BrokerSetup {
+ public:
+  NatsSetup(const std::string& url, const std::string& prefix) {
+    RequireNatsLibrary();  // before a server is started for a command that could not talk to it
+    if (url.empty()) private_.emplace(NatsServer::Start());
+    url_ = url.empty() ? private_->url() : url;
+    brokers_.emplace(url_, prefix);
+  }
+  ~NatsSetup() override {
+    brokers_.reset();  // the connection closes before the server stops
+  }
+  const BrokerFactory& brokers() const override { return *brokers_; }
+  std::string server() const override { return brokers_->server(); }
+  std::string url() const override { return url_; }
+
+ private:
+  std::optional<NatsServer> private_;
+  std::string url_;
+  std::optional<NatsBrokers> brokers_;
+};
+
+}  // namespace
+
+std::unique_ptr<BrokerSetup> BrokerSetup::Start(BrokerKind kind, const std::string& url,
+                                                const std::string& prefix) {
+  switch (kind) {
+    case BrokerKind::kSimulated:
+      return std::make_unique<SimulatedSetup>();
+    case BrokerKind::kNats:
+      return std::make_unique<NatsSetup>(url, prefix);
+    case BrokerKind::kRabbitMq:
+      break;
+  }
+  throw BrokerError("--broker rabbitmq is not built yet");
+}
+
+}  // namespace dedupsim
