@@ -1,5 +1,6 @@
 #include "broker/broker.h"
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "broker/simulated_broker.h"
@@ -37,6 +38,25 @@ void ValidateBrokerOptions(const BrokerOptions& options) {
   if (options.ack_wait < std::chrono::milliseconds(1)) {
     throw std::invalid_argument("ack wait must be at least 1 ms");
   }
+}
+
+std::string EncodeOrder(const OrderPlaced& m) {
+  return nlohmann::json{{"messageId", m.message_id},
+                        {"orderId", m.order_id},
+                        {"bookId", m.book_id},
+                        {"quantity", m.quantity}}
+      .dump();
+}
+
+std::optional<OrderPlaced> DecodeOrder(std::string_view body) {
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  for (const char* field : {"messageId", "orderId", "bookId"}) {
+    if (!j.contains(field) || !j[field].is_string()) return std::nullopt;
+  }
+  if (!j.contains("quantity") || !j["quantity"].is_number_integer()) return std::nullopt;
+  return OrderPlaced{j["messageId"].get<std::string>(), j["orderId"].get<std::string>(),
+                     j["bookId"].get<std::string>(), j["quantity"].get<int64_t>()};
 }
 
 void Broker::Note(const char* op, const Delivery& about, const std::string& detail,

@@ -158,6 +158,11 @@ const BrokerFactory& SimulatedBrokers();
 // Throws std::invalid_argument for options out of range (any implementation).
 void ValidateBrokerOptions(const BrokerOptions& options);
 
+// The body of a message on a real broker: OrderPlaced as JSON ({"messageId", "orderId",
+// "bookId", "quantity"}). Decode returns nullopt for a body that is not one.
+std::string EncodeOrder(const OrderPlaced& message);
+std::optional<OrderPlaced> DecodeOrder(std::string_view body);
+
 // What a consumer did with one delivery, for Drain.
 enum class Disposition {
   kAck,         // done, or a duplicate skipped: acknowledged

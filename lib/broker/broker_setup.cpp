@@ -1,10 +1,14 @@
 #include "broker/broker_setup.h"
 
 #include <optional>
+#include <stdexcept>
 
 #include "broker/nats_broker.h"
 #include "broker/nats_library.h"
 #include "broker/nats_server.h"
+#include "broker/amqp_library.h"
+#include "broker/rabbitmq_broker.h"
+#include "broker/rabbitmq_node.h"
 
 namespace dedupsim {
 
@@ -38,6 +42,27 @@ class NatsSetup final : public BrokerSetup {
   std::optional<NatsBrokers> brokers_;
 };
 
+class RabbitSetup final : public BrokerSetup {
+ public:
+  RabbitSetup(const std::string& url, const std::string& prefix) {
+    RequireAmqpLibrary();  // before a node is started for a command that could not talk to it
+    if (url.empty()) private_.emplace(RabbitNode::Start());
+    url_ = url.empty() ? private_->url() : url;
+    brokers_.emplace(url_, prefix);
+  }
+  ~RabbitSetup() override {
+    brokers_.reset();  // the connection closes before the node stops
+  }
+  const BrokerFactory& brokers() const override { return *brokers_; }
+  std::string server() const override { return brokers_->server(); }
+  std::string url() const override { return url_; }
+
+ private:
+  std::optional<RabbitNode> private_;
+  std::string url_;
+  std::optional<RabbitBrokers> brokers_;
+};
+
 }  // namespace
 
 std::unique_ptr<BrokerSetup> BrokerSetup::Start(BrokerKind kind, const std::string& url,
@@ -48,9 +73,9 @@ std::unique_ptr<BrokerSetup> BrokerSetup::Start(BrokerKind kind, const std::stri
     case BrokerKind::kNats:
       return std::make_unique<NatsSetup>(url, prefix);
     case BrokerKind::kRabbitMq:
-      break;
+      return std::make_unique<RabbitSetup>(url, prefix);
   }
-  throw BrokerError("--broker rabbitmq is not built yet");
+  throw std::logic_error("unknown broker kind");
 }
 
 }  // namespace dedupsim

@@ -37,23 +37,13 @@ int64_t Nanos(std::chrono::milliseconds ms) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(ms).count();
 }
 
-std::string Encode(const OrderPlaced& m) {
-  return nlohmann::json{{"messageId", m.message_id},
-                        {"orderId", m.order_id},
-                        {"bookId", m.book_id},
-                        {"quantity", m.quantity}}
-      .dump();
-}
-
 OrderPlaced Decode(const char* data, int length, const std::string& stream) {
-  nlohmann::json j = nlohmann::json::parse(std::string(data, static_cast<size_t>(length)), nullptr,
-                                           false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("messageId") ||
-      !j["messageId"].is_string() || !j.contains("quantity") || !j["quantity"].is_number_integer()) {
-    throw BrokerError(fmt::format("NATS: stream {} holds a message that is not an OrderPlaced of dedupsim's", stream));
+  std::optional<OrderPlaced> m = DecodeOrder(std::string_view(data, static_cast<size_t>(length)));
+  if (!m) {
+    throw BrokerError(fmt::format(
+        "NATS: stream {} holds a message that is not an OrderPlaced of dedupsim's", stream));
   }
-  return {j["messageId"].get<std::string>(), j.value("orderId", ""), j.value("bookId", ""),
-          j["quantity"].get<int64_t>()};
+  return *m;
 }
 
 // The server's INFO line: what it says it is. nats://host:port (the first of a list).
@@ -344,7 +334,7 @@ class NatsBroker final : public Broker {
   SendResult Publish(const OrderPlaced& message, const std::string& subject, const char* why,
                      const std::string& reason) {
     stats_.sent++;
-    const std::string body = Encode(message);
+    const std::string body = EncodeOrder(message);
     natsMsg* raw = nullptr;
     Check(natsMsg_Create(&raw, subject.c_str(), nullptr, body.data(), static_cast<int>(body.size())),
           jsErrCode{}, "make a message");
