@@ -9,6 +9,7 @@
 #include "broker/amqp_library.h"
 #include "broker/rabbitmq_broker.h"
 #include "broker/rabbitmq_node.h"
+#include "pause_point.h"
 
 namespace dedupsim {
 
@@ -25,7 +26,10 @@ class NatsSetup final : public BrokerSetup {
  public:
   NatsSetup(const std::string& url, const std::string& prefix) {
     RequireNatsLibrary();  // before a server is started for a command that could not talk to it
-    if (url.empty()) private_.emplace(NatsServer::Start());
+    if (url.empty()) {
+      private_.emplace(NatsServer::Start());
+      PauseHere("broker-server-started");  // the test build: an interrupt here must stop it
+    }
     url_ = url.empty() ? private_->url() : url;
     brokers_.emplace(url_, prefix);
   }
@@ -46,7 +50,10 @@ class RabbitSetup final : public BrokerSetup {
  public:
   RabbitSetup(const std::string& url, const std::string& prefix) {
     RequireAmqpLibrary();  // before a node is started for a command that could not talk to it
-    if (url.empty()) private_.emplace(RabbitNode::Start());
+    if (url.empty()) {
+      private_.emplace(RabbitNode::Start());
+      PauseHere("broker-server-started");  // the test build: an interrupt here must stop it
+    }
     url_ = url.empty() ? private_->url() : url;
     brokers_.emplace(url_, prefix);
   }

@@ -30,6 +30,7 @@ NATS_FORWARD(natsStatus, natsOptions_SetTimeout, (natsOptions * opts, int64_t ti
 NATS_FORWARD(natsStatus, natsOptions_SetAllowReconnect, (natsOptions * opts, bool allow), (opts, allow))
 NATS_FREE(natsOptions_Destroy, (natsOptions * opts), (opts))
 NATS_FORWARD(natsStatus, natsConnection_Connect, (natsConnection * *nc, natsOptions * options), (nc, options))
+NATS_FORWARD(natsStatus, natsConnection_ConnectTo, (natsConnection * *nc, const char* urls), (nc, urls))
 NATS_FREE(natsConnection_Destroy, (natsConnection * nc), (nc))
 NATS_FORWARD(natsStatus, natsConnection_SubscribeSync,
              (natsSubscription * *sub, natsConnection * nc, const char* subject), (sub, nc, subject))
@@ -79,6 +80,10 @@ NATS_FREE(jsConsumerInfo_Destroy, (jsConsumerInfo * ci), (ci))
 NATS_FORWARD(natsStatus, js_PublishMsg,
              (jsPubAck * *pubAck, jsCtx * js, natsMsg * msg, jsPubOptions * opts, jsErrCode * errCode),
              (pubAck, js, msg, opts, errCode))
+NATS_FORWARD(natsStatus, js_Publish,
+             (jsPubAck * *pubAck, jsCtx * js, const char* subj, const void* data, int dataLen,
+              jsPubOptions* opts, jsErrCode* errCode),
+             (pubAck, js, subj, data, dataLen, opts, errCode))
 NATS_FREE(jsPubAck_Destroy, (jsPubAck * pubAck), (pubAck))
 NATS_FORWARD(natsStatus, jsSubOptions_Init, (jsSubOptions * opts), (opts))
 NATS_FORWARD(natsStatus, js_PullSubscribe,

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <linux/close_range.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -71,6 +72,9 @@ pid_t Start(const Spawn& spawn) {
   }
   int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null >= 0) ::dup2(null, STDIN_FILENO);
+  // Nothing else of dedupsim's: a server that outlived it must hold none of its files,
+  // sockets or pipes (a pipe held open keeps whoever reads dedupsim's output waiting).
+  ::close_range(3, ~0U, 0);
   if (!spawn.working_folder.empty() && ::chdir(spawn.working_folder.c_str()) != 0) ::_exit(126);
   ::execve(args[0], args.data(), env.data());
   ::_exit(127);
