@@ -265,6 +265,17 @@ int Run(const RunArgs& args) {
   options.idle_timeout = std::chrono::milliseconds(args.idle_timeout_ms);
   options.lock_timeout = std::chrono::milliseconds(args.lock_timeout_ms);
   options.broker = broker_kind;
+  if (broker_kind != BrokerKind::kSimulated) {
+    // A real broker's duplicate window is the server's, waited out in real time.
+    if (!args.given.dedup_window) options.dedup_window = std::chrono::seconds(1);
+    if (options.dedup_window > std::chrono::seconds(30)) {
+      fmt::print(stderr,
+                 "dedupsim: --dedup-window {}: on a real broker the lesson waits the window out "
+                 "in real time: at most 30s\n",
+                 args.dedup_window);
+      return kExitUsage;
+    }
+  }
 
   // PostgreSQL: a throwaway cluster for this command (unless --dsn names a server), our own
   // schema in it, and the backend the scenarios run on. Destroyed (the cluster stopped and

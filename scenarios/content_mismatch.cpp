@@ -56,6 +56,11 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["mismatchHash"] = mismatch_hash;
   out.figures["alerts"] = alerts;
   out.figures["reserved"] = after.reserved;
+  out.figures["deadLetters"] = nlohmann::ordered_json::array();
+  for (const DeadLetter& letter : broker->dead_letters()) {
+    out.figures["deadLetters"].push_back({{"messageId", letter.delivery.message.message_id},
+                                          {"reason", letter.reason}});
+  }
   out.line = fmt::format(
       "{}same id, same content -> {}; same id, other content -> {} (dead-lettered: {}, alerts: "
       "{}); {}",
@@ -80,7 +85,7 @@ const Scenario kContentMismatchScenario{
     .tag = "content-mismatch",
     .summary = "same id, other payload: the stored hash tells it from a duplicate; dead-lettered with an alert",
     .in_post = false,
-    .traits = kAnyBackend,
+    .traits = kAnyBackend | kRealBroker,
     .run = &content_mismatch_file::Run,
     .expected = &content_mismatch_file::Expected,
     .lesson =

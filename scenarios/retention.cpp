@@ -121,7 +121,7 @@ const Scenario kRetentionScenario{
     .tag = "retention",
     .summary = "inbox records kept N days: a dead-letter replay after the cleanup is processed again",
     .in_post = false,
-    .traits = kHasRetention | kHasMaxDeliveries | kAnyBackend,
+    .traits = kHasRetention | kHasMaxDeliveries | kAnyBackend | kRealBroker,
     .run = &retention_file::Run,
     .expected = &retention_file::Expected,
     .lesson =
@@ -133,7 +133,17 @@ const Scenario kRetentionScenario{
     .hook_points = "none: the broker, the clock and the nightly cleanup drive the lesson",
     .try_next =
         "Keep records 30 days, past the replay, and it is skipped:\n"
-        "  dedupsim run retention --retention-days 30",
+        "  dedupsim run retention --retention-days 30\n"
+        "On RabbitMQ the dead letter and its replay are the broker's (the quorum queue's "
+        "delivery limit, its dead-letter queue); the days stay simulated:\n"
+        "  dedupsim run retention --broker rabbitmq",
+    .refuses_broker = [](BrokerKind kind) -> std::string_view {
+      if (kind == BrokerKind::kNats)
+        return "NATS JetStream keeps no dead letter after MaxDeliver (it stops delivering the "
+               "message and emits an advisory), so there is no dead-letter queue for the "
+               "operator to replay on day 20";
+      return "";
+    },
 };
 
 }  // namespace dedupsim

@@ -61,6 +61,10 @@ struct BrokerOptions {
   // consumer before the broker offers it again (NATS AckWait). The simulation redelivers
   // at once; RabbitMQ when the consumer's channel closes.
   std::chrono::milliseconds ack_wait{200};
+  // The simulation only: model that timer too (a delivery not settled ack_wait after it was
+  // handed out, by the injected clock, is redelivered; its late ack is taken, as NATS takes
+  // it). Off, the simulation redelivers only what was released.
+  bool expire_unacked = false;
 };
 
 struct Delivery {

@@ -36,7 +36,38 @@ SendResult SimulatedBroker::Send(const OrderPlaced& message) {
   return SendResult::kAccepted;
 }
 
+void SimulatedBroker::ExpireUnacked() {
+  if (!options_.expire_unacked) return;
+  const TimePoint now = clock_.Now();
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    auto at = delivered_at_.find(it->first);
+    if (at == delivered_at_.end() || now - at->second < options_.ack_wait) {
+      ++it;
+      continue;
+    }
+    Delivery expired = it->second;
+    delivered_at_.erase(at);
+    it = in_flight_.erase(it);
+    if (expired.delivery_count >= options_.max_delivery_count) {
+      dead_letters_.push_back(DeadLetter{expired, "MaxDeliveryCountExceeded",
+                                         fmt::format("delivered {} times without an ack", expired.delivery_count)});
+      stats_.dead_lettered++;
+      Note("ack-wait", expired, fmt::format("ack wait for {} passed", expired.message.message_id),
+           "dead-lettered: MaxDeliveryCountExceeded");
+      continue;
+    }
+    expired_[expired.sequence_number] = expired.delivery_count;
+    queue_.push_front(expired);
+    stats_.redelivered++;
+    Note("ack-wait", expired,
+         fmt::format("ack wait ({}) for {} passed", FormatDuration(options_.ack_wait),
+                     expired.message.message_id),
+         "back in the queue for redelivery; its consumer may still be working");
+  }
+}
+
 std::optional<Delivery> SimulatedBroker::Receive() {
+  ExpireUnacked();
   if (queue_.empty()) return std::nullopt;
   Delivery delivery = queue_.front();
   queue_.pop_front();
@@ -45,6 +76,7 @@ std::optional<Delivery> SimulatedBroker::Receive() {
   delivery.redelivered = delivery.delivery_count > 1;
   delivery.receipt = static_cast<uint64_t>(delivery.sequence_number);
   in_flight_[delivery.sequence_number] = delivery;
+  delivered_at_[delivery.sequence_number] = clock_.Now();
   stats_.deliveries++;
   Note("deliver", delivery,
        fmt::format("deliver {} (sequence {})", delivery.message.message_id,
@@ -63,10 +95,34 @@ Delivery SimulatedBroker::TakeInFlight(const Delivery& delivery, const char* act
   }
   Delivery held = it->second;
   in_flight_.erase(it);
+  delivered_at_.erase(delivery.sequence_number);
   return held;
 }
 
 bool SimulatedBroker::Ack(const Delivery& delivery) {
+  if (options_.expire_unacked) {
+    // A late ack (its delivery expired and went out again), or the ack of a delivery whose
+    // message a late ack settled: taken, as NATS takes it; the message is counted done.
+    auto in = in_flight_.find(delivery.sequence_number);
+    const bool stale = (in != in_flight_.end() && in->second.delivery_count != delivery.delivery_count) ||
+                       (in == in_flight_.end() && expired_.count(delivery.sequence_number) > 0);
+    if (stale || settled_late_.count(delivery.sequence_number) > 0) {
+      if (in != in_flight_.end()) {
+        in_flight_.erase(in);
+        delivered_at_.erase(delivery.sequence_number);
+      }
+      std::erase_if(queue_, [&](const Delivery& d) { return d.sequence_number == delivery.sequence_number; });
+      const bool first = settled_late_.insert(delivery.sequence_number).second;
+      if (first) stats_.acked++;
+      Settled();
+      Note("ack", delivery,
+           fmt::format("ack {} (sequence {}, delivery {})", delivery.message.message_id,
+                       delivery.sequence_number, delivery.delivery_count),
+           first ? "accepted late: the message is counted done, though another delivery of it is out"
+                 : "accepted: the message was counted done already");
+      return true;
+    }
+  }
   Delivery held = TakeInFlight(delivery, "ack");
   stats_.acked++;
   Settled();

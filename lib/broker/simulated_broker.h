@@ -13,6 +13,9 @@
 //   MessageId (and so passes through duplicate detection).
 //   Delivery tags and the redelivered flag: every Receive hands out a new delivery tag,
 //   counting up from 1 per broker; redelivered is set when the message was delivered before.
+//   Ack deadline (optional, expire_unacked): a delivery not settled ack_wait after it went out
+//   is put back and redelivered, while its consumer may still work on it; that consumer's
+//   late ack is taken and counts the message done (as NATS JetStream 2.9.10 does).
 //   Send-side duplicate detection (optional): a Send whose MessageId was accepted less than
 //   the window ago is dropped. It looks only at sends; a redelivery is not a send.
 //
@@ -22,6 +25,7 @@
 
 #include <deque>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "broker/broker.h"
@@ -53,6 +57,8 @@ class SimulatedBroker final : public Broker {
 
  private:
   Delivery TakeInFlight(const Delivery& delivery, const char* action);
+  // expire_unacked: puts back every delivery in flight for ack_wait or longer.
+  void ExpireUnacked();
   void Release(const Delivery& delivery, const char* why);
 
   Clock& clock_;
@@ -61,6 +67,9 @@ class SimulatedBroker final : public Broker {
   int64_t next_delivery_tag_ = 1;
   std::deque<Delivery> queue_;
   std::map<int64_t, Delivery> in_flight_;
+  std::map<int64_t, TimePoint> delivered_at_;  // sequence -> when its delivery went out
+  std::map<int64_t, int> expired_;             // sequence -> the delivery whose wait passed
+  std::set<int64_t> settled_late_;             // sequences a late ack counted done
   std::vector<DeadLetter> dead_letters_;
   std::unordered_map<std::string, TimePoint> accepted_at_;  // MessageId -> last accepted send
   BrokerStats stats_;
