@@ -172,3 +172,42 @@ TEST_CASE("a command on the simulated broker loads neither broker client library
 }
 
 }  // namespace nats_test
+
+namespace nats_test {
+
+// Mutations caught: the MAX_DELIVERIES advisory not read (poison-message's gaveUp 0: its
+// --check fails); a duplicate publish ack taken as stored (broker-dedup's resendDropped 0);
+// the late ack answered from our own books instead of the server's (ack-deadline: NATS
+// answers it; a refused ack fails lateAckAccepted). Every figure --check compares is the
+// broker's own, per broker (each lesson's expected figures name what NATS does).
+TEST_CASE("the broker lessons on NATS: figures read from the server, each as the lesson expects for NATS",
+          "[nats]") {
+  TempDir tmp;
+  auto r = RunCli({"run", "receive-count", "delivery-tag-key", "poison-message", "content-mismatch",
+                   "broker-dedup", "ack-deadline", "--broker", "nats", "--max-deliveries", "3",
+                   "--check", "--format", "json"},
+                  {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::vector<nlohmann::json> results = JsonLines(r.out);
+  REQUIRE(results.size() == 6);
+  const nlohmann::json& poison = results[2];
+  CHECK(poison["deadLettered"] == 0);
+  CHECK(poison["gaveUp"] == 1);
+  CHECK(poison["broker"]["deliveryCounts"] == nlohmann::json::array({1, 2, 3}));
+  CHECK(poison["line"].get<std::string>().find("stopped delivering it after MaxDeliver 3") !=
+        std::string::npos);
+  const nlohmann::json& dedup = results[4];
+  CHECK(dedup["resendDropped"] == 1);
+  CHECK(dedup["lateResendDropped"] == 0);
+  const nlohmann::json& deadline = results[5];
+  CHECK(deadline["inboxBroker"]["deliveryCounts"] == nlohmann::json::array({1, 2}));
+  CHECK(deadline["lateAckAccepted"] == true);
+  // retention needs a dead letter NATS never makes: refused, with the reason.
+  auto refused = RunCli({"run", "retention", "--broker", "nats"}, {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
+  CHECK(refused.exit_code == dedupsim::kExitUsage);
+  CHECK(refused.err.find("retention cannot run on --broker nats: NATS JetStream keeps no dead letter") !=
+        std::string::npos);
+}
+
+}  // namespace nats_test

@@ -121,3 +121,35 @@ TEST_CASE("an interrupt stops the private RabbitMQ node and its epmd, and remove
 }
 
 }  // namespace rabbitmq_test
+
+namespace rabbitmq_test {
+
+// Mutations caught: the dead-letter queue not read (poison-message's and retention's
+// deadLettered 0: --check fails); the delivery tag taken from a counter of ours (the tag key
+// would process every redelivery: delivery-tag-key's --check for RabbitMQ fails).
+TEST_CASE("the broker lessons on RabbitMQ: figures read from the broker, each as the lesson expects for RabbitMQ",
+          "[rabbitmq]") {
+  const std::string url = RabbitUrl();
+  auto r = RunCli({"run", "receive-count", "delivery-tag-key", "poison-message", "content-mismatch",
+                   "retention", "--broker", "rabbitmq", "--broker-url", url, "--max-deliveries", "3",
+                   "--check", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> lines = SplitLines(r.out);
+  REQUIRE(lines.size() == 5);
+  nlohmann::json tags = nlohmann::json::parse(lines[1]);
+  CHECK(tags["deliveryTagKey"]["deliveryTags"] == nlohmann::json::array({1, 1, 2}));
+  CHECK(tags["deliveryTagKey"]["processed"] == nlohmann::json::array({true, false, true}));
+  nlohmann::json poison = nlohmann::json::parse(lines[2]);
+  CHECK(poison["deadLetterReason"] == "delivery_limit");
+  CHECK(poison["broker"]["deliveryCounts"] == nlohmann::json::array({1, 2, 3}));
+  // No send-side dedup, no ack deadline within a lesson: refused, with the reason.
+  for (const char* lesson : {"broker-dedup", "ack-deadline"}) {
+    auto refused = RunCli({"run", lesson, "--broker", "rabbitmq", "--broker-url", url});
+    CHECK(refused.exit_code == dedupsim::kExitUsage);
+    CHECK(refused.err.find(std::string(lesson) + " cannot run on --broker rabbitmq: RabbitMQ") !=
+          std::string::npos);
+  }
+}
+
+}  // namespace rabbitmq_test
