@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "bench/pg_bench.h"
+#include "broker/nats_soak_queue.h"
 #include "child_process.h"
 #include "postgres/store.h"
 #include "run_files.h"
@@ -39,6 +40,10 @@ constexpr int64_t kMaxErrors = 50;  // a consumer that keeps failing stops the r
 // each slot's last error text. The report itself is read from the database.
 struct Shared {
   std::atomic<int64_t> acked{0};
+  // The consumers' own count of their accepted acks, by what they did (a broker that is not
+  // a table of ours does not know it).
+  std::atomic<int64_t> acked_processed{0};
+  std::atomic<int64_t> acked_skipped{0};
   // Per slot: transactions its consumer has open (handler and broker connections), kept
   // by the connections themselves; read after a kill to tell a death mid-transaction.
   std::atomic<int> open_transactions[kMaxSlots] = {};
@@ -174,6 +179,64 @@ class PgSoakDb final : public SoakDb {
   const PgDatabase& db_;
 };
 
+// The deliveries through NATS JetStream, the inventory and the effects in the database of
+// `inner` (its broker table is not used). cnats runs threads, so this process never uses it
+// before its last fork: the stream is set up by a child of its own, each consumer connects
+// after fork, and the counts are read once every consumer is gone.
+class NatsSoakDb final : public SoakDb {
+ public:
+  NatsSoakDb(const SoakDb& inner, const SoakOptions& options) : inner_(inner), options_(options) {}
+
+  void SetUp(const Workload& workload) const override {
+    inner_.SetUp(workload);
+    int fds[2];
+    if (::pipe(fds) != 0) throw BrokerError(fmt::format("pipe: {}", std::strerror(errno)));
+    pid_t pid = ForkChild();
+    if (pid < 0) throw BrokerError(fmt::format("fork: {}", std::strerror(errno)));
+    if (pid == 0) {
+      ::close(fds[0]);
+      std::string error;
+      try {
+        SetUpNatsSoakStream(options_.nats_url, options_.nats_stream, options_.lease,
+                            workload.deliveries);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      (void)!::write(fds[1], error.data(), error.size());
+      ::_exit(error.empty() ? 0 : 1);
+    }
+    ::close(fds[1]);
+    std::string error;
+    char chunk[512];
+    ssize_t n;
+    while ((n = ::read(fds[0], chunk, sizeof chunk)) > 0) error.append(chunk, static_cast<size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    WaitChild(pid, &status);
+    if (!error.empty()) throw BrokerError(error);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      throw BrokerError("NATS: the child that fills the soak's stream died");
+    }
+  }
+  std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const override {
+    return inner_.OpenHandler(strategy);
+  }
+  std::unique_ptr<BrokerQueue> OpenBroker(
+      std::chrono::milliseconds /*lease: the consumer's AckWait*/, int64_t /*consumer*/,
+      const std::function<void(bool open)>& /*count_open*/) const override {
+    return std::make_unique<NatsSoakQueue>(options_.nats_url, options_.nats_stream);
+  }
+  void Read(SoakReport& report, const Workload& workload) const override {
+    inner_.Read(report, workload);  // the effects; its broker table was not used
+    report.broker = ReadNatsSoakCounts(options_.nats_url, options_.nats_stream);
+    DeleteNatsSoakStream(options_.nats_url, options_.nats_stream);
+  }
+
+ private:
+  const SoakDb& inner_;
+  const SoakOptions& options_;
+};
+
 // A consumer process: opens its own connections, then receives, handles and acks until
 // every entry is acked. Never returns.
 [[noreturn]] void ConsumerMain(const SoakOptions& options, const SoakDb& db, size_t slot,
@@ -197,7 +260,10 @@ class PgSoakDb final : public SoakDb {
         continue;
       }
       bool processed = handler->Handle(delivery->message);
-      if (broker->Ack(*delivery, processed)) shared->acked.fetch_add(1);
+      if (broker->Ack(*delivery, processed)) {
+        shared->acked.fetch_add(1);
+        (processed ? shared->acked_processed : shared->acked_skipped).fetch_add(1);
+      }
     }
   } catch (const SqliteError& e) {
     code = e.IsBusy() ? kExitBusy : kExitError;
@@ -425,13 +491,27 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
   report.options = options;
   report.distinct_orders = static_cast<int64_t>(workload.orders.size());
   report.duplicates = workload.duplicates;
+  // Through NATS: the consumers' own counts of what they acked, by what they did.
+  auto through = [&](const SoakDb& db) {
+    if (options.nats_url.empty()) {
+      db.SetUp(workload);
+      SharedMapping shared;
+      Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
+      db.Read(report, workload);  // every consumer is gone
+      return;
+    }
+    NatsSoakDb nats(db, options);
+    nats.SetUp(workload);
+    SharedMapping shared;
+    Supervisor(options, nats, report, shared.get()).Run(progress, interrupted);
+    nats.Read(report, workload);  // every consumer is gone: cnats may run in this process now
+    report.broker.acked_processed = shared.get()->acked_processed.load();
+    report.broker.acked_skipped = shared.get()->acked_skipped.load();
+  };
   if (options.postgres != nullptr) {
     // PostgreSQL's errors name the server or schema themselves.
     PgSoakDb db(*options.postgres);
-    db.SetUp(workload);
-    SharedMapping shared;
-    Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
-    db.Read(report, workload);  // every consumer is gone
+    through(db);
     return report;
   }
   DatabaseFile file = options.db_path.empty()
@@ -439,13 +519,10 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
                           : DatabaseFile::Open(options.db_path, options.settings);
   SqliteSoakDb db(file);
   try {
-    db.SetUp(workload);
-
-    SharedMapping shared;
-    Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
-
-    // Every consumer is gone: only now does the supervisor connect again.
-    db.Read(report, workload);
+    // Every consumer is gone before the supervisor connects again (Read).
+    through(db);
+  } catch (const BrokerError&) {
+    throw;  // the broker's errors name the broker
   } catch (const DatabaseError& e) {
     throw InDatabase(file.path(), e);  // every database error names the file
   }

@@ -38,6 +38,10 @@ struct SoakOptions {
   // PostgreSQL: the schema the soak runs in (its tables emptied first); null: SQLite. The
   // caller owns the server. Each consumer process opens its own connections after fork.
   const PgDatabase* postgres = nullptr;
+  // NATS JetStream (--broker nats): the deliveries go through this server instead of the
+  // database's broker table, in a stream of that name (created, marked, deleted at the end).
+  std::string nats_url;
+  std::string nats_stream = "dedupsim-soak";
 };
 
 struct SoakReport {

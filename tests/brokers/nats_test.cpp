@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -208,6 +209,42 @@ TEST_CASE("the broker lessons on NATS: figures read from the server, each as the
   CHECK(refused.exit_code == dedupsim::kExitUsage);
   CHECK(refused.err.find("retention cannot run on --broker nats: NATS JetStream keeps no dead letter") !=
         std::string::npos);
+}
+
+}  // namespace nats_test
+
+namespace nats_test {
+
+// Mutations caught: NatsSoakQueue::Ack not sending the ack (the server redelivers every
+// entry for ever: the soak times out, held false); the counts taken from the consumers'
+// books instead of the server (acked would equal the consumers' accepted acks whatever the
+// server holds: here both must agree, and deliveries can only exceed entries by what the
+// server redelivered after a kill).
+TEST_CASE("soak over NATS with SIGKILLed consumers, on SQLite and on PostgreSQL: lost 0, doubled 0, counts from the server",
+          "[nats]") {
+  TempDir tmp;
+  // Searchable by the user a private PostgreSQL server runs as (root runs it as postgres).
+  std::filesystem::permissions(tmp.path(), std::filesystem::perms::others_exec,
+                               std::filesystem::perm_options::add);
+  for (const std::vector<std::string>& backend :
+       {std::vector<std::string>{}, std::vector<std::string>{"--backend", "postgres"}}) {
+    std::vector<std::string> args{"soak", "--broker", "nats", "--messages", "400", "--seed", "5",
+                                  "--timeout-s", "90", "--format", "json"};
+    args.insert(args.end(), backend.begin(), backend.end());
+    auto r = RunCli(args, {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
+    INFO(r.err << r.out);
+    REQUIRE(r.exit_code == 0);
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["held"] == true);
+    CHECK(j["lost"] == 0);
+    CHECK(j["doubled"] == 0);
+    CHECK(j["kills"].get<int>() > 0);
+    CHECK(j["acked"] == 400);  // the server: no entry pending or waiting for an ack
+    CHECK(j["unacked"] == 0);
+    CHECK(j["deliveries"].get<int>() == 400 + j["redeliveries"].get<int>());
+    CHECK(j["ackedProcessed"].get<int>() + j["duplicatesSkipped"].get<int>() >= 400);
+  }
+  CHECK(Listing(tmp.path()).empty());
 }
 
 }  // namespace nats_test
