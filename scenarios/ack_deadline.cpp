@@ -9,7 +9,7 @@
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "consumers/naive.h"
-#include "duration.h"
+#include "core/duration.h"
 #include "scenarios.h"
 
 namespace dedupsim {

@@ -3,7 +3,7 @@
 // its duplicate is processed again. With one message fewer in between, it is caught.
 #include <fmt/format.h>
 
-#include "broker/broker.h"
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/bounded_dedup.h"
 #include "scenarios.h"

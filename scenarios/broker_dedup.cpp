@@ -3,11 +3,11 @@
 // consumer still reserves twice, the inbox does not.
 #include <fmt/format.h>
 
-#include "broker/broker.h"
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "consumers/naive.h"
-#include "duration.h"
+#include "core/duration.h"
 #include "scenarios.h"
 
 #include <thread>

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "broker/broker.h"
-#include "message.h"
-#include "scenario.h"
-#include "schema.h"
-#include "side_store.h"
+#include "core/message.h"
+#include "lesson/scenario.h"
+#include "world/broker/broker.h"
 #include "sqlite/connection.h"
+#include "sqlite/schema.h"
+#include "sqlite/side_store.h"
 #include "store/store.h"
 
 namespace dedupsim {

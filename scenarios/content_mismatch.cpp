@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "broker/broker.h"
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/payload_checked.h"
 #include "scenarios.h"

@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "broker/broker.h"
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/keyed.h"
 #include "scenarios.h"

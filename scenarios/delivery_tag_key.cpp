@@ -3,7 +3,7 @@
 // broker's redelivered flag, lit for that redelivery, stays dark for a producer's resend.
 #include <fmt/format.h>
 
-#include "broker/broker.h"
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/keyed.h"
 #include "scenarios.h"

@@ -2,7 +2,7 @@
 // broker gives up and dead-letters it; acking the duplicate ends the story at once.
 #include <fmt/format.h>
 
-#include "broker/broker.h"
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "consumers/throw_on_duplicate.h"

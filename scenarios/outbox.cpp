@@ -10,7 +10,7 @@
 
 #include <stdexcept>
 
-#include "broker/broker.h"
+#include "world/broker/broker.h"
 #include "common.h"
 #include "scenarios.h"
 #include "store/lesson_tables.h"

@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "broker/broker.h"
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "scenarios.h"

@@ -6,7 +6,7 @@
 #include <set>
 #include <vector>
 
-#include "broker/broker.h"
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "scenarios.h"

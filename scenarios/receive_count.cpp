@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "broker/broker.h"
+#include "world/broker/broker.h"
 #include "common.h"
 #include "scenarios.h"
 

@@ -1,13 +1,13 @@
 // retention: Inbox records are kept --retention-days and then cleaned up. On a manual
 // clock: redeliveries inside the window are skipped; a replay from the dead-letter queue
 // on day 20, after the record was deleted, is processed again.
-#include "retention.h"
+#include "sqlite/retention.h"
 
 #include <fmt/format.h>
 
 #include <optional>
 
-#include "broker/broker.h"
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "scenarios.h"

@@ -15,10 +15,10 @@
 #include <cstdint>
 #include <string>
 
-#include "broker/broker.h"
-#include "clock.h"
-#include "hooks.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/message.h"
+#include "world/broker/broker.h"
 #include "store/store.h"
 
 namespace dedupsim {

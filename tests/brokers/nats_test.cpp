@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "broker/nats_broker.h"
-#include "broker/nats_server.h"
+#include "world/broker/nats_broker.h"
+#include "world/broker/nats_server.h"
 #include "broker_support.h"
 #include "exit_status.h"
 

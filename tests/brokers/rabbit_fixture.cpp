@@ -26,7 +26,7 @@
 #include <string>
 #include <thread>
 
-#include "broker/rabbitmq_node.h"
+#include "world/broker/rabbitmq_node.h"
 
 namespace {
 

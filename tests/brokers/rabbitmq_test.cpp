@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/rabbitmq_broker.h"
+#include "world/broker/rabbitmq_broker.h"
 #include "broker_support.h"
 #include "exit_status.h"
 
