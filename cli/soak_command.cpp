@@ -125,10 +125,11 @@ int Run(const SoakArgs& args) {
     fmt::print(stderr, "dedupsim: --broker-url needs --broker nats\n");
     return kExitUsage;
   }
-  if (args.broker == "nats" && args.role != "all") {
+  if (args.broker == "nats" && args.role != "all" && args.broker_url.empty()) {
     fmt::print(stderr,
-               "dedupsim: --role with --broker nats is not built: with --role the consumers "
-               "share the PostgreSQL broker table (docs/brokers.md)\n");
+               "dedupsim: --role {} with --broker nats needs --broker-url: a server every "
+               "process can reach\n",
+               args.role);
     return kExitUsage;
   }
   // NATS: a private nats-server for the command unless --broker-url names one; stopped and

@@ -228,7 +228,9 @@ class NatsSoakDb final : public SoakDb {
   void Read(SoakReport& report, const Workload& workload) const override {
     inner_.Read(report, workload);  // the effects; its broker table was not used
     report.broker = ReadNatsSoakCounts(options_.nats_url, options_.nats_stream);
-    DeleteNatsSoakStream(options_.nats_url, options_.nats_stream);
+    // With --role, consumers elsewhere may still fetch from it: the next supervisor's
+    // SetUp deletes and makes it anew.
+    if (!report.supervisor_only) DeleteNatsSoakStream(options_.nats_url, options_.nats_stream);
   }
 
  private:
@@ -548,7 +550,10 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
   report.distinct_orders = static_cast<int64_t>(workload.orders.size());
   report.duplicates = workload.duplicates;
   const PgDatabase& pg = *options.postgres;
-  PgSoakDb db(pg);
+  PgSoakDb pg_db(pg);
+  NatsSoakDb nats_db(pg_db, options);
+  const bool nats = !options.nats_url.empty();
+  const SoakDb& db = nats ? static_cast<const SoakDb&>(nats_db) : pg_db;
   EnsureBrokerTables(pg);
   EndRun(pg);  // consumers of an earlier run stop before its tables are emptied
   db.SetUp(workload);
@@ -557,13 +562,22 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
   {
     PgConnection c = pg.Connect();
     for (;;) {
-      PgResult r = c.Exec("SELECT count(AckedAt), count(*) FROM BrokerMessages");
-      const int64_t acked = r.Int(0, 0);
+      int64_t acked = 0;
+      int64_t entries = 0;
+      if (nats) {  // the server's counts: no fork follows, cnats may run here
+        BrokerCounts counts = ReadNatsSoakCounts(options.nats_url, options.nats_stream);
+        acked = counts.acked;
+        entries = counts.entries;
+      } else {
+        PgResult r = c.Exec("SELECT count(AckedAt), count(*) FROM BrokerMessages");
+        acked = r.Int(0, 0);
+        entries = r.Int(0, 1);
+      }
       const auto now = SteadyClock::now();
       if (progress != nullptr) {
-        progress->Update(acked, r.Int(0, 1), 0, now - started);
+        progress->Update(acked, entries, 0, now - started);
       }
-      if (acked == r.Int(0, 1)) break;
+      if (acked == entries) break;
       if (interrupted && interrupted()) {
         report.interrupted = true;
         break;
@@ -578,10 +592,14 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
   EndRun(pg);
   report.elapsed = SteadyClock::now() - started;
   if (progress != nullptr) progress->Finished();
-  db.Read(report, workload);
   report.supervisor_only = true;
-  PgConnection c = pg.Connect();
-  report.consumers_seen = c.Exec("SELECT count(DISTINCT LeaseOwner) FROM BrokerMessages").Int(0, 0);
+  db.Read(report, workload);
+  if (nats) {
+    report.consumers_seen = -1;  // one shared NATS consumer: the server does not say who
+  } else {
+    PgConnection c = pg.Connect();
+    report.consumers_seen = c.Exec("SELECT count(DISTINCT LeaseOwner) FROM BrokerMessages").Int(0, 0);
+  }
   return report;
 }
 
@@ -595,10 +613,12 @@ SoakConsumerReport RunSoakConsumer(const SoakOptions& options,
   std::random_device device;
   report.consumer = static_cast<int64_t>(((static_cast<uint64_t>(device()) << 31) ^ device()) &
                                          0x3fffffffffffffffULL);
-  PgSoakDb db(pg);
+  PgSoakDb pg_db(pg);
+  NatsSoakDb nats_db(pg_db, options);
+  const SoakDb& db = options.nats_url.empty() ? static_cast<const SoakDb&>(pg_db) : nats_db;
   std::unique_ptr<StrategyHandler> handler = db.OpenHandler(options.strategy);
   PgConnection control = pg.Connect();
-  std::unique_ptr<BrokerQueue> broker = db.OpenBroker(options.lease, report.consumer, nullptr);
+  std::unique_ptr<BrokerQueue> broker;  // NATS: once a run is going (its stream is made then)
   const auto deadline = SteadyClock::now() + options.timeout;
   bool running = false;  // seen a run going: from then on, a run done is ours to end on
   for (;;) {
@@ -617,6 +637,7 @@ SoakConsumerReport RunSoakConsumer(const SoakOptions& options,
         continue;
       }
       running = true;
+      broker = db.OpenBroker(options.lease, report.consumer, nullptr);
     }
     std::optional<LeasedDelivery> delivery = broker->Receive();
     if (!delivery) {

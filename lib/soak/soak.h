@@ -63,7 +63,7 @@ struct SoakReport {
   // kills are not the supervisor's); consumers_seen is how many distinct consumers the
   // broker table says leased an entry.
   bool supervisor_only = false;
-  int64_t consumers_seen = 0;
+  int64_t consumers_seen = 0;  // -1: not known (NATS: one shared consumer)
   std::chrono::nanoseconds elapsed{0};
 
   // Every order applied once, every entry acked, no error, run to the end.

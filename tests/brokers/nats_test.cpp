@@ -8,12 +8,15 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "world/broker/nats_broker.h"
 #include "world/broker/nats_server.h"
 #include "broker_support.h"
+#include "postgres/cluster.h"
 #include "exit_status.h"
 
 namespace nats_test {
@@ -245,6 +248,52 @@ TEST_CASE("soak over NATS with SIGKILLed consumers, on SQLite and on PostgreSQL:
     CHECK(j["ackedProcessed"].get<int>() + j["duplicatesSkipped"].get<int>() >= 400);
   }
   CHECK(Listing(tmp.path()).empty());
+}
+
+}  // namespace nats_test
+
+namespace nats_test {
+
+// Several machines, on one: consumers started on their own (soak --role consumer), each a
+// separate process reaching NATS and PostgreSQL over their sockets, a supervisor, and one
+// consumer SIGKILLed mid-run. Mutation caught: the consumers' broker taken from the
+// database's table instead of NATS (RunSoakConsumer without NatsSoakDb: the server's
+// stream is never acked, the supervisor times out, held false).
+TEST_CASE("consumers started separately share a NATS stream with a supervisor, one SIGKILLed: lost 0, doubled 0",
+          "[nats]") {
+  dedupsim::NatsServer nats = dedupsim::NatsServer::Start();
+  dedupsim::ThrowawayCluster pg = dedupsim::ThrowawayCluster::Start();
+  const std::vector<std::string> common{"--broker", "nats", "--broker-url", nats.url(),
+                                        "--backend", "postgres", "--dsn", pg.conninfo(),
+                                        "--pg-schema", "roles", "--timeout-s", "90"};
+  std::vector<std::unique_ptr<BackgroundRun>> consumers;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<std::string> args{"soak", "--role", "consumer"};
+    args.insert(args.end(), common.begin(), common.end());
+    consumers.push_back(std::make_unique<BackgroundRun>(args, std::vector<std::string>{}));
+  }
+  std::vector<std::string> args{"soak", "--role", "supervisor", "--messages", "3000", "--format", "json"};
+  args.insert(args.end(), common.begin(), common.end());
+  dedupsim::testing::CliResult supervisor;
+  std::thread run([&] { supervisor = RunCli(args); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  consumers[0]->Signal(SIGKILL);
+  run.join();
+  INFO(supervisor.err << supervisor.out);
+  REQUIRE(supervisor.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(supervisor.out);
+  CHECK(j["held"] == true);
+  CHECK(j["lost"] == 0);
+  CHECK(j["doubled"] == 0);
+  CHECK(j["acked"] == 3000);
+  CHECK(j["broker"] == "nats");
+  CHECK_FALSE(j.contains("duplicatesSkipped"));  // the consumers know it, not the server
+  CHECK(consumers[0]->Wait() == 128 + SIGKILL);
+  for (size_t i = 1; i < consumers.size(); ++i) {
+    const int code = consumers[i]->Wait();
+    INFO(consumers[i]->err());
+    CHECK(code == 0);  // it saw the supervisor end the run
+  }
 }
 
 }  // namespace nats_test
