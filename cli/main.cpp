@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "exit_status.h"
+#include "core/input_error.h"
 #include "interrupt.h"
 #include "sqlite/error.h"
 #include "views/explain.h"
@@ -122,6 +123,10 @@ int main(int argc, char** argv) {
     for (const cli::Command& command : commands) {
       if (command.sub->parsed()) return command.run();
     }
+    return kExitUsage;
+  } catch (const InputError& e) {
+    // A file's fault found while it ran (its statement past its budget): FILE:LINE:COLUMN.
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
     return kExitUsage;
   } catch (const DatabaseError& e) {
     fmt::print(stderr, "dedupsim: {}\n", e.what());
