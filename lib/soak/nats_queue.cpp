@@ -11,7 +11,8 @@
 
 namespace dedupsim {
 
-namespace {
+// Named, not anonymous: NatsSoakQueue::Impl holds a NatsLink.
+namespace nats_queue_detail {
 
 void CheckNats(natsStatus s, jsErrCode e, const std::string& what) {
   if (s == NATS_OK) return;
@@ -51,7 +52,12 @@ std::string Subject(const std::string& name) {
 
 std::string ConsumerName(const std::string& name) { return name + "-consumers"; }
 
-}  // namespace
+}  // namespace nats_queue_detail
+
+using nats_queue_detail::CheckNats;
+using nats_queue_detail::ConsumerName;
+using nats_queue_detail::NatsLink;
+using nats_queue_detail::Subject;
 
 void SetUpNatsSoakStream(const std::string& url, const std::string& name,
                          std::chrono::milliseconds lease, const std::vector<OrderPlaced>& messages) {

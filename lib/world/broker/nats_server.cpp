@@ -72,10 +72,11 @@ NatsServer NatsServer::Start() {
     broker_server::RemoveFolder(folder);
   });
   const std::string log = server.folder_ + "/server.log";
-  server.pid_ = broker_server::Start(
-      {.argv = {program, "--jetstream", "--addr", "127.0.0.1", "--port", "-1", "--store_dir",
-                server.folder_ + "/store", "--ports_file_dir", server.folder_},
-       .log = log});
+  broker_server::Spawn spawn;
+  spawn.argv = {program, "--jetstream", "--addr", "127.0.0.1", "--port", "-1", "--store_dir",
+                server.folder_ + "/store", "--ports_file_dir", server.folder_};
+  spawn.log = log;
+  server.pid_ = broker_server::Start(spawn);
   run_files::ForgetCleanup(server.folder_);
   run_files::RegisterCleanup(server.folder_, [pid = server.pid_, folder = server.folder_] {
     broker_server::Stop(pid, SIGTERM, std::chrono::seconds(5));

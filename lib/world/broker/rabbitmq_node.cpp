@@ -65,16 +65,18 @@ RabbitNode RabbitNode::Start() {
   std::ofstream(f + "/enabled_plugins") << "[].\n";
   const std::string log = f + "/server.log";
 
-  node.epmd_ = broker_server::Start(
-      {.argv = {epmd, "-port", std::to_string(epmd_port), "-address", "127.0.0.1"}, .log = log});
+  broker_server::Spawn epmd_spawn;
+  epmd_spawn.argv = {epmd, "-port", std::to_string(epmd_port), "-address", "127.0.0.1"};
+  epmd_spawn.log = log;
+  node.epmd_ = broker_server::Start(epmd_spawn);
   run_files::ForgetCleanup(node.folder_);
   run_files::RegisterCleanup(node.folder_, [epmd_pid = node.epmd_, folder = node.folder_] {
     StopAll(-1, epmd_pid, folder);
   });
   const std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin";
-  node.server_ = broker_server::Start(
-      {.argv = {script},
-       .environment = {"PATH=" + path, "HOME=" + f, "LANG=C.UTF-8",
+  broker_server::Spawn spawn;
+  spawn.argv = {script};
+  spawn.environment = {"PATH=" + path, "HOME=" + f, "LANG=C.UTF-8",
                        "ERL_EPMD_PORT=" + std::to_string(epmd_port),
                        "RABBITMQ_NODENAME=" + node.node_,
                        "RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
@@ -86,10 +88,11 @@ RabbitNode RabbitNode::Start() {
                        "RABBITMQ_ENABLED_PLUGINS_FILE=" + f + "/enabled_plugins",
                        "RABBITMQ_PLUGINS_EXPAND_DIR=" + f + "/plugins-expand",
                        "RABBITMQ_PID_FILE=" + f + "/node.pid",
-                       "RABBITMQ_CONF_ENV_FILE=/dev/null"},
-       .replace_environment = true,
-       .log = log,
-       .working_folder = f});
+                       "RABBITMQ_CONF_ENV_FILE=/dev/null"};
+  spawn.replace_environment = true;
+  spawn.log = log;
+  spawn.working_folder = f;
+  node.server_ = broker_server::Start(spawn);
   run_files::ForgetCleanup(node.folder_);
   run_files::RegisterCleanup(node.folder_,
                              [server = node.server_, epmd_pid = node.epmd_, folder = node.folder_] {
