@@ -46,6 +46,10 @@ constexpr int64_t kMaxErrors = 50;  // a consumer that keeps failing stops the r
 // each slot's last error text. The report itself is read from the database.
 struct Shared {
   std::atomic<int64_t> acked{0};
+  // The consumers' own count of their accepted acks, by what they did (a broker that is not
+  // a table of ours does not know it).
+  std::atomic<int64_t> acked_processed{0};
+  std::atomic<int64_t> acked_skipped{0};
   // Per slot: transactions its consumer has open (handler and broker connections), kept
   // by the connections themselves; read after a kill to tell a death mid-transaction.
   std::atomic<int> open_transactions[kMaxSlots] = {};
@@ -203,6 +207,66 @@ class PgSoakDb final : public SoakDb {
   const PgDatabase& db_;
 };
 
+// The deliveries through NATS JetStream, the inventory and the effects in the database of
+// `inner` (its broker table is not used). cnats runs threads, so this process never uses it
+// before its last fork: the stream is set up by a child of its own, each consumer connects
+// after fork, and the counts are read once every consumer is gone.
+class NatsSoakDb final : public SoakDb {
+ public:
+  NatsSoakDb(const SoakDb& inner, const SoakOptions& options) : inner_(inner), options_(options) {}
+
+  void SetUp(const Workload& workload) const override {
+    inner_.SetUp(workload);
+    int fds[2];
+    if (::pipe(fds) != 0) throw BrokerError(fmt::format("pipe: {}", std::strerror(errno)));
+    pid_t pid = ForkChild();
+    if (pid < 0) throw BrokerError(fmt::format("fork: {}", std::strerror(errno)));
+    if (pid == 0) {
+      ::close(fds[0]);
+      std::string error;
+      try {
+        SetUpNatsSoakStream(options_.nats_url, options_.nats_stream, options_.lease,
+                            workload.deliveries);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      (void)!::write(fds[1], error.data(), error.size());
+      ::_exit(error.empty() ? 0 : 1);
+    }
+    ::close(fds[1]);
+    std::string error;
+    char chunk[512];
+    ssize_t n;
+    while ((n = ::read(fds[0], chunk, sizeof chunk)) > 0) error.append(chunk, static_cast<size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    WaitChild(pid, &status);
+    if (!error.empty()) throw BrokerError(error);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      throw BrokerError("NATS: the child that fills the soak's stream died");
+    }
+  }
+  std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const override {
+    return inner_.OpenHandler(strategy);
+  }
+  std::unique_ptr<BrokerQueue> OpenBroker(
+      std::chrono::milliseconds /*lease: the consumer's AckWait*/, int64_t /*consumer*/,
+      const std::function<void(bool open)>& /*count_open*/) const override {
+    return std::make_unique<NatsSoakQueue>(options_.nats_url, options_.nats_stream);
+  }
+  void Read(SoakReport& report, const Workload& workload) const override {
+    inner_.Read(report, workload);  // the effects; its broker table was not used
+    report.broker = ReadNatsSoakCounts(options_.nats_url, options_.nats_stream);
+    // With --role, consumers elsewhere may still fetch from it: the next supervisor's
+    // SetUp deletes and makes it anew.
+    if (!report.supervisor_only) DeleteNatsSoakStream(options_.nats_url, options_.nats_stream);
+  }
+
+ private:
+  const SoakDb& inner_;
+  const SoakOptions& options_;
+};
+
 // A consumer process: opens its own connections, then receives, handles and acks until
 // every entry is acked. Never returns.
 [[noreturn]] void ConsumerMain(const SoakOptions& options, const SoakDb& db, size_t slot,
@@ -233,7 +297,10 @@ class PgSoakDb final : public SoakDb {
         continue;
       }
       bool processed = handler->Handle(delivery->message);
-      if (broker->Ack(*delivery, processed)) shared->acked.fetch_add(1);
+      if (broker->Ack(*delivery, processed)) {
+        shared->acked.fetch_add(1);
+        (processed ? shared->acked_processed : shared->acked_skipped).fetch_add(1);
+      }
     }
   } catch (const SqliteError& e) {
     code = e.IsBusy() ? kExitBusy : kExitError;
@@ -504,13 +571,27 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
   report.options = options;
   report.distinct_orders = static_cast<int64_t>(workload.orders.size());
   report.duplicates = workload.duplicates;
+  // Through NATS: the consumers' own counts of what they acked, by what they did.
+  auto through = [&](const SoakDb& db) {
+    if (options.nats_url.empty()) {
+      db.SetUp(workload);
+      SharedMapping shared;
+      Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
+      db.Read(report, workload);  // every consumer is gone
+      return;
+    }
+    NatsSoakDb nats(db, options);
+    nats.SetUp(workload);
+    SharedMapping shared;
+    Supervisor(options, nats, report, shared.get()).Run(progress, interrupted);
+    nats.Read(report, workload);  // every consumer is gone: cnats may run in this process now
+    report.broker.acked_processed = shared.get()->acked_processed.load();
+    report.broker.acked_skipped = shared.get()->acked_skipped.load();
+  };
   if (options.postgres != nullptr) {
     // PostgreSQL's errors name the server or schema themselves.
     PgSoakDb db(*options.postgres);
-    db.SetUp(workload);
-    SharedMapping shared;
-    Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
-    db.Read(report, workload);  // every consumer is gone
+    through(db);
     return report;
   }
   DatabaseFile file = options.db_path.empty()
@@ -518,13 +599,10 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
                           : DatabaseFile::Open(options.db_path, options.settings);
   SqliteSoakDb db(file);
   try {
-    db.SetUp(workload);
-
-    SharedMapping shared;
-    Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
-
-    // Every consumer is gone: only now does the supervisor connect again.
-    db.Read(report, workload);
+    // Every consumer is gone before the supervisor connects again (Read).
+    through(db);
+  } catch (const BrokerError&) {
+    throw;  // the broker's errors name the broker
   } catch (const DatabaseError& e) {
     throw InDatabase(file.path(), e);  // every database error names the file
   }
@@ -551,7 +629,10 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
   report.distinct_orders = static_cast<int64_t>(workload.orders.size());
   report.duplicates = workload.duplicates;
   const PgDatabase& pg = *options.postgres;
-  PgSoakDb db(pg);
+  PgSoakDb pg_db(pg);
+  NatsSoakDb nats_db(pg_db, options);
+  const bool nats = !options.nats_url.empty();
+  const SoakDb& db = nats ? static_cast<const SoakDb&>(nats_db) : pg_db;
   EnsureBrokerTables(pg);
   EndRun(pg);  // consumers of an earlier run stop before its tables are emptied
   db.SetUp(workload);
@@ -560,13 +641,22 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
   {
     PgConnection c = pg.Connect();
     for (;;) {
-      PgResult r = c.Exec("SELECT count(AckedAt), count(*) FROM BrokerMessages");
-      const int64_t acked = r.Int(0, 0);
+      int64_t acked = 0;
+      int64_t entries = 0;
+      if (nats) {  // the server's counts: no fork follows, cnats may run here
+        BrokerCounts counts = ReadNatsSoakCounts(options.nats_url, options.nats_stream);
+        acked = counts.acked;
+        entries = counts.entries;
+      } else {
+        PgResult r = c.Exec("SELECT count(AckedAt), count(*) FROM BrokerMessages");
+        acked = r.Int(0, 0);
+        entries = r.Int(0, 1);
+      }
       const auto now = SteadyClock::now();
       if (progress != nullptr) {
-        progress->Update(acked, r.Int(0, 1), 0, now - started);
+        progress->Update(acked, entries, 0, now - started);
       }
-      if (acked == r.Int(0, 1)) break;
+      if (acked == entries) break;
       if (interrupted && interrupted()) {
         report.interrupted = true;
         break;
@@ -581,10 +671,14 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
   EndRun(pg);
   report.elapsed = SteadyClock::now() - started;
   if (progress != nullptr) progress->Finished();
-  db.Read(report, workload);
   report.supervisor_only = true;
-  PgConnection c = pg.Connect();
-  report.consumers_seen = c.Exec("SELECT count(DISTINCT LeaseOwner) FROM BrokerMessages").Int(0, 0);
+  db.Read(report, workload);
+  if (nats) {
+    report.consumers_seen = -1;  // one shared NATS consumer: the server does not say who
+  } else {
+    PgConnection c = pg.Connect();
+    report.consumers_seen = c.Exec("SELECT count(DISTINCT LeaseOwner) FROM BrokerMessages").Int(0, 0);
+  }
   return report;
 }
 
@@ -598,10 +692,12 @@ SoakConsumerReport RunSoakConsumer(const SoakOptions& options,
   std::random_device device;
   report.consumer = static_cast<int64_t>(((static_cast<uint64_t>(device()) << 31) ^ device()) &
                                          0x3fffffffffffffffULL);
-  PgSoakDb db(pg);
+  PgSoakDb pg_db(pg);
+  NatsSoakDb nats_db(pg_db, options);
+  const SoakDb& db = options.nats_url.empty() ? static_cast<const SoakDb&>(pg_db) : nats_db;
   std::unique_ptr<StrategyHandler> handler = db.OpenHandler(options.strategy);
   PgConnection control = pg.Connect();
-  std::unique_ptr<BrokerQueue> broker = db.OpenBroker(options.lease, report.consumer, nullptr);
+  std::unique_ptr<BrokerQueue> broker;  // NATS: once a run is going (its stream is made then)
   const auto deadline = SteadyClock::now() + options.timeout;
   bool running = false;  // seen a run going: from then on, a run done is ours to end on
   for (;;) {
@@ -620,6 +716,7 @@ SoakConsumerReport RunSoakConsumer(const SoakOptions& options,
         continue;
       }
       running = true;
+      broker = db.OpenBroker(options.lease, report.consumer, nullptr);
     }
     std::optional<LeasedDelivery> delivery = broker->Receive();
     if (!delivery) {
