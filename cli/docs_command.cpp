@@ -242,8 +242,6 @@ int Docs(const DocsArgs& args, CLI::App& app) {
     ScenarioResult result;
     try {
       result = RunScenario(*scenario, env, /*check=*/true);
-    } catch (const UnplannedDeath&) {
-      throw;  // a child's death, said as such
     } catch (const DatabaseError& e) {
       throw InDatabase(db.path(), e);  // every database error names the file
     }

@@ -8,8 +8,9 @@ enum ExitStatus : int {
   kExitOk = 0,             // ran, and every check held
   kExitCheckFailed = 1,    // --check (or an invariant) found a difference
   kExitUsage = 2,          // unknown scenario, bad option or value
-  kExitDatabase = 3,       // the database could not be used, or a child died unplanned
+  kExitDatabase = 3,       // the database could not be used
   kExitCannotWrite = 3,    // an output file (--timeline, a docs page) cannot be written
+  kExitProcess = 4,        // a child died unplanned, or the system refused a fork or a pipe
   kExitInterrupted = 130,  // SIGINT or SIGTERM: stopped, children killed, this run's files removed
 };
 

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "exit_status.h"
 #include "interrupt.h"
+#include "os/process_error.h"
 #include "sqlite/error.h"
 
 namespace {
@@ -22,9 +23,9 @@ constexpr const char* kExitCodes =
     "scenario, bad option or value, a bad consumer or scenario file:\n"
     "FILE:LINE:COLUMN, an output file that is a file the run uses or not .svg); 3 database\n"
     "error (not a dedupsim database, altered schema, in use by another dedupsim, locked,\n"
-    "unwritable), an output file that cannot be written, or a child process that died\n"
-    "unplanned; 130 interrupted (SIGINT or SIGTERM): children killed, every file the run\n"
-    "created removed, a kept --db left valid.";
+    "unwritable), or an output file that cannot be written; 4 a child process that died\n"
+    "unplanned, or a fork or pipe the system refused; 130 interrupted (SIGINT or SIGTERM):\n"
+    "children killed, every file the run created removed, a kept --db left valid.";
 
 // Every command, in the order --help lists them; each name is the one its Add function
 // gives its subcommand (checked when it is defined).
@@ -103,6 +104,9 @@ int main(int argc, char** argv) {
       if (command.sub->parsed()) return command.run();
     }
     return kExitUsage;
+  } catch (const ProcessError& e) {
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
+    return kExitProcess;
   } catch (const DatabaseError& e) {
     fmt::print(stderr, "dedupsim: {}\n", e.what());
     return kExitDatabase;

@@ -276,8 +276,6 @@ int Run(const RunArgs& args) {
   } catch (const files::FileError& e) {
     fmt::print(stderr, "dedupsim: {}\n", e.what());
     return kExitUsage;
-  } catch (const UnplannedDeath&) {
-    throw;  // a child's death, said as such
   } catch (const DatabaseError& e) {
     if (postgres) throw;             // PostgreSQL's errors name the server or schema themselves
     throw InDatabase(db.path(), e);  // every database error names the file

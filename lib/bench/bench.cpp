@@ -19,6 +19,7 @@
 #include "bench/shared_block.h"
 #include "lesson/crash.h"
 #include "os/child_process.h"
+#include "os/process_error.h"
 #include "os/run_files.h"
 #include "sqlite/error.h"
 
@@ -146,10 +147,11 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const OpenHand
     std::fflush(nullptr);     // nothing buffered is written twice
     pid_t pid = ForkChild();  // dies with the bench
     if (pid < 0) {
+      const int fork_error = errno;  // before the joins and reaps below change it
       shared.go().store(1);  // let those started run out, then fail
       for (auto& t : threads) t.join();
       reap(true);
-      throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
+      throw SystemCallFailed("fork", fork_error);
     }
     if (pid == 0) {
       ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the parent's to handle
@@ -247,8 +249,6 @@ StrategyResult RunOnce(const BenchOptions& options, Strategy strategy, const Wor
           return handler;
         },
         workload, shared, progress, interrupted);
-  } catch (const UnplannedDeath&) {
-    throw;  // a death, not a database error
   } catch (const DatabaseError& e) {
     throw InDatabase(db.path(), e);  // every database error names the file
   }

@@ -15,6 +15,7 @@
 #include "os/child_process.h"
 #include "os/pipe_io.h"
 #include "os/this_pid.h"
+#include "os/unique_fd.h"
 #include "postgres/lock_waiter.h"
 #include "sqlite/journal_files.h"
 #include "sqlite/statement.h"
@@ -150,21 +151,15 @@ ChildAtHook::ChildAtHook(ScenarioEnv& env, const std::string& instance, const st
                          const std::function<void(const Hook& crash)>& delivery,
                          InMemoryEmailProvider* emails, Ending end)
     : env_(env), emails_(emails), end_(end) {
-  int report[2];
-  if (::pipe(report) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
-  int word[2] = {-1, -1};
-  if (end == Ending::kExitOnWord && ::pipe(word) != 0) {
-    ::close(report[0]);
-    ::close(report[1]);
-    throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
-  }
+  Pipe report = MakePipe();
+  Pipe word;  // the word to exit, for kExitOnWord only
+  if (end == Ending::kExitOnWord) word = MakePipe();
   const size_t emails_before = emails ? static_cast<size_t>(emails->sent_count()) : 0;
-  pid_ = ForkChild();  // dies with this process
-  if (pid_ < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid_ == 0) {
+  child_ = ChildProcess::Fork();  // dies with this process
+  if (child_.in_child()) {
     // Child: the delivery opens its own connection. Report, then stand or die at the hook.
-    ::close(report[0]);
-    if (word[1] >= 0) ::close(word[1]);
+    report.read.reset();
+    word.write.reset();
     env.recorder.Clear();
     Hook crash = [&, point] {
       env.recorder.Note(instance, "crash", point,
@@ -178,8 +173,8 @@ ChildAtHook::ChildAtHook(ScenarioEnv& env, const std::string& instance, const st
         for (size_t i = emails_before; i < all.size(); ++i) sent.push_back(all[i]);
       }
       message["emails"] = sent;
-      WriteAll(report[1], message.dump() + "\n");
-      if (word[0] >= 0) WaitReadable(word[0], std::chrono::hours(24));  // the word, or EOF
+      WriteAll(report.write.get(), message.dump() + "\n");
+      if (word.read) WaitReadable(word.read.get(), std::chrono::hours(24));  // the word, or EOF
       if (end != Ending::kSigkill) ::_exit(kPlannedExitCode);
       for (;;) ::pause();  // stand at the hook point until the parent's SIGKILL
     };
@@ -193,25 +188,17 @@ ChildAtHook::ChildAtHook(ScenarioEnv& env, const std::string& instance, const st
     }
     ::_exit(code);  // the delivery finished without reaching the crash point
   }
-  ::close(report[1]);
-  if (word[0] >= 0) ::close(word[0]);
-  report_fd_ = report[0];
-  word_fd_ = word[1];
+  report_fd_ = std::move(report.read);
+  word_fd_ = std::move(word.write);
 }
 
-ChildAtHook::~ChildAtHook() {
-  if (reaped_) return;
-  ::kill(pid_, SIGKILL);  // works on a stopped process too
-  try {
-    Reap();
-  } catch (...) {
-  }
-}
+// The pipes close first (EOF is the word to exit too), then child_ kills (a stopped child
+// too) and reaps a child not reaped yet.
+ChildAtHook::~ChildAtHook() = default;
 
 bool ChildAtHook::AwaitHook() {
-  std::string line = ReadLine(report_fd_);
-  ::close(report_fd_);
-  report_fd_ = -1;
+  std::string line = ReadLine(report_fd_.get());
+  report_fd_.reset();
   if (line.empty()) return false;
   nlohmann::json message = nlohmann::json::parse(line, nullptr, false);
   if (message.is_discarded()) return false;
@@ -229,32 +216,28 @@ bool ChildAtHook::AwaitHook() {
 
 void ChildAtHook::End() {
   if (end_ == Ending::kSigkill) {
-    ::kill(pid_, SIGKILL);
-  } else if (word_fd_ >= 0) {
-    WriteAll(word_fd_, "g");
+    child_.Signal(SIGKILL);
+  } else if (word_fd_) {
+    WriteAll(word_fd_.get(), "g");
   }
-  if (word_fd_ >= 0) ::close(word_fd_);
-  word_fd_ = -1;
+  word_fd_.reset();
 }
 
-void ChildAtHook::Stop() { ::kill(pid_, SIGSTOP); }
+void ChildAtHook::Stop() { child_.Signal(SIGSTOP); }
 
 int ChildAtHook::Reap() {
-  if (reaped_) return status_;
-  if (report_fd_ >= 0) ::close(report_fd_);
-  report_fd_ = -1;
-  if (word_fd_ >= 0) ::close(word_fd_);  // EOF is the word too: the child never hangs on it
-  word_fd_ = -1;
-  WaitChild(pid_, &status_);
-  reaped_ = true;
-  return status_;
+  if (child_.reaped()) return child_.Wait();
+  report_fd_.reset();
+  word_fd_.reset();  // EOF is the word too: the child never hangs on it
+  return child_.Wait();
 }
 
 bool ChildAtHook::DiedAsPlanned() const {
   if (!reached_) return false;
+  const int status = child_.status();
   return end_ == Ending::kSigkill
-             ? (WIFSIGNALED(status_) && WTERMSIG(status_) == SIGKILL)
-             : (WIFEXITED(status_) && WEXITSTATUS(status_) == kPlannedExitCode);
+             ? (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+             : (WIFEXITED(status) && WEXITSTATUS(status) == kPlannedExitCode);
 }
 
 nlohmann::ordered_json ServerReleaseFigures(const CrashReport& report) {

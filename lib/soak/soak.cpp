@@ -17,6 +17,7 @@
 
 #include "bench/pg_bench.h"
 #include "os/child_process.h"
+#include "os/process_error.h"
 #include "os/run_files.h"
 #include "postgres/store.h"
 #include "soak/pg_broker.h"
@@ -276,7 +277,7 @@ class Supervisor {
     const pid_t supervisor = ::getpid();
     shared_->open_transactions[slot].store(0);  // before the fork: the child counts from 0
     pid_t pid = ForkChild();                    // dies with the supervisor
-    if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
+    if (pid < 0) throw SystemCallFailed("fork", errno);
     if (pid == 0) ConsumerMain(options_, db_, slot, supervisor, shared_);
     pids_[slot] = pid;
   }
