@@ -1,22 +1,139 @@
 #include "explore/scheduler.h"
 
 #include <fmt/format.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sqlite3.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <array>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <unordered_map>
 
-#include "explore/scheduler_impl.h"
-#include "explore/worker.h"
-#include "os/cpu_pin.h"
+#include "consumers/email.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "explore/step_label.h"
+#include "postgres/connection.h"
+#include "postgres/error.h"
 #include "postgres/store.h"
 #include "sqlite/error.h"
+#include "sqlite/schema.h"
 #include "sqlite/statement.h"
 
 namespace dedupsim::explore {
 
 namespace {
+
+// A one-shot signal between two threads: Post lets exactly one Wait through. A futex word,
+// so a hand-off costs one wake and one wait, with no mutex for the woken thread to take.
+// The atomic's release/acquire orders everything the poster wrote before the waiter reads.
+class Signal {
+ public:
+  void Post() {
+    word_.store(1, std::memory_order_release);
+    syscall(SYS_futex, &word_, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  }
+  void Wait() {
+    while (word_.exchange(0, std::memory_order_acquire) == 0) {
+      syscall(SYS_futex, &word_, FUTEX_WAIT_PRIVATE, 0, nullptr, nullptr, 0);
+    }
+  }
+
+ private:
+  std::atomic<uint32_t> word_{0};
+};
+
+// The one permission to run. Whoever holds it runs; everyone else waits on their own
+// signal, so a hand-off wakes exactly one thread. Every change to shared state happens
+// while holding the baton; the signals order those changes.
+class Baton {
+ public:
+  explicit Baton(size_t workers) : workers_(workers) {}
+
+  // Scheduler: gives the baton to worker and waits until it is handed back.
+  void Give(int worker) {
+    workers_[Slot(worker)].Post();
+    scheduler_.Wait();
+  }
+
+  // Worker: hands the baton back and waits until it is given again.
+  void Yield(int worker) {
+    scheduler_.Post();
+    workers_[Slot(worker)].Wait();
+  }
+
+  // Worker: waits for the baton (between runs).
+  void Await(int worker) { workers_[Slot(worker)].Wait(); }
+
+  // Worker: hands the baton back and goes on without it (to Await, or to exit).
+  void Return() { scheduler_.Post(); }
+
+ private:
+  static size_t Slot(int worker) { return static_cast<size_t>(worker); }
+
+  Signal scheduler_;
+  std::vector<Signal> workers_;
+};
+
+enum class WorkerState { kIdle, kWaiting, kAtGate, kBlocked, kRunning, kDone };
+
+// What the deliveries of one (order, subscriber) pair came to.
+struct Tally {
+  bool acked = false;
+  bool flagged = false;
+};
+
+const TimePoint kEpoch =
+    std::chrono::sys_days{std::chrono::year{2026} / 1 / 5} + std::chrono::hours{9};
+
+constexpr uint8_t kMainFile = 1;
+constexpr uint8_t kAuxFile = 2;
+
+// What a statement about to run will touch, from its label (StepLabel): see Footprint.
+Footprint StatementFootprint(const std::string& label, uint8_t file) {
+  Footprint f;
+  if (label == "BEGIN") return f;  // deferred: no lock until its first statement
+  if (label.starts_with("SELECT")) {
+    f.reads = file;
+  } else {
+    f.writes = file;
+  }
+  return f;
+}
+
+// On PostgreSQL a footprint has a bit per table: the server locks rows, not the file.
+constexpr uint8_t kEveryTable = 0xFF;
+
+uint8_t TableBit(std::string_view table) {
+  if (table == "StockItems") return 1;
+  if (table == "Inbox") return 2;
+  if (table == "InboxByMessageId") return 4;
+  if (table == "StockReservations") return 8;
+  return kEveryTable;  // a table the explorer does not know: depends on everything
+}
+
+// What a PostgreSQL statement about to run will touch: its table (read or written); a
+// COMMIT or ROLLBACK ends a transaction that may have touched any table: every table.
+Footprint PgStatementFootprint(const std::string& label) {
+  Footprint f;
+  if (label == "BEGIN") return f;  // takes no lock; the snapshot comes with the first statement
+  size_t gap = label.find(' ');
+  std::string op = label.substr(0, gap);
+  uint8_t table = gap == std::string::npos ? kEveryTable : TableBit(label.substr(gap + 1));
+  if (op == "SELECT") {
+    f.reads = table;
+  } else {
+    f.writes = table;
+  }
+  return f;
+}
 
 // The statements of a script, each as its own text, so each can be prepared once.
 std::vector<std::string> SplitScript(Connection& connection, const char* script) {
@@ -41,7 +158,461 @@ std::vector<std::string> SplitScript(Connection& connection, const char* script)
   return out;
 }
 
+// The CPU the scheduler and its instances share, or -1 to leave them where they are.
+int ChooseCpu() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) != 0) return -1;
+  if (CPU_COUNT(&allowed) <= 1) return -1;  // already on one CPU
+  int here = sched_getcpu();
+  if (here >= 0 && here < CPU_SETSIZE && CPU_ISSET(static_cast<size_t>(here), &allowed))
+    return here;
+  for (size_t cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) return static_cast<int>(cpu);
+  }
+  return -1;
+}
+
+bool PinThread(pthread_t thread, int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(static_cast<size_t>(cpu), &one);
+  return pthread_setaffinity_np(thread, sizeof one, &one) == 0;
+}
+
+// Puts the calling thread on cpu for its lifetime, then back where it was allowed to run.
+class PinCaller {
+ public:
+  explicit PinCaller(int cpu) {
+    if (cpu < 0) return;
+    CPU_ZERO(&saved_);
+    if (pthread_getaffinity_np(pthread_self(), sizeof saved_, &saved_) != 0) return;
+    pinned_ = PinThread(pthread_self(), cpu);
+  }
+  ~PinCaller() {
+    if (pinned_) pthread_setaffinity_np(pthread_self(), sizeof saved_, &saved_);
+  }
+  PinCaller(const PinCaller&) = delete;
+  PinCaller& operator=(const PinCaller&) = delete;
+
+ private:
+  cpu_set_t saved_;
+  bool pinned_ = false;
+};
+
 }  // namespace
+
+bool Independent(const Footprint& a, const Footprint& b) {
+  if (a.all || b.all) return false;
+  return (a.writes & (b.reads | b.writes)) == 0 && (b.writes & a.reads) == 0;
+}
+
+class Worker;
+
+struct Scheduler::Impl {
+  Impl(std::span<const Strategy* const> strategies, SchedulerOptions options);
+  ~Impl();
+
+  void Reset(const Plan& plan);
+  void ResetPostgres(const Plan& plan);
+  // Lets every PostgreSQL instance whose statement waits in the server look again, until
+  // each is either still waiting or has its answer (the blocker committed or rolled back).
+  void Settle(int except);
+  void Abort();
+  struct ResetSql;
+  const ResetSql& ResetOf(const Strategy* s);
+  Figures Measure(const Plan& plan, ScheduleResult& result);
+  void RecordResult(const Delivery& delivery, DeliveryResult r);
+  size_t TallySlot(const Delivery& delivery) const;
+
+  SchedulerOptions options;
+  std::vector<const Strategy*> strategies;
+  DatabaseFile db;
+  std::optional<DatabaseFile> aux_db;
+  Connection control;  // set-up and read-back; never scheduled
+  std::optional<PgConnection> pg_control;  // the same on PostgreSQL
+  std::optional<Connection> aux_control;
+  ManualClock clock{kEpoch};
+  Baton baton{kMaxInstances};
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::thread> threads;
+  int cpu = -1;  // where every thread runs while a plan runs; -1: anywhere
+
+  // Each strategy's reset scripts, split into statements prepared once on the controls.
+  struct ResetSql {
+    std::vector<std::string> main;
+    std::vector<std::string> aux;
+  };
+  std::unordered_map<const Strategy*, ResetSql> reset_sql;
+
+  // Per run; touched only by the baton holder.
+  const Plan* plan = nullptr;
+  bool abort = false;
+  std::vector<std::string> sent;  // idempotency keys (message ids) the provider accepted
+  std::vector<std::string> published;  // message ids whose delivery published a message
+  std::unordered_map<std::string, size_t> order_of_message;
+  std::vector<Tally> tallies;  // orders x subscribers
+  int64_t crashes = 0;
+  int64_t attempts = 0;
+  std::string failure;  // a consumer failed in a way the explorer does not model
+};
+
+// One consumer instance: a thread, its connections, and the gate they call.
+class Worker final : public StepGate, public PgStepGate {
+ public:
+  Worker(Scheduler::Impl& owner, int index)
+      : owner_(owner), index_(index), name_(InstanceName(index)) {}
+
+  // Scheduler side, while the worker waits for the baton.
+  void Assign(const InstanceScript* script, Recorder* recorder) {
+    script_ = script;
+    recorder_ = recorder;
+    state_ = script ? WorkerState::kWaiting : WorkerState::kIdle;
+    blocked_at_ = 0;
+    touched_at_ = 0;
+    delivery_ = {};
+    attempt_seq_ = 0;
+    released_ = false;
+  }
+  void Quit() { quit_ = true; }
+
+  WorkerState state() const { return state_; }
+  const std::string& pending() const { return pending_; }
+  const std::string& name() const { return name_; }
+  bool crashed_last_step() const { return crashed_now_; }
+  // The run's delivery attempt (1 for its first) the step it waits to take belongs to.
+  int64_t attempt_seq() const { return attempt_seq_; }
+  // The files on which one of its connections holds the write lock (SQLite; 0 on PostgreSQL).
+  // Read by the scheduler while the worker is parked.
+  uint8_t WriteLocks() const {
+    if (pg_) return 0;
+    auto holds = [](const std::optional<Connection>& c) {
+      return c && c->is_open() && sqlite3_txn_state(c->handle(), nullptr) == SQLITE_TXN_WRITE;
+    };
+    return static_cast<uint8_t>((holds(db_) ? kMainFile : 0) | (holds(aux_) ? kAuxFile : 0));
+  }
+
+  void clear_crashed() { crashed_now_ = false; }
+  int64_t blocked_at() const { return blocked_at_; }
+  uint8_t blocked_file() const { return blocked_file_; }
+  void set_blocked_at(int64_t progress) { blocked_at_ = progress; }
+  // Steps on its file when it found the file locked (kAfterRelease's fallback).
+  int64_t touched_at() const { return touched_at_; }
+  void set_touched_at(int64_t touched) { touched_at_ = touched; }
+  void MarkDone() { state_ = WorkerState::kDone; }
+  bool released() const { return released_; }
+  void set_settling(bool on) { settling_ = on; }
+  const Footprint& footprint() const { return footprint_; }
+
+  void Main() {
+    for (;;) {
+      owner_.baton.Await(index_);
+      if (quit_) break;
+      state_ = WorkerState::kRunning;
+      RunScript();
+      state_ = WorkerState::kDone;
+      owner_.baton.Return();
+    }
+    db_.reset();
+    aux_.reset();
+    pg_.reset();
+    owner_.baton.Return();
+  }
+
+  // PgStepGate: the same steps on a PostgreSQL connection.
+  void BeforeStatement(PgConnection&, std::string_view sql) override {
+    std::string label = StepLabel(sql);
+    next_footprint_ = PgStatementFootprint(label);
+    Arrive(label, true);
+  }
+  void BeforeHook(PgConnection&, std::string_view name) override {
+    next_footprint_ = Footprint{};
+    Arrive(std::string(name), false);
+  }
+  // The server shows the statement waiting for a lock another backend holds. It stays
+  // blocked (its statement still in the server) until Settle finds it has its answer.
+  // (The connection notes the wait on the trace, with the server's words.)
+  bool Blocked(PgConnection&) override {
+    if (dead_ || owner_.abort) {
+      dead_ = true;
+      return false;
+    }
+    state_ = WorkerState::kBlocked;
+    released_ = false;
+    footprint_.all = true;  // what it does once released depends on who released it
+    owner_.baton.Yield(index_);
+    if (owner_.abort) {
+      dead_ = true;  // cancelled: the statement fails, nothing more runs
+      return false;
+    }
+    return true;  // Settle: look again
+  }
+  // The statement has its answer after a wait; the step is taken when the scheduler picks
+  // this instance again.
+  void Released(PgConnection&) override {
+    released_ = true;
+    owner_.baton.Yield(index_);
+    released_ = false;
+    footprint_ = Footprint{.all = true};  // the resumed statement's effect
+    state_ = WorkerState::kRunning;
+  }
+
+  // StepGate: every statement and hook is a step the scheduler hands out.
+  void BeforeStatement(Connection& c, std::string_view sql) override {
+    std::string label = StepLabel(sql);
+    next_footprint_ = StatementFootprint(label, aux_ && &c == &*aux_ ? kAuxFile : kMainFile);
+    Arrive(label, true);
+  }
+  // RunHook notes a crash at a hook itself.
+  void BeforeHook(Connection&, std::string_view name) override {
+    next_footprint_ = Footprint{};
+    Arrive(std::string(name), false);
+  }
+  bool OnBusy(Connection& c, int) override {
+    if (dead_ || owner_.abort) return false;
+    state_ = WorkerState::kBlocked;
+    Note("wait", current_ + ": the database is locked; blocked until scheduled again", "busy");
+    blocked_file_ = aux_ && &c == &*aux_ ? kAuxFile : kMainFile;
+    const bool any_step = owner_.options.retry == RetryRule::kAfterAnyStep;
+    // Ends blocked. Under kAfterAnyStep when it may retry depends on every other step;
+    // under kAfterStepOnItsFile only on the steps on that file.
+    if (any_step) {
+      footprint_.all = true;
+    } else {
+      footprint_.writes |= blocked_file_;
+    }
+    owner_.baton.Yield(index_);
+    footprint_ = any_step ? Footprint{.all = true} : Footprint{.writes = blocked_file_};  // a retry
+    state_ = WorkerState::kRunning;
+    if (!owner_.abort) return true;  // retry the statement
+    dead_ = true;                    // the statement fails with SQLITE_BUSY; nothing more runs
+    return false;
+  }
+
+  // Parks until the scheduler picks this instance to take the step `label`, then lets it
+  // run, or dies there when it is this attempt's crash point. Called by the gate methods
+  // above, and directly for a step that is neither a statement nor a hook (an email send).
+  void Arrive(const std::string& label, bool note_crash) {
+    // Unwinding after a crash (a Transaction's destructor rolling back): a dead process
+    // runs nothing more.
+    if (dead_) throw SimulatedCrash(label);
+    state_ = WorkerState::kAtGate;
+    pending_ = label;
+    owner_.baton.Yield(index_);
+    state_ = WorkerState::kRunning;
+    footprint_ = next_footprint_;
+    next_footprint_ = Footprint{};
+    current_ = label;
+    if (owner_.abort) {
+      dead_ = true;
+      throw SimulatedCrash("abort");
+    }
+    if (!crash_at_.empty() && crash_at_ == label) {
+      crash_at_.clear();
+      dead_ = true;
+      crashed_now_ = true;
+      footprint_.writes |= OpenFiles();  // closing ends its transaction, releases its locks
+      if (note_crash) Note("crash", label, "crash");
+      throw SimulatedCrash(label);
+    }
+  }
+
+ private:
+  // Sends go through the gate: the instance may crash just before the provider accepts.
+  class GatedProvider final : public EmailProvider {
+   public:
+    explicit GatedProvider(Worker& worker) : worker_(worker) {}
+    void Send(const std::string& idempotency_key, const std::string&) override {
+      worker_.next_footprint_ = Footprint{};  // the provider's count: order does not matter
+      worker_.Arrive("EmailProvider.Send", true);
+      worker_.owner_.sent.push_back(idempotency_key);
+    }
+
+   private:
+    Worker& worker_;
+  };
+
+  // Stamped with the delivery attempt it belongs to (the message and the broker's number
+  // of this delivery), as the connections stamp their statements.
+  void Note(const std::string& kind, const std::string& detail, const std::string& result) {
+    if (recorder_ == nullptr) return;
+    TraceEvent e;
+    e.instance = name_;
+    e.pid = static_cast<int>(getpid());
+    e.actor = kActorConsumer;
+    e.key = delivery_.key;
+    e.delivery = delivery_.number;
+    RecordNote(*recorder_, std::move(e), kind, detail, result);
+  }
+
+  Connection OpenGated(const DatabaseFile& file) {
+    Connection c = file.Connect();
+    c.SetGate(this);
+    return c;
+  }
+
+  void EnsureOpen(const Strategy& subscriber) {
+    if (owner_.options.postgres != nullptr) {
+      if (!pg_ || !pg_->connection().is_open()) {
+        pg_ =
+            std::make_unique<PgStore>(owner_.options.postgres->Connect(), owner_.options.isolation);
+        pg_->connection().WatchWaits(owner_.options.postgres->conninfo());
+        pg_->connection().SetGate(this);
+      }
+      pg_->connection().SetTrace(recorder_, name_);
+      return;
+    }
+    if (!db_ || !db_->is_open()) {
+      db_.emplace(OpenGated(owner_.db));
+      db_->SetGate(this);  // the move rebinds the busy handler; the gate goes with it
+    }
+    db_->SetTrace(recorder_, name_);
+    if (subscriber.aux_schema != nullptr && owner_.aux_db) {
+      if (!aux_ || !aux_->is_open()) {
+        aux_.emplace(OpenGated(*owner_.aux_db));
+        aux_->SetGate(this);
+      }
+      aux_->SetTrace(recorder_, name_);
+      if (recorder_ != nullptr) aux_->SetTraceRole(kActorConsumer, subscriber.aux_target);
+    }
+  }
+
+  uint8_t OpenFiles() const {
+    if (pg_) return pg_->connection().is_open() ? kEveryTable : 0;
+    return static_cast<uint8_t>((db_ && db_->is_open() ? kMainFile : 0) |
+                                (aux_ && aux_->is_open() ? kAuxFile : 0));
+  }
+
+  void CloseAll() {
+    // A dead process's backend rolls back when the server sees the socket close; wait for
+    // it, so its locks are gone before another instance moves.
+    if (pg_) pg_->connection().CloseAndAwaitExit();
+    if (db_) db_->Close();
+    if (aux_) aux_->Close();
+  }
+
+  static std::string Short(const std::string& id) { return id.substr(0, 8); }
+
+  void RunScript() {
+    if (!owner_.options.reuse_connections) {
+      db_.reset();
+      aux_.reset();
+    }
+    for (const Delivery& d : script_->deliveries) {
+      if (d.arrives_after.count() > 0) {
+        owner_.clock.Advance(d.arrives_after);
+        footprint_.all = true;  // every later timestamp depends on it
+      }
+      for (int attempt = 1;; ++attempt) {
+        if (!Attempt(d, attempt)) return;  // aborted
+        if (done_) break;
+      }
+    }
+  }
+
+  // One delivery attempt. Sets done_ when the message needs no more deliveries; returns
+  // false when the run is being aborted.
+  bool Attempt(const Delivery& d, int attempt) {
+    done_ = false;
+    dead_ = false;
+    EnsureOpen(*d.subscriber);
+    size_t slot = static_cast<size_t>(attempt - 1);
+    crash_at_ = slot < d.crash_at.size() ? d.crash_at[slot] : "";
+    owner_.attempts++;
+    attempt_seq_ = owner_.attempts;
+    delivery_ = DeliveryRef{d.message.message_id, attempt};
+    if (recorder_ != nullptr) {
+      if (db_) db_->SetDelivery(delivery_);
+      if (aux_) aux_->SetDelivery(delivery_);
+      if (pg_) pg_->connection().SetDelivery(delivery_);
+    }
+    Note("deliver",
+         fmt::format("message {} (order {}) to {}, attempt {}", Short(d.message.message_id),
+                     Short(d.message.order_id), d.subscriber->name, attempt),
+         "");
+    try {
+      GatedProvider provider(*this);
+      DeliveryResult r = DeliveryResult::kProcessed;
+      bool open_transaction = false;
+      if (pg_) {
+        StoreContext context{*pg_, owner_.clock, provider};
+        r = d.subscriber->handle_store(context, d.message);
+        open_transaction = pg_->InTransaction();
+      } else {
+        DeliveryContext context{*db_, aux_ && aux_->is_open() ? &*aux_ : nullptr, owner_.clock,
+                                provider,
+                                [this](const std::string&, const OrderPlaced& m) {
+                                  owner_.published.push_back(m.message_id);
+                                }};
+        r = d.subscriber->handle(context, d.message);
+        open_transaction = db_->InTransaction();
+      }
+      if (open_transaction) {
+        throw std::logic_error(
+            fmt::format("strategy {} returned with a transaction still open", d.subscriber->name));
+      }
+      owner_.RecordResult(d, r);
+      Note("ack", std::string(ToString(r)), d.ack_lost ? "lost" : "ok");
+      done_ = true;
+      return true;
+    } catch (const SimulatedCrash&) {
+      CloseAll();
+      dead_ = false;
+      if (owner_.abort) return false;
+      owner_.crashes++;
+      Note("restart", "the process died: connection closed without commit; redelivered", "");
+      return true;
+    } catch (const StoreError& e) {  // SQLite's and PostgreSQL's refusals
+      return Refused(e, attempt);
+    } catch (const DeliveryFailed& e) {
+      return Refused(e, attempt);
+    } catch (const std::exception& e) {
+      CloseAll();
+      if (owner_.failure.empty()) {
+        owner_.failure = fmt::format("instance {} ({}): {}", name_, d.subscriber->name, e.what());
+      }
+      return false;
+    }
+  }
+
+  // The database refused the delivery, or the consumer gave up on it: not acked, and the
+  // broker redelivers it, up to max_attempts.
+  bool Refused(const std::exception& e, int attempt) {
+    if (owner_.abort) {
+      CloseAll();
+      return false;
+    }
+    Note("error", e.what(), "not acked");
+    if (attempt >= owner_.options.max_attempts) done_ = true;  // given up, never acked
+    return true;
+  }
+
+  Scheduler::Impl& owner_;
+  const int index_;
+  const std::string name_;
+  const InstanceScript* script_ = nullptr;
+  Recorder* recorder_ = nullptr;
+  DeliveryRef delivery_;     // the attempt under way: message and the broker's number
+  int64_t attempt_seq_ = 0;  // the run's count of attempts when it started
+  std::optional<Connection> db_;
+  std::optional<Connection> aux_;
+  std::unique_ptr<PgStore> pg_;  // on PostgreSQL, instead of db_ and aux_
+  WorkerState state_ = WorkerState::kIdle;
+  std::string pending_;       // the step it waits to take
+  std::string current_;       // the step it is taking
+  std::string crash_at_;      // where this attempt dies, or ""
+  Footprint next_footprint_;  // what the step it waits to take will touch
+  Footprint footprint_;       // what the step it is taking touched so far
+  bool dead_ = false;         // crashed: unwinding, nothing more runs
+  bool crashed_now_ = false;
+  bool done_ = false;
+  bool quit_ = false;
+  int64_t blocked_at_ = 0;    // progress count when it found the database locked
+  int64_t touched_at_ = 0;    // steps on its file then
+  uint8_t blocked_file_ = 0;  // the file it found locked
+  bool released_ = false;     // PostgreSQL: its waiting statement has its answer
+  bool settling_ = false;
+};
 
 Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions opts)
     : options(opts),
@@ -232,6 +803,79 @@ void Scheduler::Impl::Abort() {
     if (!any) break;
   }
   abort = false;
+}
+
+namespace {
+
+// The probe the adapters read their effects through.
+class Probe final : public EffectProbe {
+ public:
+  explicit Probe(Scheduler::Impl& impl) : impl_(impl) {}
+  Connection& db() override {
+    if (impl_.pg_control) throw std::logic_error("a PostgreSQL run has no SQLite database");
+    return impl_.control;
+  }
+  int64_t Reserved(std::string_view book_id) override {
+    if (impl_.pg_control) {
+      return impl_.pg_control
+          ->Exec("SELECT Reserved FROM StockItems WHERE BookId = $1", {std::string(book_id)})
+          .Int(0, 0);
+    }
+    return ReadStock(impl_.control, book_id).reserved;
+  }
+  Connection* aux() override { return impl_.aux_control ? &*impl_.aux_control : nullptr; }
+  int64_t EmailsSentFor(const LogicalOrder& order) override { return CountFor(impl_.sent, order); }
+  int64_t PublishedFor(const LogicalOrder& order) override {
+    return CountFor(impl_.published, order);
+  }
+
+ private:
+  // Entries (message ids) that belong to a message of the order.
+  int64_t CountFor(const std::vector<std::string>& ids, const LogicalOrder& order) {
+    int64_t n = 0;
+    for (const std::string& key : ids) {
+      auto it = impl_.order_of_message.find(key);
+      if (it != impl_.order_of_message.end() &&
+          impl_.plan->orders[it->second].order_id == order.order_id)
+        ++n;
+    }
+    return n;
+  }
+
+  Scheduler::Impl& impl_;
+};
+
+}  // namespace
+
+Figures Scheduler::Impl::Measure(const Plan& p, ScheduleResult& result) {
+  Figures f;
+  Probe probe(*this);
+  bool reserves = false;
+  for (const Strategy* s : p.subscribers) reserves = reserves || s->effect == "stock";
+  for (size_t o = 0; o < p.orders.size(); ++o) {
+    f.reserved += probe.Reserved(p.orders[o].book_id);
+    if (reserves) f.reserved_expected += p.orders[o].quantity;
+    for (size_t s = 0; s < p.subscribers.size(); ++s) {
+      const Tally& t = tallies[o * p.subscribers.size() + s];
+      int64_t applied = p.subscribers[s]->applied(probe, p.orders[o]);
+      if (t.flagged) f.flagged++;
+      if (result.outcome != Outcome::kDeadlock && result.outcome != Outcome::kError) {
+        result.outcome = Worse(result.outcome, Classify(applied, t.flagged, t.acked));
+      }
+    }
+  }
+  if (pg_control) {
+    f.inbox_rows = pg_control->Exec("SELECT count(*) FROM Inbox").Int(0, 0);
+  } else {
+    Statement& rows = control.Cached("SELECT count(*) FROM Inbox");
+    rows.Step();
+    f.inbox_rows = rows.ColumnInt(0);
+    rows.Reset();
+  }
+  f.emails_sent = static_cast<int64_t>(sent.size());
+  f.crashes = crashes;
+  f.deliveries = attempts;
+  return f;
 }
 
 Scheduler::Scheduler(std::span<const Strategy* const> strategies, SchedulerOptions options)
