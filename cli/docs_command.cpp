@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "exit_status.h"
 #include "lesson/crash.h"
+#include "lesson/options.h"
 #include "lesson/runner.h"
 #include "options.h"
 #include "os/atomic_file.h"
@@ -92,7 +93,7 @@ std::string CliReference(CLI::App& app) {
                          option->get_required() ? "required" : DefaultOf(option));
       if (by_scenario) {
         std::string scenarios = "all";
-        if (const ScenarioOption* only = FindScenarioOption(option->get_name())) {
+        if (const LessonOption* only = FindLessonOption(option->get_name()); only && only->trait) {
           scenarios.clear();
           for (const Scenario* s : AllScenarios()) {
             if (s->traits & only->trait) {
