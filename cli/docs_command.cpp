@@ -23,6 +23,7 @@
 #include "os/atomic_file.h"
 #include "scenarios.h"
 #include "sqlite/database.h"
+#include "sqlite/store.h"
 #include "views/doc_page.h"
 
 namespace dedupsim::cli {
@@ -229,7 +230,9 @@ int Docs(const DocsArgs& args, CLI::App& app) {
   Recorder recorder;
   constexpr uint64_t kDocsIdSeed = 1;
   IdGenerator ids(kDocsIdSeed);
-  ScenarioEnv env{options, db, clock, recorder, ids};
+  SqliteBackend backend(db);
+  SqliteFiles sqlite(db);
+  ScenarioEnv env{options, backend, sqlite, clock, recorder, ids};
   int status = kExitOk;
   for (const Scenario* scenario : AllScenarios()) {
     // The same ids for a scenario on every run, whatever ran before it: what the page

@@ -220,8 +220,12 @@ int Run(const RunArgs& args) {
   DatabaseSettings settings;
   settings.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
   settings.synchronous = args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
-  DatabaseFile db = args.db.empty() ? DatabaseFile::CreateTemporary(settings, SetUpConnection::kKeep)
-                                    : DatabaseFile::Open(args.db, settings);
+  // SQLite: the run's file, a temporary one unless --db names it. A PostgreSQL run has none.
+  std::optional<DatabaseFile> db;
+  if (!postgres) {
+    db.emplace(args.db.empty() ? DatabaseFile::CreateTemporary(settings, SetUpConnection::kKeep)
+                               : DatabaseFile::Open(args.db, settings));
+  }
 
   const RunOptions& options = args.options;
 
@@ -238,13 +242,15 @@ int Run(const RunArgs& args) {
                           : args.isolation == "repeatable-read" ? Isolation::kRepeatableRead
                                                                 : Isolation::kReadCommitted;
     backend = std::make_unique<PgBackend>(*pg, isolation);
+  } else {
+    backend = std::make_unique<SqliteBackend>(*db);
   }
 
   SystemClock clock;
   Recorder recorder;
   IdGenerator ids;
-  ScenarioEnv env{options, db, clock, recorder, ids};
-  env.backend = backend.get();
+  SqliteFiles sqlite = db ? SqliteFiles(*db) : SqliteFiles(settings);
+  ScenarioEnv env{options, *backend, sqlite, clock, recorder, ids};
   try {
     return RunScenarios(args, scenarios, env, timeline, html);
   } catch (const files::FileError& e) {
@@ -252,7 +258,7 @@ int Run(const RunArgs& args) {
     return kExitUsage;
   } catch (const DatabaseError& e) {
     if (postgres) throw;             // PostgreSQL's errors name the server or schema themselves
-    throw InDatabase(db.path(), e);  // every database error names the file
+    throw InDatabase(db->path(), e);  // every database error names the file
   }
 }
 
@@ -270,7 +276,7 @@ int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenar
   std::vector<TablesSnapshot> snapshots;
   std::unique_ptr<TableProbe> probe;
   if (html) {
-    probe = std::make_unique<TableProbe>(env.db.path());
+    probe = std::make_unique<TableProbe>(SqliteFile(env).path());
     env.recorder.SetObserver([&](const TraceEvent& e) { snapshots.push_back(probe->Read(e)); });
   }
   for (const Scenario* scenario : scenarios) {

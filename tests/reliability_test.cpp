@@ -122,9 +122,7 @@ class Background {
     std::vector<char*> argv;
     for (auto& a : argv_storage) argv.push_back(a.data());
     argv.push_back(nullptr);
-    std::vector<std::string> env_storage;
-    for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
-    env_storage.insert(env_storage.end(), env.begin(), env.end());
+    std::vector<std::string> env_storage = testing::EnvironmentWith(env);
     std::vector<char*> envp;
     for (auto& e : env_storage) envp.push_back(e.data());
     envp.push_back(nullptr);

@@ -209,9 +209,7 @@ TEST_CASE("dedupsim soak: Ctrl-C kills the consumers, removes its database, exit
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<std::string> env_storage;
-  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
-  env_storage.push_back("TMPDIR=" + tmp.path());
+  std::vector<std::string> env_storage = testing::EnvironmentWith({"TMPDIR=" + tmp.path()});
   std::vector<char*> envp;
   for (auto& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);

@@ -83,13 +83,13 @@ std::string DescribeJournal(const JournalFile& journal, pid_t pid, bool removed)
 // Opens the next connection after a process died, as SQLite's recovery needs, and notes
 // what the dead process left behind, read from the files before the open.
 void RecoverAndNote(ScenarioEnv& env, pid_t pid, const WalFile& wal_at_fork) {
-  const std::string& path = env.db.path();
+  const std::string& path = SqliteFile(env).path();
   WalFile wal = ReadWal(path + "-wal");
   JournalFile journal = ReadJournal(path + "-journal");
   {
     // The scenario's check opens the database next: its first read recovers. It is the
     // probe's step, not the consumer's.
-    Connection next = env.db.Connect();
+    Connection next = SqliteFile(env).Connect();
     next.SetTrace(&env.recorder, "check");
     next.SetTraceRole(kActorProbe, "database");
     next.Prepare("SELECT count(*) FROM Inbox").Step();
@@ -112,10 +112,6 @@ void RecoverAndNote(ScenarioEnv& env, pid_t pid, const WalFile& wal_at_fork) {
   e.detail = what;
   e.result = "ok";
   env.recorder.Record(std::move(e));
-}
-
-bool OnServer(const ScenarioEnv& env) {
-  return env.backend != nullptr && env.backend->name() != "sqlite";
 }
 
 // What the server did when the child died, as the database's step: its connection closed,
@@ -280,7 +276,7 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
   const bool kill_mode = env.options.crash_mode == CrashMode::kKill;
   const bool server = OnServer(env);
   // The log as it was before the child ran: its frames are not the child's.
-  const WalFile wal_at_fork = server ? WalFile{} : ReadWal(env.db.path() + "-wal");
+  const WalFile wal_at_fork = server ? WalFile{} : ReadWal(SqliteFile(env).path() + "-wal");
   // On a server with a waiter, an exiting child waits at its crash point for the parent's
   // word, as a killed one waits for its SIGKILL.
   ChildAtHook child(env, instance, point, delivery, emails,
@@ -293,7 +289,7 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
   // the server shows the waiter blocked (or the waiter ended without waiting).
   std::optional<LockWaiter> watcher;
   if (server && waiter && reached) {
-    watcher.emplace(*env.backend, &env.recorder, "waiter", kActorProbe, DeliveryRef{},
+    watcher.emplace(env.backend, &env.recorder, "waiter", kActorProbe, DeliveryRef{},
                     [waiter](Store& store) {
                       ScopedTransaction tx(store);
                       waiter(store);

@@ -49,8 +49,9 @@ struct CrashReport {
 
 inline constexpr int kPlannedExitCode = 86;
 
-// Runs delivery(crash_hook). The delivery must open its own connection from env.db (never
-// one opened before the call) and install crash_hook at the point named `point`.
+// Runs delivery(crash_hook). The delivery must open its own connection (a store of
+// env.backend, or a connection to SqliteFile(env); never one opened before the call) and
+// install crash_hook at the point named `point`.
 // Emails sent in a child are replayed into *emails, when given.
 //
 // On a server database (env.backend not SQLite) the child's connection is the server's to
