@@ -27,7 +27,7 @@ using dedupsim::testing::TempDir;
 
 namespace {
 
-SoakOptions Small(Strategy strategy) {
+SoakOptions Small(BenchStrategy strategy) {
   SoakOptions o;
   o.workload = {3000, 0.3, 9};
   o.consumers = 2;
@@ -69,7 +69,7 @@ TEST_CASE("the broker leases, redelivers after the lease, and refuses a stale ac
 }
 
 TEST_CASE("soak with the inbox: every order once, every entry acked, despite kills", "[soak]") {
-  SoakReport r = RunSoak(Small(Strategy::kInbox), nullptr, nullptr);
+  SoakReport r = RunSoak(Small(BenchStrategy::kInbox), nullptr, nullptr);
   INFO(r.failures().size());
   CHECK(r.held());
   CHECK(r.check.lost == 0);
@@ -93,13 +93,13 @@ TEST_CASE("soak with the inbox: every order once, every entry acked, despite kil
 }
 
 TEST_CASE("soak with natural-key holds too", "[soak]") {
-  SoakReport r = RunSoak(Small(Strategy::kNaturalKey), nullptr, nullptr);
+  SoakReport r = RunSoak(Small(BenchStrategy::kNaturalKey), nullptr, nullptr);
   CHECK(r.held());
   CHECK(r.broker.acked == 3000);
 }
 
 TEST_CASE("soak with naive doubles at least every duplicate", "[soak]") {
-  SoakReport r = RunSoak(Small(Strategy::kNaive), nullptr, nullptr);
+  SoakReport r = RunSoak(Small(BenchStrategy::kNaive), nullptr, nullptr);
   CHECK_FALSE(r.held());
   CHECK(r.check.doubled >= r.duplicates);
   CHECK(r.check.lost == 0);
@@ -108,7 +108,7 @@ TEST_CASE("soak with naive doubles at least every duplicate", "[soak]") {
 }
 
 TEST_CASE("soak without kills: the inbox skips exactly the duplicates", "[soak]") {
-  SoakOptions o = Small(Strategy::kInbox);
+  SoakOptions o = Small(BenchStrategy::kInbox);
   o.kill_every = std::chrono::milliseconds(0);
   // Nobody is killed, so no lease needs to expire: a long lease keeps a consumer stalled by a
   // busy machine from having its entry redelivered (a redelivery would be one more skip).
@@ -122,7 +122,7 @@ TEST_CASE("soak without kills: the inbox skips exactly the duplicates", "[soak]"
 }
 
 TEST_CASE("soak stops when interrupted and reports what it had", "[soak]") {
-  SoakOptions o = Small(Strategy::kInbox);
+  SoakOptions o = Small(BenchStrategy::kInbox);
   o.workload.messages = 20000;
   int polls = 0;
   SoakReport r = RunSoak(o, nullptr, [&] { return ++polls > 20; });

@@ -56,7 +56,7 @@ void Validate(const SoakOptions& o) {
   if (o.consumers < 1 || o.consumers > static_cast<int>(kMaxSlots)) {
     throw std::invalid_argument(fmt::format("--consumers must be within [1, {}]", kMaxSlots));
   }
-  if (o.strategy == Strategy::kRaw) {
+  if (o.strategy == BenchStrategy::kRaw) {
     throw std::invalid_argument("--strategy raw is the bench's baseline, not a soak consumer");
   }
   if (o.kill_every.count() < 0 || o.kill_every.count() > 60000) {
@@ -76,7 +76,7 @@ class SoakDb {
   virtual ~SoakDb() = default;
   // Empties what a run writes and fills the inventory and the broker.
   virtual void SetUp(const Workload& workload) const = 0;
-  virtual std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const = 0;
+  virtual std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const = 0;
   // The broker on a connection of its own; count_open hears its transactions.
   virtual std::unique_ptr<BrokerQueue> OpenBroker(
       std::chrono::milliseconds lease, int64_t consumer,
@@ -98,7 +98,7 @@ class SqliteSoakDb final : public SoakDb {
     StockBooks(setup, workload);
     Enqueue(setup, workload.deliveries);
   }
-  std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const override {
+  std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const override {
     return MakeHandler(strategy, db_);
   }
   std::unique_ptr<BrokerQueue> OpenBroker(
@@ -143,7 +143,7 @@ class PgSoakDb final : public SoakDb {
     ResetBroker(db_);
     Enqueue(db_, workload.deliveries);
   }
-  std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const override {
+  std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const override {
     return MakePgHandler(strategy, db_, true);
   }
   std::unique_ptr<BrokerQueue> OpenBroker(
