@@ -185,8 +185,13 @@ Command AddCheckCommand(CLI::App& app) {
       "check",
       "Grade consumer files: every crash point, duplicate and interleaving on a real SQLite "
       "file; exit 0 when each message is processed exactly once or flagged, 1 otherwise");
-  sub->add_option("files", args->files, "Consumer files (.toml; see docs/files.md)")->required();
-  sub->add_option("--fault", args->faults, "Faults to grade against (repeatable; default all)");
+  sub->add_option("files", args->files, "Consumer files (.toml; see docs/files.md)")
+      ->type_name("FILE")
+      ->required();
+  std::vector<std::string> fault_names;
+  for (const explore::Fault* f : explore::AllFaults()) fault_names.emplace_back(f->name);
+  sub->add_option("--fault", args->faults, "Faults to grade against (repeatable; default all)")
+      ->check(ListedValues(fault_names));
   sub->add_option(
       "--expect", args->expect,
       "FAULT=VERDICT: grade that fault against this verdict instead of safe "

@@ -394,7 +394,8 @@ Command AddRunCommand(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "run", "Run scenarios by name; 'all' runs the post's six, 'everything' runs every scenario");
   sub->add_option("scenarios", args->names,
-                  "Scenario names (see dedupsim list), or all, everything; none with --file");
+                  "Scenario names (see dedupsim list), or all, everything; none with --file")
+      ->type_name("SCENARIO|all|everything");
   sub->add_option("--file", args->files,
                   "Run a lesson written in a scenario file (TOML, see docs/files.md), or every "
                   "*.toml in a folder; may be given more than once")
