@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "world/broker/broker_setup.h"
 #include "commands.h"
 #include "core/duration.h"
 #include "exit_status.h"
@@ -35,7 +36,6 @@
 #include "views/mermaid.h"
 #include "views/svg_timeline.h"
 #include "views/trace_text.h"
-#include "world/broker.h"
 #include "world/table_probe.h"
 
 namespace dedupsim::cli {
@@ -61,9 +61,12 @@ struct RunArgs {
   std::string dsn;                     // postgres: an existing server; "": a throwaway cluster
   std::string pg_schema = "dedupsim";  // postgres: the schema dedupsim creates and owns
   std::string isolation = "read-committed";
+  std::string broker = "sim";
+  std::string broker_url;  // nats, rabbitmq: a server the user runs; "": a private one
   bool given_db = false, given_journal = false, given_isolation = false;
   // Set after parsing: the lesson options given (their flags).
   std::vector<std::string> given;
+  std::string dedup_window_text;  // --dedup-window as typed, when given
   bool Given(std::string_view flag) const {
     return std::find(given.begin(), given.end(), flag) != given.end();
   }
@@ -194,6 +197,18 @@ int Run(const RunArgs& args) {
     return kExitUsage;
   }
 
+  const BrokerKind broker_kind = *ParseBrokerKind(args.broker);  // checked by the parser
+  if (broker_kind == BrokerKind::kSimulated && !args.broker_url.empty()) {
+    fmt::print(stderr, "dedupsim: --broker-url needs --broker nats or rabbitmq\n");
+    return kExitUsage;
+  }
+  for (const Scenario* s : scenarios) {
+    if (std::string why = BrokerMisfit(*s, broker_kind); !why.empty()) {
+      fmt::print(stderr, "dedupsim: {}\n", why);
+      return kExitUsage;
+    }
+  }
+
   // The timeline's file is created (as a temporary) before anything runs, so a path that
   // cannot be written costs no run and leaves nothing behind. It may never be a file the
   // run uses: the database, its companions, its side stores.
@@ -227,7 +242,19 @@ int Run(const RunArgs& args) {
                                : DatabaseFile::Open(args.db, settings));
   }
 
-  const RunOptions& options = args.options;
+  RunOptions options = args.options;
+  options.broker = broker_kind;
+  if (broker_kind != BrokerKind::kSimulated) {
+    // A real broker's duplicate window is the server's, waited out in real time.
+    if (!args.Given("--dedup-window")) options.dedup_window = std::chrono::seconds(1);
+    if (options.dedup_window > std::chrono::seconds(30)) {
+      fmt::print(stderr,
+                 "dedupsim: --dedup-window {}: on a real broker the lesson waits the window out "
+                 "in real time: at most 30s\n",
+                 args.dedup_window_text);
+      return kExitUsage;
+    }
+  }
 
   // PostgreSQL: a throwaway cluster for this command (unless --dsn names a server), our own
   // schema in it, and the backend the scenarios run on. Destroyed (the cluster stopped and
@@ -246,16 +273,23 @@ int Run(const RunArgs& args) {
     backend = std::make_unique<SqliteBackend>(*db);
   }
 
+  // The broker: a private server for this command (unless --broker-url names one), stopped
+  // when Run returns or unwinds. Started before the trace's clock starts.
+  std::unique_ptr<BrokerSetup> broker = BrokerSetup::Start(broker_kind, args.broker_url);
+
   SystemClock clock;
   Recorder recorder;
   IdGenerator ids;
   SqliteFiles sqlite = db ? SqliteFiles(*db) : SqliteFiles(settings);
   ScenarioEnv env{options, *backend, sqlite, clock, recorder, ids};
+  env.brokers = &broker->brokers();
   try {
     return RunScenarios(args, scenarios, env, timeline, html);
   } catch (const files::FileError& e) {
     fmt::print(stderr, "dedupsim: {}\n", e.what());
     return kExitUsage;
+  } catch (const BrokerError&) {
+    throw;  // the broker's errors name the broker themselves
   } catch (const DatabaseError& e) {
     if (postgres) throw;             // PostgreSQL's errors name the server or schema themselves
     throw InDatabase(db->path(), e);  // every database error names the file
@@ -445,6 +479,8 @@ Command AddRunCommand(CLI::App& app) {
       ->type_name("FILE.html");
   AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema, "run on", "a file",
                     "may reset");
+  AddBrokerOptions(sub, args->broker, args->broker_url,
+                   "the lessons' messages go through");
   auto* isolation =
       sub->add_option("--isolation", args->isolation,
                       "postgres: the consumers' isolation level: read-committed "
@@ -466,6 +502,10 @@ Command AddRunCommand(CLI::App& app) {
             for (const LessonOption& option : LessonOptions()) {
               if (sub->get_option(std::string(option.flag))->count() > 0) {
                 args->given.emplace_back(option.flag);
+                if (option.flag == "--dedup-window") {
+                  args->dedup_window_text =
+                      sub->get_option(std::string(option.flag))->as<std::string>();
+                }
               }
             }
             // --color given to run wins over the global one.

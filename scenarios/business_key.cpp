@@ -9,7 +9,7 @@
 #include "common.h"
 #include "consumers/keyed.h"
 #include "scenarios.h"
-#include "world/broker.h"
+#include "world/broker/broker.h"
 
 namespace dedupsim {
 namespace business_key_file {
@@ -29,11 +29,11 @@ Part Deliver(ScenarioEnv& env, KeyOf key_of) {
   StockItem dune = Restock(env);
   OrderPlaced first = NewOrder(env, dune);
   OrderPlaced second = NewOrder(env, dune);
-  Broker broker(env.clock, BrokerOptions{}, &env.recorder);
-  broker.Send(first);
-  broker.Send(second);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{});
+  broker->Send(first);
+  broker->Send(second);
   Part part;
-  Drain(broker, [&](const Delivery& d) {
+  Drain(*broker, [&](const Delivery& d) {
     const std::string key = key_of(d.message);
     std::unique_ptr<Store> store = OpenStore(env, "A");
     store->Note("message", "OrderPlaced", "key " + key);

@@ -6,7 +6,7 @@
 #include <array>
 
 #include "core/duration.h"
-#include "world/broker.h"
+#include "world/broker/broker.h"
 
 namespace dedupsim {
 

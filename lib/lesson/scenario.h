@@ -18,6 +18,7 @@
 #include "sqlite/database.h"
 #include "store/store.h"
 #include "trace/trace.h"
+#include "world/broker/broker.h"
 
 namespace dedupsim {
 
@@ -45,6 +46,8 @@ struct RunOptions {
   // and lock_timeout on the waiter's (0: none; on SQLite, the waiter's busy timeout).
   std::chrono::milliseconds idle_timeout{1000};
   std::chrono::milliseconds lock_timeout{0};
+  // The broker the lessons' messages go through (--broker): what some figures expect.
+  BrokerKind broker = BrokerKind::kSimulated;
 };
 
 // The SQLite file of a run, for what only SQLite files do: a lesson's side stores (the
@@ -74,6 +77,8 @@ struct ScenarioEnv {
   Clock& clock;
   Recorder& recorder;
   IdGenerator& ids;
+  // Where the lessons' brokers come from (--broker); null: the simulated broker.
+  const BrokerFactory* brokers = nullptr;
 };
 
 // True when the lesson runs on a server database (PostgreSQL), not on a SQLite file.
@@ -124,6 +129,10 @@ enum ScenarioTraits : unsigned {
   kHasStoreSize = 1u << 8,      // takes --store-size
   kAnyBackend = 1u << 9,        // runs through env.backend: takes --backend postgres
   kHasServerTimeouts = 1u << 10,  // takes --idle-timeout-ms, --lock-timeout-ms
+  // Its deliveries come from env.brokers: runs on --broker nats and rabbitmq (unless
+  // Scenario::refuses_broker says why not on one). Without it a lesson plays the broker's
+  // deliveries itself and refuses a real broker.
+  kRealBroker = 1u << 11,
 };
 
 // One lesson. Defined in its own file under scenarios/ with designated initializers, and
@@ -145,7 +154,12 @@ struct Scenario {
   std::string_view lesson;
   std::string_view hook_points;
   std::string_view try_next;
+  // For a kRealBroker lesson: why it cannot run on that broker ("" or null: it can).
+  std::string_view (*refuses_broker)(BrokerKind kind) = nullptr;
 };
+
+// Why scenario cannot run on the broker kind, or "" when it can.
+std::string BrokerMisfit(const Scenario& scenario, BrokerKind kind);
 
 // "[tag]" padded to 21 columns, as the post's lines are.
 std::string TagColumn(std::string_view tag);
