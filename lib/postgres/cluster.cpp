@@ -27,6 +27,7 @@
 
 #include "os/child_process.h"
 #include "os/pause_point.h"
+#include "os/process_error.h"
 #include "os/run_files.h"
 #include "postgres/cluster_template.h"
 #include "postgres/libpq.h"
@@ -125,7 +126,7 @@ pid_t Spawn(const RunAs& as, const std::string& log, const std::vector<std::stri
             bool kill_on_interrupt, const std::function<void(pid_t)>& in_parent = {}) {
   pid_t parent = ::getpid();
   pid_t pid = run_files::ForkUnderLock(kill_on_interrupt, in_parent);
-  if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid < 0) throw SystemCallFailed("fork", errno);
   if (pid == 0) ExecChild(as, parent, log, argv);
   return pid;
 }
