@@ -317,8 +317,9 @@ TEST_CASE("case 9 and 15: a FIFO, a device, a directory or a huge file is refuse
                         "bytes (1 MB)\n");
   CHECK(r[4].err == "dedupsim: " + fifo + ": is a FIFO (a named pipe), not a file to read "
                                           "(expected a .toml file)\n");
-  CHECK(r[5].err == "dedupsim: /dev/zero: is a character device, not a file to read (expected a "
-                    ".toml file)\n");
+  CHECK(r[5].err == "dedupsim: " + dir.File("lesson.toml") +
+                        ":3:8: consumer file /dev/zero: is a character device, not a file to read "
+                        "(expected a .toml file)\n");
   for (const CliResult& each : r) CHECK(each.exit_code == kExitUsage);
 }
 
