@@ -4,8 +4,10 @@
 // `sh tools/setup.sh --tests` installs nats-server and libnats-dev.
 #include <nats/nats.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <memory>
@@ -30,6 +32,19 @@ using dedupsim::testing::SplitLines;
 using dedupsim::testing::TempDir;
 
 namespace {
+
+// A stand-in for a server that ignores SIGTERM and SIGINT for 5 s, then ends: only the
+// interrupt's own stop (SIGTERM, its grace, then SIGKILL to the group) ends it sooner. A
+// parent-death signal (SIGTERM) does not, so it tells a server the cleanup stopped from one
+// left to that signal.
+std::string DeafServer(const TempDir& dir) {
+  const std::string path = dir.path() + "/deaf-server";
+  dedupsim::testing::WriteFile(path,
+                               "#!/bin/sh\ntrap '' TERM INT\n: > \"$(dirname \"$0\")/deaf\"\ni=0\n"
+                               "while [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done\n");
+  REQUIRE(::chmod(path.c_str(), 0700) == 0);
+  return path;
+}
 
 std::vector<nlohmann::json> JsonLines(const std::string& out) {
   std::vector<nlohmann::json> lines;
@@ -92,6 +107,31 @@ TEST_CASE("an interrupt stops the private nats-server and removes its folder, an
     if (signal == SIGINT) CHECK(Listing(tmp.path()).empty());
     // After a SIGKILL the folder is left (docs/brokers.md); the TempDir removes it.
   }
+}
+
+// Mutation caught: the server's pid recorded for the interrupt's cleanup after the fork
+// returns instead of under the registry's lock as it is forked (spawn.record not set): an
+// interrupt right after the fork leaves the server to its parent-death signal, alive when
+// dedupsim has exited (a server deaf to SIGTERM shows it; nats-server itself obeys it).
+TEST_CASE("an interrupt right after nats-server is forked stops and reaps it before exit 130",
+          "[nats]") {
+  TempDir tmp;
+  TempDir bin;
+  BackgroundRun run({"run", "naive", "--broker", "nats"},
+                    {"TMPDIR=" + tmp.path(), "DEDUPSIM_PAUSE_AT=broker-server-forked",
+                     "DEDUPSIM_NATS_SERVER=" + DeafServer(bin)});
+  REQUIRE_FALSE(run.WaitForLine("paused at broker-server-forked").empty());
+  // The stand-in deaf to SIGTERM before the interrupt (it says so with a file).
+  for (int i = 0; i < 1000 && !std::filesystem::exists(bin.path() + "/deaf"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(std::filesystem::exists(bin.path() + "/deaf"));
+  run.Signal(SIGINT);
+  const int code = run.Wait();
+  INFO(run.err());
+  CHECK(code == dedupsim::kExitInterrupted);
+  CHECK(ProcessesMentioningAfter(tmp.path() + "/dedupsim-nats-", 0).empty());  // gone at exit
+  CHECK(Listing(tmp.path()).empty());
 }
 
 // Mutation caught: CreateStream without the mark check (the foreign stream is deleted and

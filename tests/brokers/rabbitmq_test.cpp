@@ -7,9 +7,13 @@
 #include <amqp_framing.h>
 #include <amqp_tcp_socket.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -115,6 +119,45 @@ TEST_CASE("an interrupt stops the private RabbitMQ node and its epmd, and remove
   INFO(run.err());
   CHECK(code == dedupsim::kExitInterrupted);
   std::vector<std::string> left = ProcessesMentioningAfter(tmp.path(), 10000);
+  INFO((left.empty() ? std::string() : left.front()));
+  CHECK(left.empty());
+  CHECK(Listing(tmp.path()).empty());
+}
+
+// A stand-in for the node's script that ignores SIGTERM and SIGINT for 5 s, then ends: only
+// the interrupt's own stop (SIGTERM, its grace, then SIGKILL to the group) ends it sooner;
+// a parent-death signal (SIGTERM) does not.
+std::string DeafServer(const TempDir& dir) {
+  const std::string path = dir.path() + "/deaf-server";
+  dedupsim::testing::WriteFile(path,
+                               "#!/bin/sh\ntrap '' TERM INT\n: > \"$(dirname \"$0\")/deaf\"\ni=0\n"
+                               "while [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done\n");
+  REQUIRE(::chmod(path.c_str(), 0700) == 0);
+  return path;
+}
+
+// Mutation caught: the node's pid recorded for the interrupt's cleanup after the fork returns
+// instead of under the registry's lock as it is forked (spawn.record not set): an interrupt
+// right after the fork leaves the node to its parent-death signal, alive when dedupsim has
+// exited (a node script deaf to SIGTERM shows it).
+TEST_CASE("an interrupt right after the RabbitMQ node is forked stops it and epmd before exit 130",
+          "[rabbitmq]") {
+  TempDir tmp;
+  TempDir bin;
+  BackgroundRun run({"run", "naive", "--broker", "rabbitmq"},
+                    {"TMPDIR=" + tmp.path(), "DEDUPSIM_PAUSE_AT=broker-server-forked",
+                     "DEDUPSIM_RABBITMQ_SERVER=" + DeafServer(bin)});
+  REQUIRE_FALSE(run.WaitForLine("paused at broker-server-forked").empty());
+  // The stand-in deaf to SIGTERM before the interrupt (it says so with a file).
+  for (int i = 0; i < 1000 && !std::filesystem::exists(bin.path() + "/deaf"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(std::filesystem::exists(bin.path() + "/deaf"));
+  run.Signal(SIGINT);
+  const int code = run.Wait();
+  INFO(run.err());
+  CHECK(code == dedupsim::kExitInterrupted);
+  std::vector<std::string> left = ProcessesMentioningAfter(tmp.path(), 0);  // gone at exit
   INFO((left.empty() ? std::string() : left.front()));
   CHECK(left.empty());
   CHECK(Listing(tmp.path()).empty());

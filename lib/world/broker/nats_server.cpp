@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -15,6 +16,7 @@
 
 #include "world/broker/broker.h"
 #include "world/broker/server_process.h"
+#include "os/pause_point.h"
 #include "os/run_files.h"
 
 namespace dedupsim {
@@ -68,7 +70,11 @@ NatsServer NatsServer::Start() {
   const std::string program = FindProgram();
   NatsServer server;
   server.folder_ = broker_server::MakeFolder("nats");
-  run_files::RegisterCleanup(server.folder_, [folder = server.folder_] {
+  // On interrupt: the server, once forked (its pid recorded under the registry's lock as it
+  // is; -1 once reaped), stopped and reaped, then the folder removed.
+  auto live = std::make_shared<std::atomic<pid_t>>(-1);
+  run_files::RegisterCleanup(server.folder_, [live, folder = server.folder_] {
+    broker_server::Stop(live->load(), SIGTERM, std::chrono::seconds(5));
     broker_server::RemoveFolder(folder);
   });
   const std::string log = server.folder_ + "/server.log";
@@ -76,12 +82,9 @@ NatsServer NatsServer::Start() {
   spawn.argv = {program, "--jetstream", "--addr", "127.0.0.1", "--port", "-1", "--store_dir",
                 server.folder_ + "/store", "--ports_file_dir", server.folder_};
   spawn.log = log;
+  spawn.record = [&live = *live](pid_t pid) { live.store(pid); };
   server.pid_ = broker_server::Start(spawn);
-  run_files::ForgetCleanup(server.folder_);
-  run_files::RegisterCleanup(server.folder_, [pid = server.pid_, folder = server.folder_] {
-    broker_server::Stop(pid, SIGTERM, std::chrono::seconds(5));
-    broker_server::RemoveFolder(folder);
-  });
+  PauseHere("broker-server-forked");  // the test build: an interrupt here must stop it
   const auto deadline = SteadyClock::now() + std::chrono::seconds(30);
   for (;;) {
     server.url_ = ReadPortsFile(server.folder_);
@@ -89,6 +92,7 @@ NatsServer NatsServer::Start() {
     int status = 0;
     if (broker_server::Ended(server.pid_, &status)) {
       server.pid_ = -1;
+      live->store(-1);  // reaped: its pid may be anyone's now
       throw BrokerError(fmt::format("nats-server ({}) stopped while starting: {}", program,
                                     broker_server::Tail(log, 3)));
     }

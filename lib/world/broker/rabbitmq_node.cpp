@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -12,6 +14,7 @@
 
 #include "world/broker/broker.h"
 #include "world/broker/server_process.h"
+#include "os/pause_point.h"
 #include "os/run_files.h"
 
 namespace dedupsim {
@@ -48,8 +51,14 @@ RabbitNode RabbitNode::Start() {
   }
   RabbitNode node;
   node.folder_ = broker_server::MakeFolder("rabbitmq");
-  run_files::RegisterCleanup(node.folder_, [folder = node.folder_] {
-    broker_server::RemoveFolder(folder);
+  // On interrupt: the node and epmd, once forked (each pid recorded under the registry's lock
+  // as it is; -1 once reaped), stopped and reaped, then the folder removed.
+  struct Live {
+    std::atomic<pid_t> server{-1}, epmd{-1};
+  };
+  auto live = std::make_shared<Live>();
+  run_files::RegisterCleanup(node.folder_, [live, folder = node.folder_] {
+    StopAll(live->server.load(), live->epmd.load(), folder);
   });
   const int amqp_port = broker_server::FreePort();
   const int dist_port = broker_server::FreePort();
@@ -68,11 +77,8 @@ RabbitNode RabbitNode::Start() {
   broker_server::Spawn epmd_spawn;
   epmd_spawn.argv = {epmd, "-port", std::to_string(epmd_port), "-address", "127.0.0.1"};
   epmd_spawn.log = log;
+  epmd_spawn.record = [&live = *live](pid_t pid) { live.epmd.store(pid); };
   node.epmd_ = broker_server::Start(epmd_spawn);
-  run_files::ForgetCleanup(node.folder_);
-  run_files::RegisterCleanup(node.folder_, [epmd_pid = node.epmd_, folder = node.folder_] {
-    StopAll(-1, epmd_pid, folder);
-  });
   const std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin";
   broker_server::Spawn spawn;
   spawn.argv = {script};
@@ -92,12 +98,9 @@ RabbitNode RabbitNode::Start() {
   spawn.replace_environment = true;
   spawn.log = log;
   spawn.working_folder = f;
+  spawn.record = [&live = *live](pid_t pid) { live.server.store(pid); };
   node.server_ = broker_server::Start(spawn);
-  run_files::ForgetCleanup(node.folder_);
-  run_files::RegisterCleanup(node.folder_,
-                             [server = node.server_, epmd_pid = node.epmd_, folder = node.folder_] {
-                               StopAll(server, epmd_pid, folder);
-                             });
+  PauseHere("broker-server-forked");  // the test build: an interrupt here must stop it
   node.url_ = fmt::format("amqp://guest:guest@127.0.0.1:{}", amqp_port);  // vhost "/"
   // The AMQP listener opens once the node has booted.
   const auto deadline = SteadyClock::now() + std::chrono::minutes(2);
@@ -106,6 +109,7 @@ RabbitNode RabbitNode::Start() {
     int status = 0;
     if (broker_server::Ended(node.server_, &status)) {
       node.server_ = -1;
+      live->server.store(-1);  // reaped: its pid may be anyone's now
       throw BrokerError(fmt::format("the RabbitMQ node ({}) stopped while starting: {}", script,
                                     broker_server::Tail(log, 3)));
     }

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <thread>
 
+#include "os/run_files.h"
 #include "world/broker/broker.h"
 
 extern char** environ;
@@ -52,7 +53,7 @@ pid_t Start(const Spawn& spawn) {
   const pid_t parent = ::getpid();
   sigset_t none;
   sigemptyset(&none);
-  pid_t pid = ::fork();
+  pid_t pid = run_files::ForkUnderLock(/*kill_on_interrupt=*/false, spawn.record);
   if (pid < 0) throw BrokerError(fmt::format("fork: {}", std::strerror(errno)));
   if (pid > 0) {
     ::setpgid(pid, pid);  // also here: no race with a Stop right after the fork

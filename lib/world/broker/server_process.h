@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct Spawn {
   std::string log;  // appended to
   std::string working_folder;  // "" : ours
   int death_signal = 15;       // SIGTERM: a graceful stop when dedupsim dies
+  // In the parent, as the child is forked, under the interrupt registry's lock
+  // (run_files::ForkUnderLock): records the pid where the registered cleanup reads it, so
+  // no interrupt falls between the fork and the record. Only records (no run_files call).
+  std::function<void(pid_t)> record;
 };
 
 // Starts the program; throws BrokerError when fork fails. A program that cannot be run
