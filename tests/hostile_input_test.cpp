@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -602,6 +603,31 @@ TEST_CASE("case 13: a full TMPDIR says disk full, naming the file, exit 3, nothi
     CHECK_FALSE(Contains(r.err, "internal error"));
     CHECK(r.left.empty());
   }
+}
+
+}  // namespace dedupsim::testing::hostile_input_test
+
+namespace dedupsim::testing::hostile_input_test {
+
+TEST_CASE("a file's SQL never reaches PostgreSQL: run --file on postgres is refused unstarted",
+          "[hostile]") {
+  // The sandbox is SQLite's (an authorizer, limits, a budget); on PostgreSQL a file's SQL
+  // would need a role limited to the run's schema and statement_timeout, which are not
+  // built: until they are, no file's SQL may run there. Mutation caught: a scenario file
+  // given kAnyBackend (lib/files/scenario_file.cpp): the run starts a cluster and runs the
+  // file's SQL unsandboxed (exit 0 or 3, not 2).
+  TempDir dir;
+  WriteFile(dir.File("lesson.toml"), LessonFor(ROOT "/examples/consumers/inbox.toml"));
+  CliResult r = RunCli({"run", "--file", dir.File("lesson.toml"), "--backend", "postgres"},
+                       {"TMPDIR=" + dir.path()});
+  CHECK(r.exit_code == kExitUsage);
+  CHECK(r.err == "dedupsim: not on --backend postgres yet: lesson\n");
+  CliResult check = RunCli({"check", ROOT "/examples/consumers/inbox.toml", "--backend", "postgres"});
+  CHECK(check.exit_code == kExitUsage);  // check has no --backend at all
+  // Nothing was started: no cluster folder, no database.
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) left.push_back(e.path());
+  CHECK(left == std::vector<std::string>{dir.File("lesson.toml")});
 }
 
 }  // namespace dedupsim::testing::hostile_input_test
