@@ -124,14 +124,14 @@ TEST_CASE("an interrupt stops the private RabbitMQ node and its epmd, and remove
   CHECK(Listing(tmp.path()).empty());
 }
 
-// A stand-in for the node's script that ignores SIGTERM and SIGINT for 5 s, then ends: only
+// A stand-in for the node's script that ignores SIGTERM and SIGINT for 2 s, then ends: only
 // the interrupt's own stop (SIGTERM, its grace, then SIGKILL to the group) ends it sooner;
 // a parent-death signal (SIGTERM) does not.
 std::string DeafServer(const TempDir& dir) {
   const std::string path = dir.path() + "/deaf-server";
   dedupsim::testing::WriteFile(path,
                                "#!/bin/sh\ntrap '' TERM INT\n: > \"$(dirname \"$0\")/deaf\"\ni=0\n"
-                               "while [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done\n");
+                               "while [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done\n");
   REQUIRE(::chmod(path.c_str(), 0700) == 0);
   return path;
 }
