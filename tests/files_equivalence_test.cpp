@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/strategy.h"
 #include "explore/explorer.h"
 #include "explore/faults.h"
 #include "explore/strategies.h"
@@ -100,6 +101,22 @@ TEST_CASE("examples/consumers holds one file per row of the explorer's table, an
   std::sort(stems.begin(), stems.end());
   CHECK(stems == rows);
   CHECK(std::adjacent_find(rows.begin(), rows.end()) == rows.end());  // no name twice
+}
+
+TEST_CASE("each consumer the bench and the soak run is a stock row of the explorer's table",
+          "[files]") {
+  // bench/strategy.h keeps its own list of names (BenchStrategy, read by bench and soak);
+  // until it reads the explorer's table, a name there must name a row here, and a row
+  // whose effect is the stock the bench's workload reserves. raw is the bench's baseline,
+  // the inbox's SQL on the C API: no consumer, no row.
+  // Mutation caught: a bench name spelled apart from its row (ToString(kInbox) "inbox2").
+  for (BenchStrategy b : AllBenchStrategies()) {
+    if (b == BenchStrategy::kRaw) continue;
+    INFO(ToString(b));
+    const Strategy* row = FindStrategy(ToString(b));
+    REQUIRE(row != nullptr);
+    CHECK(row->effect == "stock");
+  }
 }
 
 }  // namespace dedupsim::testing::files_equivalence_test
