@@ -1,17 +1,17 @@
 #include "soak/soak_db.h"
 
-#include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <unordered_set>
 
 #include "bench/pg_bench.h"
 #include "os/child_process.h"
+#include "os/pipe_io.h"
+#include "os/process_error.h"
+#include "os/unique_fd.h"
 #include "postgres/store.h"
 #include "soak/nats_queue.h"
 #include "soak/pg_broker.h"
@@ -114,12 +114,10 @@ void PgSoakDb::ReadEffects(SoakReport& report, const Workload& workload) const {
 
 void NatsSoakDb::SetUp(const Workload& workload) const {
   inner_.SetUp(workload);
-  int fds[2];
-  if (::pipe(fds) != 0) throw BrokerError(fmt::format("pipe: {}", std::strerror(errno)));
-  pid_t pid = ForkChild();
-  if (pid < 0) throw BrokerError(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid == 0) {
-    ::close(fds[0]);
+  Pipe pipe = MakePipe();  // ProcessError when the system refuses, as Fork below
+  ChildProcess child = ChildProcess::Fork();
+  if (child.in_child()) {
+    pipe.read.reset();
     std::string error;
     try {
       SetUpNatsSoakStream(options_.nats_url, options_.nats_stream, options_.lease,
@@ -127,20 +125,17 @@ void NatsSoakDb::SetUp(const Workload& workload) const {
     } catch (const std::exception& e) {
       error = e.what();
     }
-    (void)!::write(fds[1], error.data(), error.size());
+    WriteAll(pipe.write.get(), error);
     ::_exit(error.empty() ? 0 : 1);
   }
-  ::close(fds[1]);
-  std::string error;
-  char chunk[512];
-  ssize_t n;
-  while ((n = ::read(fds[0], chunk, sizeof chunk)) > 0) error.append(chunk, static_cast<size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  WaitChild(pid, &status);
+  pipe.write.reset();
+  const std::string error = ReadAll(pipe.read.get());
+  const int status = child.Wait();
   if (!error.empty()) throw BrokerError(error);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw BrokerError("NATS: the child that fills the soak's stream died");
+    // Not the broker's answer: the child ended before it could give one.
+    throw ProcessError("NATS: the child that fills the soak's stream " +
+                       DescribeWaitStatus(status));
   }
 }
 
