@@ -301,4 +301,19 @@ TEST_CASE("consumers started separately share a NATS stream with a supervisor, o
   }
 }
 
+// Mutation caught: RunThroughBroker publishing workload.orders instead of
+// workload.deliveries (the duplicates never go through the broker: sent and delivered 210
+// of 300, naive doubled 0; applied once, seen failing).
+TEST_CASE("bench --broker nats: the broker delivered and acked every delivery, the database recorded each order once",
+          "[nats]") {
+  dedupsim::testing::CheckBenchThroughBroker("nats", "", "NATS JetStream 2.9.10");
+  // Several instances would share one consumer connection: refused before any server starts.
+  TempDir tmp;
+  auto refused = RunCli({"bench", "--broker", "nats", "--instances-count", "2"},
+                        {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
+  CHECK(refused.exit_code == dedupsim::kExitUsage);
+  CHECK(refused.err.find("--broker runs one consumer instance") != std::string::npos);
+  CHECK(Listing(tmp.path()).empty());
+}
+
 }  // namespace nats_test
