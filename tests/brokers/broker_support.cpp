@@ -141,6 +141,42 @@ std::vector<std::string> Listing(const std::string& folder) {
   return names;
 }
 
+std::vector<std::string> EveryLessonRunsOrRefuses(const std::string& broker,
+                                                  const std::string& url) {
+  auto listed = RunCli({"list"});
+  REQUIRE(listed.exit_code == 0);
+  std::vector<std::string> ran;
+  size_t lessons = 0;
+  for (const std::string& line : SplitLines(listed.out)) {
+    const std::string lesson = line.substr(0, line.find(' '));
+    if (lesson.empty()) continue;
+    lessons++;
+    std::vector<std::string> args = {"run", lesson, "--broker", broker, "--check"};
+    if (!url.empty()) {
+      args.push_back("--broker-url");
+      args.push_back(url);
+    }
+    auto r = RunCli(args, {"NO_COLOR=1"});
+    INFO(lesson << ": exit " << r.exit_code << "\n" << r.err);
+    REQUIRE((r.exit_code == 0 || r.exit_code == 2));
+    if (r.exit_code == 0) {
+      CHECK_FALSE(r.out.empty());
+      ran.push_back(lesson);
+      continue;
+    }
+    CHECK(r.out.empty());
+    std::vector<std::string> err = SplitLines(r.err);
+    REQUIRE(err.size() == 1);
+    CHECK(err[0].rfind("dedupsim: " + lesson + " ", 0) == 0);
+    CHECK(err[0].find("--broker " + broker) != std::string::npos);
+    // A reason after the broker's name: "...: why", or "so it has nothing to run on ...".
+    CHECK((err[0].find("--broker " + broker + ": ") != std::string::npos ||
+           err[0].find("plays its deliveries itself") != std::string::npos));
+  }
+  CHECK(lessons > 30);
+  return ran;
+}
+
 void CheckBenchThroughBroker(const std::string& broker, const std::string& url,
                              const std::string& server) {
   std::vector<std::string> args = {"bench", "--broker", broker, "--messages", "300", "--seed", "5",

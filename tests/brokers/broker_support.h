@@ -50,6 +50,11 @@ std::vector<std::string> Listing(const std::string& folder);
 // none; each strategy handled every delivery once; the inbox's database holds every order
 // once, and the naive one every duplicate doubled: the database's record matches what
 // the broker delivered. The database-only figure is reported beside the broker's.
+// Runs every lesson `dedupsim list` names with `--broker <broker> [--broker-url url]
+// --check`: each either runs and its checks hold (exit 0), or refuses with exit 2 and one
+// line naming the lesson and the broker and saying why. Returns the lessons that ran.
+std::vector<std::string> EveryLessonRunsOrRefuses(const std::string& broker, const std::string& url);
+
 void CheckBenchThroughBroker(const std::string& broker, const std::string& url,
                              const std::string& server);
 

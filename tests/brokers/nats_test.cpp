@@ -316,4 +316,15 @@ TEST_CASE("bench --broker nats: the broker delivered and acked every delivery, t
   CHECK(Listing(tmp.path()).empty());
 }
 
+// Mutation caught: BrokerMisfit's check of kRealBroker dropped (the lessons that play their
+// deliveries themselves would "run on NATS"; seen: duplicate-as-error's check fails, exit 1).
+TEST_CASE("every lesson on --broker nats runs with its checks held or refuses with exit 2 and why",
+          "[nats]") {
+  std::vector<std::string> ran = dedupsim::testing::EveryLessonRunsOrRefuses("nats", "");
+  CHECK(ran == std::vector<std::string>{"naive", "check-then-process", "inbox",
+                                        "crash-before-commit", "concurrent", "email",
+                                        "content-mismatch", "broker-dedup", "delivery-tag-key",
+                                        "ack-deadline", "poison-message", "receive-count"});
+}
+
 }  // namespace nats_test
