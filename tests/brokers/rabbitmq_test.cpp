@@ -149,7 +149,12 @@ TEST_CASE("the broker lessons on RabbitMQ: figures read from the broker, each as
     CHECK(refused.exit_code == dedupsim::kExitUsage);
     CHECK(refused.err.find(std::string(lesson) + " cannot run on --broker rabbitmq: RabbitMQ") !=
           std::string::npos);
+    CHECK(refused.out.empty());
   }
+  // The reason names the measured fact: the one-minute check of consumer_timeout.
+  auto late = RunCli({"run", "ack-deadline", "--broker", "rabbitmq", "--broker-url", url});
+  CHECK(late.err.find("consumer_timeout once a minute (measured: a 2 s timeout closed the "
+                      "channel after 59.8 s)") != std::string::npos);
 }
 
 // Mutation caught: RunThroughBroker publishing workload.orders instead of
