@@ -28,6 +28,8 @@
 #include "os/run_files.h"
 #include "postgres/store.h"
 #include "soak/pg_broker.h"
+#include "soak/soak_db.h"
+#include "world/broker/broker.h"
 #include "sqlite/error.h"
 #include "sqlite/schema.h"
 #include "sqlite/statement.h"
@@ -40,6 +42,9 @@ using SteadyClock = std::chrono::steady_clock;
 
 constexpr int kExitBusy = 75;   // a consumer's SQLITE_BUSY outlasted the busy timeout
 constexpr int kExitError = 70;  // any other failure in a consumer
+// The machine's error in a consumer (StoreErrorKind::kEnvironment: a full disk, an I/O
+// error): no restart helps, so the supervisor stops the run with it (exit 3).
+constexpr int kExitEnvironment = 74;
 constexpr size_t kMaxSlots = 32;
 constexpr int64_t kMaxErrors = 50;  // a consumer that keeps failing stops the run
 
@@ -59,7 +64,7 @@ struct Shared {
   // Per slot: 1 while the supervisor sleeps on open_transactions (a futex) until the
   // consumer opens one; the consumer then wakes it.
   std::atomic<int> awaited[kMaxSlots] = {};
-  char errors[kMaxSlots][256] = {};
+  char errors[kMaxSlots][1024] = {};  // room for a path, a statement and what to do
 };
 
 static_assert(sizeof(std::atomic<int>) == sizeof(int) && std::atomic<int>::is_always_lock_free,
@@ -101,173 +106,6 @@ void Validate(const SoakOptions& o) {
   if (o.timeout.count() < 1) throw std::invalid_argument("--timeout-s must be at least 1");
 }
 
-// Where a soak runs, for the supervisor and its consumers alike. SetUp and Read run in the
-// supervisor while no consumer lives; Open* run in a consumer, after fork, and open its own
-// connections.
-class SoakDb {
- public:
-  virtual ~SoakDb() = default;
-  // Empties what a run writes and fills the inventory and the broker.
-  virtual void SetUp(const Workload& workload) const = 0;
-  virtual std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const = 0;
-  // The broker on a connection of its own; count_open hears its transactions.
-  virtual std::unique_ptr<BrokerQueue> OpenBroker(
-      std::chrono::milliseconds lease, int64_t consumer,
-      const std::function<void(bool open)>& count_open) const = 0;
-  virtual void Read(SoakReport& report, const Workload& workload) const = 0;
-};
-
-class SqliteSoakDb final : public SoakDb {
- public:
-  explicit SqliteSoakDb(const DatabaseFile& db) : db_(db) {}
-
-  void SetUp(const Workload& workload) const override {
-    Connection setup = db_.Connect();
-    CreateSchema(setup);  // a --db file made by an older dedupsim may lack a table
-    setup.ExecScript(
-        "BEGIN IMMEDIATE; DELETE FROM Inbox; DELETE FROM StockItems; "
-        "DELETE FROM StockReservations; COMMIT;");
-    ResetBroker(setup);
-    StockBooks(setup, workload);
-    Enqueue(setup, workload.deliveries);
-  }
-  std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const override {
-    return MakeHandler(strategy, db_);
-  }
-  std::unique_ptr<BrokerQueue> OpenBroker(
-      std::chrono::milliseconds lease, int64_t consumer,
-      const std::function<void(bool open)>& count_open) const override {
-    // The broker owns its connection.
-    class Owned final : public BrokerQueue {
-     public:
-      Owned(Connection c, std::chrono::milliseconds lease, int64_t consumer)
-          : c_(std::move(c)), broker_(c_, lease, consumer) {}
-      std::optional<LeasedDelivery> Receive() override { return broker_.Receive(); }
-      bool Ack(const LeasedDelivery& d, bool processed) override {
-        return broker_.Ack(d, processed);
-      }
-      bool AllAcked() override { return broker_.AllAcked(); }
-      Connection& connection() { return c_; }
-
-     private:
-      Connection c_;
-      DurableBroker broker_;
-    };
-    auto owned = std::make_unique<Owned>(db_.Connect(), lease, consumer);
-    owned->connection().OnTransactionChange(count_open);
-    return owned;
-  }
-  void Read(SoakReport& report, const Workload& workload) const override {
-    Connection check = db_.Connect();
-    report.broker = ReadBrokerCounts(check);
-    report.check = CheckEffects(check, workload);
-  }
-
- private:
-  const DatabaseFile& db_;
-};
-
-class PgSoakDb final : public SoakDb {
- public:
-  explicit PgSoakDb(const PgDatabase& db) : db_(db) {}
-
-  void SetUp(const Workload& workload) const override {
-    StockBooks(db_, workload);
-    ResetBroker(db_);
-    Enqueue(db_, workload.deliveries);
-  }
-  std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const override {
-    return MakePgHandler(strategy, db_, true);
-  }
-  std::unique_ptr<BrokerQueue> OpenBroker(
-      std::chrono::milliseconds lease, int64_t consumer,
-      const std::function<void(bool open)>& /*count_open*/) const override {
-    // Each broker call is one statement in its own transaction: never open between calls.
-    class Owned final : public BrokerQueue {
-     public:
-      Owned(PgConnection c, std::chrono::milliseconds lease, int64_t consumer)
-          : c_(std::move(c)), broker_(c_, lease, consumer) {}
-      std::optional<LeasedDelivery> Receive() override { return broker_.Receive(); }
-      bool Ack(const LeasedDelivery& d, bool processed) override {
-        return broker_.Ack(d, processed);
-      }
-      bool AllAcked() override { return broker_.AllAcked(); }
-
-     private:
-      PgConnection c_;
-      PgDurableBroker broker_;
-    };
-    return std::make_unique<Owned>(db_.Connect(), lease, consumer);
-  }
-  void Read(SoakReport& report, const Workload& workload) const override {
-    report.broker = ReadBrokerCounts(db_);
-    report.check = CheckEffects(db_, workload);
-  }
-
- private:
-  const PgDatabase& db_;
-};
-
-// The deliveries through NATS JetStream, the inventory and the effects in the database of
-// `inner` (its broker table is not used). cnats runs threads, so this process never uses it
-// before its last fork: the stream is set up by a child of its own, each consumer connects
-// after fork, and the counts are read once every consumer is gone.
-class NatsSoakDb final : public SoakDb {
- public:
-  NatsSoakDb(const SoakDb& inner, const SoakOptions& options) : inner_(inner), options_(options) {}
-
-  void SetUp(const Workload& workload) const override {
-    inner_.SetUp(workload);
-    int fds[2];
-    if (::pipe(fds) != 0) throw BrokerError(fmt::format("pipe: {}", std::strerror(errno)));
-    pid_t pid = ForkChild();
-    if (pid < 0) throw BrokerError(fmt::format("fork: {}", std::strerror(errno)));
-    if (pid == 0) {
-      ::close(fds[0]);
-      std::string error;
-      try {
-        SetUpNatsSoakStream(options_.nats_url, options_.nats_stream, options_.lease,
-                            workload.deliveries);
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-      (void)!::write(fds[1], error.data(), error.size());
-      ::_exit(error.empty() ? 0 : 1);
-    }
-    ::close(fds[1]);
-    std::string error;
-    char chunk[512];
-    ssize_t n;
-    while ((n = ::read(fds[0], chunk, sizeof chunk)) > 0) error.append(chunk, static_cast<size_t>(n));
-    ::close(fds[0]);
-    int status = 0;
-    WaitChild(pid, &status);
-    if (!error.empty()) throw BrokerError(error);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      throw BrokerError("NATS: the child that fills the soak's stream died");
-    }
-  }
-  std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const override {
-    return inner_.OpenHandler(strategy);
-  }
-  std::unique_ptr<BrokerQueue> OpenBroker(
-      std::chrono::milliseconds /*lease: the consumer's AckWait*/, int64_t /*consumer*/,
-      const std::function<void(bool open)>& /*count_open*/) const override {
-    return std::make_unique<NatsSoakQueue>(options_.nats_url, options_.nats_stream);
-  }
-  void Read(SoakReport& report, const Workload& workload) const override {
-    inner_.Read(report, workload);  // the effects; its broker table was not used
-    report.broker = ReadNatsSoakCounts(options_.nats_url, options_.nats_stream);
-    // With --role, consumers elsewhere may still fetch from it: the next supervisor's
-    // SetUp deletes and makes it anew.
-    if (!report.supervisor_only) DeleteNatsSoakStream(options_.nats_url, options_.nats_stream);
-  }
-
- private:
-  const SoakDb& inner_;
-  const SoakOptions& options_;
-};
-
 // A consumer process: opens its own connections, then receives, handles and acks until
 // every entry is acked. Never returns.
 [[noreturn]] void ConsumerMain(const SoakOptions& options, const SoakDb& db, size_t slot,
@@ -303,8 +141,11 @@ class NatsSoakDb final : public SoakDb {
         (processed ? shared->acked_processed : shared->acked_skipped).fetch_add(1);
       }
     }
-  } catch (const SqliteError& e) {
-    code = e.IsBusy() ? kExitBusy : kExitError;
+  } catch (const StoreError& e) {  // SQLite's and PostgreSQL's
+    const auto* sqlite = dynamic_cast<const SqliteError*>(&e);
+    code = sqlite != nullptr && sqlite->IsBusy()        ? kExitBusy
+           : e.kind() == StoreErrorKind::kEnvironment ? kExitEnvironment
+                                                      : kExitError;
     std::snprintf(shared->errors[slot], sizeof shared->errors[slot], "%s", e.what());
   } catch (const std::exception& e) {
     code = kExitError;
@@ -341,6 +182,7 @@ class Supervisor {
       }
       if (report_.busy_errors + report_.other_errors >= kMaxErrors) break;
       ReapExited();
+      if (!environment_error_.empty()) break;
       if (options_.kill_every.count() > 0 && !finished_ && now >= next_kill) {
         // Drawn whether or not the slot is live, so the schedule depends on the seed only.
         auto victim = static_cast<size_t>(rng_() % pids_.size());
@@ -359,6 +201,7 @@ class Supervisor {
     StopAll();
     report_.elapsed = SteadyClock::now() - started;
     if (progress != nullptr) progress->Finished();
+    if (!environment_error_.empty()) throw DatabaseError(environment_error_);
   }
 
  private:
@@ -392,6 +235,11 @@ class Supervisor {
     pids_[slot] = 0;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
       finished_ = true;  // it saw every entry acked: no more kills, no restart
+      return;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kExitEnvironment) {
+      // Its message names the file (DescribeFailure); the other consumers are stopped.
+      environment_error_ = fmt::format("consumer {}: {}", slot + 1, shared_->errors[slot]);
       return;
     }
     std::string what;
@@ -518,6 +366,7 @@ class Supervisor {
   std::vector<pid_t> pids_;  // 0: the slot has no live consumer
   std::mt19937_64 rng_;
   bool finished_ = false;  // a consumer saw every entry acked
+  std::string environment_error_;  // a consumer's kExitEnvironment: the run stops with it
 };
 
 // The shared block, unmapped on scope exit.
@@ -540,29 +389,7 @@ class SharedMapping {
 
 }  // namespace
 
-bool SoakReport::held() const { return failures().empty(); }
-
-std::vector<std::string> SoakReport::failures() const {
-  std::vector<std::string> out;
-  if (check.doubled > 0) {
-    out.push_back(fmt::format("doubled: {} extra applications over {} orders", check.doubled,
-                              check.doubled_orders));
-  }
-  if (check.lost > 0) out.push_back(fmt::format("lost: {} orders never applied", check.lost));
-  if (check.odd > 0)
-    out.push_back(fmt::format("{} books with a partial quantity reserved", check.odd));
-  if (broker.acked != broker.entries) {
-    out.push_back(
-        fmt::format("unacked: {} of {} entries", broker.entries - broker.acked, broker.entries));
-  }
-  if (busy_errors > 0) out.push_back(fmt::format("SQLITE_BUSY escaped {} times", busy_errors));
-  if (other_errors > 0) out.push_back(fmt::format("{} consumers failed", other_errors));
-  if (interrupted) out.push_back("interrupted before the end");
-  if (timed_out) {
-    out.push_back(fmt::format("timed out after {} s", options.timeout.count()));
-  }
-  return out;
-}
+void ValidateSoakOptions(const SoakOptions& options) { Validate(options); }
 
 SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
                    const std::function<bool()>& interrupted) {
@@ -606,132 +433,6 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
     throw;  // the broker's errors name the broker
   } catch (const DatabaseError& e) {
     throw InDatabase(file.path(), e);  // every database error names the file
-  }
-  return report;
-}
-
-namespace {
-
-void ValidateRole(const SoakOptions& options) {
-  Validate(options);
-  if (options.postgres == nullptr) {
-    throw std::invalid_argument("--role supervisor and consumer need --backend postgres");
-  }
-}
-
-}  // namespace
-
-SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
-                             const std::function<bool()>& interrupted) {
-  ValidateRole(options);
-  Workload workload = MakeWorkload(options.workload);
-  SoakReport report;
-  report.options = options;
-  report.distinct_orders = static_cast<int64_t>(workload.orders.size());
-  report.duplicates = workload.duplicates;
-  const PgDatabase& pg = *options.postgres;
-  PgSoakDb pg_db(pg);
-  NatsSoakDb nats_db(pg_db, options);
-  const bool nats = !options.nats_url.empty();
-  const SoakDb& db = nats ? static_cast<const SoakDb&>(nats_db) : pg_db;
-  EnsureBrokerTables(pg);
-  EndRun(pg);  // consumers of an earlier run stop before its tables are emptied
-  db.SetUp(workload);
-  const auto started = SteadyClock::now();
-  StartRun(pg);
-  {
-    PgConnection c = pg.Connect();
-    for (;;) {
-      int64_t acked = 0;
-      int64_t entries = 0;
-      if (nats) {  // the server's counts: no fork follows, cnats may run here
-        BrokerCounts counts = ReadNatsSoakCounts(options.nats_url, options.nats_stream);
-        acked = counts.acked;
-        entries = counts.entries;
-      } else {
-        PgResult r = c.Exec("SELECT count(AckedAt), count(*) FROM BrokerMessages");
-        acked = r.Int(0, 0);
-        entries = r.Int(0, 1);
-      }
-      const auto now = SteadyClock::now();
-      if (progress != nullptr) {
-        progress->Update(acked, entries, 0, now - started);
-      }
-      if (acked == entries) break;
-      if (interrupted && interrupted()) {
-        report.interrupted = true;
-        break;
-      }
-      if (now - started >= options.timeout) {
-        report.timed_out = true;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-  EndRun(pg);
-  report.elapsed = SteadyClock::now() - started;
-  if (progress != nullptr) progress->Finished();
-  report.supervisor_only = true;
-  db.Read(report, workload);
-  if (nats) {
-    report.consumers_seen = -1;  // one shared NATS consumer: the server does not say who
-  } else {
-    PgConnection c = pg.Connect();
-    report.consumers_seen = c.Exec("SELECT count(DISTINCT LeaseOwner) FROM BrokerMessages").Int(0, 0);
-  }
-  return report;
-}
-
-SoakConsumerReport RunSoakConsumer(const SoakOptions& options,
-                                   const std::function<bool()>& interrupted) {
-  ValidateRole(options);
-  const PgDatabase& pg = *options.postgres;
-  EnsureBrokerTables(pg);
-  SoakConsumerReport report;
-  // Consumers on several machines may share a pid: a random id names this one.
-  std::random_device device;
-  report.consumer = static_cast<int64_t>(((static_cast<uint64_t>(device()) << 31) ^ device()) &
-                                         0x3fffffffffffffffULL);
-  PgSoakDb pg_db(pg);
-  NatsSoakDb nats_db(pg_db, options);
-  const SoakDb& db = options.nats_url.empty() ? static_cast<const SoakDb&>(pg_db) : nats_db;
-  std::unique_ptr<StrategyHandler> handler = db.OpenHandler(options.strategy);
-  PgConnection control = pg.Connect();
-  std::unique_ptr<BrokerQueue> broker;  // NATS: once a run is going (its stream is made then)
-  const auto deadline = SteadyClock::now() + options.timeout;
-  bool running = false;  // seen a run going: from then on, a run done is ours to end on
-  for (;;) {
-    if (interrupted && interrupted()) {
-      report.interrupted = true;
-      break;
-    }
-    if (SteadyClock::now() >= deadline) {
-      report.timed_out = true;
-      break;
-    }
-    if (!running) {
-      std::optional<bool> done = RunDone(control);
-      if (!done.has_value() || *done) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // no run going yet
-        continue;
-      }
-      running = true;
-      broker = db.OpenBroker(options.lease, report.consumer, nullptr);
-    }
-    std::optional<LeasedDelivery> delivery = broker->Receive();
-    if (!delivery) {
-      if (RunDone(control).value_or(false)) {
-        report.run_done = true;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // leases still running
-      continue;
-    }
-    report.received++;
-    bool processed = handler->Handle(delivery->message);
-    (processed ? report.processed : report.skipped)++;
-    if (!broker->Ack(*delivery, processed)) report.acks_refused++;
   }
   return report;
 }

@@ -57,6 +57,9 @@ struct SoakReport {
   std::vector<std::string> errors;  // the first few, one line each
   BrokerCounts broker;
   EffectCheck check;
+  // NATS with entries left unacked: the server does not say which orders' copies were
+  // acked, so check.lost counts every order never applied, lost or not reached.
+  bool reach_unknown = false;
   bool interrupted = false;  // stopped by the caller (Ctrl-C)
   bool timed_out = false;
   // --role supervisor: the consumers were started separately (their number, strategy and
@@ -80,6 +83,11 @@ class SoakProgress {
                       std::chrono::nanoseconds elapsed) = 0;
   virtual void Finished() = 0;
 };
+
+// Throws std::invalid_argument naming the first option out of range (the number of
+// messages or consumers, the duplicate rate, raw as a strategy, the kill gap, the lease,
+// the timeout). RunSoak and the two roles below call it first.
+void ValidateSoakOptions(const SoakOptions& options);
 
 // Runs the soak. interrupted is polled every few milliseconds; once it returns true the
 // consumers are stopped and what the database holds is reported. progress may be null.

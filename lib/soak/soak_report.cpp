@@ -6,6 +6,42 @@
 
 namespace dedupsim {
 
+bool SoakReport::held() const { return failures().empty(); }
+
+std::vector<std::string> SoakReport::failures() const {
+  std::vector<std::string> out;
+  if (check.doubled > 0) {
+    out.push_back(fmt::format("doubled: {} extra applications over {} orders", check.doubled,
+                              check.doubled_orders));
+  }
+  if (check.lost > 0 && reach_unknown) {
+    out.push_back(fmt::format("lost or not reached: {} orders never applied (the broker does not "
+                              "say which of them had a copy acked)",
+                              check.lost));
+  } else if (check.lost > 0) {
+    out.push_back(fmt::format("lost: {} orders never applied, though a copy of each was acked",
+                              check.lost));
+  }
+  if (check.not_reached > 0) {
+    out.push_back(fmt::format("not reached: {} orders no copy of which was acked when the run "
+                              "ended (not lost: no consumer finished one)",
+                              check.not_reached));
+  }
+  if (check.odd > 0)
+    out.push_back(fmt::format("{} books with a partial quantity reserved", check.odd));
+  if (broker.acked != broker.entries) {
+    out.push_back(
+        fmt::format("unacked: {} of {} entries", broker.entries - broker.acked, broker.entries));
+  }
+  if (busy_errors > 0) out.push_back(fmt::format("SQLITE_BUSY escaped {} times", busy_errors));
+  if (other_errors > 0) out.push_back(fmt::format("{} consumers failed", other_errors));
+  if (interrupted) out.push_back("interrupted before the end");
+  if (timed_out) {
+    out.push_back(fmt::format("timed out after {} s", options.timeout.count()));
+  }
+  return out;
+}
+
 nlohmann::ordered_json SoakReportToJson(const SoakReport& r) {
   const SoakOptions& o = r.options;
   nlohmann::ordered_json j;
@@ -48,7 +84,12 @@ nlohmann::ordered_json SoakReportToJson(const SoakReport& r) {
   }
   j["reserved"] = r.check.reserved;
   j["expectedReserved"] = r.check.expected_reserved;
-  j["lost"] = r.check.lost;
+  if (r.reach_unknown) {
+    j["lostOrNotReached"] = r.check.lost;  // NATS: the server does not say which
+  } else {
+    j["lost"] = r.check.lost;
+    j["notReached"] = r.check.not_reached;
+  }
   j["doubled"] = r.check.doubled;
   j["doubledOrders"] = r.check.doubled_orders;
   j["busyErrors"] = r.busy_errors;
@@ -96,10 +137,14 @@ std::string FormatSoakReport(const SoakReport& r) {
         r.broker.acked, r.broker.entries);
   }
   const bool skips_known = !(r.supervisor_only && !o.nats_url.empty());
-  out += fmt::format("{}reserved {} of {}: lost {}, doubled {}\n",
+  out += fmt::format("{}reserved {} of {}: {} {}, doubled {}{}\n",
                      skips_known ? fmt::format("duplicates skipped {}, ", r.broker.acked_skipped)
                                  : std::string(),
-                     r.check.reserved, r.check.expected_reserved, r.check.lost, r.check.doubled);
+                     r.check.reserved, r.check.expected_reserved,
+                     r.reach_unknown ? "lost or not reached" : "lost", r.check.lost, r.check.doubled,
+                     r.check.not_reached > 0
+                         ? fmt::format(", not reached {}", r.check.not_reached)
+                         : std::string());
   std::string errors =
       r.supervisor_only
           ? std::string("elapsed ")  // the consumers' errors are on their own terminals
