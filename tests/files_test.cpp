@@ -371,6 +371,20 @@ TEST_CASE("dedupsim check: inbox exits 0, check-then-process exits 1 with its cr
   CHECK(RunCli({"check", dir + "inbox.toml", "--expect", "crash=often"}).exit_code == 2);
 }
 
+TEST_CASE("a delivery given up after its last attempt is never once", "[files]") {
+  // The post's "duplicate as error": every redelivery hits the Inbox key, throws, and is
+  // given up (dead-lettered) though the first was a success. Mutation caught: the given-up
+  // delivery left out of the classification (the first one was acked: once).
+  files::Grade g = GradeText(ReadFile(std::string(DEDUPSIM_SOURCE_DIR) +
+                                      "/tests/data/consumers/wrong/3-duplicate-throws.toml"),
+                             {"duplicate"});
+  const files::GradedCell& duplicate = CellOf(g, "duplicate");
+  CHECK_FALSE(duplicate.passed);
+  CHECK(duplicate.cell.counts[Index(explore::Outcome::kError)] == 1);
+  REQUIRE(duplicate.replay);
+  CHECK(duplicate.replay->note.find("given up (dead-lettered)") != std::string::npos);
+}
+
 TEST_CASE("what a publish step publishes is counted in the invariant", "[files]") {
   // Mutation caught: the published messages left out of the count (both consumers below
   // would pass the crash fault: the stock is reserved exactly once in each).
