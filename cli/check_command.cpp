@@ -46,25 +46,27 @@ int Run(const CheckArgs& args) {
   using namespace dedupsim::explore;
   std::vector<const Fault*> faults;
   for (const std::string& name : args.faults) {
-    const Fault* f = FindFault(name);
+    const Fault* f = FindFault(name, GradedFaults());
     if (f == nullptr) {
-      fmt::print(stderr, "dedupsim: unknown fault '{}' (valid: {})\n", name, FaultNames());
+      fmt::print(stderr, "dedupsim: unknown fault '{}' (valid: {})\n", name,
+                 FaultNames(GradedFaults()));
       return kExitUsage;
     }
     faults.push_back(f);
   }
-  if (faults.empty()) faults.assign(AllFaults().begin(), AllFaults().end());
+  if (faults.empty()) faults.assign(GradedFaults().begin(), GradedFaults().end());
   std::vector<files::Expectation> expectations;
   for (const std::string& e : args.expect) {
     size_t eq = e.find('=');
-    const Fault* f = eq == std::string::npos ? nullptr : FindFault(e.substr(0, eq));
+    const Fault* f =
+        eq == std::string::npos ? nullptr : FindFault(e.substr(0, eq), GradedFaults());
     std::optional<files::Verdict> v =
         eq == std::string::npos ? std::nullopt : files::ParseVerdict(e.substr(eq + 1));
     if (f == nullptr || !v) {
       fmt::print(stderr,
                  "dedupsim: --expect '{}': expected FAULT=VERDICT, a fault of {} and a "
                  "verdict of {}\n",
-                 e, FaultNames(), files::VerdictNames());
+                 e, FaultNames(GradedFaults()), files::VerdictNames());
       return kExitUsage;
     }
     expectations.push_back({f, *v});
@@ -112,6 +114,7 @@ int Run(const CheckArgs& args) {
   for (const auto& c : consumers) extra.push_back(&c->strategy());
   ExploreOptions options;
   options.seed = args.seed;
+  options.graded = true;  // the class world: see docs/check.md
   // Progress on a terminal (stderr) while the cells run; none for JSON.
   TerminalProgress view(args.format != "json");
   options.progress = [&view](const ExploreProgress& p) { view.Show(p.done, p.schedules); };
@@ -131,7 +134,7 @@ int Run(const CheckArgs& args) {
       sections.push_back(
           {fmt::format("{} under {}", grade.strategy->name, g.cell.fault->name),
            fmt::format("shortest failing schedule: {} steps{}, ends {}", g.replay->picks.size(),
-                       g.cell.shortest->variant.empty() ? "" : ", " + g.cell.shortest->variant,
+                       g.shown()->variant.empty() ? "" : ", " + g.shown()->variant,
                        ToString(g.replay->outcome)),
            g.events});
       if (html) {
@@ -153,7 +156,7 @@ int Run(const CheckArgs& args) {
           MermaidOptions mermaid;
           mermaid.timings = false;
           mermaid.title = fmt::format("{} under {}: {}", grade.strategy->name, g.cell.fault->name,
-                                      g.cell.shortest->variant);
+                                      g.shown()->variant);
           fmt::print("\n{}", MermaidDiagram(g.events, mermaid));
         }
       }

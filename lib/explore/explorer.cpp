@@ -133,15 +133,12 @@ class SleepSetSearch final : public Chooser {
   std::vector<Frame> frames_;
 };
 
-// Plans the reduction may not be used on: an instance that starts when another ends, or a
-// delivery that moves the shared clock, makes a step's effect depend on more than the
-// files it touched.
+// Plans the reduction may not be used on: an instance that starts when another ends makes
+// a step's effect depend on more than the files it touched. (A delivery's clock is its own:
+// a later arrival moves no other step's timestamps.)
 bool Reducible(const Plan& plan) {
   for (const InstanceScript& script : plan.instances) {
     if (script.start_after >= 0) return false;
-    for (const Delivery& d : script.deliveries) {
-      if (d.arrives_after.count() > 0) return false;
-    }
   }
   return true;
 }
@@ -162,6 +159,7 @@ RetryRule RetryRuleFor(const ExploreOptions& options) {
 }
 
 bool CellResult::Safe() const {
+  if (needless_reconciles > 0) return false;
   for (size_t i = 0; i < kOutcomeCount; ++i) {
     if (counts[i] > 0 && BreaksInvariant(OutcomeAt(i))) return false;
   }
@@ -195,24 +193,41 @@ Explorer::Explorer(ExploreOptions options, std::span<const Strategy* const> extr
 
 std::vector<Plan> Explorer::Plans(const Strategy& strategy, const Fault& fault) const {
   IdGenerator ids(options_.seed);
+  if (options_.graded) {
+    if (fault.graded_plans == nullptr) {
+      throw std::logic_error("fault " + std::string(fault.name) + " has no class-world plans");
+    }
+    return fault.graded_plans(strategy, ids);
+  }
   if (fault.sized_plans != nullptr) return fault.sized_plans(strategy, ids, options_.world);
+  if (fault.plans == nullptr) {
+    throw std::logic_error("fault " + std::string(fault.name) + " is the class world's only");
+  }
   return fault.plans(strategy, ids);
 }
 
 std::vector<std::string> Explorer::CleanDeliverySteps(const Strategy& strategy) {
   IdGenerator ids(options_.seed);
   Plan plan;
-  plan.orders.push_back(NewLogicalOrder(ids, 2));
-  plan.subscribers.push_back(&strategy);
-  Delivery d;
-  d.subscriber = &strategy;
-  d.message = NewMessage(ids, plan.orders[0]);
-  plan.instances.push_back({{d}, -1});
+  if (options_.graded) {
+    plan = GradedCleanPlan(strategy, ids);
+  } else {
+    plan.orders.push_back(NewLogicalOrder(ids, 2));
+    plan.subscribers.push_back(&strategy);
+    Delivery d;
+    d.subscriber = &strategy;
+    d.message = NewMessage(ids, plan.orders[0]);
+    plan.instances.push_back({{d}, -1});
+  }
   std::vector<int> none;
   PrefixChooser chooser(none);
   ScheduleResult run = scheduler_.Run(plan, chooser);
+  // The first attempt's steps only: a delivery that fails is redelivered, and its
+  // redeliveries are not steps of a clean delivery.
   std::vector<std::string> steps;
-  for (const std::string& step : run.steps) steps.push_back(StepWithoutInstance(step));
+  for (size_t i = 0; i < run.steps.size(); ++i) {
+    if (run.attempts[i] == 1) steps.push_back(StepWithoutInstance(run.steps[i]));
+  }
   return steps;
 }
 
@@ -234,10 +249,14 @@ CellResult Explorer::ExploreCell(const Strategy& strategy, const Fault& fault) {
   cell.strategy = &strategy;
   cell.fault = &fault;
   std::vector<Plan> plans = Plans(strategy, fault);
+  // Follow-up plans are added as their plan is run (the index loop sees them).
+  const bool follow = options_.graded && fault.follow_up != nullptr;
   for (size_t p = 0; p < plans.size(); ++p) {
     for (const Strategy* s : plans[p].subscribers) CheckCrashPoints(*s);
     VariantResult variant;
     variant.variant = plans[p].variant;
+    variant.strict = plans[p].strict;
+    std::vector<std::string> redelivery;  // a one-instance plan's second attempt's steps
     auto count = [&](const ScheduleResult& run) {
       variant.schedules++;
       progress_.schedules++;
@@ -245,13 +264,26 @@ CellResult Explorer::ExploreCell(const Strategy& strategy, const Fault& fault) {
       cell.steps += static_cast<int64_t>(run.picks.size());
       variant.longest = std::max(variant.longest, run.picks.size());
       variant.counts[Index(run.outcome)]++;
-      if (IsFailing(run.outcome) &&
-          (!cell.shortest || run.picks.size() < cell.shortest->picks.size())) {
-        cell.shortest =
-            Counterexample{p, plans[p].variant, run.picks, run.steps, run.outcome, run.figures};
+      const bool needless = plans[p].strict && run.outcome == Outcome::kReconcile;
+      if (needless) cell.needless_reconciles++;
+      auto keep = [&](std::optional<Counterexample>& best) {
+        if (!best || run.picks.size() < best->picks.size()) {
+          best = Counterexample{p,         plans[p],    plans[p].variant, run.picks,
+                                run.steps, run.outcome, run.figures};
+        }
+      };
+      if (IsFailing(run.outcome)) keep(cell.shortest);
+      if (BreaksInvariant(run.outcome) || needless) keep(cell.shortest_unsafe);
+      if (follow && plans[p].instances.size() == 1) {
+        for (size_t i = 0; i < run.steps.size(); ++i) {
+          if (run.attempts[i] == 2) redelivery.push_back(StepWithoutInstance(run.steps[i]));
+        }
       }
     };
     variant.pruned = ForEachSchedule(plans[p], count);
+    if (follow && !redelivery.empty()) {
+      for (Plan& more : fault.follow_up(plans[p], redelivery)) plans.push_back(std::move(more));
+    }
     cell.pruned += variant.pruned;
     cell.schedules += variant.schedules;
     for (size_t i = 0; i < kOutcomeCount; ++i) cell.counts[i] += variant.counts[i];
@@ -325,20 +357,26 @@ std::optional<size_t> ShortestFailingCell(const std::vector<CellResult>& cells) 
 
 ScheduleResult Explorer::ReplayShortest(const CellResult& cell, Recorder* recorder) {
   if (!cell.shortest) throw std::logic_error("no failing schedule to replay");
-  std::vector<Plan> plans = Plans(*cell.strategy, *cell.fault);
-  const Plan& plan = plans.at(cell.shortest->plan_index);
-  std::optional<ScheduleResult> run = RunExactly(plan, cell.shortest->picks, recorder);
-  if (!run) {
-    throw std::logic_error(fmt::format("{} x {}: the shortest failing schedule did not replay",
-                                       cell.strategy->name, cell.fault->name));
-  }
-  if (recorder != nullptr) run->deliveries = DeliveriesOf(plan, *run, recorder->Events());
-  return *run;
+  return Replay(cell, *cell.shortest, recorder);
 }
 
 ScheduleResult Explorer::ReplayShortest(const CellResult& cell, Recorder* recorder,
                                         std::vector<TablesSnapshot>* tables) {
-  if (tables == nullptr || recorder == nullptr) return ReplayShortest(cell, recorder);
+  if (!cell.shortest) throw std::logic_error("no failing schedule to replay");
+  return Replay(cell, *cell.shortest, recorder, tables);
+}
+
+ScheduleResult Explorer::Replay(const CellResult& cell, const Counterexample& c,
+                                Recorder* recorder, std::vector<TablesSnapshot>* tables) {
+  if (tables == nullptr || recorder == nullptr) {
+    std::optional<ScheduleResult> run = RunExactly(c.plan, c.picks, recorder);
+    if (!run) {
+      throw std::logic_error(fmt::format("{} x {}: the failing schedule did not replay",
+                                         cell.strategy->name, cell.fault->name));
+    }
+    if (recorder != nullptr) run->deliveries = DeliveriesOf(c.plan, *run, recorder->Events());
+    return *run;
+  }
   if (options_.postgres != nullptr) {
     throw std::logic_error("the tables are read from the SQLite files; not on PostgreSQL");
   }
@@ -352,7 +390,7 @@ ScheduleResult Explorer::ReplayShortest(const CellResult& cell, Recorder* record
   // probe reads while nothing else moves.
   recorder->SetObserver([&](const TraceEvent& e) { tables->push_back(probe.Read(e)); });
   try {
-    ScheduleResult run = ReplayShortest(cell, recorder);
+    ScheduleResult run = Replay(cell, c, recorder);
     recorder->SetObserver(nullptr);
     return run;
   } catch (...) {

@@ -24,6 +24,7 @@ namespace dedupsim::explore {
 
 struct VariantResult {
   std::string variant;
+  bool strict = false;  // nothing in the plan calls for reconciliation (Plan::strict)
   int64_t schedules = 0;
   int64_t pruned = 0;  // runs the reduction ended early: every schedule through them was run
   size_t longest = 0;  // steps in the longest schedule
@@ -34,6 +35,7 @@ struct VariantResult {
 // and the instance that moved at each step.
 struct Counterexample {
   size_t plan_index = 0;
+  Plan plan;  // the plan itself (a follow-up plan is not among the fault's first plans)
   std::string variant;
   std::vector<int> picks;
   std::vector<std::string> steps;
@@ -48,12 +50,18 @@ struct CellResult {
   int64_t steps = 0;  // summed over its schedules
   int64_t pruned = 0;
   OutcomeCounts counts{};
+  // Schedules of strict plans that ended reconcile: a flag nothing called for.
+  int64_t needless_reconciles = 0;
   std::vector<VariantResult> variants;
   // The failing schedule with the fewest steps (the first found, on a tie).
   std::optional<Counterexample> shortest;
+  // The same among the schedules that broke the invariant (a reconcile of a strict plan
+  // included): what a grader shows. Empty when the cell is safe.
+  std::optional<Counterexample> shortest_unsafe;
 
   int64_t Failing() const { return schedules - counts[Index(Outcome::kOnce)]; }
-  // No schedule broke the invariant (once or reconcile everywhere).
+  // No schedule broke the invariant (once or reconcile everywhere; reconcile only where
+  // something called for it).
   bool Safe() const;
 };
 
@@ -107,6 +115,9 @@ struct ExploreOptions {
   // When a blocked instance is offered again. Default (nullopt): kAfterRelease when
   // reducing with the WAL journal, else kAfterAnyStep (see RetryRule).
   std::optional<RetryRule> retry{};
+  // The class world (dedupsim check): each fault's graded_plans, and its follow-ups, instead
+  // of the lesson world's plans; see faults.h.
+  bool graded = false;
   // Explore on this PostgreSQL schema (null: a temporary SQLite file); see SchedulerOptions.
   const PgDatabase* postgres = nullptr;
   Isolation isolation = Isolation::kReadCommitted;
@@ -152,6 +163,10 @@ class Explorer {
   // Replays the cell's shortest failing schedule, traced into recorder. Throws
   // std::logic_error when it no longer runs (the explorer would be non-deterministic).
   ScheduleResult ReplayShortest(const CellResult& cell, Recorder* recorder);
+  // The same for any counterexample of the cell's (its shortest_unsafe), with the tables
+  // after each step when tables is given (see below).
+  ScheduleResult Replay(const CellResult& cell, const Counterexample& c, Recorder* recorder,
+                        std::vector<TablesSnapshot>* tables = nullptr);
   // The same, and after every step the replay records, the tables of the database (and of
   // the second file, when there is one) as a reader sees them then, read from the files
   // by a probe connection of its own (the step-through page's tables).

@@ -253,6 +253,9 @@ struct Scheduler::Impl {
   std::vector<BookRow> ReadBooks();  // StockItems as it is now, by BookId
   void RecordResult(const Delivery& delivery, DeliveryResult r);
   void RecordGivenUp(const Delivery& delivery);
+  // A plan with one instance: what the books moved by during the attempt that just ended is
+  // that delivery's (its order's, its subscriber's).
+  void AfterAttempt(const Delivery& delivery);
   size_t TallySlot(const Delivery& delivery) const;
 
   SchedulerOptions options;
@@ -286,6 +289,10 @@ struct Scheduler::Impl {
   std::vector<Sent> published;  // messages published to the broker
   std::unordered_map<std::string, size_t> order_of_message;
   std::vector<BookRow> books;  // the StockItems rows the plan started with
+  // One instance only: Reserved as the last attempt left it, and per tally slot what each
+  // book moved by during that slot's deliveries.
+  std::map<std::string, int64_t> reserved_now;
+  std::vector<std::map<std::string, int64_t>> moved;
   TimePoint start;             // the plan's start on the clock
   std::vector<Tally> tallies;  // orders x subscribers
   int64_t crashes = 0;
@@ -552,6 +559,7 @@ class Worker final : public StepGate, public PgStepGate {
     for (const Delivery& d : script_->deliveries) {
       for (int attempt = 1;; ++attempt) {
         if (!Attempt(d, attempt)) return;  // aborted
+        owner_.AfterAttempt(d);
         if (done_) break;
       }
     }
@@ -747,6 +755,9 @@ void Scheduler::Impl::Reset(const Plan& p) {
   failure.clear();
   start = p.start.value_or(kEpoch);
   books = BooksOf(p);
+  reserved_now.clear();
+  for (const BookRow& b : books) reserved_now[b.book_id] = b.reserved;
+  moved.assign(p.orders.size() * p.subscribers.size(), {});
   order_of_message.clear();
   for (const InstanceScript& script : p.instances) {
     for (const Delivery& d : script.deliveries) order_of_message[d.message.message_id] = d.order;
@@ -866,6 +877,16 @@ void Scheduler::Impl::RecordResult(const Delivery& d, DeliveryResult r) {
 }
 
 void Scheduler::Impl::RecordGivenUp(const Delivery& d) { tallies[TallySlot(d)].given_up = true; }
+
+void Scheduler::Impl::AfterAttempt(const Delivery& d) {
+  if (plan->instances.size() != 1) return;  // others' steps may be in between: not its alone
+  std::map<std::string, int64_t>& mine = moved[TallySlot(d)];
+  for (const BookRow& b : ReadBooks()) {
+    int64_t& before = reserved_now[b.book_id];
+    if (b.reserved != before) mine[b.book_id] += b.reserved - before;
+    before = b.reserved;
+  }
+}
 
 void Scheduler::Impl::Abort() {
   abort = true;
@@ -1048,6 +1069,24 @@ Figures Scheduler::Impl::Measure(const Plan& p, ScheduleResult& result) {
       wrong.push_back(fmt::format("a StockItems row was added ({})", now.title));
     }
   }
+  if (p.instances.size() == 1) {
+    // One instance: each delivery's moves are its own. The reservations of an order are what
+    // its own deliveries moved its book by; moving another book is no reservation of it.
+    for (auto& [unit, times] : reserved) {
+      const LogicalOrder& order = p.orders[unit.first];
+      int64_t own = 0;
+      bool elsewhere = false;
+      for (const auto& [book, delta] : moved[unit.first * p.subscribers.size() + unit.second]) {
+        if (book == order.book_id) {
+          own += delta;
+        } else {
+          elsewhere = true;
+        }
+      }
+      times = !elsewhere && own >= 0 && own % order.quantity == 0 ? own / order.quantity
+                                                                   : kNotWhole;
+    }
+  }
   Probe probe(*this, reserved);
   const bool decided = result.outcome == Outcome::kDeadlock || result.outcome == Outcome::kError;
   for (size_t o = 0; o < p.orders.size(); ++o) {
@@ -1161,7 +1200,13 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
           live = true;
           break;
         case WorkerState::kBlocked:
-          if (postgres ? w.released() : w.blocked_at() < wait_mark(w)) eligible |= 1u << i;
+          if (w.redelivery_wait()) {
+            // The world's rule, under every retry rule: the redelivery comes once no other
+            // instance holds the lock its attempt before was refused for.
+            if (!w.AnotherHoldsWriteLock(w.blocked_file())) eligible |= 1u << i;
+          } else if (postgres ? w.released() : w.blocked_at() < wait_mark(w)) {
+            eligible |= 1u << i;
+          }
           live = true;
           break;
         case WorkerState::kWaiting:
@@ -1180,7 +1225,8 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
       // No lock was seen released; the rule it refines decides whether anyone may move.
       for (size_t i = 0; i < plan.instances.size(); ++i) {
         const Worker& w = *s.workers[i];
-        if (w.state() == WorkerState::kBlocked && w.touched_at() < touches(w.blocked_file()))
+        if (w.state() == WorkerState::kBlocked && !w.redelivery_wait() &&
+            w.touched_at() < touches(w.blocked_file()))
           eligible |= 1u << i;
       }
     }

@@ -126,9 +126,11 @@ Grade GradeStrategy(explore::Explorer& explorer, const explore::Strategy& strate
       if (e.fault == f) g.expected = e.verdict;
     }
     g.passed = Holds(g.expected, g.cell);
-    if (g.cell.shortest) {
+    // The schedule to show: the shortest that broke the invariant, else the shortest that
+    // did not end once (a reconcile where one was called for).
+    if (const explore::Counterexample* shown = g.shown()) {
       Recorder recorder;
-      g.replay = explorer.ReplayShortest(g.cell, &recorder, with_tables ? &g.tables : nullptr);
+      g.replay = explorer.Replay(g.cell, *shown, &recorder, with_tables ? &g.tables : nullptr);
       g.events = recorder.Events();
     }
     grade.cells.push_back(std::move(g));
@@ -168,8 +170,8 @@ std::string FormatGrade(const Grade& grade, bool with_trace) {
     out += line + "\n";
   }
   for (const GradedCell& g : grade.cells) {
-    if (!g.cell.shortest || !g.replay) continue;
-    const explore::Counterexample& c = *g.cell.shortest;
+    if (g.shown() == nullptr || !g.replay) continue;
+    const explore::Counterexample& c = *g.shown();
     out += fmt::format("\n{} ({}): {} of {} schedules fail; the shortest: {}{} steps{}, ends {}:\n",
                        g.cell.fault->name,
                        g.expected == Verdict::kAny ? "not graded"
@@ -221,8 +223,9 @@ nlohmann::ordered_json GradeToJson(const Grade& grade) {
       counts[std::string(explore::ToString(explore::OutcomeAt(i)))] = g.cell.counts[i];
     }
     c["counts"] = counts;
-    if (g.cell.shortest && g.replay) {
-      c["counterexample"] = {{"variant", g.cell.shortest->variant},
+    if (g.shown() != nullptr && g.replay) {
+      const explore::Counterexample& shown = *g.shown();
+      c["counterexample"] = {{"variant", shown.variant},
                              {"outcome", explore::ToString(g.replay->outcome)},
                              {"length", g.replay->picks.size()},
                              {"steps", g.replay->steps},

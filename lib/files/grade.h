@@ -52,6 +52,13 @@ struct GradedCell {
   std::vector<TraceEvent> events;
   // The tables after each of those steps, read from the files (GradeStrategy with_tables).
   std::vector<TablesSnapshot> tables;
+
+  // The schedule replayed: the shortest that broke the invariant, else the shortest that
+  // did not end once (a reconcile where one was called for); null when every one was once.
+  const explore::Counterexample* shown() const {
+    if (cell.shortest_unsafe) return &*cell.shortest_unsafe;
+    return cell.shortest ? &*cell.shortest : nullptr;
+  }
 };
 
 struct Grade {
