@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "atomic_file.h"
 #include "commands.h"
 #include "exit_status.h"
 #include "explore/explorer.h"
@@ -21,6 +20,7 @@
 #include "files/file_strategy.h"
 #include "files/grade.h"
 #include "options.h"
+#include "os/atomic_file.h"
 #include "progress.h"
 #include "views/html_steps.h"
 #include "views/mermaid.h"

@@ -12,14 +12,14 @@
 #include <memory>
 #include <string>
 
-#include "atomic_file.h"
 #include "commands.h"
-#include "crash.h"
-#include "database.h"
 #include "exit_status.h"
+#include "lesson/crash.h"
+#include "lesson/runner.h"
 #include "options.h"
-#include "runner.h"
+#include "os/atomic_file.h"
 #include "scenarios.h"
+#include "sqlite/database.h"
 #include "views/doc_page.h"
 
 namespace dedupsim::cli {

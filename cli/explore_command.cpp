@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "atomic_file.h"
 #include "commands.h"
 #include "exit_status.h"
 #include "explore/explorer.h"
@@ -20,6 +19,7 @@
 #include "explore/report.h"
 #include "explore/strategies.h"
 #include "options.h"
+#include "os/atomic_file.h"
 #include "postgres/cluster.h"
 #include "postgres/store.h"
 #include "progress.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <type_traits>
 
-#include "atomic_file.h"
+#include "os/atomic_file.h"
 
 namespace dedupsim::cli {
 

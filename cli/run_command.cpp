@@ -14,28 +14,28 @@
 #include <string>
 #include <vector>
 
-#include "atomic_file.h"
-#include "broker.h"
 #include "commands.h"
-#include "crash.h"
-#include "database.h"
-#include "duration.h"
+#include "core/duration.h"
 #include "exit_status.h"
 #include "file_scenario.h"
 #include "files/scenario_file.h"
+#include "lesson/crash.h"
+#include "lesson/runner.h"
 #include "options.h"
+#include "os/atomic_file.h"
 #include "postgres/cluster.h"
 #include "postgres/store.h"
-#include "runner.h"
 #include "scenarios.h"
-#include "side_store.h"
+#include "sqlite/database.h"
+#include "sqlite/side_store.h"
 #include "sqlite/store.h"
-#include "table_probe.h"
-#include "trace_text.h"
 #include "views/color.h"
 #include "views/html_steps.h"
 #include "views/mermaid.h"
 #include "views/svg_timeline.h"
+#include "views/trace_text.h"
+#include "world/broker.h"
+#include "world/table_probe.h"
 
 namespace dedupsim::cli {
 

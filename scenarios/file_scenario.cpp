@@ -8,14 +8,14 @@
 #include <utility>
 
 #include "common.h"
-#include "crash.h"
-#include "dedup_cache.h"
-#include "email_provider.h"
 #include "explore/strategy.h"
-#include "instances.h"
-#include "side_store.h"
+#include "lesson/crash.h"
+#include "lesson/instances.h"
 #include "sqlite/error.h"
+#include "sqlite/side_store.h"
 #include "sqlite/statement.h"
+#include "world/dedup_cache.h"
+#include "world/email_provider.h"
 
 namespace dedupsim {
 

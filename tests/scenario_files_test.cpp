@@ -12,7 +12,7 @@
 #include "file_scenario.h"
 #include "files/expression.h"
 #include "files/scenario_file.h"
-#include "runner.h"
+#include "lesson/runner.h"
 #include "support.h"
 
 namespace dedupsim::scenario_files_test {

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "atomic_file.h"
+#include "os/atomic_file.h"
 #include "support.h"
 #include "views/color.h"
 #include "views/doc_page.h"

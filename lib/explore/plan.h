@@ -10,10 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "clock.h"
-
+#include "core/clock.h"
+#include "core/message.h"
 #include "explore/strategy.h"
-#include "message.h"
 
 namespace dedupsim::explore {
 

@@ -20,15 +20,15 @@
 #include <thread>
 #include <unordered_map>
 
-#include "clock.h"
 #include "consumers/email.h"
+#include "core/clock.h"
+#include "core/hooks.h"
 #include "explore/step_label.h"
-#include "hooks.h"
 #include "postgres/connection.h"
 #include "postgres/error.h"
 #include "postgres/store.h"
-#include "schema.h"
 #include "sqlite/error.h"
+#include "sqlite/schema.h"
 #include "sqlite/statement.h"
 
 namespace dedupsim::explore {

@@ -9,10 +9,11 @@
 #include <set>
 #include <sstream>
 
-#include "database.h"
 #include "explore/strategy.h"
 #include "files/toml_reader.h"
+#include "sqlite/database.h"
 #include "sqlite/error.h"
+#include "sqlite/run_hook.h"
 #include "sqlite/statement.h"
 
 namespace dedupsim::files {

@@ -18,13 +18,13 @@
 #include <string_view>
 #include <vector>
 
-#include "clock.h"
 #include "consumers/email.h"
-#include "email_provider.h"
-#include "hooks.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/message.h"
 #include "sqlite/connection.h"
 #include "sqlite/transaction.h"
+#include "world/email_provider.h"
 
 namespace dedupsim::files {
 

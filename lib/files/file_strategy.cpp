@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "email_provider.h"
 #include "explore/strategies.h"
+#include "world/email_provider.h"
 
 namespace dedupsim::files {
 

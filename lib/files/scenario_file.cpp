@@ -8,11 +8,11 @@
 #include <cctype>
 #include <set>
 
-#include "database.h"
-#include "duration.h"
+#include "core/duration.h"
 #include "explore/strategies.h"
 #include "files/toml_reader.h"
 #include "sqlite/connection.h"
+#include "sqlite/database.h"
 
 namespace dedupsim::files {
 

@@ -22,7 +22,7 @@
 #include "files/consumer_file.h"
 #include "files/expression.h"
 #include "files/file_strategy.h"
-#include "scenario.h"
+#include "lesson/scenario.h"
 
 namespace dedupsim::files {
 

@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "os/run_files.h"
 #include "postgres/libpq.h"
-#include "run_files.h"
 #include "store/error.h"
 
 namespace dedupsim {

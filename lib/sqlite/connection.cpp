@@ -10,11 +10,11 @@
 #include <thread>
 #include <utility>
 
+#include "os/this_pid.h"
 #include "sqlite/error.h"
 #include "sqlite/library.h"
 #include "sqlite/statement.h"
-#include "this_pid.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace dedupsim {
 

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 struct sqlite3;
 

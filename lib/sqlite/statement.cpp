@@ -8,7 +8,7 @@
 
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace dedupsim {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "table_probe.h"
-#include "trace.h"
+#include "trace/trace.h"
+#include "world/table_probe.h"
 
 namespace dedupsim {
 

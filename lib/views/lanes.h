@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "trace.h"
+#include "trace/trace.h"
 #include "views/step_text.h"
 
 namespace dedupsim {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace dedupsim {
 
