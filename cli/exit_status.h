@@ -10,6 +10,7 @@ enum ExitStatus : int {
   kExitUsage = 2,          // unknown scenario, bad option or value
   kExitDatabase = 3,       // the database could not be used, or a child died unplanned
   kExitCannotWrite = 3,    // an output file (--timeline, a docs page) cannot be written
+  kExitNotExhaustive = 4,  // check: no failure found, but a search was cut short by --budget
   kExitInterrupted = 130,  // SIGINT or SIGTERM: stopped, children killed, this run's files removed
 };
 

@@ -5,6 +5,7 @@
 // file was first run; the line over each row names the one mutation of the class world it
 // catches.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -155,6 +156,111 @@ TEST_CASE("the lock that saves a deferred check on SQLite does not fail it there
   // redelivery let run while the holder sits parked (refused five times: error).
   files::Grade g = GradeFile(Data("wrong/8-deferred-check.toml"), {"concurrent"});
   CHECK(g.Passed());
+}
+
+}  // namespace dedupsim::testing::grader_test
+
+namespace dedupsim::testing::grader_test {
+
+TEST_CASE("a class in one command: every file graded alone, errors as rows, JSON complete",
+          "[grader][cli]") {
+  // A folder with a right file, a wrong one, a malformed one and two that create the same
+  // table: each is graded in its own process and database, the malformed one is a row with
+  // its FILE:LINE:COLUMN, and the JSON has one object per file, then the summary. Mutations
+  // caught: the files sharing one database (the second CREATE TABLE Processed stops the
+  // batch), a file's error ending the batch, the error rows left out of the JSON.
+  TempDir dir;
+  WriteFile(dir.File("a-right.toml"), ReadFile(Data("right/insert-or-ignore.toml")));
+  WriteFile(dir.File("b-wrong.toml"), ReadFile(Data("wrong/10-key-by-book.toml")));
+  WriteFile(dir.File("c-bad.toml"),
+            "effect = \"stock\"\n[[step]]\nsql = \"UPDATE StockItems SET Reserved = :Qty\"\n");
+  const std::string processed =
+      "effect = \"stock\"\nschema = \"CREATE TABLE Processed (MessageId TEXT PRIMARY KEY)\"\n"
+      "[[step]]\nbegin = \"deferred\"\n[[step]]\nsql = \"INSERT INTO Processed VALUES "
+      "(:MessageId)\"\non-duplicate = \"rollback-and-ack\"\n[[step]]\nsql = \"UPDATE StockItems "
+      "SET Reserved = Reserved + :Quantity WHERE BookId = :BookId\"\n[[step]]\ncommit = true\n";
+  WriteFile(dir.File("d-processed.toml"), processed);
+  WriteFile(dir.File("e-processed.toml"), processed);
+  WriteFile(dir.File("notes.txt"), "not a consumer file");
+  CliResult json = RunCli({"check", dir.path(), "--format", "json", "--jobs", "2"});
+  CHECK(json.exit_code == 2);  // a file could not be graded
+  std::vector<std::string> lines = SplitLines(json.out);
+  REQUIRE(lines.size() == 6);
+  std::vector<nlohmann::json> rows;
+  for (const std::string& l : lines) rows.push_back(nlohmann::json::parse(l));
+  CHECK(rows[0]["file"] == dir.File("a-right.toml"));
+  CHECK(rows[0]["verdict"] == "passes");
+  CHECK(rows[0]["score"]["points"] == 10);
+  CHECK(rows[1]["verdict"] == "FAILS");
+  CHECK(rows[1]["score"]["points"] == 7);  // concurrent (2) and orders (1) lost
+  CHECK(rows[2]["verdict"] == "error");
+  CHECK(rows[2]["error"]["line"] == 3);
+  CHECK(rows[2]["error"]["column"] == 7);
+  CHECK(rows[2]["error"]["message"].get<std::string>().rfind("unknown parameter :Qty", 0) == 0);
+  CHECK(rows[3]["verdict"] == "passes");
+  CHECK(rows[4]["verdict"] == "passes");
+  CHECK(rows[5]["summary"]["files"] == 5);
+  CHECK(rows[5]["summary"]["passed"] == 3);
+  CHECK(rows[5]["summary"]["failed"] == 1);
+  CHECK(rows[5]["summary"]["errors"] == 1);
+  // The text: each file's report in order, the summary table last.
+  CliResult text = RunCli({"check", dir.path(), "--jobs", "2"});
+  CHECK(text.exit_code == 2);
+  size_t summary = text.out.find("\nsummary\n");
+  REQUIRE(summary != std::string::npos);
+  CHECK(text.out.find("a-right.toml (a-right): passes, score 10 of 10") < summary);
+  CHECK(text.out.find(dir.File("c-bad.toml") + ":3:7: unknown parameter :Qty") < summary);
+  CHECK(text.out.find("  " + dir.File("c-bad.toml") + "  ", summary) != std::string::npos);
+  CHECK(text.out.find("5 files: 3 pass, 1 fail, 0 not exhaustive, 1 not graded (errors)",
+                      summary) != std::string::npos);
+  // Without the bad file: 1 (one fails); only right ones: 0.
+  CHECK(RunCli({"check", dir.File("a-right.toml"), dir.File("b-wrong.toml")}).exit_code == 1);
+  CHECK(RunCli({"check", dir.File("a-right.toml"), dir.File("d-processed.toml")}).exit_code == 0);
+  TempDir empty;
+  CliResult none = RunCli({"check", empty.path()});
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("no .toml file in this folder") != std::string::npos);
+}
+
+TEST_CASE("past its budget a file is sampled, and says it was not exhaustive", "[grader][cli]") {
+  // 49 steps a delivery: 2,450 crash plans alone. With a budget of one second the grade is
+  // no plain pass: exit 4, the verdict and every cell cut short say so, in JSON too.
+  // Mutation caught: the budget ignored (every schedule: exhaustive, exit 0, a long run),
+  // or a cut-short cell reported as a pass.
+  CliResult r = RunCli({"check", Data("long/forty-nine-steps.toml"), "--budget", "1s", "--format",
+                        "json"});
+  CHECK(r.exit_code == 4);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["passed"] == false);
+  const nlohmann::json& file = j["consumers"][0];
+  CHECK(file["verdict"] == "no failure found, not exhaustive");
+  CHECK(file["exhaustive"] == false);
+  bool cut = false;
+  for (const auto& c : file["cells"]) {
+    if (c["exhaustive"] == true) continue;
+    cut = true;
+    CHECK(c["sampled"].get<int64_t>() > 0);
+    CHECK(c["estimated"].get<double>() > c["schedules"].get<double>());
+    CHECK(c["sampleSeed"] == 1);
+  }
+  CHECK(cut);
+  CliResult text = RunCli({"check", Data("long/forty-nine-steps.toml"), "--budget", "1s"});
+  CHECK(text.exit_code == 4);
+  CHECK(text.out.find("(forty-nine-steps): no failure found, not exhaustive, score 10 of 10\n") !=
+        std::string::npos);
+  CHECK(text.out.find("at random with seed 1), not exhaustive: the budget ran out") !=
+        std::string::npos);
+  CHECK(RunCli({"check", Data("long/forty-nine-steps.toml"), "--budget", "0s"}).exit_code == 2);
+}
+
+TEST_CASE("a statement that never ends is stopped at the budget", "[grader][cli]") {
+  // A recursive CTE with no end: SQLite's progress handler stops it at the budget, and the
+  // file is reported, not graded. Mutation caught: no progress handler (the check never
+  // ends).
+  CliResult r = RunCli({"check", Data("long/endless-statement.toml"), "--budget", "1s"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("endless-statement.toml: not graded: its first delivery did not end within "
+                   "the budget (1s)") != std::string::npos);
 }
 
 }  // namespace dedupsim::testing::grader_test

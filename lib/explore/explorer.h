@@ -6,11 +6,13 @@
 // choices, and every complete schedule is run exactly once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <set>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,10 +45,27 @@ struct Counterexample {
   Figures figures;
 };
 
+// How long a cell may take (dedupsim check's --budget): its plans are explored in order,
+// every schedule, until `ordered_until`; what is left of them is then sampled at random
+// (seeded) until `sampled_until`, and the cell says it was not exhaustive.
+struct CellBudget {
+  std::chrono::steady_clock::time_point ordered_until;
+  std::chrono::steady_clock::time_point sampled_until;
+  uint64_t seed = 1;  // the random walks' seed (with the cell's fault name)
+};
+
 struct CellResult {
   const Strategy* strategy = nullptr;
   const Fault* fault = nullptr;
   int64_t schedules = 0;
+  // False when the budget ran out: only `schedules` of them were run (explored in order, then
+  // `sampled` of them at random), and `estimated` is about how many the search has in all
+  // (the ones run in order, and for each plan not finished the number of interleavings a
+  // random walk's choices multiply to, averaged: Knuth's estimate).
+  bool exhaustive = true;
+  int64_t sampled = 0;
+  double estimated = 0;  // may be far beyond what an integer holds: 2 copies of 50 steps
+  uint64_t sample_seed = 0;
   int64_t steps = 0;  // summed over its schedules
   int64_t pruned = 0;
   OutcomeCounts counts{};
@@ -111,6 +130,7 @@ struct ExploreOptions {
   // length are the same; the counts are of classes of equivalent schedules.
   bool reduce = true;
   bool one_cpu = true;  // see SchedulerOptions::one_cpu
+  size_t max_steps = 5000;  // a run longer than this ends as an error (SchedulerOptions)
   WorldSize world{};    // the concurrent fault's copies and instances
   // When a blocked instance is offered again. Default (nullopt): kAfterRelease when
   // reducing with the WAL journal, else kAfterAnyStep (see RetryRule).
@@ -131,6 +151,12 @@ RetryRule RetryRuleFor(const ExploreOptions& options);
 // cell on a tie), or nullopt when no cell has a failing schedule.
 std::optional<size_t> ShortestFailingCell(const std::vector<CellResult>& cells);
 
+// A search the scheduler's deadline stopped where it cannot go on (Scheduler::StopAt).
+class OutOfTime : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Explorer {
  public:
   // Sets up a scheduler (and its temporary database) for every strategy of the table, and
@@ -147,10 +173,15 @@ class Explorer {
   // one schedule per class of schedules that differ only in the order of independent
   // steps. Returns the runs the reduction ended early (0 without it).
   int64_t ForEachSchedule(const Plan& plan, const std::function<void(const ScheduleResult&)>& each);
+  // The same, stopping when stop() says so after a schedule; *complete tells whether every
+  // schedule was run.
+  int64_t ForEachSchedule(const Plan& plan, const std::function<void(const ScheduleResult&)>& each,
+                          const std::function<bool()>& stop, bool* complete);
 
   // Every schedule of every plan of the fault. Each cell explored counts one done for
   // options().progress, of the total said by ExpectCells (ExploreMatrix says its own).
-  CellResult ExploreCell(const Strategy& strategy, const Fault& fault);
+  CellResult ExploreCell(const Strategy& strategy, const Fault& fault,
+                         const CellBudget* budget = nullptr);
   void ExpectCells(int64_t total) { progress_.total = total; }
   MatrixResult ExploreMatrix(std::span<const Strategy* const> strategies,
                              std::span<const Fault* const> faults);
@@ -179,6 +210,13 @@ class Explorer {
   void CheckCrashPoints(const Strategy& strategy);
 
  private:
+  // Past the budget's ordered search: random walks through the plans not finished, until
+  // the budget's end.
+  void Sample(CellResult& cell, std::vector<Plan>& plans, std::vector<bool>& done,
+              const CellBudget& budget,
+              const std::function<void(size_t, const ScheduleResult&)>& count,
+              const std::function<void()>& add_variants);
+
   ExploreOptions options_;
   ExploreProgress progress_;
   std::vector<const Strategy*> strategies_;  // the table's, then the extra ones

@@ -280,6 +280,8 @@ struct Scheduler::Impl {
   // Per run; touched only by the baton holder.
   const Plan* plan = nullptr;
   bool abort = false;
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // StopAt
+  bool out_of_time = false;  // a statement was interrupted at the deadline
   // What the deliveries sent: the message they handled, and the subscriber that did.
   struct Sent {
     std::string message_id;
@@ -506,7 +508,17 @@ class Worker final : public StepGate, public PgStepGate {
   Connection OpenGated(const DatabaseFile& file) {
     Connection c = file.Connect();
     c.SetGate(this);
+    // Every 10,000 virtual machine steps a statement asks whether the run is out of time
+    // (a consumer's statement that would run for ever: a recursive CTE without an end).
+    sqlite3_progress_handler(c.handle(), 10000, &Worker::OutOfTime, &owner_);
     return c;
+  }
+
+  static int OutOfTime(void* impl) {
+    auto& owner = *static_cast<Scheduler::Impl*>(impl);
+    if (!owner.deadline || std::chrono::steady_clock::now() < *owner.deadline) return 0;
+    owner.out_of_time = true;
+    return 1;  // SQLITE_INTERRUPT
   }
 
   void EnsureOpen(const Strategy& subscriber) {
@@ -642,7 +654,10 @@ class Worker final : public StepGate, public PgStepGate {
       CloseAll();
       return false;
     }
-    Note("error", e.what(), "not acked");
+    const bool given_up = attempt >= owner_.options.max_attempts;
+    const bool thrown = dynamic_cast<const DeliveryFailed*>(&e) != nullptr;
+    Note("error", e.what(),
+         std::string(thrown ? "thrown, " : "") + "not acked" + (given_up ? ", given up" : ""));
     // SQLite's plain SQLITE_BUSY with no busy handler called: a deferred transaction that
     // had read could not take the write lock another instance holds. Its redelivery waits
     // for that lock (Arrive). A stale snapshot (517) needs no wait: the writer has committed.
@@ -653,7 +668,7 @@ class Worker final : public StepGate, public PgStepGate {
       footprint_.writes |= last_file_;
       if (owner_.options.retry == RetryRule::kAfterAnyStep) footprint_.all = true;
     }
-    if (attempt >= owner_.options.max_attempts) {  // given up, never acked: dead-lettered
+    if (given_up) {  // never acked: dead-lettered
       done_ = true;
       owner_.RecordGivenUp(d);
     }
@@ -1126,6 +1141,10 @@ Scheduler::Scheduler(std::span<const Strategy* const> strategies, SchedulerOptio
 Scheduler::~Scheduler() = default;
 
 const DatabaseFile& Scheduler::database() const { return impl_->db; }
+
+void Scheduler::StopAt(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  impl_->deadline = deadline;
+}
 const DatabaseFile* Scheduler::second_database() const {
   return impl_->aux_db ? &*impl_->aux_db : nullptr;
 }
@@ -1148,6 +1167,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
   }
   PinCaller pin(s.cpu);
   s.Reset(plan);
+  s.out_of_time = false;
   for (size_t i = 0; i < s.workers.size(); ++i) {
     s.workers[i]->Assign(i < plan.instances.size() ? &plan.instances[i] : nullptr, recorder);
   }
@@ -1215,6 +1235,13 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
         default:
           break;
       }
+    }
+    if (s.out_of_time || (s.deadline && std::chrono::steady_clock::now() >= *s.deadline)) {
+      result.abandoned = true;
+      result.out_of_time = true;
+      s.Abort();
+      s.failure.clear();  // an interrupted statement is the deadline's doing, not a bug
+      return result;
     }
     if (!s.failure.empty()) {
       s.Abort();

@@ -16,6 +16,7 @@
 // instance's connection, with its prepared statements, from run to run unless it crashed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -112,6 +113,9 @@ struct ScheduleResult {
   Figures figures;
   std::string note;        // why a deadlock or error outcome, else ""
   bool abandoned = false;  // the chooser gave up: no outcome
+  // The scheduler's deadline passed (Scheduler::StopAt): a statement was interrupted or the
+  // run was stopped between steps. Abandoned too: no outcome.
+  bool out_of_time = false;
   // The schedule as delivery attempts, read from the trace of a replay (DeliveriesOf);
   // empty for a run without a recorder.
   std::vector<DeliveryAttempt> deliveries;
@@ -176,6 +180,11 @@ class Scheduler {
   // instance is traced into it. Throws std::logic_error when a consumer failed in a way
   // the explorer does not model (a bug), DatabaseError when the database is unusable.
   ScheduleResult Run(const Plan& plan, Chooser& chooser, Recorder* recorder = nullptr);
+
+  // From now on, a run still going at `deadline` is stopped: between steps, and inside a
+  // statement that runs past it (SQLite's progress handler interrupts it). The run is
+  // abandoned with out_of_time. nullopt: no deadline.
+  void StopAt(std::optional<std::chrono::steady_clock::time_point> deadline);
 
   const DatabaseFile& database() const;
   // The second file (a cache strategy's), or null when no strategy has one.
