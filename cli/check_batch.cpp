@@ -323,10 +323,9 @@ int RunBatch(const BatchOptions& options) {
   };
   // A child that outlives three budgets and half a minute is stuck: it is stopped and its
   // file is an error row. (The budget stops every search, and every statement, well before.)
-  const std::optional<std::chrono::duration<double>> limit =
-      options.budget.count() > 0
-          ? std::optional(options.budget * 3 + std::chrono::duration<double>(30))
-          : std::nullopt;
+  const bool limited = options.budget.count() > 0;
+  const auto limit = std::chrono::duration_cast<SteadyClock::duration>(
+      options.budget * 3 + std::chrono::duration<double>(30));
   const auto started = SteadyClock::now();
   std::vector<Row> rows(options.files.size());
   std::vector<Child> running;
@@ -380,8 +379,7 @@ int RunBatch(const BatchOptions& options) {
           ended = true;
         }
       }
-      if (!ended && limit && !c.killed &&
-          SteadyClock::now() - c.started > std::chrono::duration_cast<SteadyClock::duration>(*limit)) {
+      if (!ended && limited && !c.killed && SteadyClock::now() - c.started > limit) {
         ::kill(c.pid, SIGKILL);
         c.killed = true;  // its pipe closes: it ends on a later read
       }

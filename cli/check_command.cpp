@@ -18,6 +18,7 @@
 #include "check_batch.h"
 #include "commands.h"
 #include "core/duration.h"
+#include "core/input_error.h"
 #include "exit_status.h"
 #include "explore/explorer.h"
 #include "explore/faults.h"
@@ -235,15 +236,24 @@ int GradeOne(const CheckArgs& args, const Parsed& parsed) {
 }
 
 // For a batch: one file graded, one JSON line on stdout (check_batch.h reads it).
+// A file's fault found while it is loaded or runs (FILE:LINE:COLUMN: a statement past the
+// sandbox's budget, refused when it ran) is its row; so is anything else that stops it.
+int GradeForBatch(const CheckArgs& args, const Parsed& parsed);
+int GradeForBatchOrError(const CheckArgs& args, const Parsed& parsed) {
+  const std::string& path = args.inputs[0];
+  try {
+    return GradeForBatch(args, parsed);
+  } catch (const InputError& e) {
+    fmt::print("{}\n", FileErrorLine(path, e.what()).dump());
+  } catch (const std::exception& e) {
+    fmt::print("{}\n", FileErrorLine(path, fmt::format("{}: not graded: {}", path, e.what())).dump());
+  }
+  return kExitOk;
+}
+
 int GradeForBatch(const CheckArgs& args, const Parsed& parsed) {
   const std::string& path = args.inputs[0];
-  std::unique_ptr<files::FileStrategy> consumer;
-  try {
-    consumer = std::make_unique<files::FileStrategy>(files::LoadConsumerFile(path));
-  } catch (const files::FileError& e) {
-    fmt::print("{}\n", FileErrorLine(path, e.what()).dump());
-    return kExitOk;
-  }
+  auto consumer = std::make_unique<files::FileStrategy>(files::LoadConsumerFile(path));
   const explore::Strategy* extra[] = {&consumer->strategy()};
   explore::Explorer explorer(GradingOptions(args), extra);
   if (std::string why = LearnSteps(explorer, *consumer, parsed.budget); !why.empty()) {
@@ -277,7 +287,7 @@ int Run(const CheckArgs& args) {
       fmt::print(stderr, "dedupsim: check --worker grades one file\n");
       return kExitUsage;
     }
-    return GradeForBatch(args, *parsed);
+    return GradeForBatchOrError(args, *parsed);
   }
   std::optional<std::vector<std::string>> files = ConsumerFilesOf(args.inputs);
   if (!files) return kExitUsage;
@@ -321,8 +331,12 @@ Command AddCheckCommand(CLI::App& app) {
   sub->add_option("files", args->inputs,
                   "Consumer files (.toml; see docs/files.md), or folders: every *.toml in them, "
                   "each graded alone, several at once, then a summary")
+      ->type_name("FILE|DIR")
       ->required();
-  sub->add_option("--fault", args->faults, "Faults to grade against (repeatable; default all)");
+  std::vector<std::string> fault_names;
+  for (const explore::Fault* f : explore::GradedFaults()) fault_names.emplace_back(f->name);
+  sub->add_option("--fault", args->faults, "Faults to grade against (repeatable; default all)")
+      ->check(ListedValues(fault_names));
   sub->add_option(
       "--expect", args->expect,
       "FAULT=VERDICT: grade that fault against this verdict instead of safe "

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "os/atomic_file.h"
 
@@ -47,6 +48,12 @@ CLI::Option* AddDecimal(CLI::App* sub, const std::string& name, T& target,
   return option->type_name("INT");
 }
 
+// Describes an option's values as {a,b,...} in --help, the generated reference and the man
+// page, which shell completion then offers, without checking them: the command checks the
+// value itself and names the valid ones in its own message (so the exit status and the
+// message stay the command's).
+CLI::Validator ListedValues(const std::vector<std::string>& values);
+
 // A file name option: '' is refused.
 CLI::Option* AddFileOption(CLI::App* sub, const std::string& name, std::string& target,
                            const std::string& description);
@@ -62,6 +69,9 @@ BackendOptions AddBackendOptions(CLI::App* sub, std::string& backend, std::strin
                                  std::string& schema, const std::string& verb,
                                  const std::string& sqlite_is, const std::string& schema_use,
                                  const std::string& after = "");
+
+// --broker and --broker-url, worded alike on run, soak and bench: "Broker <what>: ...".
+void AddBrokerOptions(CLI::App* sub, std::string& broker, std::string& url, const std::string& what);
 
 // Whether an output file's name says SVG (--timeline writes SVG and nothing else).
 bool EndsWithSvg(const std::string& path);

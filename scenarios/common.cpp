@@ -27,6 +27,34 @@ StockItem Restock(ScenarioEnv& env) {
   return dune;
 }
 
+std::unique_ptr<Broker> OpenBroker(ScenarioEnv& env, const BrokerOptions& options,
+                                   Clock* clock) {
+  const BrokerFactory& brokers = env.brokers != nullptr ? *env.brokers : SimulatedBrokers();
+  return brokers.Open(clock != nullptr ? *clock : env.clock, options, &env.recorder);
+}
+
+Delivery ReceiveNext(Broker& broker, const std::string& what) {
+  std::optional<Delivery> d = broker.Receive();
+  if (!d) {
+    throw BrokerError(fmt::format("{} said it has nothing more to deliver, where the lesson waits for {}",
+                                  broker.server(), what));
+  }
+  return *d;
+}
+
+void DeliveryLog::Add(const Delivery& d) {
+  counts_.push_back(d.delivery_count);
+  redelivered_.push_back(d.redelivered);
+  tags_.push_back(d.delivery_tag);
+}
+
+nlohmann::ordered_json DeliveryLog::Figures(const Broker& broker) const {
+  return {{"server", broker.server()},
+          {"deliveryCounts", counts_},
+          {"redelivered", redelivered_},
+          {"deliveryTags", tags_}};
+}
+
 std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance,
                                  DeliveryRef delivery) {
   std::unique_ptr<Store> store =

@@ -7,6 +7,7 @@
 
 #include "core/message.h"
 #include "lesson/scenario.h"
+#include "world/broker/broker.h"
 #include "sqlite/connection.h"
 #include "sqlite/schema.h"
 #include "sqlite/side_store.h"
@@ -20,6 +21,26 @@ StockItem Restock(ScenarioEnv& env);
 void AddStock(ScenarioEnv& env, const StockItem& item);
 // A new OrderPlaced for the book, with fresh message and order ids.
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book);
+// A new queue on the scenario's broker (env.brokers, or the simulated one), empty, with these
+// options; clock: the simulation's time, when the lesson runs on a clock of its own.
+std::unique_ptr<Broker> OpenBroker(ScenarioEnv& env, const BrokerOptions& options,
+                                   Clock* clock = nullptr);
+// The next delivery the lesson waits for; throws BrokerError when the broker says none will
+// come (a lesson's story needs it: its absence is the broker's behaviour, reported).
+Delivery ReceiveNext(Broker& broker, const std::string& what);
+// What the broker said about each delivery a lesson received, for the figures.
+class DeliveryLog {
+ public:
+  void Add(const Delivery& d);
+  size_t size() const { return counts_.size(); }
+  // {"server", "deliveryCounts", "redelivered", "deliveryTags"}: the broker's own words.
+  nlohmann::ordered_json Figures(const Broker& broker) const;
+
+ private:
+  std::vector<int> counts_;
+  std::vector<bool> redelivered_;
+  std::vector<int64_t> tags_;
+};
 // A new connection whose statements are traced under `instance`, for one delivery: its
 // "open" step marks where the delivery begins in the diagram and the timeline. Its steps
 // carry `delivery` (the scenario playing the broker numbers it), or else the delivery a

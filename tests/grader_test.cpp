@@ -71,9 +71,6 @@ struct Wrong {
 
 TEST_CASE("each wrong consumer fails at the fault that exposes it", "[grader]") {
   const Wrong wrong[] = {
-      // The trigger keeps Dune's first reservation only: the second order of Dune is lost.
-      // Mutation: a plan of one order per book (no orders fault).
-      {"1-trigger-undoes.toml", "orders", "", Outcome::kLost},
       // Flags a clean delivery. Mutation: reconcile accepted where nothing called for it.
       {"2-always-reconcile.toml", "clean", "", Outcome::kReconcile},
       // Every redelivery throws on the key and is given up. Mutation: given up counted once.
@@ -116,6 +113,22 @@ TEST_CASE("each wrong consumer fails at the fault that exposes it", "[grader]") 
     CHECK_FALSE(g.Passed());
     CHECK_FALSE(cell.passed);
     CHECK(EndedIn(cell, w.variant, w.outcome) > 0);
+  }
+}
+
+TEST_CASE("a schema may only create tables and indexes: a trigger is refused at its line",
+          "[grader]") {
+  // Wrong 1: a trigger on StockItems that undoes every reservation after the first would
+  // change what the built-in table stores. The file is refused where the trigger starts.
+  // Mutation caught: the sandbox's schema rule letting a trigger through (the file loads).
+  const std::string path = Data("wrong/1-trigger-undoes.toml");
+  try {
+    files::LoadConsumerFile(path);
+    FAIL("the trigger was accepted");
+  } catch (const files::FileError& e) {
+    const std::string what = e.what();
+    CHECK(what.rfind(path + ":6:1: schema: a trigger (KeepFirst on StockItems) is not allowed", 0) ==
+          0);
   }
 }
 
@@ -195,7 +208,7 @@ TEST_CASE("a class in one command: every file graded alone, errors as rows, JSON
   CHECK(rows[1]["score"]["points"] == 7);  // concurrent (2) and orders (1) lost
   CHECK(rows[2]["verdict"] == "error");
   CHECK(rows[2]["error"]["line"] == 3);
-  CHECK(rows[2]["error"]["column"] == 7);
+  CHECK(rows[2]["error"]["column"] == 41);  // at :Qty
   CHECK(rows[2]["error"]["message"].get<std::string>().rfind("unknown parameter :Qty", 0) == 0);
   CHECK(rows[3]["verdict"] == "passes");
   CHECK(rows[4]["verdict"] == "passes");
@@ -209,7 +222,7 @@ TEST_CASE("a class in one command: every file graded alone, errors as rows, JSON
   size_t summary = text.out.find("\nsummary\n");
   REQUIRE(summary != std::string::npos);
   CHECK(text.out.find("a-right.toml (a-right): passes, score 10 of 10") < summary);
-  CHECK(text.out.find(dir.File("c-bad.toml") + ":3:7: unknown parameter :Qty") < summary);
+  CHECK(text.out.find(dir.File("c-bad.toml") + ":3:41: unknown parameter :Qty") < summary);
   CHECK(text.out.find("  " + dir.File("c-bad.toml") + "  ", summary) != std::string::npos);
   CHECK(text.out.find("5 files: 3 pass, 1 fail, 0 not exhaustive, 1 not graded (errors)",
                       summary) != std::string::npos);
@@ -253,14 +266,25 @@ TEST_CASE("past its budget a file is sampled, and says it was not exhaustive", "
   CHECK(RunCli({"check", Data("long/forty-nine-steps.toml"), "--budget", "0s"}).exit_code == 2);
 }
 
-TEST_CASE("a statement that never ends is stopped at the budget", "[grader][cli]") {
-  // A recursive CTE with no end: SQLite's progress handler stops it at the budget, and the
-  // file is reported, not graded. Mutation caught: no progress handler (the check never
-  // ends).
-  CliResult r = RunCli({"check", Data("long/endless-statement.toml"), "--budget", "1s"});
+TEST_CASE("a statement that never ends is a row of the batch, at its line", "[grader][cli]") {
+  // A recursive CTE with no end: the sandbox stops it past its CPU budget; in a batch the
+  // file is a row with its FILE:LINE:COLUMN and the file beside it is still graded.
+  // Mutation caught: the batch's child letting the file's error end it (a row saying only
+  // "exited with status 2").
+  TempDir dir;
+  WriteFile(dir.File("a-endless.toml"), ReadFile(Data("long/endless-statement.toml")));
+  WriteFile(dir.File("b-right.toml"), ReadFile(Data("right/insert-or-ignore.toml")));
+  CliResult r = RunCli({"check", dir.path(), "--format", "json"});
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("endless-statement.toml: not graded: its first delivery did not end within "
-                   "the budget (1s)") != std::string::npos);
+  std::vector<std::string> lines = SplitLines(r.out);
+  REQUIRE(lines.size() == 3);
+  nlohmann::json endless = nlohmann::json::parse(lines[0]);
+  CHECK(endless["verdict"] == "error");
+  CHECK(endless["error"]["line"] == 7);
+  CHECK(endless["error"]["column"] == 8);
+  CHECK(endless["error"]["message"].get<std::string>().rfind(
+            "this statement ran past its budget of", 0) == 0);
+  CHECK(nlohmann::json::parse(lines[1])["verdict"] == "passes");
 }
 
 }  // namespace dedupsim::testing::grader_test

@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -23,11 +24,13 @@
 #include "consumers/email.h"
 #include "core/clock.h"
 #include "core/hooks.h"
+#include "core/input_error.h"
 #include "explore/step_label.h"
 #include "postgres/connection.h"
 #include "postgres/error.h"
 #include "postgres/store.h"
 #include "sqlite/error.h"
+#include "sqlite/sandbox.h"
 #include "sqlite/schema.h"
 #include "sqlite/statement.h"
 
@@ -264,6 +267,8 @@ struct Scheduler::Impl {
   std::optional<DatabaseFile> aux_db;
   Connection control;  // set-up and read-back; never scheduled
   std::optional<PgConnection> pg_control;  // the same on PostgreSQL
+  // PostgreSQL: the Inbox rows, read by ReadBooks with the books (one round trip).
+  int64_t pg_inbox_rows = 0;
   std::optional<Connection> aux_control;
   Baton baton{kMaxInstances};
   std::vector<std::unique_ptr<Worker>> workers;
@@ -281,7 +286,6 @@ struct Scheduler::Impl {
   const Plan* plan = nullptr;
   bool abort = false;
   std::optional<std::chrono::steady_clock::time_point> deadline;  // StopAt
-  bool out_of_time = false;  // a statement was interrupted at the deadline
   // What the deliveries sent: the message they handled, and the subscriber that did.
   struct Sent {
     std::string message_id;
@@ -300,6 +304,14 @@ struct Scheduler::Impl {
   int64_t crashes = 0;
   int64_t attempts = 0;
   std::string failure;  // a consumer failed in a way the explorer does not model
+  // ... because its input is at fault (a consumer file's statement past its budget): the
+  // error itself, rethrown as it is, never reported as the explorer's own failure.
+  std::exception_ptr input_failure;
+
+  [[noreturn]] void ThrowFailure() const {
+    if (input_failure) std::rethrow_exception(input_failure);
+    throw std::logic_error(failure);
+  }
 };
 
 // One consumer instance: a thread, its connections, and the gate they call.
@@ -508,17 +520,7 @@ class Worker final : public StepGate, public PgStepGate {
   Connection OpenGated(const DatabaseFile& file) {
     Connection c = file.Connect();
     c.SetGate(this);
-    // Every 10,000 virtual machine steps a statement asks whether the run is out of time
-    // (a consumer's statement that would run for ever: a recursive CTE without an end).
-    sqlite3_progress_handler(c.handle(), 10000, &Worker::OutOfTime, &owner_);
     return c;
-  }
-
-  static int OutOfTime(void* impl) {
-    auto& owner = *static_cast<Scheduler::Impl*>(impl);
-    if (!owner.deadline || std::chrono::steady_clock::now() < *owner.deadline) return 0;
-    owner.out_of_time = true;
-    return 1;  // SQLITE_INTERRUPT
   }
 
   void EnsureOpen(const Strategy& subscriber) {
@@ -559,6 +561,22 @@ class Worker final : public StepGate, public PgStepGate {
     if (pg_) pg_->connection().CloseAndAwaitExit();
     if (db_) db_->Close();
     if (aux_) aux_->Close();
+  }
+
+  // The run is abandoned (no verdict; the next one starts from a reset): on PostgreSQL the
+  // connection is kept, its transaction rolled back, as a connection kept after a finished
+  // run is (a statement that waited was cancelled on the way here). Reconnecting cost a new
+  // backend and a new side connection per instance per abandoned run. Anything unexpected
+  // closes it, as a crash does.
+  void Unwind() {
+    if (pg_ && pg_->connection().is_open()) {
+      try {
+        pg_->connection().ExecScript("ROLLBACK");
+        if (!pg_->InTransaction()) return;
+      } catch (const std::exception&) {
+      }
+    }
+    CloseAll();
   }
 
   static std::string Short(const std::string& id) { return id.substr(0, 8); }
@@ -628,9 +646,13 @@ class Worker final : public StepGate, public PgStepGate {
       done_ = true;
       return true;
     } catch (const SimulatedCrash&) {
+      if (owner_.abort) {
+        Unwind();
+        dead_ = false;
+        return false;
+      }
       CloseAll();
       dead_ = false;
-      if (owner_.abort) return false;
       owner_.crashes++;
       Note("restart", "the process died: connection closed without commit; redelivered", "");
       return true;
@@ -638,6 +660,13 @@ class Worker final : public StepGate, public PgStepGate {
       return Refused(d, e, attempt);
     } catch (const DeliveryFailed& e) {
       return Refused(d, e, attempt);
+    } catch (const InputError& e) {
+      CloseAll();
+      if (owner_.failure.empty()) {
+        owner_.failure = e.what();
+        owner_.input_failure = std::current_exception();
+      }
+      return false;
     } catch (const std::exception& e) {
       CloseAll();
       if (owner_.failure.empty()) {
@@ -651,7 +680,7 @@ class Worker final : public StepGate, public PgStepGate {
   // broker redelivers it, up to max_attempts.
   bool Refused(const Delivery& d, const std::exception& e, int attempt) {
     if (owner_.abort) {
-      CloseAll();
+      Unwind();
       return false;
     }
     const bool given_up = attempt >= owner_.options.max_attempts;
@@ -724,7 +753,7 @@ Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions op
       control(db.Connect()) {
   bool any_aux = false;
   for (const Strategy* s : strategies) {
-    if (s->schema != nullptr) control.ExecScript(s->schema);
+    if (s->schema != nullptr) RunSchema(control, s->schema, {});  // a file's: sandboxed
     if (s->aux_schema != nullptr) any_aux = true;
   }
   if (any_aux) {
@@ -768,6 +797,7 @@ void Scheduler::Impl::Reset(const Plan& p) {
   crashes = 0;
   attempts = 0;
   failure.clear();
+  input_failure = nullptr;
   start = p.start.value_or(kEpoch);
   books = BooksOf(p);
   reserved_now.clear();
@@ -818,7 +848,8 @@ void Scheduler::Impl::Reset(const Plan& p) {
 
 // One transaction on the control connection: every table of ours emptied, the books
 // restocked. DELETE rather than TRUNCATE: cheaper on tables this small, and it takes row
-// locks only, so nothing waits on it.
+// locks only, so nothing waits on it. Sent as one script (one round trip, where a
+// statement each cost eight: the reset was the largest share of a schedule's round trips).
 void Scheduler::Impl::ResetPostgres(const Plan& p) {
   for (const Strategy* s : p.subscribers) {
     if (!s->handle_store) {
@@ -826,17 +857,16 @@ void Scheduler::Impl::ResetPostgres(const Plan& p) {
           fmt::format("strategy {} does not run on PostgreSQL (it has no store adapter)", s->name));
     }
   }
-  PgConnection& c = *pg_control;
-  c.Exec("BEGIN");
-  c.Exec("DELETE FROM Inbox");
-  c.Exec("DELETE FROM InboxByMessageId");
-  c.Exec("DELETE FROM StockReservations");
-  c.Exec("DELETE FROM StockItems");
+  std::string script =
+      "BEGIN; DELETE FROM Inbox; DELETE FROM InboxByMessageId; DELETE FROM StockReservations; "
+      "DELETE FROM StockItems;";
   for (const BookRow& book : books) {
-    c.Exec("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ($1, $2, $3, $4)",
-           {book.book_id, book.title, std::to_string(book.on_hand), std::to_string(book.reserved)});
+    script += fmt::format(
+        " INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ({}, {}, {}, {});",
+        QuoteLiteral(book.book_id), QuoteLiteral(book.title), book.on_hand, book.reserved);
   }
-  c.Exec("COMMIT");
+  script += " COMMIT";
+  pg_control->ExecScript(script);
 }
 
 void Scheduler::Impl::Settle(int except) {
@@ -864,7 +894,7 @@ const Scheduler::Impl::ResetSql& Scheduler::Impl::ResetOf(const Strategy* s) {
     throw std::logic_error(fmt::format(
         "strategy {} needs a second file, and the scheduler was set up without one", s->name));
   }
-  if (s->schema != nullptr) control.ExecScript(s->schema);
+  if (s->schema != nullptr) RunSchema(control, s->schema, {});  // a file's: sandboxed
   if (s->aux_schema != nullptr) aux_control->ExecScript(s->aux_schema);
   ResetSql r;
   r.main = SplitScript(control, s->reset);
@@ -1010,9 +1040,15 @@ class Probe final : public EffectProbe {
 std::vector<BookRow> Scheduler::Impl::ReadBooks() {
   std::vector<BookRow> out;
   if (pg_control) {
+    // One round trip for the books and the Inbox rows (a round trip per figure was a fifth
+    // of a schedule's); a row of NULLs carries the count when no book is left.
     PgResult rows = pg_control->Exec(
-        "SELECT BookId, Title, OnHand, Reserved FROM StockItems ORDER BY BookId");
+        "SELECT BookId, Title, OnHand, Reserved, (SELECT count(*) FROM Inbox) FROM StockItems "
+        "UNION ALL SELECT NULL, NULL, NULL, NULL, (SELECT count(*) FROM Inbox) WHERE NOT EXISTS "
+        "(SELECT 1 FROM StockItems) ORDER BY 1");
+    pg_inbox_rows = rows.Int(0, 4);
     for (int r = 0; r < rows.rows(); ++r) {
+      if (!rows.Get(r, 0)) continue;
       out.push_back({rows.Text(r, 0), rows.Text(r, 1), rows.Int(r, 2), rows.Int(r, 3)});
     }
     return out;
@@ -1122,7 +1158,7 @@ Figures Scheduler::Impl::Measure(const Plan& p, ScheduleResult& result) {
     result.note = result.note.empty() ? what : result.note + "; " + what;
   }
   if (pg_control) {
-    f.inbox_rows = pg_control->Exec("SELECT count(*) FROM Inbox").Int(0, 0);
+    f.inbox_rows = pg_inbox_rows;
   } else {
     Statement& rows = control.Cached("SELECT count(*) FROM Inbox");
     rows.Step();
@@ -1167,7 +1203,6 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
   }
   PinCaller pin(s.cpu);
   s.Reset(plan);
-  s.out_of_time = false;
   for (size_t i = 0; i < s.workers.size(); ++i) {
     s.workers[i]->Assign(i < plan.instances.size() ? &plan.instances[i] : nullptr, recorder);
   }
@@ -1236,16 +1271,16 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
           break;
       }
     }
-    if (s.out_of_time || (s.deadline && std::chrono::steady_clock::now() >= *s.deadline)) {
+    if (!s.failure.empty()) {
+      s.Abort();
+      s.ThrowFailure();
+    }
+    // Checked between steps: a file's statement itself is held to the sandbox's budget.
+    if (s.deadline && std::chrono::steady_clock::now() >= *s.deadline) {
       result.abandoned = true;
       result.out_of_time = true;
       s.Abort();
-      s.failure.clear();  // an interrupted statement is the deadline's doing, not a bug
       return result;
-    }
-    if (!s.failure.empty()) {
-      s.Abort();
-      throw std::logic_error(s.failure);
     }
     if (!live) break;
     if (eligible == 0 && on_release) {
@@ -1315,7 +1350,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     result.attempts.push_back(attempt_seq);
     chooser.Took(result.picks.size() - 1, *choice, footprint);
   }
-  if (!s.failure.empty()) throw std::logic_error(s.failure);
+  if (!s.failure.empty()) s.ThrowFailure();
 
   const Outcome before = result.outcome;
   result.figures = s.Measure(plan, result);

@@ -113,8 +113,8 @@ struct ScheduleResult {
   Figures figures;
   std::string note;        // why a deadlock or error outcome, else ""
   bool abandoned = false;  // the chooser gave up: no outcome
-  // The scheduler's deadline passed (Scheduler::StopAt): a statement was interrupted or the
-  // run was stopped between steps. Abandoned too: no outcome.
+  // The scheduler's deadline passed (Scheduler::StopAt): the run was stopped between steps.
+  // Abandoned too: no outcome.
   bool out_of_time = false;
   // The schedule as delivery attempts, read from the trace of a replay (DeliveriesOf);
   // empty for a run without a recorder.
@@ -181,8 +181,8 @@ class Scheduler {
   // the explorer does not model (a bug), DatabaseError when the database is unusable.
   ScheduleResult Run(const Plan& plan, Chooser& chooser, Recorder* recorder = nullptr);
 
-  // From now on, a run still going at `deadline` is stopped: between steps, and inside a
-  // statement that runs past it (SQLite's progress handler interrupts it). The run is
+  // From now on, a run still going at `deadline` is stopped between steps (a consumer
+  // file's statement is held to the sandbox's own budget, sqlite/sandbox.h). The run is
   // abandoned with out_of_time. nullopt: no deadline.
   void StopAt(std::optional<std::chrono::steady_clock::time_point> deadline);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "explore/strategies.h"
+#include "sqlite/sql_text.h"
 #include "world/email_provider.h"
 
 namespace dedupsim::files {
@@ -24,7 +25,9 @@ explore::DeliveryResult ToDelivery(Result r) {
 }  // namespace
 
 FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
-  for (const std::string& table : file_.tables) reset_ += fmt::format("DELETE FROM \"{}\";", table);
+  // The names are the file's own: quoted as identifiers (a quote inside is doubled), so no
+  // name can end the statement and start another.
+  for (const std::string& table : file_.tables) reset_ += fmt::format("DELETE FROM {};", QuoteSqlIdentifier(table));
   std::string partner = file_.partner;
   if (partner.empty()) partner = file_.effect == "stock" ? "email" : "inbox";
   const explore::Strategy* p = explore::FindStrategy(partner);
@@ -59,7 +62,7 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
       provider.emplace(*c.aux, c.clock);
     }
     RunContext run{c.db,     c.clock,   c.email, provider ? &*provider : nullptr,
-                   cache ? c.aux : nullptr, {}, c.publish};
+                   cache ? c.aux : nullptr, {}, c.publish, {}};
     return ToDelivery(RunConsumer(file_, run, m));
   };
   // What a publish step publishes is an effect too: it must go out exactly once with the

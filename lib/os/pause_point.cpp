@@ -32,9 +32,18 @@ void PauseHere(const char* name) {
 void StopHere(const char* name) {
   if (Announce(name)) ::raise(SIGSTOP);
 }
+
+long TestOnlySetting(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return 0;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  return end != text && *end == '\0' && value > 0 ? value : 0;
+}
 #else
 void PauseHere(const char*) {}
 void StopHere(const char*) {}
+long TestOnlySetting(const char*) { return 0; }
 #endif
 
 }  // namespace dedupsim

@@ -8,6 +8,7 @@
 
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
+#include "sqlite/sql_text.h"
 #include "trace/trace.h"
 
 namespace dedupsim {
@@ -204,7 +205,7 @@ void Statement::Fail(int rc) {
   std::string text = sql();
   sqlite3_reset(stmt_);
   started_ = false;
-  throw SqliteError(code, message + " (code " + std::to_string(code) + ") in: " + text);
+  throw SqliteError(code, message + " (code " + std::to_string(code) + ") in: " + SqlForMessage(text));
 }
 
 }  // namespace dedupsim

@@ -1,6 +1,4 @@
-#include "world/broker.h"
-
-#include <unistd.h>
+#include "world/broker/simulated_broker.h"
 
 #include <stdexcept>
 #include <string_view>
@@ -8,39 +6,15 @@
 #include <fmt/format.h>
 
 #include "core/duration.h"
-#include "os/this_pid.h"
 
 namespace dedupsim {
 
-Broker::Broker(Clock& clock, BrokerOptions options, Recorder* recorder)
-    : clock_(clock), options_(options), recorder_(recorder) {
-  if (options_.max_delivery_count < 1) {
-    throw std::invalid_argument("max delivery count must be at least 1");
-  }
-  if (options_.duplicate_detection_window < std::chrono::milliseconds(0) ||
-      options_.duplicate_detection_window > kMaxDuplicateDetectionWindow) {
-    throw std::invalid_argument("duplicate detection window must be between 0 and 7 days");
-  }
+SimulatedBroker::SimulatedBroker(Clock& clock, BrokerOptions options, Recorder* recorder)
+    : Broker(recorder), clock_(clock), options_(options) {
+  ValidateBrokerOptions(options_);
 }
 
-void Broker::Note(const char* op, const Delivery& about, const std::string& detail,
-                  const std::string& result) {
-  if (recorder_ == nullptr) return;
-  TraceEvent e;
-  e.at_us = recorder_->MicrosSinceOrigin();
-  e.instance = "broker";
-  e.pid = ThisPid();
-  e.kind = "broker";
-  e.actor = kActorBroker;
-  e.op = op;
-  e.key = about.message.message_id;
-  e.delivery = about.delivery_count;
-  e.detail = detail;
-  e.result = result;
-  recorder_->Record(std::move(e));
-}
-
-SendResult Broker::Send(const OrderPlaced& message) {
+SendResult SimulatedBroker::Send(const OrderPlaced& message) {
   stats_.sent++;
   TimePoint now = clock_.Now();
   if (options_.duplicate_detection_window.count() > 0) {
@@ -62,27 +36,58 @@ SendResult Broker::Send(const OrderPlaced& message) {
   return SendResult::kAccepted;
 }
 
-std::optional<Delivery> Broker::Receive() {
+void SimulatedBroker::ExpireUnacked() {
+  if (!options_.expire_unacked) return;
+  const TimePoint now = clock_.Now();
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    auto at = delivered_at_.find(it->first);
+    if (at == delivered_at_.end() || now - at->second < options_.ack_wait) {
+      ++it;
+      continue;
+    }
+    Delivery expired = it->second;
+    delivered_at_.erase(at);
+    it = in_flight_.erase(it);
+    if (expired.delivery_count >= options_.max_delivery_count) {
+      dead_letters_.push_back(DeadLetter{expired, "MaxDeliveryCountExceeded",
+                                         fmt::format("delivered {} times without an ack", expired.delivery_count)});
+      stats_.dead_lettered++;
+      Note("ack-wait", expired, fmt::format("ack wait for {} passed", expired.message.message_id),
+           "dead-lettered: MaxDeliveryCountExceeded");
+      continue;
+    }
+    expired_[expired.sequence_number] = expired.delivery_count;
+    queue_.push_front(expired);
+    stats_.redelivered++;
+    Note("ack-wait", expired,
+         fmt::format("ack wait ({}) for {} passed", FormatDuration(options_.ack_wait),
+                     expired.message.message_id),
+         "back in the queue for redelivery; its consumer may still be working");
+  }
+}
+
+std::optional<Delivery> SimulatedBroker::Receive() {
+  ExpireUnacked();
   if (queue_.empty()) return std::nullopt;
   Delivery delivery = queue_.front();
   queue_.pop_front();
   delivery.delivery_count++;
   delivery.delivery_tag = next_delivery_tag_++;
   delivery.redelivered = delivery.delivery_count > 1;
+  delivery.receipt = static_cast<uint64_t>(delivery.sequence_number);
   in_flight_[delivery.sequence_number] = delivery;
+  delivered_at_[delivery.sequence_number] = clock_.Now();
   stats_.deliveries++;
   Note("deliver", delivery,
        fmt::format("deliver {} (sequence {})", delivery.message.message_id,
                    delivery.sequence_number),
        fmt::format("delivery {} of at most {}", delivery.delivery_count,
                    options_.max_delivery_count));
-  if (recorder_ != nullptr) {
-    recorder_->OfferDelivery({delivery.message.message_id, delivery.delivery_count});
-  }
+  Offer(delivery);
   return delivery;
 }
 
-Delivery Broker::TakeInFlight(const Delivery& delivery, const char* action) {
+Delivery SimulatedBroker::TakeInFlight(const Delivery& delivery, const char* action) {
   auto it = in_flight_.find(delivery.sequence_number);
   if (it == in_flight_.end()) {
     throw std::logic_error(fmt::format("{}: sequence {} is not in flight", action,
@@ -90,18 +95,43 @@ Delivery Broker::TakeInFlight(const Delivery& delivery, const char* action) {
   }
   Delivery held = it->second;
   in_flight_.erase(it);
+  delivered_at_.erase(delivery.sequence_number);
   return held;
 }
 
-void Broker::Ack(const Delivery& delivery) {
+bool SimulatedBroker::Ack(const Delivery& delivery) {
+  if (options_.expire_unacked) {
+    // A late ack (its delivery expired and went out again), or the ack of a delivery whose
+    // message a late ack settled: taken, as NATS takes it; the message is counted done.
+    auto in = in_flight_.find(delivery.sequence_number);
+    const bool stale = (in != in_flight_.end() && in->second.delivery_count != delivery.delivery_count) ||
+                       (in == in_flight_.end() && expired_.count(delivery.sequence_number) > 0);
+    if (stale || settled_late_.count(delivery.sequence_number) > 0) {
+      if (in != in_flight_.end()) {
+        in_flight_.erase(in);
+        delivered_at_.erase(delivery.sequence_number);
+      }
+      std::erase_if(queue_, [&](const Delivery& d) { return d.sequence_number == delivery.sequence_number; });
+      const bool first = settled_late_.insert(delivery.sequence_number).second;
+      if (first) stats_.acked++;
+      Settled();
+      Note("ack", delivery,
+           fmt::format("ack {} (sequence {}, delivery {})", delivery.message.message_id,
+                       delivery.sequence_number, delivery.delivery_count),
+           first ? "accepted late: the message is counted done, though another delivery of it is out"
+                 : "accepted: the message was counted done already");
+      return true;
+    }
+  }
   Delivery held = TakeInFlight(delivery, "ack");
   stats_.acked++;
   Settled();
   Note("ack", held, fmt::format("ack {} (sequence {})", held.message.message_id, held.sequence_number),
        "removed");
+  return true;
 }
 
-void Broker::Release(const Delivery& delivery, const char* why) {
+void SimulatedBroker::Release(const Delivery& delivery, const char* why) {
   Delivery held = TakeInFlight(delivery, why);
   Settled();
   const char* op = std::string_view(why) == "abandon" ? "abandon" : "ack-lost";
@@ -120,11 +150,11 @@ void Broker::Release(const Delivery& delivery, const char* why) {
        "back in the queue for redelivery");
 }
 
-void Broker::Abandon(const Delivery& delivery) { Release(delivery, "abandon"); }
+void SimulatedBroker::Abandon(const Delivery& delivery) { Release(delivery, "abandon"); }
 
-void Broker::LoseAck(const Delivery& delivery) { Release(delivery, "ack lost for"); }
+void SimulatedBroker::LoseAck(const Delivery& delivery) { Release(delivery, "ack lost for"); }
 
-void Broker::DeadLetterIt(const Delivery& delivery, const std::string& reason,
+void SimulatedBroker::DeadLetterIt(const Delivery& delivery, const std::string& reason,
                           const std::string& description) {
   Delivery held = TakeInFlight(delivery, "dead-letter");
   dead_letters_.push_back(DeadLetter{held, reason, description});
@@ -135,7 +165,7 @@ void Broker::DeadLetterIt(const Delivery& delivery, const std::string& reason,
        reason);
 }
 
-int64_t Broker::ReplayDeadLetters() {
+int64_t SimulatedBroker::ReplayDeadLetters() {
   std::vector<DeadLetter> letters;
   letters.swap(dead_letters_);
   int64_t accepted = 0;
@@ -146,33 +176,6 @@ int64_t Broker::ReplayDeadLetters() {
     if (Send(letter.delivery.message) == SendResult::kAccepted) accepted++;
   }
   return accepted;
-}
-
-void Broker::Settled() {
-  if (recorder_ != nullptr) recorder_->TakeOfferedDelivery();  // an offer nobody took
-}
-
-int64_t Drain(Broker& broker, const std::function<Verdict(const Delivery&)>& handler) {
-  int64_t deliveries = 0;
-  while (std::optional<Delivery> delivery = broker.Receive()) {
-    deliveries++;
-    Verdict verdict = handler(*delivery);
-    switch (verdict.disposition) {
-      case Disposition::kAck:
-        broker.Ack(*delivery);
-        break;
-      case Disposition::kAbandon:
-        broker.Abandon(*delivery);
-        break;
-      case Disposition::kAckLost:
-        broker.LoseAck(*delivery);
-        break;
-      case Disposition::kDeadLetter:
-        broker.DeadLetterIt(*delivery, verdict.reason, verdict.description);
-        break;
-    }
-  }
-  return deliveries;
 }
 
 }  // namespace dedupsim
