@@ -169,6 +169,29 @@ TEST_CASE("the lock that saves a deferred check on SQLite does not fail it there
   // redelivery let run while the holder sits parked (refused five times: error).
   files::Grade g = GradeFile(Data("wrong/8-deferred-check.toml"), {"concurrent"});
   CHECK(g.Passed());
+  // Wrong 8: the pass rests on that refusal, which PostgreSQL never makes; the student is
+  // told, in the text and the JSON. A right consumer that takes the lock first (BEGIN
+  // IMMEDIATE) is refused nothing and gets no note. Mutation caught: the refusals not
+  // counted (Refused() leaving stale_refusals alone): no note, a silent pass.
+  const files::GradedCell& concurrent = CellOf(g, "concurrent");
+  CHECK(concurrent.cell.stale_refused > 0);
+  CHECK(concurrent.cell.stale_refused <= concurrent.cell.schedules);
+  const std::string text = files::FormatGrade(g, false);
+  CHECK(text.find("\nnote: safe on SQLite, perhaps only there. Under concurrent (" +
+                  std::to_string(concurrent.cell.stale_refused) + " of " +
+                  std::to_string(concurrent.cell.schedules) + " schedules; the first: ") !=
+        std::string::npos);
+  CHECK(text.find("(SQLITE_BUSY), and the broker redelivered it. PostgreSQL makes no such "
+                  "refusal") != std::string::npos);
+  nlohmann::ordered_json j = files::GradeToJson(g);
+  CHECK(j["cells"][0]["staleRefusals"] == concurrent.cell.stale_refused);
+  CHECK(j["note"].get<std::string>().rfind("note: safe on SQLite, perhaps only there.", 0) == 0);
+  files::Grade right = GradeFile(Data("right/immediate-check-then-insert.toml"),
+                                 {"concurrent", "second-subscriber", "lost-ack"});
+  CHECK(right.Passed());
+  for (const files::GradedCell& c : right.cells) CHECK(c.cell.stale_refused == 0);
+  CHECK(files::StaleRefusalNote(right).empty());
+  CHECK(files::GradeToJson(right)["note"].is_null());
 }
 
 }  // namespace dedupsim::testing::grader_test

@@ -278,6 +278,7 @@ CellResult Explorer::ExploreCell(const Strategy& strategy, const Fault& fault,
     cell.counts[Index(run.outcome)]++;
     const bool needless = plans[p].strict && run.outcome == Outcome::kReconcile;
     if (needless) cell.needless_reconciles++;
+    if (run.stale_refusals > 0 && cell.stale_refused++ == 0) cell.stale_variant = plans[p].variant;
     auto keep = [&](std::optional<Counterexample>& best) {
       if (!best || run.picks.size() < best->picks.size()) {
         best = Counterexample{p,         plans[p],    plans[p].variant, run.picks,

@@ -71,6 +71,11 @@ struct CellResult {
   OutcomeCounts counts{};
   // Schedules of strict plans that ended reconcile: a flag nothing called for.
   int64_t needless_reconciles = 0;
+  // Schedules in which SQLite refused a delivery's write because the transaction had read
+  // before another instance wrote (ScheduleResult::stale_refusals), and the plan of the
+  // first: a pass here may rest on that refusal, which PostgreSQL does not make.
+  int64_t stale_refused = 0;
+  std::string stale_variant;
   std::vector<VariantResult> variants;
   // The failing schedule with the fewest steps (the first found, on a tie).
   std::optional<Counterexample> shortest;

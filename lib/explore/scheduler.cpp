@@ -303,6 +303,7 @@ struct Scheduler::Impl {
   std::vector<Tally> tallies;  // orders x subscribers
   int64_t crashes = 0;
   int64_t attempts = 0;
+  int stale_refusals = 0;  // ScheduleResult::stale_refusals of the run under way
   std::string failure;  // a consumer failed in a way the explorer does not model
   // ... because its input is at fault (a consumer file's statement past its budget): the
   // error itself, rethrown as it is, never reported as the explorer's own failure.
@@ -691,6 +692,10 @@ class Worker final : public StepGate, public PgStepGate {
     // had read could not take the write lock another instance holds. Its redelivery waits
     // for that lock (Arrive). A stale snapshot (517) needs no wait: the writer has committed.
     const auto* store = dynamic_cast<const StoreError*>(&e);
+    if (!pg_ && store != nullptr &&
+        (store->backend_code() == "5" || store->backend_code() == "517")) {
+      ++owner_.stale_refusals;
+    }
     if (!pg_ && store != nullptr && store->backend_code() == "5") {
       awaits_release_ = true;
       blocked_file_ = last_file_;
@@ -796,6 +801,7 @@ void Scheduler::Impl::Reset(const Plan& p) {
   published.clear();
   crashes = 0;
   attempts = 0;
+  stale_refusals = 0;
   failure.clear();
   input_failure = nullptr;
   start = p.start.value_or(kEpoch);
@@ -1353,6 +1359,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
   if (!s.failure.empty()) s.ThrowFailure();
 
   const Outcome before = result.outcome;
+  result.stale_refusals = s.stale_refusals;
   result.figures = s.Measure(plan, result);
   bool given_up = false;
   for (const Tally& t : s.tallies) given_up = given_up || t.given_up;

@@ -119,6 +119,11 @@ struct ScheduleResult {
   // The schedule as delivery attempts, read from the trace of a replay (DeliveriesOf);
   // empty for a run without a recorder.
   std::vector<DeliveryAttempt> deliveries;
+  // SQLite only: deliveries refused because a transaction that had read could not write
+  // (SQLITE_BUSY: another instance held the write lock, or had committed since the read;
+  // 5 or 517) and were left to the broker's redelivery. PostgreSQL refuses no such write:
+  // under READ COMMITTED the write waits for the other's commit, then runs.
+  int stale_refusals = 0;
 };
 
 // When an instance that found the database locked is offered again.

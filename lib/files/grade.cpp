@@ -261,6 +261,25 @@ bool AskedForBreakage(Verdict v) {
 
 }  // namespace
 
+std::string StaleRefusalNote(const Grade& grade) {
+  std::vector<std::string> where;
+  for (const GradedCell& g : grade.cells) {
+    if (!g.passed || g.cell.stale_refused == 0) continue;
+    where.push_back(fmt::format("{} ({} of {} schedules; the first: {})", g.cell.fault->name,
+                                g.cell.stale_refused, g.cell.schedules,
+                                g.cell.stale_variant.empty() ? "its plan" : g.cell.stale_variant));
+  }
+  if (where.empty()) return "";
+  return fmt::format(
+      "\nnote: safe on SQLite, perhaps only there. Under {}, SQLite refused a delivery's write "
+      "because its transaction had read before another instance wrote (SQLITE_BUSY), and the "
+      "broker redelivered it. PostgreSQL makes no such refusal: under READ COMMITTED the write "
+      "waits for the other's commit, then runs on what was read before. Unless a key the "
+      "database enforces (PRIMARY KEY or UNIQUE) stops the second record, this file may process "
+      "a message twice there (check grades on SQLite only).\n",
+      fmt::join(where, ", "));
+}
+
 std::string FormatGrade(const Grade& grade, bool with_trace) {
   const explore::Strategy& s = *grade.strategy;
   const auto [points, of] = grade.Score();
@@ -332,6 +351,7 @@ std::string FormatGrade(const Grade& grade, bool with_trace) {
       for (const TraceEvent& e : g.events) out += "    " + explore::ExplorerTraceLine(e) + "\n";
     }
   }
+  out += StaleRefusalNote(grade);
   out += fmt::format("\n{}: {} of {} faults as expected, {} schedules\n", s.name,
                      std::count_if(grade.cells.begin(), grade.cells.end(),
                                    [](const GradedCell& g) { return g.passed; }),
@@ -362,6 +382,8 @@ nlohmann::ordered_json GradeToJson(const Grade& grade) {
     c["points"] = g.expected == Verdict::kAny ? 0 : FaultPoints(*g.cell.fault);
     c["schedules"] = g.cell.schedules;
     c["exhaustive"] = g.cell.exhaustive;
+    // Schedules whose pass may rest on SQLite refusing a stale transaction's write.
+    c["staleRefusals"] = g.cell.stale_refused;
     if (!g.cell.exhaustive) {
       c["sampled"] = g.cell.sampled;
       c["estimated"] = g.cell.estimated;
@@ -387,6 +409,9 @@ nlohmann::ordered_json GradeToJson(const Grade& grade) {
     cells.push_back(c);
   }
   j["cells"] = cells;
+  const std::string note = StaleRefusalNote(grade);  // "\nnote: ...\n" or ""
+  j["note"] = note.empty() ? nlohmann::ordered_json(nullptr)
+                           : nlohmann::ordered_json(note.substr(1, note.size() - 2));
   return j;
 }
 

@@ -110,6 +110,11 @@ Grade GradeStrategy(explore::Explorer& explorer, const explore::Strategy& strate
                     const std::vector<Expectation>& expectations, bool with_tables = false,
                     const GradeBudget& budget = {});
 
+// The passing cells in which SQLite refused a delivery's write because its transaction had
+// read before another instance wrote (SQLITE_BUSY), told as one note: the pass may rest on
+// a refusal PostgreSQL does not make. "" when none; else "\nnote: ..." ending in a newline.
+std::string StaleRefusalNote(const Grade& grade);
+
 // The row, then for every failing cell its shortest counterexample step by step, then the
 // verdict. with_trace adds the replay's trace under each counterexample.
 std::string FormatGrade(const Grade& grade, bool with_trace);
