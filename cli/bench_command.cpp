@@ -49,7 +49,7 @@ struct BenchArgs {
 class ProgressView final : public BenchProgress {
  public:
   explicit ProgressView(bool wanted) : view_(wanted) {}
-  void Started(Strategy strategy, int round, int rounds, int64_t total) override {
+  void Started(BenchStrategy strategy, int round, int rounds, int64_t total) override {
     view_.Start(rounds > 1
                     ? fmt::format("bench: {} (round {}/{})", ToString(strategy), round, rounds)
                     : fmt::format("bench: {}", ToString(strategy)),
@@ -82,10 +82,10 @@ int Run(const BenchArgs& args) {
   if (!args.strategies.empty()) {
     options.strategies.clear();
     for (const std::string& name : args.strategies)
-      options.strategies.push_back(*ParseStrategy(name));
+      options.strategies.push_back(*ParseBenchStrategy(name));
   } else if (postgres) {
     options.strategies.clear();
-    for (Strategy s : AllStrategies()) {
+    for (BenchStrategy s : AllBenchStrategies()) {
       if (RunsOnPostgres(s)) options.strategies.push_back(s);
     }
   }
@@ -106,7 +106,7 @@ int Run(const BenchArgs& args) {
   std::optional<ThrowawayCluster> cluster;
   std::optional<PgDatabase> pg;
   if (postgres) {
-    for (Strategy s : options.strategies) {
+    for (BenchStrategy s : options.strategies) {
       if (!RunsOnPostgres(s)) {
         fmt::print(stderr,
                    "dedupsim: --strategy {} runs on SQLite only, not with --backend "
@@ -166,9 +166,9 @@ Command AddBenchCommand(CLI::App& app) {
                   "Instances as threads or processes (default threads)")
       ->check(CLI::IsMember({"threads", "processes"}));
   std::vector<std::string> names;
-  for (Strategy s : AllStrategies()) names.emplace_back(ToString(s));
+  for (BenchStrategy s : AllBenchStrategies()) names.emplace_back(ToString(s));
   sub->add_option("--strategy", args->strategies,
-                  "A strategy to run; repeat for several (default all: " + StrategyNames() + ")")
+                  "A strategy to run; repeat for several (default all: " + BenchStrategyNames() + ")")
       ->check(CLI::IsMember(names));
   sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
       ->check(CLI::IsMember({"wal", "delete"}));

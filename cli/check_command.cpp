@@ -2,7 +2,7 @@
 // world and prints its row and counterexamples. One file is graded here, in this process;
 // several (or a folder) are graded each in a child process of its own, as many at once as
 // --jobs says (check_batch.h), and a summary table ends the output. Exit 0 when every file
-// passes, 1 when one fails, 4 when none fails but one was not searched exhaustively (the
+// passes, 1 when one fails, 5 when none fails but one was not searched exhaustively (the
 // budget ran out), 2 for a bad option or a file that could not be graded (its error is a
 // row of the summary, FILE:LINE:COLUMN).
 #include <fmt/format.h>

@@ -10,9 +10,10 @@ enum ExitStatus : int {
   kExitOk = 0,             // ran, and every check held
   kExitCheckFailed = 1,    // --check (or an invariant) found a difference
   kExitUsage = 2,          // unknown scenario, bad option or value
-  kExitDatabase = 3,       // the database could not be used, or a child died unplanned
+  kExitDatabase = 3,       // the database could not be used
   kExitCannotWrite = 3,    // an output file (--timeline, a docs page) cannot be written
-  kExitNotExhaustive = 4,  // check: no failure found, but a search was cut short by --budget
+  kExitProcess = 4,        // a child died unplanned, or the system refused a fork or a pipe
+  kExitNotExhaustive = 5,  // check: no failure found, but a search was cut short by --budget
   kExitInterrupted = 130,  // SIGINT or SIGTERM: stopped, children killed, this run's files removed
 };
 
@@ -37,13 +38,16 @@ inline constexpr ExitStatusMeaning kExitStatusMeanings[] = {
      "the run uses"},
     {kExitDatabase,
      "database error (not a dedupsim database, altered schema, in use by another dedupsim, "
-     "locked, unwritable), an output file that cannot be written, or a child process that "
-     "died unplanned",
+     "locked, unwritable), or an output file that cannot be written",
      "the database could not be used (not a dedupsim database, a schema altered by hand, in "
      "use by another dedupsim process, locked, unwritable; the message names the file; a "
      "PostgreSQL schema or table dedupsim did not create, a server that cannot be reached or "
-     "started, libpq that cannot be opened), an output file cannot be written (`--timeline`, "
-     "a docs page, a symbolic link at its name), or a child process died unplanned"},
+     "started, libpq that cannot be opened), or an output file cannot be written (`--timeline`, "
+     "a docs page, a symbolic link at its name)"},
+    {kExitProcess, "a child process that died unplanned, or a fork or pipe the system refused",
+     "a process failure: a child process (a crash mode's, a process instance's, a bench or "
+     "soak consumer) died in a way nobody planned (the message names the child and its wait "
+     "status), or the system refused a `fork` or a `pipe`"},
     {kExitNotExhaustive,
      "check: no file failed, but the search of one was cut short by --budget (sampled)",
      "`check`: no file failed, but the search of one was cut short by `--budget` (sampled, "

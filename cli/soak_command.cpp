@@ -23,11 +23,8 @@
 namespace dedupsim::cli {
 
 // Its own names (SoakArgs, ProgressView, Run) in a namespace of their own: the file shares a
-// unity batch with commands whose unnamed namespace holds the same names, or brings in the
-// explorer's Strategy.
+// unity batch with commands whose unnamed namespace holds the same names.
 namespace soak_file {
-
-using dedupsim::Strategy;
 
 namespace {
 
@@ -79,7 +76,7 @@ int Run(const SoakArgs& args) {
   options.workload.duplicate_rate = args.duplicate_rate;
   options.workload.seed = args.seed;
   options.consumers = args.consumers;
-  options.strategy = *ParseStrategy(args.strategy);
+  options.strategy = *ParseBenchStrategy(args.strategy);
   options.kill_every = std::chrono::milliseconds(args.kill_every_ms);
   options.lease = std::chrono::milliseconds(args.lease_ms);
   options.timeout = std::chrono::seconds(args.timeout_s);
@@ -111,7 +108,7 @@ int Run(const SoakArgs& args) {
                "with --role, start the consumers yourself and kill them by hand\n");
     return kExitUsage;
   }
-  if (postgres && options.strategy == Strategy::kNaturalKey) {
+  if (postgres && options.strategy == BenchStrategy::kNaturalKey) {
     fmt::print(stderr, "dedupsim: --strategy natural-key runs on SQLite only\n");
     return kExitUsage;
   }

@@ -171,9 +171,9 @@ nlohmann::json SqlFigure(Connection& probe, const ScenarioFigure& f, const Order
 Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
                         const FileRunOverrides& overrides) {
   StockItem dune = Restock(env);
-  const SecondStores stores(file, env.db);
+  const SecondStores stores(file, SqliteFile(env));
   {
-    Connection setup = env.db.Connect();
+    Connection setup = SqliteFile(env).Connect();
     for (const ScenarioConsumer& c : file.consumers) {
       if (const char* schema = c.strategy().schema) RunSchema(setup, schema, c.file->file().tables);
       if (const char* reset = c.strategy().reset) setup.ExecScript(reset);

@@ -260,12 +260,12 @@ TEST_CASE("a class in one command: every file graded alone, errors as rows, JSON
 
 TEST_CASE("past its budget a file is sampled, and says it was not exhaustive", "[grader][cli]") {
   // 49 steps a delivery: 2,450 crash plans alone. With a budget of one second the grade is
-  // no plain pass: exit 4, the verdict and every cell cut short say so, in JSON too.
+  // no plain pass: exit 5, the verdict and every cell cut short say so, in JSON too.
   // Mutation caught: the budget ignored (every schedule: exhaustive, exit 0, a long run),
   // or a cut-short cell reported as a pass.
   CliResult r = RunCli({"check", Data("long/forty-nine-steps.toml"), "--budget", "1s", "--format",
                         "json"});
-  CHECK(r.exit_code == 4);
+  CHECK(r.exit_code == 5);
   nlohmann::json j = nlohmann::json::parse(r.out);
   CHECK(j["passed"] == false);
   const nlohmann::json& file = j["consumers"][0];
@@ -281,7 +281,7 @@ TEST_CASE("past its budget a file is sampled, and says it was not exhaustive", "
   }
   CHECK(cut);
   CliResult text = RunCli({"check", Data("long/forty-nine-steps.toml"), "--budget", "1s"});
-  CHECK(text.exit_code == 4);
+  CHECK(text.exit_code == 5);
   CHECK(text.out.find("(forty-nine-steps): no failure found, not exhaustive, score 10 of 10\n") !=
         std::string::npos);
   CHECK(text.out.find("at random with seed 1), not exhaustive: the budget ran out") !=

@@ -122,9 +122,7 @@ class Background {
     std::vector<char*> argv;
     for (auto& a : argv_storage) argv.push_back(a.data());
     argv.push_back(nullptr);
-    std::vector<std::string> env_storage;
-    for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
-    env_storage.insert(env_storage.end(), env.begin(), env.end());
+    std::vector<std::string> env_storage = testing::EnvironmentWith(env);
     std::vector<char*> envp;
     for (auto& e : env_storage) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -344,6 +342,22 @@ TEST_CASE("case 4: a child whose parent died before its prctl ends itself", "[re
   if (!ProcessGone(child)) ::kill(child, SIGKILL);
   CHECK(run.WaitForLine("paused at child-started").empty());
   CHECK(RunCli({"run", "inbox", "--db", db}).exit_code == kExitOk);
+}
+
+// Mutation caught: UnplannedDeath a DatabaseError again (exit 3, "database error").
+TEST_CASE("a crash child killed from outside is a process failure: exit 4, the child named",
+          "[reliability]") {
+  TempDir dir;
+  Background run({"run", "crash-before-commit", "--crash-mode", "exit"}, "",
+                 {Pause("child-started"), "TMPDIR=" + dir.path()});
+  const pid_t child = run.PausedPid("child-started");
+  ::kill(child, SIGKILL);  // before it reaches its crash point: nobody planned this death
+  CHECK(run.Wait() == kExitProcess);
+  INFO(run.err());
+  const std::string named = "child " + std::to_string(child) + " (A) was killed by signal 9";
+  CHECK(run.err().find(named) != std::string::npos);
+  CHECK(run.err().find("before reaching BeforeCommit") != std::string::npos);
+  CHECK(Listing(dir.path()).empty());  // the run's temporary database removed all the same
 }
 
 TEST_CASE(

@@ -27,7 +27,7 @@ using dedupsim::testing::TempDir;
 
 namespace {
 
-SoakOptions Small(Strategy strategy) {
+SoakOptions Small(BenchStrategy strategy) {
   SoakOptions o;
   o.workload = {3000, 0.3, 9};
   o.consumers = 2;
@@ -69,7 +69,7 @@ TEST_CASE("the broker leases, redelivers after the lease, and refuses a stale ac
 }
 
 TEST_CASE("soak with the inbox: every order once, every entry acked, despite kills", "[soak]") {
-  SoakReport r = RunSoak(Small(Strategy::kInbox), nullptr, nullptr);
+  SoakReport r = RunSoak(Small(BenchStrategy::kInbox), nullptr, nullptr);
   INFO(r.failures().size());
   CHECK(r.held());
   CHECK(r.check.lost == 0);
@@ -93,13 +93,13 @@ TEST_CASE("soak with the inbox: every order once, every entry acked, despite kil
 }
 
 TEST_CASE("soak with natural-key holds too", "[soak]") {
-  SoakReport r = RunSoak(Small(Strategy::kNaturalKey), nullptr, nullptr);
+  SoakReport r = RunSoak(Small(BenchStrategy::kNaturalKey), nullptr, nullptr);
   CHECK(r.held());
   CHECK(r.broker.acked == 3000);
 }
 
 TEST_CASE("soak with naive doubles at least every duplicate", "[soak]") {
-  SoakReport r = RunSoak(Small(Strategy::kNaive), nullptr, nullptr);
+  SoakReport r = RunSoak(Small(BenchStrategy::kNaive), nullptr, nullptr);
   CHECK_FALSE(r.held());
   CHECK(r.check.doubled >= r.duplicates);
   CHECK(r.check.lost == 0);
@@ -113,7 +113,7 @@ TEST_CASE("soak: a consumer still starting is not killed, the kill waits until i
           "[soak]") {
   // Every consumer stops before it receives (the test build's pause point): no kill may come.
   ::setenv("DEDUPSIM_PAUSE_AT", "soak-consumer-starting", 1);
-  SoakOptions o = Small(Strategy::kInbox);
+  SoakOptions o = Small(BenchStrategy::kInbox);
   o.workload = {40, 0.3, 9};
   o.kill_every = std::chrono::milliseconds(5);
   o.timeout = std::chrono::seconds(1);
@@ -125,7 +125,7 @@ TEST_CASE("soak: a consumer still starting is not killed, the kill waits until i
 }
 
 TEST_CASE("soak without kills: the inbox skips exactly the duplicates", "[soak]") {
-  SoakOptions o = Small(Strategy::kInbox);
+  SoakOptions o = Small(BenchStrategy::kInbox);
   o.kill_every = std::chrono::milliseconds(0);
   // Nobody is killed, so no lease needs to expire: a long lease keeps a consumer stalled by a
   // busy machine from having its entry redelivered (a redelivery would be one more skip).
@@ -139,7 +139,7 @@ TEST_CASE("soak without kills: the inbox skips exactly the duplicates", "[soak]"
 }
 
 TEST_CASE("soak stops when interrupted and reports what it had", "[soak]") {
-  SoakOptions o = Small(Strategy::kInbox);
+  SoakOptions o = Small(BenchStrategy::kInbox);
   o.workload.messages = 20000;
   int polls = 0;
   SoakReport r = RunSoak(o, nullptr, [&] { return ++polls > 20; });
@@ -226,9 +226,7 @@ TEST_CASE("dedupsim soak: Ctrl-C kills the consumers, removes its database, exit
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<std::string> env_storage;
-  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
-  env_storage.push_back("TMPDIR=" + tmp.path());
+  std::vector<std::string> env_storage = testing::EnvironmentWith({"TMPDIR=" + tmp.path()});
   std::vector<char*> envp;
   for (auto& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);

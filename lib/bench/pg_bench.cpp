@@ -303,21 +303,21 @@ class RawPgHandler final : public StrategyHandler {
 
 }  // namespace
 
-bool RunsOnPostgres(Strategy strategy) { return strategy != Strategy::kNaturalKey; }
+bool RunsOnPostgres(BenchStrategy strategy) { return strategy != BenchStrategy::kNaturalKey; }
 
-std::unique_ptr<StrategyHandler> MakePgHandler(Strategy strategy, const PgDatabase& db,
+std::unique_ptr<StrategyHandler> MakePgHandler(BenchStrategy strategy, const PgDatabase& db,
                                                bool synchronous_commit) {
   switch (strategy) {
-    case Strategy::kRaw:
+    case BenchStrategy::kRaw:
       return std::make_unique<RawPgHandler>(db, synchronous_commit);
-    case Strategy::kNaive:
+    case BenchStrategy::kNaive:
       return std::make_unique<PgConsumerHandler<NaiveReserveStock>>(db, synchronous_commit);
-    case Strategy::kCheckThenProcess:
+    case BenchStrategy::kCheckThenProcess:
       return std::make_unique<PgConsumerHandler<CheckThenProcessReserveStock>>(db,
                                                                                synchronous_commit);
-    case Strategy::kInbox:
+    case BenchStrategy::kInbox:
       return std::make_unique<PgConsumerHandler<IdempotentReserveStock>>(db, synchronous_commit);
-    case Strategy::kNaturalKey:
+    case BenchStrategy::kNaturalKey:
       break;
   }
   throw std::invalid_argument(fmt::format("--strategy {} runs on SQLite only", ToString(strategy)));

@@ -18,11 +18,11 @@ class PgDatabase;
 
 // The strategies that run on PostgreSQL: all but natural-key, whose consumer is written on
 // the SQLite connection.
-bool RunsOnPostgres(Strategy strategy);
+bool RunsOnPostgres(BenchStrategy strategy);
 
 // Throws std::invalid_argument for a strategy that does not run on PostgreSQL,
 // DatabaseError (PgError) when the server cannot be reached.
-std::unique_ptr<StrategyHandler> MakePgHandler(Strategy strategy, const PgDatabase& db,
+std::unique_ptr<StrategyHandler> MakePgHandler(BenchStrategy strategy, const PgDatabase& db,
                                                bool synchronous_commit);
 
 // Empties Inbox, InboxByMessageId, StockReservations and StockItems of db's schema (all

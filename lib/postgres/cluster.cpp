@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "os/process_error.h"
 #include "os/run_files.h"
 #include "postgres/cluster_template.h"
 #include "postgres/libpq.h"
@@ -107,7 +108,7 @@ RunAs ChooseUser() {
 pid_t Spawn(const RunAs& as, const std::string& log, const std::vector<std::string>& argv) {
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
-  if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid < 0) throw SystemCallFailed("fork", errno);
   if (pid == 0) ExecChild(as, parent, log, argv);
   return pid;
 }

@@ -24,6 +24,7 @@
 #include "bench/pg_bench.h"
 #include "os/child_process.h"
 #include "os/pause_point.h"
+#include "os/process_error.h"
 #include "os/run_files.h"
 #include "postgres/store.h"
 #include "soak/pg_broker.h"
@@ -88,7 +89,7 @@ void Validate(const SoakOptions& o) {
   if (o.consumers < 1 || o.consumers > static_cast<int>(kMaxSlots)) {
     throw std::invalid_argument(fmt::format("--consumers must be within [1, {}]", kMaxSlots));
   }
-  if (o.strategy == Strategy::kRaw) {
+  if (o.strategy == BenchStrategy::kRaw) {
     throw std::invalid_argument("--strategy raw is the bench's baseline, not a soak consumer");
   }
   if (o.kill_every.count() < 0 || o.kill_every.count() > 60000) {
@@ -108,7 +109,7 @@ class SoakDb {
   virtual ~SoakDb() = default;
   // Empties what a run writes and fills the inventory and the broker.
   virtual void SetUp(const Workload& workload) const = 0;
-  virtual std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const = 0;
+  virtual std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const = 0;
   // The broker on a connection of its own; count_open hears its transactions.
   virtual std::unique_ptr<BrokerQueue> OpenBroker(
       std::chrono::milliseconds lease, int64_t consumer,
@@ -130,7 +131,7 @@ class SqliteSoakDb final : public SoakDb {
     StockBooks(setup, workload);
     Enqueue(setup, workload.deliveries);
   }
-  std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const override {
+  std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const override {
     return MakeHandler(strategy, db_);
   }
   std::unique_ptr<BrokerQueue> OpenBroker(
@@ -175,7 +176,7 @@ class PgSoakDb final : public SoakDb {
     ResetBroker(db_);
     Enqueue(db_, workload.deliveries);
   }
-  std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const override {
+  std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const override {
     return MakePgHandler(strategy, db_, true);
   }
   std::unique_ptr<BrokerQueue> OpenBroker(
@@ -246,7 +247,7 @@ class NatsSoakDb final : public SoakDb {
       throw BrokerError("NATS: the child that fills the soak's stream died");
     }
   }
-  std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const override {
+  std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const override {
     return inner_.OpenHandler(strategy);
   }
   std::unique_ptr<BrokerQueue> OpenBroker(
@@ -381,7 +382,7 @@ class Supervisor {
     shared_->open_transactions[slot].store(0);  // before the fork: the child counts from 0
     shared_->receiving[slot].store(0);
     pid_t pid = ForkChild();                    // dies with the supervisor
-    if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
+    if (pid < 0) throw SystemCallFailed("fork", errno);
     if (pid == 0) ConsumerMain(options_, db_, slot, supervisor, shared_);
     pids_[slot] = pid;
   }

@@ -83,7 +83,7 @@ DatabaseFile::DatabaseFile(DatabaseFile&& other) noexcept
     : path_(std::exchange(other.path_, std::string())),
       settings_(other.settings_),
       temporary_(std::exchange(other.temporary_, false)),
-      lock_fd_(std::exchange(other.lock_fd_, -1)),
+      lock_fd_(std::move(other.lock_fd_)),
       kept_(std::move(other.kept_)) {}
 
 DatabaseFile::~DatabaseFile() {
@@ -92,7 +92,7 @@ DatabaseFile::~DatabaseFile() {
     RemoveDatabaseFiles(path_);
     run_files::Forget(path_);
   }
-  if (lock_fd_ >= 0) ::close(lock_fd_);  // after every connection of this run closed
+  lock_fd_.reset();  // after every connection of this run closed
 }
 
 namespace {
@@ -158,7 +158,7 @@ DatabaseFile DatabaseFile::Open(const std::string& path, const DatabaseSettings&
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw DatabaseError(fmt::format("{}: cannot read: {}", path, Errno(errno)));
     DatabaseFile db(path, settings, false);
-    db.lock_fd_ = fd;
+    db.lock_fd_.reset(fd);
     LockOrRefuse(fd, path);
     PauseHere("db-locked");
     CheckIsDedupsimDatabase(path);
@@ -190,7 +190,7 @@ DatabaseFile DatabaseFile::CreateNew(const std::string& path, const DatabaseSett
       },
       /*companions=*/true);
   DatabaseFile db(temp, settings, false);
-  db.lock_fd_ = fd;
+  db.lock_fd_.reset(fd);
   ::flock(fd, LOCK_EX | LOCK_NB);  // a file nobody else knows yet
   auto discard = [&] {
     RemoveDatabaseFiles(temp);

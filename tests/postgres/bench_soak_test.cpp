@@ -59,7 +59,7 @@ struct PgRun {
 
 // One handler takes the whole workload on a freshly stocked schema; what it sent is the
 // connection's own count, what it wrote is read back from the server.
-PgRun HandleAll(Strategy strategy, const Workload& workload, const PgDatabase& db) {
+PgRun HandleAll(BenchStrategy strategy, const Workload& workload, const PgDatabase& db) {
   StockBooks(db, workload);
   PgRun run;
   {
@@ -87,8 +87,8 @@ TEST_CASE("on PostgreSQL the raw baseline sends exactly the inbox's statements a
   // transaction) or one doing less (no Inbox row, no UPDATE) changes these figures.
   PgDatabase db = PgDatabase::Open(Conninfo(), "t_bench_raw");
   Workload workload = MakeWorkload({600, 0.3, 21});
-  PgRun raw = HandleAll(Strategy::kRaw, workload, db);
-  PgRun inbox = HandleAll(Strategy::kInbox, workload, db);
+  PgRun raw = HandleAll(BenchStrategy::kRaw, workload, db);
+  PgRun inbox = HandleAll(BenchStrategy::kInbox, workload, db);
   const auto n = static_cast<int64_t>(workload.deliveries.size());
 
   CHECK(raw.processed == 420);
