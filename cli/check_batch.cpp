@@ -201,6 +201,7 @@ std::string Summary(const BatchOptions& options, const std::vector<Row>& rows, i
   table.push_back(header);
   std::vector<std::string> errors;  // the rows that are errors, in full under the table
   int passed = 0, failed = 0, partial = 0, bad = 0;
+  int sqlite_only = 0;  // cells passed with SQLite refusing a stale transaction's write
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     std::vector<std::string> line{options.files[i]};
@@ -218,6 +219,10 @@ std::string Summary(const BatchOptions& options, const std::vector<Row>& rows, i
     for (const auto& c : r.grade["cells"]) {
       std::string status = c["expected"] == "any" ? "-" : c["passed"].get<bool>() ? "ok" : "FAIL";
       if (!c["exhaustive"].get<bool>() && status == "ok") status = "ok*";
+      if (status == "ok" && c.value("staleRefusals", int64_t{0}) > 0) {
+        status = "ok†";
+        ++sqlite_only;
+      }
       line.push_back(status);
     }
     line.push_back(fmt::format("{}/{}", r.grade["score"]["points"].get<int>(),
@@ -246,6 +251,11 @@ std::string Summary(const BatchOptions& options, const std::vector<Row>& rows, i
   for (const std::string& e : errors) out += "  " + e + "\n";
   if (partial > 0) {
     out += "  ok*: no failure found, but the budget cut the search short (not exhaustive)\n";
+  }
+  if (sqlite_only > 0) {
+    out += "  ok†: passes on SQLite, where SQLite refused a write of a transaction that had read "
+           "before another instance wrote (SQLITE_BUSY); PostgreSQL would not: see the file's "
+           "note\n";
   }
   out += fmt::format(
       "{} files: {} pass, {} fail, {} not exhaustive, {} not graded (errors); {:.1f} s on {} "

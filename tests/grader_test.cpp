@@ -311,3 +311,37 @@ TEST_CASE("a statement that never ends is a row of the batch, at its line", "[gr
 }
 
 }  // namespace dedupsim::testing::grader_test
+
+namespace dedupsim::testing::grader_test {
+
+TEST_CASE("a class's summary marks a pass that may rest on SQLite's lock", "[grader][cli]") {
+  // Wrong 8 beside a right file: its row marks the faults where SQLite refused a stale
+  // transaction's write (ok†) and the legend says why; the right file's row has no mark;
+  // its JSON row carries the note. Mutation caught: the summary ignoring staleRefusals (a
+  // plain ok row for wrong 8, the note seen only in its report above).
+  TempDir dir;
+  WriteFile(dir.File("a-right.toml"), ReadFile(Data("right/immediate-check-then-insert.toml")));
+  WriteFile(dir.File("b-deferred.toml"), ReadFile(Data("wrong/8-deferred-check.toml")));
+  CliResult text = RunCli({"check", dir.path(), "--jobs", "2"});
+  CHECK(text.exit_code == 0);  // graded safe on SQLite, with the note
+  const size_t summary = text.out.find("\nsummary\n");
+  REQUIRE(summary != std::string::npos);
+  std::vector<std::string> lines = SplitLines(text.out.substr(summary));
+  std::string right_row, deferred_row;
+  for (const std::string& l : lines) {
+    if (l.rfind("  " + dir.File("a-right.toml"), 0) == 0) right_row = l;
+    if (l.rfind("  " + dir.File("b-deferred.toml"), 0) == 0) deferred_row = l;
+  }
+  CHECK(right_row.find("†") == std::string::npos);
+  CHECK(deferred_row.find("ok†") != std::string::npos);
+  CHECK(text.out.find("  ok†: passes on SQLite, where SQLite refused a write", summary) !=
+        std::string::npos);
+  CliResult json = RunCli({"check", dir.path(), "--jobs", "2", "--format", "json"});
+  std::vector<std::string> rows = SplitLines(json.out);
+  REQUIRE(rows.size() == 3);
+  CHECK(nlohmann::json::parse(rows[0])["note"].is_null());
+  CHECK(nlohmann::json::parse(rows[1])["note"].get<std::string>().rfind(
+            "note: safe on SQLite, perhaps only there.", 0) == 0);
+}
+
+}  // namespace dedupsim::testing::grader_test
