@@ -116,6 +116,33 @@ TEST_CASE("each wrong consumer fails at the fault that exposes it", "[grader]") 
   }
 }
 
+TEST_CASE("the counterexample's deliveries tell the key each record was written under",
+          "[grader]") {
+  // Keyed on the book: the second order's INSERT Inbox hits the first order's record. The
+  // story shows both INSERTs' bound values, the same :BookId and two different messages.
+  // Mutation caught: the class world's replay without the bound values (DeliveriesOf's
+  // with_values false): two bare "INSERT Inbox" that explain nothing.
+  files::Grade g = GradeFile(Data("wrong/10-key-by-book.toml"), {"orders"});
+  const files::GradedCell& orders = CellOf(g, "orders");
+  REQUIRE(orders.replay);
+  const std::vector<explore::DeliveryAttempt>& d = orders.replay->deliveries;
+  REQUIRE(d.size() >= 2);
+  CHECK(d[0].message != d[1].message);
+  auto key_of = [](const explore::DeliveryAttempt& a) {
+    for (const std::string& did : a.did) {
+      if (did.rfind("INSERT Inbox (:BookId=", 0) == 0) return did.substr(0, did.find(','));
+    }
+    return std::string("(no INSERT Inbox with its values)");
+  };
+  CHECK(key_of(d[0]) == key_of(d[1]));
+  CHECK(key_of(d[0]).rfind("INSERT Inbox (:BookId=", 0) == 0);
+  CHECK(d[1].did[1].find(": constraint") != std::string::npos);
+  // An id is cut like the header's message id; a consumer's name is whole (9's mistake is
+  // in which consumer a record names). Mutation caught: every value past 16 characters cut.
+  CHECK(d[0].did[1].find(":BookId=" + d[0].did[1].substr(22, 8) + "\u2026") != std::string::npos);
+  CHECK(d[0].did[1].find(":Consumer=inventory.reserve-stock") != std::string::npos);
+}
+
 TEST_CASE("a schema may only create tables and indexes: a trigger is refused at its line",
           "[grader]") {
   // Wrong 1: a trigger on StockItems that undoes every reservation after the first would

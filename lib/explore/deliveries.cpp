@@ -45,8 +45,9 @@ CopyNumbers NumberCopies(const Plan& plan) {
   return n;
 }
 
-// A statement's bound values, short: a timestamp whole, any other value past 16 characters
-// cut to its first 8 (an id), "…" marking the cut.
+// A statement's bound values, short: an id (hex digits and dashes) past 16 characters cut
+// to its first 8, "…" marking the cut, as the deliveries' headers name messages; any other
+// value (a timestamp, a consumer's name) whole.
 std::string ShortValues(const std::string& values) {
   std::string out;
   size_t from = 0;
@@ -56,8 +57,8 @@ std::string ShortValues(const std::string& values) {
     size_t eq = item.find('=');
     if (eq != std::string::npos) {
       std::string value = item.substr(eq + 1);
-      const bool timestamp = value.size() >= 19 && value[4] == '-' && value[10] == 'T';
-      if (!timestamp && value.size() > 16) item = item.substr(0, eq + 1) + value.substr(0, 8) + "\u2026";
+      const bool id = value.find_first_not_of("0123456789abcdefABCDEF-") == std::string::npos;
+      if (id && value.size() > 16) item = item.substr(0, eq + 1) + value.substr(0, 8) + "\u2026";
     }
     out += (out.empty() ? "" : ", ") + item;
     if (comma == std::string::npos) break;
