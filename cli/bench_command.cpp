@@ -157,9 +157,8 @@ Command AddBenchCommand(CLI::App& app) {
   AddDecimal(sub, "--messages", args->messages,
              "Deliveries in all, duplicates included (default 20000)", int64_t{1},
              int64_t{10'000'000});
-  sub->add_option("--duplicate-rate", args->duplicate_rate,
-                  "Share of deliveries that repeat an earlier message, in [0, 1] (default 0.3)")
-      ->check(CLI::Range(0.0, 1.0));
+  AddShare(sub, "--duplicate-rate", args->duplicate_rate,
+           "Share of deliveries that repeat an earlier message, in [0, 1] (default 0.3)");
   AddDecimal(sub, "--instances-count", args->instances_count,
              "Consumer instances competing for the deliveries (default 1)", 1, 64);
   sub->add_option("--instances", args->instances,

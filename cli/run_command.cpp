@@ -24,6 +24,7 @@
 #include "lesson/options.h"
 #include "lesson/runner.h"
 #include "options.h"
+#include "outputs.h"
 #include "os/atomic_file.h"
 #include "postgres/cluster.h"
 #include "postgres/store.h"
@@ -63,7 +64,7 @@ struct RunArgs {
   std::string isolation = "read-committed";
   std::string broker = "sim";
   std::string broker_url;  // nats, rabbitmq: a server the user runs; "": a private one
-  bool given_db = false, given_journal = false, given_isolation = false;
+  bool given_db = false, given_journal = false, given_isolation = false, given_pg_schema = false;
   // Set after parsing: the lesson options given (their flags).
   std::vector<std::string> given;
   std::string dedup_window_text;  // --dedup-window as typed, when given
@@ -115,6 +116,7 @@ std::optional<std::string> BackendMisfit(const RunArgs& args,
                                          const std::vector<const Scenario*>& scenarios) {
   if (args.backend != "postgres") {
     if (!args.dsn.empty()) return "--dsn needs --backend postgres";
+    if (args.given_pg_schema) return "--pg-schema needs --backend postgres";
     if (args.given_isolation)
       return "--isolation needs --backend postgres (SQLite is always serializable)";
     if (args.Given("--idle-timeout-ms"))
@@ -197,6 +199,26 @@ int Run(const RunArgs& args) {
     return kExitUsage;
   }
 
+  // The outputs may never be a file the run uses (cli/outputs.h): the database, its
+  // companions and side stores, a scenario file, a consumer file one names, each other.
+  std::vector<OutputFile> outputs;
+  if (!args.timeline.empty()) outputs.push_back({"--timeline", args.timeline});
+  if (!args.html.empty()) outputs.push_back({"--html", args.html});
+  std::vector<UsedFile> used;
+  if (!args.db.empty()) used = DatabaseFiles(args.db);
+  for (const auto& lesson : lessons.files) {
+    used.push_back({lesson->path, fmt::format("the scenario file {}", lesson->path)});
+    for (const files::ScenarioConsumer& c : lesson->consumers) {
+      if (!c.file) continue;
+      used.push_back({c.file->file().path, fmt::format("the consumer file {}, named by {}",
+                                                       c.file->file().path, lesson->path)});
+    }
+  }
+  if (auto misfit = OutputMisfit(outputs, used)) {
+    fmt::print(stderr, "dedupsim: {}\n", *misfit);
+    return kExitUsage;
+  }
+
   const BrokerKind broker_kind = *ParseBrokerKind(args.broker);  // checked by the parser
   if (broker_kind == BrokerKind::kSimulated && !args.broker_url.empty()) {
     fmt::print(stderr, "dedupsim: --broker-url needs --broker nats or rabbitmq\n");
@@ -210,21 +232,13 @@ int Run(const RunArgs& args) {
   }
 
   // The timeline's file is created (as a temporary) before anything runs, so a path that
-  // cannot be written costs no run and leaves nothing behind. It may never be a file the
-  // run uses: the database, its companions, its side stores.
+  // cannot be written costs no run and leaves nothing behind.
   std::optional<AtomicFile> timeline;
   if (!args.timeline.empty()) {
     if (!EndsWithSvg(args.timeline)) {
       fmt::print(stderr, "dedupsim: --timeline {}: the file must end in .svg (it is SVG)\n",
                  args.timeline);
       return kExitUsage;
-    }
-    if (!args.db.empty()) {
-      if (auto same = SameFileAsAny(args.timeline, FilesOfDatabase(args.db))) {
-        fmt::print(stderr, "dedupsim: --timeline {} is {}, a file this run uses; not writing it\n",
-                   args.timeline, *same);
-        return kExitUsage;
-      }
     }
     if (!OpenOutputFile(args.timeline, &timeline)) return kExitCannotWrite;
   }
@@ -472,13 +486,14 @@ Command AddRunCommand(CLI::App& app) {
                 "stacked sections of one file), replacing a regular file whole and keeping its "
                 "mode; never a symbolic link, the database or any file the run uses")
       ->type_name("FILE.svg");
-  sub->add_option("--html", args->html,
-                  "Write a step-through page of the run to this file: the steps, and the "
-                  "tables as they were after each one (self-contained HTML; keys, slider, a "
-                  "link per step)")
+  AddFileOption(sub, "--html", args->html,
+                "Write a step-through page of the run to this file: the steps, and the "
+                "tables as they were after each one (self-contained HTML; keys, slider, a "
+                "link per step); never a file the run uses")
       ->type_name("FILE.html");
-  AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema, "run on", "a file",
-                    "may reset");
+  const BackendOptions backend = AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema,
+                                                   "run on", "a file", "may reset");
+  CLI::Option* pg_schema = backend.schema;
   AddBrokerOptions(sub, args->broker, args->broker_url,
                    "the lessons' messages go through");
   auto* isolation =
@@ -495,8 +510,9 @@ Command AddRunCommand(CLI::App& app) {
                     ->check(CLI::IsMember({"auto", "always", "never"}));
   CLI::App* root = &app;
   return {sub,
-          [args, sub, color, root, isolation, db, journal, synchronous]() -> int {
+          [args, sub, color, root, isolation, db, journal, synchronous, pg_schema]() -> int {
             args->given_db = db->count() > 0;
+            args->given_pg_schema = pg_schema->count() > 0;
             args->given_journal = journal->count() > 0 || synchronous->count() > 0;
             args->given_isolation = isolation->count() > 0;
             for (const LessonOption& option : LessonOptions()) {

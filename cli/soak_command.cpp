@@ -191,9 +191,8 @@ Command AddSoakCommand(CLI::App& app) {
              UINT64_MAX);
   AddDecimal(sub, "--messages", args->messages,
              "Broker entries, duplicates included (default 5000)", int64_t{1}, int64_t{1'000'000});
-  sub->add_option("--duplicate-rate", args->duplicate_rate,
-                  "Share of entries that repeat an earlier message, in [0, 1] (default 0.3)")
-      ->check(CLI::Range(0.0, 1.0));
+  AddShare(sub, "--duplicate-rate", args->duplicate_rate,
+           "Share of entries that repeat an earlier message, in [0, 1] (default 0.3)");
   AddDecimal(sub, "--consumers", args->consumers, "Consumer processes (default 4)", 1, 32);
   sub->add_option("--strategy", args->strategy,
                   "Consumer: inbox (default), natural-key, naive, check-then-process")

@@ -103,6 +103,8 @@ std::string Handle(ScenarioEnv& env, const SecondStores& stores, const ScenarioC
         break;
     }
   } catch (const SqliteError& e) {
+    // A full disk or an I/O error is the machine's, not the delivery's outcome.
+    if (e.kind() == StoreErrorKind::kEnvironment) throw;
     db.Note("outcome", "Failed", e.what());
     return "failed";
   } catch (const explore::DeliveryFailed& e) {

@@ -13,7 +13,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
+#include "bench/workload.h"
 #include "soak/broker.h"
 #include "support.h"
 
@@ -248,6 +251,23 @@ TEST_CASE("dedupsim soak: Ctrl-C kills the consumers, removes its database, exit
   CHECK(WEXITSTATUS(status) == 130);
   CHECK(out.empty());  // a half-run's figures are not reported
   CHECK(std::filesystem::is_empty(tmp.path()));
+}
+
+TEST_CASE("an order no copy of which was acked is not reached, not lost", "[soak]") {
+  // Issue 26, case 14. Mutation caught: CheckEffects ignoring the unacked orders (a soak
+  // that timed out reported "lost: 137565 orders never applied" for orders never reached).
+  dedupsim::Workload w = dedupsim::MakeWorkload({.messages = 4, .duplicate_rate = 0});
+  REQUIRE(w.orders.size() == 4);
+  std::unordered_map<std::string, int64_t> reserved;
+  reserved[w.orders[0].book_id] = w.orders[0].quantity;  // applied once
+  // orders 1, 2, 3: never applied; 1 had a copy acked, 2 and 3 none
+  const std::unordered_set<std::string> unacked = {w.orders[2].order_id, w.orders[3].order_id};
+  dedupsim::EffectCheck with = dedupsim::CheckEffects(reserved, w, &unacked);
+  CHECK(with.lost == 1);
+  CHECK(with.not_reached == 2);
+  dedupsim::EffectCheck without = dedupsim::CheckEffects(reserved, w);
+  CHECK(without.lost == 3);
+  CHECK(without.not_reached == 0);
 }
 
 }  // namespace soak_test

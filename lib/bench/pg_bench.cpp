@@ -351,12 +351,13 @@ void StockBooks(const PgDatabase& db, const Workload& workload) {
   c.ExecScript("ANALYZE StockItems");  // the planner's figures for this run's rows
 }
 
-EffectCheck CheckEffects(const PgDatabase& db, const Workload& workload) {
+EffectCheck CheckEffects(const PgDatabase& db, const Workload& workload,
+                         const std::unordered_set<std::string>* unacked_orders) {
   PgConnection c = db.Connect();
   PgResult r = c.Exec("SELECT BookId, Reserved FROM StockItems");
   std::unordered_map<std::string, int64_t> reserved;
   for (int row = 0; row < r.rows(); ++row) reserved[r.Text(row, 0)] = r.Int(row, 1);
-  return CheckEffects(reserved, workload);
+  return CheckEffects(reserved, workload, unacked_orders);
 }
 
 }  // namespace dedupsim

@@ -30,7 +30,8 @@ std::unique_ptr<StrategyHandler> MakePgHandler(BenchStrategy strategy, const PgD
 void StockBooks(const PgDatabase& db, const Workload& workload);
 
 // What db's StockItems say was applied, as CheckEffects reads a SQLite file.
-EffectCheck CheckEffects(const PgDatabase& db, const Workload& workload);
+EffectCheck CheckEffects(const PgDatabase& db, const Workload& workload,
+                         const std::unordered_set<std::string>* unacked_orders = nullptr);
 
 // A text[] literal of the values, for one statement that takes many rows (unnest($1)).
 std::string PgTextArray(const std::vector<std::string>& values);

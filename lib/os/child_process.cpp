@@ -18,7 +18,8 @@ namespace dedupsim {
 pid_t ForkChild() {
   std::fflush(nullptr);  // nothing buffered is written twice
   const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
+  // Registered under the registry's lock: an interrupt finds it killed or not yet forked.
+  const pid_t pid = run_files::ForkUnderLock(/*kill_on_interrupt=*/true);
   if (pid == 0) {
     StopHere("child-forked");  // tests kill the parent here, before the prctl
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -33,7 +34,6 @@ pid_t ForkChild() {
     PauseHere("child-started");  // tests kill the parent here, after the prctl
     return 0;
   }
-  if (pid > 0) run_files::RegisterChild(pid);
   return pid;
 }
 

@@ -57,6 +57,9 @@ struct SoakReport {
   std::vector<std::string> errors;  // the first few, one line each
   BrokerCounts broker;
   EffectCheck check;
+  // NATS with entries left unacked: the server does not say which orders' copies were
+  // acked, so check.lost counts every order never applied, lost or not reached.
+  bool reach_unknown = false;
   bool interrupted = false;  // stopped by the caller (Ctrl-C)
   bool timed_out = false;
   // --role supervisor: the consumers were started separately (their number, strategy and

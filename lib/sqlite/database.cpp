@@ -204,7 +204,7 @@ DatabaseFile DatabaseFile::CreateNew(const std::string& path, const DatabaseSett
     db.Initialise();
   } catch (const DatabaseError& e) {
     discard();
-    throw DatabaseError(fmt::format("{}: {}", path, e.what()));
+    throw InDatabase(path, e);
   }
   if (::fsync(fd) != 0 ||
       ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
@@ -247,7 +247,7 @@ DatabaseFile DatabaseFile::CreateTemporary(const DatabaseSettings& settings,
       db.kept_ = std::make_unique<KeptConnection>(std::move(connection));
     }
   } catch (const DatabaseError& e) {  // SqliteError too
-    throw DatabaseError(fmt::format("{}: {}", path, e.what()));
+    throw InDatabase(path, e);
   }
   return db;
 }
@@ -317,7 +317,7 @@ void DatabaseFile::Configure() {
     if (e.IsBusy()) {
       throw DatabaseError(fmt::format("{}: database is locked by another process", path_));
     }
-    throw DatabaseError(fmt::format("{}: {}", path_, e.what()));
+    throw InDatabase(path_, e);
   }
 }
 
@@ -330,7 +330,7 @@ void DatabaseFile::Upgrade() {
   } catch (const SqliteError& e) {
     throw DatabaseError(fmt::format("{}: schema upgrade failed: {}", path_, e.what()));
   } catch (const DatabaseError& e) {
-    throw DatabaseError(fmt::format("{}: {}", path_, e.what()));
+    throw InDatabase(path_, e);
   }
   if (auto difference = SchemaDifference(connection)) {
     throw DatabaseError(fmt::format("{}: {}", path_, *difference));

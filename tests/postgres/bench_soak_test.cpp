@@ -319,4 +319,26 @@ TEST_CASE("soak --role needs --dsn and refuses the one-machine options", "[postg
   CHECK(kills.exit_code == 2);
 }
 
+// Issue 26, case 14: a supervisor whose consumers never come times out with every order
+// unreached; none of them is lost.
+TEST_CASE("soak: orders never reached before the timeout are not reported lost",
+          "[postgres][soak]") {
+  // Mutation caught: the effect check without the broker's unacked orders (every order
+  // would be "lost: N orders never applied").
+  auto r = RunPg({"soak", "--role", "supervisor", "--messages", "40", "--timeout-s", "1",
+                  "--format", "json"},
+                 "t_soak_unreached");
+  INFO(r.out << r.err);
+  nlohmann::json j = Parse(r);
+  CHECK(r.exit_code == 1);
+  CHECK(j["acked"] == 0);
+  CHECK(j["lost"] == 0);
+  CHECK(j["notReached"] == j["distinctOrders"]);
+  auto text = RunPg({"soak", "--role", "supervisor", "--messages", "40", "--timeout-s", "1"},
+                    "t_soak_unreached");
+  CHECK(text.out.find("lost 0, doubled 0, not reached ") != std::string::npos);
+  CHECK(text.out.find("not reached: ") != std::string::npos);
+  CHECK(text.out.find("orders never applied") == std::string::npos);
+}
+
 }  // namespace dedupsim::bench_soak_test
