@@ -372,3 +372,25 @@ TEST_CASE("a class's summary marks a pass that may rest on SQLite's lock", "[gra
 }
 
 }  // namespace dedupsim::testing::grader_test
+
+namespace dedupsim::testing::grader_test {
+
+TEST_CASE("an email consumer's counterexample says nothing of reservations", "[grader]") {
+  // Its final line counts the emails; "reserved 0 (once per order: 0)" told a student about
+  // books no consumer of the run reserves. A stock consumer's final line still has them.
+  // Mutation caught: the final line's reservations always told (with_reserved true).
+  files::Grade email = GradeFile(std::string(DEDUPSIM_SOURCE_DIR) +
+                                     "/examples/consumers/optimistic-email.toml",
+                                 {"crash"});
+  const std::string text = files::FormatGrade(email, false);
+  REQUIRE(text.find("  final: ") != std::string::npos);
+  CHECK(text.find("  final: inbox rows ") != std::string::npos);
+  CHECK(text.find("emails sent 2") != std::string::npos);
+  const size_t final_at = text.find("  final: ");
+  CHECK(text.substr(final_at, text.find('\n', final_at) - final_at).find("reserved") ==
+        std::string::npos);
+  files::Grade stock = GradeFile(Data("wrong/10-key-by-book.toml"), {"orders"});
+  CHECK(files::FormatGrade(stock, false).find("  final: reserved ") != std::string::npos);
+}
+
+}  // namespace dedupsim::testing::grader_test

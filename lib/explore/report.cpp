@@ -168,12 +168,16 @@ nlohmann::ordered_json FiguresToJson(const Figures& f) {
           {"deliveries", f.deliveries}};
 }
 
-std::string FormatFigures(const Figures& f) {
+std::string FormatFigures(const Figures& f) { return FormatFigures(f, true); }
+
+std::string FormatFigures(const Figures& f, bool with_reserved) {
   return fmt::format(
-      "reserved {} (once per order: {}), inbox rows {}, emails sent {}, flagged for reconciliation "
-      "{}, crashes {}, delivery attempts {}",
-      f.reserved, f.reserved_expected, f.inbox_rows, f.emails_sent, f.flagged, f.crashes,
-      f.deliveries);
+      "{}inbox rows {}, emails sent {}, flagged for reconciliation {}, crashes {}, delivery "
+      "attempts {}",
+      with_reserved
+          ? fmt::format("reserved {} (once per order: {}), ", f.reserved, f.reserved_expected)
+          : "",
+      f.inbox_rows, f.emails_sent, f.flagged, f.crashes, f.deliveries);
 }
 
 nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {

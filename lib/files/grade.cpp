@@ -344,7 +344,11 @@ std::string FormatGrade(const Grade& grade, bool with_trace) {
     for (size_t i = 0; i < g.replay->steps.size(); ++i) {
       out += fmt::format("  {:>3}  {}\n", i + 1, g.replay->steps[i]);
     }
-    out += fmt::format("  final: {}\n", explore::FormatFigures(g.replay->figures));
+    // An email consumer's run (no subscriber reserves) says nothing of reservations, unless
+    // some were made: a reservation that happened is always told.
+    bool reserves = g.replay->figures.reserved != 0;
+    for (const explore::Strategy* sub : c.plan.subscribers) reserves = reserves || sub->effect == "stock";
+    out += fmt::format("  final: {}\n", explore::FormatFigures(g.replay->figures, reserves));
     if (!g.replay->note.empty()) out += fmt::format("  note: {}\n", g.replay->note);
     if (with_trace) {
       out += "  trace:\n";
