@@ -1,6 +1,10 @@
-// dedupsim check FILE...: reads each consumer file, grades it in the explorer and prints
-// its row and counterexamples. Exit 0 when every cell is as expected (safe unless
-// --expect says otherwise), 1 when one is not, 2 for a bad file or option.
+// dedupsim check FILE|DIR...: reads each consumer file, grades it in the explorer's class
+// world and prints its row and counterexamples. One file is graded here, in this process;
+// several (or a folder) are graded each in a child process of its own, as many at once as
+// --jobs says (check_batch.h), and a summary table ends the output. Exit 0 when every file
+// passes, 1 when one fails, 5 when none fails but one was not searched exhaustively (the
+// budget ran out), 2 for a bad option or a file that could not be graded (its error is a
+// row of the summary, FILE:LINE:COLUMN).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -11,7 +15,10 @@
 #include <utility>
 #include <vector>
 
+#include "check_batch.h"
 #include "commands.h"
+#include "core/duration.h"
+#include "core/input_error.h"
 #include "exit_status.h"
 #include "explore/explorer.h"
 #include "explore/faults.h"
@@ -32,7 +39,7 @@ namespace dedupsim::cli {
 namespace {
 
 struct CheckArgs {
-  std::vector<std::string> files;
+  std::vector<std::string> inputs;  // files and folders
   std::vector<std::string> faults;
   std::vector<std::string> expect;
   std::string format = "text";
@@ -41,61 +48,118 @@ struct CheckArgs {
   std::string timeline;  // SVG file of the counterexamples, or ""
   std::string html;      // step-through page of the counterexamples, or ""
   uint64_t seed = 1;
+  std::string budget = "10s";
+  uint64_t jobs = 0;    // 0: one per CPU this process may use
+  bool worker = false;  // hidden: grade one file for a batch, print one JSON line
 };
 
-int Run(const CheckArgs& args) {
-  using namespace dedupsim::explore;
-  std::vector<const Fault*> faults;
-  for (const std::string& name : args.faults) {
-    const Fault* f = FindFault(name);
-    if (f == nullptr) {
-      fmt::print(stderr, "dedupsim: unknown fault '{}' (valid: {})\n", name, FaultNames());
-      return kExitUsage;
-    }
-    faults.push_back(f);
-  }
-  if (faults.empty()) faults.assign(AllFaults().begin(), AllFaults().end());
+// What the options name, checked before anything runs.
+struct Parsed {
+  std::vector<const explore::Fault*> faults;
   std::vector<files::Expectation> expectations;
+  files::GradeBudget budget;
+};
+
+std::optional<Parsed> ParseOptions(const CheckArgs& args) {
+  using namespace dedupsim::explore;
+  Parsed p;
+  for (const std::string& name : args.faults) {
+    const Fault* f = FindFault(name, GradedFaults());
+    if (f == nullptr) {
+      fmt::print(stderr, "dedupsim: unknown fault '{}' (valid: {})\n", name,
+                 FaultNames(GradedFaults()));
+      return std::nullopt;
+    }
+    p.faults.push_back(f);
+  }
+  if (p.faults.empty()) p.faults.assign(GradedFaults().begin(), GradedFaults().end());
   for (const std::string& e : args.expect) {
     size_t eq = e.find('=');
-    const Fault* f = eq == std::string::npos ? nullptr : FindFault(e.substr(0, eq));
+    const Fault* f =
+        eq == std::string::npos ? nullptr : FindFault(e.substr(0, eq), GradedFaults());
     std::optional<files::Verdict> v =
         eq == std::string::npos ? std::nullopt : files::ParseVerdict(e.substr(eq + 1));
     if (f == nullptr || !v) {
       fmt::print(stderr,
                  "dedupsim: --expect '{}': expected FAULT=VERDICT, a fault of {} and a "
                  "verdict of {}\n",
-                 e, FaultNames(), files::VerdictNames());
-      return kExitUsage;
+                 e, FaultNames(GradedFaults()), files::VerdictNames());
+      return std::nullopt;
     }
-    expectations.push_back({f, *v});
+    p.expectations.push_back({f, *v});
   }
+  if (args.budget != "none") {
+    std::optional<std::chrono::milliseconds> d = ParseDuration(args.budget);
+    if (!d || *d < std::chrono::seconds{1}) {
+      fmt::print(stderr,
+                 "dedupsim: --budget {}: expected a duration of at least 1s, like 10s or 2m, "
+                 "or none (every schedule, however long it takes)\n",
+                 args.budget);
+      return std::nullopt;
+    }
+    p.budget.seconds = *d;
+  }
+  p.budget.seed = args.seed;
+  p.budget.since = std::chrono::steady_clock::now();  // reading the file counts
+  return p;
+}
 
-  std::vector<std::unique_ptr<files::FileStrategy>> consumers;
-  bool bad = false;
-  for (const std::string& path : args.files) {
-    try {
-      consumers.push_back(std::make_unique<files::FileStrategy>(files::LoadConsumerFile(path)));
-    } catch (const files::FileError& e) {
-      fmt::print(stderr, "{}\n", e.what());
-      bad = true;
-    }
+// The explorer for one file: its own temporary database, the class world.
+explore::ExploreOptions GradingOptions(const CheckArgs& args) {
+  explore::ExploreOptions options;
+  options.seed = args.seed;
+  options.graded = true;  // the class world: see docs/check.md
+  // Long files: the budget, not a step count, ends a search (a run still ends at a million).
+  options.max_steps = 1'000'000;
+  return options;
+}
+
+// The file's steps, from a first clean delivery, within the budget: "" when learnt, else
+// why not (a statement that never ends).
+std::string LearnSteps(explore::Explorer& explorer, files::FileStrategy& consumer,
+                       const files::GradeBudget& budget) {
+  if (budget.seconds.count() > 0) {
+    explorer.scheduler().StopAt(std::chrono::steady_clock::now() +
+                                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    budget.seconds));
   }
-  if (bad) return kExitUsage;
+  try {
+    consumer.LearnCrashPoints(explorer);
+  } catch (const explore::OutOfTime&) {
+    explorer.scheduler().StopAt(std::nullopt);
+    return fmt::format(
+        "its first delivery did not end within the budget ({}): a statement ran on until it "
+        "was stopped, so no delivery could ever end",
+        FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(budget.seconds)));
+  }
+  explorer.scheduler().StopAt(std::nullopt);
+  return "";
+}
+
+// One file, in this process: the row, the counterexamples, the pictures.
+int GradeOne(const CheckArgs& args, const Parsed& parsed) {
+  using namespace dedupsim::explore;
+  const std::string& path = args.inputs[0];
+  std::unique_ptr<files::FileStrategy> consumer;
+  try {
+    consumer = std::make_unique<files::FileStrategy>(files::LoadConsumerFile(path));
+  } catch (const files::FileError& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return kExitUsage;
+  }
   // An output over a consumer file would replace the student's file with a picture
   // (cli/outputs.h: the one rule for every output).
   std::vector<OutputFile> outputs;
   if (!args.timeline.empty()) outputs.push_back({"--timeline", args.timeline});
   if (!args.html.empty()) outputs.push_back({"--html", args.html});
   std::vector<UsedFile> used;
-  for (const std::string& path : args.files) {
+  for (const std::string& path : args.inputs) {
     used.push_back({path, fmt::format("the consumer file {}", path)});
   }
   if (auto misfit = OutputMisfit(outputs, used)) {
     fmt::print(stderr, "dedupsim: {}\n", *misfit);
     return kExitUsage;
   }
-
   // Created (as a temporary) before anything runs: a path that cannot be written costs no
   // run and leaves nothing behind.
   std::optional<AtomicFile> timeline;
@@ -112,63 +176,56 @@ int Run(const CheckArgs& args) {
   std::vector<TimelineSection> sections;
   std::vector<HtmlSection> pages;
 
-  std::vector<const Strategy*> extra;
-  for (const auto& c : consumers) extra.push_back(&c->strategy());
-  ExploreOptions options;
-  options.seed = args.seed;
+  const Strategy* extra[] = {&consumer->strategy()};
+  ExploreOptions options = GradingOptions(args);
   // Progress on a terminal (stderr) while the cells run; none for JSON.
   TerminalProgress view(args.format != "json");
   options.progress = [&view](const ExploreProgress& p) { view.Show(p.done, p.schedules); };
   Explorer explorer(options, extra);
-  explorer.ExpectCells(static_cast<int64_t>(consumers.size() * faults.size()));
-  view.Start("check: cells", static_cast<int64_t>(consumers.size() * faults.size()), "schedules");
-  bool passed = true;
-  nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < consumers.size(); ++i) {
-    consumers[i]->LearnCrashPoints(explorer);
-    files::Grade grade = files::GradeStrategy(explorer, consumers[i]->strategy(), faults,
-                                              expectations, html.has_value());
-    view.Clear();  // the grade's lines go where the progress line was
-    grade.file = args.files[i];
-    for (const files::GradedCell& g : grade.cells) {
-      if (!g.replay) continue;
-      sections.push_back(
-          {fmt::format("{} under {}", grade.strategy->name, g.cell.fault->name),
-           fmt::format("shortest failing schedule: {} steps{}, ends {}", g.replay->picks.size(),
-                       g.cell.shortest->variant.empty() ? "" : ", " + g.cell.shortest->variant,
-                       ToString(g.replay->outcome)),
-           g.events});
-      if (html) {
-        pages.push_back({fmt::format("{} under {}", grade.strategy->name, g.cell.fault->name),
-                         fmt::format("{}; final: {}", CounterexampleHeadline(g.cell, *g.replay),
-                                     FormatFigures(g.replay->figures)),
-                         g.events, g.tables});
-      }
-    }
-    passed = passed && grade.Passed();
-    if (args.format == "json") {
-      all.push_back(files::GradeToJson(grade));
-    } else {
-      if (i > 0) fmt::print("\n");
-      fmt::print("{}", files::FormatGrade(grade, args.trace));
-      if (args.diagram == "mermaid") {
-        for (const files::GradedCell& g : grade.cells) {
-          if (!g.replay) continue;
-          MermaidOptions mermaid;
-          mermaid.timings = false;
-          mermaid.title = fmt::format("{} under {}: {}", grade.strategy->name, g.cell.fault->name,
-                                      g.cell.shortest->variant);
-          fmt::print("\n{}", MermaidDiagram(g.events, mermaid));
-        }
-      }
+  explorer.ExpectCells(static_cast<int64_t>(parsed.faults.size()));
+  view.Start("check: cells", static_cast<int64_t>(parsed.faults.size()), "schedules");
+  if (std::string why = LearnSteps(explorer, *consumer, parsed.budget); !why.empty()) {
+    view.Clear();
+    fmt::print(stderr, "{}: not graded: {}\n", path, why);
+    return kExitUsage;
+  }
+  files::Grade grade = files::GradeStrategy(explorer, consumer->strategy(), parsed.faults,
+                                            parsed.expectations, html.has_value(), parsed.budget);
+  view.Clear();  // the grade's lines go where the progress line was
+  grade.file = path;
+  for (const files::GradedCell& g : grade.cells) {
+    if (!g.replay) continue;
+    sections.push_back(
+        {fmt::format("{} under {}", grade.strategy->name, g.cell.fault->name),
+         fmt::format("shortest failing schedule: {} steps{}, ends {}", g.replay->picks.size(),
+                     g.shown()->variant.empty() ? "" : ", " + g.shown()->variant,
+                     ToString(g.replay->outcome)),
+         g.events});
+    if (html) {
+      pages.push_back({fmt::format("{} under {}", grade.strategy->name, g.cell.fault->name),
+                       fmt::format("{}; final: {}", CounterexampleHeadline(g.cell, *g.replay),
+                                   FormatFigures(g.replay->figures)),
+                       g.events, g.tables});
     }
   }
   if (args.format == "json") {
-    fmt::print(
-        "{}\n",
-        nlohmann::ordered_json{
-            {"command", "check"}, {"seed", args.seed}, {"passed", passed}, {"consumers", all}}
-            .dump(2));
+    fmt::print("{}\n", nlohmann::ordered_json{{"command", "check"},
+                                              {"seed", args.seed},
+                                              {"passed", grade.Passed() && grade.Exhaustive()},
+                                              {"consumers", {files::GradeToJson(grade)}}}
+                           .dump(2));
+  } else {
+    fmt::print("{}", files::FormatGrade(grade, args.trace));
+    if (args.diagram == "mermaid") {
+      for (const files::GradedCell& g : grade.cells) {
+        if (!g.replay) continue;
+        MermaidOptions mermaid;
+        mermaid.timings = false;
+        mermaid.title = fmt::format("{} under {}: {}", grade.strategy->name, g.cell.fault->name,
+                                    g.shown()->variant);
+        fmt::print("\n{}", MermaidDiagram(g.events, mermaid));
+      }
+    }
   }
   std::fflush(stdout);
   if (html && pages.empty()) {
@@ -178,7 +235,93 @@ int Run(const CheckArgs& args) {
     return kExitCannotWrite;
   }
   if (!CommitOutputFile(&timeline, [&] { return SvgTimeline(sections); })) return kExitCannotWrite;
-  return passed ? kExitOk : kExitCheckFailed;
+  if (!grade.Passed()) return kExitCheckFailed;
+  return grade.Exhaustive() ? kExitOk : kExitNotExhaustive;
+}
+
+// For a batch: one file graded, one JSON line on stdout (check_batch.h reads it).
+// A file's fault found while it is loaded or runs (FILE:LINE:COLUMN: a statement past the
+// sandbox's budget, refused when it ran) is its row; so is anything else that stops it.
+int GradeForBatch(const CheckArgs& args, const Parsed& parsed);
+int GradeForBatchOrError(const CheckArgs& args, const Parsed& parsed) {
+  const std::string& path = args.inputs[0];
+  try {
+    return GradeForBatch(args, parsed);
+  } catch (const InputError& e) {
+    fmt::print("{}\n", FileErrorLine(path, e.what()).dump());
+  } catch (const std::exception& e) {
+    fmt::print("{}\n", FileErrorLine(path, fmt::format("{}: not graded: {}", path, e.what())).dump());
+  }
+  return kExitOk;
+}
+
+int GradeForBatch(const CheckArgs& args, const Parsed& parsed) {
+  const std::string& path = args.inputs[0];
+  auto consumer = std::make_unique<files::FileStrategy>(files::LoadConsumerFile(path));
+  const explore::Strategy* extra[] = {&consumer->strategy()};
+  explore::Explorer explorer(GradingOptions(args), extra);
+  if (std::string why = LearnSteps(explorer, *consumer, parsed.budget); !why.empty()) {
+    fmt::print("{}\n", FileErrorLine(path, fmt::format("{}: not graded: {}", path, why)).dump());
+    return kExitOk;
+  }
+  files::Grade grade = files::GradeStrategy(explorer, consumer->strategy(), parsed.faults,
+                                            parsed.expectations, false, parsed.budget);
+  grade.file = path;
+  std::string text = files::FormatGrade(grade, args.trace);
+  if (args.diagram == "mermaid") {
+    for (const files::GradedCell& g : grade.cells) {
+      if (!g.replay) continue;
+      MermaidOptions mermaid;
+      mermaid.timings = false;
+      mermaid.title = fmt::format("{} under {}: {}", grade.strategy->name, g.cell.fault->name,
+                                  g.shown()->variant);
+      text += "\n" + MermaidDiagram(g.events, mermaid);
+    }
+  }
+  fmt::print("{}\n", nlohmann::ordered_json{{"grade", files::GradeToJson(grade)}, {"text", text}}
+                         .dump());
+  return kExitOk;
+}
+
+int Run(const CheckArgs& args) {
+  std::optional<Parsed> parsed = ParseOptions(args);
+  if (!parsed) return kExitUsage;
+  if (args.worker) {
+    if (args.inputs.size() != 1) {
+      fmt::print(stderr, "dedupsim: check --worker grades one file\n");
+      return kExitUsage;
+    }
+    return GradeForBatchOrError(args, *parsed);
+  }
+  std::optional<std::vector<std::string>> files = ConsumerFilesOf(args.inputs);
+  if (!files) return kExitUsage;
+  if (args.inputs.size() == 1 && files->size() == 1 && (*files)[0] == args.inputs[0]) {
+    return GradeOne(args, *parsed);
+  }
+  // A class: each file alone, in a child of its own.
+  for (const auto& [option, value] :
+       {std::pair{"--html", &args.html}, std::pair{"--timeline", &args.timeline}}) {
+    if (!value->empty()) {
+      fmt::print(stderr,
+                 "dedupsim: {} draws the counterexamples of one file; give one file, not {}\n",
+                 option, args.inputs.size() == 1 ? "a folder" : "several");
+      return kExitUsage;
+    }
+  }
+  BatchOptions batch;
+  batch.files = *files;
+  batch.jobs = static_cast<int>(args.jobs);
+  batch.json = args.format == "json";
+  batch.budget = parsed->budget.seconds;
+  batch.seed = args.seed;
+  // What each child is told: the options that shape a grade.
+  for (const std::string& f : args.faults) batch.child_args.insert(batch.child_args.end(), {"--fault", f});
+  for (const std::string& e : args.expect) batch.child_args.insert(batch.child_args.end(), {"--expect", e});
+  batch.child_args.insert(batch.child_args.end(),
+                          {"--seed", std::to_string(args.seed), "--budget", args.budget});
+  if (args.trace) batch.child_args.emplace_back("--trace");
+  if (!args.diagram.empty()) batch.child_args.insert(batch.child_args.end(), {"--diagram", args.diagram});
+  return RunBatch(batch);
 }
 
 }  // namespace
@@ -189,11 +332,13 @@ Command AddCheckCommand(CLI::App& app) {
       "check",
       "Grade consumer files: every crash point, duplicate and interleaving on a real SQLite "
       "file; exit 0 when each message is processed exactly once or flagged, 1 otherwise");
-  sub->add_option("files", args->files, "Consumer files (.toml; see docs/files.md)")
-      ->type_name("FILE")
+  sub->add_option("files", args->inputs,
+                  "Consumer files (.toml; see docs/files.md), or folders: every *.toml in them, "
+                  "each graded alone, several at once, then a summary")
+      ->type_name("FILE|DIR")
       ->required();
   std::vector<std::string> fault_names;
-  for (const explore::Fault* f : explore::AllFaults()) fault_names.emplace_back(f->name);
+  for (const explore::Fault* f : explore::GradedFaults()) fault_names.emplace_back(f->name);
   sub->add_option("--fault", args->faults, "Faults to grade against (repeatable; default all)")
       ->check(ListedValues(fault_names));
   sub->add_option(
@@ -201,21 +346,33 @@ Command AddCheckCommand(CLI::App& app) {
       "FAULT=VERDICT: grade that fault against this verdict instead of safe "
       "(safe, once, unsafe, twice, lost, reconcile, deadlock, error, any; repeatable; by default "
       "every fault is expected safe except producer-duplicate, shown but not graded)");
-  sub->add_option("--format", args->format, "text, or json (for CI and autograders)")
+  sub->add_option("--format", args->format,
+                  "text, or json (for CI and autograders; with several files one object per "
+                  "line, then a summary)")
       ->check(CLI::IsMember({"text", "json"}));
   sub->add_flag("--trace", args->trace, "Print the replayed trace under each counterexample");
   sub->add_option("--diagram", args->diagram,
                   "mermaid: a sequence diagram of each counterexample, after the text")
       ->check(CLI::IsMember({"mermaid"}));
   AddFileOption(sub, "--timeline", args->timeline,
-                "Write an SVG timeline of every counterexample to this file (.svg)");
+                "Write an SVG timeline of every counterexample to this file (.svg; one file only)");
   AddFileOption(sub, "--html", args->html,
                 "Write a step-through page of every counterexample to this file: its steps, "
-                "and the tables as they were after each one (self-contained HTML)")
+                "and the tables as they were after each one (self-contained HTML; one file only)")
       ->type_name("FILE.html");
   AddDecimal(sub, "--seed", args->seed,
-             "Seed for the message, order and book ids (default 1; 0 to 2^64-1)", uint64_t{0},
-             UINT64_MAX);
+             "Seed for the message, order and book ids and the sampled schedules (default 1; 0 "
+             "to 2^64-1)",
+             uint64_t{0}, UINT64_MAX);
+  sub->add_option("--budget", args->budget,
+                  "Time for one file: past it, the schedules left are sampled at random (seeded) "
+                  "and the verdict says it was not exhaustive (a duration like 10s or 2m, or "
+                  "none; default 10s)")
+      ->type_name("DURATION");
+  AddDecimal(sub, "--jobs", args->jobs,
+             "Files graded at once (default 0: one per CPU this process may use)", uint64_t{0},
+             uint64_t{64});
+  sub->add_flag("--worker", args->worker)->group("");  // a batch's child
   return {sub, [args]() -> int { return Run(*args); }};
 }
 

@@ -13,6 +13,7 @@ enum ExitStatus : int {
   kExitDatabase = 3,       // the database could not be used
   kExitCannotWrite = 3,    // an output file (--timeline, a docs page) cannot be written
   kExitProcess = 4,        // a child died unplanned, or the system refused a fork or a pipe
+  kExitNotExhaustive = 5,  // check: no failure found, but a search was cut short by --budget
   kExitInterrupted = 130,  // SIGINT or SIGTERM: stopped, children killed, this run's files removed
 };
 
@@ -47,6 +48,10 @@ inline constexpr ExitStatusMeaning kExitStatusMeanings[] = {
      "a process failure: a child process (a crash mode's, a process instance's, a bench or "
      "soak consumer) died in a way nobody planned (the message names the child and its wait "
      "status), or the system refused a `fork` or a `pipe`"},
+    {kExitNotExhaustive,
+     "check: no file failed, but the search of one was cut short by --budget (sampled)",
+     "`check`: no file failed, but the search of one was cut short by `--budget` (sampled, "
+     "not exhaustive)"},
     {kExitInterrupted,
      "interrupted (SIGINT or SIGTERM): children killed, every file the run created removed, "
      "a kept --db left valid",

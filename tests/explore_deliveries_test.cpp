@@ -177,7 +177,7 @@ TEST_CASE("dedupsim check prints the deliveries first, and in JSON", "[explore][
   CliResult text = RunCli({"check", file, "--fault", "crash"});
   CHECK(text.exit_code == 1);
   size_t head = text.out.find(
-      "crash (fails the check): 2 of 4 schedules fail; the shortest: 2 deliveries, 7 steps, "
+      "crash (fails the check): 14 of 20 schedules fail; the shortest: 2 deliveries, 7 steps, "
       "crash at AfterStockCommitted, ends twice:\n  2 deliveries:\n    1  A  message ");
   REQUIRE(head != std::string::npos);
   size_t steps = text.out.find("  7 steps:\n    1  A  SELECT Inbox\n", head);

@@ -45,16 +45,40 @@ CopyNumbers NumberCopies(const Plan& plan) {
   return n;
 }
 
+// A statement's bound values, short: an id (hex digits and dashes) past 16 characters cut
+// to its first 8, "…" marking the cut, as the deliveries' headers name messages; any other
+// value (a timestamp, a consumer's name) whole.
+std::string ShortValues(const std::string& values) {
+  std::string out;
+  size_t from = 0;
+  while (from <= values.size()) {
+    size_t comma = values.find(", ", from);
+    std::string item = values.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    size_t eq = item.find('=');
+    if (eq != std::string::npos) {
+      std::string value = item.substr(eq + 1);
+      const bool id = value.find_first_not_of("0123456789abcdefABCDEF-") == std::string::npos;
+      if (id && value.size() > 16) item = item.substr(0, eq + 1) + value.substr(0, 8) + "\u2026";
+    }
+    out += (out.empty() ? "" : ", ") + item;
+    if (comma == std::string::npos) break;
+    from = comma + 2;
+  }
+  return out;
+}
+
 // What one step did, from its event: "SELECT Inbox: no row", "COMMIT", "BeforeSend".
-std::string Did(const TraceEvent& e) {
+std::string Did(const TraceEvent& e, bool with_values) {
   if (e.kind == "sql") {
     std::string label = StepLabel(e.detail);
+    if (with_values && !e.values.empty()) label += " (" + ShortValues(e.values) + ")";
     std::string result = DescribeResult(e, false);  // "no row" for a SELECT that found none
     if (result == "ok") return label;
     if (result.starts_with("ok: ")) result = result.substr(4);
     return label + ": " + result;
   }
   if (e.kind == "send") return e.detail + (e.result.empty() ? "" : ": " + e.result);
+  if (e.kind == "publish") return "publish " + e.detail;
   if (e.kind == "crash") return "crash at " + e.detail;
   if (e.kind == "wait") {
     size_t colon = e.detail.find(':');
@@ -91,7 +115,8 @@ std::string_view ToString(DeliveryEnd end) {
 }
 
 std::vector<DeliveryAttempt> DeliveriesOf(const Plan& plan, const ScheduleResult& run,
-                                          const std::vector<TraceEvent>& events) {
+                                          const std::vector<TraceEvent>& events,
+                                          bool with_values) {
   std::vector<DeliveryAttempt> out;
   CopyNumbers copies = NumberCopies(plan);
   std::map<std::string, size_t> current;      // instance -> its attempt under way (index in out)
@@ -143,7 +168,7 @@ std::vector<DeliveryAttempt> DeliveriesOf(const Plan& plan, const ScheduleResult
     DeliveryAttempt& d = out[it->second];
     const std::string tx_key = e.instance + "/" + (e.target.empty() ? "database" : e.target);
     if (e.kind == "sql") {
-      d.did.push_back(Did(e));
+      d.did.push_back(Did(e, with_values));
       OpenTransaction& t = tx[tx_key];
       const bool ok = e.result == "ok";
       if (e.op == "BEGIN" && ok) {
@@ -160,10 +185,13 @@ std::vector<DeliveryAttempt> DeliveriesOf(const Plan& plan, const ScheduleResult
         if (!e.target.empty() && e.target != "database") write += " (" + e.target + ")";
         (t.open ? t.writes : d.committed).push_back(write);
       }
+    } else if (e.kind == "publish") {
+      d.did.push_back(Did(e, with_values));
+      d.committed.push_back("publish " + e.detail + " (to the broker, at once)");
     } else if (e.kind == "hook" || e.kind == "send" || e.kind == "wait") {
-      d.did.push_back(Did(e));
+      d.did.push_back(Did(e, with_values));
     } else if (e.kind == "crash") {
-      d.did.push_back(Did(e));
+      d.did.push_back(Did(e, with_values));
       d.end = DeliveryEnd::kCrashed;
       d.ended = fmt::format("crashed at {}: not acked, so the broker delivers it again", e.detail);
       end_transactions(e.instance, d);  // the connection closed with its transaction open
@@ -182,7 +210,14 @@ std::vector<DeliveryAttempt> DeliveriesOf(const Plan& plan, const ScheduleResult
       }
     } else if (e.kind == "error") {
       d.end = DeliveryEnd::kRefused;
-      d.ended = fmt::format("refused by the database ({}): not acked", e.detail);
+      // The consumer's own throw, or the database's refusal; and whether the broker then
+      // gave up on the message.
+      const bool thrown = e.result.starts_with("thrown");
+      const bool given_up = e.result.ends_with("given up");
+      d.ended = thrown ? fmt::format("threw ({}): not acked", e.detail)
+                       : fmt::format("refused by the database ({}): not acked", e.detail);
+      d.ended += given_up ? ", and the broker gave up on it (dead-lettered): never acked"
+                          : ", so the broker delivers it again";
       end_transactions(e.instance, d);
     }
   }

@@ -20,8 +20,11 @@ namespace dedupsim::explore {
 // The attempts of a replayed run in the order they started. events: the run's trace;
 // run: its result (ScheduleResult::attempts maps each step to its attempt). Throws
 // std::logic_error when the trace and the steps disagree.
+// with_values: each statement's bound values in its `did` ("INSERT Inbox (:MessageId=78833635,
+// :Now=2026-01-05T09:00:02.000Z)"), ids cut to their first 8 characters.
 std::vector<DeliveryAttempt> DeliveriesOf(const Plan& plan, const ScheduleResult& run,
-                                          const std::vector<TraceEvent>& events);
+                                          const std::vector<TraceEvent>& events,
+                                          bool with_values = false);
 
 // "1-3, 5"
 std::string StepRanges(const std::vector<size_t>& steps);

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cmath>
+#include <map>
+#include <random>
 #include <stdexcept>
 
 #include "explore/deliveries.h"
@@ -133,15 +136,12 @@ class SleepSetSearch final : public Chooser {
   std::vector<Frame> frames_;
 };
 
-// Plans the reduction may not be used on: an instance that starts when another ends, or a
-// delivery that moves the shared clock, makes a step's effect depend on more than the
-// files it touched.
+// Plans the reduction may not be used on: an instance that starts when another ends makes
+// a step's effect depend on more than the files it touched. (A delivery's clock is its own:
+// a later arrival moves no other step's timestamps.)
 bool Reducible(const Plan& plan) {
   for (const InstanceScript& script : plan.instances) {
     if (script.start_after >= 0) return false;
-    for (const Delivery& d : script.deliveries) {
-      if (d.arrives_after.count() > 0) return false;
-    }
   }
   return true;
 }
@@ -162,6 +162,7 @@ RetryRule RetryRuleFor(const ExploreOptions& options) {
 }
 
 bool CellResult::Safe() const {
+  if (needless_reconciles > 0) return false;
   for (size_t i = 0; i < kOutcomeCount; ++i) {
     if (counts[i] > 0 && BreaksInvariant(OutcomeAt(i))) return false;
   }
@@ -188,6 +189,7 @@ Explorer::Explorer(ExploreOptions options, std::span<const Strategy* const> extr
       scheduler_(strategies_, SchedulerOptions{.journal = options.journal,
                                                .synchronous = options.synchronous,
                                                .reuse_connections = options.reuse_connections,
+                                               .max_steps = options.max_steps,
                                                .one_cpu = options.one_cpu,
                                                .retry = RetryRuleFor(options),
                                                .postgres = options.postgres,
@@ -195,24 +197,47 @@ Explorer::Explorer(ExploreOptions options, std::span<const Strategy* const> extr
 
 std::vector<Plan> Explorer::Plans(const Strategy& strategy, const Fault& fault) const {
   IdGenerator ids(options_.seed);
+  if (options_.graded) {
+    if (fault.graded_plans == nullptr) {
+      throw std::logic_error("fault " + std::string(fault.name) + " has no class-world plans");
+    }
+    return fault.graded_plans(strategy, ids);
+  }
   if (fault.sized_plans != nullptr) return fault.sized_plans(strategy, ids, options_.world);
+  if (fault.plans == nullptr) {
+    throw std::logic_error("fault " + std::string(fault.name) + " is the class world's only");
+  }
   return fault.plans(strategy, ids);
 }
 
 std::vector<std::string> Explorer::CleanDeliverySteps(const Strategy& strategy) {
   IdGenerator ids(options_.seed);
   Plan plan;
-  plan.orders.push_back(NewLogicalOrder(ids, 2));
-  plan.subscribers.push_back(&strategy);
-  Delivery d;
-  d.subscriber = &strategy;
-  d.message = NewMessage(ids, plan.orders[0]);
-  plan.instances.push_back({{d}, -1});
+  if (options_.graded) {
+    plan = GradedCleanPlan(strategy, ids);
+  } else {
+    plan.orders.push_back(NewLogicalOrder(ids, 2));
+    plan.subscribers.push_back(&strategy);
+    Delivery d;
+    d.subscriber = &strategy;
+    d.message = NewMessage(ids, plan.orders[0]);
+    plan.instances.push_back({{d}, -1});
+  }
   std::vector<int> none;
   PrefixChooser chooser(none);
   ScheduleResult run = scheduler_.Run(plan, chooser);
+  if (run.out_of_time) {
+    throw OutOfTime(fmt::format(
+        "{}: its first delivery did not end in time: a step ran on until the scheduler's "
+        "deadline stopped it",
+        strategy.name));
+  }
+  // The first attempt's steps only: a delivery that fails is redelivered, and its
+  // redeliveries are not steps of a clean delivery.
   std::vector<std::string> steps;
-  for (const std::string& step : run.steps) steps.push_back(StepWithoutInstance(step));
+  for (size_t i = 0; i < run.steps.size(); ++i) {
+    if (run.attempts[i] == 1) steps.push_back(StepWithoutInstance(run.steps[i]));
+  }
   return steps;
 }
 
@@ -228,51 +253,204 @@ void Explorer::CheckCrashPoints(const Strategy& strategy) {
   checked_.insert(&strategy);
 }
 
-CellResult Explorer::ExploreCell(const Strategy& strategy, const Fault& fault) {
+CellResult Explorer::ExploreCell(const Strategy& strategy, const Fault& fault,
+                                 const CellBudget* budget) {
   CheckCrashPoints(strategy);
   CellResult cell;
   cell.strategy = &strategy;
   cell.fault = &fault;
   std::vector<Plan> plans = Plans(strategy, fault);
-  for (size_t p = 0; p < plans.size(); ++p) {
-    for (const Strategy* s : plans[p].subscribers) CheckCrashPoints(*s);
-    VariantResult variant;
-    variant.variant = plans[p].variant;
-    auto count = [&](const ScheduleResult& run) {
-      variant.schedules++;
-      progress_.schedules++;
-      if (options_.progress) options_.progress(progress_);
-      cell.steps += static_cast<int64_t>(run.picks.size());
-      variant.longest = std::max(variant.longest, run.picks.size());
-      variant.counts[Index(run.outcome)]++;
-      if (IsFailing(run.outcome) &&
-          (!cell.shortest || run.picks.size() < cell.shortest->picks.size())) {
-        cell.shortest =
-            Counterexample{p, plans[p].variant, run.picks, run.steps, run.outcome, run.figures};
+  // Follow-up plans are added as their plan is run (the index loop sees them).
+  const bool follow = options_.graded && fault.follow_up != nullptr;
+  std::vector<bool> done;  // each plan: every schedule of it was run
+  cell.variants.reserve(plans.size());
+  // Counts a run of plan p: its variant, the cell's counts and counterexamples, and the
+  // follow-up plans a one-instance plan's run calls for.
+  auto count = [&](size_t p, const ScheduleResult& run) {
+    VariantResult& variant = cell.variants[p];
+    variant.schedules++;
+    cell.schedules++;
+    progress_.schedules++;
+    if (options_.progress) options_.progress(progress_);
+    cell.steps += static_cast<int64_t>(run.picks.size());
+    variant.longest = std::max(variant.longest, run.picks.size());
+    variant.counts[Index(run.outcome)]++;
+    cell.counts[Index(run.outcome)]++;
+    const bool needless = plans[p].strict && run.outcome == Outcome::kReconcile;
+    if (needless) cell.needless_reconciles++;
+    if (run.stale_refusals > 0 && cell.stale_refused++ == 0) cell.stale_variant = plans[p].variant;
+    auto keep = [&](std::optional<Counterexample>& best) {
+      if (!best || run.picks.size() < best->picks.size()) {
+        best = Counterexample{p,         plans[p],    plans[p].variant, run.picks,
+                              run.steps, run.outcome, run.figures};
       }
     };
-    variant.pruned = ForEachSchedule(plans[p], count);
-    cell.pruned += variant.pruned;
-    cell.schedules += variant.schedules;
-    for (size_t i = 0; i < kOutcomeCount; ++i) cell.counts[i] += variant.counts[i];
-    cell.variants.push_back(std::move(variant));
+    if (IsFailing(run.outcome)) keep(cell.shortest);
+    if (BreaksInvariant(run.outcome) || needless) keep(cell.shortest_unsafe);
+    if (follow && plans[p].instances.size() == 1 && variant.schedules == 1) {
+      std::vector<std::string> redelivery;  // the second attempt's steps
+      for (size_t i = 0; i < run.steps.size(); ++i) {
+        if (run.attempts[i] == 2) redelivery.push_back(StepWithoutInstance(run.steps[i]));
+      }
+      if (!redelivery.empty()) {
+        for (Plan& more : fault.follow_up(plans[p], redelivery)) plans.push_back(std::move(more));
+      }
+    }
+  };
+  auto add_variants = [&] {
+    while (cell.variants.size() < plans.size()) {
+      VariantResult v;
+      v.variant = plans[cell.variants.size()].variant;
+      v.strict = plans[cell.variants.size()].strict;
+      cell.variants.push_back(std::move(v));
+      done.push_back(false);
+    }
+  };
+  auto now = [] { return std::chrono::steady_clock::now(); };
+  for (size_t p = 0; p < plans.size(); ++p) {
+    add_variants();
+    for (const Strategy* s : plans[p].subscribers) CheckCrashPoints(*s);
+    if (budget != nullptr && now() >= budget->ordered_until) {
+      cell.exhaustive = false;
+      break;
+    }
+    bool complete = true;
+    std::function<bool()> stop;
+    if (budget != nullptr) stop = [&] { return now() >= budget->ordered_until; };
+    const int64_t pruned = ForEachSchedule(
+        plans[p], [&](const ScheduleResult& run) { count(p, run); }, stop, &complete);
+    add_variants();
+    cell.variants[p].pruned = pruned;
+    cell.pruned += pruned;
+    done[p] = complete;
+    if (!complete) {
+      cell.exhaustive = false;
+      break;
+    }
   }
+  add_variants();
+  if (!cell.exhaustive) Sample(cell, plans, done, *budget, count, add_variants);
   progress_.done++;
   if (options_.progress) options_.progress(progress_);
   return cell;
 }
 
+namespace {
+
+// Picks at random among the eligible instances, and multiplies how many there were: the
+// product over a walk is Knuth's estimate of the number of interleavings (each walk's
+// estimate is unbiased; their mean converges).
+class RandomWalk final : public Chooser {
+ public:
+  explicit RandomWalk(std::mt19937_64& rng) : rng_(rng) {}
+  std::optional<int> Choose(size_t, uint32_t eligible) override {
+    const int n = std::popcount(eligible);
+    estimate_ *= static_cast<double>(n);
+    uint64_t k = rng_() % static_cast<uint64_t>(n);
+    for (int i = 0; i < 32; ++i) {
+      if ((eligible & (1u << i)) != 0 && k-- == 0) return i;
+    }
+    return std::nullopt;
+  }
+  double estimate() const { return estimate_; }
+
+ private:
+  std::mt19937_64& rng_;
+  double estimate_ = 1;
+};
+
+}  // namespace
+
+void Explorer::Sample(CellResult& cell, std::vector<Plan>& plans, std::vector<bool>& done,
+                      const CellBudget& budget,
+                      const std::function<void(size_t, const ScheduleResult&)>& count,
+                      const std::function<void()>& add_variants) {
+  // The seed and the fault's name make the walks: the same seed, the same walks (as many as
+  // the time allows).
+  uint64_t seed = budget.seed;
+  for (char c : cell.fault->name) seed = seed * 1099511628211ULL + static_cast<unsigned char>(c);
+  std::mt19937_64 rng(seed);
+  cell.sample_seed = budget.seed;
+  int64_t ordered = cell.schedules;
+  std::map<size_t, std::pair<double, int64_t>> estimates;  // plan -> sum of estimates, walks
+  // A few walks even past the end, so the estimate has something to stand on (the
+  // scheduler's own deadline still stops a run that goes on).
+  constexpr int64_t kLeastWalks = 8;
+  while (std::chrono::steady_clock::now() < budget.sampled_until || cell.sampled < kLeastWalks) {
+    std::vector<size_t> open;
+    for (size_t p = 0; p < plans.size(); ++p) {
+      if (!done[p]) open.push_back(p);
+    }
+    if (open.empty()) break;
+    const size_t p = open[rng() % open.size()];
+    for (const Strategy* s : plans[p].subscribers) CheckCrashPoints(*s);
+    RandomWalk walk(rng);
+    ScheduleResult run = scheduler_.Run(plans[p], walk);
+    if (run.out_of_time) break;
+    if (run.abandoned) continue;
+    count(p, run);
+    add_variants();
+    cell.sampled++;
+    auto& [sum, walks] = estimates[p];
+    sum += walk.estimate();
+    walks++;
+    // A plan with one instance has one schedule: sampled once, it is done.
+    if (plans[p].instances.size() == 1) done[p] = true;
+  }
+  double total = static_cast<double>(ordered);
+  for (size_t p = 0; p < plans.size(); ++p) {
+    if (done[p] && plans[p].instances.size() == 1 && estimates.count(p) > 0) continue;
+    if (done[p]) continue;
+    auto it = estimates.find(p);
+    // A plan never walked counts as the average of those walked (at least one schedule).
+    double mean = 1;
+    if (it != estimates.end()) {
+      mean = it->second.first / static_cast<double>(it->second.second);
+    } else if (!estimates.empty()) {
+      double sum = 0;
+      int64_t walks = 0;
+      for (const auto& [q, e] : estimates) {
+        sum += e.first;
+        walks += e.second;
+      }
+      mean = sum / static_cast<double>(walks);
+    }
+    total += std::max(mean, 1.0);
+  }
+  // Plans of one instance sampled count once each; the rest are in `total` already.
+  for (const auto& [p, e] : estimates) {
+    if (plans[p].instances.size() == 1) total += 1;
+  }
+  cell.estimated = std::max(std::round(total), static_cast<double>(cell.schedules));
+}
+
 int64_t Explorer::ForEachSchedule(const Plan& plan,
                                   const std::function<void(const ScheduleResult&)>& each) {
+  bool complete = true;
+  return ForEachSchedule(plan, each, {}, &complete);
+}
+
+int64_t Explorer::ForEachSchedule(const Plan& plan,
+                                  const std::function<void(const ScheduleResult&)>& each,
+                                  const std::function<bool()>& stop, bool* complete) {
   int64_t pruned = 0;
+  *complete = true;
   if (options_.reduce && Reducible(plan)) {
     SleepSetSearch search;
     do {
       ScheduleResult run = scheduler_.Run(plan, search);
+      if (run.out_of_time) {
+        *complete = false;
+        return pruned;
+      }
       if (run.abandoned) {
         ++pruned;
       } else {
         each(run);
+      }
+      if (stop && stop()) {
+        *complete = !search.Next();
+        return pruned;
       }
     } while (search.Next());
     return pruned;
@@ -281,9 +459,17 @@ int64_t Explorer::ForEachSchedule(const Plan& plan,
   for (;;) {
     PrefixChooser chooser(prefix);
     ScheduleResult run = scheduler_.Run(plan, chooser);
+    if (run.out_of_time) {
+      *complete = false;
+      return pruned;
+    }
     if (run.abandoned) throw std::logic_error("a replay did not follow its own choices");
     each(run);
     if (!NextPrefix(run, prefix)) break;
+    if (stop && stop()) {
+      *complete = false;
+      return pruned;
+    }
   }
   return pruned;
 }
@@ -325,20 +511,30 @@ std::optional<size_t> ShortestFailingCell(const std::vector<CellResult>& cells) 
 
 ScheduleResult Explorer::ReplayShortest(const CellResult& cell, Recorder* recorder) {
   if (!cell.shortest) throw std::logic_error("no failing schedule to replay");
-  std::vector<Plan> plans = Plans(*cell.strategy, *cell.fault);
-  const Plan& plan = plans.at(cell.shortest->plan_index);
-  std::optional<ScheduleResult> run = RunExactly(plan, cell.shortest->picks, recorder);
-  if (!run) {
-    throw std::logic_error(fmt::format("{} x {}: the shortest failing schedule did not replay",
-                                       cell.strategy->name, cell.fault->name));
-  }
-  if (recorder != nullptr) run->deliveries = DeliveriesOf(plan, *run, recorder->Events());
-  return *run;
+  return Replay(cell, *cell.shortest, recorder);
 }
 
 ScheduleResult Explorer::ReplayShortest(const CellResult& cell, Recorder* recorder,
                                         std::vector<TablesSnapshot>* tables) {
-  if (tables == nullptr || recorder == nullptr) return ReplayShortest(cell, recorder);
+  if (!cell.shortest) throw std::logic_error("no failing schedule to replay");
+  return Replay(cell, *cell.shortest, recorder, tables);
+}
+
+ScheduleResult Explorer::Replay(const CellResult& cell, const Counterexample& c,
+                                Recorder* recorder, std::vector<TablesSnapshot>* tables) {
+  if (tables == nullptr || recorder == nullptr) {
+    std::optional<ScheduleResult> run = RunExactly(c.plan, c.picks, recorder);
+    if (!run) {
+      throw std::logic_error(fmt::format("{} x {}: the failing schedule did not replay",
+                                         cell.strategy->name, cell.fault->name));
+    }
+    // The class world tells each statement's bound values (the key a record was written
+    // under, the clock): a grader's student reads why two records did not meet.
+    if (recorder != nullptr) {
+      run->deliveries = DeliveriesOf(c.plan, *run, recorder->Events(), options_.graded);
+    }
+    return *run;
+  }
   if (options_.postgres != nullptr) {
     throw std::logic_error("the tables are read from the SQLite files; not on PostgreSQL");
   }
@@ -352,7 +548,7 @@ ScheduleResult Explorer::ReplayShortest(const CellResult& cell, Recorder* record
   // probe reads while nothing else moves.
   recorder->SetObserver([&](const TraceEvent& e) { tables->push_back(probe.Read(e)); });
   try {
-    ScheduleResult run = ReplayShortest(cell, recorder);
+    ScheduleResult run = Replay(cell, c, recorder);
     recorder->SetObserver(nullptr);
     return run;
   } catch (...) {

@@ -6,11 +6,13 @@
 // choices, and every complete schedule is run exactly once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <set>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@ namespace dedupsim::explore {
 
 struct VariantResult {
   std::string variant;
+  bool strict = false;  // nothing in the plan calls for reconciliation (Plan::strict)
   int64_t schedules = 0;
   int64_t pruned = 0;  // runs the reduction ended early: every schedule through them was run
   size_t longest = 0;  // steps in the longest schedule
@@ -34,6 +37,7 @@ struct VariantResult {
 // and the instance that moved at each step.
 struct Counterexample {
   size_t plan_index = 0;
+  Plan plan;  // the plan itself (a follow-up plan is not among the fault's first plans)
   std::string variant;
   std::vector<int> picks;
   std::vector<std::string> steps;
@@ -41,19 +45,47 @@ struct Counterexample {
   Figures figures;
 };
 
+// How long a cell may take (dedupsim check's --budget): its plans are explored in order,
+// every schedule, until `ordered_until`; what is left of them is then sampled at random
+// (seeded) until `sampled_until`, and the cell says it was not exhaustive.
+struct CellBudget {
+  std::chrono::steady_clock::time_point ordered_until;
+  std::chrono::steady_clock::time_point sampled_until;
+  uint64_t seed = 1;  // the random walks' seed (with the cell's fault name)
+};
+
 struct CellResult {
   const Strategy* strategy = nullptr;
   const Fault* fault = nullptr;
   int64_t schedules = 0;
+  // False when the budget ran out: only `schedules` of them were run (explored in order, then
+  // `sampled` of them at random), and `estimated` is about how many the search has in all
+  // (the ones run in order, and for each plan not finished the number of interleavings a
+  // random walk's choices multiply to, averaged: Knuth's estimate).
+  bool exhaustive = true;
+  int64_t sampled = 0;
+  double estimated = 0;  // may be far beyond what an integer holds: 2 copies of 50 steps
+  uint64_t sample_seed = 0;
   int64_t steps = 0;  // summed over its schedules
   int64_t pruned = 0;
   OutcomeCounts counts{};
+  // Schedules of strict plans that ended reconcile: a flag nothing called for.
+  int64_t needless_reconciles = 0;
+  // Schedules in which SQLite refused a delivery's write because the transaction had read
+  // before another instance wrote (ScheduleResult::stale_refusals), and the plan of the
+  // first: a pass here may rest on that refusal, which PostgreSQL does not make.
+  int64_t stale_refused = 0;
+  std::string stale_variant;
   std::vector<VariantResult> variants;
   // The failing schedule with the fewest steps (the first found, on a tie).
   std::optional<Counterexample> shortest;
+  // The same among the schedules that broke the invariant (a reconcile of a strict plan
+  // included): what a grader shows. Empty when the cell is safe.
+  std::optional<Counterexample> shortest_unsafe;
 
   int64_t Failing() const { return schedules - counts[Index(Outcome::kOnce)]; }
-  // No schedule broke the invariant (once or reconcile everywhere).
+  // No schedule broke the invariant (once or reconcile everywhere; reconcile only where
+  // something called for it).
   bool Safe() const;
 };
 
@@ -103,10 +135,14 @@ struct ExploreOptions {
   // length are the same; the counts are of classes of equivalent schedules.
   bool reduce = true;
   bool one_cpu = true;  // see SchedulerOptions::one_cpu
+  size_t max_steps = 5000;  // a run longer than this ends as an error (SchedulerOptions)
   WorldSize world{};    // the concurrent fault's copies and instances
   // When a blocked instance is offered again. Default (nullopt): kAfterRelease when
   // reducing with the WAL journal, else kAfterAnyStep (see RetryRule).
   std::optional<RetryRule> retry{};
+  // The class world (dedupsim check): each fault's graded_plans, and its follow-ups, instead
+  // of the lesson world's plans; see faults.h.
+  bool graded = false;
   // Explore on this PostgreSQL schema (null: a temporary SQLite file); see SchedulerOptions.
   const PgDatabase* postgres = nullptr;
   Isolation isolation = Isolation::kReadCommitted;
@@ -119,6 +155,12 @@ RetryRule RetryRuleFor(const ExploreOptions& options);
 // The index of the cell whose shortest failing schedule has the fewest steps (the earlier
 // cell on a tie), or nullopt when no cell has a failing schedule.
 std::optional<size_t> ShortestFailingCell(const std::vector<CellResult>& cells);
+
+// A search the scheduler's deadline stopped where it cannot go on (Scheduler::StopAt).
+class OutOfTime : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class Explorer {
  public:
@@ -136,10 +178,15 @@ class Explorer {
   // one schedule per class of schedules that differ only in the order of independent
   // steps. Returns the runs the reduction ended early (0 without it).
   int64_t ForEachSchedule(const Plan& plan, const std::function<void(const ScheduleResult&)>& each);
+  // The same, stopping when stop() says so after a schedule; *complete tells whether every
+  // schedule was run.
+  int64_t ForEachSchedule(const Plan& plan, const std::function<void(const ScheduleResult&)>& each,
+                          const std::function<bool()>& stop, bool* complete);
 
   // Every schedule of every plan of the fault. Each cell explored counts one done for
   // options().progress, of the total said by ExpectCells (ExploreMatrix says its own).
-  CellResult ExploreCell(const Strategy& strategy, const Fault& fault);
+  CellResult ExploreCell(const Strategy& strategy, const Fault& fault,
+                         const CellBudget* budget = nullptr);
   void ExpectCells(int64_t total) { progress_.total = total; }
   MatrixResult ExploreMatrix(std::span<const Strategy* const> strategies,
                              std::span<const Fault* const> faults);
@@ -152,6 +199,10 @@ class Explorer {
   // Replays the cell's shortest failing schedule, traced into recorder. Throws
   // std::logic_error when it no longer runs (the explorer would be non-deterministic).
   ScheduleResult ReplayShortest(const CellResult& cell, Recorder* recorder);
+  // The same for any counterexample of the cell's (its shortest_unsafe), with the tables
+  // after each step when tables is given (see below).
+  ScheduleResult Replay(const CellResult& cell, const Counterexample& c, Recorder* recorder,
+                        std::vector<TablesSnapshot>* tables = nullptr);
   // The same, and after every step the replay records, the tables of the database (and of
   // the second file, when there is one) as a reader sees them then, read from the files
   // by a probe connection of its own (the step-through page's tables).
@@ -164,6 +215,13 @@ class Explorer {
   void CheckCrashPoints(const Strategy& strategy);
 
  private:
+  // Past the budget's ordered search: random walks through the plans not finished, until
+  // the budget's end.
+  void Sample(CellResult& cell, std::vector<Plan>& plans, std::vector<bool>& done,
+              const CellBudget& budget,
+              const std::function<void(size_t, const ScheduleResult&)>& count,
+              const std::function<void()>& add_variants);
+
   ExploreOptions options_;
   ExploreProgress progress_;
   std::vector<const Strategy*> strategies_;  // the table's, then the extra ones

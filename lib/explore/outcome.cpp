@@ -20,6 +20,8 @@ std::string_view ToString(Outcome outcome) {
       return "deadlock";
     case Outcome::kError:
       return "error";
+    case Outcome::kWrong:
+      return "wrong";
   }
   return "?";
 }
@@ -34,12 +36,14 @@ int Severity(Outcome o) {
       return 1;
     case Outcome::kLost:
       return 2;
-    case Outcome::kTwice:
+    case Outcome::kWrong:
       return 3;
-    case Outcome::kError:
+    case Outcome::kTwice:
       return 4;
-    case Outcome::kDeadlock:
+    case Outcome::kError:
       return 5;
+    case Outcome::kDeadlock:
+      return 6;
   }
   return 0;
 }
@@ -48,8 +52,11 @@ int Severity(Outcome o) {
 
 Outcome Worse(Outcome a, Outcome b) { return Severity(b) > Severity(a) ? b : a; }
 
-Outcome Classify(int64_t applied, bool flagged, bool acked) {
+Outcome Classify(int64_t applied, bool flagged, bool acked, bool given_up) {
+  // Dead-lettered: the broker gave up on a delivery of it, whatever the others did.
+  if (given_up) return Outcome::kError;
   if (flagged) return Outcome::kReconcile;  // whatever happened, a person was told
+  if (applied == kNotWhole) return Outcome::kWrong;
   if (applied > 1) return Outcome::kTwice;
   if (applied == 1) return Outcome::kOnce;
   return acked ? Outcome::kLost : Outcome::kError;

@@ -16,10 +16,11 @@ enum class Outcome {
   kLost,       // an effect never happened, though its message was acked
   kReconcile,  // a delivery returned NeedsReconciliation: flagged for a person
   kDeadlock,   // every live instance waited for a lock another held
-  kError,      // a message was given up after repeated database errors, or a step limit
+  kError,      // a message was given up (dead-lettered) after repeated failures, or a step limit
+  kWrong,      // the effect was not the order's: another amount, another book, another column
 };
 
-inline constexpr size_t kOutcomeCount = 6;
+inline constexpr size_t kOutcomeCount = 7;
 using OutcomeCounts = std::array<int64_t, kOutcomeCount>;
 
 std::string_view ToString(Outcome outcome);  // "once", "twice", ...
@@ -34,11 +35,16 @@ inline bool BreaksInvariant(Outcome outcome) {
   return outcome != Outcome::kOnce && outcome != Outcome::kReconcile;
 }
 
-// The worse of two outcomes: deadlock, error, twice, lost, reconcile, once.
+// The worse of two outcomes: deadlock, error, twice, wrong, lost, reconcile, once.
 Outcome Worse(Outcome a, Outcome b);
 
-// One subscriber and one order: applied times, whether a delivery flagged it, whether any
-// delivery of it returned (was acked).
-Outcome Classify(int64_t applied, bool flagged, bool acked);
+// A count of applications that is no whole number: the books reserved were not a multiple
+// of the order's quantity (or could not be told apart from another order's).
+inline constexpr int64_t kNotWhole = -1;
+
+// One subscriber and one order: applied times (kNotWhole: wrong), whether a delivery
+// flagged it, whether any delivery of it returned (was acked), whether one was given up
+// (never acked after the broker's last attempt: dead-lettered, never once).
+Outcome Classify(int64_t applied, bool flagged, bool acked, bool given_up = false);
 
 }  // namespace dedupsim::explore

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/message.h"
 #include "explore/strategy.h"
 
@@ -21,10 +24,25 @@ struct Delivery {
   OrderPlaced message;
   // crash_at[i]: the crash point where attempt i+1 dies; "" or absent: no crash.
   std::vector<std::string> crash_at;
+  // crash_step[i]: attempt i+1 dies just before its crash_step[i]-th step (1-based); 0 or
+  // absent: no crash. Names the step by its place, so of two steps with one label (two
+  // BEGINs) either can be chosen. Used where crash_at names nothing for that attempt.
+  std::vector<int> crash_step;
   bool ack_lost = false;  // handled, but the broker never hears the ack
-  // The clock moves this far before the delivery starts (a redelivery after a lock
-  // expired), so its timestamps differ from the first delivery's.
+  // When the broker hands this delivery over, counted from the plan's start: its clock
+  // (:Now) reads start + arrives_after, so its timestamps differ from an earlier
+  // delivery's. Each delivery has its own clock: no step moves another's.
   std::chrono::milliseconds arrives_after{0};
+  // A redelivery (after a crash or a refusal) arrives this much after the attempt before.
+  std::chrono::milliseconds redelivered_after{0};
+};
+
+// A book on the shelf when a plan starts: its StockItems row.
+struct BookRow {
+  std::string book_id;
+  std::string title;
+  int64_t on_hand = 10;
+  int64_t reserved = 0;
 };
 
 struct InstanceScript {
@@ -34,7 +52,18 @@ struct InstanceScript {
 
 struct Plan {
   std::string variant;  // what sets this plan apart within its fault ("crash at COMMIT")
+  // The orders its messages carry. Each must have its effect exactly once per subscriber;
+  // several may share a book.
   std::vector<LogicalOrder> orders;
+  // The StockItems rows before the run. Empty: one row per order (Dune, Solaris ...; 10 on
+  // hand, 0 reserved). A book no order names must keep its row exactly as it was.
+  std::vector<BookRow> books;
+  // The clock when the plan starts (nullopt: the explorer's epoch, 2026-01-05 09:00 UTC).
+  std::optional<TimePoint> start;
+  // Nothing in this plan calls for reconciliation: every delivery ran on its own or after
+  // the one before had finished. A delivery that flags the message for a person here
+  // fails the plan (its outcome is still counted as reconcile).
+  bool strict = false;
   std::vector<const Strategy*> subscribers;  // each must apply its effect once per order
   std::vector<InstanceScript> instances;     // A, B, C ... at most kMaxInstances
   // Random plans: the faults (faults.h names) this plan actually holds, as drawn.

@@ -30,8 +30,8 @@ std::string Pad(const std::string& s, size_t width) {
 std::string Label(const OutcomeCounts& counts) {
   std::string out;
   // Worst first: the reader sees what matters most.
-  for (Outcome o : {Outcome::kDeadlock, Outcome::kError, Outcome::kTwice, Outcome::kLost,
-                    Outcome::kReconcile}) {
+  for (Outcome o : {Outcome::kDeadlock, Outcome::kError, Outcome::kTwice, Outcome::kWrong,
+                    Outcome::kLost, Outcome::kReconcile}) {
     int64_t n = counts[Index(o)];
     if (n == 0) continue;
     if (!out.empty()) out += ' ';
@@ -168,12 +168,16 @@ nlohmann::ordered_json FiguresToJson(const Figures& f) {
           {"deliveries", f.deliveries}};
 }
 
-std::string FormatFigures(const Figures& f) {
+std::string FormatFigures(const Figures& f) { return FormatFigures(f, true); }
+
+std::string FormatFigures(const Figures& f, bool with_reserved) {
   return fmt::format(
-      "reserved {} (once per order: {}), inbox rows {}, emails sent {}, flagged for reconciliation "
-      "{}, crashes {}, delivery attempts {}",
-      f.reserved, f.reserved_expected, f.inbox_rows, f.emails_sent, f.flagged, f.crashes,
-      f.deliveries);
+      "{}inbox rows {}, emails sent {}, flagged for reconciliation {}, crashes {}, delivery "
+      "attempts {}",
+      with_reserved
+          ? fmt::format("reserved {} (once per order: {}), ", f.reserved, f.reserved_expected)
+          : "",
+      f.inbox_rows, f.emails_sent, f.flagged, f.crashes, f.deliveries);
 }
 
 nlohmann::ordered_json MatrixToJson(const MatrixResult& m) {
@@ -323,13 +327,23 @@ std::string FormatRandom(const RandomResult& r) {
       "each run: 1 to 3 orders, random interleavings; mixing in {}\n\n",
       r.seed, r.runs, ToString(r.journal), fmt::join(r.mix.Names(), ", "));
   std::vector<std::vector<std::string>> table;
-  table.push_back({"strategy", "once", "twice", "lost", "reconcile", "deadlock", "error", "first failing runs"});
+  // The columns: every outcome, `wrong` only when some run ended so (the post's consumers
+  // never reserve another amount).
+  std::vector<Outcome> columns{Outcome::kOnce,      Outcome::kTwice,    Outcome::kLost,
+                               Outcome::kReconcile, Outcome::kDeadlock, Outcome::kError};
+  for (const RandomRow& row : r.rows) {
+    if (row.counts[Index(Outcome::kWrong)] > 0) {
+      columns.push_back(Outcome::kWrong);
+      break;
+    }
+  }
+  std::vector<std::string> header{"strategy"};
+  for (Outcome o : columns) header.emplace_back(ToString(o));
+  header.emplace_back("first failing runs");
+  table.push_back(header);
   for (const RandomRow& row : r.rows) {
     std::vector<std::string> line{std::string(row.strategy->name)};
-    for (Outcome o : {Outcome::kOnce, Outcome::kTwice, Outcome::kLost, Outcome::kReconcile,
-                      Outcome::kDeadlock, Outcome::kError}) {
-      line.push_back(std::to_string(row.counts[Index(o)]));
-    }
+    for (Outcome o : columns) line.push_back(std::to_string(row.counts[Index(o)]));
     std::vector<std::string> first;
     for (size_t i = 0; i < row.failing.size() && i < 5; ++i) first.push_back(std::to_string(row.failing[i]));
     line.push_back(first.empty() ? "-" : fmt::format("{}", fmt::join(first, " ")));

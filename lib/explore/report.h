@@ -26,6 +26,9 @@ nlohmann::ordered_json MatrixToJson(const MatrixResult& matrix);
 
 // What the final state held: reserved, Inbox rows, emails, flags.
 std::string FormatFigures(const Figures& figures);
+// The same, without "reserved N (once per order: M)" when with_reserved is false (a run in
+// which no consumer reserves stock and nothing was reserved: an email consumer's).
+std::string FormatFigures(const Figures& figures, bool with_reserved);
 nlohmann::ordered_json FiguresToJson(const Figures& figures);
 
 // The cell's shortest failing schedule: a header, the replay's trace (one FormatTraceLine

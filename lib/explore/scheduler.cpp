@@ -8,8 +8,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <functional>
+#include <map>
+#include <set>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -91,10 +95,34 @@ enum class WorkerState { kIdle, kWaiting, kAtGate, kBlocked, kRunning, kDone };
 struct Tally {
   bool acked = false;
   bool flagged = false;
+  bool given_up = false;  // a delivery of it was refused on the broker's last attempt
 };
 
 const TimePoint kEpoch =
     std::chrono::sys_days{std::chrono::year{2026} / 1 / 5} + std::chrono::hours{9};
+
+// The plan's books, or one per order when it names none (Dune, Solaris ...: 10 on hand,
+// none reserved).
+std::vector<BookRow> BooksOf(const Plan& p) {
+  if (!p.books.empty()) {
+    for (const LogicalOrder& order : p.orders) {
+      if (std::none_of(p.books.begin(), p.books.end(),
+                       [&](const BookRow& b) { return b.book_id == order.book_id; })) {
+        throw std::logic_error("a plan's order names a book the plan does not stock");
+      }
+    }
+    return p.books;
+  }
+  static constexpr const char* kTitles[] = {"Dune", "Solaris", "Hyperion", "Foundation"};
+  std::vector<BookRow> books;
+  for (const LogicalOrder& order : p.orders) {
+    if (std::any_of(books.begin(), books.end(),
+                    [&](const BookRow& b) { return b.book_id == order.book_id; }))
+      continue;
+    books.push_back({order.book_id, kTitles[books.size() % 4], 10, 0});
+  }
+  return books;
+}
 
 constexpr uint8_t kMainFile = 1;
 constexpr uint8_t kAuxFile = 2;
@@ -225,7 +253,12 @@ struct Scheduler::Impl {
   struct ResetSql;
   const ResetSql& ResetOf(const Strategy* s);
   Figures Measure(const Plan& plan, ScheduleResult& result);
+  std::vector<BookRow> ReadBooks();  // StockItems as it is now, by BookId
   void RecordResult(const Delivery& delivery, DeliveryResult r);
+  void RecordGivenUp(const Delivery& delivery);
+  // A plan with one instance: what the books moved by during the attempt that just ended is
+  // that delivery's (its order's, its subscriber's).
+  void AfterAttempt(const Delivery& delivery);
   size_t TallySlot(const Delivery& delivery) const;
 
   SchedulerOptions options;
@@ -234,12 +267,9 @@ struct Scheduler::Impl {
   std::optional<DatabaseFile> aux_db;
   Connection control;  // set-up and read-back; never scheduled
   std::optional<PgConnection> pg_control;  // the same on PostgreSQL
-  // PostgreSQL: what Measure read after the run, in one query (a round trip per figure
-  // was a fifth of a schedule's): each book's Reserved, and the Inbox rows.
-  std::unordered_map<std::string, int64_t> pg_reserved;
+  // PostgreSQL: the Inbox rows, read by ReadBooks with the books (one round trip).
   int64_t pg_inbox_rows = 0;
   std::optional<Connection> aux_control;
-  ManualClock clock{kEpoch};
   Baton baton{kMaxInstances};
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
@@ -255,12 +285,25 @@ struct Scheduler::Impl {
   // Per run; touched only by the baton holder.
   const Plan* plan = nullptr;
   bool abort = false;
-  std::vector<std::string> sent;  // idempotency keys (message ids) the provider accepted
-  std::vector<std::string> published;  // message ids whose delivery published a message
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // StopAt
+  // What the deliveries sent: the message they handled, and the subscriber that did.
+  struct Sent {
+    std::string message_id;
+    const Strategy* subscriber = nullptr;
+  };
+  std::vector<Sent> sent;       // emails the counting provider accepted
+  std::vector<Sent> published;  // messages published to the broker
   std::unordered_map<std::string, size_t> order_of_message;
+  std::vector<BookRow> books;  // the StockItems rows the plan started with
+  // One instance only: Reserved as the last attempt left it, and per tally slot what each
+  // book moved by during that slot's deliveries.
+  std::map<std::string, int64_t> reserved_now;
+  std::vector<std::map<std::string, int64_t>> moved;
+  TimePoint start;             // the plan's start on the clock
   std::vector<Tally> tallies;  // orders x subscribers
   int64_t crashes = 0;
   int64_t attempts = 0;
+  int stale_refusals = 0;  // ScheduleResult::stale_refusals of the run under way
   std::string failure;  // a consumer failed in a way the explorer does not model
   // ... because its input is at fault (a consumer file's statement past its budget) or the
   // machine is (a full disk: StoreErrorKind::kEnvironment): the error itself, rethrown as it
@@ -296,6 +339,8 @@ class Worker final : public StepGate, public PgStepGate {
   const std::string& pending() const { return pending_; }
   const std::string& name() const { return name_; }
   bool crashed_last_step() const { return crashed_now_; }
+  // Blocked as a redelivery that waits for a lock to be released (not a statement's retry).
+  bool redelivery_wait() const { return redelivery_wait_; }
   // The run's delivery attempt (1 for its first) the step it waits to take belongs to.
   int64_t attempt_seq() const { return attempt_seq_; }
   // The files on which one of its connections holds the write lock (SQLite; 0 on PostgreSQL).
@@ -309,6 +354,8 @@ class Worker final : public StepGate, public PgStepGate {
   }
 
   void clear_crashed() { crashed_now_ = false; }
+  // Another instance's connection holds the write lock on file (read while they are parked).
+  bool AnotherHoldsWriteLock(uint8_t file) const;
   int64_t blocked_at() const { return blocked_at_; }
   uint8_t blocked_file() const { return blocked_file_; }
   void set_blocked_at(int64_t progress) { blocked_at_ = progress; }
@@ -376,7 +423,8 @@ class Worker final : public StepGate, public PgStepGate {
   // StepGate: every statement and hook is a step the scheduler hands out.
   void BeforeStatement(Connection& c, std::string_view sql) override {
     std::string label = StepLabel(sql);
-    next_footprint_ = StatementFootprint(label, aux_ && &c == &*aux_ ? kAuxFile : kMainFile);
+    last_file_ = aux_ && &c == &*aux_ ? kAuxFile : kMainFile;
+    next_footprint_ = StatementFootprint(label, last_file_);
     Arrive(label, true);
   }
   // RunHook notes a crash at a hook itself.
@@ -412,9 +460,16 @@ class Worker final : public StepGate, public PgStepGate {
     // Unwinding after a crash (a Transaction's destructor rolling back): a dead process
     // runs nothing more.
     if (dead_) throw SimulatedCrash(label);
-    state_ = WorkerState::kAtGate;
+    // A redelivery after the database refused a write for a lock another instance holds
+    // waits, like a blocked statement, until that lock is released: the broker's
+    // redelivery comes later than a transaction lasts.
+    if (awaits_release_ && !AnotherHoldsWriteLock(blocked_file_)) awaits_release_ = false;
+    state_ = awaits_release_ ? WorkerState::kBlocked : WorkerState::kAtGate;
+    redelivery_wait_ = awaits_release_;
+    awaits_release_ = false;
     pending_ = label;
     owner_.baton.Yield(index_);
+    redelivery_wait_ = false;
     state_ = WorkerState::kRunning;
     footprint_ = next_footprint_;
     next_footprint_ = Footprint{};
@@ -423,8 +478,11 @@ class Worker final : public StepGate, public PgStepGate {
       dead_ = true;
       throw SimulatedCrash("abort");
     }
-    if (!crash_at_.empty() && crash_at_ == label) {
+    ++steps_in_attempt_;
+    if ((!crash_at_.empty() && crash_at_ == label) ||
+        (crash_step_ > 0 && steps_in_attempt_ == crash_step_)) {
       crash_at_.clear();
+      crash_step_ = 0;
       dead_ = true;
       crashed_now_ = true;
       footprint_.writes |= OpenFiles();  // closing ends its transaction, releases its locks
@@ -441,7 +499,7 @@ class Worker final : public StepGate, public PgStepGate {
     void Send(const std::string& idempotency_key, const std::string&) override {
       worker_.next_footprint_ = Footprint{};  // the provider's count: order does not matter
       worker_.Arrive("EmailProvider.Send", true);
-      worker_.owner_.sent.push_back(idempotency_key);
+      worker_.owner_.sent.push_back({idempotency_key, worker_.subscriber_});
     }
 
    private:
@@ -531,12 +589,9 @@ class Worker final : public StepGate, public PgStepGate {
       aux_.reset();
     }
     for (const Delivery& d : script_->deliveries) {
-      if (d.arrives_after.count() > 0) {
-        owner_.clock.Advance(d.arrives_after);
-        footprint_.all = true;  // every later timestamp depends on it
-      }
       for (int attempt = 1;; ++attempt) {
         if (!Attempt(d, attempt)) return;  // aborted
+        owner_.AfterAttempt(d);
         if (done_) break;
       }
     }
@@ -550,6 +605,11 @@ class Worker final : public StepGate, public PgStepGate {
     EnsureOpen(*d.subscriber);
     size_t slot = static_cast<size_t>(attempt - 1);
     crash_at_ = slot < d.crash_at.size() ? d.crash_at[slot] : "";
+    crash_step_ = slot < d.crash_step.size() ? d.crash_step[slot] : 0;
+    steps_in_attempt_ = 0;
+    subscriber_ = d.subscriber;
+    // This attempt's own clock: when the broker handed it over. No other step moves it.
+    clock_.Set(owner_.start + d.arrives_after + (attempt - 1) * d.redelivered_after);
     owner_.attempts++;
     attempt_seq_ = owner_.attempts;
     delivery_ = DeliveryRef{d.message.message_id, attempt};
@@ -567,14 +627,14 @@ class Worker final : public StepGate, public PgStepGate {
       DeliveryResult r = DeliveryResult::kProcessed;
       bool open_transaction = false;
       if (pg_) {
-        StoreContext context{*pg_, owner_.clock, provider};
+        StoreContext context{*pg_, clock_, provider};
         r = d.subscriber->handle_store(context, d.message);
         open_transaction = pg_->InTransaction();
       } else {
-        DeliveryContext context{*db_, aux_ && aux_->is_open() ? &*aux_ : nullptr, owner_.clock,
+        DeliveryContext context{*db_, aux_ && aux_->is_open() ? &*aux_ : nullptr, clock_,
                                 provider,
                                 [this](const std::string&, const OrderPlaced& m) {
-                                  owner_.published.push_back(m.message_id);
+                                  owner_.published.push_back({m.message_id, subscriber_});
                                 }};
         r = d.subscriber->handle(context, d.message);
         open_transaction = db_->InTransaction();
@@ -607,9 +667,9 @@ class Worker final : public StepGate, public PgStepGate {
         }
         return false;
       }
-      return Refused(e, attempt);
+      return Refused(d, e, attempt);
     } catch (const DeliveryFailed& e) {
-      return Refused(e, attempt);
+      return Refused(d, e, attempt);
     } catch (const InputError& e) {
       CloseAll();
       if (owner_.failure.empty()) {
@@ -628,13 +688,33 @@ class Worker final : public StepGate, public PgStepGate {
 
   // The database refused the delivery, or the consumer gave up on it: not acked, and the
   // broker redelivers it, up to max_attempts.
-  bool Refused(const std::exception& e, int attempt) {
+  bool Refused(const Delivery& d, const std::exception& e, int attempt) {
     if (owner_.abort) {
       Unwind();
       return false;
     }
-    Note("error", e.what(), "not acked");
-    if (attempt >= owner_.options.max_attempts) done_ = true;  // given up, never acked
+    const bool given_up = attempt >= owner_.options.max_attempts;
+    const bool thrown = dynamic_cast<const DeliveryFailed*>(&e) != nullptr;
+    Note("error", e.what(),
+         std::string(thrown ? "thrown, " : "") + "not acked" + (given_up ? ", given up" : ""));
+    // SQLite's plain SQLITE_BUSY with no busy handler called: a deferred transaction that
+    // had read could not take the write lock another instance holds. Its redelivery waits
+    // for that lock (Arrive). A stale snapshot (517) needs no wait: the writer has committed.
+    const auto* store = dynamic_cast<const StoreError*>(&e);
+    if (!pg_ && store != nullptr &&
+        (store->backend_code() == "5" || store->backend_code() == "517")) {
+      ++owner_.stale_refusals;
+    }
+    if (!pg_ && store != nullptr && store->backend_code() == "5") {
+      awaits_release_ = true;
+      blocked_file_ = last_file_;
+      footprint_.writes |= last_file_;
+      if (owner_.options.retry == RetryRule::kAfterAnyStep) footprint_.all = true;
+    }
+    if (given_up) {  // never acked: dead-lettered
+      done_ = true;
+      owner_.RecordGivenUp(d);
+    }
     return true;
   }
 
@@ -652,6 +732,13 @@ class Worker final : public StepGate, public PgStepGate {
   std::string pending_;       // the step it waits to take
   std::string current_;       // the step it is taking
   std::string crash_at_;      // where this attempt dies, or ""
+  int crash_step_ = 0;        // before which of its steps this attempt dies (1-based), or 0
+  bool awaits_release_ = false;  // its next attempt waits for a lock to be released
+  bool redelivery_wait_ = false;  // blocked, as the redelivery that awaits a release
+  uint8_t last_file_ = kMainFile;  // the file of its last statement
+  int steps_in_attempt_ = 0;  // steps this attempt has arrived at so far
+  const Strategy* subscriber_ = nullptr;  // the consumer of the delivery under way
+  ManualClock clock_{TimePoint{}};  // this attempt's :Now
   Footprint next_footprint_;  // what the step it waits to take will touch
   Footprint footprint_;       // what the step it is taking touched so far
   bool dead_ = false;         // crashed: unwinding, nothing more runs
@@ -664,6 +751,13 @@ class Worker final : public StepGate, public PgStepGate {
   bool released_ = false;     // PostgreSQL: its waiting statement has its answer
   bool settling_ = false;
 };
+
+bool Worker::AnotherHoldsWriteLock(uint8_t file) const {
+  for (const auto& other : owner_.workers) {
+    if (other.get() != this && (other->WriteLocks() & file) != 0) return true;
+  }
+  return false;
+}
 
 Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions opts)
     : options(opts),
@@ -716,9 +810,14 @@ void Scheduler::Impl::Reset(const Plan& p) {
   published.clear();
   crashes = 0;
   attempts = 0;
+  stale_refusals = 0;
   failure.clear();
   input_failure = nullptr;
-  clock.Set(kEpoch);
+  start = p.start.value_or(kEpoch);
+  books = BooksOf(p);
+  reserved_now.clear();
+  for (const BookRow& b : books) reserved_now[b.book_id] = b.reserved;
+  moved.assign(p.orders.size() * p.subscribers.size(), {});
   order_of_message.clear();
   for (const InstanceScript& script : p.instances) {
     for (const Delivery& d : script.deliveries) order_of_message[d.message.message_id] = d.order;
@@ -733,13 +832,13 @@ void Scheduler::Impl::Reset(const Plan& p) {
   control.Cached("BEGIN IMMEDIATE").Execute();
   control.Cached("DELETE FROM Inbox").Execute();
   control.Cached("DELETE FROM StockItems").Execute();
-  int n = 0;
-  for (const LogicalOrder& order : p.orders) {
-    static constexpr const char* kTitles[] = {"Dune", "Solaris", "Hyperion", "Foundation"};
+  for (const BookRow& book : books) {
     control
-        .Cached("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, 10, 0)")
-        .Bind(1, order.book_id)
-        .Bind(2, kTitles[n++ % 4])
+        .Cached("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, ?3, ?4)")
+        .Bind(1, book.book_id)
+        .Bind(2, book.title)
+        .Bind(3, book.on_hand)
+        .Bind(4, book.reserved)
         .Execute();
   }
   // Every known strategy's tables, not only the plan's: a strategy may write tables another
@@ -776,12 +875,10 @@ void Scheduler::Impl::ResetPostgres(const Plan& p) {
   std::string script =
       "BEGIN; DELETE FROM Inbox; DELETE FROM InboxByMessageId; DELETE FROM StockReservations; "
       "DELETE FROM StockItems;";
-  int n = 0;
-  for (const LogicalOrder& order : p.orders) {
-    static constexpr const char* kTitles[] = {"Dune", "Solaris", "Hyperion", "Foundation"};
+  for (const BookRow& book : books) {
     script += fmt::format(
-        " INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ({}, '{}', 10, 0);",
-        QuoteLiteral(order.book_id), kTitles[n++ % 4]);
+        " INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ({}, {}, {}, {});",
+        QuoteLiteral(book.book_id), QuoteLiteral(book.title), book.on_hand, book.reserved);
   }
   script += " COMMIT";
   pg_control->ExecScript(script);
@@ -839,6 +936,18 @@ void Scheduler::Impl::RecordResult(const Delivery& d, DeliveryResult r) {
   if (r == DeliveryResult::kNeedsReconciliation) t.flagged = true;
 }
 
+void Scheduler::Impl::RecordGivenUp(const Delivery& d) { tallies[TallySlot(d)].given_up = true; }
+
+void Scheduler::Impl::AfterAttempt(const Delivery& d) {
+  if (plan->instances.size() != 1) return;  // others' steps may be in between: not its alone
+  std::map<std::string, int64_t>& mine = moved[TallySlot(d)];
+  for (const BookRow& b : ReadBooks()) {
+    int64_t& before = reserved_now[b.book_id];
+    if (b.reserved != before) mine[b.book_id] += b.reserved - before;
+    before = b.reserved;
+  }
+}
+
 void Scheduler::Impl::Abort() {
   abort = true;
   for (;;) {
@@ -859,23 +968,60 @@ void Scheduler::Impl::Abort() {
 
 namespace {
 
-// The probe the adapters read their effects through.
+// Shares out what a book's Reserved moved by among the reservations expected on it (the
+// quantities, one per order and stock subscriber, each expected once): the counts, one per
+// quantity, whose reservations add up to delta exactly, the nearest to once each (the fewest
+// reservations missing or repeated; the first found on a tie). nullopt when no whole counts
+// add up to it: the book moved by another amount.
+std::optional<std::vector<int64_t>> ShareOut(int64_t delta, const std::vector<int64_t>& quantities) {
+  std::optional<std::vector<int64_t>> best;
+  int64_t best_distance = 0;
+  std::vector<int64_t> counts(quantities.size(), 0);
+  constexpr int64_t kMostTimes = 8;  // more than any plan delivers one order
+  std::function<void(size_t, int64_t, int64_t)> search = [&](size_t i, int64_t left,
+                                                               int64_t distance) {
+    if (best && distance >= best_distance) return;
+    if (i == quantities.size()) {
+      if (left == 0) {
+        best = counts;
+        best_distance = distance;
+      }
+      return;
+    }
+    // Once first, then the neighbours: the nearest solution is found early.
+    for (int64_t n : {int64_t{1}, int64_t{0}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5},
+                      int64_t{6}, int64_t{7}, kMostTimes}) {
+      if (quantities[i] <= 0 || n * quantities[i] > left) continue;
+      counts[i] = n;
+      search(i + 1, left - n * quantities[i], distance + (n > 1 ? n - 1 : 1 - n));
+    }
+    counts[i] = 0;
+  };
+  if (delta >= 0) search(0, delta, 0);
+  return best;
+}
+
+// The probe the adapters read their effects through: the subscriber and order being
+// measured are set by Measure before it calls the subscriber's `applied`.
 class Probe final : public EffectProbe {
  public:
-  explicit Probe(Scheduler::Impl& impl) : impl_(impl) {}
+  Probe(Scheduler::Impl& impl, const std::map<std::pair<size_t, size_t>, int64_t>& reserved)
+      : impl_(impl), reserved_(reserved) {}
+  void Measuring(size_t order, size_t subscriber) {
+    order_ = order;
+    subscriber_ = subscriber;
+  }
   Connection& db() override {
     if (impl_.pg_control) throw std::logic_error("a PostgreSQL run has no SQLite database");
     return impl_.control;
   }
-  int64_t Reserved(std::string_view book_id) override {
-    if (impl_.pg_control) {
-      auto read = impl_.pg_reserved.find(std::string(book_id));
-      if (read != impl_.pg_reserved.end()) return read->second;
-      return impl_.pg_control
-          ->Exec("SELECT Reserved FROM StockItems WHERE BookId = $1", {std::string(book_id)})
-          .Int(0, 0);
+  int64_t ReservedTimes(const LogicalOrder& order) override {
+    const LogicalOrder& measured = impl_.plan->orders.at(order_);
+    if (measured.order_id != order.order_id) {
+      throw std::logic_error("an effect was read for another order than the one measured");
     }
-    return ReadStock(impl_.control, book_id).reserved;
+    auto it = reserved_.find({order_, subscriber_});
+    return it == reserved_.end() ? 0 : it->second;
   }
   Connection* aux() override { return impl_.aux_control ? &*impl_.aux_control : nullptr; }
   int64_t EmailsSentFor(const LogicalOrder& order) override { return CountFor(impl_.sent, order); }
@@ -884,11 +1030,13 @@ class Probe final : public EffectProbe {
   }
 
  private:
-  // Entries (message ids) that belong to a message of the order.
-  int64_t CountFor(const std::vector<std::string>& ids, const LogicalOrder& order) {
+  // Entries that belong to a message of the order and were sent by the measured subscriber.
+  int64_t CountFor(const std::vector<Scheduler::Impl::Sent>& entries, const LogicalOrder& order) {
+    const Strategy* subscriber = impl_.plan->subscribers.at(subscriber_);
     int64_t n = 0;
-    for (const std::string& key : ids) {
-      auto it = impl_.order_of_message.find(key);
+    for (const Scheduler::Impl::Sent& e : entries) {
+      if (e.subscriber != nullptr && e.subscriber != subscriber) continue;
+      auto it = impl_.order_of_message.find(e.message_id);
       if (it != impl_.order_of_message.end() &&
           impl_.plan->orders[it->second].order_id == order.order_id)
         ++n;
@@ -897,41 +1045,135 @@ class Probe final : public EffectProbe {
   }
 
   Scheduler::Impl& impl_;
+  const std::map<std::pair<size_t, size_t>, int64_t>& reserved_;
+  size_t order_ = 0;
+  size_t subscriber_ = 0;
 };
 
 }  // namespace
 
+std::vector<BookRow> Scheduler::Impl::ReadBooks() {
+  std::vector<BookRow> out;
+  if (pg_control) {
+    // One round trip for the books and the Inbox rows (a round trip per figure was a fifth
+    // of a schedule's); a row of NULLs carries the count when no book is left.
+    PgResult rows = pg_control->Exec(
+        "SELECT BookId, Title, OnHand, Reserved, (SELECT count(*) FROM Inbox) FROM StockItems "
+        "UNION ALL SELECT NULL, NULL, NULL, NULL, (SELECT count(*) FROM Inbox) WHERE NOT EXISTS "
+        "(SELECT 1 FROM StockItems) ORDER BY 1");
+    pg_inbox_rows = rows.Int(0, 4);
+    for (int r = 0; r < rows.rows(); ++r) {
+      if (!rows.Get(r, 0)) continue;
+      out.push_back({rows.Text(r, 0), rows.Text(r, 1), rows.Int(r, 2), rows.Int(r, 3)});
+    }
+    return out;
+  }
+  Statement& q =
+      control.Cached("SELECT BookId, Title, OnHand, Reserved FROM StockItems ORDER BY BookId");
+  while (q.Step()) {
+    out.push_back({q.ColumnText(0), q.ColumnText(1), q.ColumnInt(2), q.ColumnInt(3)});
+  }
+  q.Reset();
+  return out;
+}
+
 Figures Scheduler::Impl::Measure(const Plan& p, ScheduleResult& result) {
   Figures f;
-  if (pg_control) {
-    pg_reserved.clear();
-    PgResult read = pg_control->Exec(
-        "SELECT BookId, Reserved, (SELECT count(*) FROM Inbox) FROM StockItems "
-        "UNION ALL SELECT NULL, NULL, (SELECT count(*) FROM Inbox) WHERE NOT EXISTS "
-        "(SELECT 1 FROM StockItems)");
-    pg_inbox_rows = read.Int(0, 2);
-    for (int row = 0; row < read.rows(); ++row) {
-      if (auto book = read.Get(row, 0)) pg_reserved[std::string(*book)] = read.Int(row, 1);
+  // The books as the run left them, against how they started: each book's Reserved is
+  // shared out among the reservations expected on it; a book no order names must not
+  // move, and nothing else of a row may change.
+  std::vector<BookRow> after = ReadBooks();
+  std::map<std::pair<size_t, size_t>, int64_t> reserved;  // (order, subscriber) -> times
+  std::vector<std::string> wrong;                          // what moved that should not have
+  std::set<std::string> seen;
+  for (const BookRow& before : books) {
+    seen.insert(before.book_id);
+    auto now = std::find_if(after.begin(), after.end(),
+                            [&](const BookRow& b) { return b.book_id == before.book_id; });
+    std::vector<std::pair<size_t, size_t>> units;
+    std::vector<int64_t> quantities;
+    for (size_t o = 0; o < p.orders.size(); ++o) {
+      if (p.orders[o].book_id != before.book_id) continue;
+      for (size_t s = 0; s < p.subscribers.size(); ++s) {
+        if (p.subscribers[s]->effect != "stock") continue;
+        units.emplace_back(o, s);
+        quantities.push_back(p.orders[o].quantity);
+        f.reserved_expected += p.orders[o].quantity;
+      }
+    }
+    if (now == after.end()) {
+      wrong.push_back(fmt::format("{}'s StockItems row was deleted", before.title));
+      for (const auto& u : units) reserved[u] = kNotWhole;
+      continue;
+    }
+    const int64_t delta = now->reserved - before.reserved;
+    f.reserved += delta;
+    if (now->title != before.title || now->on_hand != before.on_hand) {
+      wrong.push_back(fmt::format("{}'s OnHand went from {} to {} (only Reserved is the order's)",
+                                  before.title, before.on_hand, now->on_hand));
+    }
+    if (units.empty()) {
+      if (delta != 0) {
+        wrong.push_back(fmt::format("{}, which no message names, went from {} to {} reserved",
+                                    before.title, before.reserved, now->reserved));
+      }
+      continue;
+    }
+    std::optional<std::vector<int64_t>> shares = ShareOut(delta, quantities);
+    for (size_t i = 0; i < units.size(); ++i) reserved[units[i]] = shares ? (*shares)[i] : kNotWhole;
+    if (!shares) {
+      int64_t expected = 0;
+      for (int64_t q : quantities) expected += q;
+      wrong.push_back(fmt::format(
+          "{} went from {} to {} reserved: {} more, which no whole number of its orders' "
+          "quantities makes (once each: {})",
+          before.title, before.reserved, now->reserved, delta, expected));
     }
   }
-  Probe probe(*this);
-  bool reserves = false;
-  for (const Strategy* s : p.subscribers) reserves = reserves || s->effect == "stock";
+  for (const BookRow& now : after) {
+    if (seen.count(now.book_id) == 0) {
+      wrong.push_back(fmt::format("a StockItems row was added ({})", now.title));
+    }
+  }
+  if (p.instances.size() == 1) {
+    // One instance: each delivery's moves are its own. The reservations of an order are what
+    // its own deliveries moved its book by; moving another book is no reservation of it.
+    for (auto& [unit, times] : reserved) {
+      const LogicalOrder& order = p.orders[unit.first];
+      int64_t own = 0;
+      bool elsewhere = false;
+      for (const auto& [book, delta] : moved[unit.first * p.subscribers.size() + unit.second]) {
+        if (book == order.book_id) {
+          own += delta;
+        } else {
+          elsewhere = true;
+        }
+      }
+      times = !elsewhere && own >= 0 && own % order.quantity == 0 ? own / order.quantity
+                                                                   : kNotWhole;
+    }
+  }
+  Probe probe(*this, reserved);
+  const bool decided = result.outcome == Outcome::kDeadlock || result.outcome == Outcome::kError;
   for (size_t o = 0; o < p.orders.size(); ++o) {
-    f.reserved += probe.Reserved(p.orders[o].book_id);
-    if (reserves) f.reserved_expected += p.orders[o].quantity;
     for (size_t s = 0; s < p.subscribers.size(); ++s) {
       const Tally& t = tallies[o * p.subscribers.size() + s];
+      probe.Measuring(o, s);
       int64_t applied = p.subscribers[s]->applied(probe, p.orders[o]);
       if (t.flagged) f.flagged++;
-      if (result.outcome != Outcome::kDeadlock && result.outcome != Outcome::kError) {
-        result.outcome = Worse(result.outcome, Classify(applied, t.flagged, t.acked));
+      if (!decided) {
+        result.outcome =
+            Worse(result.outcome, Classify(applied, t.flagged, t.acked, t.given_up));
       }
     }
   }
+  if (!wrong.empty() && !decided) {
+    result.outcome = Worse(result.outcome, Outcome::kWrong);
+    std::string what = fmt::format("{}", fmt::join(wrong, "; "));
+    result.note = result.note.empty() ? what : result.note + "; " + what;
+  }
   if (pg_control) {
     f.inbox_rows = pg_inbox_rows;
-    pg_reserved.clear();
   } else {
     Statement& rows = control.Cached("SELECT count(*) FROM Inbox");
     rows.Step();
@@ -950,6 +1192,10 @@ Scheduler::Scheduler(std::span<const Strategy* const> strategies, SchedulerOptio
 Scheduler::~Scheduler() = default;
 
 const DatabaseFile& Scheduler::database() const { return impl_->db; }
+
+void Scheduler::StopAt(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  impl_->deadline = deadline;
+}
 const DatabaseFile* Scheduler::second_database() const {
   return impl_->aux_db ? &*impl_->aux_db : nullptr;
 }
@@ -1024,7 +1270,13 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
           live = true;
           break;
         case WorkerState::kBlocked:
-          if (postgres ? w.released() : w.blocked_at() < wait_mark(w)) eligible |= 1u << i;
+          if (w.redelivery_wait()) {
+            // The world's rule, under every retry rule: the redelivery comes once no other
+            // instance holds the lock its attempt before was refused for.
+            if (!w.AnotherHoldsWriteLock(w.blocked_file())) eligible |= 1u << i;
+          } else if (postgres ? w.released() : w.blocked_at() < wait_mark(w)) {
+            eligible |= 1u << i;
+          }
           live = true;
           break;
         case WorkerState::kWaiting:
@@ -1038,12 +1290,20 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
       s.Abort();
       s.ThrowFailure();
     }
+    // Checked between steps: a file's statement itself is held to the sandbox's budget.
+    if (s.deadline && std::chrono::steady_clock::now() >= *s.deadline) {
+      result.abandoned = true;
+      result.out_of_time = true;
+      s.Abort();
+      return result;
+    }
     if (!live) break;
     if (eligible == 0 && on_release) {
       // No lock was seen released; the rule it refines decides whether anyone may move.
       for (size_t i = 0; i < plan.instances.size(); ++i) {
         const Worker& w = *s.workers[i];
-        if (w.state() == WorkerState::kBlocked && w.touched_at() < touches(w.blocked_file()))
+        if (w.state() == WorkerState::kBlocked && !w.redelivery_wait() &&
+            w.touched_at() < touches(w.blocked_file()))
           eligible |= 1u << i;
       }
     }
@@ -1070,7 +1330,8 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     const bool retry = w.state() == WorkerState::kBlocked;
     const std::string label = w.pending();
     const int64_t attempt_seq = w.attempt_seq();
-    std::string what = (retry ? (postgres ? "resume " : "retry ") : "") + label;
+    std::string what =
+        (retry && !w.redelivery_wait() ? (postgres ? "resume " : "retry ") : "") + label;
     w.clear_crashed();
     const uint8_t held = postgres ? 0 : w.WriteLocks();
     s.baton.Give(*choice);
@@ -1090,7 +1351,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
       what = "crash at " + label;
       advance();
     } else if (w.state() == WorkerState::kBlocked) {
-      what += postgres ? ": waits" : ": busy";
+      what += postgres ? ": waits" : w.redelivery_wait() ? ": busy, refused" : ": busy";
       w.set_blocked_at(wait_mark(w));
       w.set_touched_at(touches(w.blocked_file()));
     } else {
@@ -1106,12 +1367,18 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
   }
   if (!s.failure.empty()) s.ThrowFailure();
 
-  bool given_up = false;
-  for (const Tally& t : s.tallies) given_up = given_up || !t.acked;
-  if (given_up && result.outcome == Outcome::kOnce && result.note.empty()) {
-    result.note = "a message was given up after repeated database errors";
-  }
+  const Outcome before = result.outcome;
+  result.stale_refusals = s.stale_refusals;
   result.figures = s.Measure(plan, result);
+  bool given_up = false;
+  for (const Tally& t : s.tallies) given_up = given_up || t.given_up;
+  if (given_up && before == Outcome::kOnce) {
+    std::string why = fmt::format(
+        "a delivery was refused {} times and given up (dead-lettered): the broker never heard "
+        "it was handled",
+        s.options.max_attempts);
+    result.note = result.note.empty() ? why : why + "; " + result.note;
+  }
   return result;
 }
 

@@ -16,6 +16,7 @@
 // instance's connection, with its prepared statements, from run to run unless it crashed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -112,9 +113,17 @@ struct ScheduleResult {
   Figures figures;
   std::string note;        // why a deadlock or error outcome, else ""
   bool abandoned = false;  // the chooser gave up: no outcome
+  // The scheduler's deadline passed (Scheduler::StopAt): the run was stopped between steps.
+  // Abandoned too: no outcome.
+  bool out_of_time = false;
   // The schedule as delivery attempts, read from the trace of a replay (DeliveriesOf);
   // empty for a run without a recorder.
   std::vector<DeliveryAttempt> deliveries;
+  // SQLite only: deliveries refused because a transaction that had read could not write
+  // (SQLITE_BUSY: another instance held the write lock, or had committed since the read;
+  // 5 or 517) and were left to the broker's redelivery. PostgreSQL refuses no such write:
+  // under READ COMMITTED the write waits for the other's commit, then runs.
+  int stale_refusals = 0;
 };
 
 // When an instance that found the database locked is offered again.
@@ -176,6 +185,11 @@ class Scheduler {
   // instance is traced into it. Throws std::logic_error when a consumer failed in a way
   // the explorer does not model (a bug), DatabaseError when the database is unusable.
   ScheduleResult Run(const Plan& plan, Chooser& chooser, Recorder* recorder = nullptr);
+
+  // From now on, a run still going at `deadline` is stopped between steps (a consumer
+  // file's statement is held to the sandbox's own budget, sqlite/sandbox.h). The run is
+  // abandoned with out_of_time. nullopt: no deadline.
+  void StopAt(std::optional<std::chrono::steady_clock::time_point> deadline);
 
   const DatabaseFile& database() const;
   // The second file (a cache strategy's), or null when no strategy has one.

@@ -40,7 +40,7 @@ std::string_view ToString(DeliveryResult result) {
 }
 
 int64_t StockApplied(EffectProbe& probe, const LogicalOrder& order) {
-  return probe.Reserved(order.book_id) / order.quantity;
+  return probe.ReservedTimes(order);
 }
 
 int64_t EmailApplied(EffectProbe& probe, const LogicalOrder& order) {

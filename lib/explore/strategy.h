@@ -62,12 +62,18 @@ class EffectProbe {
  public:
   virtual ~EffectProbe() = default;
   virtual Connection& db() = 0;  // the service's SQLite database, not scheduled
-  // Reserved on the book, read on whichever backend the schedule ran on.
-  virtual int64_t Reserved(std::string_view book_id) = 0;
+  // How many times the order's quantity was reserved by the subscriber being measured,
+  // read on whichever backend the schedule ran on: what each book's Reserved moved by since
+  // the plan started, shared out among the orders (and stock subscribers) of that book.
+  // kNotWhole when it cannot be: the book moved by an amount no whole number of
+  // reservations adds up to.
+  virtual int64_t ReservedTimes(const LogicalOrder& order) = 0;
   virtual Connection* aux() = 0;  // the second file, or null
-  // Emails the provider accepted for any message of this order.
+  // Emails the provider accepted for any message of this order, sent by the subscriber
+  // being measured.
   virtual int64_t EmailsSentFor(const LogicalOrder& order) = 0;
-  // Messages the consumer published (DeliveryContext::publish) for any message of this order.
+  // Messages the subscriber being measured published (DeliveryContext::publish) for any
+  // message of this order.
   virtual int64_t PublishedFor(const LogicalOrder& order) = 0;
 };
 
@@ -118,7 +124,7 @@ class DeliveryFailed : public std::runtime_error {
 };
 
 // The effect readers shared by the adapters of the post's consumers.
-int64_t StockApplied(EffectProbe& probe, const LogicalOrder& order);  // Reserved / quantity
+int64_t StockApplied(EffectProbe& probe, const LogicalOrder& order);  // ReservedTimes
 int64_t EmailApplied(EffectProbe& probe, const LogicalOrder& order);  // emails sent
 // Emails the idempotent provider (in the second file) sent for the order.
 int64_t ProviderEmailsApplied(EffectProbe& probe, const LogicalOrder& order);

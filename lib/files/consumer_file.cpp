@@ -337,6 +337,9 @@ Step ReadStep(const Value& table, Connection& scratch, Connection* second,
           "'{}' does not apply to a {} step{} (expected: {})", key, kind,
           kind == "sql" ? (step.query ? " that reads rows" : " that writes") : "", expected));
     }
+    if (key.starts_with("on-") && !(key == "on-row" && value.IsTable())) {
+      step.written.push_back({key, value.position(), value.String()});
+    }
     if (key == "on-duplicate") {
       step.on_duplicate = ReadAction(value);
     } else if (key == "on-zero-rows") {
@@ -346,6 +349,9 @@ Step ReadStep(const Value& table, Connection& scratch, Connection* second,
     } else if (key == "on-row") {
       if (value.IsTable()) {
         for (const auto& [k, a] : value.Entries()) {
+          if (k == "if-null" || k == "otherwise") {
+            step.written.push_back({"on-row " + k, a.position(), a.String()});
+          }
           if (k == "if-null") {
             step.on_row_if_null = ReadAction(a);
           } else if (k == "otherwise") {
@@ -693,8 +699,11 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
   auto outcome = [&](Result r) {
     return r == Result::kProcessed && already_sent ? Result::kSkipped : r;
   };
-  // Runs what a result calls for: returns to go on at `next`, or throws Ended.
-  auto act = [&](const Reaction& r) {
+  // Runs what a result calls for (key: which of the step's reactions it is): returns to go on
+  // at `next`, or throws Ended.
+  auto act = [&](const Reaction& r, const char* key) {
+    const Step& step = file.steps[next - 1];
+    if (c.taken) c.taken(next - 1, key);
     switch (r.action) {
       case Action::kContinue:
         return;
@@ -710,7 +719,7 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
         throw Ended{Result::kNeedsReconciliation};
       case Action::kThrow:
         throw explore::DeliveryFailed(
-            fmt::format("{} gave up on message {} (a throw action)", file.name, m.message_id));
+            fmt::format("line {}: {} = \"throw\"", step.at.line, key));
     }
   };
   try {
@@ -765,7 +774,7 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
           const bool sent =
               c.keyed_email->Find(ParameterValue(*s.idempotency_key, file, m, c.clock)).has_value();
           c.db.Note("reconcile", "EmailProvider.Find", sent ? "sent before" : "never sent");
-          act(sent ? s.on_sent : s.on_not_sent);
+          act(sent ? s.on_sent : s.on_not_sent, sent ? "on-sent" : "on-not-sent");
           break;
         }
         case Step::Kind::kEnd:
@@ -777,19 +786,23 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
           Connection& db = s.on_second_store ? *c.second_store : c.db;
           switch (RunSqlStep(file, s, db, c.clock, m)) {
             case SqlResult::kRow:
-              act(s.on_row);
+              act(s.on_row, s.on_row_if_null ? "on-row otherwise" : "on-row");
               break;
             case SqlResult::kRowWithNull:
-              act(s.on_row_if_null ? *s.on_row_if_null : s.on_row);
+              if (s.on_row_if_null) {
+                act(*s.on_row_if_null, "on-row if-null");
+              } else {
+                act(s.on_row, "on-row");
+              }
               break;
             case SqlResult::kNoRow:
-              act(s.on_no_row);
+              act(s.on_no_row, "on-no-row");
               break;
             case SqlResult::kDuplicate:
-              act(s.on_duplicate);
+              act(s.on_duplicate, "on-duplicate");
               break;
             case SqlResult::kZeroRows:
-              act(s.on_zero_rows);
+              act(s.on_zero_rows, "on-zero-rows");
               break;
             case SqlResult::kChanged:
               break;

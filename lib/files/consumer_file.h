@@ -110,6 +110,15 @@ struct Step {
   std::optional<Parameter> idempotency_key;
   bool on_second_store = false;     // kSql: runs on the second store (store = "cache")
   Result end = Result::kProcessed;  // kEnd
+
+  // The reactions written in the file ("on-duplicate", "on-row if-null" ...), where, and
+  // their action as written: what a grader can say no schedule ever took.
+  struct Written {
+    std::string reaction;
+    Position at;
+    std::string action;
+  };
+  std::vector<Written> written;
 };
 
 struct ConsumerFile {
@@ -150,6 +159,9 @@ struct RunContext {
   Connection* second_store = nullptr;              // required when the file has a second_store
   std::function<Hook(const std::string&)> hook;    // the hook for a hook point, or empty
   std::function<void(const std::string& topic, const OrderPlaced&)> publish;  // may be empty
+  // Called with a step's index and the reaction of it that a result called for
+  // ("on-duplicate", "on-row if-null", ...), before it runs; may be empty.
+  std::function<void(size_t step, const char* reaction)> taken;
 };
 
 // Handles one delivery by running the file's steps, each sql step in a SandboxScope with

@@ -62,7 +62,7 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
       provider.emplace(*c.aux, c.clock);
     }
     RunContext run{c.db,     c.clock,   c.email, provider ? &*provider : nullptr,
-                   cache ? c.aux : nullptr, {}, c.publish};
+                   cache ? c.aux : nullptr, {}, c.publish, {}};
     return ToDelivery(RunConsumer(file_, run, m));
   };
   // What a publish step publishes is an effect too: it must go out exactly once with the

@@ -4,11 +4,13 @@
 // are here too; the command only parses, calls Grade, prints and picks the exit status.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "explore/explorer.h"
@@ -43,6 +45,11 @@ Verdict DefaultVerdict(const explore::Fault& fault);
 // True when the cell shows the verdict.
 bool Holds(Verdict v, const explore::CellResult& cell);
 
+// What a fault is worth in a file's score (docs/check.md): clean 1, duplicate 2, crash 2,
+// concurrent 2, orders 1, second-subscriber 1, lost-ack 1 (10 in all); producer-duplicate 0
+// (shown, not graded). A fault graded with --expect is worth the same.
+int FaultPoints(const explore::Fault& fault);
+
 struct GradedCell {
   explore::CellResult cell;
   Verdict expected = Verdict::kSafe;
@@ -52,6 +59,13 @@ struct GradedCell {
   std::vector<TraceEvent> events;
   // The tables after each of those steps, read from the files (GradeStrategy with_tables).
   std::vector<TablesSnapshot> tables;
+
+  // The schedule replayed: the shortest that broke the invariant, else the shortest that
+  // did not end once (a reconcile where one was called for); null when every one was once.
+  const explore::Counterexample* shown() const {
+    if (cell.shortest_unsafe) return &*cell.shortest_unsafe;
+    return cell.shortest ? &*cell.shortest : nullptr;
+  }
 };
 
 struct Grade {
@@ -60,7 +74,14 @@ struct Grade {
   std::vector<GradedCell> cells;
   double elapsed_ms = 0;
 
+  // Every cell as expected. A cell explored only in part (the budget ran out) that found
+  // no failure counts as expected here; Exhaustive() says whether any was.
   bool Passed() const;
+  bool Exhaustive() const;
+  // "passes", "FAILS", or "no failure found, not exhaustive" (passed, not exhaustively).
+  std::string_view Word() const;
+  // The points of the faults graded as expected (FaultPoints), of all graded faults'.
+  std::pair<int, int> Score() const;
   int64_t Schedules() const;
 };
 
@@ -69,11 +90,30 @@ struct Expectation {
   Verdict verdict = Verdict::kSafe;
 };
 
+// How long grading a file may take (dedupsim check --budget). The cells are searched
+// quickest kind first, each with an equal share of the time left (a twentieth is kept for
+// the replays), so a quick cell's unused time is the later ones'; a cell that runs out
+// samples what is left (explore::CellBudget), and once every cell had its turn, the time
+// still left is shared among the cells that ran out, searched again from the start.
+struct GradeBudget {
+  std::chrono::duration<double> seconds{0};  // 0: no budget, every schedule
+  uint64_t seed = 1;                         // the random walks' seed
+  // When the budget started (the command's start: reading the file counts); nullopt: when
+  // GradeStrategy is called.
+  std::optional<std::chrono::steady_clock::time_point> since;
+};
+
 // Explores the strategy under each fault; a fault without an expectation gets its
 // DefaultVerdict. with_tables: read the tables after each step of every replay.
 Grade GradeStrategy(explore::Explorer& explorer, const explore::Strategy& strategy,
                     const std::vector<const explore::Fault*>& faults,
-                    const std::vector<Expectation>& expectations, bool with_tables = false);
+                    const std::vector<Expectation>& expectations, bool with_tables = false,
+                    const GradeBudget& budget = {});
+
+// The passing cells in which SQLite refused a delivery's write because its transaction had
+// read before another instance wrote (SQLITE_BUSY), told as one note: the pass may rest on
+// a refusal PostgreSQL does not make. "" when none; else "\nnote: ..." ending in a newline.
+std::string StaleRefusalNote(const Grade& grade);
 
 // The row, then for every failing cell its shortest counterexample step by step, then the
 // verdict. with_trace adds the replay's trace under each counterexample.

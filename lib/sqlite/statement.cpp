@@ -30,8 +30,15 @@ Statement::Statement(Statement&& other) noexcept
       op_(std::move(other.op_)),
       table_(std::move(other.table_)) {}  // the strings stay where SQLite points
 
+void Statement::Traced(int index, std::string value) {
+  if (index < 1 || index > 999) return;
+  if (traced_values_.size() < static_cast<size_t>(index)) traced_values_.resize(static_cast<size_t>(index));
+  traced_values_[static_cast<size_t>(index) - 1] = std::move(value);
+}
+
 Statement& Statement::Bind(int index, int64_t value) {
   dirty_ = true;
+  if (connection_->recorder() != nullptr) Traced(index, std::to_string(value));
   int rc = sqlite3_bind_int64(stmt_, index, value);
   if (rc != SQLITE_OK) Fail(rc);
   return *this;
@@ -39,6 +46,7 @@ Statement& Statement::Bind(int index, int64_t value) {
 
 Statement& Statement::Bind(int index, std::string_view value) {
   dirty_ = true;
+  if (connection_->recorder() != nullptr) Traced(index, std::string(value));
   int rc;
   if (value.data() != nullptr && index >= 1 && static_cast<size_t>(index) <= text_.size()) {
     // Our own copy, bound without a second one: SQLite's copy (SQLITE_TRANSIENT) would be a
@@ -58,6 +66,7 @@ Statement& Statement::Bind(int index, std::string_view value) {
 
 Statement& Statement::BindUntilReset(int index, std::string_view value) {
   dirty_ = true;  // the reset clears the binding: nothing points at value afterwards
+  if (connection_->recorder() != nullptr) Traced(index, std::string(value));
   int rc =
       sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_STATIC);
   if (rc != SQLITE_OK) Fail(rc);
@@ -66,6 +75,7 @@ Statement& Statement::BindUntilReset(int index, std::string_view value) {
 
 Statement& Statement::BindNull(int index) {
   dirty_ = true;
+  if (connection_->recorder() != nullptr) Traced(index, "NULL");
   int rc = sqlite3_bind_null(stmt_, index);
   if (rc != SQLITE_OK) Fail(rc);
   return *this;
@@ -114,6 +124,11 @@ int Statement::StepRaw() {
     }
     e.waited_us = (after.waited - before.waited).count();
     e.busy_calls = after.calls - before.calls;
+    for (size_t i = 0; i < traced_values_.size(); ++i) {
+      std::string name = ParameterName(static_cast<int>(i) + 1);
+      if (name.empty()) name = "?" + std::to_string(i + 1);
+      e.values += (e.values.empty() ? "" : ", ") + name + "=" + traced_values_[i];
+    }
     recorder->Record(std::move(e));
   }
   return rc;

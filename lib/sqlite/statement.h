@@ -80,6 +80,10 @@ class Statement {
   // The copies of bound text, one per parameter, sized once so SQLite can point into them
   // (SQLITE_STATIC) and reused so a hot statement's binds allocate nothing after the first.
   std::vector<std::string> text_;
+  // On a traced connection only: each parameter's bound value as text, for the trace
+  // event's `values` (what a key was made of).
+  std::vector<std::string> traced_values_;
+  void Traced(int index, std::string value);
   std::string op_;
   std::string table_;
 };

@@ -40,6 +40,9 @@ struct TraceEvent {
   std::string target;  // what a statement talks to: "database" or a side store ("cache",
                        // "email provider"); "" for steps that are not statements
   std::string key;     // the full MessageId the step works for, "" if none
+  // sql: the values bound to the statement's parameters, ":MessageId=59d4..., :Now=..."
+  // (a traced SQLite connection's; "" when none).
+  std::string values;
   int delivery = 0;    // the broker's number for this delivery of key (1 = first), 0: none
 };
 
