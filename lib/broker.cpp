@@ -24,14 +24,20 @@ Broker::Broker(Clock& clock, BrokerOptions options, Recorder* recorder)
 }
 
 void Broker::Note(const char* op, const Delivery& about, const std::string& detail,
-                  const std::string& result) {
+                  const std::string& result, const TraceEvent* sender) {
   if (recorder_ == nullptr) return;
   TraceEvent e;
   e.at_us = recorder_->MicrosSinceOrigin();
   e.instance = "broker";
   e.pid = ThisPid();
   e.kind = "broker";
-  e.actor = kActorBroker;
+  e.actor = std::string_view(op) == "replay" ? kActorOperator : kActorBroker;
+  if (std::string_view(op) == "send" || std::string_view(op) == "drop") {
+    // A send is its sender's step.
+    e.actor = sender != nullptr && !sender->actor.empty() ? sender->actor : kActorProducer;
+    e.instance = sender != nullptr ? sender->instance : "producer";
+    if (sender != nullptr && sender->pid != 0) e.pid = sender->pid;
+  }
   e.op = op;
   e.key = about.message.message_id;
   e.delivery = about.delivery_count;
@@ -40,7 +46,7 @@ void Broker::Note(const char* op, const Delivery& about, const std::string& deta
   recorder_->Record(std::move(e));
 }
 
-SendResult Broker::Send(const OrderPlaced& message) {
+SendResult Broker::Send(const OrderPlaced& message, const TraceEvent* sender) {
   stats_.sent++;
   TimePoint now = clock_.Now();
   if (options_.duplicate_detection_window.count() > 0) {
@@ -49,7 +55,8 @@ SendResult Broker::Send(const OrderPlaced& message) {
       stats_.dropped++;
       Note("drop", Delivery{0, message, 0}, fmt::format("send {}", message.message_id),
            fmt::format("dropped: same MessageId accepted within {}",
-                       FormatDuration(options_.duplicate_detection_window)));
+                       FormatDuration(options_.duplicate_detection_window)),
+           sender);
       return SendResult::kDuplicateDropped;
     }
   }
@@ -58,7 +65,7 @@ SendResult Broker::Send(const OrderPlaced& message) {
   queue_.push_back(entry);
   stats_.accepted++;
   Note("send", entry, fmt::format("send {}", message.message_id),
-       fmt::format("accepted as sequence {}", entry.sequence_number));
+       fmt::format("accepted as sequence {}", entry.sequence_number), sender);
   return SendResult::kAccepted;
 }
 
@@ -143,7 +150,10 @@ int64_t Broker::ReplayDeadLetters() {
     Note("replay", letter.delivery,
          fmt::format("replay {} from the dead-letter queue", letter.delivery.message.message_id),
          "resubmitted");
-    if (Send(letter.delivery.message) == SendResult::kAccepted) accepted++;
+    TraceEvent operator_step;  // the operator sends it again
+    operator_step.actor = kActorOperator;
+    operator_step.instance = "operator";
+    if (Send(letter.delivery.message, &operator_step) == SendResult::kAccepted) accepted++;
   }
   return accepted;
 }

@@ -85,7 +85,10 @@ class Broker {
   // null) must outlive the broker.
   Broker(Clock& clock, BrokerOptions options, Recorder* recorder = nullptr);
 
-  SendResult Send(const OrderPlaced& message);
+  // Sends message. The send is recorded as the sender's step: the producer's unless sender
+  // names another (its instance, pid and actor, as Session::StampTrace fills them: an
+  // outbox's dispatcher, a consumer that sends from its handler).
+  SendResult Send(const OrderPlaced& message, const TraceEvent* sender = nullptr);
   // The next message to deliver, now in flight; nullopt when the queue is empty.
   std::optional<Delivery> Receive();
 
@@ -112,7 +115,7 @@ class Broker {
   // Records a broker step: op as in TraceEvent::op, about the message and delivery count of
   // `about` (0 for a send).
   void Note(const char* op, const Delivery& about, const std::string& detail,
-            const std::string& result);
+            const std::string& result, const TraceEvent* sender = nullptr);
   void Settled();  // a delivery was settled: its offer to the next connection is withdrawn
 
   Clock& clock_;

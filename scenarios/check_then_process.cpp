@@ -33,7 +33,7 @@ Outcome Run(ScenarioEnv& env) {
   {
     std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, 2));
     redelivery_processed = CheckThenProcessReserveStock(*store, env.clock).Handle(message);
-    NoteProcessed(*store, redelivery_processed);
+    NoteProcessed(*store, redelivery_processed, ReservedVerdict(env, dune, env.options.quantity));
   }
   StockItem after = CurrentStock(env, dune);
   Outcome out;
@@ -43,8 +43,9 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["redeliveryProcessed"] = redelivery_processed;
   out.figures["reserved"] = after.reserved;
   if (crash.server.measured) out.figures["serverRelease"] = ServerReleaseFigures(crash);
-  out.line = fmt::format("{}crash after stock commit, redelivered -> {}{}",
-                         TagColumn("check-then-process"),
+  out.line = fmt::format("{}{} -> {}{}", TagColumn("check-then-process"),
+                         CrashPhrase(crash.crashed, "crash after stock commit, redelivered",
+                                     "AfterStockCommitted"),
                          JudgedReserved(after.title, after.reserved, env.options.quantity),
                          ServerReleasePhrase(crash));
   return out;

@@ -34,7 +34,7 @@ Outcome Run(ScenarioEnv& env) {
   {
     std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, 2));
     redelivery_processed = IdempotentReserveStock(*store, env.clock).Handle(message);
-    NoteProcessed(*store, redelivery_processed);
+    NoteProcessed(*store, redelivery_processed, ReservedVerdict(env, dune, env.options.quantity));
   }
   StockItem after = CurrentStock(env, dune);
   Outcome out;
@@ -46,8 +46,8 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reserved"] = after.reserved;
   if (crash.server.measured) out.figures["serverRelease"] = ServerReleaseFigures(crash);
   out.line =
-      fmt::format("{}crash before commit -> reserved {}; redelivered -> {}{}", TagColumn("inbox"),
-                  after_crash, JudgedReserved(after.title, after.reserved, env.options.quantity),
+      fmt::format("{}{} -> reserved {}; redelivered -> {}{}", TagColumn("inbox"),
+                  CrashPhrase(crash.crashed, "crash before commit", "BeforeCommit"), after_crash, JudgedReserved(after.title, after.reserved, env.options.quantity),
                   ServerReleasePhrase(crash));
   return out;
 }
