@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "atomic_file.h"
 #include "commands.h"
 #include "exit_status.h"
 #include "explore/explorer.h"
@@ -21,6 +20,7 @@
 #include "files/file_strategy.h"
 #include "files/grade.h"
 #include "options.h"
+#include "os/atomic_file.h"
 #include "progress.h"
 #include "views/html_steps.h"
 #include "views/mermaid.h"
@@ -188,8 +188,13 @@ Command AddCheckCommand(CLI::App& app) {
       "check",
       "Grade consumer files: every crash point, duplicate and interleaving on a real SQLite "
       "file; exit 0 when each message is processed exactly once or flagged, 1 otherwise");
-  sub->add_option("files", args->files, "Consumer files (.toml; see docs/files.md)")->required();
-  sub->add_option("--fault", args->faults, "Faults to grade against (repeatable; default all)");
+  sub->add_option("files", args->files, "Consumer files (.toml; see docs/files.md)")
+      ->type_name("FILE")
+      ->required();
+  std::vector<std::string> fault_names;
+  for (const explore::Fault* f : explore::AllFaults()) fault_names.emplace_back(f->name);
+  sub->add_option("--fault", args->faults, "Faults to grade against (repeatable; default all)")
+      ->check(ListedValues(fault_names));
   sub->add_option(
       "--expect", args->expect,
       "FAULT=VERDICT: grade that fault against this verdict instead of safe "

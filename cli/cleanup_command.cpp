@@ -9,15 +9,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "clock.h"
 #include "commands.h"
-#include "database.h"
-#include "duration.h"
+#include "core/clock.h"
+#include "core/duration.h"
 #include "exit_status.h"
 #include "options.h"
 #include "postgres/inbox_cleanup.h"
 #include "postgres/store.h"
-#include "retention.h"
+#include "sqlite/database.h"
+#include "sqlite/retention.h"
 
 namespace dedupsim::cli {
 

@@ -27,6 +27,9 @@ Command AddExplainCommand(CLI::App& app);
 Command AddDocsCommand(CLI::App& app);
 Command AddBenchCommand(CLI::App& app);
 Command AddSoakCommand(CLI::App& app);
+// Hidden, for the build and the shell: the man page, and completion of a command line.
+Command AddManCommand(CLI::App& app);
+Command AddCompleteCommand(CLI::App& app);
 
 // Records every option's default (its variable's value) before parsing, so that --help
 // and the generated reference (dedupsim docs --cli) show it.

@@ -1,25 +1,26 @@
 // dedupsim docs: for maintainers. Runs every scenario that has a page in the folder with
 // the default options and rewrites the page's generated sections (Output, Diagram); with
-// --cli FILE, also rewrites FILE's Reference section from the command definitions (walking
-// the CLI11 app, so every command and option is there as parsed). With --check it only
+// --cli FILE, also rewrites FILE's Reference and Exit status sections from the command
+// definitions (reference.h: the CLI11 app walked, so every command and option is there as
+// defined; the man page is another view of the same description). With --check it only
 // reports the pages that are out of date.
 #include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
-#include <cctype>
 #include <cstdio>
 #include <memory>
 #include <string>
 
-#include "atomic_file.h"
 #include "commands.h"
-#include "crash.h"
-#include "database.h"
 #include "exit_status.h"
+#include "lesson/crash.h"
+#include "lesson/runner.h"
 #include "options.h"
-#include "runner.h"
+#include "os/atomic_file.h"
+#include "reference.h"
 #include "scenarios.h"
+#include "sqlite/database.h"
 #include "views/doc_page.h"
 
 namespace dedupsim::cli {
@@ -31,79 +32,6 @@ struct DocsArgs {
   std::string cli_page;  // docs/cli.md, or "" for none
   bool check = false;
 };
-
-// A table cell: pipes escaped, line breaks as spaces.
-std::string Cell(std::string text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '|') {
-      out += "\\|";
-    } else {
-      out += c == '\n' ? ' ' : c;
-    }
-  }
-  return out;
-}
-
-bool IsFlag(const CLI::Option* option) { return option->get_type_name().empty(); }
-
-// The default an option shows: what its variable held before parsing (CaptureDefaults),
-// "off" for a flag, "none" when there is none.
-std::string DefaultOf(const CLI::Option* option) {
-  if (IsFlag(option)) return "off";
-  std::string text = option->get_default_str();
-  if (text.empty()) return "none";
-  return "`" + text + "`";
-}
-
-// The reference of every command and option, from the app's own definitions: each
-// command's description, then a table of its options (value and range, default, the
-// scenarios that take it when only some do, meaning). Hidden options are left out.
-std::string CliReference(CLI::App& app) {
-  std::string out;
-  out += "| global option | value | default | meaning |\n| --- | --- | --- | --- |\n";
-  for (CLI::Option* option : app.get_options()) {
-    if (option->get_group().empty() || option->get_name() == "--help") continue;
-    out += fmt::format("| `{}` | {} | {} | {} |\n", option->get_name(false, true),
-                       Cell(IsFlag(option) ? "flag" : option->get_type_name()),
-                       option->get_name() == "--version" ? "none" : DefaultOf(option),
-                       Cell(option->get_description()));
-  }
-  for (CLI::App* sub : app.get_subcommands({})) {
-    // Only run takes scenario names, and some of its options only some scenarios take.
-    const bool by_scenario = sub->get_name() == "run";
-    out += fmt::format("\n### dedupsim {}\n\n{}\n\n", sub->get_name(), sub->get_description());
-    out += by_scenario ? "| option | value | default | scenarios | meaning |\n"
-                         "| --- | --- | --- | --- | --- |\n"
-                       : "| option | value | default | meaning |\n| --- | --- | --- | --- |\n";
-    for (CLI::Option* option : sub->get_options()) {
-      if (option->get_group().empty() || option->get_name() == "--help") continue;
-      std::string name = option->get_name(false, true);
-      if (!option->nonpositional()) {
-        name.clear();
-        for (char c : option->get_name())
-          name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      }
-      out += fmt::format("| `{}` | {} | {} |", name,
-                         Cell(IsFlag(option) ? "flag" : option->get_type_name()),
-                         option->get_required() ? "required" : DefaultOf(option));
-      if (by_scenario) {
-        std::string scenarios = "all";
-        if (const ScenarioOption* only = FindScenarioOption(option->get_name())) {
-          scenarios.clear();
-          for (const Scenario* s : AllScenarios()) {
-            if (s->traits & only->trait) {
-              scenarios += (scenarios.empty() ? "" : ", ") + fmt::format("`{}`", s->name);
-            }
-          }
-        }
-        out += fmt::format(" {} |", scenarios);
-      }
-      out += fmt::format(" {} |\n", Cell(option->get_description()));
-    }
-  }
-  return out;
-}
 
 bool IsFile(const std::string& path) {
   struct stat st {};
@@ -164,9 +92,11 @@ int Docs(const DocsArgs& args, CLI::App& app) {
       fmt::print(stderr, "dedupsim: docs: --cli {} is not a file\n", args.cli_page);
       return kExitUsage;
     }
-    const std::string reference = CliReference(app);
-    cli_status = UpdatePage(args.cli_page, {{"Reference", "reference", reference}}, args.check,
-                            "dedupsim docs --cli " + args.cli_page);
+    const CliDoc doc = DescribeCli(app);
+    cli_status = UpdatePage(args.cli_page,
+                            {{"Reference", "reference", MarkdownReference(doc)},
+                             {"Exit status", "exit-status", MarkdownExitStatus()}},
+                            args.check, "dedupsim docs --cli " + args.cli_page);
     if (cli_status != kExitOk && cli_status != kExitCheckFailed) return cli_status;
   }
   DatabaseFile db = DatabaseFile::CreateTemporary(DatabaseSettings{}, SetUpConnection::kKeep);
@@ -229,7 +159,8 @@ Command AddDocsCommand(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "docs",
       "For maintainers: rewrite the generated Output and Diagram sections of the scenario pages");
-  sub->add_option("folder", args->folder, "Folder of the scenario pages (default docs/scenarios)");
+  sub->add_option("folder", args->folder, "Folder of the scenario pages (default docs/scenarios)")
+      ->type_name("DIR");
   AddFileOption(sub, "--cli", args->cli_page,
                 "Also rewrite this page's generated Reference section (docs/cli.md) from the "
                 "command definitions");

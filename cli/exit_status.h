@@ -1,5 +1,7 @@
-// The exit statuses of the dedupsim command, documented in --help, the README and
-// docs/cli.md. Only cli/ knows them: lib/ reports what happened, the command maps it.
+// The exit statuses of the dedupsim command, and what each means: the table below is the
+// one source of --help's footer, the man page's EXIT STATUS and docs/cli.md's Exit status
+// (the README has its own summary). Only cli/ knows them: lib/ reports what happened, the
+// command maps it.
 #pragma once
 
 namespace dedupsim {
@@ -11,6 +13,43 @@ enum ExitStatus : int {
   kExitDatabase = 3,       // the database could not be used, or a child died unplanned
   kExitCannotWrite = 3,    // an output file (--timeline, a docs page) cannot be written
   kExitInterrupted = 130,  // SIGINT or SIGTERM: stopped, children killed, this run's files removed
+};
+
+struct ExitStatusMeaning {
+  int code;
+  const char* brief;   // --help's footer: plain text
+  const char* detail;  // the man page and docs/cli.md: `code` marks what is typed or printed
+};
+inline constexpr ExitStatusMeaning kExitStatusMeanings[] = {
+    {kExitOk, "ran and every check held", "ran, and every check held"},
+    {kExitCheckFailed, "a check failed",
+     "a check failed (`run --check`; `docs` with a page out of date or a run that differs from "
+     "its lesson; bench or soak: a strategy that promises exactly-once broke it)"},
+    {kExitUsage,
+     "usage error (unknown scenario, bad option or value, a bad consumer or scenario file: "
+     "FILE:LINE:COLUMN, an output file that is a file the run uses or not .svg)",
+     "usage error: unknown scenario or command, bad option or value (`--diagram` other than "
+     "`mermaid`; an integer that is not plain decimal digits, such as `010`, `0x10`, `-1`, or "
+     "out of its range; an empty `--db`, `--timeline` or `--seed`), an option the scenario has "
+     "no use for, a consumer or scenario file that cannot be read (`FILE:LINE:COLUMN: ...`), a "
+     "docs page with broken markers, a `--timeline` that does not end in `.svg` or is a file "
+     "the run uses"},
+    {kExitDatabase,
+     "database error (not a dedupsim database, altered schema, in use by another dedupsim, "
+     "locked, unwritable), an output file that cannot be written, or a child process that "
+     "died unplanned",
+     "the database could not be used (not a dedupsim database, a schema altered by hand, in "
+     "use by another dedupsim process, locked, unwritable; the message names the file; a "
+     "PostgreSQL schema or table dedupsim did not create, a server that cannot be reached or "
+     "started, libpq that cannot be opened), an output file cannot be written (`--timeline`, "
+     "a docs page, a symbolic link at its name), or a child process died unplanned"},
+    {kExitInterrupted,
+     "interrupted (SIGINT or SIGTERM): children killed, every file the run created removed, "
+     "a kept --db left valid",
+     "interrupted by SIGINT (Ctrl-C) or SIGTERM, on every command (run, explain, docs, "
+     "cleanup, explore, bench, soak): children killed, the files the run created removed, a "
+     "kept `--db` left valid; with `run --backend postgres` the throwaway server is stopped "
+     "and its folder removed; nothing is reported"},
 };
 
 }  // namespace dedupsim

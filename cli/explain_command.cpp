@@ -48,7 +48,8 @@ Command AddExplainCommand(CLI::App& app) {
   auto name = std::make_shared<std::string>();
   auto width = std::make_shared<size_t>(0);
   auto file = std::make_shared<std::string>();
-  auto* scenario_name = sub->add_option("scenario", *name, "Scenario name (see dedupsim list)");
+  auto* scenario_name = sub->add_option("scenario", *name, "Scenario name (see dedupsim list)")
+                            ->type_name("SCENARIO");
   sub->add_option("--file", *file,
                   "Explain a lesson written in a scenario file (its lesson, hook-points and "
                   "try-next text)")

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "atomic_file.h"
 #include "commands.h"
 #include "exit_status.h"
 #include "explore/explorer.h"
@@ -20,6 +19,7 @@
 #include "explore/report.h"
 #include "explore/strategies.h"
 #include "options.h"
+#include "os/atomic_file.h"
 #include "postgres/cluster.h"
 #include "postgres/store.h"
 #include "progress.h"
@@ -338,9 +338,14 @@ Command AddExploreCommand(CLI::App& app) {
       "explore",
       "Run every schedule of each strategy under each fault on a real SQLite file and print "
       "the matrix of outcomes");
+  std::vector<std::string> strategy_names, fault_names;
+  for (const explore::Strategy* s : explore::AllStrategies()) strategy_names.emplace_back(s->name);
+  for (const explore::Fault* f : explore::AllFaults()) fault_names.emplace_back(f->name);
   sub->add_option("--strategy", args->strategies,
-                  "Rows to explore (repeatable; default all; see --list)");
-  sub->add_option("--fault", args->faults, "Columns to explore (repeatable; default all)");
+                  "Rows to explore (repeatable; default all; see --list)")
+      ->check(ListedValues(strategy_names));
+  sub->add_option("--fault", args->faults, "Columns to explore (repeatable; default all)")
+      ->check(ListedValues(fault_names));
   sub->add_option("--format", args->format, "text, or json (the whole matrix with its counts)")
       ->check(CLI::IsMember({"text", "json"}));
   sub->add_flag("--counterexample", args->counterexample,
@@ -353,7 +358,8 @@ Command AddExploreCommand(CLI::App& app) {
       ->type_name("FILE.html");
   sub->add_option("--expect-safe", args->expect_safe,
                   "Exit 1 when this strategy ends twice, lost, deadlock or error in any "
-                  "schedule explored (repeatable)");
+                  "schedule explored (repeatable)")
+      ->check(ListedValues(strategy_names));
   AddDecimal(sub, "--seed", args->seed, "Seed for the ids, and for --runs (default 1; 0 to 2^64-1)",
              uint64_t{0}, UINT64_MAX);
   AddDecimal(sub, "--runs", args->runs,

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "exit_status.h"
-#include "run_files.h"
+#include "os/run_files.h"
 
 namespace dedupsim::cli {
 

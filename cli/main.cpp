@@ -12,32 +12,48 @@
 
 #include "commands.h"
 #include "exit_status.h"
+#include "core/input_error.h"
 #include "interrupt.h"
 #include "sqlite/error.h"
+#include "views/explain.h"
 
 namespace {
 
-constexpr const char* kExitCodes =
-    "Exit status: 0 ran and every check held; 1 a check failed; 2 usage error (unknown\n"
-    "scenario, bad option or value, a bad consumer or scenario file:\n"
-    "FILE:LINE:COLUMN, an output file that is a file the run uses or not .svg); 3 database\n"
-    "error (not a dedupsim database, altered schema, in use by another dedupsim, locked,\n"
-    "unwritable), an output file that cannot be written, or a child process that died\n"
-    "unplanned; 130 interrupted (SIGINT or SIGTERM): children killed, every file the run\n"
-    "created removed, a kept --db left valid.";
+// --help's footer: every exit status, from the one table of them (exit_status.h).
+std::string ExitCodesFooter() {
+  std::string text = "Exit status:";
+  for (const dedupsim::ExitStatusMeaning& status : dedupsim::kExitStatusMeanings) {
+    text += fmt::format(" {} {};", status.code, status.brief);
+  }
+  text.back() = '.';
+  text = dedupsim::WrapText(text, 88);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
 
 // Every command, in the order --help lists them; each name is the one its Add function
-// gives its subcommand (checked when it is defined).
+// gives its subcommand (checked when it is defined). A command that describes the others
+// (docs, and the hidden __man and __complete) needs every command defined. Hidden commands
+// are for the build and the shell: no group, so --help, the docs and completion leave them
+// out.
 struct CommandEntry {
   const char* name;
   dedupsim::cli::Command (*add)(CLI::App&);
+  bool describes_all = false;
+  bool hidden = false;
 };
 constexpr CommandEntry kCommands[] = {
-    {"list", dedupsim::cli::AddListCommand},       {"run", dedupsim::cli::AddRunCommand},
-    {"explain", dedupsim::cli::AddExplainCommand}, {"docs", dedupsim::cli::AddDocsCommand},
-    {"cleanup", dedupsim::cli::AddCleanupCommand}, {"explore", dedupsim::cli::AddExploreCommand},
-    {"check", dedupsim::cli::AddCheckCommand},     {"bench", dedupsim::cli::AddBenchCommand},
+    {"list", dedupsim::cli::AddListCommand},
+    {"run", dedupsim::cli::AddRunCommand},
+    {"explain", dedupsim::cli::AddExplainCommand},
+    {"docs", dedupsim::cli::AddDocsCommand, true},
+    {"cleanup", dedupsim::cli::AddCleanupCommand},
+    {"explore", dedupsim::cli::AddExploreCommand},
+    {"check", dedupsim::cli::AddCheckCommand},
+    {"bench", dedupsim::cli::AddBenchCommand},
     {"soak", dedupsim::cli::AddSoakCommand},
+    {"__man", dedupsim::cli::AddManCommand, true, true},
+    {"__complete", dedupsim::cli::AddCompleteCommand, true, true},
 };
 
 }  // namespace
@@ -45,11 +61,12 @@ constexpr CommandEntry kCommands[] = {
 int main(int argc, char** argv) {
   using namespace dedupsim;
   cli::InstallInterruptHandling();  // before any thread or child exists
-  CLI::App app{"dedupsim: a teaching simulator for idempotent message consumers on SQLite",
+  CLI::App app{"dedupsim: a teaching simulator for idempotent message consumers",
                "dedupsim"};
   app.set_version_flag("--version", std::string("dedupsim ") + DEDUPSIM_VERSION);
   app.require_subcommand(1, 1);
-  app.footer(kExitCodes);
+  const std::string footer = ExitCodesFooter();
+  app.footer(footer);
 
   std::string color = "auto";  // read by the commands that color their output
   app.add_option("--color", color,
@@ -58,29 +75,33 @@ int main(int argc, char** argv) {
 
   // A command named first is the only one defined: the options of every other command
   // are not built (about half a millisecond of each run's start). --help, --version,
-  // docs (which documents every command) and a word that is not a command define them all.
+  // a command that describes them all, and a word that is not a command define them all.
   std::vector<cli::Command> commands;
   const std::string first = argc > 1 ? argv[1] : "";
-  const bool known = std::any_of(std::begin(kCommands), std::end(kCommands),
-                                 [&](const CommandEntry& c) { return first == c.name; });
-  const bool one = known && first != "docs";
+  const CommandEntry* named = nullptr;
+  for (const CommandEntry& entry : kCommands) {
+    if (first == entry.name) named = &entry;
+  }
+  const bool known = named != nullptr;
+  const bool one = known && !named->describes_all;
   for (const CommandEntry& entry : kCommands) {
     if (one && first != entry.name) continue;
     commands.push_back(entry.add(app));
+    if (entry.hidden) commands.back().sub->group("");
     if (commands.back().sub->get_name() != entry.name) {
       fmt::print(stderr, "dedupsim: internal error: command {} is defined as {}\n", entry.name,
                  commands.back().sub->get_name());
       return kExitDatabase;
     }
   }
-  for (const cli::Command& command : commands) command.sub->footer(kExitCodes);
+  for (const cli::Command& command : commands) command.sub->footer(footer);
   cli::CaptureDefaults(app);
 
   // CLI11 would only say that a subcommand is required; name the word it did not know.
   if (argc > 1 && argv[1][0] != '-' && !known) {
     std::string names;
     for (const CommandEntry& entry : kCommands) {
-      names += (names.empty() ? "" : ", ") + std::string(entry.name);
+      if (!entry.hidden) names += (names.empty() ? "" : ", ") + std::string(entry.name);
     }
     fmt::print(stderr, "dedupsim: unknown command '{}' (valid: {})\n", argv[1], names);
     return kExitUsage;
@@ -102,6 +123,10 @@ int main(int argc, char** argv) {
     for (const cli::Command& command : commands) {
       if (command.sub->parsed()) return command.run();
     }
+    return kExitUsage;
+  } catch (const InputError& e) {
+    // A file's fault found while it ran (its statement past its budget): FILE:LINE:COLUMN.
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
     return kExitUsage;
   } catch (const DatabaseError& e) {
     fmt::print(stderr, "dedupsim: {}\n", e.what());

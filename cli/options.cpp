@@ -41,6 +41,12 @@ DecimalResult ParseDecimal(const std::string& text, uint64_t min, uint64_t max) 
   return r;
 }
 
+CLI::Validator ListedValues(const std::vector<std::string>& values) {
+  std::string listed;
+  for (const std::string& v : values) listed += (listed.empty() ? "" : ",") + v;
+  return CLI::Validator([](const std::string&) { return std::string(); }, "{" + listed + "}");
+}
+
 CLI::Option* AddFileOption(CLI::App* sub, const std::string& name, std::string& target,
                            const std::string& description) {
   return sub

@@ -11,8 +11,9 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
-#include "atomic_file.h"
+#include "os/atomic_file.h"
 
 namespace dedupsim::cli {
 
@@ -46,6 +47,12 @@ CLI::Option* AddDecimal(CLI::App* sub, const std::string& name, T& target,
   if (within(target, min, max)) option->default_str(std::to_string(target));
   return option->type_name("INT");
 }
+
+// Describes an option's values as {a,b,...} in --help, the generated reference and the man
+// page, which shell completion then offers, without checking them: the command checks the
+// value itself and names the valid ones in its own message (so the exit status and the
+// message stay the command's).
+CLI::Validator ListedValues(const std::vector<std::string>& values);
 
 // A file name option: '' is refused.
 CLI::Option* AddFileOption(CLI::App* sub, const std::string& name, std::string& target,

@@ -14,28 +14,28 @@
 #include <string>
 #include <vector>
 
-#include "atomic_file.h"
-#include "broker.h"
 #include "commands.h"
-#include "crash.h"
-#include "database.h"
-#include "duration.h"
+#include "core/duration.h"
 #include "exit_status.h"
 #include "file_scenario.h"
 #include "files/scenario_file.h"
+#include "lesson/crash.h"
+#include "lesson/runner.h"
 #include "options.h"
+#include "os/atomic_file.h"
 #include "postgres/cluster.h"
 #include "postgres/store.h"
-#include "runner.h"
 #include "scenarios.h"
-#include "side_store.h"
+#include "sqlite/database.h"
+#include "sqlite/side_store.h"
 #include "sqlite/store.h"
-#include "table_probe.h"
-#include "trace_text.h"
 #include "views/color.h"
 #include "views/html_steps.h"
 #include "views/mermaid.h"
 #include "views/svg_timeline.h"
+#include "views/trace_text.h"
+#include "world/broker.h"
+#include "world/table_probe.h"
 
 namespace dedupsim::cli {
 
@@ -375,7 +375,8 @@ Command AddRunCommand(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "run", "Run scenarios by name; 'all' runs the post's six, 'everything' runs every scenario");
   sub->add_option("scenarios", args->names,
-                  "Scenario names (see dedupsim list), or all, everything; none with --file");
+                  "Scenario names (see dedupsim list), or all, everything; none with --file")
+      ->type_name("SCENARIO|all|everything");
   sub->add_option("--file", args->files,
                   "Run a lesson written in a scenario file (TOML, see docs/files.md), or every "
                   "*.toml in a folder; may be given more than once")

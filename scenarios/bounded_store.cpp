@@ -3,10 +3,10 @@
 // its duplicate is processed again. With one message fewer in between, it is caught.
 #include <fmt/format.h>
 
-#include "broker.h"
 #include "common.h"
 #include "consumers/bounded_dedup.h"
 #include "scenarios.h"
+#include "world/broker.h"
 
 namespace dedupsim {
 namespace bounded_store_file {

@@ -3,12 +3,12 @@
 // consumer still reserves twice, the inbox does not.
 #include <fmt/format.h>
 
-#include "broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "consumers/naive.h"
-#include "duration.h"
+#include "core/duration.h"
 #include "scenarios.h"
+#include "world/broker.h"
 
 namespace dedupsim {
 namespace broker_dedup_file {

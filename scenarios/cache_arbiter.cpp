@@ -9,10 +9,10 @@
 #include "common.h"
 #include "concurrency.h"
 #include "consumers/cache_dedup.h"
-#include "crash.h"
-#include "dedup_cache.h"
-#include "instances.h"
+#include "lesson/crash.h"
+#include "lesson/instances.h"
 #include "scenarios.h"
+#include "world/dedup_cache.h"
 
 namespace dedupsim {
 namespace cache_arbiter_file {

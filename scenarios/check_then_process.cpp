@@ -4,7 +4,7 @@
 
 #include "common.h"
 #include "consumers/check_then_process.h"
-#include "crash.h"
+#include "lesson/crash.h"
 #include "scenarios.h"
 
 namespace dedupsim {

@@ -7,7 +7,7 @@
 
 #include "common.h"
 #include "concurrency.h"
-#include "instances.h"
+#include "lesson/instances.h"
 #include "scenarios.h"
 #include "store/error.h"
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "broker.h"
+#include "world/broker.h"
 #include "sqlite/store.h"
 
 namespace dedupsim {

@@ -7,11 +7,11 @@
 #include <string_view>
 #include <vector>
 
-#include "message.h"
-#include "scenario.h"
-#include "schema.h"
-#include "side_store.h"
+#include "core/message.h"
+#include "lesson/scenario.h"
 #include "sqlite/connection.h"
+#include "sqlite/schema.h"
+#include "sqlite/side_store.h"
 #include "store/store.h"
 
 namespace dedupsim {

@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "instances.h"
-#include "message.h"
-#include "scenario.h"
+#include "core/message.h"
+#include "lesson/instances.h"
+#include "lesson/scenario.h"
 #include "store/store.h"
 
 namespace dedupsim {

@@ -13,7 +13,7 @@
 #include "common.h"
 #include "concurrency.h"
 #include "consumers/idempotent.h"
-#include "instances.h"
+#include "lesson/instances.h"
 #include "scenarios.h"
 #include "sqlite/store.h"
 #include "store/store.h"

@@ -9,7 +9,7 @@
 #include "common.h"
 #include "concurrency.h"
 #include "consumers/idempotent.h"
-#include "instances.h"
+#include "lesson/instances.h"
 #include "scenarios.h"
 
 namespace dedupsim {

@@ -5,10 +5,10 @@
 
 #include <vector>
 
-#include "broker.h"
 #include "common.h"
 #include "consumers/payload_checked.h"
 #include "scenarios.h"
+#include "world/broker.h"
 
 namespace dedupsim {
 namespace content_mismatch_file {

@@ -5,10 +5,10 @@
 
 #include <map>
 
-#include "broker.h"
 #include "common.h"
 #include "consumers/keyed.h"
 #include "scenarios.h"
+#include "world/broker.h"
 
 namespace dedupsim {
 namespace correlation_key_file {

@@ -3,10 +3,10 @@
 // broker's redelivered flag, lit for that redelivery, stays dark for a producer's resend.
 #include <fmt/format.h>
 
-#include "broker.h"
 #include "common.h"
 #include "consumers/keyed.h"
 #include "scenarios.h"
+#include "world/broker.h"
 
 namespace dedupsim {
 namespace delivery_tag_key_file {

@@ -2,11 +2,11 @@
 // broker gives up and dead-letters it; acking the duplicate ends the story at once.
 #include <fmt/format.h>
 
-#include "broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "consumers/throw_on_duplicate.h"
 #include "scenarios.h"
+#include "world/broker.h"
 
 namespace dedupsim {
 namespace duplicate_as_error_file {

@@ -4,7 +4,7 @@
 
 #include "common.h"
 #include "consumers/email.h"
-#include "crash.h"
+#include "lesson/crash.h"
 #include "scenarios.h"
 
 namespace dedupsim {

@@ -5,9 +5,9 @@
 
 #include "common.h"
 #include "consumers/email_reconcile.h"
-#include "crash.h"
-#include "email_provider.h"
+#include "lesson/crash.h"
 #include "scenarios.h"
+#include "world/email_provider.h"
 
 namespace dedupsim {
 namespace email_reconcile_file {

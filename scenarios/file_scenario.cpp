@@ -8,14 +8,15 @@
 #include <utility>
 
 #include "common.h"
-#include "crash.h"
-#include "dedup_cache.h"
-#include "email_provider.h"
 #include "explore/strategy.h"
-#include "instances.h"
-#include "side_store.h"
+#include "lesson/crash.h"
+#include "lesson/instances.h"
 #include "sqlite/error.h"
+#include "sqlite/sandbox.h"
+#include "sqlite/side_store.h"
 #include "sqlite/statement.h"
+#include "world/dedup_cache.h"
+#include "world/email_provider.h"
 
 namespace dedupsim {
 
@@ -130,8 +131,8 @@ void ReplayEmails(const nlohmann::json& sent, InMemoryEmailProvider& emails) {
   }
 }
 
-nlohmann::json SqlFigure(Connection& probe, const ScenarioFigure& f, const OrderPlaced& first,
-                         const StockItem& book) {
+nlohmann::json SqlFigureValue(Connection& probe, const ScenarioFigure& f, const OrderPlaced& first,
+                              const StockItem& book) {
   Statement query = probe.Prepare(f.sql);
   for (int i = 1; i <= query.ParameterCount(); ++i) {
     const std::string name = query.ParameterName(i);
@@ -150,6 +151,21 @@ nlohmann::json SqlFigure(Connection& probe, const ScenarioFigure& f, const Order
   return query.ColumnText(0);
 }
 
+// A figure's statement in the sandbox, with the rules its check found. Stopped by the
+// sandbox (past its budget, or refused now): the file's fault, FileError at the figure.
+nlohmann::json SqlFigure(Connection& probe, const ScenarioFigure& f, const OrderPlaced& first,
+                         const StockItem& book) {
+  SandboxScope scope(probe, f.rules);
+  try {
+    return SqlFigureValue(probe, f, first, book);
+  } catch (const SqliteError&) {
+    if (scope.over_budget()) throw files::ErrorAt(f.sql_at, scope.BudgetMessage());
+    if (!scope.refusal().empty()) {
+      throw files::ErrorAt(f.sql_at, fmt::format("refused when it ran: {}", scope.refusal()));
+    }
+    throw;
+  }
+}
 }  // namespace
 
 Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
@@ -159,7 +175,7 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
   {
     Connection setup = env.db.Connect();
     for (const ScenarioConsumer& c : file.consumers) {
-      if (const char* schema = c.strategy().schema) setup.ExecScript(schema);
+      if (const char* schema = c.strategy().schema) RunSchema(setup, schema, c.file->file().tables);
       if (const char* reset = c.strategy().reset) setup.ExecScript(reset);
     }
   }

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "files/scenario_file.h"
-#include "scenario.h"
+#include "lesson/scenario.h"
 
 namespace dedupsim {
 

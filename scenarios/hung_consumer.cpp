@@ -17,7 +17,7 @@
 
 #include "common.h"
 #include "consumers/idempotent.h"
-#include "crash.h"
+#include "lesson/crash.h"
 #include "postgres/connection.h"
 #include "postgres/lock_waiter.h"
 #include "postgres/store.h"

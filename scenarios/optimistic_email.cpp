@@ -11,7 +11,7 @@
 #include "common.h"
 #include "concurrency.h"
 #include "consumers/email.h"
-#include "instances.h"
+#include "lesson/instances.h"
 #include "scenarios.h"
 
 namespace dedupsim {

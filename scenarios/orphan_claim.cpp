@@ -15,8 +15,8 @@
 
 #include "common.h"
 #include "consumers/leased_claim.h"
-#include "crash.h"
-#include "duration.h"
+#include "core/duration.h"
+#include "lesson/crash.h"
 #include "scenarios.h"
 
 namespace dedupsim {

@@ -10,10 +10,10 @@
 
 #include <stdexcept>
 
-#include "broker.h"
 #include "common.h"
 #include "scenarios.h"
 #include "store/lesson_tables.h"
+#include "world/broker.h"
 
 namespace dedupsim {
 namespace outbox_file {

@@ -5,11 +5,11 @@
 
 #include <stdexcept>
 
-#include "broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "scenarios.h"
 #include "store/lesson_tables.h"
+#include "world/broker.h"
 
 namespace dedupsim {
 namespace poison_message_file {

@@ -6,10 +6,10 @@
 #include <set>
 #include <vector>
 
-#include "broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "scenarios.h"
+#include "world/broker.h"
 
 namespace dedupsim {
 namespace random_id_file {

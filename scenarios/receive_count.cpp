@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "broker.h"
 #include "common.h"
 #include "scenarios.h"
+#include "world/broker.h"
 
 namespace dedupsim {
 namespace receive_count_file {

@@ -7,7 +7,7 @@
 
 #include "common.h"
 #include "consumers/record_first.h"
-#include "crash.h"
+#include "lesson/crash.h"
 #include "scenarios.h"
 
 namespace dedupsim {

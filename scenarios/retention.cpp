@@ -1,17 +1,17 @@
 // retention: Inbox records are kept --retention-days and then cleaned up. On a manual
 // clock: redeliveries inside the window are skipped; a replay from the dead-letter queue
 // on day 20, after the record was deleted, is processed again.
-#include "retention.h"
+#include "sqlite/retention.h"
 
 #include <fmt/format.h>
 
 #include <optional>
 
-#include "broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "scenarios.h"
 #include "store/lesson_tables.h"
+#include "world/broker.h"
 
 namespace dedupsim {
 namespace retention_file {

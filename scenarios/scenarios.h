@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include "scenario.h"
+#include "lesson/scenario.h"
 
 namespace dedupsim {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common.h"
-#include "crash.h"
+#include "lesson/crash.h"
 #include "scenarios.h"
 #include "sqlite/store.h"
 #include "store/lesson_tables.h"

@@ -4,14 +4,14 @@
 // and the record is completed.
 #include <fmt/format.h>
 
-#include "broker.h"
 #include "common.h"
 #include "consumers/email.h"
 #include "consumers/email_reconcile.h"
-#include "crash.h"
-#include "email_provider.h"
+#include "lesson/crash.h"
 #include "scenarios.h"
 #include "sqlite/statement.h"
+#include "world/broker.h"
+#include "world/email_provider.h"
 
 namespace dedupsim {
 namespace unreconcilable_file {

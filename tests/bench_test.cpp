@@ -13,7 +13,7 @@
 
 #include "bench/bench_report.h"
 #include "bench/workload.h"
-#include "clock.h"
+#include "core/clock.h"
 #include "sqlite/library.h"
 #include "sqlite/statement.h"
 #include "support.h"

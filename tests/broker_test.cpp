@@ -4,11 +4,11 @@
 
 #include <stdexcept>
 
-#include "broker.h"
-#include "clock.h"
-#include "duration.h"
-#include "message.h"
-#include "trace.h"
+#include "core/clock.h"
+#include "core/duration.h"
+#include "core/message.h"
+#include "trace/trace.h"
+#include "world/broker.h"
 
 namespace broker_test {
 

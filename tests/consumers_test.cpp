@@ -7,7 +7,7 @@
 #include "consumers/email.h"
 #include "consumers/idempotent.h"
 #include "consumers/naive.h"
-#include "schema.h"
+#include "sqlite/schema.h"
 #include "support.h"
 
 namespace consumers_test {

@@ -1,6 +1,6 @@
 // DatabaseFile: only a file dedupsim created is ever opened for writing; everything else is
 // refused before SQLite touches it.
-#include "database.h"
+#include "sqlite/database.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -11,13 +11,13 @@
 #include <optional>
 #include <system_error>
 
-#include "child_process.h"
-#include "database_setup.h"
-#include "schema.h"
-#include "side_store.h"
+#include "os/child_process.h"
 #include "sqlite/connection.h"
+#include "sqlite/database_setup.h"
 #include "sqlite/error.h"
 #include "sqlite/journal_files.h"
+#include "sqlite/schema.h"
+#include "sqlite/side_store.h"
 #include "sqlite/statement.h"
 #include "support.h"
 

@@ -8,10 +8,10 @@
 #include <chrono>
 #include <cstdio>
 
-#include "database.h"
 #include "explore/explorer.h"
 #include "explore/strategies.h"
-#include "schema.h"
+#include "sqlite/database.h"
+#include "sqlite/schema.h"
 #include "sqlite/statement.h"
 
 namespace explore_bench_test {

@@ -9,8 +9,8 @@
 #include <set>
 
 #include "consumers/idempotent.h"
-#include "crash.h"
-#include "runner.h"
+#include "lesson/crash.h"
+#include "lesson/runner.h"
 #include "scenarios.h"
 #include "support.h"
 

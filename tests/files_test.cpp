@@ -74,7 +74,8 @@ TEST_CASE("consumer file errors name FILE:LINE:COLUMN and what was expected", "[
   std::string unknown_param = ErrorOf(std::string(kHead) +
                                       "[[step]]\nsql = \"UPDATE StockItems SET Reserved = "
                                       ":Qty WHERE BookId = :BookId\"\n");
-  CHECK(unknown_param.rfind("student.toml:4:7: unknown parameter :Qty (expected one of "
+  // At the parameter itself (column 41), not at the string.
+  CHECK(unknown_param.rfind("student.toml:4:41: unknown parameter :Qty (expected one of "
                             ":MessageId, :Consumer, :BookId, :Quantity, :OrderId, :Now) in: UPDATE",
                             0) == 0);
   CHECK(ErrorOf(std::string(kHead) +
@@ -83,11 +84,11 @@ TEST_CASE("consumer file errors name FILE:LINE:COLUMN and what was expected", "[
         "hook point needs its own name");
   CHECK(ErrorOf(std::string(kHead) + "[[step]]\nsql = \"SELECT 1 FROM Inboxx WHERE MessageId = "
                                      ":MessageId\"\n") ==
-        "student.toml:4:7: SQL does not prepare: no such table: Inboxx (in: SELECT 1 FROM Inboxx "
+        "student.toml:4:8: SQL does not prepare: no such table: Inboxx (in: SELECT 1 FROM Inboxx "
         "WHERE MessageId = :MessageId)");
   CHECK(ErrorOf(std::string(kHead) + "[[step]]\nsql = \"ATTACH 'other.db' AS o\"\n")
-            .rfind("student.toml:4:7: a sql step runs SELECT, INSERT, UPDATE, DELETE, REPLACE or "
-                   "WITH, not ATTACH",
+            .rfind("student.toml:4:8: ATTACH (another database file) is not allowed: a sql step "
+                   "reads or writes rows of the run's tables",
                    0) == 0);
   CHECK(ErrorOf(std::string(kHead) + "[[step]]\nsql = \"" + kInsertInbox +
                 "\"\non-duplicate = \"ignore\"\n")
@@ -416,7 +417,7 @@ TEST_CASE("a sql step on the second store needs second-store = \"cache\"", "[fil
   // Its SQL is prepared against the cache's table, not the database's.
   CHECK(ErrorOf(std::string(kHead) + "second-store = \"cache\"\n[[step]]\nsql = \"SELECT 1 FROM "
                                      "Inbox WHERE MessageId = :MessageId\"\nstore = \"cache\"\n")
-            .rfind("student.toml:5:7: SQL does not prepare: no such table: Inbox", 0) == 0);
+            .rfind("student.toml:5:8: SQL does not prepare: no such table: Inbox", 0) == 0);
 }
 
 }  // namespace dedupsim::testing::files_test

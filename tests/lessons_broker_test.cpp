@@ -3,8 +3,8 @@
 // the exact line for the default options, and figures that move when an option changes.
 #include <catch2/catch.hpp>
 
+#include "core/message.h"
 #include "lessons_support.h"
-#include "message.h"
 #include "scenarios.h"
 
 namespace lessons_broker_test {

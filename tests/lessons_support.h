@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "runner.h"
-#include "scenario.h"
+#include "lesson/runner.h"
+#include "lesson/scenario.h"
 #include "support.h"
 
 namespace dedupsim::testing {

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "schema.h"
+#include "sqlite/schema.h"
 #include "sqlite/statement.h"
 #include "support.h"
 

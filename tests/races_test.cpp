@@ -1,4 +1,4 @@
-// Races that follow the options, not the scheduler (lib/instances.h), and waits that are
+// Races that follow the options, not the scheduler (lib/lesson/instances.h), and waits that are
 // read from lock intervals, not from busy-handler calls (Connection::lock_history).
 #include <signal.h>
 #include <sys/prctl.h>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "runner.h"
+#include "lesson/runner.h"
 #include "scenarios.h"
 #include "support.h"
 

@@ -6,9 +6,9 @@
 #include <filesystem>
 
 #include "consumers/naive.h"
-#include "crash.h"
-#include "schema.h"
+#include "lesson/crash.h"
 #include "sqlite/journal_files.h"
+#include "sqlite/schema.h"
 #include "sqlite/transaction.h"
 #include "support.h"
 

@@ -2,7 +2,7 @@
 // case compares the bytes of every file it did not ask dedupsim to write, the folder
 // listings, the exit status and the one-line message, and that no process is left. The
 // racy moments (a kill right after fork, an interrupt in a run's first milliseconds) are
-// hit every time through the test build's pause points (lib/pause_point.h).
+// hit every time through the test build's pause points (lib/os/pause_point.h).
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,11 +21,11 @@
 #include <thread>
 #include <vector>
 
-#include "atomic_file.h"
-#include "database.h"
-#include "duration.h"
+#include "core/duration.h"
 #include "exit_status.h"
-#include "side_store.h"
+#include "os/atomic_file.h"
+#include "sqlite/database.h"
+#include "sqlite/side_store.h"
 #include "support.h"
 
 extern char** environ;

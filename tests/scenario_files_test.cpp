@@ -12,7 +12,7 @@
 #include "file_scenario.h"
 #include "files/expression.h"
 #include "files/scenario_file.h"
-#include "runner.h"
+#include "lesson/runner.h"
 #include "support.h"
 
 namespace dedupsim::scenario_files_test {
@@ -327,16 +327,16 @@ TEST_CASE("scenario file errors name FILE:LINE:COLUMN and what was expected", "[
         "lesson.toml:1:9: the line names no figure 'reserved' (expected one of r)");
   CHECK(ErrorOf(head + "[[deliver]]\n[[figure]]\nname = \"r\"\nsql = \"UPDATE StockItems SET "
                        "Reserved = 0 RETURNING Reserved\"\n")
-            .rfind("lesson.toml:8:7: figure 'r': a figure only reads (SELECT ...), it may not "
-                   "change the state it reports",
+            .rfind("lesson.toml:8:15: figure 'r': UPDATE StockItems is not allowed: a figure only "
+                   "reads rows of the run's tables (SELECT)",
                    0) == 0);
   CHECK(ErrorOf(head + "[[deliver]]\n[[figure]]\nname = \"r\"\nsql = \"SELECT Reservd FROM "
                        "StockItems\"\n") ==
-        "lesson.toml:8:7: figure 'r': SQL does not prepare: no such column: Reservd (in: SELECT "
+        "lesson.toml:8:15: figure 'r': SQL does not prepare: no such column: Reservd (in: SELECT "
         "Reservd FROM StockItems)");
   CHECK(ErrorOf(head + "[[deliver]]\n[[figure]]\nname = \"r\"\nsql = \"SELECT Reserved FROM "
                        "StockItems WHERE BookId = :Book\"\n")
-            .rfind("lesson.toml:8:7: figure 'r': unknown parameter :Book", 0) == 0);
+            .rfind("lesson.toml:8:55: figure 'r': unknown parameter :Book", 0) == 0);
   CHECK(ErrorOf(head + "[[deliver]]\nrace = true\nfault = \"crash at BeforeCommit\"\n" + figure) ==
         "lesson.toml:5:1: a race needs fault = \"hold 500ms at POINT\": where instance A holds "
         "while B starts");

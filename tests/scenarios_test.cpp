@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "runner.h"
+#include "lesson/runner.h"
 #include "scenarios.h"
 #include "support.h"
 

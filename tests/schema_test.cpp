@@ -6,12 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "database.h"
-#include "retention.h"
-#include "schema.h"
-#include "side_store.h"
+#include "core/clock.h"
+#include "sqlite/database.h"
 #include "sqlite/error.h"
+#include "sqlite/retention.h"
+#include "sqlite/schema.h"
+#include "sqlite/side_store.h"
 #include "sqlite/statement.h"
 #include "support.h"
 

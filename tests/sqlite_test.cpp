@@ -7,17 +7,17 @@
 
 #include <thread>
 
-#include "child_process.h"
-#include "database.h"
-#include "pipe_io.h"
-#include "schema.h"
+#include "os/child_process.h"
+#include "os/pipe_io.h"
+#include "os/this_pid.h"
 #include "sqlite/connection.h"
+#include "sqlite/database.h"
 #include "sqlite/error.h"
+#include "sqlite/schema.h"
 #include "sqlite/statement.h"
 #include "sqlite/transaction.h"
 #include "support.h"
-#include "this_pid.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace sqlite_test {
 

@@ -5,14 +5,14 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 
-#include "schema.h"
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
+#include "sqlite/schema.h"
 #include "sqlite/statement.h"
 #include "sqlite/store.h"
 #include "sqlite/transaction.h"
 #include "support.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace statement_cache_test {
 

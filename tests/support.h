@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "clock.h"
-#include "database.h"
-#include "message.h"
-#include "scenario.h"
-#include "trace.h"
+#include "core/clock.h"
+#include "core/message.h"
+#include "lesson/scenario.h"
+#include "sqlite/database.h"
+#include "trace/trace.h"
 
 namespace dedupsim::testing {
 

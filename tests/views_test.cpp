@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "atomic_file.h"
+#include "os/atomic_file.h"
 #include "support.h"
 #include "views/color.h"
 #include "views/doc_page.h"
@@ -17,7 +17,7 @@
 #include "views/step_text.h"
 #include "views/svg_timeline.h"
 #include "views/html_steps.h"
-#include "trace_text.h"
+#include "views/trace_text.h"
 
 namespace views_test {
 

@@ -7,15 +7,33 @@
 #                               --backend postgres: the server programs and libpq, from
 #                               postgresql and libpq-dev)
 #   sh tools/setup.sh --tests   also what the test suite needs, and builds the tests
+#   sh tools/setup.sh --package also what the Debian package needs (dpkg-shlibdeps), builds
+#                               the executable and makes build/dedupsim_<version>_<arch>.deb
+#                               (with the man page, shell completion and the examples)
 #
 # Its own output goes to stderr, so stdout carries only what runs after it.
 set -eu
 exec 1>&2
 cd "$(dirname "$0")/.."
+case "${1:-}" in
+  "" | --tests | --package) ;;
+  *)
+    echo "usage: sh tools/setup.sh [--tests | --package]"
+    exit 2
+    ;;
+esac
 
 packages="cmake g++ make ninja-build libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev libpq-dev postgresql"
+# CPack's DEB generator computes Depends with dpkg-shlibdeps (dpkg-dev), which reads the
+# executable's libraries with objdump (binutils) and finds them with file.
+package_tools="dpkg-dev binutils file"
+if [ "${1:-}" = "--package" ]; then
+  packages="$packages $package_tools"
+fi
 if [ "${1:-}" = "--tests" ]; then
-  packages="$packages catch2 jq libxml2-utils chromium python3"
+  # The package tests (tests/package/): the package made and unpacked, the man page rendered
+  # by man (groff -ww), the bash and zsh completion driven as a shell would.
+  packages="$packages catch2 jq libxml2-utils chromium python3 $package_tools man-db groff-base bash-completion zsh"
   # Node.js and npm for the rendering tests: Debian's packages, unless a node and npm are
   # already installed (a NodeSource nodejs carries its own npm, and Debian's npm conflicts).
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
@@ -63,6 +81,14 @@ if [ "${1:-}" = "--tests" ]; then
   fi
   cmake --build build -j"$(nproc)"
 else
-  # Only what `dedupsim run` needs, even in a folder where the tests are on.
+  # Only what `dedupsim run` needs, even in a folder where the tests are on (the executable,
+  # with its man page and the changelog, so `cmake --install build` has all it installs).
   cmake --build build -j"$(nproc)" --target dedupsim
+fi
+
+if [ "${1:-}" = "--package" ]; then
+  # What `cmake --install` installs, as a Debian package, into build/.
+  (cd build && cpack -G DEB)
+  deb=$(ls -t build/dedupsim_*.deb | head -1)
+  echo "setup: made $deb (install it with: apt install ./$deb)"
 fi

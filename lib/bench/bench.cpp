@@ -17,9 +17,9 @@
 
 #include "bench/pg_bench.h"
 #include "bench/shared_block.h"
-#include "child_process.h"
-#include "crash.h"
-#include "run_files.h"
+#include "lesson/crash.h"
+#include "os/child_process.h"
+#include "os/run_files.h"
 #include "sqlite/error.h"
 
 namespace dedupsim {

@@ -17,8 +17,8 @@
 
 #include "bench/strategy.h"
 #include "bench/workload.h"
-#include "database.h"
-#include "scenario.h"
+#include "lesson/scenario.h"
+#include "sqlite/database.h"
 
 namespace dedupsim {
 

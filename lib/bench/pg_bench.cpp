@@ -9,10 +9,10 @@
 #include <unordered_map>
 
 #include "bench/raw_inbox.h"
-#include "clock.h"
 #include "consumers/check_then_process.h"
 #include "consumers/idempotent.h"
 #include "consumers/naive.h"
+#include "core/clock.h"
 #include "postgres/error.h"
 #include "postgres/store.h"
 

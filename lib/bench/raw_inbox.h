@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#include "message.h"
+#include "core/message.h"
 #include "sqlite/connection.h"
 
 struct sqlite3;

@@ -5,11 +5,11 @@
 #include <type_traits>
 
 #include "bench/raw_inbox.h"
-#include "clock.h"
 #include "consumers/check_then_process.h"
 #include "consumers/idempotent.h"
 #include "consumers/naive.h"
 #include "consumers/natural_key.h"
+#include "core/clock.h"
 
 namespace dedupsim {
 

@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "database.h"
-#include "message.h"
+#include "core/message.h"
 #include "sqlite/connection.h"
+#include "sqlite/database.h"
 
 struct sqlite3;
 

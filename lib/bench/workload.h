@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "message.h"
+#include "core/message.h"
 #include "sqlite/connection.h"
 
 namespace dedupsim {

@@ -10,8 +10,8 @@
 #include <optional>
 #include <string_view>
 
-#include "clock.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/message.h"
 #include "sqlite/store.h"
 #include "store/store.h"
 

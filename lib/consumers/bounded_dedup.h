@@ -5,10 +5,10 @@
 
 #include <optional>
 
-#include "bounded_store.h"
-#include "message.h"
+#include "core/message.h"
 #include "sqlite/store.h"
 #include "store/store.h"
+#include "world/bounded_store.h"
 
 namespace dedupsim {
 

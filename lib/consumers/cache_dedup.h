@@ -13,12 +13,12 @@
 #include <optional>
 #include <string_view>
 
-#include "clock.h"
-#include "dedup_cache.h"
-#include "hooks.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/message.h"
 #include "sqlite/store.h"
 #include "store/store.h"
+#include "world/dedup_cache.h"
 
 namespace dedupsim {
 

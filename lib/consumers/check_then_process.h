@@ -5,10 +5,10 @@
 
 #include <optional>
 
-#include "clock.h"
-#include "hooks.h"
-#include "message.h"
-#include "schema.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/message.h"
+#include "sqlite/schema.h"
 #include "sqlite/store.h"
 #include "store/store.h"
 

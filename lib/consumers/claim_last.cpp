@@ -2,7 +2,8 @@
 
 #include "consumers/check_then_process.h"
 #include "consumers/naive.h"
-#include "schema.h"
+#include "sqlite/run_hook.h"
+#include "sqlite/schema.h"
 #include "sqlite/transaction.h"
 
 namespace dedupsim {

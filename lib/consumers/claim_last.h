@@ -11,9 +11,9 @@
 
 #include <cstdint>
 
-#include "clock.h"
-#include "hooks.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/message.h"
 #include "sqlite/connection.h"
 #include "store/store.h"
 

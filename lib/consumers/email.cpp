@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "schema.h"
+#include "sqlite/schema.h"
 
 namespace dedupsim {
 

@@ -11,25 +11,19 @@
 #include <string_view>
 #include <vector>
 
-#include "clock.h"
-#include "hooks.h"
-#include "message.h"
-#include "schema.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/message.h"
+#include "sqlite/schema.h"
 #include "sqlite/store.h"
 #include "store/store.h"
+#include "world/email_provider.h"
 
 namespace dedupsim {
 
 enum class EmailOutcome { kSent, kAlreadySent, kNeedsReconciliation };
 
 std::string_view ToString(EmailOutcome outcome);  // "Sent", "AlreadySent", ...
-
-// Where emails go. Abstract so a scenario can count sends made in a child process.
-class EmailProvider {
- public:
-  virtual ~EmailProvider() = default;
-  virtual void Send(const std::string& idempotency_key, const std::string& text) = 0;
-};
 
 // Keeps every email in memory. Safe for concurrent use.
 class InMemoryEmailProvider final : public EmailProvider {

@@ -1,6 +1,6 @@
 #include "consumers/email_reconcile.h"
 
-#include "schema.h"
+#include "sqlite/schema.h"
 
 namespace dedupsim {
 

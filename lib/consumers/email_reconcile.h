@@ -8,13 +8,13 @@
 
 #include <optional>
 
-#include "clock.h"
 #include "consumers/email.h"
-#include "email_provider.h"
-#include "hooks.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/message.h"
 #include "sqlite/store.h"
 #include "store/store.h"
+#include "world/email_provider.h"
 
 namespace dedupsim {
 

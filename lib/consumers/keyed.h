@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "clock.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/message.h"
 #include "sqlite/store.h"
 #include "store/store.h"
 

@@ -1,8 +1,8 @@
 #include "consumers/leased_claim.h"
 
 #include "consumers/naive.h"
+#include "core/timestamp.h"
 #include "store/keyed_stores.h"
-#include "timestamp.h"
 
 namespace dedupsim {
 

@@ -16,10 +16,10 @@
 #include <string_view>
 #include <utility>
 
-#include "clock.h"
 #include "consumers/email.h"
-#include "hooks.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/message.h"
 #include "sqlite/store.h"
 #include "store/store.h"
 

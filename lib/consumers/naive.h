@@ -3,7 +3,7 @@
 
 #include <optional>
 
-#include "message.h"
+#include "core/message.h"
 #include "sqlite/store.h"
 #include "store/store.h"
 

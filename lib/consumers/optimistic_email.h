@@ -8,10 +8,10 @@
 
 #include <optional>
 
-#include "clock.h"
 #include "consumers/email.h"
-#include "hooks.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/message.h"
 #include "sqlite/store.h"
 #include "store/store.h"
 

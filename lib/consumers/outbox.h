@@ -15,11 +15,11 @@
 #include <cstdint>
 #include <string>
 
-#include "broker.h"
-#include "clock.h"
-#include "hooks.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/message.h"
 #include "store/store.h"
+#include "world/broker.h"
 
 namespace dedupsim {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "clock.h"
-#include "hooks.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/message.h"
 #include "sqlite/store.h"
 #include "store/store.h"
 

@@ -6,9 +6,9 @@
 
 #include <optional>
 
-#include "clock.h"
-#include "hooks.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/message.h"
 #include "sqlite/store.h"
 #include "store/store.h"
 

@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "clock.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/message.h"
 #include "sqlite/store.h"
 #include "store/store.h"
 

@@ -13,7 +13,7 @@
 
 #include "explore/plan.h"
 #include "explore/scheduler.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace dedupsim::explore {
 

@@ -18,7 +18,7 @@
 #include "explore/outcome.h"
 #include "explore/plan.h"
 #include "explore/scheduler.h"
-#include "table_probe.h"
+#include "world/table_probe.h"
 
 namespace dedupsim::explore {
 

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/message.h"
 #include "explore/plan.h"
-#include "message.h"
 
 namespace dedupsim::explore {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/message.h"
 #include "explore/strategy.h"
-#include "message.h"
 
 namespace dedupsim::explore {
 

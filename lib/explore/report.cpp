@@ -7,7 +7,7 @@
 
 #include "explore/deliveries.h"
 #include "explore/strategies.h"
-#include "trace_text.h"
+#include "views/trace_text.h"
 
 namespace dedupsim::explore {
 

@@ -11,7 +11,7 @@
 
 #include "explore/explorer.h"
 #include "explore/random_mode.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace dedupsim::explore {
 

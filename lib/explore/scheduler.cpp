@@ -11,20 +11,23 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
-#include "clock.h"
 #include "consumers/email.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/input_error.h"
 #include "explore/step_label.h"
-#include "hooks.h"
 #include "postgres/connection.h"
 #include "postgres/error.h"
 #include "postgres/store.h"
-#include "schema.h"
 #include "sqlite/error.h"
+#include "sqlite/sandbox.h"
+#include "sqlite/schema.h"
 #include "sqlite/statement.h"
 
 namespace dedupsim::explore {
@@ -255,6 +258,14 @@ struct Scheduler::Impl {
   int64_t crashes = 0;
   int64_t attempts = 0;
   std::string failure;  // a consumer failed in a way the explorer does not model
+  // ... because its input is at fault (a consumer file's statement past its budget): the
+  // error itself, rethrown as it is, never reported as the explorer's own failure.
+  std::exception_ptr input_failure;
+
+  [[noreturn]] void ThrowFailure() const {
+    if (input_failure) std::rethrow_exception(input_failure);
+    throw std::logic_error(failure);
+  }
 };
 
 // One consumer instance: a thread, its connections, and the gate they call.
@@ -569,6 +580,13 @@ class Worker final : public StepGate, public PgStepGate {
       return Refused(e, attempt);
     } catch (const DeliveryFailed& e) {
       return Refused(e, attempt);
+    } catch (const InputError& e) {
+      CloseAll();
+      if (owner_.failure.empty()) {
+        owner_.failure = e.what();
+        owner_.input_failure = std::current_exception();
+      }
+      return false;
     } catch (const std::exception& e) {
       CloseAll();
       if (owner_.failure.empty()) {
@@ -625,7 +643,7 @@ Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions op
       control(db.Connect()) {
   bool any_aux = false;
   for (const Strategy* s : strategies) {
-    if (s->schema != nullptr) control.ExecScript(s->schema);
+    if (s->schema != nullptr) RunSchema(control, s->schema, {});  // a file's: sandboxed
     if (s->aux_schema != nullptr) any_aux = true;
   }
   if (any_aux) {
@@ -669,6 +687,7 @@ void Scheduler::Impl::Reset(const Plan& p) {
   crashes = 0;
   attempts = 0;
   failure.clear();
+  input_failure = nullptr;
   clock.Set(kEpoch);
   order_of_message.clear();
   for (const InstanceScript& script : p.instances) {
@@ -763,7 +782,7 @@ const Scheduler::Impl::ResetSql& Scheduler::Impl::ResetOf(const Strategy* s) {
     throw std::logic_error(fmt::format(
         "strategy {} needs a second file, and the scheduler was set up without one", s->name));
   }
-  if (s->schema != nullptr) control.ExecScript(s->schema);
+  if (s->schema != nullptr) RunSchema(control, s->schema, {});  // a file's: sandboxed
   if (s->aux_schema != nullptr) aux_control->ExecScript(s->aux_schema);
   ResetSql r;
   r.main = SplitScript(control, s->reset);
@@ -973,7 +992,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     }
     if (!s.failure.empty()) {
       s.Abort();
-      throw std::logic_error(s.failure);
+      s.ThrowFailure();
     }
     if (!live) break;
     if (eligible == 0 && on_release) {
@@ -1041,7 +1060,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     result.attempts.push_back(attempt_seq);
     chooser.Took(result.picks.size() - 1, *choice, footprint);
   }
-  if (!s.failure.empty()) throw std::logic_error(s.failure);
+  if (!s.failure.empty()) s.ThrowFailure();
 
   bool given_up = false;
   for (const Tally& t : s.tallies) given_up = given_up || !t.acked;

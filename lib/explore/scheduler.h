@@ -23,10 +23,10 @@
 #include <string>
 #include <vector>
 
-#include "database.h"
 #include "explore/outcome.h"
 #include "explore/plan.h"
-#include "trace.h"
+#include "sqlite/database.h"
+#include "trace/trace.h"
 
 namespace dedupsim {
 class PgDatabase;

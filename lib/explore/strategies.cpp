@@ -20,10 +20,10 @@
 #include "consumers/natural_key.h"
 #include "consumers/optimistic_email.h"
 #include "consumers/record_first.h"
-#include "dedup_cache.h"
-#include "email_provider.h"
-#include "schema.h"
+#include "sqlite/schema.h"
 #include "sqlite/statement.h"
+#include "world/dedup_cache.h"
+#include "world/email_provider.h"
 
 namespace dedupsim::explore {
 

@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "clock.h"
 #include "consumers/email.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/message.h"
 #include "sqlite/connection.h"
 #include "store/store.h"
 

@@ -9,10 +9,13 @@
 #include <set>
 #include <sstream>
 
-#include "database.h"
 #include "explore/strategy.h"
 #include "files/toml_reader.h"
+#include "sqlite/database.h"
 #include "sqlite/error.h"
+#include "sqlite/run_hook.h"
+#include "sqlite/sandbox.h"
+#include "sqlite/sql_text.h"
 #include "sqlite/statement.h"
 
 namespace dedupsim::files {
@@ -111,39 +114,6 @@ struct Label {
   Position at;
 };
 
-std::string FirstWord(std::string_view sql) {
-  size_t i = 0;
-  while (i < sql.size() && !std::isalpha(static_cast<unsigned char>(sql[i]))) ++i;
-  std::string word;
-  while (i < sql.size() && std::isalpha(static_cast<unsigned char>(sql[i]))) {
-    word.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i++]))));
-  }
-  return word;
-}
-
-// The statement on one line: runs of whitespace outside quotes become one space, so a
-// statement written over several lines reads as one line in traces and diagrams.
-std::string OneLine(std::string_view sql) {
-  std::string out;
-  char quote = 0;
-  bool space = false;
-  for (char c : sql) {
-    if (quote == 0 && std::isspace(static_cast<unsigned char>(c))) {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out.push_back(' ');
-    space = false;
-    if (quote == 0 && (c == '\'' || c == '"')) {
-      quote = c;
-    } else if (c == quote) {
-      quote = 0;
-    }
-    out.push_back(c);
-  }
-  return out;
-}
-
 bool IsIdentifier(std::string_view s) {
   if (s.empty() || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
   for (char c : s) {
@@ -167,85 +137,43 @@ class Scratch {
   Connection db_;
 };
 
-std::vector<std::string> TableNames(Connection& db) {
-  std::vector<std::string> names;
-  Statement q = db.Prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
-  while (q.Step()) names.push_back(q.ColumnText(0));
-  return names;
-}
-
-// Runs the file's schema statement by statement: only CREATE TABLE / CREATE INDEX.
+// Runs the file's schema in the sandbox (only CREATE TABLE, CREATE INDEX on its own
+// tables): the tables it creates are the file's.
 void ApplySchema(ConsumerFile& file, const Value& v, Connection& db) {
-  std::vector<std::string> before = TableNames(db);
   const std::string& text = v.String();
-  const char* rest = text.c_str();
-  while (*rest != '\0') {
-    sqlite3_stmt* stmt = nullptr;
-    const char* tail = nullptr;
-    int rc = sqlite3_prepare_v2(db.handle(), rest, -1, &stmt, &tail);
-    if (rc != SQLITE_OK) {
-      throw v.Error(
-          fmt::format("schema does not prepare: {} (in: {})", sqlite3_errmsg(db.handle()),
-                      std::string(rest, tail != nullptr ? tail : rest + std::strlen(rest))));
-    }
-    if (stmt == nullptr) break;  // only whitespace or comments left
-    std::string statement(rest, tail);
-    std::string word = FirstWord(statement);
-    if (word != "CREATE") {
-      sqlite3_finalize(stmt);
-      throw v.Error(fmt::format("schema may only CREATE tables and indexes, not: {}", statement));
-    }
-    rc = sqlite3_step(stmt);
-    sqlite3_finalize(stmt);
-    if (rc != SQLITE_DONE) {
-      throw v.Error(fmt::format("schema statement failed: {} (in: {})", sqlite3_errmsg(db.handle()),
-                                statement));
-    }
-    rest = tail;
-  }
-  std::vector<std::string> after = TableNames(db);
-  for (const std::string& t : after) {
-    if (std::find(before.begin(), before.end(), t) == before.end()) file.tables.push_back(t);
+  try {
+    file.tables = RunSchema(db, text, {});
+  } catch (const SqlRefused& e) {
+    throw v.TextError(e.offset(), fmt::format("schema: {} (in: {})", e.what(), e.statement()));
   }
   file.schema = text;
 }
 
-// Prepares the step's SQL on the scratch database: it must be one statement that reads or
-// writes rows, naming only the message's parameters.
+// Checks the step's SQL in the sandbox on the scratch database: one statement that reads
+// or writes rows of the run's tables, naming only the message's parameters.
 void CheckSql(Step& step, const Value& v, Connection& db) {
-  const std::string& sql = step.sql;
-  std::string word = FirstWord(sql);
-  if (word != "SELECT" && word != "INSERT" && word != "UPDATE" && word != "DELETE" &&
-      word != "REPLACE" && word != "WITH") {
-    throw v.Error(fmt::format(
-        "a sql step runs SELECT, INSERT, UPDATE, DELETE, REPLACE or WITH, not {} (transactions "
-        "are begin/commit/rollback steps): {}",
-        word.empty() ? "nothing" : word, sql));
+  const std::string& text = v.String();
+  CheckedSql checked;
+  try {
+    checked = CheckOneStatement(db, text, SqlUse::kStep);
+  } catch (const SqlRefused& e) {
+    throw v.TextError(e.offset(), fmt::format("{} (in: {})", e.what(), e.statement()));
   }
-  sqlite3_stmt* stmt = nullptr;
-  const char* tail = nullptr;
-  int rc = sqlite3_prepare_v2(db.handle(), sql.c_str(), -1, &stmt, &tail);
-  if (rc != SQLITE_OK) {
-    throw v.Error(
-        fmt::format("SQL does not prepare: {} (in: {})", sqlite3_errmsg(db.handle()), sql));
+  step.sql = SqlOneLine(text.substr(checked.begin, checked.end - checked.begin));
+  while (!step.sql.empty() && (step.sql.back() == ';' || step.sql.back() == ' ')) {
+    step.sql.pop_back();  // SQLite's tail starts after the ';'
   }
-  std::string rest = tail != nullptr ? std::string(tail) : "";
-  bool more = rest.find_first_not_of(" \t\r\n;") != std::string::npos;
-  step.query = sqlite3_column_count(stmt) > 0;
-  int count = sqlite3_bind_parameter_count(stmt);
-  std::vector<std::string> names;
-  for (int i = 1; i <= count; ++i) {
-    const char* name = sqlite3_bind_parameter_name(stmt, i);
-    names.push_back(name != nullptr ? name : "?");
-  }
-  sqlite3_finalize(stmt);
-  if (more) throw v.Error(fmt::format("one statement per sql step; this one goes on: {}", rest));
-  for (const std::string& name : names) {
+  step.sql_at = v.TextPosition(checked.begin);
+  step.query = checked.query;
+  step.rules = checked.rules;
+  for (const std::string& name : checked.parameters) {
     std::optional<Parameter> p;
     if (name.size() > 1 && name[0] == ':') p = FindParameter(std::string_view(name).substr(1));
     if (!p) {
-      throw v.Error(
-          fmt::format("unknown parameter {} (expected one of {}) in: {}", name, kParameters, sql));
+      const size_t at = FindSqlParameter(text, name, checked.begin);
+      throw v.TextError(at == std::string::npos ? checked.begin : at,
+                        fmt::format("unknown parameter {} (expected one of {}) in: {}", name,
+                                    kParameters, SqlForMessage(step.sql)));
     }
     step.parameters.push_back(*p);
   }
@@ -373,7 +301,6 @@ Step ReadStep(const Value& table, Connection& scratch, Connection* second,
       if (!found) throw v.Error("a sql table needs the statement for sqlite (sqlite = \"...\")");
       sqlite_text = *found;
     }
-    step.sql = OneLine(sqlite_text.String());
     if (auto store = modifiers.find("store"); store != modifiers.end()) {
       if (second == nullptr || store->second.String() != "cache") {
         throw store->second.Error(fmt::format(
@@ -714,6 +641,46 @@ struct Ended {
   Result result;
 };
 
+// What a sql step's statement did, for the step's reactions.
+enum class SqlResult { kRow, kRowWithNull, kNoRow, kDuplicate, kZeroRows, kChanged };
+
+// Runs the step's statement in the sandbox, with the rules its check found. A statement the
+// sandbox stopped (past its budget, or refused now) is the file's fault: FileError at it.
+SqlResult RunSqlStep(const ConsumerFile& file, const Step& s, Connection& db, Clock& clock,
+                     const OrderPlaced& m) {
+  SandboxScope scope(db, s.rules);
+  try {
+    Statement& st = db.Cached(s.sql);
+    for (size_t i = 0; i < s.parameters.size(); ++i) {
+      int index = static_cast<int>(i) + 1;
+      if (s.parameters[i] == Parameter::kQuantity) {
+        st.Bind(index, m.quantity);
+      } else {
+        st.Bind(index, ParameterValue(s.parameters[i], file, m, clock));
+      }
+    }
+    if (s.query) {
+      bool row = st.Step();
+      bool null_first = row && st.ColumnIsNull(0);
+      st.Reset();  // a statement left mid-read would keep its read transaction open
+      if (!row) return SqlResult::kNoRow;
+      return null_first ? SqlResult::kRowWithNull : SqlResult::kRow;
+    }
+    if (s.on_duplicate.action == Action::kThrow) {
+      st.Execute();  // a duplicate key is the SqliteError itself
+    } else if (st.ExecuteInsert() == InsertResult::kDuplicateKey) {
+      return SqlResult::kDuplicate;
+    }
+    return db.Changes() == 0 ? SqlResult::kZeroRows : SqlResult::kChanged;
+  } catch (const SqliteError&) {
+    if (scope.over_budget()) throw ErrorAt(s.sql_at, scope.BudgetMessage());
+    if (!scope.refusal().empty()) {
+      throw ErrorAt(s.sql_at, fmt::format("refused when it ran: {}", scope.refusal()));
+    }
+    throw;
+  }
+}
+
 }  // namespace
 
 Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m) {
@@ -808,35 +775,24 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
             throw std::logic_error(file.name + " ran without its second store");
           }
           Connection& db = s.on_second_store ? *c.second_store : c.db;
-          Statement& st = db.Cached(s.sql);
-          for (size_t i = 0; i < s.parameters.size(); ++i) {
-            int index = static_cast<int>(i) + 1;
-            if (s.parameters[i] == Parameter::kQuantity) {
-              st.Bind(index, m.quantity);
-            } else {
-              st.Bind(index, ParameterValue(s.parameters[i], file, m, c.clock));
-            }
-          }
-          if (s.query) {
-            bool row = st.Step();
-            bool null_first = row && st.ColumnIsNull(0);
-            st.Reset();  // a statement left mid-read would keep its read transaction open
-            if (!row) {
-              act(s.on_no_row);
-            } else if (null_first && s.on_row_if_null) {
-              act(*s.on_row_if_null);
-            } else {
+          switch (RunSqlStep(file, s, db, c.clock, m)) {
+            case SqlResult::kRow:
               act(s.on_row);
-            }
-          } else if (s.on_duplicate.action == Action::kThrow) {
-            st.Execute();  // a duplicate key is the SqliteError itself
-            if (db.Changes() == 0) act(s.on_zero_rows);
-          } else {
-            if (st.ExecuteInsert() == InsertResult::kDuplicateKey) {
+              break;
+            case SqlResult::kRowWithNull:
+              act(s.on_row_if_null ? *s.on_row_if_null : s.on_row);
+              break;
+            case SqlResult::kNoRow:
+              act(s.on_no_row);
+              break;
+            case SqlResult::kDuplicate:
               act(s.on_duplicate);
-            } else if (db.Changes() == 0) {
+              break;
+            case SqlResult::kZeroRows:
               act(s.on_zero_rows);
-            }
+              break;
+            case SqlResult::kChanged:
+              break;
           }
           break;
         }

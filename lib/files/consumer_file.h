@@ -3,9 +3,10 @@
 // RunConsumer on a real connection through the same statements, trace and hooks as the
 // consumers written in C++. The format is documented by example in docs/files.md.
 //
-// Loading only reads the file. Its SQL is prepared against a scratch dedupsim database to
-// find mistakes early (FileError, "FILE:LINE:COLUMN: ..."), and later runs only on the
-// database it is given, which is always one dedupsim created.
+// Loading only reads the file. Its SQL is prepared in the sandbox (lib/sqlite/sandbox.h)
+// against a scratch dedupsim database to find mistakes early (FileError, "FILE:LINE:COLUMN:
+// ...", at the failing character of the SQL), and later runs only on the database it is
+// given, which is always one dedupsim created, under the same sandbox.
 //
 // A ConsumerFile is plain data; RunConsumer keeps no state between calls.
 #pragma once
@@ -18,20 +19,22 @@
 #include <string_view>
 #include <vector>
 
-#include "clock.h"
 #include "consumers/email.h"
-#include "email_provider.h"
-#include "hooks.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/input_error.h"
+#include "core/message.h"
 #include "sqlite/connection.h"
+#include "sqlite/sandbox.h"
 #include "sqlite/transaction.h"
+#include "world/email_provider.h"
 
 namespace dedupsim::files {
 
 // A bad file: what() is "FILE:LINE:COLUMN: what is wrong and what was expected".
-class FileError : public std::runtime_error {
+class FileError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 struct Position {
@@ -86,9 +89,11 @@ struct Step {
 
   TransactionKind begin = TransactionKind::kDeferred;  // kBegin
 
-  // kSql: the statement for SQLite, its parameters by index (1-based; index i-1 here),
-  // and what to do with its result.
+  // kSql: the statement for SQLite (on one line, without its comments: SqlOneLine), its
+  // parameters by index (1-based; index i-1 here), and what to do with its result.
   std::string sql;
+  Position sql_at;  // where the statement's first token is written
+  SqlRules rules;   // what it may touch when it runs (the sandbox's check found them)
   std::map<std::string, std::string> other_dialects;  // "postgres" -> its text, kept for later
   std::vector<Parameter> parameters;
   bool query = false;                            // returns rows (SELECT, RETURNING)
@@ -147,8 +152,10 @@ struct RunContext {
   std::function<void(const std::string& topic, const OrderPlaced&)> publish;  // may be empty
 };
 
-// Handles one delivery by running the file's steps. Throws what the database throws
-// (SqliteError), SimulatedCrash from a hook, explore::DeliveryFailed for a `throw` action.
+// Handles one delivery by running the file's steps, each sql step in a SandboxScope with
+// the rules its check found. Throws what the database throws (SqliteError), SimulatedCrash
+// from a hook, explore::DeliveryFailed for a `throw` action, and FileError at the step for
+// a statement the sandbox stopped (past its budget, or refused when it ran).
 Result RunConsumer(const ConsumerFile& file, RunContext& context, const OrderPlaced& message);
 
 }  // namespace dedupsim::files

@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "email_provider.h"
 #include "explore/strategies.h"
+#include "sqlite/sql_text.h"
+#include "world/email_provider.h"
 
 namespace dedupsim::files {
 
@@ -24,7 +25,9 @@ explore::DeliveryResult ToDelivery(Result r) {
 }  // namespace
 
 FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
-  for (const std::string& table : file_.tables) reset_ += fmt::format("DELETE FROM \"{}\";", table);
+  // The names are the file's own: quoted as identifiers (a quote inside is doubled), so no
+  // name can end the statement and start another.
+  for (const std::string& table : file_.tables) reset_ += fmt::format("DELETE FROM {};", QuoteSqlIdentifier(table));
   std::string partner = file_.partner;
   if (partner.empty()) partner = file_.effect == "stock" ? "email" : "inbox";
   const explore::Strategy* p = explore::FindStrategy(partner);

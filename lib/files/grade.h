@@ -13,8 +13,8 @@
 
 #include "explore/explorer.h"
 #include "explore/faults.h"
-#include "table_probe.h"
-#include "trace.h"
+#include "trace/trace.h"
+#include "world/table_probe.h"
 
 namespace dedupsim::files {
 

@@ -8,11 +8,13 @@
 #include <cctype>
 #include <set>
 
-#include "database.h"
-#include "duration.h"
+#include "core/duration.h"
 #include "explore/strategies.h"
 #include "files/toml_reader.h"
 #include "sqlite/connection.h"
+#include "sqlite/database.h"
+#include "sqlite/sandbox.h"
+#include "sqlite/sql_text.h"
 
 namespace dedupsim::files {
 
@@ -325,52 +327,36 @@ ScenarioFigure ReadFigure(const Value& table, const ScenarioFile& file) {
   return f;
 }
 
-// Prepares each SQL figure on a scratch dedupsim database with every consumer's tables:
-// one statement that only reads, naming only the figures' parameters.
-void CheckFigureSql(const ScenarioFile& file, const std::vector<Position>& sql_at) {
+// Checks each SQL figure in the sandbox on a scratch dedupsim database with every
+// consumer's tables: one statement that only reads, naming only the figures' parameters.
+void CheckFigureSql(ScenarioFile& file, const std::vector<Value>& sql_values) {
   DatabaseFile scratch = DatabaseFile::CreateTemporary(
       DatabaseSettings{JournalMode::kWal, Synchronous::kOff, std::chrono::milliseconds(1000)});
   Connection db = scratch.Connect();
   for (const ScenarioConsumer& c : file.consumers) {
-    if (const char* schema = c.strategy().schema) db.ExecScript(schema);
+    if (const char* schema = c.strategy().schema) {
+      RunSchema(db, schema, c.file ? c.file->file().tables : std::vector<std::string>{});
+    }
   }
   size_t n = 0;
-  for (const ScenarioFigure& f : file.figures) {
+  for (ScenarioFigure& f : file.figures) {
     if (f.kind != ScenarioFigure::Kind::kSql) continue;
-    const Position& at = sql_at[n++];
-    sqlite3_stmt* stmt = nullptr;
-    const char* tail = nullptr;
-    if (sqlite3_prepare_v2(db.handle(), f.sql.c_str(), -1, &stmt, &tail) != SQLITE_OK ||
-        stmt == nullptr) {
-      std::string why = stmt == nullptr && sqlite3_errcode(db.handle()) == SQLITE_OK
-                            ? std::string("no statement")
-                            : std::string(sqlite3_errmsg(db.handle()));
-      throw ErrorAt(
-          at, fmt::format("figure '{}': SQL does not prepare: {} (in: {})", f.name, why, f.sql));
+    const Value& v = sql_values[n++];
+    CheckedSql checked;
+    try {
+      checked = CheckOneStatement(db, f.sql, SqlUse::kFigure);
+    } catch (const SqlRefused& e) {
+      throw v.TextError(e.offset(),
+                        fmt::format("figure '{}': {} (in: {})", f.name, e.what(), e.statement()));
     }
-    const bool read_only = sqlite3_stmt_readonly(stmt) != 0;
-    const bool rows = sqlite3_column_count(stmt) > 0;
-    std::vector<std::string> names;
-    for (int i = 1; i <= sqlite3_bind_parameter_count(stmt); ++i) {
-      const char* name = sqlite3_bind_parameter_name(stmt, i);
-      names.emplace_back(name != nullptr ? name : "?");
-    }
-    sqlite3_finalize(stmt);
-    std::string rest = tail != nullptr ? tail : "";
-    if (rest.find_first_not_of(" \t\r\n;") != std::string::npos) {
-      throw ErrorAt(at, fmt::format("figure '{}': one statement per figure; this one goes on: {}",
-                                    f.name, rest));
-    }
-    if (!read_only || !rows) {
-      throw ErrorAt(at, fmt::format("figure '{}': a figure only reads (SELECT ...), it may not "
-                                    "change the state it reports: {}",
-                                    f.name, f.sql));
-    }
-    for (const std::string& name : names) {
+    f.sql_at = v.TextPosition(checked.begin);
+    f.rules = checked.rules;
+    for (const std::string& name : checked.parameters) {
       if (name != ":BookId" && name != ":OrderId" && name != ":MessageId" && name != ":Quantity") {
-        throw ErrorAt(
-            at, fmt::format("figure '{}': unknown parameter {} (expected one of {}) in: {}", f.name,
-                            name, kFigureParameters, f.sql));
+        const size_t at = FindSqlParameter(f.sql, name, checked.begin);
+        throw v.TextError(at == std::string::npos ? checked.begin : at,
+                          fmt::format("figure '{}': unknown parameter {} (expected one of {}) in: {}",
+                                      f.name, name, kFigureParameters, SqlForMessage(f.sql)));
       }
     }
   }
@@ -519,18 +505,18 @@ ScenarioFile LoadScenarioFile(const std::string& path) {
     if (!t.IsTable()) throw t.Error("each delivery is a table: [[deliver]] then its keys");
     file.deliveries.push_back(ReadDelivery(t, file));
   }
-  std::vector<Position> sql_at;
+  std::vector<Value> sql_values;
   std::set<std::string> figure_names;
   if (!figures) throw root.Error("no figures: a lesson reads at least one [[figure]]");
   for (const Value& t : figures->Items()) {
     if (!t.IsTable()) throw t.Error("each figure is a table: [[figure]] then its keys");
     file.figures.push_back(ReadFigure(t, file));
     for (const auto& [key, v] : t.Entries()) {
-      if (key == "sql") sql_at.push_back(v.position());
+      if (key == "sql") sql_values.push_back(v);
     }
     figure_names.insert(file.figures.back().name);
   }
-  CheckFigureSql(file, sql_at);
+  CheckFigureSql(file, sql_values);
   if (!line) throw root.Error("no line: say what to print, like line = \"reserved: {reserved}\"");
   file.line = line->String();
   file.line_at = TextStart(*line);

@@ -22,7 +22,7 @@
 #include "files/consumer_file.h"
 #include "files/expression.h"
 #include "files/file_strategy.h"
-#include "scenario.h"
+#include "lesson/scenario.h"
 
 namespace dedupsim::files {
 
@@ -69,6 +69,8 @@ struct ScenarioFigure {
   Position at;
   Kind kind = Kind::kSql;
   std::string sql;       // kSql: one read-only statement, first column of the first row
+  Position sql_at;       // kSql: where the statement's first token is written
+  SqlRules rules;        // kSql: what it may read when it runs (the sandbox's check found them)
   std::string outcome;   // kCount/kEach: processed, skipped, needs-reconciliation, failed,
                          // crashed, waited (a race's B blocked on A's lock), deliveries
                          // (count only), emails (count only)

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <ftw.h>
 #include <grp.h>
 #include <libpq-fe.h>
 #include <pwd.h>
@@ -18,12 +17,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
 
+#include "os/run_files.h"
+#include "postgres/cluster_template.h"
 #include "postgres/libpq.h"
-#include "run_files.h"
 #include "store/error.h"
 
 namespace dedupsim {
@@ -130,11 +131,6 @@ bool WaitUntil(pid_t pid, std::chrono::milliseconds limit) {
   return false;
 }
 
-int RemoveEntry(const char* path, const struct stat*, int, struct FTW*) {
-  ::remove(path);
-  return 0;
-}
-
 // Stops the server (fast shutdown, then harder) and removes the folder; either may be unset.
 void StopAndRemove(pid_t server, const std::string& folder) noexcept {
   if (server > 0) {
@@ -148,7 +144,11 @@ void StopAndRemove(pid_t server, const std::string& folder) noexcept {
       }
     }
   }
-  if (!folder.empty()) ::nftw(folder.c_str(), &RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
+  RemoveTree(folder);
+}
+
+std::vector<std::string> InitdbArgs(const std::string& user) {
+  return {"--no-sync", "-U", user, "--auth=trust", "-E", "UTF8", "--locale=C"};
 }
 
 }  // namespace
@@ -184,6 +184,72 @@ std::string FindServerBinDir() {
   return best;
 }
 
+namespace {
+
+// Makes the data folder with initdb.
+void RunInitdb(const std::string& bin, const RunAs& as, const std::string& data,
+               const std::string& log, const std::string& user, const std::string& folder) {
+  std::vector<std::string> argv = {bin + "/initdb", "-D", data};
+  const std::vector<std::string> args = InitdbArgs(user);
+  argv.insert(argv.end(), args.begin(), args.end());
+  int status = WaitFor(Spawn(as, log, argv));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw DatabaseError(fmt::format(
+        "initdb ({} as {}) failed: {}{}", bin, as.name, Tail(log, 3),
+        as.change ? fmt::format(" (the server runs as {}: every folder above {} must be "
+                                "searchable by that user; set TMPDIR to one that is)",
+                                as.name, folder)
+                  : ""));
+  }
+}
+
+// Leaves the server's cluster with one database, postgres, the one dedupsim connects to:
+// template0 and template1 are only ever used to create a database, which no dedupsim
+// command does, and they are two thirds of the files a copy of the template must create.
+bool DropTemplateDatabases(const std::string& conninfo) {
+  PGconn* conn = PQconnectdb(conninfo.c_str());
+  bool ok = conn != nullptr && PQstatus(conn) == CONNECTION_OK;
+  for (const char* sql : {"ALTER DATABASE template0 IS_TEMPLATE false", "DROP DATABASE template0",
+                          "ALTER DATABASE template1 IS_TEMPLATE false", "DROP DATABASE template1"}) {
+    if (!ok) break;
+    PGresult* result = PQexec(conn, sql);
+    ok = result != nullptr && PQresultStatus(result) == PGRES_COMMAND_OK;
+    if (result != nullptr) PQclear(result);
+  }
+  if (conn != nullptr) PQfinish(conn);
+  return ok;
+}
+
+// Starts postgres on data and waits until it answers; "" then, else why it did not start.
+std::string StartServer(pid_t& server, const std::string& folder, int port,
+                        const std::string& info, const std::string& bin, const RunAs& as,
+                        const std::string& data, const std::string& log) {
+  server = Spawn(as, log,
+                 {bin + "/postgres", "-D", data, "-k", folder, "-p", std::to_string(port), "-c",
+                  "listen_addresses=", "-c", "fsync=off", "-c", "full_page_writes=off"});
+  run_files::ForgetCleanup(folder);
+  run_files::RegisterCleanup(folder, [server, folder] { StopAndRemove(server, folder); });
+  auto deadline = SteadyClock::now() + std::chrono::seconds(60);
+  for (;;) {
+    if (PQping(info.c_str()) == PQPING_OK) return "";
+    int exited = 0;
+    if (::waitpid(server, &exited, WNOHANG) == server) {
+      server = -1;
+      run_files::ForgetCleanup(folder);
+      run_files::RegisterCleanup(folder, [folder] { StopAndRemove(-1, folder); });
+      return fmt::format("the PostgreSQL server ({}) stopped while starting: {}", bin,
+                         Tail(log, 3));
+    }
+    if (SteadyClock::now() > deadline) {
+      return fmt::format("the PostgreSQL server ({}) did not start within 60 s: {}", bin,
+                         Tail(log, 3));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+}  // namespace
+
 ThrowawayCluster ThrowawayCluster::Start() {
   RequireLibpq();  // before a server is started for a command that could not talk to it
   const std::string bin = FindServerBinDir();
@@ -208,43 +274,43 @@ ThrowawayCluster ThrowawayCluster::Start() {
   }
   const std::string data = cluster.folder_ + "/data";
   const std::string log = cluster.folder_ + "/server.log";
-
-  pid_t initdb = Spawn(as, log,
-                       {bin + "/initdb", "--no-sync", "-D", data, "-U", cluster.user_,
-                        "--auth=trust", "-E", "UTF8", "--locale=C"});
-  int status = WaitFor(initdb);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw DatabaseError(fmt::format(
-        "initdb ({} as {}) failed: {}{}", bin, as.name, Tail(log, 3),
-        as.change ? fmt::format(" (the server runs as {}: every folder above {} must be "
-                                "searchable by that user; set TMPDIR to one that is)",
-                                as.name, cluster.folder_)
-                  : ""));
-  }
-  cluster.server_ = Spawn(
-      as, log,
-      {bin + "/postgres", "-D", data, "-k", cluster.folder_, "-p", std::to_string(cluster.port_),
-       "-c", "listen_addresses=", "-c", "fsync=off", "-c", "full_page_writes=off"});
-  run_files::ForgetCleanup(cluster.folder_);
-  run_files::RegisterCleanup(cluster.folder_, [server = cluster.server_, folder = cluster.folder_] {
-    StopAndRemove(server, folder);
-  });
-  const std::string conninfo = cluster.conninfo();
-  auto deadline = SteadyClock::now() + std::chrono::seconds(60);
-  for (;;) {
-    if (PQping(conninfo.c_str()) == PQPING_OK) break;
-    int exited = 0;
-    if (::waitpid(cluster.server_, &exited, WNOHANG) == cluster.server_) {
+  const std::optional<ClusterTemplate> cache =
+      ClusterTemplate::For(bin, InitdbArgs(cluster.user_));
+  auto start = [&] {
+    return StartServer(cluster.server_, cluster.folder_, cluster.port_, cluster.conninfo(), bin,
+                       as, data, log);
+  };
+  // initdb, the server, and the cluster kept as the template (after a clean shutdown, then
+  // the server again for the run).
+  auto fresh = [&] {
+    RunInitdb(bin, as, data, log, cluster.user_, cluster.folder_);
+    std::string failed = start();
+    if (failed.empty() && cache && DropTemplateDatabases(cluster.conninfo())) {
+      StopAndRemove(cluster.server_, "");
       cluster.server_ = -1;
-      throw DatabaseError(
-          fmt::format("the PostgreSQL server ({}) stopped while starting: {}", bin, Tail(log, 3)));
+      run_files::ForgetCleanup(cluster.folder_);
+      run_files::RegisterCleanup(cluster.folder_,
+                                 [folder = cluster.folder_] { StopAndRemove(-1, folder); });
+      cache->Keep(data);
+      failed = start();
     }
-    if (SteadyClock::now() > deadline) {
-      throw DatabaseError(fmt::format("the PostgreSQL server ({}) did not start within 60 s: {}",
-                                      bin, Tail(log, 3)));
+    return failed;
+  };
+  std::string failure;
+  if (cache && cache->CopyTo(data, FileOwner{as.change, as.uid, as.gid})) {
+    failure = start();
+    if (!failure.empty()) {
+      // A template that does not start (damaged after it was checked): made again.
+      StopAndRemove(cluster.server_, "");
+      cluster.server_ = -1;
+      cache->Discard();
+      RemoveTree(data);
+      failure = fresh();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  } else {
+    failure = fresh();
   }
+  if (!failure.empty()) throw DatabaseError(failure);
   return cluster;
 }
 

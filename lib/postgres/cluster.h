@@ -1,5 +1,6 @@
-// A private, throwaway PostgreSQL cluster for one dedupsim command: initdb --no-sync into a
-// new temporary folder, then the server (postgres itself, as our child process) with a
+// A private, throwaway PostgreSQL cluster for one dedupsim command: a data folder in a new
+// temporary folder, copied from the template in the user's cache (cluster_template.h) or,
+// when there is none, made by initdb --no-sync (and then kept as the template), then the server (postgres itself, as our child process) with a
 // Unix socket in that folder, no TCP listener (listen_addresses=''), and fsync=off, which
 // is safe only because everything is removed at the end. As root, initdb and the server run
 // as an unprivileged user (`postgres` when it exists, else `nobody`), since PostgreSQL

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "postgres/error.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace dedupsim {
 

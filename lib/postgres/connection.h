@@ -23,7 +23,7 @@
 
 #include "store/records.h"
 #include "store/store.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 struct pg_conn;
 struct pg_result;

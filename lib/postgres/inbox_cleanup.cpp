@@ -1,6 +1,6 @@
 #include "postgres/inbox_cleanup.h"
 
-#include "clock.h"
+#include "core/clock.h"
 
 namespace dedupsim {
 

@@ -1,13 +1,13 @@
-// The nightly Inbox cleanup (retention.h) on a PostgreSQL schema dedupsim created: the same
+// The nightly Inbox cleanup (sqlite/retention.h) on a PostgreSQL schema dedupsim created: the same
 // rule (completed records received before the cutoff go; records in progress stay,
 // whatever their age) and the same result, in one transaction on the connection.
 #pragma once
 
 #include <chrono>
 
-#include "clock.h"
+#include "core/clock.h"
 #include "postgres/connection.h"
-#include "retention.h"
+#include "store/lesson_tables.h"
 
 namespace dedupsim {
 

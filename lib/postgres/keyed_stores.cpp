@@ -2,8 +2,8 @@
 
 #include <memory>
 
+#include "core/timestamp.h"
 #include "postgres/store.h"
-#include "timestamp.h"
 
 namespace dedupsim {
 

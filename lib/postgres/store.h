@@ -9,10 +9,9 @@
 #include <memory>
 #include <string>
 
-#include "database.h"
+#include "core/timestamp.h"
 #include "postgres/connection.h"
 #include "store/store.h"
-#include "timestamp.h"
 
 namespace dedupsim {
 

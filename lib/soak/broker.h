@@ -18,7 +18,7 @@
 #include <optional>
 #include <vector>
 
-#include "message.h"
+#include "core/message.h"
 #include "sqlite/connection.h"
 
 namespace dedupsim {
@@ -29,7 +29,7 @@ void ResetBroker(Connection& connection);
 // Enqueues every message in order, in one transaction, all visible at once.
 void Enqueue(Connection& connection, const std::vector<OrderPlaced>& messages);
 
-// Not named Delivery: lib/broker.h has a dedupsim::Delivery of another shape, and two
+// Not named Delivery: lib/world/broker.h has a dedupsim::Delivery of another shape, and two
 // classes of one name break the one-definition rule (a test built at -O0 crashed on it).
 struct LeasedDelivery {
   int64_t seq = 0;             // the broker entry

@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "message.h"
+#include "core/message.h"
 #include "postgres/connection.h"
 #include "soak/broker.h"
 

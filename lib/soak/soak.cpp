@@ -16,12 +16,12 @@
 #include <thread>
 
 #include "bench/pg_bench.h"
-#include "child_process.h"
+#include "os/child_process.h"
+#include "os/run_files.h"
 #include "postgres/store.h"
-#include "run_files.h"
-#include "schema.h"
 #include "soak/pg_broker.h"
 #include "sqlite/error.h"
+#include "sqlite/schema.h"
 #include "sqlite/statement.h"
 
 namespace dedupsim {

@@ -19,8 +19,8 @@
 
 #include "bench/strategy.h"
 #include "bench/workload.h"
-#include "database.h"
 #include "soak/broker.h"
+#include "sqlite/database.h"
 
 namespace dedupsim {
 

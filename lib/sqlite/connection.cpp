@@ -10,11 +10,12 @@
 #include <thread>
 #include <utility>
 
+#include "os/this_pid.h"
 #include "sqlite/error.h"
 #include "sqlite/library.h"
+#include "sqlite/sql_text.h"
 #include "sqlite/statement.h"
-#include "this_pid.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace dedupsim {
 
@@ -72,6 +73,11 @@ struct Connection::TraceState {
   int rank = 0;       // how telling op is: transaction 4, write 3, read 2, pragma 1
 };
 
+struct Connection::AuthState {
+  StatementGuard* guard = nullptr;
+  TraceState* trace = nullptr;
+};
+
 bool WaitedFor(const LockHistory& waiter, const LockHistory& holder) {
   for (const BlockedWait& w : waiter.waits) {
     for (const LockHold& h : holder.held) {
@@ -85,9 +91,15 @@ bool WaitedFor(const LockHistory& waiter, const LockHistory& holder) {
 
 namespace {
 
-int Authorize(void* arg, int action, const char* a1, const char* /*a2*/, const char* /*db*/,
-              const char* /*trigger*/) {
-  auto* state = static_cast<Connection::TraceState*>(arg);
+int Authorize(void* arg, int action, const char* a1, const char* a2, const char* db,
+              const char* inner) {
+  auto* auth = static_cast<Connection::AuthState*>(arg);
+  if (auth->guard != nullptr) {
+    const int verdict = auth->guard->Authorize(action, a1, a2, db, inner);
+    if (verdict != SQLITE_OK) return verdict;
+  }
+  Connection::TraceState* state = auth->trace;
+  if (state == nullptr) return SQLITE_OK;
   auto note = [&](int rank, std::string op, const char* table) {
     if (table != nullptr && std::string_view(table).rfind("sqlite_", 0) == 0) return;
     if (rank <= state->rank) return;
@@ -219,6 +231,7 @@ Connection::Connection(Connection&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
       busy_(std::move(other.busy_)),
       trace_(std::move(other.trace_)),
+      auth_(std::move(other.auth_)),
       recorder_(other.recorder_),
       instance_(std::move(other.instance_)),
       gate_(other.gate_),
@@ -234,6 +247,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     db_ = std::exchange(other.db_, nullptr);
     busy_ = std::move(other.busy_);
     trace_ = std::move(other.trace_);
+    auth_ = std::move(other.auth_);
     recorder_ = other.recorder_;
     instance_ = std::move(other.instance_);
     gate_ = other.gate_;
@@ -386,7 +400,7 @@ Statement Connection::Prepare(std::string_view sql) {
   if (rc != SQLITE_OK) {
     throw SqliteError(
         sqlite3_extended_errcode(db_),
-        "prepare failed: " + std::string(sqlite3_errmsg(db_)) + " in: " + std::string(sql));
+        "prepare failed: " + std::string(sqlite3_errmsg(db_)) + " in: " + SqlForMessage(sql));
   }
   Statement statement(*this, stmt);
   if (trace_) {
@@ -431,13 +445,26 @@ void Connection::SetTrace(Recorder* recorder, std::string instance) {
   busy_->instance = instance_;
   if (recorder != nullptr && !trace_) {
     trace_ = std::make_unique<TraceState>();
+    if (!auth_) auth_ = std::make_unique<AuthState>();
+    auth_->trace = trace_.get();
     // Statements prepared before this are expired by SQLite and read again on next use.
-    sqlite3_set_authorizer(handle(), &Authorize, trace_.get());
+    sqlite3_set_authorizer(handle(), &Authorize, auth_.get());
     // Holders of cached statements (SqliteStore's hot ones) fetch them again through
     // Cached, which names those prepared before the trace began.
     cache_generation_ = NewCacheGeneration();
   }
 }
+
+void Connection::SetGuard(StatementGuard* guard) {
+  if (!auth_) {
+    if (guard == nullptr) return;
+    auth_ = std::make_unique<AuthState>();
+    sqlite3_set_authorizer(handle(), &Authorize, auth_.get());
+  }
+  auth_->guard = guard;
+}
+
+StatementGuard* Connection::guard() const { return auth_ ? auth_->guard : nullptr; }
 
 void Connection::SetTraceRole(std::string actor, std::string target) {
   if (!trace_) return;

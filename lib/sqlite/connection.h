@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 struct sqlite3;
 
@@ -39,6 +39,19 @@ class StepGate {
   // The statement found the database locked (count: earlier calls for this wait). Return
   // true to try again (after letting another instance run), false to fail with SQLITE_BUSY.
   virtual bool OnBusy(Connection& connection, int count) = 0;
+};
+
+// Asked first about every action SQLite's authorizer reports on the connection (while a
+// statement is prepared, and while one runs the statements it runs inside), before the
+// trace reads it. Abstract so the sandbox for a file's SQL (lib/sqlite/sandbox.h) can hold
+// the connection to its rules while it runs that SQL.
+class StatementGuard {
+ public:
+  virtual ~StatementGuard() = default;
+  // The arguments of sqlite3_set_authorizer's callback. Returns SQLITE_OK to allow the
+  // action, SQLITE_DENY to fail the statement (SQLITE_AUTH).
+  virtual int Authorize(int action, const char* a1, const char* a2, const char* database,
+                        const char* inner) = 0;
 };
 
 enum class JournalMode { kWal, kDelete };
@@ -173,6 +186,11 @@ class Connection {
   void SetGate(StepGate* gate);
   StepGate* gate() const { return gate_; }
 
+  // Hands every authorizer action to guard first (nullptr: none). The guard must outlive
+  // its time on the connection; it is kept across moves.
+  void SetGuard(StatementGuard* guard);
+  StatementGuard* guard() const;
+
   // Faults a lesson puts at hook points (lib/files/ scenario files): called with each hook
   // point's name as the consumer reaches it (RunHook), before the consumer's own hook; it
   // returns what to do there (hold, crash) or an empty function. Kept across moves.
@@ -197,6 +215,7 @@ class Connection {
 
   struct BusyState;   // the busy handler's counters; defined in connection.cpp
   struct TraceState;  // the trace identity and SQLite's reading of the last prepare
+  struct AuthState;   // what the authorizer asks: the guard, then the trace
 
  private:
   friend class Statement;
@@ -220,6 +239,7 @@ class Connection {
   sqlite3* db_ = nullptr;
   std::unique_ptr<BusyState> busy_;
   std::unique_ptr<TraceState> trace_;
+  std::unique_ptr<AuthState> auth_;  // created with the authorizer, on first need
   Recorder* recorder_ = nullptr;
   std::string instance_;
   StepGate* gate_ = nullptr;

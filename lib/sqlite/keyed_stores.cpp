@@ -2,9 +2,9 @@
 
 #include <memory>
 
+#include "core/timestamp.h"
 #include "sqlite/statement.h"
 #include "sqlite/store.h"
-#include "timestamp.h"
 
 namespace dedupsim {
 

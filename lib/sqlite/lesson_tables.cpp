@@ -1,6 +1,6 @@
 #include "sqlite/lesson_tables.h"
 
-#include "retention.h"
+#include "sqlite/retention.h"
 #include "sqlite/statement.h"
 #include "sqlite/store.h"
 

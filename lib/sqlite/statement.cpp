@@ -10,7 +10,8 @@
 
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
-#include "trace.h"
+#include "sqlite/sql_text.h"
+#include "trace/trace.h"
 
 namespace dedupsim {
 
@@ -234,7 +235,7 @@ void Statement::Fail(int rc) {
   RecordPending();
   sqlite3_reset(stmt_);
   started_ = false;
-  throw SqliteError(code, message + " (code " + std::to_string(code) + ") in: " + text);
+  throw SqliteError(code, message + " (code " + std::to_string(code) + ") in: " + SqlForMessage(text));
 }
 
 }  // namespace dedupsim

@@ -1,7 +1,8 @@
 #include "sqlite/store.h"
 
-#include "database.h"
-#include "schema.h"
+#include "sqlite/database.h"
+#include "sqlite/run_hook.h"
+#include "sqlite/schema.h"
 #include "sqlite/statement.h"
 #include "sqlite/transaction.h"
 

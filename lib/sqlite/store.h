@@ -7,9 +7,9 @@
 #include <memory>
 #include <optional>
 
+#include "core/timestamp.h"
 #include "sqlite/connection.h"
 #include "store/store.h"
-#include "timestamp.h"
 
 namespace dedupsim {
 

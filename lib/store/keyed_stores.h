@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "clock.h"
+#include "core/clock.h"
 #include "store/records.h"
 
 namespace dedupsim {

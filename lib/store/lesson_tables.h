@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "clock.h"
-#include "message.h"
+#include "core/clock.h"
+#include "core/message.h"
 
 namespace dedupsim {
 

@@ -17,10 +17,10 @@
 #include <string_view>
 #include <vector>
 
-#include "clock.h"
-#include "hooks.h"
+#include "core/clock.h"
+#include "core/hooks.h"
 #include "store/records.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace dedupsim {
 
@@ -162,6 +162,9 @@ class ScopedTransaction {
   Session& session_;
   State state_ = State::kActive;
 };
+
+// What a database's Open does where no database exists yet.
+enum class IfMissing { kCreate, kFail };
 
 // One database a scenario runs on: it opens a store per delivery and reads the figures
 // back. Safe to share between threads; each Open returns a store for one thread.

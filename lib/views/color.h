@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scenario.h"
+#include "lesson/scenario.h"
 
 namespace dedupsim {
 

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace dedupsim {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "trace.h"
+#include "trace/trace.h"
 #include "views/step_text.h"
 
 namespace dedupsim {

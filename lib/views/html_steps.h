@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "scenario.h"
-#include "table_probe.h"
-#include "trace.h"
+#include "lesson/scenario.h"
+#include "trace/trace.h"
+#include "world/table_probe.h"
 
 namespace dedupsim {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "trace.h"
+#include "trace/trace.h"
 #include "views/event_text.h"
 #include "views/step_text.h"
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "scenario.h"
-#include "trace.h"
+#include "lesson/scenario.h"
+#include "trace/trace.h"
 
 namespace dedupsim {
 

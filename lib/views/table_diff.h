@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "table_probe.h"
+#include "world/table_probe.h"
 
 namespace dedupsim {
 

@@ -18,9 +18,9 @@
 
 #include "bench/pg_bench.h"
 #include "bench/workload.h"
+#include "pg_support.h"
 #include "postgres/connection.h"
 #include "postgres/store.h"
-#include "pg_support.h"
 #include "support.h"
 
 extern char** environ;

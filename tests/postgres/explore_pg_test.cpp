@@ -14,8 +14,8 @@
 #include "explore/faults.h"
 #include "explore/report.h"
 #include "explore/strategies.h"
-#include "postgres/store.h"
 #include "pg_support.h"
+#include "postgres/store.h"
 #include "support.h"
 
 namespace dedupsim::explore::explore_pg_test {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "database.h"
 #include "pg_support.h"
 #include "postgres/connection.h"
 #include "postgres/store.h"
+#include "sqlite/database.h"
 #include "sqlite/store.h"
 #include "store/keyed_stores.h"
 #include "support.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "clock.h"
 #include "consumers/idempotent.h"
+#include "core/clock.h"
 #include "pg_support.h"
 #include "postgres/connection.h"
 #include "postgres/store.h"

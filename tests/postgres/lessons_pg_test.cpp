@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "lesson/scenario.h"
 #include "pg_support.h"
-#include "scenario.h"
 #include "scenarios.h"
 #include "support.h"
 

@@ -25,7 +25,7 @@
 #include "scenarios.h"
 #include "store/error.h"
 #include "support.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace dedupsim::postgres_test {
 namespace {

@@ -1,0 +1,21 @@
+#include "core/hooks.h"
+
+namespace dedupsim {
+
+void RunNotedHook(const NoteFn& note, const char* name, const Hook& hook,
+                  const std::function<void()>& before) {
+  try {
+    if (before) before();
+    note("hook", name, "");
+    if (hook) hook();
+  } catch (const SimulatedCrash&) {
+    note("crash", name, "SimulatedCrash thrown");
+    throw;
+  }
+}
+
+Hook CrashHook(const std::string& name) {
+  return [name] { throw SimulatedCrash(name); };
+}
+
+}  // namespace dedupsim

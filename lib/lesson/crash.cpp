@@ -1,0 +1,369 @@
+#include "lesson/crash.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "os/child_process.h"
+#include "os/pipe_io.h"
+#include "os/this_pid.h"
+#include "postgres/lock_waiter.h"
+#include "sqlite/journal_files.h"
+#include "sqlite/statement.h"
+#include "store/store.h"
+#include "trace/trace_json.h"
+
+namespace dedupsim {
+
+namespace {
+
+std::string Plural(int64_t n, const char* word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+// What the dead process left in the WAL, from its bytes: commit frames it wrote since it
+// started (the frames present at fork are someone else's) and an uncommitted tail.
+std::string DescribeWal(const WalFile& now, const WalFile& at_fork, pid_t pid) {
+  if (!now.exists) return fmt::format("no WAL file: pid {} left nothing in a log", pid);
+  if (now.bytes == 0) {
+    return fmt::format(
+        "empty WAL: no frame of pid {} is in the log, so the next open sees none of "
+        "its work",
+        pid);
+  }
+  if (!now.header_valid) {
+    return fmt::format("WAL of {} bytes with no valid header: the next open replays none of it",
+                       now.bytes);
+  }
+  int64_t commits = CommitsSince(now, at_fork);
+  int64_t tail = TailSince(now, at_fork);
+  std::string what = fmt::format(
+      "WAL of {} bytes, {} valid: pid {} wrote {} since it started, so the next open sees {} of "
+      "its work",
+      now.bytes, Plural(now.valid_frames, "frame"), pid, Plural(commits, "commit frame"),
+      commits == 0 ? std::string("none") : Plural(commits, "committed transaction"));
+  if (tail > 0) {
+    what += fmt::format(
+        "; {} after the last commit frame (its unfinished transaction) are "
+        "discarded",
+        Plural(tail, "frame"));
+  } else {
+    what +=
+        "; no frame after the last commit frame: its unfinished work, if any, never reached "
+        "the log";
+  }
+  return what;
+}
+
+std::string DescribeJournal(const JournalFile& journal, pid_t pid, bool removed) {
+  if (!journal.exists) {
+    return fmt::format("no rollback journal: pid {} left no unfinished transaction on disk", pid);
+  }
+  if (journal.bytes == 0 || !journal.hot) {
+    return fmt::format(
+        "journal of {} bytes left by pid {} is not hot (empty or header never finished; SQLite "
+        "finishes it just before changing the database file): the next open ignores it",
+        journal.bytes, pid);
+  }
+  return fmt::format(
+      "hot journal of {} bytes left by pid {} ({} of original pages): {}", journal.bytes, pid,
+      Plural(journal.page_records, "image"),
+      removed ? "rolled back and removed by the next open" : "rolled back by the next open");
+}
+
+// Opens the next connection after a process died, as SQLite's recovery needs, and notes
+// what the dead process left behind, read from the files before the open.
+void RecoverAndNote(ScenarioEnv& env, pid_t pid, const WalFile& wal_at_fork) {
+  const std::string& path = env.db.path();
+  WalFile wal = ReadWal(path + "-wal");
+  JournalFile journal = ReadJournal(path + "-journal");
+  {
+    // The scenario's check opens the database next: its first read recovers. It is the
+    // probe's step, not the consumer's.
+    Connection next = env.db.Connect();
+    next.SetTrace(&env.recorder, "check");
+    next.SetTraceRole(kActorProbe, "database");
+    next.Prepare("SELECT count(*) FROM Inbox").Step();
+  }
+  std::string what;
+  if (journal.exists) {
+    what = DescribeJournal(journal, pid, !ReadJournal(path + "-journal").exists);
+  } else if (wal.exists) {
+    what = DescribeWal(wal, wal_at_fork, pid);
+  } else {
+    what = fmt::format("no WAL and no rollback journal: pid {} left nothing to recover", pid);
+  }
+  // What the database did on that open: the database's step.
+  TraceEvent e;
+  e.at_us = env.recorder.MicrosSinceOrigin();
+  e.instance = "database";
+  e.pid = ThisPid();
+  e.kind = "recover";
+  e.actor = kActorDatabase;
+  e.detail = what;
+  e.result = "ok";
+  env.recorder.Record(std::move(e));
+}
+
+bool OnServer(const ScenarioEnv& env) {
+  return env.backend != nullptr && env.backend->name() != "sqlite";
+}
+
+// What the server did when the child died, as the database's step: its connection closed,
+// its open transaction rolled back, and what the waiter saw of it.
+void NoteServerRelease(ScenarioEnv& env, pid_t pid, bool kill_mode, const CrashReport& report) {
+  const auto& r = report.server;
+  std::string what = fmt::format("the server saw pid {}'s connection close {}", pid,
+                                 kill_mode ? "after the SIGKILL" : "at its _exit");
+  if (r.waited) {
+    what += " and rolled back its open transaction";
+    what += fmt::format(
+        "; the waiter's statement, blocked by backend {} on {}, got its answer {:.1f} ms after "
+        "the {}",
+        r.blocked_by.empty() ? 0 : r.blocked_by.front(), r.waited_on,
+        static_cast<double>(r.held_after_death_us) / 1000.0, kill_mode ? "kill" : "exit");
+  } else if (r.measured) {
+    what += "; the waiter did not wait: the child held no lock it needed at the crash point";
+  }
+  TraceEvent e;
+  e.at_us = env.recorder.MicrosSinceOrigin();
+  e.instance = "database";
+  e.pid = ThisPid();
+  e.kind = "recover";
+  e.actor = kActorDatabase;
+  e.detail = what;
+  e.result = "ok";
+  env.recorder.Record(std::move(e));
+}
+
+}  // namespace
+
+ChildAtHook::ChildAtHook(ScenarioEnv& env, const std::string& instance, const std::string& point,
+                         const std::function<void(const Hook& crash)>& delivery,
+                         InMemoryEmailProvider* emails, Ending end)
+    : env_(env), emails_(emails), end_(end) {
+  int report[2];
+  if (::pipe(report) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
+  int word[2] = {-1, -1};
+  if (end == Ending::kExitOnWord && ::pipe(word) != 0) {
+    ::close(report[0]);
+    ::close(report[1]);
+    throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
+  }
+  const size_t emails_before = emails ? static_cast<size_t>(emails->sent_count()) : 0;
+  pid_ = ForkChild();  // dies with this process
+  if (pid_ < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid_ == 0) {
+    // Child: the delivery opens its own connection. Report, then stand or die at the hook.
+    ::close(report[0]);
+    if (word[1] >= 0) ::close(word[1]);
+    env.recorder.Clear();
+    Hook crash = [&, point] {
+      env.recorder.Note(instance, "crash", point,
+                        end == Ending::kSigkill ? "waiting for SIGKILL"
+                                                : fmt::format("_exit({})", kPlannedExitCode));
+      nlohmann::json message;
+      message["events"] = EventsToJson(env.recorder.Events());
+      nlohmann::json sent = nlohmann::json::array();
+      if (emails) {
+        auto all = emails->sent();
+        for (size_t i = emails_before; i < all.size(); ++i) sent.push_back(all[i]);
+      }
+      message["emails"] = sent;
+      WriteAll(report[1], message.dump() + "\n");
+      if (word[0] >= 0) WaitReadable(word[0], std::chrono::hours(24));  // the word, or EOF
+      if (end != Ending::kSigkill) ::_exit(kPlannedExitCode);
+      for (;;) ::pause();  // stand at the hook point until the parent's SIGKILL
+    };
+    int code = 0;
+    try {
+      delivery(crash);
+    } catch (const std::exception& e) {
+      std::string text = fmt::format("dedupsim: child {}: {}\n", getpid(), e.what());
+      WriteAll(STDERR_FILENO, text);
+      code = 70;
+    }
+    ::_exit(code);  // the delivery finished without reaching the crash point
+  }
+  ::close(report[1]);
+  if (word[0] >= 0) ::close(word[0]);
+  report_fd_ = report[0];
+  word_fd_ = word[1];
+}
+
+ChildAtHook::~ChildAtHook() {
+  if (reaped_) return;
+  ::kill(pid_, SIGKILL);  // works on a stopped process too
+  try {
+    Reap();
+  } catch (...) {
+  }
+}
+
+bool ChildAtHook::AwaitHook() {
+  std::string line = ReadLine(report_fd_);
+  ::close(report_fd_);
+  report_fd_ = -1;
+  if (line.empty()) return false;
+  nlohmann::json message = nlohmann::json::parse(line, nullptr, false);
+  if (message.is_discarded()) return false;
+  for (const TraceEvent& e : EventsFromJson(message["events"])) env_.recorder.Record(e);
+  if (emails_) {
+    for (const auto& text : message["emails"]) {
+      std::string s = text.get<std::string>();
+      auto colon = s.find(": ");
+      emails_->Send(s.substr(0, colon), colon == std::string::npos ? "" : s.substr(colon + 2));
+    }
+  }
+  reached_ = true;
+  return true;
+}
+
+void ChildAtHook::End() {
+  if (end_ == Ending::kSigkill) {
+    ::kill(pid_, SIGKILL);
+  } else if (word_fd_ >= 0) {
+    WriteAll(word_fd_, "g");
+  }
+  if (word_fd_ >= 0) ::close(word_fd_);
+  word_fd_ = -1;
+}
+
+void ChildAtHook::Stop() { ::kill(pid_, SIGSTOP); }
+
+int ChildAtHook::Reap() {
+  if (reaped_) return status_;
+  if (report_fd_ >= 0) ::close(report_fd_);
+  report_fd_ = -1;
+  if (word_fd_ >= 0) ::close(word_fd_);  // EOF is the word too: the child never hangs on it
+  word_fd_ = -1;
+  WaitChild(pid_, &status_);
+  reaped_ = true;
+  return status_;
+}
+
+bool ChildAtHook::DiedAsPlanned() const {
+  if (!reached_) return false;
+  return end_ == Ending::kSigkill
+             ? (WIFSIGNALED(status_) && WTERMSIG(status_) == SIGKILL)
+             : (WIFEXITED(status_) && WEXITSTATUS(status_) == kPlannedExitCode);
+}
+
+nlohmann::ordered_json ServerReleaseFigures(const CrashReport& report) {
+  const auto& r = report.server;
+  if (!r.measured) return nullptr;
+  nlohmann::ordered_json j;
+  j["waited"] = r.waited;
+  j["waitedOn"] = r.waited ? r.waited_on : "none";
+  j["blockedBy"] = r.blocked_by;
+  j["heldAfterDeathMs"] = std::round(static_cast<double>(r.held_after_death_us) / 100.0) / 10.0;
+  return j;
+}
+
+std::string ServerReleasePhrase(const CrashReport& report) {
+  const auto& r = report.server;
+  if (!r.measured) return "";
+  if (!r.waited) return "; it held no lock the waiter needed";
+  return fmt::format("; the server freed its {} {:.1f} ms after the {}", r.waited_on,
+                     static_cast<double>(r.held_after_death_us) / 1000.0,
+                     report.how == "SIGKILL" ? "kill" : "exit");
+}
+
+CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
+                                const std::string& point,
+                                const std::function<void(const Hook& crash)>& delivery,
+                                InMemoryEmailProvider* emails,
+                                const std::function<void(Store&)>& waiter) {
+  CrashReport report;
+  if (env.options.crash_mode == CrashMode::kThrow) {
+    try {
+      delivery(CrashHook(point));
+    } catch (const SimulatedCrash&) {
+      report.crashed = true;
+      report.pid = static_cast<int>(getpid());
+      report.how = "SimulatedCrash";
+    }
+    return report;
+  }
+
+  const bool kill_mode = env.options.crash_mode == CrashMode::kKill;
+  const bool server = OnServer(env);
+  // The log as it was before the child ran: its frames are not the child's.
+  const WalFile wal_at_fork = server ? WalFile{} : ReadWal(env.db.path() + "-wal");
+  // On a server with a waiter, an exiting child waits at its crash point for the parent's
+  // word, as a killed one waits for its SIGKILL.
+  ChildAtHook child(env, instance, point, delivery, emails,
+                    kill_mode            ? ChildAtHook::Ending::kSigkill
+                    : (server && waiter) ? ChildAtHook::Ending::kExitOnWord
+                                         : ChildAtHook::Ending::kExitAtOnce);
+  const bool reached = child.AwaitHook();
+  const pid_t pid = child.pid();
+  // The waiter starts while the child stands at its crash point, and the child dies once
+  // the server shows the waiter blocked (or the waiter ended without waiting).
+  std::optional<LockWaiter> watcher;
+  if (server && waiter && reached) {
+    watcher.emplace(*env.backend, &env.recorder, "waiter", kActorProbe, DeliveryRef{},
+                    [waiter](Store& store) {
+                      ScopedTransaction tx(store);
+                      waiter(store);
+                      tx.Rollback();  // a probe: it leaves nothing behind
+                    });
+    watcher->AwaitBlocked(std::chrono::seconds(30));
+  }
+  const auto died_at = std::chrono::steady_clock::now();
+  if (reached) child.End();
+  if (watcher) {
+    watcher->Join();  // on a throw, child's destructor kills and reaps it
+    report.server.measured = true;
+    if (const WatchedStatement* w = watcher->FirstWait()) {
+      report.server.waited = true;
+      report.server.waited_on = w->waited_on;
+      report.server.blocked_by = w->blocking_pids;
+      report.server.held_after_death_us =
+          std::chrono::duration_cast<std::chrono::microseconds>(w->answered - died_at).count();
+    }
+  }
+  const int status = child.Reap();
+  const bool planned = kill_mode ? (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && reached)
+                                 : (WIFEXITED(status) && WEXITSTATUS(status) == kPlannedExitCode);
+  if (planned) {
+    report.crashed = true;
+    report.pid = static_cast<int>(pid);
+    report.how = kill_mode ? "SIGKILL" : fmt::format("_exit({})", kPlannedExitCode);
+    // Seen by the parent, drawn on the dead process's own lane (its pid).
+    TraceEvent died;
+    died.at_us = env.recorder.MicrosSinceOrigin();
+    died.instance = instance;
+    died.pid = static_cast<int>(pid);
+    died.kind = "died";
+    died.actor = kActorConsumer;
+    died.detail = point;
+    died.result = fmt::format("pid {} {}", pid, kill_mode ? "killed by SIGKILL" : "called _exit");
+    env.recorder.Record(std::move(died));
+    // SQLite recovers from the files the dead process left; a server database discards the
+    // dead connection's open transaction itself, and there are no files of ours to read: it
+    // is noted only where a waiter measured it (no waiter: nothing was seen, nothing said).
+    if (server) {
+      if (report.server.measured) NoteServerRelease(env, pid, kill_mode, report);
+    } else {
+      RecoverAndNote(env, pid, wal_at_fork);
+    }
+    return report;
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    report.pid = static_cast<int>(pid);
+    return report;  // never reached the crash point
+  }
+  throw UnplannedDeath(fmt::format("child {} ({}) {} before reaching {}", pid, instance,
+                                   DescribeWaitStatus(status), point));
+}
+
+}  // namespace dedupsim

@@ -1,0 +1,421 @@
+#include "lesson/instances.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <thread>
+
+#include "lesson/crash.h"
+#include "os/child_process.h"
+#include "os/pipe_io.h"
+#include "trace/trace_json.h"
+
+namespace dedupsim {
+
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+// How long an instance waits for an event from the other before going on regardless (the
+// other failed, or met no lock): the outcome is then reported as it happened.
+constexpr std::chrono::milliseconds kEventTimeout{30000};
+
+int64_t Ns(SteadyTime t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+SteadyTime FromNs(int64_t ns) {
+  return SteadyTime(std::chrono::duration_cast<Steady::duration>(std::chrono::nanoseconds(ns)));
+}
+
+struct Pipe {
+  int read = -1;
+  int write = -1;
+};
+
+void CloseFd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// The events between the pair, as pipes so one mechanism serves threads and processes:
+// reached (first -> second: the hold point's time), blocked (second -> first), ended
+// (first -> second).
+struct RaceChannels {
+  Pipe reached, blocked, ended;
+  RaceChannels() {
+    for (Pipe* p : {&reached, &blocked, &ended}) {
+      int fds[2];
+      if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
+      p->read = fds[0];
+      p->write = fds[1];
+    }
+  }
+  ~RaceChannels() { CloseAll(); }
+  RaceChannels(const RaceChannels&) = delete;
+  RaceChannels& operator=(const RaceChannels&) = delete;
+  void CloseAll() {
+    for (Pipe* p : {&reached, &blocked, &ended}) {
+      CloseFd(p->read);
+      CloseFd(p->write);
+    }
+  }
+  // In a child: keep only the ends its role uses, so the other's death reads as EOF.
+  void KeepFirstEnds() {
+    CloseFd(reached.read);
+    CloseFd(blocked.write);
+    CloseFd(ended.read);
+  }
+  void KeepSecondEnds() {
+    CloseFd(reached.write);
+    CloseFd(blocked.read);
+    CloseFd(ended.write);
+  }
+};
+
+// SQLite's instance: a traced connection keeping its lock history; blocked when its busy
+// handler runs.
+class SqlitePairInstance final : public PairInstance {
+ public:
+  SqlitePairInstance(ScenarioEnv& env, const InstanceTask& task)
+      : db_(env.db.Connect()), task_(task) {
+    db_.SetTrace(&env.recorder, task.name);
+    db_.KeepLockHistory();
+  }
+  void OnBlocked(std::function<void()> on_blocked) override {
+    db_.OnBlocked(std::move(on_blocked));
+  }
+  void KeepWaitingWhile(std::function<bool()> first_pending, int first_ended_fd) override {
+    db_.KeepWaitingWhile(std::move(first_pending), first_ended_fd);
+  }
+  nlohmann::json Run(const Hook& hold_point) override { return task_.body(db_, hold_point); }
+  void Finish(InstanceResult& result, SteadyTime started) override {
+    result.busy = db_.busy();
+    db_.Close();  // a transaction still open ends here, and its hold with it
+    result.locks = db_.lock_history();
+    result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Steady::now() - started);
+  }
+
+ private:
+  Connection db_;
+  const InstanceTask& task_;
+};
+
+// A store's instance: blocked when the store's wait listener is called.
+class StoreInstance final : public PairInstance {
+ public:
+  StoreInstance(std::function<std::unique_ptr<Store>()> open,
+                std::function<nlohmann::json(Store&, const Hook&)> body)
+      : store_(open()), body_(std::move(body)) {}
+  void OnBlocked(std::function<void()> on_blocked) override {
+    store_->SetWaitListener(std::move(on_blocked));
+  }
+  void KeepWaitingWhile(std::function<bool()>, int) override {}  // the server waits, no timeout
+  nlohmann::json Run(const Hook& hold_point) override { return body_(*store_, hold_point); }
+  void Finish(InstanceResult& result, SteadyTime started) override {
+    result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Steady::now() - started);
+    result.statements = store_->WatchedStatements();
+    store_.reset();  // closed before anyone reads the tables
+  }
+
+ private:
+  std::unique_ptr<Store> store_;
+  std::function<nlohmann::json(Store&, const Hook&)> body_;
+};
+
+InstanceResult RunFirst(const std::string& name, const PairInstanceOpener& open,
+                        const PairTiming& timing, RaceChannels& ch) {
+  InstanceResult result;
+  result.name = name;
+  result.pid = static_cast<int>(getpid());
+  bool announced = false;
+  auto announce = [&](SteadyTime at) {
+    WriteAll(ch.reached.write, fmt::format("{}\n", Ns(at)));
+    announced = true;
+  };
+  try {
+    std::unique_ptr<PairInstance> instance = open(0);
+    SteadyTime started = Steady::now();
+    Hook hold_point = [&] {
+      SteadyTime reached = Steady::now();
+      announce(reached);
+      std::this_thread::sleep_until(reached + timing.hold);
+      if (timing.stagger < timing.hold && timing.second_blocks) {
+        WaitReadable(ch.blocked.read, kEventTimeout);
+      }
+    };
+    result.value = instance->Run(hold_point);
+    instance->Finish(result, started);
+  } catch (...) {
+    if (!announced) announce(Steady::now());  // never leave the second waiting
+    WriteAll(ch.ended.write, "e");
+    throw;
+  }
+  if (!announced) announce(Steady::now());  // it never reached its hold point
+  WriteAll(ch.ended.write, "e");
+  return result;
+}
+
+InstanceResult RunSecondUnguarded(const std::string& name, const PairInstanceOpener& open,
+                                  const PairTiming& timing, RaceChannels& ch);
+
+InstanceResult RunSecond(const std::string& name, const PairInstanceOpener& open,
+                         const PairTiming& timing, RaceChannels& ch) {
+  InstanceResult result;
+  try {
+    result = RunSecondUnguarded(name, open, timing, ch);
+  } catch (...) {
+    WriteAll(ch.blocked.write, "b");  // never leave the first waiting
+    throw;
+  }
+  // Ended without meeting the first's lock: the first need not wait any longer.
+  WriteAll(ch.blocked.write, "b");
+  return result;
+}
+
+InstanceResult RunSecondUnguarded(const std::string& name, const PairInstanceOpener& open,
+                                  const PairTiming& timing, RaceChannels& ch) {
+  InstanceResult result;
+  result.name = name;
+  result.pid = static_cast<int>(getpid());
+  std::unique_ptr<PairInstance> instance = open(1);
+  bool told = false;
+  instance->OnBlocked([&] {
+    if (told) return;
+    WriteAll(ch.blocked.write, "b");
+    told = true;
+  });
+  // The first instance's transaction ends when it says so (or dies): until then, waiting
+  // for its lock uses none of the busy timeout, however long the hold or a stall.
+  instance->KeepWaitingWhile(
+      [&ch] { return !WaitReadable(ch.ended.read, std::chrono::milliseconds(0)); }, ch.ended.read);
+  SteadyTime reached = Steady::now();
+  if (WaitReadable(ch.reached.read, kEventTimeout)) {
+    std::string line = ReadLine(ch.reached.read);
+    if (!line.empty()) reached = FromNs(std::stoll(line));
+  }
+  std::this_thread::sleep_until(reached + timing.stagger);
+  if (timing.stagger >= timing.hold) WaitReadable(ch.ended.read, kEventTimeout);
+  SteadyTime started = Steady::now();
+  result.value = instance->Run(Hook{});
+  instance->Finish(result, started);
+  return result;
+}
+
+std::vector<InstanceResult> RunAsThreads(const std::array<std::string, 2>& names,
+                                         const PairInstanceOpener& open, const PairTiming& timing) {
+  RaceChannels ch;
+  std::vector<InstanceResult> results(2);
+  std::array<std::exception_ptr, 2> errors;
+  std::thread b([&] {
+    try {
+      results[1] = RunSecond(names[1], open, timing, ch);
+    } catch (...) {
+      errors[1] = std::current_exception();
+    }
+  });
+  try {
+    results[0] = RunFirst(names[0], open, timing, ch);
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  b.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  return results;
+}
+
+nlohmann::json LocksToJson(const LockHistory& h) {
+  nlohmann::json held = nlohmann::json::array();
+  for (const LockHold& x : h.held) {
+    held.push_back({Ns(x.acquire_started), Ns(x.acquired), Ns(x.release_started), Ns(x.released)});
+  }
+  nlohmann::json waits = nlohmann::json::array();
+  for (const BlockedWait& w : h.waits) waits.push_back({Ns(w.blocked), Ns(w.resumed)});
+  return {{"held", held}, {"waits", waits}};
+}
+
+LockHistory LocksFromJson(const nlohmann::json& j) {
+  LockHistory h;
+  for (const auto& x : j.value("held", nlohmann::json::array())) {
+    h.held.push_back({FromNs(x[0].get<int64_t>()), FromNs(x[1].get<int64_t>()),
+                      FromNs(x[2].get<int64_t>()), FromNs(x[3].get<int64_t>())});
+  }
+  for (const auto& w : j.value("waits", nlohmann::json::array())) {
+    h.waits.push_back({FromNs(w[0].get<int64_t>()), FromNs(w[1].get<int64_t>())});
+  }
+  return h;
+}
+
+nlohmann::json StatementsToJson(const std::vector<WatchedStatement>& statements) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const WatchedStatement& s : statements) {
+    out.push_back({{"sql", s.sql},
+                   {"waited", s.waited},
+                   {"waitedOn", s.waited_on},
+                   {"waitEvent", s.wait_event},
+                   {"blockedBy", s.blocking_pids},
+                   {"error", s.error_code},
+                   {"rows", s.rows},
+                   {"us", s.elapsed.count()}});
+  }
+  return out;
+}
+
+std::vector<WatchedStatement> StatementsFromJson(const nlohmann::json& j) {
+  std::vector<WatchedStatement> out;
+  for (const auto& s : j) {
+    WatchedStatement w;
+    w.sql = s.value("sql", "");
+    w.waited = s.value("waited", false);
+    w.waited_on = s.value("waitedOn", "");
+    w.wait_event = s.value("waitEvent", "");
+    w.blocking_pids = s.value("blockedBy", std::vector<int>{});
+    w.error_code = s.value("error", "");
+    w.rows = s.value("rows", int64_t{-1});
+    w.elapsed = std::chrono::microseconds(s.value("us", int64_t{0}));
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env,
+                                           const std::array<std::string, 2>& names,
+                                           const PairInstanceOpener& open,
+                                           const PairTiming& timing) {
+  struct Child {
+    pid_t pid = -1;
+    int fd = -1;
+  };
+  RaceChannels ch;
+  std::array<Child, 2> children;
+  for (size_t i = 0; i < 2; ++i) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
+    pid_t pid = ForkChild();  // dies with this process
+    if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
+    if (pid == 0) {
+      // The other instance may be gone when this one writes its last event: a failed write
+      // is ignored (WriteAll), never a SIGPIPE death.
+      ::signal(SIGPIPE, SIG_IGN);
+      ::close(fds[0]);
+      for (const Child& c : children) {
+        if (c.fd >= 0) ::close(c.fd);
+      }
+      env.recorder.Clear();
+      int code = 0;
+      try {
+        InstanceResult r;
+        if (i == 0) {
+          ch.KeepFirstEnds();
+          r = RunFirst(names[i], open, timing, ch);
+        } else {
+          ch.KeepSecondEnds();
+          r = RunSecond(names[i], open, timing, ch);
+        }
+        nlohmann::json message;
+        message["value"] = r.value;
+        message["elapsedUs"] = r.elapsed.count();
+        message["busyCalls"] = r.busy.calls;
+        message["waitedUs"] = r.busy.waited.count();
+        message["locks"] = LocksToJson(r.locks);
+        message["statements"] = StatementsToJson(r.statements);
+        message["events"] = EventsToJson(env.recorder.Events());
+        WriteAll(fds[1], message.dump());
+      } catch (const std::exception& e) {
+        WriteAll(STDERR_FILENO,
+                 fmt::format("dedupsim: instance {} (pid {}): {}\n", names[i], getpid(), e.what()));
+        code = 70;
+      }
+      ::_exit(code);
+    }
+    ::close(fds[1]);
+    children[i] = {pid, fds[0]};
+  }
+  ch.CloseAll();  // the children hold the ends they use: a death reads as EOF on the other side
+
+  std::vector<InstanceResult> results;
+  for (ChildReport& report :
+       CollectChildReports(env, {{names[0], children[0].pid, children[0].fd},
+                                 {names[1], children[1].pid, children[1].fd}})) {
+    InstanceResult r = std::move(report.result);
+    const nlohmann::json& message = report.message;
+    r.busy.calls = message.value("busyCalls", int64_t{0});
+    r.busy.waited = std::chrono::microseconds(message.value("waitedUs", int64_t{0}));
+    r.locks = LocksFromJson(message["locks"]);
+    r.statements = StatementsFromJson(message.value("statements", nlohmann::json::array()));
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+}  // namespace
+
+std::vector<ChildReport> CollectChildReports(ScenarioEnv& env,
+                                             const std::vector<ChildInstance>& children) {
+  std::vector<ChildReport> reports;
+  std::string failure;
+  for (const ChildInstance& child : children) {
+    std::string text = ReadAll(child.fd);
+    ::close(child.fd);
+    int status = 0;
+    WaitChild(child.pid, &status);
+    nlohmann::json message = nlohmann::json::parse(text, nullptr, false);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.is_discarded()) {
+      if (failure.empty()) {
+        failure = fmt::format("instance {} (pid {}) {}", child.name, child.pid,
+                              DescribeWaitStatus(status));
+      }
+      continue;
+    }
+    ChildReport report;
+    report.result.name = child.name;
+    report.result.pid = child.pid;
+    report.result.value = message["value"];
+    report.result.elapsed = std::chrono::microseconds(message.value("elapsedUs", int64_t{0}));
+    for (const TraceEvent& e : EventsFromJson(message["events"])) env.recorder.Record(e);
+    report.message = std::move(message);
+    reports.push_back(std::move(report));
+  }
+  if (!failure.empty()) throw UnplannedDeath(failure);
+  return reports;
+}
+
+std::vector<InstanceResult> RunGatedPair(ScenarioEnv& env, const std::array<std::string, 2>& names,
+                                         const PairInstanceOpener& open, const PairTiming& timing) {
+  return env.options.instances == InstanceMode::kProcesses
+             ? RunAsProcesses(env, names, open, timing)
+             : RunAsThreads(names, open, timing);
+}
+
+std::vector<InstanceResult> RunInstancePair(ScenarioEnv& env, const InstanceTask& first,
+                                            const InstanceTask& second, const PairTiming& timing) {
+  const std::array<const InstanceTask*, 2> tasks{&first, &second};
+  return RunGatedPair(
+      env, {first.name, second.name},
+      [&env, &tasks](int index) -> std::unique_ptr<PairInstance> {
+        return std::make_unique<SqlitePairInstance>(env, *tasks[static_cast<size_t>(index)]);
+      },
+      timing);
+}
+
+std::unique_ptr<PairInstance> StorePairInstance(
+    std::function<std::unique_ptr<Store>()> open,
+    std::function<nlohmann::json(Store&, const Hook& hold_point)> body) {
+  return std::make_unique<StoreInstance>(std::move(open), std::move(body));
+}
+
+double MsSinceOrigin(const ScenarioEnv& env, SteadyTime t) {
+  return static_cast<double>(
+             std::chrono::duration_cast<std::chrono::microseconds>(t - env.recorder.origin())
+                 .count()) /
+         1000.0;
+}
+
+}  // namespace dedupsim

@@ -1,0 +1,128 @@
+// Runs two competing consumer instances at the same time, each with its own connection: as
+// threads of this process, or as forked child processes that report back through a pipe.
+//
+// The race follows the options, not the scheduler. The first instance runs until its hold
+// point (a hook where it holds what it took, e.g. the write lock at BeforeCommit) and
+// announces that moment, R. The second instance, already started and connected, is released
+// at R + stagger; the first goes on at R + hold. Events settle what the clock alone cannot:
+//  - stagger < hold: the first goes on only once the second is blocked too (its busy
+//    handler ran; the server showed it waiting) or has ended, so the second really meets
+//    the first's lock however late it ran;
+//  - stagger >= hold: the second starts only after the first instance has ended.
+// A starved thread or process changes the timings, never which of the two happens; and the
+// second's busy timeout starts only once the first instance has ended, so neither a hold
+// longer than that timeout nor a stalled first instance makes it give up. The waits stay
+// real lock waits. On SQLite each instance keeps its lock history (when it held the
+// write lock, when it was blocked), on the steady clock that threads and forked processes
+// share, so a scenario can tell who waited for whom from the intervals; on a server the
+// second's waits are the server's word, seen from a side connection (PairInstance: the
+// runner is one, the gate per backend).
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/hooks.h"
+#include "lesson/scenario.h"
+#include "sqlite/connection.h"
+#include "store/store.h"
+
+namespace dedupsim {
+
+struct InstanceTask {
+  std::string name;  // "A", "B": the trace's instance
+  // The consumer's work on the instance's own traced connection; returns what the scenario
+  // wants back (e.g. processed: true). Runs in a child in process mode. The first instance
+  // runs hold_point at its hold point; the second gets a hook that does nothing.
+  std::function<nlohmann::json(Connection&, const Hook& hold_point)> body;
+};
+
+struct PairTiming {
+  std::chrono::milliseconds hold{0};     // the first goes on this long after its hold point
+  std::chrono::milliseconds stagger{0};  // the second starts this long after it
+  // stagger < hold: the first waits until the second is blocked on a lock. Set false where
+  // the second meets no lock (it would only time out).
+  bool second_blocks = true;
+};
+
+struct InstanceResult {
+  std::string name;
+  int pid = 0;
+  nlohmann::json value;
+  std::chrono::microseconds elapsed{0};  // from its release to its end
+  BusyStats busy;                        // SQLite: what its busy handler saw
+  LockHistory locks;                     // SQLite: its write-lock holds and blocked waits
+  // A server: its statements as the server showed them from a side connection.
+  std::vector<WatchedStatement> statements;
+};
+
+// One instance of the pair on its own connection: the runner's gate, per backend. The
+// runner (RunGatedPair) orders the pair by events; the instance says how its backend shows
+// a wait and how it runs its task.
+class PairInstance {
+ public:
+  virtual ~PairInstance() = default;
+  // The second instance: on_blocked runs each time it is seen waiting for a lock the first
+  // holds (SQLite: its busy handler ran; a server: the side connection shows the wait).
+  virtual void OnBlocked(std::function<void()> on_blocked) = 0;
+  // The second instance: while first_pending() is true the first's transaction goes on, and
+  // a wait for its lock uses no timeout (SQLite's busy timeout; a server waits without one).
+  // first_ended_fd turns readable when the first instance has ended: a wait may end its
+  // pause between two tries then (SQLite's busy handler).
+  virtual void KeepWaitingWhile(std::function<bool()> first_pending, int first_ended_fd) = 0;
+  // The task; the first instance runs hold_point at its hold point.
+  virtual nlohmann::json Run(const Hook& hold_point) = 0;
+  // Ends the connection and fills what the backend kept (busy and lock history, or the
+  // watched statements) and elapsed, from started.
+  virtual void Finish(InstanceResult& result, SteadyTime started) = 0;
+};
+
+// Opens instance 0 (the first) or 1 (the second) on its own connection, in the thread or
+// the forked process that runs it.
+using PairInstanceOpener = std::function<std::unique_ptr<PairInstance>(int index)>;
+
+// The one runner of a racing pair, for every backend: as threads or as forked processes
+// per env.options.instances, ordered by events (the header's comment): names are the
+// trace's instances. timing.second_blocks false: the first does not wait for the second
+// (which ends the first's wait as its block does). Returns their results in order; throws
+// the first instance's error (thread mode), or UnplannedDeath when a child died.
+std::vector<InstanceResult> RunGatedPair(ScenarioEnv& env, const std::array<std::string, 2>& names,
+                                         const PairInstanceOpener& open, const PairTiming& timing);
+
+// RunGatedPair with SQLite instances: each task on its own traced connection keeping its
+// lock history, blocked when its busy handler runs.
+std::vector<InstanceResult> RunInstancePair(ScenarioEnv& env, const InstanceTask& first,
+                                            const InstanceTask& second, const PairTiming& timing);
+
+// An instance of RunGatedPair on a store of its own (a server's: the store shows its waits
+// through Store::SetWaitListener and keeps its WatchedStatements). open makes the store
+// (in the thread or process that runs it); body is the task.
+std::unique_ptr<PairInstance> StorePairInstance(
+    std::function<std::unique_ptr<Store>()> open,
+    std::function<nlohmann::json(Store&, const Hook& hold_point)> body);
+
+// A forked instance whose report, one JSON object ({"value", "elapsedUs", "events", ...}),
+// arrives on fd; CollectChildReports closes fd and reaps pid.
+struct ChildInstance {
+  std::string name;
+  int pid = -1;
+  int fd = -1;
+};
+struct ChildReport {
+  InstanceResult result;   // name, pid, value and elapsed; the rest is the caller's
+  nlohmann::json message;  // the whole report, for what the caller's children add
+};
+// Reads each child's report in order, reaps it and records its trace events. Throws
+// UnplannedDeath naming the first child that failed or sent no report.
+std::vector<ChildReport> CollectChildReports(ScenarioEnv& env,
+                                             const std::vector<ChildInstance>& children);
+
+// Milliseconds from the trace's origin to t (for figures).
+double MsSinceOrigin(const ScenarioEnv& env, SteadyTime t);
+
+}  // namespace dedupsim

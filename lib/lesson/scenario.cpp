@@ -1,0 +1,78 @@
+#include "lesson/scenario.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+namespace dedupsim {
+
+std::string_view ToString(CrashMode mode) {
+  switch (mode) {
+    case CrashMode::kThrow:
+      return "throw";
+    case CrashMode::kExit:
+      return "exit";
+    case CrashMode::kKill:
+      return "kill";
+  }
+  return "throw";
+}
+
+std::string_view ToString(InstanceMode mode) {
+  return mode == InstanceMode::kThreads ? "threads" : "processes";
+}
+
+// At least one space after the tag, for a tag as wide as the column.
+std::string TagColumn(std::string_view tag) {
+  return fmt::format("{:<20} ", fmt::format("[{}]", tag));
+}
+
+const char* CsBool(bool value) { return value ? "True" : "False"; }
+
+namespace {
+// Judged's markers: never in a line's own text (ASCII control characters).
+constexpr char kMarkCorrect = '\x01';
+constexpr char kMarkWrong = '\x02';
+constexpr char kMarkEnd = '\x03';
+}  // namespace
+
+std::string Judged(std::string_view text, bool correct) {
+  std::string out(1, correct ? kMarkCorrect : kMarkWrong);
+  out += text;
+  out += kMarkEnd;
+  return out;
+}
+
+std::string JudgedReserved(std::string_view title, int64_t reserved, int64_t once) {
+  return Judged(fmt::format("{} reserved: {}", title, reserved), reserved == once);
+}
+
+std::string JudgedEmails(int64_t sent) {
+  return Judged(fmt::format("emails sent: {}", sent), sent == 1);
+}
+
+void TakeMarks(Outcome& out) {
+  std::string plain;
+  plain.reserve(out.line.size());
+  std::optional<FigureMark> open;
+  for (char c : out.line) {
+    if (c == kMarkCorrect || c == kMarkWrong) {
+      open = FigureMark{plain.size(), 0, c == kMarkCorrect};
+    } else if (c == kMarkEnd && open) {
+      open->size = plain.size() - open->begin;
+      out.marks.push_back(*open);
+      open.reset();
+    } else {
+      plain += c;
+    }
+  }
+  out.line = std::move(plain);
+}
+
+std::string DeliveredPhrase(int deliveries) {
+  if (deliveries == 1) return "delivered once";
+  if (deliveries == 2) return "delivered twice";
+  return fmt::format("delivered {} times", deliveries);
+}
+
+}  // namespace dedupsim

@@ -1,0 +1,125 @@
+#include "sqlite/side_store.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "os/run_files.h"
+#include "sqlite/error.h"
+#include "sqlite/kept_connection.h"
+
+namespace dedupsim {
+
+std::vector<std::string> FilesOfDatabase(const std::string& db_path) {
+  std::vector<std::string> files;
+  for (const char* store : {"", kDedupCacheSuffix, kEmailProviderSuffix}) {
+    for (const char* companion : {"", "-wal", "-shm", "-journal"}) {
+      files.push_back(db_path + store + companion);
+    }
+  }
+  return files;
+}
+
+SideStore::SideStore(std::string path, std::chrono::milliseconds busy_timeout,
+                     Synchronous synchronous)
+    : path_(std::move(path)),
+      busy_timeout_(busy_timeout),
+      synchronous_(synchronous),
+      owner_pid_(static_cast<int>(getpid())) {}
+
+SideStore::SideStore(SideStore&& other) noexcept
+    : path_(std::exchange(other.path_, std::string())),
+      busy_timeout_(other.busy_timeout_),
+      synchronous_(other.synchronous_),
+      owner_pid_(other.owner_pid_),
+      kept_(std::move(other.kept_)) {}
+
+SideStore::~SideStore() {
+  kept_.reset();  // the last connection closes before the files go
+  if (!path_.empty() && owner_pid_ == static_cast<int>(getpid())) {
+    RemoveDatabaseFiles(path_);  // every file at these names is this run's (see CreateNextTo)
+    run_files::Forget(path_);
+  }
+}
+
+SideStore SideStore::CreateNextTo(const DatabaseFile& main, std::string_view suffix,
+                                  const std::string& schema) {
+  std::string path = main.path() + std::string(suffix);
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw DatabaseError(fmt::format("{}: is a directory", path));
+    if (!S_ISREG(st.st_mode)) throw DatabaseError(fmt::format("{}: not a regular file", path));
+    // A store of ours left by a run that was killed: with its companions, which SQLite
+    // would take as part of it, it is removed (only the kill leaves one; an interrupt
+    // removes it).
+    CheckApplicationId(path, kSideStoreApplicationId, "dedupsim side store");
+    RemoveDatabaseFiles(path);
+  } else if (errno != ENOENT) {
+    throw DatabaseError(fmt::format("{}: {}", path, std::strerror(errno)));
+  } else {
+    // No store: a -wal, -shm or -journal at its name (a symlink too) is someone else's.
+    for (const char* companion : {"-wal", "-shm", "-journal"}) {
+      if (::lstat((path + companion).c_str(), &st) == 0) {
+        throw DatabaseError(fmt::format("{}{} exists without {}: not creating a side store there",
+                                        path, companion, path));
+      }
+    }
+  }
+  run_files::CreateAndRegister(
+      [&] {
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0) {
+          throw DatabaseError(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
+        }
+        ::close(fd);
+        return path;
+      },
+      /*companions=*/true);
+  SideStore store(path, main.settings().busy_timeout, main.settings().synchronous);
+  try {
+    Connection connection = store.Connect();
+    // A store lives for this run only (removed at its end): its set-up (mark, schema, the
+    // switch to WAL, the checkpoint when this connection closes) runs without fsync, its
+    // rollback journal before WAL in memory.
+    connection.ExecScript("PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY");
+    connection.SetCheckpointOnClose(true);
+    // The mark goes in before WAL, so it is in the main file's header at once.
+    connection.ExecScript(
+        fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kSideStoreApplicationId)));
+    connection.ExecScript(schema);
+    connection.ApplyPragmas(JournalMode::kWal, Synchronous::kOff);
+    // The log's first frame (the mark again), written here at synchronous OFF and left in
+    // the log (no checkpoint when this connection closes): the lesson's first commit appends
+    // to a log that exists instead of starting one, which would sync the log's header and
+    // the folder. The connection is then kept open, idle, for the store's lifetime.
+    connection.SetCheckpointOnClose(false);
+    connection.ExecScript(
+        fmt::format("PRAGMA application_id={}", static_cast<int32_t>(kSideStoreApplicationId)));
+    store.kept_ = std::make_unique<KeptConnection>(std::move(connection));
+  } catch (const std::exception& e) {
+    throw InDatabase(path, e);
+  }
+  return store;
+}
+
+Connection SideStore::Connect() const {
+  ConnectionOptions options;
+  options.busy_timeout = busy_timeout_;
+  Connection connection(path_, options);
+  // Commits at the run's synchronous level, as the main database's (DatabaseFile::Connect):
+  // SQLite's default (FULL) would sync the log at every commit of a store that stands for
+  // a cache or a provider, an fsync no lesson asks for (with WAL and the default NORMAL, a
+  // commit survives the process's death, which is what the lessons crash). The store's log
+  // is read by the next connection, not checkpointed and deleted each time the last one
+  // closes (as for a temporary database).
+  connection.ExecScript(fmt::format("PRAGMA synchronous={}", ToString(synchronous_)));
+  connection.SetCheckpointOnClose(false);
+  return connection;
+}
+
+}  // namespace dedupsim

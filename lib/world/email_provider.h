@@ -1,0 +1,54 @@
+// A simulated email provider that honours an idempotency key, as many real providers do:
+// a second Send with a key it has already accepted sends nothing and says so, and Find
+// answers whether, and when, a key was sent. Its records live in a SideStore next to the
+// inventory database (not in it: the provider is another system), so they survive the
+// death of a child process that sent an email, and the parent can count them.
+//
+// Every request is logged (ProviderRequests) as well as every email actually sent
+// (SentEmails): the difference is the duplicates the provider turned away.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/clock.h"
+#include "sqlite/connection.h"
+#include "sqlite/side_store.h"
+
+namespace dedupsim {
+
+// Where emails go. Abstract so a scenario can count sends made in a child process.
+class EmailProvider {
+ public:
+  virtual ~EmailProvider() = default;
+  virtual void Send(const std::string& idempotency_key, const std::string& text) = 0;
+};
+
+// Creates the provider's store next to main; the returned store removes it when destroyed.
+SideStore CreateEmailProviderStore(const DatabaseFile& main);
+
+enum class ProviderSend { kSent, kAlreadySent };
+
+class IdempotentEmailProvider final : public EmailProvider {
+ public:
+  // connection: to the provider's SideStore; must outlive this object.
+  IdempotentEmailProvider(Connection& connection, Clock& clock)
+      : connection_(connection), clock_(clock) {}
+
+  // EmailProvider: sends unless the key was sent before.
+  void Send(const std::string& idempotency_key, const std::string& text) override;
+  ProviderSend SendWithKey(const std::string& idempotency_key, const std::string& text);
+  // When the key was sent, if it was.
+  std::optional<std::string> Find(const std::string& idempotency_key);
+
+  int64_t SentCount();     // emails that went out
+  int64_t RequestCount();  // sends asked for, duplicates included
+
+ private:
+  Connection& connection_;
+  Clock& clock_;
+};
+
+}  // namespace dedupsim
