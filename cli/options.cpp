@@ -87,6 +87,21 @@ BackendOptions AddBackendOptions(CLI::App* sub, std::string& backend, std::strin
   return made;
 }
 
+void AddBrokerOptions(CLI::App* sub, std::string& broker, std::string& url,
+                      const std::string& what) {
+  sub->add_option("--broker", broker,
+                  fmt::format("Broker {}: sim (the simulation, default), nats (NATS JetStream) or "
+                              "rabbitmq (RabbitMQ): a private server started for this command, "
+                              "or the one --broker-url names",
+                              what))
+      ->check(CLI::IsMember({"sim", "nats", "rabbitmq"}));
+  sub->add_option("--broker-url", url,
+                  "nats or rabbitmq: a server you run (nats://host:port, "
+                  "amqp://user:password@host:port/vhost); dedupsim uses only the streams and "
+                  "queues it creates and marks there, and refuses others of their names (exit 3)")
+      ->type_name("URL");
+}
+
 bool OpenOutputFile(const std::string& path, std::optional<AtomicFile>* file) {
   if (path.empty()) return true;
   try {

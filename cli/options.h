@@ -70,6 +70,9 @@ BackendOptions AddBackendOptions(CLI::App* sub, std::string& backend, std::strin
                                  const std::string& sqlite_is, const std::string& schema_use,
                                  const std::string& after = "");
 
+// --broker and --broker-url, worded alike on run, soak and bench: "Broker <what>: ...".
+void AddBrokerOptions(CLI::App* sub, std::string& broker, std::string& url, const std::string& what);
+
 // Whether an output file's name says SVG (--timeline writes SVG and nothing else).
 bool EndsWithSvg(const std::string& path);
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "world/broker/broker_setup.h"
 #include "commands.h"
 #include "core/duration.h"
 #include "exit_status.h"
@@ -34,7 +35,6 @@
 #include "views/mermaid.h"
 #include "views/svg_timeline.h"
 #include "views/trace_text.h"
-#include "world/broker.h"
 #include "world/table_probe.h"
 
 namespace dedupsim::cli {
@@ -73,6 +73,8 @@ struct RunArgs {
   std::string dsn;                     // postgres: an existing server; "": a throwaway cluster
   std::string pg_schema = "dedupsim";  // postgres: the schema dedupsim creates and owns
   std::string isolation = "read-committed";
+  std::string broker = "sim";
+  std::string broker_url;  // nats, rabbitmq: a server the user runs; "": a private one
   bool given_db = false, given_journal = false, given_isolation = false;
   bool given_idle_timeout = false;
   // Set after parsing: which scenario-specific options were given.
@@ -206,6 +208,18 @@ int Run(const RunArgs& args) {
     return kExitUsage;
   }
 
+  const BrokerKind broker_kind = *ParseBrokerKind(args.broker);  // checked by the parser
+  if (broker_kind == BrokerKind::kSimulated && !args.broker_url.empty()) {
+    fmt::print(stderr, "dedupsim: --broker-url needs --broker nats or rabbitmq\n");
+    return kExitUsage;
+  }
+  for (const Scenario* s : scenarios) {
+    if (std::string why = BrokerMisfit(*s, broker_kind); !why.empty()) {
+      fmt::print(stderr, "dedupsim: {}\n", why);
+      return kExitUsage;
+    }
+  }
+
   // The timeline's file is created (as a temporary) before anything runs, so a path that
   // cannot be written costs no run and leaves nothing behind. It may never be a file the
   // run uses: the database, its companions, its side stores.
@@ -251,6 +265,18 @@ int Run(const RunArgs& args) {
   options.store_size = args.store_size;
   options.idle_timeout = std::chrono::milliseconds(args.idle_timeout_ms);
   options.lock_timeout = std::chrono::milliseconds(args.lock_timeout_ms);
+  options.broker = broker_kind;
+  if (broker_kind != BrokerKind::kSimulated) {
+    // A real broker's duplicate window is the server's, waited out in real time.
+    if (!args.given.dedup_window) options.dedup_window = std::chrono::seconds(1);
+    if (options.dedup_window > std::chrono::seconds(30)) {
+      fmt::print(stderr,
+                 "dedupsim: --dedup-window {}: on a real broker the lesson waits the window out "
+                 "in real time: at most 30s\n",
+                 args.dedup_window);
+      return kExitUsage;
+    }
+  }
 
   // PostgreSQL: a throwaway cluster for this command (unless --dsn names a server), our own
   // schema in it, and the backend the scenarios run on. Destroyed (the cluster stopped and
@@ -267,6 +293,10 @@ int Run(const RunArgs& args) {
     backend = std::make_unique<PgBackend>(*pg, isolation);
   }
 
+  // The broker: a private server for this command (unless --broker-url names one), stopped
+  // when Run returns or unwinds. Started before the trace's clock starts.
+  std::unique_ptr<BrokerSetup> broker = BrokerSetup::Start(broker_kind, args.broker_url);
+
   // --seed: the ids from the seed and a clock that steps a millisecond a reading, so a
   // rehearsal's pictures show the lecture's ids and times.
   SystemClock system_clock;
@@ -277,6 +307,7 @@ int Run(const RunArgs& args) {
   IdGenerator ids = args.seed >= 0 ? IdGenerator(static_cast<uint64_t>(args.seed)) : IdGenerator();
   ScenarioEnv env{options, db, clock, recorder, ids};
   env.backend = backend.get();
+  env.brokers = &broker->brokers();
   try {
     return RunScenarios(args, scenarios, env, timeline, html);
   } catch (const files::FileError& e) {
@@ -284,6 +315,8 @@ int Run(const RunArgs& args) {
     return kExitUsage;
   } catch (const UnplannedDeath&) {
     throw;  // a child's death, said as such
+  } catch (const BrokerError&) {
+    throw;  // the broker's errors name the broker themselves
   } catch (const DatabaseError& e) {
     if (postgres) throw;             // PostgreSQL's errors name the server or schema themselves
     throw InDatabase(db.path(), e);  // every database error names the file
@@ -497,6 +530,8 @@ Command AddRunCommand(CLI::App& app) {
              int64_t{0}, int64_t{1} << 53);
   AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema, "run on", "a file",
                     "may reset");
+  AddBrokerOptions(sub, args->broker, args->broker_url,
+                   "the lessons' messages go through");
   auto* isolation =
       sub->add_option("--isolation", args->isolation,
                       "postgres: the consumers' isolation level: read-committed "

@@ -12,6 +12,8 @@
 #include "commands.h"
 #include "exit_status.h"
 #include "options.h"
+#include "world/broker/nats_library.h"
+#include "world/broker/nats_server.h"
 #include "postgres/cluster.h"
 #include "postgres/store.h"
 #include "progress.h"
@@ -46,6 +48,8 @@ struct SoakArgs {
   std::string dsn;                     // postgres: an existing server; "": a throwaway cluster
   std::string pg_schema = "dedupsim";  // postgres: the schema dedupsim creates and owns
   std::string role = "all";
+  std::string broker = "sim";  // sim: the database's broker table; nats: NATS JetStream
+  std::string broker_url;
   bool given_fleet_option = false;     // --consumers or --kill-every-ms
   bool given_sqlite_option = false;    // --journal, --synchronous or --db on the command line
   bool given_postgres_option = false;  // --dsn or --pg-schema
@@ -111,6 +115,32 @@ int Run(const SoakArgs& args) {
     fmt::print(stderr, "dedupsim: --strategy natural-key runs on SQLite only\n");
     return kExitUsage;
   }
+  if (args.broker == "rabbitmq") {
+    fmt::print(stderr,
+               "dedupsim: soak --broker rabbitmq is not built: the soak runs through the "
+               "database's broker table (sim) or NATS JetStream (nats) (docs/brokers.md)\n");
+    return kExitUsage;
+  }
+  if (args.broker == "sim" && !args.broker_url.empty()) {
+    fmt::print(stderr, "dedupsim: --broker-url needs --broker nats\n");
+    return kExitUsage;
+  }
+  if (args.broker == "nats" && args.role != "all" && args.broker_url.empty()) {
+    fmt::print(stderr,
+               "dedupsim: --role {} with --broker nats needs --broker-url: a server every "
+               "process can reach\n",
+               args.role);
+    return kExitUsage;
+  }
+  // NATS: a private nats-server for the command unless --broker-url names one; stopped and
+  // removed when Run returns or unwinds. Nothing here connects to it: the soak's consumers
+  // do, after they are forked (nats_soak_queue.h).
+  std::optional<NatsServer> nats;
+  if (args.broker == "nats") {
+    RequireNatsLibrary();  // one line and exit 3 before a server is started, when missing
+    if (args.broker_url.empty()) nats.emplace(NatsServer::Start());
+    options.nats_url = args.broker_url.empty() ? nats->url() : args.broker_url;
+  }
   // PostgreSQL: a throwaway cluster for the command unless --dsn names a server, and our
   // own schema in it; stopped and removed when Run returns or unwinds.
   std::optional<ThrowawayCluster> cluster;
@@ -173,7 +203,8 @@ Command AddSoakCommand(CLI::App& app) {
       ->check(CLI::IsMember({"inbox", "natural-key", "naive", "check-then-process"}));
   AddDecimal(
       sub, "--kill-every-ms", args->kill_every_ms,
-      "Mean gap between SIGKILLs, each drawn in [0.5, 1.5] times it; 0: no kills (default 50)", 0,
+      "Mean gap between SIGKILLs, each drawn in [0.5, 1.5] times it and counted from the previous "
+      "kill (a consumer still starting is waited for); 0: no kills (default 50)", 0,
       60000);
   AddDecimal(sub, "--lease-ms", args->lease_ms,
              "Visibility timeout: an unacked delivery comes back after it (default 200)", 10,
@@ -193,6 +224,9 @@ Command AddSoakCommand(CLI::App& app) {
                                               "run on", "a file", "empties");
   auto* dsn = pg.dsn;
   auto* schema = pg.schema;
+  AddBrokerOptions(sub, args->broker, args->broker_url,
+                   "the deliveries go through (sim: the database's own broker table; nats: a "
+                   "JetStream stream whose consumer's AckWait is --lease-ms; rabbitmq is refused)");
   sub->add_option("--role", args->role,
                   "all: the supervisor forks and kills the consumers (default); with --dsn, "
                   "supervisor: fill the broker, wait until every entry is acked, verify; "

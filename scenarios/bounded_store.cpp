@@ -3,10 +3,10 @@
 // its duplicate is processed again. With one message fewer in between, it is caught.
 #include <fmt/format.h>
 
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/bounded_dedup.h"
 #include "scenarios.h"
-#include "world/broker.h"
 
 namespace dedupsim {
 namespace bounded_store_file {
@@ -25,15 +25,15 @@ struct Part {
 Part Deliver(ScenarioEnv& env, int others) {
   StockItem dune = Restock(env);
   OrderPlaced first = NewOrder(env, dune);
-  Broker broker(env.clock, BrokerOptions{}, &env.recorder);
-  broker.Send(first);
-  for (int i = 0; i < others; ++i) broker.Send(NewOrder(env, dune));
-  broker.Send(first);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{});
+  broker->Send(first);
+  for (int i = 0; i < others; ++i) broker->Send(NewOrder(env, dune));
+  broker->Send(first);
   BoundedKeyStore store(static_cast<size_t>(env.options.store_size));
   Part part;
   part.others = others;
   int64_t seen = 0;
-  Drain(broker, [&](const Delivery& d) {
+  Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> db = OpenStore(env, "A");
     bool processed = BoundedStoreReserveStock(*db, store).Handle(d.message);
     if (++seen == others + 2) part.duplicate_processed = processed;

@@ -3,12 +3,14 @@
 // consumer still reserves twice, the inbox does not.
 #include <fmt/format.h>
 
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "consumers/naive.h"
 #include "core/duration.h"
 #include "scenarios.h"
-#include "world/broker.h"
+
+#include <thread>
 
 namespace dedupsim {
 namespace broker_dedup_file {
@@ -43,18 +45,18 @@ Part ProducerResend(ScenarioEnv& env, ManualClock& clock) {
   env.recorder.BeginPart("producer resend");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  Broker broker(clock, Options(env.options), &env.recorder);
-  broker.Send(message);
+  std::unique_ptr<Broker> broker = OpenBroker(env, Options(env.options), &clock);
+  broker->Send(message);
   clock.Advance(kResendAfter);
   env.recorder.MarkTime(fmt::format("+{}", FormatDuration(kResendAfter)));
-  broker.Send(message);
+  broker->Send(message);
   Part part;
-  part.deliveries = Drain(broker, [&](const Delivery& d) {
+  part.deliveries = Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> db = OpenStore(env, "A");
     NoteNaive(env, *db, d.message, dune);
     return Verdict{};
   });
-  part.dropped = broker.stats().dropped;
+  part.dropped = broker->stats().dropped;
   part.reserved = CurrentStock(env, dune).reserved;
   return part;
 }
@@ -65,20 +67,86 @@ Part LostAck(ScenarioEnv& env, ManualClock& clock, const char* title, Handle han
   env.recorder.BeginPart(title);
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  Broker broker(clock, Options(env.options), &env.recorder);
-  broker.Send(message);
+  std::unique_ptr<Broker> broker = OpenBroker(env, Options(env.options), &clock);
+  broker->Send(message);
   Part part;
-  part.deliveries = Drain(broker, [&](const Delivery& d) {
+  part.deliveries = Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> db = OpenStore(env, "A");
     handle(*db, d.message, dune);
     return Verdict{d.delivery_count == 1 ? Disposition::kAckLost : Disposition::kAck};
   });
-  part.dropped = broker.stats().dropped;
+  part.dropped = broker->stats().dropped;
   part.reserved = CurrentStock(env, dune).reserved;
   return part;
 }
 
+// On a real broker (NATS: the stream's Duplicates window, Nats-Msg-Id) the window is the
+// server's and the time is real: the producer resends at once, inside the window, then
+// once more after waiting the window out.
+Part RealResend(ScenarioEnv& env, const char* title, std::chrono::milliseconds wait) {
+  env.recorder.BeginPart(title);
+  StockItem dune = Restock(env);
+  OrderPlaced message = NewOrder(env, dune);
+  std::unique_ptr<Broker> broker = OpenBroker(env, Options(env.options));
+  broker->Send(message);
+  if (wait.count() > 0) {
+    std::this_thread::sleep_for(wait);
+    env.recorder.MarkTime(fmt::format("+{} ms", wait.count()));
+  }
+  broker->Send(message);
+  Part part;
+  part.deliveries = Drain(*broker, [&](const Delivery& d) {
+    std::unique_ptr<Store> db = OpenStore(env, "A");
+    NoteNaive(env, *db, d.message, dune);
+    return Verdict{};
+  });
+  part.dropped = broker->stats().dropped;
+  part.reserved = CurrentStock(env, dune).reserved;
+  return part;
+}
+
+Outcome RunOnRealBroker(ScenarioEnv& env) {
+  const auto window = env.options.dedup_window;
+  const auto after = window + std::chrono::milliseconds(200);
+  Part inside = RealResend(env, "resend at once", std::chrono::milliseconds(0));
+  Part outside = RealResend(env, "resend after the window", after);
+  ManualClock clock(env.clock.Now());
+  Part naive = LostAck(env, clock, "ack lost: naive",
+                       [&env](Store& db, const OrderPlaced& m, const StockItem& book) {
+                         NoteNaive(env, db, m, book);
+                       });
+  Part inbox = LostAck(env, clock, "ack lost: inbox",
+                       [&env, &clock](Store& db, const OrderPlaced& m, const StockItem& book) {
+                         NoteProcessed(db, IdempotentReserveStock(db, clock).Handle(m),
+                                       ReservedVerdict(env, book, m.quantity));
+                       });
+  const int64_t q = env.options.quantity;
+  Outcome out;
+  out.figures["window"] = FormatDuration(window);
+  out.figures["resendDropped"] = inside.dropped;
+  out.figures["resendDeliveries"] = inside.deliveries;
+  out.figures["resendNaiveReserved"] = inside.reserved;
+  out.figures["lateResendAfterMs"] = after.count();
+  out.figures["lateResendDropped"] = outside.dropped;
+  out.figures["lateResendDeliveries"] = outside.deliveries;
+  out.figures["lateResendNaiveReserved"] = outside.reserved;
+  out.figures["lostAckDropped"] = naive.dropped;
+  out.figures["lostAckDeliveries"] = naive.deliveries;
+  out.figures["lostAckNaiveReserved"] = naive.reserved;
+  out.figures["lostAckInboxReserved"] = inbox.reserved;
+  out.figures["reserved"] = naive.reserved;
+  out.line = fmt::format(
+      "{}window {} (Nats-Msg-Id): resend at once -> dropped: {}, naive: {}; resend after {} -> "
+      "dropped: {}, naive: {}; ack lost, redelivered -> dropped: {}, naive: {}, inbox: {}",
+      TagColumn("broker-dedup"), FormatDuration(window), inside.dropped,
+      JudgedReserved("Dune", inside.reserved, q), FormatDuration(after), outside.dropped,
+      JudgedReserved("Dune", outside.reserved, q), naive.dropped,
+      JudgedReserved("Dune", naive.reserved, q), JudgedReserved("Dune", inbox.reserved, q));
+  return out;
+}
+
 Outcome Run(ScenarioEnv& env) {
+  if (env.options.broker != BrokerKind::kSimulated) return RunOnRealBroker(env);
   ManualClock clock(env.clock.Now());
   Part resend = ProducerResend(env, clock);
   Part naive = LostAck(env, clock, "ack lost: naive",
@@ -113,6 +181,20 @@ Outcome Run(ScenarioEnv& env) {
 }
 
 nlohmann::ordered_json Expected(const RunOptions& o) {
+  if (o.broker != BrokerKind::kSimulated) {
+    // The server's window, in real time: the resend at once is inside it, the late one not.
+    return {{"resendDropped", 1},
+            {"resendDeliveries", 1},
+            {"resendNaiveReserved", o.quantity},
+            {"lateResendDropped", 0},
+            {"lateResendDeliveries", 2},
+            {"lateResendNaiveReserved", 2 * o.quantity},
+            {"lostAckDropped", 0},
+            {"lostAckDeliveries", 2},
+            {"lostAckNaiveReserved", 2 * o.quantity},
+            {"lostAckInboxReserved", o.quantity},
+            {"reserved", 2 * o.quantity}};
+  }
   const bool inside = o.dedup_window > kResendAfter;  // the resend falls inside the window
   return {{"resendDropped", inside ? 1 : 0},
           {"resendDeliveries", inside ? 1 : 2},
@@ -133,7 +215,7 @@ const Scenario kBrokerDedupScenario{
     .tag = "broker-dedup",
     .summary = "the broker's duplicate detection drops a producer resend, not a redelivery after a lost ack",
     .in_post = false,
-    .traits = kHasDedupWindow | kAnyBackend,
+    .traits = kHasDedupWindow | kAnyBackend | kRealBroker,
     .run = &broker_dedup_file::Run,
     .expected = &broker_dedup_file::Expected,
     .lesson =
@@ -145,7 +227,16 @@ const Scenario kBrokerDedupScenario{
     .hook_points = "none: the broker and the clock drive the lesson",
     .try_next =
         "A window shorter than the producer's resend lets the resend through:\n"
-        "  dedupsim run broker-dedup --dedup-window 30s",
+        "  dedupsim run broker-dedup --dedup-window 30s\n"
+        "On NATS JetStream the window is the stream's, in real time (1s unless --dedup-window "
+        "says otherwise, at most 30s), with the message id in the Nats-Msg-Id header:\n"
+        "  dedupsim run broker-dedup --broker nats --trace",
+    .refuses_broker = [](BrokerKind kind) -> std::string_view {
+      if (kind == BrokerKind::kRabbitMq)
+        return "RabbitMQ has no send-side duplicate detection (3.10.8 as Debian ships it has no "
+               "deduplication plugin): every resend is a new message";
+      return "";
+    },
 };
 
 }  // namespace dedupsim

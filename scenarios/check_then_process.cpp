@@ -14,10 +14,16 @@ namespace {
 Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
+  std::unique_ptr<Broker> broker = OpenBroker(env, {});
+  broker->Send(message);
+  DeliveryLog log;
+  const Delivery first = ReceiveNext(*broker, "the first delivery");
+  log.Add(first);
   CrashReport crash = RunCrashingDelivery(
       env, "A", "AfterStockCommitted",
       [&](const Hook& hook) {
-        std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, 1));
+        std::unique_ptr<Store> store =
+            OpenStore(env, "A", Delivered(first.message, first.delivery_count));
         CheckThenProcessReserveStock consumer(*store, env.clock);
         consumer.after_stock_committed = hook;
         consumer.Handle(message);
@@ -28,12 +34,16 @@ Outcome Run(ScenarioEnv& env) {
         store.ClaimCompleted(InboxKey::kMessageIdAndConsumer, message.message_id,
                              CheckThenProcessReserveStock::kName, env.clock.Now());
       });
+  broker->LoseAck(first);  // the consumer died before it acked: the broker redelivers
   int64_t after_crash = CurrentStock(env, dune).reserved;
   bool redelivery_processed;
   {
-    std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, 2));
-    redelivery_processed = CheckThenProcessReserveStock(*store, env.clock).Handle(message);
+    const Delivery second = ReceiveNext(*broker, "the redelivery");
+    log.Add(second);
+    std::unique_ptr<Store> store = OpenStore(env, "A");  // the broker's delivery
+    redelivery_processed = CheckThenProcessReserveStock(*store, env.clock).Handle(second.message);
     NoteProcessed(*store, redelivery_processed, ReservedVerdict(env, dune, env.options.quantity));
+    broker->Ack(second);
   }
   StockItem after = CurrentStock(env, dune);
   Outcome out;
@@ -42,6 +52,7 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reservedAfterCrash"] = after_crash;
   out.figures["redeliveryProcessed"] = redelivery_processed;
   out.figures["reserved"] = after.reserved;
+  out.figures["broker"] = log.Figures(*broker);
   if (crash.server.measured) out.figures["serverRelease"] = ServerReleaseFigures(crash);
   out.line = fmt::format("{}{} -> {}{}", TagColumn("check-then-process"),
                          CrashPhrase(crash.crashed, "crash after stock commit, redelivered",
@@ -67,7 +78,7 @@ const Scenario kCheckThenProcessScenario{
     .tag = "check-then-process",
     .summary = "check, work, record as separate steps; a crash after the stock commit reserves twice",
     .in_post = true,
-    .traits = kHasCrash | kAnyBackend,
+    .traits = kHasCrash | kAnyBackend | kRealBroker,
     .run = &check_then_process_file::Run,
     .expected = &check_then_process_file::Expected,
     .lesson =

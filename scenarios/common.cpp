@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "world/broker.h"
+#include "world/broker/broker.h"
 #include "sqlite/store.h"
+#include "world/broker/simulated_broker.h"
 
 namespace dedupsim {
 
@@ -28,6 +29,34 @@ StockItem Restock(ScenarioEnv& env) {
   env.recorder.NoteReset(fmt::format("every table emptied, {} stocked with {}", dune.title,
                                      dune.on_hand));
   return dune;
+}
+
+std::unique_ptr<Broker> OpenBroker(ScenarioEnv& env, const BrokerOptions& options,
+                                   Clock* clock) {
+  const BrokerFactory& brokers = env.brokers != nullptr ? *env.brokers : SimulatedBrokers();
+  return brokers.Open(clock != nullptr ? *clock : env.clock, options, &env.recorder);
+}
+
+Delivery ReceiveNext(Broker& broker, const std::string& what) {
+  std::optional<Delivery> d = broker.Receive();
+  if (!d) {
+    throw BrokerError(fmt::format("{} said it has nothing more to deliver, where the lesson waits for {}",
+                                  broker.server(), what));
+  }
+  return *d;
+}
+
+void DeliveryLog::Add(const Delivery& d) {
+  counts_.push_back(d.delivery_count);
+  redelivered_.push_back(d.redelivered);
+  tags_.push_back(d.delivery_tag);
+}
+
+nlohmann::ordered_json DeliveryLog::Figures(const Broker& broker) const {
+  return {{"server", broker.server()},
+          {"deliveryCounts", counts_},
+          {"redelivered", redelivered_},
+          {"deliveryTags", tags_}};
 }
 
 std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance,
@@ -161,7 +190,8 @@ const char* ReservedVerdictApart(ScenarioEnv& env, const std::string& book_id, i
 
 void DeliverWithLostAcks(ScenarioEnv& env, const OrderPlaced& message, int deliveries,
                          const std::function<void(Store& store, int delivery)>& handle) {
-  Broker broker(env.clock, BrokerOptions{.max_delivery_count = deliveries}, &env.recorder);
+  // The simulation's broker: a lesson that delivers this way takes no real one (kRealBroker).
+  SimulatedBroker broker(env.clock, BrokerOptions{.max_delivery_count = deliveries}, &env.recorder);
   broker.Send(message);
   Drain(broker, [&](const Delivery& d) {
     std::unique_ptr<Store> store = OpenStore(env, "A");  // takes the broker's delivery

@@ -9,6 +9,7 @@
 
 #include "core/message.h"
 #include "lesson/scenario.h"
+#include "world/broker/broker.h"
 #include "sqlite/connection.h"
 #include "sqlite/schema.h"
 #include "sqlite/side_store.h"
@@ -22,6 +23,26 @@ StockItem Restock(ScenarioEnv& env);
 void AddStock(ScenarioEnv& env, const StockItem& item);
 // A new OrderPlaced for the book, with fresh message and order ids.
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book);
+// A new queue on the scenario's broker (env.brokers, or the simulated one), empty, with these
+// options; clock: the simulation's time, when the lesson runs on a clock of its own.
+std::unique_ptr<Broker> OpenBroker(ScenarioEnv& env, const BrokerOptions& options,
+                                   Clock* clock = nullptr);
+// The next delivery the lesson waits for; throws BrokerError when the broker says none will
+// come (a lesson's story needs it: its absence is the broker's behaviour, reported).
+Delivery ReceiveNext(Broker& broker, const std::string& what);
+// What the broker said about each delivery a lesson received, for the figures.
+class DeliveryLog {
+ public:
+  void Add(const Delivery& d);
+  size_t size() const { return counts_.size(); }
+  // {"server", "deliveryCounts", "redelivered", "deliveryTags"}: the broker's own words.
+  nlohmann::ordered_json Figures(const Broker& broker) const;
+
+ private:
+  std::vector<int> counts_;
+  std::vector<bool> redelivered_;
+  std::vector<int64_t> tags_;
+};
 // A new connection whose statements are traced under `instance`, for one delivery: its
 // "open" step marks where the delivery begins in the diagram and the timeline. Its steps
 // carry `delivery` (the scenario playing the broker numbers it), or else the delivery a
@@ -86,8 +107,8 @@ const char* ReservedVerdict(ScenarioEnv& env, const StockItem& book, int64_t onc
 // The same read through a store of its own (untraced), for a delivery in a thread or a
 // forked process of a racing pair.
 const char* ReservedVerdictApart(ScenarioEnv& env, const std::string& book_id, int64_t once);
-// Delivers message `deliveries` times through a broker of its own, as the post's lessons
-// do: each delivery but the last is processed and its ack lost on the way back, so the
+// Delivers message `deliveries` times through a simulated broker of its own (a lesson
+// without kRealBroker), as the post's lessons do on theirs: each delivery but the last is processed and its ack lost on the way back, so the
 // broker delivers it again. handle runs each delivery on a new store traced as A.
 void DeliverWithLostAcks(ScenarioEnv& env, const OrderPlaced& message, int deliveries,
                          const std::function<void(Store& store, int delivery)>& handle);

@@ -57,8 +57,11 @@ PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTa
 
 // Instance A handles first_message and holds its transaction at BeforeCommit; instance B
 // handles second_message, released options.stagger after A reached BeforeCommit.
+// first_delivery, second_delivery: the broker's deliveries, when a broker handed them out;
+// without, the first and second delivery of the same message, or the first of each.
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
-                         const OrderPlaced& second_message);
+                         const OrderPlaced& second_message, DeliveryRef first_delivery = {},
+                         DeliveryRef second_delivery = {});
 
 // secondWaited, waitMs, busyRetries, secondMs, firstMs, firstLockHeldMs [[from, to], ...],
 // secondBlockedMs [[from, to], ...] (milliseconds since the trace's origin); with a prefix

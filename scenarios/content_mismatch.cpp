@@ -5,10 +5,10 @@
 
 #include <vector>
 
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/payload_checked.h"
 #include "scenarios.h"
-#include "world/broker.h"
 
 namespace dedupsim {
 namespace content_mismatch_file {
@@ -20,16 +20,16 @@ Outcome Run(ScenarioEnv& env) {
   OrderPlaced changed = message;  // the id reused for other content
   changed.quantity = message.quantity + 1;
 
-  Broker broker(env.clock, BrokerOptions{}, &env.recorder);
-  broker.Send(message);
-  broker.Send(message);  // the same message again: a true duplicate
-  broker.Send(changed);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{});
+  broker->Send(message);
+  broker->Send(message);  // the same message again: a true duplicate
+  broker->Send(changed);
 
   std::vector<std::string> results;
   std::vector<std::string> alerts;
   std::string stored_hash;
   std::string mismatch_hash;
-  Drain(broker, [&](const Delivery& d) {
+  Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> store = OpenStore(env, "A");
     PayloadCheckResult r = PayloadCheckedReserveStock(*store, env.clock).Handle(d.message);
     results.emplace_back(ToString(r.result));
@@ -47,7 +47,7 @@ Outcome Run(ScenarioEnv& env) {
   });
 
   StockItem after = CurrentStock(env, dune);
-  const BrokerStats& stats = broker.stats();
+  const BrokerStats& stats = broker->stats();
   Outcome out;
   out.figures["results"] = results;
   out.figures["acked"] = stats.acked;
@@ -56,6 +56,11 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["mismatchHash"] = mismatch_hash;
   out.figures["alerts"] = alerts;
   out.figures["reserved"] = after.reserved;
+  out.figures["deadLetters"] = nlohmann::ordered_json::array();
+  for (const DeadLetter& letter : broker->dead_letters()) {
+    out.figures["deadLetters"].push_back({{"messageId", letter.delivery.message.message_id},
+                                          {"reason", letter.reason}});
+  }
   out.line = fmt::format(
       "{}same id, same content -> {}; same id, other content -> {} (dead-lettered: {}, alerts: "
       "{}); {}",
@@ -80,7 +85,7 @@ const Scenario kContentMismatchScenario{
     .tag = "content-mismatch",
     .summary = "same id, other payload: the stored hash tells it from a duplicate; dead-lettered with an alert",
     .in_post = false,
-    .traits = kAnyBackend,
+    .traits = kAnyBackend | kRealBroker,
     .run = &content_mismatch_file::Run,
     .expected = &content_mismatch_file::Expected,
     .lesson =

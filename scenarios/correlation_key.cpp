@@ -5,10 +5,10 @@
 
 #include <map>
 
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/keyed.h"
 #include "scenarios.h"
-#include "world/broker.h"
 
 namespace dedupsim {
 namespace correlation_key_file {
@@ -31,11 +31,11 @@ Part Deliver(ScenarioEnv& env, const char* title, KeyOf key_of) {
   OrderPlaced cancelled{env.ids.Next(), placed.order_id, placed.book_id, placed.quantity};
   std::map<std::string, OrderEventType> types{{placed.message_id, OrderEventType::kPlaced},
                                               {cancelled.message_id, OrderEventType::kCancelled}};
-  Broker broker(env.clock, BrokerOptions{}, &env.recorder);
-  broker.Send(placed);
-  broker.Send(cancelled);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{});
+  broker->Send(placed);
+  broker->Send(cancelled);
   Part part;
-  Drain(broker, [&](const Delivery& d) {
+  Drain(*broker, [&](const Delivery& d) {
     OrderEvent event{types.at(d.message.message_id), d.message};
     std::unique_ptr<Store> store = OpenStore(env, "A");
     store->Note("message", TypeName(event.type), "key " + key_of(event));

@@ -14,10 +14,16 @@ namespace {
 Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
+  std::unique_ptr<Broker> broker = OpenBroker(env, {});
+  broker->Send(message);
+  DeliveryLog log;
+  const Delivery first = ReceiveNext(*broker, "the first delivery");
+  log.Add(first);
   CrashReport crash = RunCrashingDelivery(
       env, "A", "BeforeCommit",
       [&](const Hook& hook) {
-        std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, 1));
+        std::unique_ptr<Store> store =
+            OpenStore(env, "A", Delivered(first.message, first.delivery_count));
         IdempotentReserveStock consumer(*store, env.clock);
         consumer.before_commit = hook;
         consumer.Handle(message);
@@ -28,13 +34,17 @@ Outcome Run(ScenarioEnv& env) {
         store.ClaimCompleted(InboxKey::kMessageIdAndConsumer, message.message_id,
                              IdempotentReserveStock::kName, env.clock.Now());
       });
+  broker->LoseAck(first);  // the consumer died before it acked: the broker redelivers
   int64_t after_crash = CurrentStock(env, dune).reserved;
   int64_t inbox_after_crash = ProbeRows(env, "Inbox");
   bool redelivery_processed;
   {
-    std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, 2));
-    redelivery_processed = IdempotentReserveStock(*store, env.clock).Handle(message);
+    const Delivery second = ReceiveNext(*broker, "the redelivery");
+    log.Add(second);
+    std::unique_ptr<Store> store = OpenStore(env, "A");  // the broker's delivery
+    redelivery_processed = IdempotentReserveStock(*store, env.clock).Handle(second.message);
     NoteProcessed(*store, redelivery_processed, ReservedVerdict(env, dune, env.options.quantity));
+    broker->Ack(second);
   }
   StockItem after = CurrentStock(env, dune);
   Outcome out;
@@ -44,6 +54,7 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["inboxRowsAfterCrash"] = inbox_after_crash;
   out.figures["redeliveryProcessed"] = redelivery_processed;
   out.figures["reserved"] = after.reserved;
+  out.figures["broker"] = log.Figures(*broker);
   if (crash.server.measured) out.figures["serverRelease"] = ServerReleaseFigures(crash);
   out.line =
       fmt::format("{}{} -> reserved {}; redelivered -> {}{}", TagColumn("inbox"),
@@ -69,7 +80,7 @@ const Scenario kCrashBeforeCommitScenario{
     .tag = "inbox",
     .summary = "the inbox consumer crashes before commit: row and stock roll back, redelivery works once",
     .in_post = true,
-    .traits = kHasCrash | kAnyBackend,
+    .traits = kHasCrash | kAnyBackend | kRealBroker,
     .run = &crash_before_commit_file::Run,
     .expected = &crash_before_commit_file::Expected,
     .lesson =

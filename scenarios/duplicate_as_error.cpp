@@ -2,11 +2,11 @@
 // broker gives up and dead-letters it; acking the duplicate ends the story at once.
 #include <fmt/format.h>
 
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "consumers/throw_on_duplicate.h"
 #include "scenarios.h"
-#include "world/broker.h"
 
 namespace dedupsim {
 namespace duplicate_as_error_file {
@@ -25,17 +25,16 @@ Part Deliver(ScenarioEnv& env, const char* title, Handle handle) {
   env.recorder.BeginPart(title);
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  Broker broker(env.clock, BrokerOptions{.max_delivery_count = env.options.max_deliveries},
-                &env.recorder);
-  broker.Send(message);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{.max_delivery_count = env.options.max_deliveries});
+  broker->Send(message);
   Part part;
-  part.deliveries = Drain(broker, [&](const Delivery& d) {
+  part.deliveries = Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> store = OpenStore(env, "A");
     bool acked = handle(*store, d.message);
     if (d.delivery_count == 1) return Verdict{Disposition::kAckLost};
     return Verdict{acked ? Disposition::kAck : Disposition::kAbandon};
   });
-  part.dead_lettered = broker.stats().dead_lettered;
+  part.dead_lettered = broker->stats().dead_lettered;
   part.reserved = CurrentStock(env, dune).reserved;
   return part;
 }

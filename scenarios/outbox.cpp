@@ -10,10 +10,10 @@
 
 #include <stdexcept>
 
+#include "world/broker/broker.h"
 #include "common.h"
 #include "scenarios.h"
 #include "store/lesson_tables.h"
-#include "world/broker.h"
 
 namespace dedupsim {
 namespace outbox_file {
@@ -44,15 +44,14 @@ Outcome Run(ScenarioEnv& env) {
   env.recorder.BeginPart("outbox: delivered twice, the dispatcher crashes after its send");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  Broker incoming(env.clock, BrokerOptions{.max_delivery_count = env.options.deliveries},
-                  &env.recorder);
-  Broker downstream(env.clock, BrokerOptions{}, &env.recorder);
-  incoming.Send(message);
+  std::unique_ptr<Broker> incoming = OpenBroker(env, BrokerOptions{.max_delivery_count = env.options.deliveries});
+  std::unique_ptr<Broker> downstream = OpenBroker(env, BrokerOptions{});
+  incoming->Send(message);
 
   // Every ack but the last is lost: the duplicates arrive after the commit, before dispatch.
   int64_t handled = 0;
   int64_t skipped = 0;
-  Drain(incoming, [&](const Delivery& d) {
+  Drain(*incoming, [&](const Delivery& d) {
     std::unique_ptr<Store> db = OpenStore(env, "A");
     if (OutboxReserveStock(*db, env.clock).Handle(d.message)) {
       handled++;
@@ -67,7 +66,7 @@ Outcome Run(ScenarioEnv& env) {
   bool dispatcher_crashed = false;
   {
     std::unique_ptr<Store> db = OpenActorStore(env, "dispatcher", kActorDispatcher);
-    OutboxDispatcher dispatcher(*db, env.clock, downstream);
+    OutboxDispatcher dispatcher(*db, env.clock, *downstream);
     dispatcher.after_dispatch = CrashHook("AfterDispatch");
     try {
       dispatcher.DispatchPending();
@@ -78,9 +77,9 @@ Outcome Run(ScenarioEnv& env) {
   int64_t dispatched_after_restart = 0;
   {
     std::unique_ptr<Store> db = OpenActorStore(env, "dispatcher", kActorDispatcher);
-    dispatched_after_restart = OutboxDispatcher(*db, env.clock, downstream).DispatchPending();
+    dispatched_after_restart = OutboxDispatcher(*db, env.clock, *downstream).DispatchPending();
   }
-  Downstream shipped = DrainDownstream(env, downstream);
+  Downstream shipped = DrainDownstream(env, *downstream);
 
   std::unique_ptr<Store> probe = OpenUntraced(env);
   const int64_t outbox_rows = probe->tables().CountOutboxRows(false);
@@ -92,11 +91,11 @@ Outcome Run(ScenarioEnv& env) {
   env.recorder.BeginPart("sent before commit, then rolled back");
   StockItem ghost_book = Restock(env);
   OrderPlaced ghost = NewOrder(env, ghost_book);
-  Broker ghost_queue(env.clock, BrokerOptions{}, &env.recorder);
+  std::unique_ptr<Broker> ghost_queue = OpenBroker(env, BrokerOptions{});
   bool ghost_rolled_back = false;
   {
     std::unique_ptr<Store> db = OpenStore(env, "A");
-    DispatchBeforeCommitReserveStock consumer(*db, env.clock, ghost_queue);
+    DispatchBeforeCommitReserveStock consumer(*db, env.clock, *ghost_queue);
     consumer.before_commit = [] { throw WorkFailed(); };
     try {
       consumer.Handle(ghost);
@@ -105,16 +104,16 @@ Outcome Run(ScenarioEnv& env) {
       db->Note("fail", e.what(), ghost_rolled_back ? "rolled back" : "open");
     }
   }
-  const int64_t ghost_sent = ghost_queue.stats().accepted;
-  Downstream ghost_shipped = DrainDownstream(env, ghost_queue);
+  const int64_t ghost_sent = ghost_queue->stats().accepted;
+  Downstream ghost_shipped = DrainDownstream(env, *ghost_queue);
   std::unique_ptr<Store> ghost_probe = OpenUntraced(env);
   const int64_t ghost_shipments = ghost_probe->tables().CountShipmentRequests(ghost.order_id);
   const int64_t ghost_reserved = ghost_probe->ReadStock(ghost_book.book_id).reserved;
   const int64_t ghost_outbox = CurrentRows(env, "Outbox");
 
-  const int64_t dispatches = downstream.stats().accepted;
+  const int64_t dispatches = downstream->stats().accepted;
   Outcome out;
-  out.figures["deliveries"] = incoming.stats().deliveries;
+  out.figures["deliveries"] = incoming->stats().deliveries;
   out.figures["handlerInvocations"] = handled;
   out.figures["duplicatesSkipped"] = skipped;
   out.figures["dispatcherCrashed"] = dispatcher_crashed;
@@ -135,7 +134,7 @@ Outcome Run(ScenarioEnv& env) {
   out.line = fmt::format(
       "{}{}, dispatcher crashed after send -> handler ran: {}, dispatches: {}, {}; {}; sent "
       "before commit, rolled back -> {}, {}, {} reserved: {}",
-      TagColumn("outbox"), DeliveredPhrase(static_cast<int>(incoming.stats().deliveries)), handled,
+      TagColumn("outbox"), DeliveredPhrase(static_cast<int>(incoming->stats().deliveries)), handled,
       dispatches,
       Judged(fmt::format("downstream processed: {}", shipped.processed), shipped.processed == 1),
       JudgedReserved(dune.title, reserved, env.options.quantity),

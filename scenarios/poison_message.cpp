@@ -5,11 +5,11 @@
 
 #include <stdexcept>
 
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "scenarios.h"
 #include "store/lesson_tables.h"
-#include "world/broker.h"
 
 namespace dedupsim {
 namespace poison_message_file {
@@ -27,12 +27,13 @@ Outcome Run(ScenarioEnv& env) {
   const std::string missing_book = env.ids.Next();
   OrderPlaced poison{env.ids.Next(), env.ids.Next(), missing_book, env.options.quantity};
 
-  Broker broker(env.clock, BrokerOptions{.max_delivery_count = env.options.max_deliveries},
-                &env.recorder);
-  broker.Send(poison);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{.max_delivery_count = env.options.max_deliveries});
+  broker->Send(poison);
   int64_t attempts = 0;  // deliveries whose handler ran into the failure
   int64_t processed = 0;
-  Drain(broker, [&](const Delivery& d) {
+  DeliveryLog log;
+  Drain(*broker, [&](const Delivery& d) {
+    log.Add(d);
     std::unique_ptr<Store> store = OpenStore(env, "A");
     Store& db = *store;
     IdempotentReserveStock consumer(db, env.clock);
@@ -50,9 +51,9 @@ Outcome Run(ScenarioEnv& env) {
       return Verdict{Disposition::kAbandon};
     }
   });
-  const BrokerStats& stats = broker.stats();
+  const BrokerStats& stats = broker->stats();
   const std::string reason =
-      broker.dead_letters().empty() ? "none" : broker.dead_letters().front().reason;
+      broker->dead_letters().empty() ? "none" : broker->dead_letters().front().reason;
   const int64_t inbox_rows = CurrentRows(env, "Inbox");
   const int64_t reserved = CurrentStock(env, dune).reserved;
 
@@ -63,22 +64,36 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["processed"] = processed;
   out.figures["deadLettered"] = stats.dead_lettered;
   out.figures["deadLetterReason"] = reason;
+  out.figures["gaveUp"] = stats.gave_up;
   out.figures["inboxRows"] = inbox_rows;
   out.figures["reserved"] = reserved;
+  out.figures["broker"] = log.Figures(*broker);
+  // NATS keeps no dead letter: it stops delivering, and says so only in an advisory.
+  const std::string gave_up =
+      stats.gave_up > 0
+          ? fmt::format(" ({} stopped delivering it after MaxDeliver {}, said only in an advisory)",
+                        broker->server(), env.options.max_deliveries)
+          : "";
   out.line = fmt::format(
-      "{}handler fails on every delivery -> deliveries: {}, dead-lettered: {} ({}); inbox rows: {}; "
+      "{}handler fails on every delivery -> deliveries: {}, dead-lettered: {} ({}){}; inbox rows: {}; "
       "{} reserved: {}",
-      TagColumn("poison-message"), attempts, stats.dead_lettered, reason, inbox_rows, dune.title,
-      reserved);
+      TagColumn("poison-message"), attempts, stats.dead_lettered, reason, gave_up, inbox_rows,
+      dune.title, reserved);
   return out;
 }
 
 nlohmann::ordered_json Expected(const RunOptions& o) {
+  // The simulation dead-letters (MaxDeliveryCountExceeded), as Service Bus does; RabbitMQ's
+  // quorum queue too, past x-delivery-limit (delivery_limit); NATS gives up without one.
+  const bool nats = o.broker == BrokerKind::kNats;
   return {{"deliveries", o.max_deliveries},
           {"handlerAttempts", o.max_deliveries},
           {"processed", 0},
-          {"deadLettered", 1},
-          {"deadLetterReason", "MaxDeliveryCountExceeded"},
+          {"deadLettered", nats ? 0 : 1},
+          {"deadLetterReason", nats                                 ? "none"
+                               : o.broker == BrokerKind::kRabbitMq ? "delivery_limit"
+                                                                    : "MaxDeliveryCountExceeded"},
+          {"gaveUp", nats ? 1 : 0},
           {"inboxRows", 0},
           {"reserved", 0}};
 }
@@ -92,7 +107,7 @@ const Scenario kPoisonMessageScenario{
     .summary =
         "a message that always fails: redelivered to the limit, dead-lettered, nothing recorded",
     .in_post = false,
-    .traits = kHasMaxDeliveries | kAnyBackend,
+    .traits = kHasMaxDeliveries | kAnyBackend | kRealBroker,
     .run = &poison_message_file::Run,
     .expected = &poison_message_file::Expected,
     .lesson =
@@ -103,7 +118,10 @@ const Scenario kPoisonMessageScenario{
         "The throw rolls the transaction back, Inbox row included, so nothing remembers the "
         "attempt, and the broker treats the delivery as failed and puts the message back. The next "
         "delivery fails the same way, and the next, until the delivery count reaches the queue's "
-        "maximum (--max-deliveries); then the broker moves the message to the dead-letter queue. "
+        "maximum (--max-deliveries); then the broker moves the message to the dead-letter queue "
+        "(RabbitMQ's quorum queue does, past its x-delivery-limit). NATS JetStream does not: "
+        "after MaxDeliver it simply stops delivering the message, which stays in the stream, and "
+        "says so only in an advisory; nobody is told unless someone listens for it. "
         "No Inbox row, no stock touched: the dead letter is the only trace, and it is where an "
         "operator should look.\n"
         "\n"

@@ -6,10 +6,10 @@
 #include <set>
 #include <vector>
 
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "scenarios.h"
-#include "world/broker.h"
 
 namespace dedupsim {
 namespace random_id_file {
@@ -28,15 +28,15 @@ Part PublishWithRetry(ScenarioEnv& env, IdPolicy policy) {
   env.recorder.BeginPart(policy == IdPolicy::kNewPerSend ? "new id per send" : "id made once");
   StockItem dune = Restock(env);
   OrderPlaced order = NewOrder(env, dune);
-  Broker broker(env.clock, BrokerOptions{}, &env.recorder);
-  broker.Send(order);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{});
+  broker->Send(order);
   OrderPlaced retry = order;
   if (policy == IdPolicy::kNewPerSend) retry.message_id = env.ids.Next();
-  broker.Send(retry);
+  broker->Send(retry);
 
   Part part;
   std::set<std::string> ids;
-  Drain(broker, [&](const Delivery& d) {
+  Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> store = OpenStore(env, "A");
     part.processed.push_back(IdempotentReserveStock(*store, env.clock).Handle(d.message));
     NoteProcessed(*store, part.processed.back(), ReservedVerdict(env, dune, env.options.quantity));

@@ -7,11 +7,11 @@
 
 #include <optional>
 
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "scenarios.h"
 #include "store/lesson_tables.h"
-#include "world/broker.h"
 
 namespace dedupsim {
 namespace retention_file {
@@ -29,9 +29,8 @@ Outcome Run(ScenarioEnv& env) {
 
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  Broker broker(clock, BrokerOptions{.max_delivery_count = env.options.max_deliveries},
-                &env.recorder);
-  broker.Send(message);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{.max_delivery_count = env.options.max_deliveries}, &clock);
+  broker->Send(message);
 
   // Day 0: processed, but the ack never reaches the broker. Day 1: the broker keeps
   // redelivering and the consumer keeps skipping, and still no ack gets through, until the
@@ -39,7 +38,7 @@ Outcome Run(ScenarioEnv& env) {
   int64_t skipped = 0;
   int64_t processed_on_day0 = 0;
   env.recorder.MarkTime("day 0");
-  Drain(broker, [&](const Delivery& d) {
+  Drain(*broker, [&](const Delivery& d) {
     if (d.delivery_count == 2) {
       clock.Set(start + day);
       env.recorder.MarkTime("day 1");
@@ -50,7 +49,7 @@ Outcome Run(ScenarioEnv& env) {
     (processed ? processed_on_day0 : skipped) += 1;
     return Verdict{Disposition::kAckLost};
   });
-  const int64_t dead_lettered = broker.stats().dead_lettered;
+  const int64_t dead_lettered = broker->stats().dead_lettered;
 
   // The nightly cleanup, days 1 to 20.
   std::optional<int> deleted_on_day;
@@ -66,8 +65,8 @@ Outcome Run(ScenarioEnv& env) {
 
   // Day 20: the operator replays the dead-letter queue.
   bool replay_processed = false;
-  broker.ReplayDeadLetters();
-  Drain(broker, [&](const Delivery& d) {
+  broker->ReplayDeadLetters();
+  Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> db = OpenStore(env, "A");
     replay_processed = IdempotentReserveStock(*db, clock).Handle(d.message);
     NoteProcessed(*db, replay_processed, ReservedVerdict(env, dune, env.options.quantity));
@@ -122,7 +121,7 @@ const Scenario kRetentionScenario{
     .tag = "retention",
     .summary = "inbox records kept N days: a dead-letter replay after the cleanup is processed again",
     .in_post = false,
-    .traits = kHasRetention | kHasMaxDeliveries | kAnyBackend,
+    .traits = kHasRetention | kHasMaxDeliveries | kAnyBackend | kRealBroker,
     .run = &retention_file::Run,
     .expected = &retention_file::Expected,
     .lesson =
@@ -134,7 +133,17 @@ const Scenario kRetentionScenario{
     .hook_points = "none: the broker, the clock and the nightly cleanup drive the lesson",
     .try_next =
         "Keep records 30 days, past the replay, and it is skipped:\n"
-        "  dedupsim run retention --retention-days 30",
+        "  dedupsim run retention --retention-days 30\n"
+        "On RabbitMQ the dead letter and its replay are the broker's (the quorum queue's "
+        "delivery limit, its dead-letter queue); the days stay simulated:\n"
+        "  dedupsim run retention --broker rabbitmq",
+    .refuses_broker = [](BrokerKind kind) -> std::string_view {
+      if (kind == BrokerKind::kNats)
+        return "NATS JetStream keeps no dead letter after MaxDeliver (it stops delivering the "
+               "message and emits an advisory), so there is no dead-letter queue for the "
+               "operator to replay on day 20";
+      return "";
+    },
 };
 
 }  // namespace dedupsim

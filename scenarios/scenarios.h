@@ -39,6 +39,7 @@ extern const Scenario kOrphanClaimScenario;
 extern const Scenario kSecondConnectionScenario;
 extern const Scenario kCorrelationKeyScenario;
 extern const Scenario kDeliveryTagKeyScenario;
+extern const Scenario kAckDeadlineScenario;
 extern const Scenario kAbsoluteWriteScenario;
 extern const Scenario kUnreconcilableScenario;
 extern const Scenario kBoundedStoreScenario;

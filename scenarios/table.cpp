@@ -38,6 +38,7 @@ const Scenario* const kScenarios[] = {
     // Keys:
     &kCorrelationKeyScenario,
     &kDeliveryTagKeyScenario,
+    &kAckDeadlineScenario,
     // Retention and windows:
     &kBoundedStoreScenario,
     // Broker behaviour:

@@ -4,13 +4,13 @@
 // and the record is completed.
 #include <fmt/format.h>
 
+#include "world/broker/broker.h"
 #include "common.h"
 #include "consumers/email.h"
 #include "consumers/email_reconcile.h"
 #include "lesson/crash.h"
 #include "scenarios.h"
 #include "sqlite/statement.h"
-#include "world/broker.h"
 #include "world/email_provider.h"
 
 namespace dedupsim {
@@ -33,10 +33,10 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
   env.recorder.BeginPart(park ? "parked for an operator" : "acked as it is");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
-  Broker broker(env.clock, BrokerOptions{}, &env.recorder);
-  broker.Send(message);
+  std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{});
+  broker->Send(message);
   Part part;
-  Drain(broker, [&](const Delivery& d) -> Verdict {
+  Drain(*broker, [&](const Delivery& d) -> Verdict {
     if (d.delivery_count == 1) {
       part.crashed = RunCrashingDelivery(env, "A", "AfterSend", [&](const Hook& hook) {
                        std::unique_ptr<Store> db = OpenStore(env, "A");
@@ -60,9 +60,9 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
     return Verdict{Disposition::kDeadLetter, "NeedsReconciliation",
                    "the email's record was found in progress"};
   });
-  part.dead_lettered = broker.stats().dead_lettered;
+  part.dead_lettered = broker->stats().dead_lettered;
   // The operator works through the dead-letter queue with the provider's records.
-  for (const DeadLetter& letter : broker.dead_letters()) {
+  for (const DeadLetter& letter : broker->dead_letters()) {
     std::unique_ptr<Store> db = OpenActorStore(env, "operator", kActorOperator);
     Connection provider_db = OpenProvider(env, store);
     IdempotentEmailProvider provider(provider_db, env.clock);

@@ -8,7 +8,7 @@
 #include "core/duration.h"
 #include "core/message.h"
 #include "trace/trace.h"
-#include "world/broker.h"
+#include "world/broker/simulated_broker.h"
 
 namespace broker_test {
 
@@ -27,7 +27,7 @@ OrderPlaced Order(const std::string& id, int64_t quantity = 2) {
 
 TEST_CASE("an acked message is delivered once and gone", "[broker]") {
   ManualClock clock(Day0());
-  Broker broker(clock, BrokerOptions{});
+  SimulatedBroker broker(clock, BrokerOptions{});
   REQUIRE(broker.Send(Order("m-1")) == SendResult::kAccepted);
   auto d = broker.Receive();
   REQUIRE(d);
@@ -43,7 +43,7 @@ TEST_CASE("an acked message is delivered once and gone", "[broker]") {
 
 TEST_CASE("a lost ack or an abandon redelivers the same message, counted", "[broker]") {
   ManualClock clock(Day0());
-  Broker broker(clock, BrokerOptions{});
+  SimulatedBroker broker(clock, BrokerOptions{});
   broker.Send(Order("m-1"));
   broker.Send(Order("m-2"));
   auto first = broker.Receive();
@@ -63,7 +63,7 @@ TEST_CASE("a lost ack or an abandon redelivers the same message, counted", "[bro
 
 TEST_CASE("settling a delivery that is not in flight is a logic error", "[broker]") {
   ManualClock clock(Day0());
-  Broker broker(clock, BrokerOptions{});
+  SimulatedBroker broker(clock, BrokerOptions{});
   broker.Send(Order("m-1"));
   auto d = broker.Receive();
   broker.Ack(*d);
@@ -73,7 +73,7 @@ TEST_CASE("settling a delivery that is not in flight is a logic error", "[broker
 
 TEST_CASE("after max deliveries the message goes to the dead-letter queue", "[broker]") {
   ManualClock clock(Day0());
-  Broker broker(clock, BrokerOptions{.max_delivery_count = 3});
+  SimulatedBroker broker(clock, BrokerOptions{.max_delivery_count = 3});
   broker.Send(Order("m-1"));
   int64_t deliveries = Drain(broker, [](const Delivery&) { return Verdict{Disposition::kAbandon}; });
   CHECK(deliveries == 3);
@@ -86,7 +86,7 @@ TEST_CASE("after max deliveries the message goes to the dead-letter queue", "[br
 
 TEST_CASE("a consumer can dead-letter a delivery with its own reason", "[broker]") {
   ManualClock clock(Day0());
-  Broker broker(clock, BrokerOptions{});
+  SimulatedBroker broker(clock, BrokerOptions{});
   broker.Send(Order("m-1"));
   Drain(broker, [](const Delivery&) {
     return Verdict{Disposition::kDeadLetter, "ContentMismatch", "other payload"};
@@ -99,7 +99,7 @@ TEST_CASE("a consumer can dead-letter a delivery with its own reason", "[broker]
 
 TEST_CASE("a replay resends dead letters with the same message id", "[broker]") {
   ManualClock clock(Day0());
-  Broker broker(clock, BrokerOptions{.max_delivery_count = 1});
+  SimulatedBroker broker(clock, BrokerOptions{.max_delivery_count = 1});
   broker.Send(Order("m-1"));
   auto d = broker.Receive();
   broker.LoseAck(*d);
@@ -115,7 +115,7 @@ TEST_CASE("a replay resends dead letters with the same message id", "[broker]") 
 
 TEST_CASE("duplicate detection drops a resend inside the window, not after it", "[broker]") {
   ManualClock clock(Day0());
-  Broker broker(clock, BrokerOptions{.duplicate_detection_window = 10min});
+  SimulatedBroker broker(clock, BrokerOptions{.duplicate_detection_window = 10min});
   CHECK(broker.Send(Order("m-1")) == SendResult::kAccepted);
   clock.Advance(9min);
   CHECK(broker.Send(Order("m-1")) == SendResult::kDuplicateDropped);
@@ -129,7 +129,7 @@ TEST_CASE("duplicate detection drops a resend inside the window, not after it", 
 
 TEST_CASE("duplicate detection never touches a redelivery", "[broker]") {
   ManualClock clock(Day0());
-  Broker broker(clock, BrokerOptions{.duplicate_detection_window = 10min});
+  SimulatedBroker broker(clock, BrokerOptions{.duplicate_detection_window = 10min});
   broker.Send(Order("m-1"));
   int64_t deliveries = Drain(broker, [](const Delivery& d) {
     return Verdict{d.delivery_count == 1 ? Disposition::kAckLost : Disposition::kAck};
@@ -140,7 +140,7 @@ TEST_CASE("duplicate detection never touches a redelivery", "[broker]") {
 
 TEST_CASE("without a window every send is accepted", "[broker]") {
   ManualClock clock(Day0());
-  Broker broker(clock, BrokerOptions{});
+  SimulatedBroker broker(clock, BrokerOptions{});
   broker.Send(Order("m-1"));
   CHECK(broker.Send(Order("m-1")) == SendResult::kAccepted);
   CHECK(broker.queued() == 2);
@@ -148,16 +148,16 @@ TEST_CASE("without a window every send is accepted", "[broker]") {
 
 TEST_CASE("broker options out of range are refused", "[broker]") {
   ManualClock clock(Day0());
-  CHECK_THROWS_AS(Broker(clock, BrokerOptions{.max_delivery_count = 0}), std::invalid_argument);
-  CHECK_THROWS_AS(Broker(clock, BrokerOptions{.duplicate_detection_window = std::chrono::hours(24 * 8)}),
+  CHECK_THROWS_AS(SimulatedBroker(clock, BrokerOptions{.max_delivery_count = 0}), std::invalid_argument);
+  CHECK_THROWS_AS(SimulatedBroker(clock, BrokerOptions{.duplicate_detection_window = std::chrono::hours(24 * 8)}),
                   std::invalid_argument);
-  CHECK_NOTHROW(Broker(clock, BrokerOptions{.duplicate_detection_window = kMaxDuplicateDetectionWindow}));
+  CHECK_NOTHROW(SimulatedBroker(clock, BrokerOptions{.duplicate_detection_window = kMaxDuplicateDetectionWindow}));
 }
 
 TEST_CASE("the broker notes its steps on the recorder", "[broker]") {
   ManualClock clock(Day0());
   Recorder recorder;
-  Broker broker(clock, BrokerOptions{.duplicate_detection_window = 1min}, &recorder);
+  SimulatedBroker broker(clock, BrokerOptions{.duplicate_detection_window = 1min}, &recorder);
   broker.Send(Order("m-1"));
   broker.Send(Order("m-1"));
   auto events = recorder.Events();

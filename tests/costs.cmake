@@ -22,6 +22,9 @@ set_tests_properties(
   "db option on anything that is not a dedupsim database exits 3 and loses nothing"
   PROPERTIES COST 2)
 set_tests_properties(
+  "postgres:a throwaway cluster is a copy of the cached template, and a stale, foreign or damaged template is made again by initdb"
+  PROPERTIES COST 6)
+set_tests_properties(
   "postgres:docs/explore.md shows the PostgreSQL matrix exactly as explore prints it"
   PROPERTIES COST 4)
 set_tests_properties(

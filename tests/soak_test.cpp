@@ -107,6 +107,23 @@ TEST_CASE("soak with naive doubles at least every duplicate", "[soak]") {
   CHECK(r.broker.acked_skipped == 0);
 }
 
+// Mutation this catches: the supervisor killing a victim that has not started receiving
+// (AwaitTransaction without its wait for `receiving`): then the paused consumers are killed.
+TEST_CASE("soak: a consumer still starting is not killed, the kill waits until it receives",
+          "[soak]") {
+  // Every consumer stops before it receives (the test build's pause point): no kill may come.
+  ::setenv("DEDUPSIM_PAUSE_AT", "soak-consumer-starting", 1);
+  SoakOptions o = Small(Strategy::kInbox);
+  o.workload = {40, 0.3, 9};
+  o.kill_every = std::chrono::milliseconds(5);
+  o.timeout = std::chrono::seconds(1);
+  SoakReport r = RunSoak(o, nullptr, nullptr);
+  ::unsetenv("DEDUPSIM_PAUSE_AT");
+  CHECK(r.timed_out);
+  CHECK(r.kills == 0);
+  CHECK(r.broker.acked == 0);
+}
+
 TEST_CASE("soak without kills: the inbox skips exactly the duplicates", "[soak]") {
   SoakOptions o = Small(Strategy::kInbox);
   o.kill_every = std::chrono::milliseconds(0);

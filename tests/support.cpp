@@ -77,6 +77,11 @@ CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::st
   for (char** e = environ; *e != nullptr; ++e) {
     std::string entry = *e;
     if (entry.rfind("NO_COLOR=", 0) == 0) continue;
+    // A name the test sets itself (TMPDIR, ...) is the test's: getenv takes the first.
+    const std::string name = entry.substr(0, entry.find('=') + 1);
+    bool overridden = false;
+    for (const std::string& extra : extra_env) overridden = overridden || extra.rfind(name, 0) == 0;
+    if (overridden) continue;
     env_storage.push_back(entry);
   }
   if (extra_env.empty()) env_storage.push_back("NO_COLOR=1");

@@ -5,8 +5,12 @@
 #
 #   sh tools/setup.sh           what `dedupsim run` needs: builds the executable only (with
 #                               --backend postgres: the server programs and libpq, from
-#                               postgresql and libpq-dev)
-#   sh tools/setup.sh --tests   also what the test suite needs, and builds the tests
+#                               postgresql and libpq-dev; the broker clients' headers and
+#                               libraries, libnats-dev and librabbitmq-dev, loaded only by
+#                               --broker nats and rabbitmq)
+#   sh tools/setup.sh --tests   also what the test suite needs, and builds the tests: with the
+#                               brokers' servers (nats-server, rabbitmq-server), which
+#                               dedupsim starts privately and never as system services
 #   sh tools/setup.sh --package also what the Debian package needs (dpkg-shlibdeps), builds
 #                               the executable and makes build/dedupsim_<version>_<arch>.deb
 #                               (with the man page, shell completion and the examples)
@@ -23,7 +27,7 @@ case "${1:-}" in
     ;;
 esac
 
-packages="cmake g++ make ninja-build libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev libpq-dev postgresql"
+packages="cmake g++ make ninja-build libsqlite3-dev sqlite3 libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev libpq-dev postgresql libnats-dev librabbitmq-dev"
 # CPack's DEB generator computes Depends with dpkg-shlibdeps (dpkg-dev), which reads the
 # executable's libraries with objdump (binutils) and finds them with file.
 package_tools="dpkg-dev binutils file"
@@ -33,7 +37,7 @@ fi
 if [ "${1:-}" = "--tests" ]; then
   # The package tests (tests/package/): the package made and unpacked, the man page rendered
   # by man (groff -ww), the bash and zsh completion driven as a shell would.
-  packages="$packages catch2 jq libxml2-utils chromium python3 $package_tools man-db groff-base bash-completion zsh"
+  packages="$packages catch2 jq libxml2-utils chromium python3 $package_tools man-db groff-base bash-completion zsh nats-server rabbitmq-server"
   # Node.js and npm for the rendering tests: Debian's packages, unless a node and npm are
   # already installed (a NodeSource nodejs carries its own npm, and Debian's npm conflicts).
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
@@ -52,7 +56,28 @@ if [ -n "$missing" ]; then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "setup: installing$missing"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+  # rabbitmq-server's (and erlang's epmd's) installation starts a system node: refused while
+  # we install (policy-rc.d, which invoke-rc.d asks), unless the machine has its own policy.
+  # dedupsim starts private nodes of its own; nothing of the install is left running.
+  policy=""
+  trap 'if [ -n "$policy" ]; then $sudo rm -f "$policy"; fi' EXIT
+  case " $missing " in *" rabbitmq-server "*)
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+      policy=/usr/sbin/policy-rc.d
+      printf '#!/bin/sh\n# tools/setup.sh: no service starts while dedupsim installs rabbitmq-server\nexit 101\n' | $sudo tee "$policy" >/dev/null
+      $sudo chmod 755 "$policy"
+    fi ;;
+  esac
+  status=0
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing || status=$?
+  if [ -n "$policy" ]; then $sudo rm -f "$policy"; fi
+  [ "$status" -eq 0 ] || exit "$status"
+  case " $missing " in *" rabbitmq-server "*)
+    # Under systemd the units are enabled for the next boot: not ours to run.
+    if [ -d /run/systemd/system ]; then
+      $sudo systemctl disable --now rabbitmq-server.service epmd.socket epmd.service >/dev/null 2>&1 || true
+    fi ;;
+  esac
 fi
 
 # The rendering tests load mermaid from tests/browser/node_modules (no CDN): the version

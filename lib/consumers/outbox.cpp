@@ -40,7 +40,7 @@ int64_t OutboxDispatcher::DispatchPending() {
   for (const StockReserved& message : pending) {
     TraceEvent dispatcher;  // the send is the dispatcher's step
     db_.StampTrace(dispatcher);
-    downstream_.Send(message, &dispatcher);
+    downstream_.SendAs(message, dispatcher);
     sent++;
     db_.RunHook("AfterDispatch", after_dispatch);
     db_.tables().MarkDispatched(message.message_id, clock_.Now());
@@ -58,7 +58,7 @@ bool DispatchBeforeCommitReserveStock::Handle(const OrderPlaced& m) {
   const StockReserved out = StockReservedFor(m);
   TraceEvent consumer;  // the consumer's own send, from inside its transaction
   db_.StampTrace(consumer);
-  downstream_.Send(out, &consumer);  // out of the building before the transaction has decided
+  downstream_.SendAs(out, consumer);  // out of the building before the transaction has decided
   db_.RunHook("BeforeCommit", before_commit);
   tx.Commit();
   return true;

@@ -18,8 +18,8 @@
 #include "core/clock.h"
 #include "core/hooks.h"
 #include "core/message.h"
+#include "world/broker/broker.h"
 #include "store/store.h"
-#include "world/broker.h"
 
 namespace dedupsim {
 

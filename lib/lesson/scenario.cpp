@@ -76,3 +76,22 @@ std::string DeliveredPhrase(int deliveries) {
 }
 
 }  // namespace dedupsim
+
+namespace dedupsim {
+
+std::string BrokerMisfit(const Scenario& scenario, BrokerKind kind) {
+  if (kind == BrokerKind::kSimulated) return "";
+  if ((scenario.traits & kRealBroker) == 0) {
+    return fmt::format(
+        "{} plays its deliveries itself (no broker hands them out), so it has nothing to run "
+        "on --broker {}",
+        scenario.name, ToString(kind));
+  }
+  if (scenario.refuses_broker != nullptr) {
+    std::string_view why = scenario.refuses_broker(kind);
+    if (!why.empty()) return fmt::format("{} cannot run on --broker {}: {}", scenario.name, ToString(kind), why);
+  }
+  return "";
+}
+
+}  // namespace dedupsim

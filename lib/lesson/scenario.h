@@ -16,6 +16,7 @@
 #include "core/message.h"
 #include "sqlite/database.h"
 #include "trace/trace.h"
+#include "world/broker/broker.h"
 
 namespace dedupsim {
 
@@ -43,6 +44,8 @@ struct RunOptions {
   // and lock_timeout on the waiter's (0: none; on SQLite, the waiter's busy timeout).
   std::chrono::milliseconds idle_timeout{1000};
   std::chrono::milliseconds lock_timeout{0};
+  // The broker the lessons' messages go through (--broker): what some figures expect.
+  BrokerKind broker = BrokerKind::kSimulated;
 };
 
 // What a scenario runs with. All of it is injected; scenarios hold no global state.
@@ -56,6 +59,8 @@ struct ScenarioEnv {
   IdGenerator& ids;
   // The database the scenarios on the store seam run on (kAnyBackend); null: SQLite on db.
   const Backend* backend = nullptr;
+  // Where the lessons' brokers come from (--broker); null: the simulated broker.
+  const BrokerFactory* brokers = nullptr;
 };
 
 // A figure on the line judged by its value, whatever the lesson expects: correct (the
@@ -100,6 +105,10 @@ enum ScenarioTraits : unsigned {
   kHasStoreSize = 1u << 8,      // takes --store-size
   kAnyBackend = 1u << 9,        // runs through env.backend: takes --backend postgres
   kHasServerTimeouts = 1u << 10,  // takes --idle-timeout-ms, --lock-timeout-ms
+  // Its deliveries come from env.brokers: runs on --broker nats and rabbitmq (unless
+  // Scenario::refuses_broker says why not on one). Without it a lesson plays the broker's
+  // deliveries itself and refuses a real broker.
+  kRealBroker = 1u << 11,
 };
 
 // One lesson. Defined in its own file under scenarios/ with designated initializers, and
@@ -121,7 +130,12 @@ struct Scenario {
   std::string_view lesson;
   std::string_view hook_points;
   std::string_view try_next;
+  // For a kRealBroker lesson: why it cannot run on that broker ("" or null: it can).
+  std::string_view (*refuses_broker)(BrokerKind kind) = nullptr;
 };
+
+// Why scenario cannot run on the broker kind, or "" when it can.
+std::string BrokerMisfit(const Scenario& scenario, BrokerKind kind);
 
 // "[tag]" padded to 21 columns, as the post's lines are.
 std::string TagColumn(std::string_view tag);

@@ -159,6 +159,16 @@ int64_t PgResult::affected() const {
 
 std::string_view PgResult::command() const { return result_ ? PQcmdStatus(result_) : ""; }
 
+std::string QuoteLiteral(std::string_view text) {
+  std::string out = "E'";  // an escape string: read the same whatever standard_conforming_strings
+  for (char c : text) {
+    if (c == '\0') throw DatabaseError("PostgreSQL: a literal with a NUL character");
+    if (c == '\'' || c == '\\') out += c;
+    out += c;
+  }
+  return out + "'";
+}
+
 std::string QuoteIdentifier(std::string_view name) {
   std::string quoted = "\"";
   for (char c : name) {

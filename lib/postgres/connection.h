@@ -218,5 +218,8 @@ class PgConnection {
 
 // Quotes an identifier for SQL ("a""b").
 std::string QuoteIdentifier(std::string_view name);
+// A string as an SQL literal: E'text', each quote and backslash doubled (read the same
+// whatever the server's standard_conforming_strings). Throws DatabaseError on a NUL.
+std::string QuoteLiteral(std::string_view text);
 
 }  // namespace dedupsim

@@ -3,11 +3,17 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <linux/futex.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
+#include <optional>
+#include <climits>
+#include <cstdint>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +23,7 @@
 
 #include "bench/pg_bench.h"
 #include "os/child_process.h"
+#include "os/pause_point.h"
 #include "os/run_files.h"
 #include "postgres/store.h"
 #include "soak/pg_broker.h"
@@ -39,11 +46,37 @@ constexpr int64_t kMaxErrors = 50;  // a consumer that keeps failing stops the r
 // each slot's last error text. The report itself is read from the database.
 struct Shared {
   std::atomic<int64_t> acked{0};
+  // The consumers' own count of their accepted acks, by what they did (a broker that is not
+  // a table of ours does not know it).
+  std::atomic<int64_t> acked_processed{0};
+  std::atomic<int64_t> acked_skipped{0};
   // Per slot: transactions its consumer has open (handler and broker connections), kept
   // by the connections themselves; read after a kill to tell a death mid-transaction.
   std::atomic<int> open_transactions[kMaxSlots] = {};
+  // Per slot: 1 once its consumer has its connections and starts receiving (0: starting).
+  std::atomic<int> receiving[kMaxSlots] = {};
+  // Per slot: 1 while the supervisor sleeps on open_transactions (a futex) until the
+  // consumer opens one; the consumer then wakes it.
+  std::atomic<int> awaited[kMaxSlots] = {};
   char errors[kMaxSlots][256] = {};
 };
+
+static_assert(sizeof(std::atomic<int>) == sizeof(int) && std::atomic<int>::is_always_lock_free,
+              "the futex calls below treat std::atomic<int> as an int");
+
+// The word is in memory shared between processes (MAP_SHARED), so no FUTEX_PRIVATE_FLAG.
+int* FutexWord(std::atomic<int>& word) { return reinterpret_cast<int*>(&word); }
+
+// Sleeps while word holds expected, at most `limit`; returns early on a wake or a change.
+void FutexWait(std::atomic<int>& word, int expected, std::chrono::nanoseconds limit) {
+  timespec timeout{static_cast<time_t>(limit.count() / 1'000'000'000),
+                   static_cast<long>(limit.count() % 1'000'000'000)};
+  ::syscall(SYS_futex, FutexWord(word), FUTEX_WAIT, expected, &timeout, nullptr, 0);
+}
+
+void FutexWakeAll(std::atomic<int>& word) {
+  ::syscall(SYS_futex, FutexWord(word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+}
 
 void Validate(const SoakOptions& o) {
   if (o.workload.messages < 1 || o.workload.messages > 1'000'000) {
@@ -174,6 +207,66 @@ class PgSoakDb final : public SoakDb {
   const PgDatabase& db_;
 };
 
+// The deliveries through NATS JetStream, the inventory and the effects in the database of
+// `inner` (its broker table is not used). cnats runs threads, so this process never uses it
+// before its last fork: the stream is set up by a child of its own, each consumer connects
+// after fork, and the counts are read once every consumer is gone.
+class NatsSoakDb final : public SoakDb {
+ public:
+  NatsSoakDb(const SoakDb& inner, const SoakOptions& options) : inner_(inner), options_(options) {}
+
+  void SetUp(const Workload& workload) const override {
+    inner_.SetUp(workload);
+    int fds[2];
+    if (::pipe(fds) != 0) throw BrokerError(fmt::format("pipe: {}", std::strerror(errno)));
+    pid_t pid = ForkChild();
+    if (pid < 0) throw BrokerError(fmt::format("fork: {}", std::strerror(errno)));
+    if (pid == 0) {
+      ::close(fds[0]);
+      std::string error;
+      try {
+        SetUpNatsSoakStream(options_.nats_url, options_.nats_stream, options_.lease,
+                            workload.deliveries);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      (void)!::write(fds[1], error.data(), error.size());
+      ::_exit(error.empty() ? 0 : 1);
+    }
+    ::close(fds[1]);
+    std::string error;
+    char chunk[512];
+    ssize_t n;
+    while ((n = ::read(fds[0], chunk, sizeof chunk)) > 0) error.append(chunk, static_cast<size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    WaitChild(pid, &status);
+    if (!error.empty()) throw BrokerError(error);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      throw BrokerError("NATS: the child that fills the soak's stream died");
+    }
+  }
+  std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const override {
+    return inner_.OpenHandler(strategy);
+  }
+  std::unique_ptr<BrokerQueue> OpenBroker(
+      std::chrono::milliseconds /*lease: the consumer's AckWait*/, int64_t /*consumer*/,
+      const std::function<void(bool open)>& /*count_open*/) const override {
+    return std::make_unique<NatsSoakQueue>(options_.nats_url, options_.nats_stream);
+  }
+  void Read(SoakReport& report, const Workload& workload) const override {
+    inner_.Read(report, workload);  // the effects; its broker table was not used
+    report.broker = ReadNatsSoakCounts(options_.nats_url, options_.nats_stream);
+    // With --role, consumers elsewhere may still fetch from it: the next supervisor's
+    // SetUp deletes and makes it anew.
+    if (!report.supervisor_only) DeleteNatsSoakStream(options_.nats_url, options_.nats_stream);
+  }
+
+ private:
+  const SoakDb& inner_;
+  const SoakOptions& options_;
+};
+
 // A consumer process: opens its own connections, then receives, handles and acks until
 // every entry is acked. Never returns.
 [[noreturn]] void ConsumerMain(const SoakOptions& options, const SoakDb& db, size_t slot,
@@ -185,10 +278,17 @@ class PgSoakDb final : public SoakDb {
     std::unique_ptr<StrategyHandler> handler = db.OpenHandler(options.strategy);
     std::function<void(bool)> count_open = [shared, slot](bool open) {
       shared->open_transactions[slot].fetch_add(open ? 1 : -1);
+      // A system call only when the supervisor sleeps on it (once per kill, not per message).
+      if (open && shared->awaited[slot].load() != 0) {
+        FutexWakeAll(shared->open_transactions[slot]);
+      }
     };
     handler->OnTransactionChange(count_open);
     std::unique_ptr<BrokerQueue> broker =
         db.OpenBroker(options.lease, static_cast<int64_t>(::getpid()), count_open);
+    PauseHere("soak-consumer-starting");  // the test build only: a consumer slow to start
+    shared->receiving[slot].store(1);
+    if (shared->awaited[slot].load() != 0) FutexWakeAll(shared->open_transactions[slot]);
     for (;;) {
       std::optional<LeasedDelivery> delivery = broker->Receive();
       if (!delivery) {
@@ -197,7 +297,10 @@ class PgSoakDb final : public SoakDb {
         continue;
       }
       bool processed = handler->Handle(delivery->message);
-      if (broker->Ack(*delivery, processed)) shared->acked.fetch_add(1);
+      if (broker->Ack(*delivery, processed)) {
+        shared->acked.fetch_add(1);
+        (processed ? shared->acked_processed : shared->acked_skipped).fetch_add(1);
+      }
     }
   } catch (const SqliteError& e) {
     code = e.IsBusy() ? kExitBusy : kExitError;
@@ -240,9 +343,10 @@ class Supervisor {
       if (options_.kill_every.count() > 0 && !finished_ && now >= next_kill) {
         // Drawn whether or not the slot is live, so the schedule depends on the seed only.
         auto victim = static_cast<size_t>(rng_() % pids_.size());
-        AwaitTransaction(victim);
-        Kill(victim);
-        next_kill += NextGap();
+        if (AwaitTransaction(victim, deadline, interrupted)) Kill(victim);
+        // The gap counts from this kill: a kill that waited for its victim does not make the
+        // next ones come in a burst.
+        next_kill = SteadyClock::now() + NextGap();
       }
       if (progress != nullptr && now - last_report >= std::chrono::milliseconds(100)) {
         progress->Update(shared_->acked.load(), static_cast<int64_t>(options_.workload.messages),
@@ -275,6 +379,7 @@ class Supervisor {
     std::fflush(nullptr);
     const pid_t supervisor = ::getpid();
     shared_->open_transactions[slot].store(0);  // before the fork: the child counts from 0
+    shared_->receiving[slot].store(0);
     pid_t pid = ForkChild();                    // dies with the supervisor
     if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
     if (pid == 0) ConsumerMain(options_, db_, slot, supervisor, shared_);
@@ -328,13 +433,54 @@ class Supervisor {
   // kill at a random instant lands between transactions almost every time. The kill stays
   // a real SIGKILL at a moment the consumer chose by its own progress; whether it was still
   // inside is read after its death (kills_mid_transaction), never assumed.
-  void AwaitTransaction(size_t slot) {
+  //
+  // A victim still starting (a consumer just restarted: forking, connecting, preparing) is
+  // waited for until it receives, without that limit, and then given its moment:
+  // otherwise, on a loaded machine where a restart takes longer than the gap between kills,
+  // the kills would land on consumers still starting, each restart would cost more time,
+  // and more time more kills. So every kill follows work, and the run's time follows its
+  // work, not the machine's load. The supervisor sleeps meanwhile (a futex the consumer
+  // wakes as it opens a transaction), so the wait costs no processor time.
+  // False when the run ended first (its deadline, an interrupt): then no kill.
+  bool AwaitTransaction(size_t slot, SteadyClock::time_point deadline,
+                        const std::function<bool()>& interrupted) {
     static constexpr auto kAimAt = std::chrono::milliseconds(20);
-    if (pids_[slot] <= 0) return;
-    const auto until = SteadyClock::now() + kAimAt;
-    while (shared_->open_transactions[slot].load() <= 0 && SteadyClock::now() < until) {
-      std::this_thread::yield();
+    static constexpr auto kLook = std::chrono::milliseconds(10);  // at the victim's life
+    const pid_t pid = pids_[slot];
+    if (pid <= 0) return true;
+    std::atomic<int>& open = shared_->open_transactions[slot];
+    std::optional<SteadyClock::time_point> until;  // from when it receives
+    shared_->awaited[slot].store(1);  // before the reads: either we see it, or it wakes us
+    bool kill = true;
+    for (;;) {
+      const int now_open = open.load();
+      const auto now = SteadyClock::now();
+      if (now_open > 0) break;
+      if (now >= deadline) {
+        kill = false;
+        break;
+      }
+      if (shared_->receiving[slot].load() != 0) {
+        if (!until) until = now + kAimAt;
+        if (now >= *until) break;
+        FutexWait(open, now_open, *until - now);
+        continue;
+      }
+      // Still starting: wait until it receives, looking every kLook whether it ended
+      // instead (it failed to start) or the run was interrupted.
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          info.si_pid == pid) {
+        break;  // it ended: the main loop reaps it
+      }
+      if (interrupted && interrupted()) {
+        kill = false;
+        break;
+      }
+      FutexWait(open, now_open, kLook);
     }
+    shared_->awaited[slot].store(0);
+    return kill;
   }
 
   void Kill(size_t slot) {
@@ -425,13 +571,27 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
   report.options = options;
   report.distinct_orders = static_cast<int64_t>(workload.orders.size());
   report.duplicates = workload.duplicates;
+  // Through NATS: the consumers' own counts of what they acked, by what they did.
+  auto through = [&](const SoakDb& db) {
+    if (options.nats_url.empty()) {
+      db.SetUp(workload);
+      SharedMapping shared;
+      Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
+      db.Read(report, workload);  // every consumer is gone
+      return;
+    }
+    NatsSoakDb nats(db, options);
+    nats.SetUp(workload);
+    SharedMapping shared;
+    Supervisor(options, nats, report, shared.get()).Run(progress, interrupted);
+    nats.Read(report, workload);  // every consumer is gone: cnats may run in this process now
+    report.broker.acked_processed = shared.get()->acked_processed.load();
+    report.broker.acked_skipped = shared.get()->acked_skipped.load();
+  };
   if (options.postgres != nullptr) {
     // PostgreSQL's errors name the server or schema themselves.
     PgSoakDb db(*options.postgres);
-    db.SetUp(workload);
-    SharedMapping shared;
-    Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
-    db.Read(report, workload);  // every consumer is gone
+    through(db);
     return report;
   }
   DatabaseFile file = options.db_path.empty()
@@ -439,13 +599,10 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
                           : DatabaseFile::Open(options.db_path, options.settings);
   SqliteSoakDb db(file);
   try {
-    db.SetUp(workload);
-
-    SharedMapping shared;
-    Supervisor(options, db, report, shared.get()).Run(progress, interrupted);
-
-    // Every consumer is gone: only now does the supervisor connect again.
-    db.Read(report, workload);
+    // Every consumer is gone before the supervisor connects again (Read).
+    through(db);
+  } catch (const BrokerError&) {
+    throw;  // the broker's errors name the broker
   } catch (const DatabaseError& e) {
     throw InDatabase(file.path(), e);  // every database error names the file
   }
@@ -472,7 +629,10 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
   report.distinct_orders = static_cast<int64_t>(workload.orders.size());
   report.duplicates = workload.duplicates;
   const PgDatabase& pg = *options.postgres;
-  PgSoakDb db(pg);
+  PgSoakDb pg_db(pg);
+  NatsSoakDb nats_db(pg_db, options);
+  const bool nats = !options.nats_url.empty();
+  const SoakDb& db = nats ? static_cast<const SoakDb&>(nats_db) : pg_db;
   EnsureBrokerTables(pg);
   EndRun(pg);  // consumers of an earlier run stop before its tables are emptied
   db.SetUp(workload);
@@ -481,13 +641,22 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
   {
     PgConnection c = pg.Connect();
     for (;;) {
-      PgResult r = c.Exec("SELECT count(AckedAt), count(*) FROM BrokerMessages");
-      const int64_t acked = r.Int(0, 0);
+      int64_t acked = 0;
+      int64_t entries = 0;
+      if (nats) {  // the server's counts: no fork follows, cnats may run here
+        BrokerCounts counts = ReadNatsSoakCounts(options.nats_url, options.nats_stream);
+        acked = counts.acked;
+        entries = counts.entries;
+      } else {
+        PgResult r = c.Exec("SELECT count(AckedAt), count(*) FROM BrokerMessages");
+        acked = r.Int(0, 0);
+        entries = r.Int(0, 1);
+      }
       const auto now = SteadyClock::now();
       if (progress != nullptr) {
-        progress->Update(acked, r.Int(0, 1), 0, now - started);
+        progress->Update(acked, entries, 0, now - started);
       }
-      if (acked == r.Int(0, 1)) break;
+      if (acked == entries) break;
       if (interrupted && interrupted()) {
         report.interrupted = true;
         break;
@@ -502,10 +671,14 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
   EndRun(pg);
   report.elapsed = SteadyClock::now() - started;
   if (progress != nullptr) progress->Finished();
-  db.Read(report, workload);
   report.supervisor_only = true;
-  PgConnection c = pg.Connect();
-  report.consumers_seen = c.Exec("SELECT count(DISTINCT LeaseOwner) FROM BrokerMessages").Int(0, 0);
+  db.Read(report, workload);
+  if (nats) {
+    report.consumers_seen = -1;  // one shared NATS consumer: the server does not say who
+  } else {
+    PgConnection c = pg.Connect();
+    report.consumers_seen = c.Exec("SELECT count(DISTINCT LeaseOwner) FROM BrokerMessages").Int(0, 0);
+  }
   return report;
 }
 
@@ -519,10 +692,12 @@ SoakConsumerReport RunSoakConsumer(const SoakOptions& options,
   std::random_device device;
   report.consumer = static_cast<int64_t>(((static_cast<uint64_t>(device()) << 31) ^ device()) &
                                          0x3fffffffffffffffULL);
-  PgSoakDb db(pg);
+  PgSoakDb pg_db(pg);
+  NatsSoakDb nats_db(pg_db, options);
+  const SoakDb& db = options.nats_url.empty() ? static_cast<const SoakDb&>(pg_db) : nats_db;
   std::unique_ptr<StrategyHandler> handler = db.OpenHandler(options.strategy);
   PgConnection control = pg.Connect();
-  std::unique_ptr<BrokerQueue> broker = db.OpenBroker(options.lease, report.consumer, nullptr);
+  std::unique_ptr<BrokerQueue> broker;  // NATS: once a run is going (its stream is made then)
   const auto deadline = SteadyClock::now() + options.timeout;
   bool running = false;  // seen a run going: from then on, a run done is ours to end on
   for (;;) {
@@ -541,6 +716,7 @@ SoakConsumerReport RunSoakConsumer(const SoakOptions& options,
         continue;
       }
       running = true;
+      broker = db.OpenBroker(options.lease, report.consumer, nullptr);
     }
     std::optional<LeasedDelivery> delivery = broker->Receive();
     if (!delivery) {

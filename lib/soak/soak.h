@@ -38,6 +38,10 @@ struct SoakOptions {
   // PostgreSQL: the schema the soak runs in (its tables emptied first); null: SQLite. The
   // caller owns the server. Each consumer process opens its own connections after fork.
   const PgDatabase* postgres = nullptr;
+  // NATS JetStream (--broker nats): the deliveries go through this server instead of the
+  // database's broker table, in a stream of that name (created, marked, deleted at the end).
+  std::string nats_url;
+  std::string nats_stream = "dedupsim-soak";
 };
 
 struct SoakReport {
@@ -59,7 +63,7 @@ struct SoakReport {
   // kills are not the supervisor's); consumers_seen is how many distinct consumers the
   // broker table says leased an entry.
   bool supervisor_only = false;
-  int64_t consumers_seen = 0;
+  int64_t consumers_seen = 0;  // -1: not known (NATS: one shared consumer)
   std::chrono::nanoseconds elapsed{0};
 
   // Every order applied once, every entry acked, no error, run to the end.

@@ -17,8 +17,9 @@ nlohmann::ordered_json SoakReportToJson(const SoakReport& r) {
   j["distinctOrders"] = r.distinct_orders;
   j["duplicates"] = r.duplicates;
   j["seed"] = o.workload.seed;
+  if (!o.nats_url.empty()) j["broker"] = "nats";
   if (r.supervisor_only) {
-    j["consumersSeen"] = r.consumers_seen;
+    if (r.consumers_seen >= 0) j["consumersSeen"] = r.consumers_seen;
   } else {
     j["consumers"] = o.consumers;
     j["killEveryMs"] = o.kill_every.count();
@@ -39,8 +40,12 @@ nlohmann::ordered_json SoakReportToJson(const SoakReport& r) {
   j["redeliveries"] = r.broker.redeliveries;
   j["acked"] = r.broker.acked;
   j["unacked"] = r.broker.entries - r.broker.acked;
-  j["ackedProcessed"] = r.broker.acked_processed;
-  j["duplicatesSkipped"] = r.broker.acked_skipped;
+  // NATS with --role: the consumers elsewhere know what they skipped, the server does not.
+  const bool skips_known = !(r.supervisor_only && !o.nats_url.empty());
+  if (skips_known) {
+    j["ackedProcessed"] = r.broker.acked_processed;
+    j["duplicatesSkipped"] = r.broker.acked_skipped;
+  }
   j["reserved"] = r.check.reserved;
   j["expectedReserved"] = r.check.expected_reserved;
   j["lost"] = r.check.lost;
@@ -63,19 +68,23 @@ std::string FormatSoakReport(const SoakReport& r) {
       r.supervisor_only
           ? fmt::format(
                 "soak supervisor: {} messages ({} orders + {} duplicates, seed {}), consumers "
-                "started separately ({} leased an entry), postgres\n",
+                "started separately ({}), postgres{}\n",
                 o.workload.messages, r.distinct_orders, r.duplicates, o.workload.seed,
-                r.consumers_seen)
+                r.consumers_seen >= 0
+                    ? fmt::format("{} leased an entry", r.consumers_seen)
+                    : std::string("through one shared NATS consumer: not counted"),
+                o.nats_url.empty() ? "" : ", through NATS JetStream")
           : fmt::format(
                 "soak: {} messages ({} orders + {} duplicates, seed {}), strategy {}, {} consumer "
                 "process{}, a kill about every {} ms, lease {} ms, {}\n",
                 o.workload.messages, r.distinct_orders, r.duplicates, o.workload.seed,
                 ToString(o.strategy), o.consumers, o.consumers == 1 ? "" : "es",
                 o.kill_every.count(), o.lease.count(),
-                o.postgres != nullptr
-                    ? std::string("postgres")
-                    : fmt::format("journal {}, synchronous {}", ToString(o.settings.journal),
-                                  ToString(o.settings.synchronous)));
+                (o.postgres != nullptr
+                     ? std::string("postgres")
+                     : fmt::format("journal {}, synchronous {}", ToString(o.settings.journal),
+                                   ToString(o.settings.synchronous))) +
+                    (o.nats_url.empty() ? "" : ", through NATS JetStream"));
   if (r.supervisor_only) {  // the kills, if any, were someone else's
     out += fmt::format("deliveries {}, redeliveries {}, acked {} of {}\n", r.broker.deliveries,
                        r.broker.redeliveries, r.broker.acked, r.broker.entries);
@@ -86,9 +95,11 @@ std::string FormatSoakReport(const SoakReport& r) {
         r.kills, r.kills_mid_transaction, r.restarts, r.broker.deliveries, r.broker.redeliveries,
         r.broker.acked, r.broker.entries);
   }
-  out += fmt::format("duplicates skipped {}, reserved {} of {}: lost {}, doubled {}\n",
-                     r.broker.acked_skipped, r.check.reserved, r.check.expected_reserved,
-                     r.check.lost, r.check.doubled);
+  const bool skips_known = !(r.supervisor_only && !o.nats_url.empty());
+  out += fmt::format("{}reserved {} of {}: lost {}, doubled {}\n",
+                     skips_known ? fmt::format("duplicates skipped {}, ", r.broker.acked_skipped)
+                                 : std::string(),
+                     r.check.reserved, r.check.expected_reserved, r.check.lost, r.check.doubled);
   std::string errors =
       r.supervisor_only
           ? std::string("elapsed ")  // the consumers' errors are on their own terminals

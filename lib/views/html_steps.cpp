@@ -263,10 +263,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
     std::map<std::string, std::string> titles;
     for (const Lane& lane : BuildLanes(events, ids)) titles[lane.key] = lane.title;
     // A consumer's ack (or the ack it lost) is its own step, as in the other pictures.
-    std::map<std::pair<std::string, int>, std::string> received_by;
-    for (const TraceEvent& e : events) {
-      if (e.kind == "open" && e.delivery > 0) received_by[{e.key, e.delivery}] = LaneKey(e);
-    }
+    const std::vector<std::string> lane_keys = StepLaneKeys(events);
     // Snapshots by the event (seq) they were read after.
     std::map<int64_t, size_t> by_seq;
     std::vector<const TablesSnapshot*> own;  // this section's, by index - first
@@ -284,11 +281,9 @@ Json PageData(const std::vector<HtmlSection>& sections) {
     std::map<std::string, int> deliveries;              // short id -> delivery number
     int64_t last_snapshot = -1;
     bool first = true;
-    for (const TraceEvent& e : events) {
-      std::string key = LaneKey(e);
-      if (IsSettle(e)) {
-        if (auto it = received_by.find({e.key, e.delivery}); it != received_by.end()) key = it->second;
-      }
+    for (size_t event_index = 0; event_index < events.size(); ++event_index) {
+      const TraceEvent& e = events[event_index];
+      const std::string& key = lane_keys[event_index];
       const std::string who = titles.count(key) ? titles[key] : ActorName(e);
       if (!key.empty() && !locks.count(key)) actors.push_back(key);
       auto& mine = key.empty() ? locks[""] : locks[key];

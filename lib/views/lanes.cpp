@@ -109,22 +109,29 @@ bool IsSettle(const TraceEvent& e) {
                                 e.op == "dead-letter");
 }
 
+std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events) {
+  std::vector<std::string> keys;
+  keys.reserve(events.size());
+  std::map<std::pair<std::string, int>, std::string> received_by;  // (key, delivery) -> lane
+  for (const TraceEvent& e : events) {
+    std::string key = LaneKey(e);
+    if (e.kind == "open" && e.delivery > 0) received_by[{e.key, e.delivery}] = key;
+    if (IsSettle(e)) {
+      if (auto it = received_by.find({e.key, e.delivery}); it != received_by.end()) key = it->second;
+    }
+    keys.push_back(std::move(key));
+  }
+  return keys;
+}
+
 std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& ids,
                              const WordOptions& options) {
   std::vector<std::string> order;
   std::map<std::string, LaneBuilder> builders;
-  // The lane of the consumer that received each delivery: its ack (or the ack it lost) is
-  // its own step, drawn there.
-  std::map<std::pair<std::string, int>, std::string> received_by;
-  for (const TraceEvent& e : events) {
-    if (e.kind == "open" && e.delivery > 0) received_by[{e.key, e.delivery}] = LaneKey(e);
-  }
-
-  for (const TraceEvent& e : events) {
-    std::string key = LaneKey(e);
-    if (IsSettle(e)) {
-      if (auto it = received_by.find({e.key, e.delivery}); it != received_by.end()) key = it->second;
-    }
+  const std::vector<std::string> keys = StepLaneKeys(events);
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TraceEvent& e = events[i];
+    const std::string& key = keys[i];
     if (key.empty()) continue;
     auto [it, inserted] = builders.try_emplace(key);
     LaneBuilder& b = it->second;

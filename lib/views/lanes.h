@@ -118,6 +118,11 @@ std::string LaneKey(const TraceEvent& e);
 // its own dead-lettering): drawn on the lane of the consumer that received that delivery.
 bool IsSettle(const TraceEvent& e);
 
+// Each event's lane, in event order: LaneKey, except a settle, which is the lane of the
+// consumer that opened that delivery before it (a settle before any consumer held the
+// delivery, such as an ack the broker gave up on in advance, stays the broker's).
+std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events);
+
 // Lanes in order of their first step, titled by ActorName.
 std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& ids,
                              const WordOptions& options = {});

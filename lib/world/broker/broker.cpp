@@ -1,0 +1,153 @@
+#include "world/broker/broker.h"
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "world/broker/simulated_broker.h"
+#include "os/this_pid.h"
+
+namespace dedupsim {
+
+std::string_view ToString(BrokerKind kind) {
+  switch (kind) {
+    case BrokerKind::kSimulated:
+      return "sim";
+    case BrokerKind::kNats:
+      return "nats";
+    case BrokerKind::kRabbitMq:
+      return "rabbitmq";
+  }
+  return "sim";
+}
+
+std::optional<BrokerKind> ParseBrokerKind(std::string_view word) {
+  for (BrokerKind k : {BrokerKind::kSimulated, BrokerKind::kNats, BrokerKind::kRabbitMq}) {
+    if (word == ToString(k)) return k;
+  }
+  return std::nullopt;
+}
+
+void ValidateBrokerOptions(const BrokerOptions& options) {
+  if (options.max_delivery_count < 1) {
+    throw std::invalid_argument("max delivery count must be at least 1");
+  }
+  if (options.duplicate_detection_window < std::chrono::milliseconds(0) ||
+      options.duplicate_detection_window > kMaxDuplicateDetectionWindow) {
+    throw std::invalid_argument("duplicate detection window must be between 0 and 7 days");
+  }
+  if (options.ack_wait < std::chrono::milliseconds(1)) {
+    throw std::invalid_argument("ack wait must be at least 1 ms");
+  }
+}
+
+std::string EncodeOrder(const OrderPlaced& m) {
+  return nlohmann::json{{"messageId", m.message_id},
+                        {"orderId", m.order_id},
+                        {"bookId", m.book_id},
+                        {"quantity", m.quantity}}
+      .dump();
+}
+
+std::optional<OrderPlaced> DecodeOrder(std::string_view body) {
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  for (const char* field : {"messageId", "orderId", "bookId"}) {
+    if (!j.contains(field) || !j[field].is_string()) return std::nullopt;
+  }
+  if (!j.contains("quantity") || !j["quantity"].is_number_integer()) return std::nullopt;
+  return OrderPlaced{j["messageId"].get<std::string>(), j["orderId"].get<std::string>(),
+                     j["bookId"].get<std::string>(), j["quantity"].get<int64_t>()};
+}
+
+void Broker::Note(const char* op, const Delivery& about, const std::string& detail,
+                  const std::string& result) {
+  if (recorder_ == nullptr) return;
+  TraceEvent e;
+  e.at_us = recorder_->MicrosSinceOrigin();
+  e.instance = "broker";
+  e.pid = ThisPid();
+  e.kind = "broker";
+  e.actor = std::string_view(op) == "replay" ? kActorOperator : kActorBroker;
+  if (std::string_view(op) == "send" || std::string_view(op) == "drop") {
+    // A send is its sender's step.
+    e.actor = sender_ != nullptr && !sender_->actor.empty() ? sender_->actor : kActorProducer;
+    e.instance = sender_ != nullptr ? sender_->instance : "producer";
+    if (sender_ != nullptr && sender_->pid != 0) e.pid = sender_->pid;
+  }
+  e.op = op;
+  e.key = about.message.message_id;
+  e.delivery = about.delivery_count;
+  e.detail = detail;
+  e.result = result;
+  recorder_->Record(std::move(e));
+}
+
+SendResult Broker::SendAs(const OrderPlaced& message, const TraceEvent& sender) {
+  struct Restore {
+    const TraceEvent*& slot;
+    const TraceEvent* before;
+    ~Restore() { slot = before; }
+  } restore{sender_, sender_};
+  sender_ = &sender;
+  return Send(message);
+}
+
+SendResult Broker::SendReplay(const OrderPlaced& message) {
+  TraceEvent operator_step;  // the operator sends it again
+  operator_step.actor = kActorOperator;
+  operator_step.instance = "operator";
+  return SendAs(message, operator_step);
+}
+
+void Broker::Offer(const Delivery& delivery) {
+  if (recorder_ != nullptr) {
+    recorder_->OfferDelivery({delivery.message.message_id, delivery.delivery_count});
+  }
+}
+
+void Broker::Settled() {
+  if (recorder_ != nullptr) recorder_->TakeOfferedDelivery();  // an offer nobody took
+}
+
+namespace {
+
+class SimulatedFactory final : public BrokerFactory {
+ public:
+  BrokerKind kind() const override { return BrokerKind::kSimulated; }
+  std::unique_ptr<Broker> Open(Clock& clock, const BrokerOptions& options,
+                               Recorder* recorder) const override {
+    return std::make_unique<SimulatedBroker>(clock, options, recorder);
+  }
+};
+
+}  // namespace
+
+const BrokerFactory& SimulatedBrokers() {
+  static const SimulatedFactory factory;
+  return factory;
+}
+
+int64_t Drain(Broker& broker, const std::function<Verdict(const Delivery&)>& handler) {
+  int64_t deliveries = 0;
+  while (std::optional<Delivery> delivery = broker.Receive()) {
+    deliveries++;
+    Verdict verdict = handler(*delivery);
+    switch (verdict.disposition) {
+      case Disposition::kAck:
+        broker.Ack(*delivery);
+        break;
+      case Disposition::kAbandon:
+        broker.Abandon(*delivery);
+        break;
+      case Disposition::kAckLost:
+        broker.LoseAck(*delivery);
+        break;
+      case Disposition::kDeadLetter:
+        broker.DeadLetterIt(*delivery, verdict.reason, verdict.description);
+        break;
+    }
+  }
+  return deliveries;
+}
+
+}  // namespace dedupsim

@@ -1,0 +1,47 @@
+// What the `nats` and `rabbitmq` tests share: the fixture's RabbitMQ node, dedupsim run in
+// the background (to interrupt or kill it at a pause point), and the processes left behind.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "support.h"
+
+namespace dedupsim::testing {
+
+// The AMQP url of the fixture's node; fails the test when it is not there.
+std::string RabbitUrl();
+
+// The dedupsim binary running in the background with extra environment, its stderr read
+// line by line. Killed and reaped on destruction if still running.
+class BackgroundRun {
+ public:
+  BackgroundRun(const std::vector<std::string>& args, const std::vector<std::string>& env);
+  ~BackgroundRun();
+  BackgroundRun(const BackgroundRun&) = delete;
+  BackgroundRun& operator=(const BackgroundRun&) = delete;
+
+  // Reads stderr until a line containing text; returns it ("" at the end of stderr).
+  std::string WaitForLine(const std::string& text);
+  void Signal(int signal);
+  // Waits for the end; the exit status (128 + signal when killed).
+  int Wait();
+  const std::string& err() const { return seen_; }
+
+ private:
+  pid_t pid_ = -1;
+  int err_ = -1;
+  std::string buffer_;
+  std::string seen_;
+};
+
+// The processes (pid and command line) whose command line contains text.
+std::vector<std::string> ProcessesMentioning(const std::string& text);
+// ProcessesMentioning(text), once it is empty, waiting up to limit_ms for it to become so.
+std::vector<std::string> ProcessesMentioningAfter(const std::string& text, int limit_ms);
+// The names in a folder.
+std::vector<std::string> Listing(const std::string& folder);
+
+}  // namespace dedupsim::testing

@@ -1,0 +1,299 @@
+// The `nats` tests: dedupsim on NATS JetStream, each command with its own private
+// nats-server (started in about 0.1 s, in the test's own TMPDIR), or a server a test starts
+// itself for --broker-url. They fail, never skip, without nats-server or libnats:
+// `sh tools/setup.sh --tests` installs nats-server and libnats-dev.
+#include <nats/nats.h>
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "world/broker/nats_broker.h"
+#include "world/broker/nats_server.h"
+#include "broker_support.h"
+#include "postgres/cluster.h"
+#include "exit_status.h"
+
+namespace nats_test {
+
+using dedupsim::testing::BackgroundRun;
+using dedupsim::testing::Listing;
+using dedupsim::testing::PostLines;
+using dedupsim::testing::ProcessesMentioningAfter;
+using dedupsim::testing::RunCli;
+using dedupsim::testing::SplitLines;
+using dedupsim::testing::TempDir;
+
+namespace {
+
+std::vector<nlohmann::json> JsonLines(const std::string& out) {
+  std::vector<nlohmann::json> lines;
+  for (const std::string& line : SplitLines(out)) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+}  // namespace
+
+// Mutations caught: LoseAck acking after all (natsMsg_Ack: the server never redelivers, the
+// lessons' redeliveries never come: exit 3); redelivered read as a constant; the delivery
+// count taken from our own counter instead of num_delivered (the kill mode's child would
+// not change it, but a redelivery the server did not make would still count 2: checked by
+// the Ack mutation above).
+TEST_CASE("run all --broker nats: the post's six lines, every lost ack redelivered by the server",
+          "[nats]") {
+  TempDir tmp;
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{}, std::vector<std::string>{"--crash-mode", "kill", "--instances", "processes"}}) {
+    std::vector<std::string> args{"run", "all", "--broker", "nats", "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = RunCli(args, {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::vector<nlohmann::json> results = JsonLines(r.out);
+    REQUIRE(results.size() == 6);
+    std::vector<std::string> post = PostLines();
+    for (size_t i = 0; i < results.size(); ++i) {
+      const nlohmann::json& j = results[i];
+      INFO(j.dump());
+      CHECK(j["line"] == post[i]);
+      CHECK(j["broker"]["server"] == "NATS JetStream 2.9.10");
+      // One lost ack each: the first delivery and the server's redelivery.
+      CHECK(j["broker"]["deliveryCounts"] == nlohmann::json::array({1, 2}));
+      CHECK(j["broker"]["redelivered"] == nlohmann::json::array({false, true}));
+      // The consumer sequence: a new one for the redelivery.
+      CHECK(j["broker"]["deliveryTags"] == nlohmann::json::array({1, 2}));
+    }
+  }
+  CHECK(Listing(tmp.path()).empty());  // the server's folder went with it
+}
+
+// Mutations caught: NatsServer not registered with run_files (the interrupt thread exits
+// and the server and its folder stay); broker_server::Start without PR_SET_PDEATHSIG (the
+// server outlives a SIGKILLed dedupsim).
+TEST_CASE("an interrupt stops the private nats-server and removes its folder, and a SIGKILL takes the server down",
+          "[nats]") {
+  for (int signal : {SIGINT, SIGKILL}) {
+    TempDir tmp;
+    INFO("signal " << signal);
+    BackgroundRun run({"run", "naive", "--broker", "nats"},
+                      {"TMPDIR=" + tmp.path(), "DEDUPSIM_PAUSE_AT=broker-server-started"});
+    REQUIRE_FALSE(run.WaitForLine("paused at broker-server-started").empty());
+    REQUIRE(ProcessesMentioningAfter(tmp.path() + "/dedupsim-nats-", 0).size() == 1);  // it runs
+    run.Signal(signal);
+    const int code = run.Wait();
+    INFO(run.err());
+    CHECK(code == (signal == SIGINT ? dedupsim::kExitInterrupted : 128 + SIGKILL));
+    CHECK(ProcessesMentioningAfter(tmp.path() + "/dedupsim-nats-", 5000).empty());
+    if (signal == SIGINT) CHECK(Listing(tmp.path()).empty());
+    // After a SIGKILL the folder is left (docs/brokers.md); the TempDir removes it.
+  }
+}
+
+// Mutation caught: CreateStream without the mark check (the foreign stream is deleted and
+// made anew: its message is gone).
+TEST_CASE("on a server of the user's, a stream of dedupsim's name without its mark is refused and left as it was",
+          "[nats]") {
+  dedupsim::NatsServer server = dedupsim::NatsServer::Start();
+  natsConnection* nc = nullptr;
+  REQUIRE(natsConnection_ConnectTo(&nc, server.url().c_str()) == NATS_OK);
+  jsCtx* js = nullptr;
+  REQUIRE(natsConnection_JetStream(&js, nc, nullptr) == NATS_OK);
+  // Someone else's stream, with the name dedupsim would give its first queue.
+  const std::string name = "theirs-" + std::to_string(::getpid()) + "-1";
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  cfg.Name = name.c_str();
+  const char* subjects[] = {"theirs.orders"};
+  cfg.Subjects = subjects;
+  cfg.SubjectsLen = 1;
+  jsErrCode jerr{};
+  jsStreamInfo* si = nullptr;
+  REQUIRE(js_AddStream(&si, js, &cfg, nullptr, &jerr) == NATS_OK);
+  jsStreamInfo_Destroy(si);
+  jsPubAck* ack = nullptr;
+  REQUIRE(js_Publish(&ack, js, "theirs.orders", "keep me", 7, nullptr, &jerr) == NATS_OK);
+  jsPubAck_Destroy(ack);
+
+  dedupsim::NatsBrokers brokers(server.url(), "theirs");
+  dedupsim::ManualClock clock(dedupsim::TimePoint{});
+  try {
+    brokers.Open(clock, {}, nullptr);
+    FAIL("the foreign stream was taken");
+  } catch (const dedupsim::BrokerError& e) {
+    CHECK(std::string(e.what()).find("stream " + name + " exists and is not dedupsim's") !=
+          std::string::npos);
+  }
+  REQUIRE(js_GetStreamInfo(&si, js, name.c_str(), nullptr, &jerr) == NATS_OK);
+  CHECK(si->State.Msgs == 1);
+  CHECK(si->Config->Description == nullptr);
+  jsStreamInfo_Destroy(si);
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+}
+
+// Mutation caught: a kRealBroker trait on a lesson that plays its deliveries itself (it
+// would "run" on NATS without taking a delivery from it).
+TEST_CASE("a lesson that takes no delivery from a broker refuses a real one: exit 2, and says why",
+          "[nats]") {
+  TempDir tmp;
+  auto r = RunCli({"run", "hung-consumer", "--broker", "nats"}, {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
+  CHECK(r.exit_code == dedupsim::kExitUsage);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "dedupsim: hung-consumer plays its deliveries itself (no broker hands them out), so it "
+        "has nothing to run on --broker nats\n");
+  CHECK(Listing(tmp.path()).empty());  // refused before a server or database was made
+}
+
+// Mutation caught: the RequireNatsLibrary call moved after NatsServer::Start (a server
+// would be started for a command that cannot talk to it: its folder shows in the log line
+// of the pause point, which must never come).
+TEST_CASE("without libnats: one line naming the file, exit 3, no server started", "[nats]") {
+  TempDir tmp;
+  auto r = RunCli({"run", "naive", "--broker", "nats"},
+                  {"NO_COLOR=1", "TMPDIR=" + tmp.path(), "DEDUPSIM_LIBNATS=/nonexistent/libnats.so.3.4",
+                   "DEDUPSIM_PAUSE_AT=broker-server-started"});
+  INFO(r.err);
+  CHECK(r.exit_code == dedupsim::kExitDatabase);
+  CHECK(SplitLines(r.err).size() == 1);
+  CHECK(r.err.find("/nonexistent/libnats.so.3.4") != std::string::npos);
+  CHECK(r.err.find("paused at") == std::string::npos);
+}
+
+// Mutation caught: linking libnats or librabbitmq into dedupsim (the loader would map them,
+// and what they need, into every command).
+TEST_CASE("a command on the simulated broker loads neither broker client library", "[nats]") {
+  auto r = RunCli({"run", "naive"}, {"NO_COLOR=1", "LD_DEBUG=files"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("file=libsqlite3.so") != std::string::npos);  // the log names what opened
+  CHECK(r.err.find("file=libnats") == std::string::npos);
+  CHECK(r.err.find("file=librabbitmq") == std::string::npos);
+}
+
+}  // namespace nats_test
+
+namespace nats_test {
+
+// Mutations caught: the MAX_DELIVERIES advisory not read (poison-message's gaveUp 0: its
+// --check fails); a duplicate publish ack taken as stored (broker-dedup's resendDropped 0);
+// the late ack answered from our own books instead of the server's (ack-deadline: NATS
+// answers it; a refused ack fails lateAckAccepted). Every figure --check compares is the
+// broker's own, per broker (each lesson's expected figures name what NATS does).
+TEST_CASE("the broker lessons on NATS: figures read from the server, each as the lesson expects for NATS",
+          "[nats]") {
+  TempDir tmp;
+  auto r = RunCli({"run", "receive-count", "delivery-tag-key", "poison-message", "content-mismatch",
+                   "broker-dedup", "ack-deadline", "--broker", "nats", "--max-deliveries", "3",
+                   "--check", "--format", "json"},
+                  {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::vector<nlohmann::json> results = JsonLines(r.out);
+  REQUIRE(results.size() == 6);
+  const nlohmann::json& poison = results[2];
+  CHECK(poison["deadLettered"] == 0);
+  CHECK(poison["gaveUp"] == 1);
+  CHECK(poison["broker"]["deliveryCounts"] == nlohmann::json::array({1, 2, 3}));
+  CHECK(poison["line"].get<std::string>().find("stopped delivering it after MaxDeliver 3") !=
+        std::string::npos);
+  const nlohmann::json& dedup = results[4];
+  CHECK(dedup["resendDropped"] == 1);
+  CHECK(dedup["lateResendDropped"] == 0);
+  const nlohmann::json& deadline = results[5];
+  CHECK(deadline["inboxBroker"]["deliveryCounts"] == nlohmann::json::array({1, 2}));
+  CHECK(deadline["lateAckAccepted"] == true);
+  // retention needs a dead letter NATS never makes: refused, with the reason.
+  auto refused = RunCli({"run", "retention", "--broker", "nats"}, {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
+  CHECK(refused.exit_code == dedupsim::kExitUsage);
+  CHECK(refused.err.find("retention cannot run on --broker nats: NATS JetStream keeps no dead letter") !=
+        std::string::npos);
+}
+
+}  // namespace nats_test
+
+namespace nats_test {
+
+// Mutations caught: NatsSoakQueue::Ack not sending the ack (the server redelivers every
+// entry for ever: the soak times out, held false); the counts taken from the consumers'
+// books instead of the server (acked would equal the consumers' accepted acks whatever the
+// server holds: here both must agree, and deliveries can only exceed entries by what the
+// server redelivered after a kill).
+TEST_CASE("soak over NATS with SIGKILLed consumers, on SQLite and on PostgreSQL: lost 0, doubled 0, counts from the server",
+          "[nats]") {
+  TempDir tmp;
+  // Searchable by the user a private PostgreSQL server runs as (root runs it as postgres).
+  std::filesystem::permissions(tmp.path(), std::filesystem::perms::others_exec,
+                               std::filesystem::perm_options::add);
+  for (const std::vector<std::string>& backend :
+       {std::vector<std::string>{}, std::vector<std::string>{"--backend", "postgres"}}) {
+    std::vector<std::string> args{"soak", "--broker", "nats", "--messages", "400", "--seed", "5",
+                                  "--timeout-s", "90", "--format", "json"};
+    args.insert(args.end(), backend.begin(), backend.end());
+    auto r = RunCli(args, {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
+    INFO(r.err << r.out);
+    REQUIRE(r.exit_code == 0);
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["held"] == true);
+    CHECK(j["lost"] == 0);
+    CHECK(j["doubled"] == 0);
+    CHECK(j["kills"].get<int>() > 0);
+    CHECK(j["acked"] == 400);  // the server: no entry pending or waiting for an ack
+    CHECK(j["unacked"] == 0);
+    CHECK(j["deliveries"].get<int>() == 400 + j["redeliveries"].get<int>());
+    CHECK(j["ackedProcessed"].get<int>() + j["duplicatesSkipped"].get<int>() >= 400);
+  }
+  CHECK(Listing(tmp.path()).empty());
+}
+
+}  // namespace nats_test
+
+namespace nats_test {
+
+// Several machines, on one: consumers started on their own (soak --role consumer), each a
+// separate process reaching NATS and PostgreSQL over their sockets, a supervisor, and one
+// consumer SIGKILLed mid-run. Mutation caught: the consumers' broker taken from the
+// database's table instead of NATS (RunSoakConsumer without NatsSoakDb: the server's
+// stream is never acked, the supervisor times out, held false).
+TEST_CASE("consumers started separately share a NATS stream with a supervisor, one SIGKILLed: lost 0, doubled 0",
+          "[nats]") {
+  dedupsim::NatsServer nats = dedupsim::NatsServer::Start();
+  dedupsim::ThrowawayCluster pg = dedupsim::ThrowawayCluster::Start();
+  const std::vector<std::string> common{"--broker", "nats", "--broker-url", nats.url(),
+                                        "--backend", "postgres", "--dsn", pg.conninfo(),
+                                        "--pg-schema", "roles", "--timeout-s", "90"};
+  std::vector<std::unique_ptr<BackgroundRun>> consumers;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<std::string> args{"soak", "--role", "consumer"};
+    args.insert(args.end(), common.begin(), common.end());
+    consumers.push_back(std::make_unique<BackgroundRun>(args, std::vector<std::string>{}));
+  }
+  std::vector<std::string> args{"soak", "--role", "supervisor", "--messages", "3000", "--format", "json"};
+  args.insert(args.end(), common.begin(), common.end());
+  dedupsim::testing::CliResult supervisor;
+  std::thread run([&] { supervisor = RunCli(args); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  consumers[0]->Signal(SIGKILL);
+  run.join();
+  INFO(supervisor.err << supervisor.out);
+  REQUIRE(supervisor.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(supervisor.out);
+  CHECK(j["held"] == true);
+  CHECK(j["lost"] == 0);
+  CHECK(j["doubled"] == 0);
+  CHECK(j["acked"] == 3000);
+  CHECK(j["broker"] == "nats");
+  CHECK_FALSE(j.contains("duplicatesSkipped"));  // the consumers know it, not the server
+  CHECK(consumers[0]->Wait() == 128 + SIGKILL);
+  for (size_t i = 1; i < consumers.size(); ++i) {
+    const int code = consumers[i]->Wait();
+    INFO(consumers[i]->err());
+    CHECK(code == 0);  // it saw the supervisor end the run
+  }
+}
+
+}  // namespace nats_test

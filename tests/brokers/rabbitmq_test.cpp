@@ -1,0 +1,155 @@
+// The `rabbitmq` tests: dedupsim on RabbitMQ. All but one use the fixture's node
+// (rabbit_fixture: one node per test run, 12 to 17 s to start) through --broker-url; one
+// starts a private node of its own to see it stopped by an interrupt. They fail, never
+// skip, without rabbitmq-server or librabbitmq: `sh tools/setup.sh --tests` installs
+// rabbitmq-server and librabbitmq-dev.
+#include <amqp.h>
+#include <amqp_framing.h>
+#include <amqp_tcp_socket.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "world/broker/rabbitmq_broker.h"
+#include "broker_support.h"
+#include "exit_status.h"
+
+namespace rabbitmq_test {
+
+using dedupsim::testing::BackgroundRun;
+using dedupsim::testing::Listing;
+using dedupsim::testing::PostLines;
+using dedupsim::testing::ProcessesMentioning;
+using dedupsim::testing::ProcessesMentioningAfter;
+using dedupsim::testing::RabbitUrl;
+using dedupsim::testing::RunCli;
+using dedupsim::testing::SplitLines;
+using dedupsim::testing::TempDir;
+
+// Mutations caught: LoseAck without closing the channel (nothing is requeued: the
+// redelivery never comes, exit 3); redelivered taken from our count instead of the
+// broker's flag (the first delivery of a resend would light it; here: a constant false
+// fails the [false, true] check); the delivery count not read from x-delivery-count (a
+// constant 1 fails [1, 2]).
+TEST_CASE("run all --broker rabbitmq: the post's six lines, every lost ack a closed channel the broker requeued",
+          "[rabbitmq]") {
+  auto r = RunCli({"run", "all", "--broker", "rabbitmq", "--broker-url", RabbitUrl(), "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> lines = SplitLines(r.out);
+  REQUIRE(lines.size() == 6);
+  std::vector<std::string> post = PostLines();
+  for (size_t i = 0; i < lines.size(); ++i) {
+    nlohmann::json j = nlohmann::json::parse(lines[i]);
+    INFO(j.dump());
+    CHECK(j["line"] == post[i]);
+    CHECK(j["broker"]["server"] == "RabbitMQ 3.10.8");
+    CHECK(j["broker"]["deliveryCounts"] == nlohmann::json::array({1, 2}));  // x-delivery-count + 1
+    CHECK(j["broker"]["redelivered"] == nlohmann::json::array({false, true}));
+    // The delivery tag is the channel's: the redelivery came on a new channel, tag 1 again.
+    CHECK(j["broker"]["deliveryTags"] == nlohmann::json::array({1, 1}));
+  }
+}
+
+// Mutation caught: Declared() taking a 406 for the queue being ours (the foreign queue
+// would be purged and used: its message gone).
+TEST_CASE("on a server of the user's, a queue of dedupsim's name declared by someone else is refused and left as it was",
+          "[rabbitmq]") {
+  const std::string url = RabbitUrl();
+  std::vector<char> text(url.begin(), url.end());
+  text.push_back('\0');
+  amqp_connection_info info{};
+  REQUIRE(amqp_parse_url(text.data(), &info) == AMQP_STATUS_OK);
+  amqp_connection_state_t conn = amqp_new_connection();
+  amqp_socket_t* socket = amqp_tcp_socket_new(conn);
+  REQUIRE(amqp_socket_open(socket, info.host, info.port) == AMQP_STATUS_OK);
+  REQUIRE(amqp_login(conn, "/", 0, 131072, 0, AMQP_SASL_METHOD_PLAIN, info.user, info.password)
+              .reply_type == AMQP_RESPONSE_NORMAL);
+  amqp_channel_open(conn, 1);
+  REQUIRE(amqp_get_rpc_reply(conn).reply_type == AMQP_RESPONSE_NORMAL);
+  // Someone else's classic queue, with the name dedupsim would give its first queue.
+  const std::string name = "theirs-" + std::to_string(::getpid()) + "-1";
+  const amqp_table_t none{0, nullptr};
+  amqp_queue_declare(conn, 1, amqp_cstring_bytes(name.c_str()), 0, 1, 0, 0, none);
+  REQUIRE(amqp_get_rpc_reply(conn).reply_type == AMQP_RESPONSE_NORMAL);
+  amqp_basic_properties_t props{};
+  REQUIRE(amqp_basic_publish(conn, 1, amqp_cstring_bytes(""), amqp_cstring_bytes(name.c_str()), 0,
+                             0, &props, amqp_cstring_bytes("keep me")) == AMQP_STATUS_OK);
+  {
+    dedupsim::RabbitBrokers brokers(url, "theirs");
+    dedupsim::ManualClock clock(dedupsim::TimePoint{});
+    try {
+      brokers.Open(clock, {}, nullptr);
+      FAIL("the foreign queue was taken");
+    } catch (const dedupsim::BrokerError& e) {
+      CHECK(std::string(e.what()).find("queue " + name + " exists and was not declared by dedupsim") !=
+            std::string::npos);
+    }
+  }
+  amqp_queue_declare_ok_t* ok = amqp_queue_declare(conn, 1, amqp_cstring_bytes(name.c_str()), 1, 0, 0, 0, none);
+  REQUIRE(ok != nullptr);
+  CHECK(ok->message_count == 1);  // its message is still there
+  amqp_queue_delete(conn, 1, amqp_cstring_bytes(name.c_str()), 0, 0);
+  amqp_channel_close(conn, 1, AMQP_REPLY_SUCCESS);
+  amqp_connection_close(conn, AMQP_REPLY_SUCCESS);
+  amqp_destroy_connection(conn);
+}
+
+// Mutations caught: RabbitNode not registered with run_files (the interrupt thread exits
+// and the node, its epmd and its folder stay); the node's epmd started as a daemon (it
+// would outlive the run: the process check below finds it, by its environment).
+TEST_CASE("an interrupt stops the private RabbitMQ node and its epmd, and removes its folder",
+          "[rabbitmq]") {
+  TempDir tmp;
+  BackgroundRun run({"run", "naive", "--broker", "rabbitmq"},
+                    {"TMPDIR=" + tmp.path(), "DEDUPSIM_PAUSE_AT=broker-server-started"});
+  REQUIRE_FALSE(run.WaitForLine("paused at broker-server-started").empty());
+  // The node (its script, beam, erl_child_setup) and epmd carry the folder or the TMPDIR.
+  CHECK(ProcessesMentioning(tmp.path()).size() >= 3);
+  run.Signal(SIGINT);
+  const int code = run.Wait();
+  INFO(run.err());
+  CHECK(code == dedupsim::kExitInterrupted);
+  std::vector<std::string> left = ProcessesMentioningAfter(tmp.path(), 10000);
+  INFO((left.empty() ? std::string() : left.front()));
+  CHECK(left.empty());
+  CHECK(Listing(tmp.path()).empty());
+}
+
+}  // namespace rabbitmq_test
+
+namespace rabbitmq_test {
+
+// Mutations caught: the dead-letter queue not read (poison-message's and retention's
+// deadLettered 0: --check fails); the delivery tag taken from a counter of ours (the tag key
+// would process every redelivery: delivery-tag-key's --check for RabbitMQ fails).
+TEST_CASE("the broker lessons on RabbitMQ: figures read from the broker, each as the lesson expects for RabbitMQ",
+          "[rabbitmq]") {
+  const std::string url = RabbitUrl();
+  auto r = RunCli({"run", "receive-count", "delivery-tag-key", "poison-message", "content-mismatch",
+                   "retention", "--broker", "rabbitmq", "--broker-url", url, "--max-deliveries", "3",
+                   "--check", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> lines = SplitLines(r.out);
+  REQUIRE(lines.size() == 5);
+  nlohmann::json tags = nlohmann::json::parse(lines[1]);
+  CHECK(tags["deliveryTagKey"]["deliveryTags"] == nlohmann::json::array({1, 1, 2}));
+  CHECK(tags["deliveryTagKey"]["processed"] == nlohmann::json::array({true, false, true}));
+  nlohmann::json poison = nlohmann::json::parse(lines[2]);
+  CHECK(poison["deadLetterReason"] == "delivery_limit");
+  CHECK(poison["broker"]["deliveryCounts"] == nlohmann::json::array({1, 2, 3}));
+  // No send-side dedup, no ack deadline within a lesson: refused, with the reason.
+  for (const char* lesson : {"broker-dedup", "ack-deadline"}) {
+    auto refused = RunCli({"run", lesson, "--broker", "rabbitmq", "--broker-url", url});
+    CHECK(refused.exit_code == dedupsim::kExitUsage);
+    CHECK(refused.err.find(std::string(lesson) + " cannot run on --broker rabbitmq: RabbitMQ") !=
+          std::string::npos);
+  }
+}
+
+}  // namespace rabbitmq_test
