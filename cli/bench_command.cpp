@@ -49,7 +49,7 @@ struct BenchArgs {
 class ProgressView final : public BenchProgress {
  public:
   explicit ProgressView(bool wanted) : view_(wanted) {}
-  void Started(Strategy strategy, int round, int rounds, int64_t total) override {
+  void Started(BenchStrategy strategy, int round, int rounds, int64_t total) override {
     view_.Start(rounds > 1
                     ? fmt::format("bench: {} (round {}/{})", ToString(strategy), round, rounds)
                     : fmt::format("bench: {}", ToString(strategy)),
@@ -82,10 +82,10 @@ int Run(const BenchArgs& args) {
   if (!args.strategies.empty()) {
     options.strategies.clear();
     for (const std::string& name : args.strategies)
-      options.strategies.push_back(*ParseStrategy(name));
+      options.strategies.push_back(*ParseBenchStrategy(name));
   } else if (postgres) {
     options.strategies.clear();
-    for (Strategy s : AllStrategies()) {
+    for (BenchStrategy s : AllBenchStrategies()) {
       if (RunsOnPostgres(s)) options.strategies.push_back(s);
     }
   }
@@ -106,7 +106,7 @@ int Run(const BenchArgs& args) {
   std::optional<ThrowawayCluster> cluster;
   std::optional<PgDatabase> pg;
   if (postgres) {
-    for (Strategy s : options.strategies) {
+    for (BenchStrategy s : options.strategies) {
       if (!RunsOnPostgres(s)) {
         fmt::print(stderr,
                    "dedupsim: --strategy {} runs on SQLite only, not with --backend "
@@ -157,18 +157,17 @@ Command AddBenchCommand(CLI::App& app) {
   AddDecimal(sub, "--messages", args->messages,
              "Deliveries in all, duplicates included (default 20000)", int64_t{1},
              int64_t{10'000'000});
-  sub->add_option("--duplicate-rate", args->duplicate_rate,
-                  "Share of deliveries that repeat an earlier message, in [0, 1] (default 0.3)")
-      ->check(CLI::Range(0.0, 1.0));
+  AddShare(sub, "--duplicate-rate", args->duplicate_rate,
+           "Share of deliveries that repeat an earlier message, in [0, 1] (default 0.3)");
   AddDecimal(sub, "--instances-count", args->instances_count,
              "Consumer instances competing for the deliveries (default 1)", 1, 64);
   sub->add_option("--instances", args->instances,
                   "Instances as threads or processes (default threads)")
       ->check(CLI::IsMember({"threads", "processes"}));
   std::vector<std::string> names;
-  for (Strategy s : AllStrategies()) names.emplace_back(ToString(s));
+  for (BenchStrategy s : AllBenchStrategies()) names.emplace_back(ToString(s));
   sub->add_option("--strategy", args->strategies,
-                  "A strategy to run; repeat for several (default all: " + StrategyNames() + ")")
+                  "A strategy to run; repeat for several (default all: " + BenchStrategyNames() + ")")
       ->check(CLI::IsMember(names));
   sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
       ->check(CLI::IsMember({"wal", "delete"}));

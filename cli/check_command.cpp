@@ -20,6 +20,7 @@
 #include "files/file_strategy.h"
 #include "files/grade.h"
 #include "options.h"
+#include "outputs.h"
 #include "os/atomic_file.h"
 #include "progress.h"
 #include "views/html_steps.h"
@@ -81,15 +82,18 @@ int Run(const CheckArgs& args) {
     }
   }
   if (bad) return kExitUsage;
-  // An output over a consumer file would replace the student's file with a picture.
-  for (const auto& [option, path] :
-       {std::pair{"--timeline", &args.timeline}, std::pair{"--html", &args.html}}) {
-    if (path->empty()) continue;
-    if (auto same = SameFileAsAny(*path, args.files)) {
-      fmt::print(stderr, "dedupsim: {} {}: that is the consumer file {}; not overwritten\n", option,
-                 *path, *same);
-      return kExitUsage;
-    }
+  // An output over a consumer file would replace the student's file with a picture
+  // (cli/outputs.h: the one rule for every output).
+  std::vector<OutputFile> outputs;
+  if (!args.timeline.empty()) outputs.push_back({"--timeline", args.timeline});
+  if (!args.html.empty()) outputs.push_back({"--html", args.html});
+  std::vector<UsedFile> used;
+  for (const std::string& path : args.files) {
+    used.push_back({path, fmt::format("the consumer file {}", path)});
+  }
+  if (auto misfit = OutputMisfit(outputs, used)) {
+    fmt::print(stderr, "dedupsim: {}\n", *misfit);
+    return kExitUsage;
   }
 
   // Created (as a temporary) before anything runs: a path that cannot be written costs no

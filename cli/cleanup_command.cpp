@@ -30,6 +30,7 @@ struct CleanupArgs {
   std::string backend = "sqlite";
   std::string dsn;
   std::string pg_schema = "dedupsim";
+  bool given_pg_schema = false;
 };
 
 int Cleanup(const CleanupArgs& args) {
@@ -43,6 +44,10 @@ int Cleanup(const CleanupArgs& args) {
   }
   if (!postgres && (!args.dsn.empty() || args.db.empty())) {
     fmt::print(stderr, "dedupsim: cleanup needs --db FILE (or --backend postgres --dsn ...)\n");
+    return kExitUsage;
+  }
+  if (!postgres && args.given_pg_schema) {
+    fmt::print(stderr, "dedupsim: --pg-schema needs --backend postgres\n");
     return kExitUsage;
   }
   SystemClock clock;
@@ -108,10 +113,15 @@ Command AddCleanupCommand(CLI::App& app) {
           "DURATION"));
   sub->add_option("--format", args->format, "text: one line; json: one JSON object")
       ->check(CLI::IsMember({"text", "json"}));
-  AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema, "clean", "--db FILE",
-                    "cleans (it must exist: cleanup creates nothing)",
-                    "; with postgres, --dsn is needed");
-  return {sub, [args]() -> int { return Cleanup(*args); }};
+  const BackendOptions backend =
+      AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema, "clean", "--db FILE",
+                        "cleans (it must exist: cleanup creates nothing)",
+                        "; with postgres, --dsn is needed");
+  CLI::Option* pg_schema = backend.schema;
+  return {sub, [args, pg_schema]() -> int {
+            args->given_pg_schema = pg_schema->count() > 0;
+            return Cleanup(*args);
+          }};
 }
 
 }  // namespace dedupsim::cli

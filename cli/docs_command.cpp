@@ -3,7 +3,8 @@
 // --cli FILE, also rewrites FILE's Reference and Exit status sections from the command
 // definitions (reference.h: the CLI11 app walked, so every command and option is there as
 // defined; the man page is another view of the same description). With --check it only
-// reports the pages that are out of date.
+// reports the pages that are out of date. With --index FILE (docs/README.md), also rewrites
+// FILE's list of the lessons by theme from the table of scenarios (scenarios/lessons.inc).
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "exit_status.h"
@@ -21,6 +23,7 @@
 #include "reference.h"
 #include "scenarios.h"
 #include "sqlite/database.h"
+#include "sqlite/store.h"
 #include "views/doc_page.h"
 
 namespace dedupsim::cli {
@@ -30,8 +33,47 @@ namespace {
 struct DocsArgs {
   std::string folder = "docs/scenarios";
   std::string cli_page;  // docs/cli.md, or "" for none
+  std::string index_page;  // docs/README.md, or "" for none
   bool check = false;
 };
+
+// The lessons by theme, for the index page: a line per theme (wrapped at 100 columns) that
+// links every lesson of the theme, in the table's order, to its page in `folder` (written
+// relative to the index's folder when it lies under it).
+std::string LessonsByTheme(const std::string& index_page, const std::string& folder) {
+  const size_t slash = index_page.find_last_of('/');
+  const std::string index_folder = slash == std::string::npos ? "" : index_page.substr(0, slash + 1);
+  std::string pages = folder;
+  if (!index_folder.empty() && pages.rfind(index_folder, 0) == 0) {
+    pages = pages.substr(index_folder.size());
+  }
+  std::string out;
+  for (Theme theme : kThemes) {
+    std::vector<std::string> words{fmt::format("- **{}**", ThemeTitle(theme))};
+    if (theme == Theme::kPostsSix) words.back() += " (`dedupsim run all`)";
+    words.back() += ":";
+    std::vector<const Scenario*> lessons;
+    for (const Scenario* s : AllScenarios()) {
+      if (ThemeOf(*s) == theme) lessons.push_back(s);
+    }
+    for (size_t i = 0; i < lessons.size(); ++i) {
+      words.push_back(fmt::format("[{0}]({1}/{0}.md){2}", lessons[i]->name, pages,
+                                  i + 1 == lessons.size() ? "." : ","));
+    }
+    std::string line;
+    for (const std::string& word : words) {
+      if (!line.empty() && line.size() + 1 + word.size() > 100) {
+        out += line + "\n";
+        line = "  ";
+      } else if (!line.empty()) {
+        line += ' ';
+      }
+      line += word;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
 
 bool IsFile(const std::string& path) {
   struct stat st {};
@@ -99,13 +141,27 @@ int Docs(const DocsArgs& args, CLI::App& app) {
                             args.check, "dedupsim docs --cli " + args.cli_page);
     if (cli_status != kExitOk && cli_status != kExitCheckFailed) return cli_status;
   }
+  if (!args.index_page.empty()) {
+    if (!IsFile(args.index_page)) {
+      fmt::print(stderr, "dedupsim: docs: --index {} is not a file\n", args.index_page);
+      return kExitUsage;
+    }
+    const int index_status = UpdatePage(
+        args.index_page,
+        {{"The lessons, by theme", "lessons", LessonsByTheme(args.index_page, args.folder)}},
+        args.check, "dedupsim docs --index " + args.index_page);
+    if (index_status != kExitOk && index_status != kExitCheckFailed) return index_status;
+    if (cli_status == kExitOk) cli_status = index_status;
+  }
   DatabaseFile db = DatabaseFile::CreateTemporary(DatabaseSettings{}, SetUpConnection::kKeep);
   RunOptions options;  // the defaults of `dedupsim run`
   SteppingClock clock;  // the same times on every run: a page shows what it read
   Recorder recorder;
   constexpr uint64_t kDocsIdSeed = 1;
   IdGenerator ids(kDocsIdSeed);
-  ScenarioEnv env{options, db, clock, recorder, ids};
+  SqliteBackend backend(db);
+  SqliteFiles sqlite(db);
+  ScenarioEnv env{options, backend, sqlite, clock, recorder, ids};
   int status = kExitOk;
   for (const Scenario* scenario : AllScenarios()) {
     // The same ids for a scenario on every run, whatever ran before it: what the page
@@ -119,8 +175,6 @@ int Docs(const DocsArgs& args, CLI::App& app) {
     ScenarioResult result;
     try {
       result = RunScenario(*scenario, env, /*check=*/true);
-    } catch (const UnplannedDeath&) {
-      throw;  // a child's death, said as such
     } catch (const DatabaseError& e) {
       throw InDatabase(db.path(), e);  // every database error names the file
     }
@@ -164,6 +218,9 @@ Command AddDocsCommand(CLI::App& app) {
   AddFileOption(sub, "--cli", args->cli_page,
                 "Also rewrite this page's generated Reference section (docs/cli.md) from the "
                 "command definitions");
+  AddFileOption(sub, "--index", args->index_page,
+                "Also rewrite this page's generated list of the lessons by theme (docs/README.md) "
+                "from the table of scenarios");
   sub->add_flag("--check", args->check, "Write nothing; exit 1 when a page is out of date");
   CLI::App* root = &app;
   return {sub, [args, root]() -> int { return Docs(*args, *root); }};

@@ -10,8 +10,9 @@ enum ExitStatus : int {
   kExitOk = 0,             // ran, and every check held
   kExitCheckFailed = 1,    // --check (or an invariant) found a difference
   kExitUsage = 2,          // unknown scenario, bad option or value
-  kExitDatabase = 3,       // the database could not be used, or a child died unplanned
+  kExitDatabase = 3,       // the database could not be used
   kExitCannotWrite = 3,    // an output file (--timeline, a docs page) cannot be written
+  kExitProcess = 4,        // a child died unplanned, or the system refused a fork or a pipe
   kExitInterrupted = 130,  // SIGINT or SIGTERM: stopped, children killed, this run's files removed
 };
 
@@ -36,13 +37,16 @@ inline constexpr ExitStatusMeaning kExitStatusMeanings[] = {
      "the run uses"},
     {kExitDatabase,
      "database error (not a dedupsim database, altered schema, in use by another dedupsim, "
-     "locked, unwritable), an output file that cannot be written, or a child process that "
-     "died unplanned",
+     "locked, unwritable), or an output file that cannot be written",
      "the database could not be used (not a dedupsim database, a schema altered by hand, in "
      "use by another dedupsim process, locked, unwritable; the message names the file; a "
      "PostgreSQL schema or table dedupsim did not create, a server that cannot be reached or "
-     "started, libpq that cannot be opened), an output file cannot be written (`--timeline`, "
-     "a docs page, a symbolic link at its name), or a child process died unplanned"},
+     "started, libpq that cannot be opened), or an output file cannot be written (`--timeline`, "
+     "a docs page, a symbolic link at its name)"},
+    {kExitProcess, "a child process that died unplanned, or a fork or pipe the system refused",
+     "a process failure: a child process (a crash mode's, a process instance's, a bench or "
+     "soak consumer) died in a way nobody planned (the message names the child and its wait "
+     "status), or the system refused a `fork` or a `pipe`"},
     {kExitInterrupted,
      "interrupted (SIGINT or SIGTERM): children killed, every file the run created removed, "
      "a kept --db left valid",

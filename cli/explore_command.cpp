@@ -19,6 +19,7 @@
 #include "explore/report.h"
 #include "explore/strategies.h"
 #include "options.h"
+#include "outputs.h"
 #include "os/atomic_file.h"
 #include "postgres/cluster.h"
 #include "postgres/store.h"
@@ -48,6 +49,7 @@ struct ExploreArgs {
   std::string backend = "sqlite";
   std::string dsn;  // postgres: a server the user runs; "": a throwaway cluster
   std::string pg_schema = "dedupsim";
+  bool given_pg_schema = false;
   std::string isolation = "read-committed";
   bool given_journal = false;
   bool given_isolation = false;
@@ -179,7 +181,7 @@ int Run(const ExploreArgs& args) {
     return kExitUsage;
   }
   const bool postgres = args.backend == "postgres";
-  if (!postgres && (!args.dsn.empty() || args.given_isolation || args.pg_schema != "dedupsim")) {
+  if (!postgres && (!args.dsn.empty() || args.given_isolation || args.given_pg_schema)) {
     return Usage("--dsn, --pg-schema and --isolation need --backend postgres");
   }
   if (postgres) {
@@ -221,6 +223,10 @@ int Run(const ExploreArgs& args) {
         "postgres");
   }
 
+  // The one rule for every output (cli/outputs.h); explore reads no file of the user's.
+  if (!args.html.empty()) {
+    if (auto misfit = OutputMisfit({{"--html", args.html}}, {})) return Usage(*misfit);
+  }
   // Created (as a temporary) before anything runs: a path that cannot be written costs no
   // run and leaves nothing behind.
   std::optional<AtomicFile> html;
@@ -371,9 +377,11 @@ Command AddExploreCommand(CLI::App& app) {
   sub->add_option("--journal", args->journal, "SQLite journal mode (default wal)")
       ->check(CLI::IsMember({"wal", "delete"}))
       ->each([args](const std::string&) { args->given_journal = true; });
-  AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema, "explore on",
-                    "a temporary file", "may reset",
-                    "; on postgres the matrix marks the cells that differ from SQLite's");
+  const BackendOptions backend =
+      AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema, "explore on",
+                        "a temporary file", "may reset",
+                        "; on postgres the matrix marks the cells that differ from SQLite's");
+  backend.schema->each([args](const std::string&) { args->given_pg_schema = true; });
   sub->add_option("--isolation", args->isolation,
                   "postgres: the consumers' isolation level: read-committed (default), "
                   "repeatable-read, serializable")

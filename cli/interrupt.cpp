@@ -10,7 +10,10 @@
 #include <thread>
 
 #include "exit_status.h"
+#include "os/pause_point.h"
 #include "os/run_files.h"
+
+extern char** environ;
 
 namespace dedupsim::cli {
 
@@ -24,11 +27,9 @@ sigset_t InterruptSignals() {
   return set;
 }
 
-[[noreturn]] void WaitForInterrupt() {
-  const sigset_t set = InterruptSignals();
-  int signal = 0;
-  while (sigwait(&set, &signal) != 0) {
-  }
+// Kills and reaps the children, runs the cleanups, removes the run's files, says so and
+// exits 130.
+[[noreturn]] void Interrupted(int signal) {
   const int removed = run_files::KillChildrenAndRemoveFiles();
   const std::string line =
       fmt::format("dedupsim: interrupted by {}: stopped; removed {} file(s) this run had created\n",
@@ -37,11 +38,43 @@ sigset_t InterruptSignals() {
   ::_exit(kExitInterrupted);
 }
 
+[[noreturn]] void WaitForInterrupt() {
+  const sigset_t set = InterruptSignals();
+  int signal = 0;
+  while (sigwait(&set, &signal) != 0) {
+  }
+  Interrupted(signal);
+}
+
+// Runs before anything else of the program: before the constructors of the libraries it
+// links and of its own statics, before main (an executable's .preinit_array runs right
+// after the dynamic loader has mapped and relocated it). From here on SIGINT and SIGTERM
+// wait, pending, for the interrupt thread, so a signal in the program's first milliseconds
+// ends it with 130 like any other. Only the loader's own work comes before.
+void BlockInterruptsFirst(int, char**, char** envp) {
+  const sigset_t set = InterruptSignals();
+  ::sigprocmask(SIG_BLOCK, &set, nullptr);
+  // libc sets environ from envp only in its own initialisation, which comes later; the
+  // test build's pause point reads it now.
+  if (environ == nullptr) environ = envp;
+  StopHere("program-start");  // tests signal the process here, before main
+}
+
+[[gnu::section(".preinit_array"), gnu::used]] void (*const kBlockInterruptsFirst)(int, char**,
+                                                                                 char**) =
+    &BlockInterruptsFirst;
+
 }  // namespace
 
 void InstallInterruptHandling() {
   const sigset_t set = InterruptSignals();
-  ::pthread_sigmask(SIG_BLOCK, &set, nullptr);  // inherited by every thread made later
+  ::pthread_sigmask(SIG_BLOCK, &set, nullptr);  // already blocked; inherited by every thread
+  // A signal that came before main waits, pending: answered here, before any work (the
+  // thread below might not be waiting yet when a short command ends, and the interrupt
+  // would go unanswered, exit 0).
+  const timespec now{0, 0};
+  const int pending = ::sigtimedwait(&set, nullptr, &now);
+  if (pending == SIGINT || pending == SIGTERM) Interrupted(pending);
   std::thread(WaitForInterrupt).detach();
 }
 

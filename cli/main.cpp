@@ -14,6 +14,7 @@
 #include "exit_status.h"
 #include "core/input_error.h"
 #include "interrupt.h"
+#include "os/process_error.h"
 #include "sqlite/error.h"
 #include "views/explain.h"
 
@@ -124,6 +125,9 @@ int main(int argc, char** argv) {
       if (command.sub->parsed()) return command.run();
     }
     return kExitUsage;
+  } catch (const ProcessError& e) {
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
+    return kExitProcess;
   } catch (const InputError& e) {
     // A file's fault found while it ran (its statement past its budget): FILE:LINE:COLUMN.
     fmt::print(stderr, "dedupsim: {}\n", e.what());

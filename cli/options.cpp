@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 namespace dedupsim::cli {
 
 DecimalResult ParseDecimal(const std::string& text, uint64_t min, uint64_t max) {
@@ -41,6 +43,31 @@ DecimalResult ParseDecimal(const std::string& text, uint64_t min, uint64_t max) 
   return r;
 }
 
+CLI::Option* AddShare(CLI::App* sub, const std::string& name, double& target,
+                      const std::string& description) {
+  auto* option = sub->add_option_function<std::string>(
+      name,
+      [&target, name](const std::string& text) {
+        // 0 or 1, then optionally a point and digits: the only spellings read.
+        const bool digits = text.size() >= 1 && (text[0] == '0' || text[0] == '1') &&
+                            (text.size() == 1 ||
+                             (text.size() > 2 && text[1] == '.' &&
+                              text.find_first_not_of("0123456789", 2) == std::string::npos));
+        if (!digits) {
+          throw CLI::ValidationError(
+              name, "'" + text + "' is not a share in [0, 1] written in decimal (like 0.3)");
+        }
+        const double value = std::strtod(text.c_str(), nullptr);
+        if (value > 1.0) throw CLI::ValidationError(name, "'" + text + "' is more than 1");
+        target = value;
+      },
+      description);
+  // Shown as before: the type and the range.
+  option->type_name("FLOAT:FLOAT in [0 - 1]");
+  option->default_str(fmt::format("{}", target));
+  return option;
+}
+
 CLI::Validator ListedValues(const std::vector<std::string>& values) {
   std::string listed;
   for (const std::string& v : values) listed += (listed.empty() ? "" : ",") + v;
@@ -76,14 +103,31 @@ BackendOptions AddBackendOptions(CLI::App* sub, std::string& backend, std::strin
       ->check(CLI::IsMember({"sqlite", "postgres"}));
   BackendOptions made;
   made.dsn = sub->add_option(
-      "--dsn", dsn,
-      "postgres: a libpq connection string (\"host=... dbname=...\") of a server you run; "
-      "dedupsim works only in the schema it creates there (--pg-schema)");
+                     "--dsn", dsn,
+                     "postgres: a libpq connection string (\"host=... dbname=...\") of a server "
+                     "you run; dedupsim works only in the schema it creates there (--pg-schema)")
+                 ->check(CLI::Validator(
+                     [](const std::string& text) -> std::string {
+                       return text.empty() ? "an empty connection string (leave --dsn out for "
+                                             "a throwaway server)"
+                                           : "";
+                     },
+                     ""));
   made.schema = sub->add_option(
       "--pg-schema", schema,
       fmt::format("postgres: the schema dedupsim creates, marks and {} (default dedupsim); one "
                   "it did not create is refused (exit 3)",
                   schema_use));
+  // PostgreSQL cuts a longer name to 63 bytes, so two names could open one schema.
+  made.schema->check(CLI::Validator(
+      [](const std::string& text) -> std::string {
+        if (text.empty()) return "an empty schema name";
+        if (text.size() > 63) {
+          return "a schema name is at most 63 bytes (PostgreSQL cuts longer ones)";
+        }
+        return "";
+      },
+      ""));
   return made;
 }
 

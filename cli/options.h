@@ -48,6 +48,11 @@ CLI::Option* AddDecimal(CLI::App* sub, const std::string& name, T& target,
   return option->type_name("INT");
 }
 
+// A share in [0, 1] written as plain decimal digits ("0", "1", "0.3", "1.0"): a sign, an
+// exponent, a hex float ("0x1p-2"), "nan" or "inf" are refused, never read.
+CLI::Option* AddShare(CLI::App* sub, const std::string& name, double& target,
+                      const std::string& description);
+
 // Describes an option's values as {a,b,...} in --help, the generated reference and the man
 // page, which shell completion then offers, without checking them: the command checks the
 // value itself and names the valid ones in its own message (so the exit status and the

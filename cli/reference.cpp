@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "exit_status.h"
+#include "lesson/options.h"
 #include "lesson/runner.h"
 #include "scenarios.h"
 
@@ -35,7 +36,7 @@ OptionDoc Describe(const CLI::Option* option, bool by_scenario) {
   doc.required = option->get_required();
   doc.meaning = option->get_description();
   if (by_scenario) {
-    if (const ScenarioOption* only = FindScenarioOption(option->get_name())) {
+    if (const LessonOption* only = FindLessonOption(option->get_name()); only && only->trait) {
       doc.scenarios.emplace();
       for (const Scenario* s : AllScenarios()) {
         if (s->traits & only->trait) doc.scenarios->emplace_back(s->name);

@@ -21,8 +21,10 @@
 #include "file_scenario.h"
 #include "files/scenario_file.h"
 #include "lesson/crash.h"
+#include "lesson/options.h"
 #include "lesson/runner.h"
 #include "options.h"
+#include "outputs.h"
 #include "os/atomic_file.h"
 #include "postgres/cluster.h"
 #include "postgres/store.h"
@@ -46,24 +48,12 @@ struct RunArgs {
   std::vector<std::string> files;  // --file: scenario files or folders of them
   std::string db;
   std::string format = "text";
-  int64_t quantity = 2;
-  int deliveries = 2;
-  int hold_ms = 500;
-  int stagger_ms = 100;
+  RunOptions options;  // the lesson options (lesson/options.h), read into it as parsed
   bool check = false;
   int test_only_expect_hold_ms = -1;  // tests only: --check compares with this hold's expectation
   bool trace = false;
   std::string journal = "wal";
   std::string synchronous = "normal";
-  std::string crash_mode = "throw";
-  std::string instances = "threads";
-  int max_deliveries = 10;
-  int retention_days = 14;
-  std::string dedup_window = "10m";
-  std::string lock_max_age = "30s";
-  int store_size = 3;
-  int idle_timeout_ms = 1000;
-  int lock_timeout_ms = 0;
   std::string diagram;   // "" or "mermaid"
   std::string timeline;  // SVG file to write, or ""
   std::string html;      // step-through page to write, or ""
@@ -75,12 +65,13 @@ struct RunArgs {
   std::string isolation = "read-committed";
   std::string broker = "sim";
   std::string broker_url;  // nats, rabbitmq: a server the user runs; "": a private one
-  bool given_db = false, given_journal = false, given_isolation = false;
-  bool given_idle_timeout = false;
-  // Set after parsing: which scenario-specific options were given.
-  GivenOptions given;
-  bool hold_given = false;     // --hold-ms (a scenario file's own hold applies otherwise)
-  bool stagger_given = false;  // --stagger-ms
+  bool given_db = false, given_journal = false, given_isolation = false, given_pg_schema = false;
+  // Set after parsing: the lesson options given (their flags).
+  std::vector<std::string> given;
+  std::string dedup_window_text;  // --dedup-window as typed, when given
+  bool Given(std::string_view flag) const {
+    return std::find(given.begin(), given.end(), flag) != given.end();
+  }
 };
 
 // "naive, inbox, ...": the scenarios with this trait, which take the option it stands for.
@@ -126,9 +117,10 @@ std::optional<std::string> BackendMisfit(const RunArgs& args,
                                          const std::vector<const Scenario*>& scenarios) {
   if (args.backend != "postgres") {
     if (!args.dsn.empty()) return "--dsn needs --backend postgres";
+    if (args.given_pg_schema) return "--pg-schema needs --backend postgres";
     if (args.given_isolation)
       return "--isolation needs --backend postgres (SQLite is always serializable)";
-    if (args.given_idle_timeout)
+    if (args.Given("--idle-timeout-ms"))
       return "--idle-timeout-ms needs --backend postgres (SQLite has no session timeout: "
              "nothing ends a hung writer's transaction but its death)";
     return std::nullopt;
@@ -181,7 +173,7 @@ int Run(const RunArgs& args) {
   }
   // Every scenario file must take every option given: a lesson never ignores one.
   FileLessons lessons;
-  lessons.overrides = {.hold = args.hold_given, .stagger = args.stagger_given};
+  lessons.overrides = {.hold = args.Given("--hold-ms"), .stagger = args.Given("--stagger-ms")};
   try {
     for (const std::string& path : args.files) {
       std::vector<std::string> paths = IsFolder(path) ? files::ScenarioFilesIn(path)
@@ -208,6 +200,26 @@ int Run(const RunArgs& args) {
     return kExitUsage;
   }
 
+  // The outputs may never be a file the run uses (cli/outputs.h): the database, its
+  // companions and side stores, a scenario file, a consumer file one names, each other.
+  std::vector<OutputFile> outputs;
+  if (!args.timeline.empty()) outputs.push_back({"--timeline", args.timeline});
+  if (!args.html.empty()) outputs.push_back({"--html", args.html});
+  std::vector<UsedFile> used;
+  if (!args.db.empty()) used = DatabaseFiles(args.db);
+  for (const auto& lesson : lessons.files) {
+    used.push_back({lesson->path, fmt::format("the scenario file {}", lesson->path)});
+    for (const files::ScenarioConsumer& c : lesson->consumers) {
+      if (!c.file) continue;
+      used.push_back({c.file->file().path, fmt::format("the consumer file {}, named by {}",
+                                                       c.file->file().path, lesson->path)});
+    }
+  }
+  if (auto misfit = OutputMisfit(outputs, used)) {
+    fmt::print(stderr, "dedupsim: {}\n", *misfit);
+    return kExitUsage;
+  }
+
   const BrokerKind broker_kind = *ParseBrokerKind(args.broker);  // checked by the parser
   if (broker_kind == BrokerKind::kSimulated && !args.broker_url.empty()) {
     fmt::print(stderr, "dedupsim: --broker-url needs --broker nats or rabbitmq\n");
@@ -221,21 +233,13 @@ int Run(const RunArgs& args) {
   }
 
   // The timeline's file is created (as a temporary) before anything runs, so a path that
-  // cannot be written costs no run and leaves nothing behind. It may never be a file the
-  // run uses: the database, its companions, its side stores.
+  // cannot be written costs no run and leaves nothing behind.
   std::optional<AtomicFile> timeline;
   if (!args.timeline.empty()) {
     if (!EndsWithSvg(args.timeline)) {
       fmt::print(stderr, "dedupsim: --timeline {}: the file must end in .svg (it is SVG)\n",
                  args.timeline);
       return kExitUsage;
-    }
-    if (!args.db.empty()) {
-      if (auto same = SameFileAsAny(args.timeline, FilesOfDatabase(args.db))) {
-        fmt::print(stderr, "dedupsim: --timeline {} is {}, a file this run uses; not writing it\n",
-                   args.timeline, *same);
-        return kExitUsage;
-      }
     }
     if (!OpenOutputFile(args.timeline, &timeline)) return kExitCannotWrite;
   }
@@ -246,34 +250,23 @@ int Run(const RunArgs& args) {
   DatabaseSettings settings;
   settings.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
   settings.synchronous = args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
-  DatabaseFile db = args.db.empty() ? DatabaseFile::CreateTemporary(settings, SetUpConnection::kKeep)
-                                    : DatabaseFile::Open(args.db, settings);
+  // SQLite: the run's file, a temporary one unless --db names it. A PostgreSQL run has none.
+  std::optional<DatabaseFile> db;
+  if (!postgres) {
+    db.emplace(args.db.empty() ? DatabaseFile::CreateTemporary(settings, SetUpConnection::kKeep)
+                               : DatabaseFile::Open(args.db, settings));
+  }
 
-  RunOptions options;
-  options.quantity = args.quantity;
-  options.deliveries = args.deliveries;
-  options.hold = std::chrono::milliseconds(args.hold_ms);
-  options.stagger = std::chrono::milliseconds(args.stagger_ms);
-  options.crash_mode = args.crash_mode == "exit"   ? CrashMode::kExit
-                       : args.crash_mode == "kill" ? CrashMode::kKill
-                                                   : CrashMode::kThrow;
-  options.instances = args.instances == "processes" ? InstanceMode::kProcesses : InstanceMode::kThreads;
-  options.max_deliveries = args.max_deliveries;
-  options.retention = std::chrono::days(args.retention_days);
-  options.dedup_window = *ParseDuration(args.dedup_window);  // checked by the parser
-  options.lock_max_age = *ParseDuration(args.lock_max_age);  // checked by the parser
-  options.store_size = args.store_size;
-  options.idle_timeout = std::chrono::milliseconds(args.idle_timeout_ms);
-  options.lock_timeout = std::chrono::milliseconds(args.lock_timeout_ms);
+  RunOptions options = args.options;
   options.broker = broker_kind;
   if (broker_kind != BrokerKind::kSimulated) {
     // A real broker's duplicate window is the server's, waited out in real time.
-    if (!args.given.dedup_window) options.dedup_window = std::chrono::seconds(1);
+    if (!args.Given("--dedup-window")) options.dedup_window = std::chrono::seconds(1);
     if (options.dedup_window > std::chrono::seconds(30)) {
       fmt::print(stderr,
                  "dedupsim: --dedup-window {}: on a real broker the lesson waits the window out "
                  "in real time: at most 30s\n",
-                 args.dedup_window);
+                 args.dedup_window_text);
       return kExitUsage;
     }
   }
@@ -291,6 +284,8 @@ int Run(const RunArgs& args) {
                           : args.isolation == "repeatable-read" ? Isolation::kRepeatableRead
                                                                 : Isolation::kReadCommitted;
     backend = std::make_unique<PgBackend>(*pg, isolation);
+  } else {
+    backend = std::make_unique<SqliteBackend>(*db);
   }
 
   // The broker: a private server for this command (unless --broker-url names one), stopped
@@ -305,21 +300,19 @@ int Run(const RunArgs& args) {
   Clock& clock = stepping ? static_cast<Clock&>(*stepping) : system_clock;
   Recorder recorder;
   IdGenerator ids = args.seed >= 0 ? IdGenerator(static_cast<uint64_t>(args.seed)) : IdGenerator();
-  ScenarioEnv env{options, db, clock, recorder, ids};
-  env.backend = backend.get();
+  SqliteFiles sqlite = db ? SqliteFiles(*db) : SqliteFiles(settings);
+  ScenarioEnv env{options, *backend, sqlite, clock, recorder, ids};
   env.brokers = &broker->brokers();
   try {
     return RunScenarios(args, scenarios, env, timeline, html);
   } catch (const files::FileError& e) {
     fmt::print(stderr, "dedupsim: {}\n", e.what());
     return kExitUsage;
-  } catch (const UnplannedDeath&) {
-    throw;  // a child's death, said as such
   } catch (const BrokerError&) {
     throw;  // the broker's errors name the broker themselves
   } catch (const DatabaseError& e) {
     if (postgres) throw;             // PostgreSQL's errors name the server or schema themselves
-    throw InDatabase(db.path(), e);  // every database error names the file
+    throw InDatabase(db->path(), e);  // every database error names the file
   }
 }
 
@@ -337,7 +330,7 @@ int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenar
   std::vector<TablesSnapshot> snapshots;
   std::unique_ptr<TableProbe> probe;
   if (html) {
-    probe = std::make_unique<TableProbe>(env.db.path());
+    probe = std::make_unique<TableProbe>(SqliteFile(env).path());
     env.recorder.SetObserver([&](const TraceEvent& e) { snapshots.push_back(probe->Read(e)); });
   }
   for (const Scenario* scenario : scenarios) {
@@ -401,6 +394,62 @@ int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenar
   return all_held ? kExitOk : kExitCheckFailed;
 }
 
+// A row of the lesson options table as a CLI option reading into options: its help text
+// names the scenarios that take it and its default; its value is checked as the row says.
+void AddLessonOption(CLI::App* sub, const LessonOption& row, RunOptions& options) {
+  const std::string flag(row.flag);
+  const std::string help = LessonOptionHelp(row, TakenBy(row.trait));
+  CLI::Option* option = nullptr;
+  switch (row.kind) {
+    case OptionKind::kDecimal: {
+      option = sub->add_option_function<std::string>(
+          flag,
+          [&options, &row, flag](const std::string& text) {
+            DecimalResult r = ParseDecimal(text, static_cast<uint64_t>(row.min),
+                                           static_cast<uint64_t>(row.max));
+            if (!r.error.empty()) throw CLI::ValidationError(flag, r.error);
+            row.set(options, static_cast<int64_t>(r.value));
+          },
+          help);
+      // The range shows in --help and the generated reference as INT:MIN..MAX; the value is
+      // checked by the function above (this validator only describes it).
+      option->check(CLI::Validator([](const std::string&) { return std::string(); },
+                                   std::to_string(row.min) + ".." + std::to_string(row.max)));
+      option->type_name("INT");
+      break;
+    }
+    case OptionKind::kChoice: {
+      std::vector<std::string> choices(row.choices.begin(), row.choices.end());
+      option = sub->add_option_function<std::string>(
+          flag,
+          [&options, &row](const std::string& text) {
+            for (size_t i = 0; i < row.choices.size(); ++i) {
+              if (row.choices[i] == text) row.set(options, static_cast<int64_t>(i));
+            }
+          },
+          help);
+      option->check(CLI::IsMember(choices));
+      break;
+    }
+    case OptionKind::kDuration:
+      option = sub->add_option_function<std::string>(
+          flag,
+          [&options, &row](const std::string& text) {
+            row.set(options, ParseDuration(text)->count());  // checked by the validator below
+          },
+          help);
+      option->check(CLI::Validator(
+          [&row](const std::string& text) -> std::string {
+            auto value = ParseDuration(text);
+            if (!value) return DurationProblem(text);
+            return row.duration_problem ? row.duration_problem(*value) : "";
+          },
+          "DURATION"));
+      break;
+  }
+  option->default_str(row.show(RunOptions{}));
+}
+
 }  // namespace
 
 Command AddRunCommand(CLI::App& app) {
@@ -422,23 +471,13 @@ Command AddRunCommand(CLI::App& app) {
                 "removed at the end");
   sub->add_option("--format", args->format, "text: the post's lines; json: one JSON object per line")
       ->check(CLI::IsMember({"text", "json"}));
-  AddDecimal(sub, "--quantity", args->quantity, "Books in the order (default 2)", int64_t{1},
-             int64_t{1000000});
-  auto* deliveries = AddDecimal(
-      sub, "--deliveries", args->deliveries,
-      TakenBy(kRepeatsDelivery) +
-          ": deliveries of the same message; record-first and second-connection count the "
-          "crashed one (default 2)",
-      1, 1000);
-  auto* hold = AddDecimal(sub, "--hold-ms", args->hold_ms,
-                          TakenBy(kHasHold) +
-                              ": the first copy holds this long before going on (default 500)",
-                          0, 60000);
-  auto* stagger = AddDecimal(sub, "--stagger-ms", args->stagger_ms,
-                             TakenBy(kHasHold) +
-                                 ": the second copy starts this long after the first (default "
-                                 "100)",
-                             0, 60000);
+  const std::span<const LessonOption> lesson_options = LessonOptions();
+  // --quantity to --stagger-ms, then --check to --synchronous, then the rest of the table:
+  // the order --help has always shown.
+  const size_t first_part = 4;
+  for (const LessonOption& option : lesson_options.first(first_part)) {
+    AddLessonOption(sub, option, args->options);
+  }
   // Hidden (no group): lets the end-to-end tests see --check fail and exit 1.
   AddDecimal(sub, "--test-only-expect-hold-ms", args->test_only_expect_hold_ms, "", 0, 60000)
       ->group("");
@@ -450,65 +489,9 @@ Command AddRunCommand(CLI::App& app) {
       ->check(CLI::IsMember({"wal", "delete"}));
   sub->add_option("--synchronous", args->synchronous, "SQLite synchronous level (default normal)")
       ->check(CLI::IsMember({"normal", "full"}));
-  auto* crash = sub->add_option("--crash-mode", args->crash_mode,
-                                "How a crashing delivery dies: throw (an exception, as the post), "
-                                "exit (a child process calls _exit), kill (SIGKILL to the child)")
-                    ->check(CLI::IsMember({"throw", "exit", "kill"}));
-  auto* instances = sub->add_option("--instances", args->instances,
-                                    TakenBy(kHasInstances) +
-                                        ": the two consumer instances as threads or processes")
-                        ->check(CLI::IsMember({"threads", "processes"}));
-  auto* max_deliveries =
-      AddDecimal(sub, "--max-deliveries", args->max_deliveries,
-                 "duplicate-as-error, retention, poison-message: deliveries before the broker "
-                 "dead-letters a message (default 10)",
-                 1, 1000);
-  auto* retention = AddDecimal(sub, "--retention-days", args->retention_days,
-                               "retention: days Inbox records are kept before the nightly "
-                               "cleanup deletes them (default 14)",
-                               1, 3650);
-  auto* dedup_window =
-      sub->add_option("--dedup-window", args->dedup_window,
-                      "broker-dedup: the broker's duplicate detection window, as 10m, 36h, 7d "
-                      "(default 10m, at most 7d)")
-          ->check(CLI::Validator(
-              [](const std::string& text) -> std::string {
-                auto window = ParseDuration(text);
-                if (!window) return DurationProblem(text);
-                if (window->count() == 0) return "the window must be longer than zero";
-                if (*window > kMaxDuplicateDetectionWindow) return "the window is at most 7d";
-                return "";
-              },
-              "DURATION"));
-  auto* lock_max_age =
-      sub->add_option("--lock-max-age", args->lock_max_age,
-                      "orphan-claim: how long a claim's lease holds before another delivery may "
-                      "take it over, as 5s, 30s, 2m (default 30s, at most 1d)")
-          ->check(CLI::Validator(
-              [](const std::string& text) -> std::string {
-                auto age = ParseDuration(text);
-                if (!age) return DurationProblem(text);
-                if (*age < std::chrono::seconds(1)) return "the lease is at least 1s";
-                if (*age > std::chrono::hours(24)) return "the lease is at most 1d";
-                return "";
-              },
-              "DURATION"));
-  auto* store_size = AddDecimal(sub, "--store-size", args->store_size,
-                                "bounded-store: keys the in-memory dedup store has room "
-                                "for (default 3)",
-                                1, 1000);
-  auto* idle_timeout = AddDecimal(
-      sub, "--idle-timeout-ms", args->idle_timeout_ms,
-      TakenBy(kHasServerTimeouts) +
-          ": PostgreSQL's idle_in_transaction_session_timeout on the hung consumer's session "
-          "(default 1000)",
-      1, 60000);
-  auto* lock_timeout = AddDecimal(
-      sub, "--lock-timeout-ms", args->lock_timeout_ms,
-      TakenBy(kHasServerTimeouts) +
-          ": lock_timeout on the waiting consumer's session; 0: none (default 0; on SQLite its "
-          "busy timeout, 1000 when 0)",
-      0, 60000);
+  for (const LessonOption& option : lesson_options.subspan(first_part)) {
+    AddLessonOption(sub, option, args->options);
+  }
   sub->add_option("--diagram", args->diagram,
                   "Print a Mermaid sequence diagram of each run after its line (in JSON: a "
                   "\"diagram\" field); the only kind is mermaid")
@@ -518,18 +501,19 @@ Command AddRunCommand(CLI::App& app) {
                 "stacked sections of one file), replacing a regular file whole and keeping its "
                 "mode; never a symbolic link, the database or any file the run uses")
       ->type_name("FILE.svg");
-  sub->add_option("--html", args->html,
-                  "Write a step-through page of the run to this file: the steps, and the "
-                  "tables as they were after each one (self-contained HTML; keys, slider, a "
-                  "link per step)")
+  AddFileOption(sub, "--html", args->html,
+                "Write a step-through page of the run to this file: the steps, and the "
+                "tables as they were after each one (self-contained HTML; keys, slider, a "
+                "link per step); never a file the run uses")
       ->type_name("FILE.html");
   AddDecimal(sub, "--seed", args->seed,
              "Repeatable ids and timestamps: messages, orders and books get the same ids, "
              "and the records the same times (from 2030-01-07T09:00:00Z, a millisecond a "
              "reading), in every picture and page, on every run with the same seed",
              int64_t{0}, int64_t{1} << 53);
-  AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema, "run on", "a file",
-                    "may reset");
+  const BackendOptions backend = AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema,
+                                                   "run on", "a file", "may reset");
+  CLI::Option* pg_schema = backend.schema;
   AddBrokerOptions(sub, args->broker, args->broker_url,
                    "the lessons' messages go through");
   auto* isolation =
@@ -546,31 +530,26 @@ Command AddRunCommand(CLI::App& app) {
                     ->check(CLI::IsMember({"auto", "always", "never"}));
   CLI::App* root = &app;
   return {sub,
-          [args, deliveries, hold, stagger, crash, instances, max_deliveries, retention,
-           dedup_window, lock_max_age, store_size, color, root, isolation, db, journal, synchronous,
-           idle_timeout, lock_timeout]() -> int {
+          [args, sub, color, root, isolation, db, journal, synchronous, pg_schema]() -> int {
             args->given_db = db->count() > 0;
+            args->given_pg_schema = pg_schema->count() > 0;
             args->given_journal = journal->count() > 0 || synchronous->count() > 0;
             args->given_isolation = isolation->count() > 0;
-            args->given_idle_timeout = idle_timeout->count() > 0;
-            args->given.max_deliveries = max_deliveries->count() > 0;
-            args->given.retention = retention->count() > 0;
-            args->given.dedup_window = dedup_window->count() > 0;
-            args->given.lock_max_age = lock_max_age->count() > 0;
-            args->given.store_size = store_size->count() > 0;
-            args->given.server_timeouts = idle_timeout->count() > 0 || lock_timeout->count() > 0;
+            for (const LessonOption& option : LessonOptions()) {
+              if (sub->get_option(std::string(option.flag))->count() > 0) {
+                args->given.emplace_back(option.flag);
+                if (option.flag == "--dedup-window") {
+                  args->dedup_window_text =
+                      sub->get_option(std::string(option.flag))->as<std::string>();
+                }
+              }
+            }
             // --color given to run wins over the global one.
             if (color->count() == 0) {
               if (const CLI::Option* global = root->get_option_no_throw("--color"); global && global->count() > 0) {
                 args->color = global->as<std::string>();
               }
             }
-            args->given.deliveries = deliveries->count() > 0;
-            args->given.hold = hold->count() > 0 || stagger->count() > 0;
-            args->hold_given = hold->count() > 0;
-            args->stagger_given = stagger->count() > 0;
-            args->given.crash_mode = crash->count() > 0;
-            args->given.instances = instances->count() > 0;
             return Run(*args);
           }};
 }

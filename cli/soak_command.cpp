@@ -23,11 +23,8 @@
 namespace dedupsim::cli {
 
 // Its own names (SoakArgs, ProgressView, Run) in a namespace of their own: the file shares a
-// unity batch with commands whose unnamed namespace holds the same names, or brings in the
-// explorer's Strategy.
+// unity batch with commands whose unnamed namespace holds the same names.
 namespace soak_file {
-
-using dedupsim::Strategy;
 
 namespace {
 
@@ -79,7 +76,7 @@ int Run(const SoakArgs& args) {
   options.workload.duplicate_rate = args.duplicate_rate;
   options.workload.seed = args.seed;
   options.consumers = args.consumers;
-  options.strategy = *ParseStrategy(args.strategy);
+  options.strategy = *ParseBenchStrategy(args.strategy);
   options.kill_every = std::chrono::milliseconds(args.kill_every_ms);
   options.lease = std::chrono::milliseconds(args.lease_ms);
   options.timeout = std::chrono::seconds(args.timeout_s);
@@ -111,7 +108,7 @@ int Run(const SoakArgs& args) {
                "with --role, start the consumers yourself and kill them by hand\n");
     return kExitUsage;
   }
-  if (postgres && options.strategy == Strategy::kNaturalKey) {
+  if (postgres && options.strategy == BenchStrategy::kNaturalKey) {
     fmt::print(stderr, "dedupsim: --strategy natural-key runs on SQLite only\n");
     return kExitUsage;
   }
@@ -194,9 +191,8 @@ Command AddSoakCommand(CLI::App& app) {
              UINT64_MAX);
   AddDecimal(sub, "--messages", args->messages,
              "Broker entries, duplicates included (default 5000)", int64_t{1}, int64_t{1'000'000});
-  sub->add_option("--duplicate-rate", args->duplicate_rate,
-                  "Share of entries that repeat an earlier message, in [0, 1] (default 0.3)")
-      ->check(CLI::Range(0.0, 1.0));
+  AddShare(sub, "--duplicate-rate", args->duplicate_rate,
+           "Share of entries that repeat an earlier message, in [0, 1] (default 0.3)");
   AddDecimal(sub, "--consumers", args->consumers, "Consumer processes (default 4)", 1, 32);
   sub->add_option("--strategy", args->strategy,
                   "Consumer: inbox (default), natural-key, naive, check-then-process")

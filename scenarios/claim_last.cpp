@@ -124,7 +124,7 @@ Outcome RunOnServer(ScenarioEnv& env) {
 }
 
 Outcome Run(ScenarioEnv& env) {
-  if (env.backend != nullptr && env.backend->name() != "sqlite") return RunOnServer(env);
+  if (OnServer(env)) return RunOnServer(env);
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   auto handle = [&env, &message](int delivery) {

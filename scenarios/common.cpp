@@ -10,12 +10,10 @@ namespace dedupsim {
 
 namespace {
 
-// Runs f on the scenario's backend: env.backend, or SQLite on env.db.
+// Runs f on the scenario's backend.
 template <typename F>
 auto WithBackend(ScenarioEnv& env, F f) {
-  if (env.backend != nullptr) return f(*env.backend);
-  SqliteBackend sqlite(env.db);
-  return f(static_cast<const Backend&>(sqlite));
+  return f(env.backend);
 }
 
 }  // namespace
@@ -95,11 +93,11 @@ void AddStock(ScenarioEnv& env, const StockItem& item) {
 }
 
 int64_t ProbeRows(ScenarioEnv& env, std::string_view table) {
-  if (env.backend == nullptr || env.backend->name() == "sqlite") {
+  if (!OnServer(env)) {
     Connection db = OpenProbe(env);
     return CountRows(db, table);
   }
-  return env.backend->CountRows(table);
+  return env.backend.CountRows(table);
 }
 
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book) {
@@ -107,7 +105,7 @@ OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book) {
 }
 
 Connection OpenTraced(ScenarioEnv& env, const std::string& instance, DeliveryRef delivery) {
-  Connection connection = env.db.Connect();
+  Connection connection = SqliteFile(env).Connect();
   connection.SetTrace(&env.recorder, instance);
   if (delivery.number == 0) delivery = env.recorder.TakeOfferedDelivery();
   connection.SetDelivery(std::move(delivery));
@@ -117,7 +115,7 @@ Connection OpenTraced(ScenarioEnv& env, const std::string& instance, DeliveryRef
 }
 
 Connection OpenActor(ScenarioEnv& env, const std::string& instance, const std::string& actor) {
-  Connection connection = env.db.Connect();
+  Connection connection = SqliteFile(env).Connect();
   connection.SetTrace(&env.recorder, instance);
   connection.SetTraceRole(actor, "database");
   return connection;
@@ -140,7 +138,7 @@ Connection OpenProvider(ScenarioEnv& env, const SideStore& store) {
 }
 
 Connection OpenProbe(ScenarioEnv& env) {
-  Connection connection = env.db.Connect();
+  Connection connection = SqliteFile(env).Connect();
   connection.SetTrace(&env.recorder, "check");
   connection.SetTraceRole(kActorProbe, "database");
   return connection;

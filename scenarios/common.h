@@ -68,7 +68,7 @@ void BeginDelivery(Store& store, DeliveryRef delivery);
 std::unique_ptr<Store> OpenQuietStore(ScenarioEnv& env, const std::string& instance);
 // "delivery n of message", for scenarios that deliver by hand (no Broker).
 DeliveryRef Delivered(const OrderPlaced& message, int n);
-// The same through the scenario's backend (env.backend, or SQLite on env.db): a store on a
+// The same through the scenario's backend (env.backend): a store on a
 // new connection, traced under `instance`, with the same "open" step and delivery.
 std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance,
                                  DeliveryRef delivery = {});

@@ -83,7 +83,7 @@ PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTa
   PairOutcome out;
   std::vector<InstanceResult> results;
   const PairTiming used = timing ? *timing : TimingFrom(env.options);
-  if (env.backend != nullptr && env.backend->name() != "sqlite") {
+  if (OnServer(env)) {
     results = RunStorePairOnServer(env, first, second, used);
     out.second_statements = results[1].statements;
     out.watched = true;

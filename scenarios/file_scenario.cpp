@@ -103,6 +103,8 @@ std::string Handle(ScenarioEnv& env, const SecondStores& stores, const ScenarioC
         break;
     }
   } catch (const SqliteError& e) {
+    // A full disk or an I/O error is the machine's, not the delivery's outcome.
+    if (e.kind() == StoreErrorKind::kEnvironment) throw;
     db.Note("outcome", "Failed", e.what());
     return "failed";
   } catch (const explore::DeliveryFailed& e) {
@@ -171,9 +173,9 @@ nlohmann::json SqlFigure(Connection& probe, const ScenarioFigure& f, const Order
 Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
                         const FileRunOverrides& overrides) {
   StockItem dune = Restock(env);
-  const SecondStores stores(file, env.db);
+  const SecondStores stores(file, SqliteFile(env));
   {
-    Connection setup = env.db.Connect();
+    Connection setup = SqliteFile(env).Connect();
     for (const ScenarioConsumer& c : file.consumers) {
       if (const char* schema = c.strategy().schema) RunSchema(setup, schema, c.file->file().tables);
       if (const char* reset = c.strategy().reset) setup.ExecScript(reset);

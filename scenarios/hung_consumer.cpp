@@ -41,10 +41,6 @@ double MsBetween(Steady::time_point from, Steady::time_point to) {
   return Ms(std::chrono::duration_cast<std::chrono::microseconds>(to - from));
 }
 
-bool OnServer(const ScenarioEnv& env) {
-  return env.backend != nullptr && env.backend->name() != "sqlite";
-}
-
 // A's delivery in its child: the inbox consumer, standing at BeforeCommit with its claim
 // and its stock update in an open transaction. idle_timeout > 0: set on A's session first.
 std::function<void(const Hook&)> Holder(ScenarioEnv& env, const OrderPlaced& m,
@@ -103,7 +99,7 @@ nlohmann::ordered_json ToJson(const Attempt& a) {
 struct ServerDelivery {
   ServerDelivery(ScenarioEnv& env, const OrderPlaced& m, int number,
                  std::chrono::milliseconds lock_timeout)
-      : waiter(*env.backend, &env.recorder, "B", kActorConsumer, Delivered(m, number),
+      : waiter(env.backend, &env.recorder, "B", kActorConsumer, Delivered(m, number),
                [this, &env, m, lock_timeout](Store& store) {
                  if (lock_timeout.count() > 0) {
                    static_cast<PgStore&>(store).connection().ExecScript(
@@ -143,7 +139,7 @@ struct ServerDelivery {
 // Has backend pid left pg_stat_activity? A backend whose session the server ended
 // releases its locks first and leaves the list a moment later: waits for that, up to 5 s.
 bool BackendGone(const ScenarioEnv& env, int pid) {
-  const auto& pg = static_cast<const PgBackend&>(*env.backend);
+  const auto& pg = static_cast<const PgBackend&>(env.backend);
   PgConnection side(pg.database().conninfo());
   const auto until = Steady::now() + std::chrono::seconds(5);
   for (;;) {

@@ -85,8 +85,8 @@ std::string Attempts(const nlohmann::json& r) {
 }
 
 std::string LevelName(ScenarioEnv& env) {
-  if (env.backend == nullptr || env.backend->name() == "sqlite") return "sqlite (one writer)";
-  std::unique_ptr<Store> store = env.backend->Open(nullptr, "probe");
+  if (!OnServer(env)) return "sqlite (one writer)";
+  std::unique_ptr<Store> store = env.backend.Open(nullptr, "probe");
   return std::string(ToString(store->isolation()));
 }
 

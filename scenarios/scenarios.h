@@ -1,5 +1,7 @@
-// The table of scenarios: every lesson dedupsim can run, in the order `list` shows them.
-// The first six are the post's, in the post's order; `run all` runs exactly those.
+// The table of scenarios: every lesson dedupsim can run, in the order `list` shows them,
+// each with the theme docs/README.md lists it under. The lessons are listed once, in
+// lessons.inc; the first six are the post's, in the post's order, and `run all` runs
+// exactly those.
 #pragma once
 
 #include <span>
@@ -9,44 +11,23 @@
 
 namespace dedupsim {
 
-extern const Scenario kNaiveScenario;
-extern const Scenario kCheckThenProcessScenario;
-extern const Scenario kInboxScenario;
-extern const Scenario kCrashBeforeCommitScenario;
-extern const Scenario kConcurrentScenario;
-extern const Scenario kEmailScenario;
-extern const Scenario kConcurrentDifferentScenario;
-extern const Scenario kRecordFirstScenario;
-extern const Scenario kNaturalKeyScenario;
-extern const Scenario kSharedKeyScenario;
-extern const Scenario kClaimLastScenario;
-extern const Scenario kProducerDuplicateScenario;
-extern const Scenario kRandomIdScenario;
-extern const Scenario kCacheArbiterScenario;
-extern const Scenario kDuplicateAsErrorScenario;
-extern const Scenario kContentMismatchScenario;
-extern const Scenario kRetentionScenario;
-extern const Scenario kBrokerDedupScenario;
-extern const Scenario kEmailReconcileScenario;
-extern const Scenario kHungConsumerScenario;
-extern const Scenario kIsolationRetryScenario;
-extern const Scenario kConcurrentRollbackScenario;
-extern const Scenario kPoisonMessageScenario;
-extern const Scenario kReceiveCountScenario;
-extern const Scenario kOptimisticEmailScenario;
-extern const Scenario kOutboxScenario;
-extern const Scenario kOrphanClaimScenario;
-extern const Scenario kSecondConnectionScenario;
-extern const Scenario kCorrelationKeyScenario;
-extern const Scenario kDeliveryTagKeyScenario;
-extern const Scenario kAckDeadlineScenario;
-extern const Scenario kAbsoluteWriteScenario;
-extern const Scenario kUnreconcilableScenario;
-extern const Scenario kBoundedStoreScenario;
-extern const Scenario kDuplicateInTransactionScenario;
+#define LESSON(object, theme) extern const Scenario object;
+#include "lessons.inc"
+#undef LESSON
+
+// What a lesson teaches, as docs/README.md groups the lessons; in the page's order.
+enum class Theme { kPostsSix, kConcurrency, kSideEffects, kKeys, kRetention, kBroker, kOperations };
+inline constexpr Theme kThemes[] = {Theme::kPostsSix,  Theme::kConcurrency, Theme::kSideEffects,
+                                    Theme::kKeys,      Theme::kRetention,   Theme::kBroker,
+                                    Theme::kOperations};
+
+// "The post's six", "Concurrency and locking", ...: the theme's title on the page.
+std::string_view ThemeTitle(Theme theme);
 
 std::span<const Scenario* const> AllScenarios();
 // nullptr when no scenario has that name.
 const Scenario* FindScenario(std::string_view name);
+// The theme a scenario of the table is listed under.
+Theme ThemeOf(const Scenario& scenario);
 
 }  // namespace dedupsim

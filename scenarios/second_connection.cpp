@@ -21,14 +21,14 @@ namespace {
 // True on a database that locks rows (a server), where the second connection may write
 // inside the main transaction without waiting for the whole database.
 bool LocksRows(const ScenarioEnv& env) {
-  return env.backend != nullptr && env.backend->name() != "sqlite";
+  return OnServer(env);
 }
 
 // The handler's second connection: a store traced under the same instance, without the
 // "open" step that would start a new delivery in the views.
 std::unique_ptr<Store> OpenSecond(ScenarioEnv& env, const std::string& instance) {
-  if (LocksRows(env)) return env.backend->Open(&env.recorder, instance);
-  Connection second = env.db.Connect();
+  if (LocksRows(env)) return env.backend.Open(&env.recorder, instance);
+  Connection second = SqliteFile(env).Connect();
   second.SetTrace(&env.recorder, instance);
   return std::make_unique<SqliteStore>(std::move(second));
 }

@@ -1,58 +1,46 @@
 #include "scenarios.h"
 
+#include <stdexcept>
+
 namespace dedupsim {
 
 namespace {
 
 const Scenario* const kScenarios[] = {
-    // The post's six, in its order.
-    &kNaiveScenario,
-    &kCheckThenProcessScenario,
-    &kInboxScenario,
-    &kCrashBeforeCommitScenario,
-    &kConcurrentScenario,
-    &kEmailScenario,
-    // Beyond the post.
-    &kConcurrentDifferentScenario,
-    // The post's other lessons: its experiments, pitfalls, retention, broker-side dedup.
-    &kRecordFirstScenario,
-    &kNaturalKeyScenario,
-    &kSharedKeyScenario,
-    &kClaimLastScenario,
-    &kProducerDuplicateScenario,
-    &kRandomIdScenario,
-    &kCacheArbiterScenario,
-    &kDuplicateAsErrorScenario,
-    &kContentMismatchScenario,
-    &kRetentionScenario,
-    &kBrokerDedupScenario,
-    &kEmailReconcileScenario,
-    // Lessons from the field (issue 13). Concurrency and locking:
-    &kConcurrentRollbackScenario,
-    &kOrphanClaimScenario,
-    // Side effects:
-    &kOptimisticEmailScenario,
-    &kOutboxScenario,
-    &kSecondConnectionScenario,
-    &kAbsoluteWriteScenario,
-    // Keys:
-    &kCorrelationKeyScenario,
-    &kDeliveryTagKeyScenario,
-    &kAckDeadlineScenario,
-    // Retention and windows:
-    &kBoundedStoreScenario,
-    // Broker behaviour:
-    &kPoisonMessageScenario,
-    &kReceiveCountScenario,
-    // Operations:
-    &kUnreconcilableScenario,
-    // A row-locking server's transactions (issue 12):
-    &kDuplicateInTransactionScenario,
-    &kHungConsumerScenario,
-    &kIsolationRetryScenario,
+#define LESSON(object, theme) &object,
+#include "lessons.inc"
+#undef LESSON
 };
 
+const Theme kThemeOf[] = {
+#define LESSON(object, theme) Theme::theme,
+#include "lessons.inc"
+#undef LESSON
+};
+
+static_assert(std::size(kScenarios) == std::size(kThemeOf));
+
 }  // namespace
+
+std::string_view ThemeTitle(Theme theme) {
+  switch (theme) {
+    case Theme::kPostsSix:
+      return "The post's six";
+    case Theme::kConcurrency:
+      return "Concurrency and locking";
+    case Theme::kSideEffects:
+      return "Side effects";
+    case Theme::kKeys:
+      return "Keys";
+    case Theme::kRetention:
+      return "Retention and windows";
+    case Theme::kBroker:
+      return "Broker behaviour";
+    case Theme::kOperations:
+      return "Operations";
+  }
+  return "?";
+}
 
 std::span<const Scenario* const> AllScenarios() { return kScenarios; }
 
@@ -61,6 +49,13 @@ const Scenario* FindScenario(std::string_view name) {
     if (s->name == name) return s;
   }
   return nullptr;
+}
+
+Theme ThemeOf(const Scenario& scenario) {
+  for (size_t i = 0; i < std::size(kScenarios); ++i) {
+    if (kScenarios[i] == &scenario) return kThemeOf[i];
+  }
+  throw std::logic_error("not a scenario of the table: " + std::string(scenario.name));
 }
 
 }  // namespace dedupsim

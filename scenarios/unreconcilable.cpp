@@ -87,7 +87,7 @@ nlohmann::ordered_json ToJson(const Part& p) {
 }
 
 Outcome RunScenario(ScenarioEnv& env) {
-  SideStore store = CreateEmailProviderStore(env.db);
+  SideStore store = CreateEmailProviderStore(SqliteFile(env));
   Part silent = Run(env, store, false);
   Part parked = Run(env, store, true);
   Outcome out;

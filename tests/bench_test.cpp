@@ -25,7 +25,7 @@ using dedupsim::testing::RunCli;
 
 namespace {
 
-const StrategyResult& ResultOf(const BenchReport& report, Strategy strategy) {
+const StrategyResult& ResultOf(const BenchReport& report, BenchStrategy strategy) {
   for (const StrategyResult& r : report.results) {
     if (r.strategy == strategy) return r;
   }
@@ -82,11 +82,11 @@ TEST_CASE("a small bench: each strategy's counts, one instance", "[bench]") {
   options.workload = {500, 0.3, 11};
   BenchReport report = RunBench(options, nullptr);
   REQUIRE(report.results.size() == 5);
-  CHECK(report.results.front().strategy == Strategy::kRaw);
+  CHECK(report.results.front().strategy == BenchStrategy::kRaw);
   CHECK(report.duplicates == 150);
   CHECK(report.distinct_orders == 350);
 
-  for (Strategy s : {Strategy::kRaw, Strategy::kInbox, Strategy::kNaturalKey}) {
+  for (BenchStrategy s : {BenchStrategy::kRaw, BenchStrategy::kInbox, BenchStrategy::kNaturalKey}) {
     const StrategyResult& r = ResultOf(report, s);
     INFO(ToString(s));
     CHECK(r.check.held());
@@ -99,7 +99,7 @@ TEST_CASE("a small bench: each strategy's counts, one instance", "[bench]") {
     CHECK(r.messages_per_second > 0);
     CHECK(r.p99 >= r.p50);
   }
-  const StrategyResult& naive = ResultOf(report, Strategy::kNaive);
+  const StrategyResult& naive = ResultOf(report, BenchStrategy::kNaive);
   CHECK(naive.processed == 500);
   CHECK(naive.check.doubled == report.duplicates);  // every duplicate delivery applied again
   CHECK(naive.check.lost == 0);
@@ -107,7 +107,7 @@ TEST_CASE("a small bench: each strategy's counts, one instance", "[bench]") {
   CHECK_FALSE(naive.check.held());
 
   // Without crashes or a second instance, check-then-process's window never opens.
-  const StrategyResult& check_then = ResultOf(report, Strategy::kCheckThenProcess);
+  const StrategyResult& check_then = ResultOf(report, BenchStrategy::kCheckThenProcess);
   CHECK(check_then.check.held());
   CHECK(check_then.skipped == report.duplicates);
   CHECK(check_then.transactions.commits == 2 * 350);  // stock, then the Inbox row
@@ -123,27 +123,27 @@ TEST_CASE("a small bench with two processes keeps the inbox's promise", "[bench]
   options.workload = {400, 0.3, 5};
   options.instances = 2;
   options.mode = InstanceMode::kProcesses;
-  options.strategies = {Strategy::kRaw, Strategy::kNaive, Strategy::kInbox, Strategy::kNaturalKey};
+  options.strategies = {BenchStrategy::kRaw, BenchStrategy::kNaive, BenchStrategy::kInbox, BenchStrategy::kNaturalKey};
   BenchReport report = RunBench(options, nullptr);
-  for (Strategy s : {Strategy::kRaw, Strategy::kInbox, Strategy::kNaturalKey}) {
+  for (BenchStrategy s : {BenchStrategy::kRaw, BenchStrategy::kInbox, BenchStrategy::kNaturalKey}) {
     const StrategyResult& r = ResultOf(report, s);
     INFO(ToString(s));
     CHECK(r.check.held());
     CHECK(r.processed + r.skipped == 400);
     CHECK(r.skipped == report.duplicates);
   }
-  CHECK(ResultOf(report, Strategy::kNaive).check.doubled == report.duplicates);
+  CHECK(ResultOf(report, BenchStrategy::kNaive).check.doubled == report.duplicates);
 }
 
 TEST_CASE("bench repeats rounds and reports each strategy once", "[bench]") {
   BenchOptions options;
   options.workload = {200, 0.3, 3};
-  options.strategies = {Strategy::kInbox, Strategy::kInbox, Strategy::kRaw};
+  options.strategies = {BenchStrategy::kInbox, BenchStrategy::kInbox, BenchStrategy::kRaw};
   options.repeat = 3;
   options.instances = 2;
   BenchReport report = RunBench(options, nullptr);
   REQUIRE(report.results.size() == 2);
-  CHECK(report.results[0].strategy == Strategy::kInbox);
+  CHECK(report.results[0].strategy == BenchStrategy::kInbox);
   CHECK(report.results[0].round_messages_per_second.size() == 3);
   CHECK(report.results[0].check.held());
 }
@@ -260,7 +260,7 @@ struct HandledRun {
   int64_t reserved = 0;
 };
 
-HandledRun HandleAll(Strategy strategy, const Workload& workload) {
+HandledRun HandleAll(BenchStrategy strategy, const Workload& workload) {
   DatabaseFile db = DatabaseFile::CreateTemporary(DatabaseSettings{});
   {
     Connection setup = db.Connect();
@@ -297,8 +297,8 @@ TEST_CASE("the raw baseline runs exactly the inbox's statements, no more", "[ben
   // A baseline slowed by extra SQL (a SELECT per message, a statement prepared per message,
   // a second transaction) or doing less (no Inbox row) changes these counts.
   Workload workload = MakeWorkload({600, 0.3, 21});
-  HandledRun raw = HandleAll(Strategy::kRaw, workload);
-  HandledRun inbox = HandleAll(Strategy::kInbox, workload);
+  HandledRun raw = HandleAll(BenchStrategy::kRaw, workload);
+  HandledRun inbox = HandleAll(BenchStrategy::kInbox, workload);
   const auto n = static_cast<int64_t>(workload.deliveries.size());
 
   CHECK(raw.processed == 420);
@@ -322,8 +322,8 @@ TEST_CASE("the raw baseline runs exactly the inbox's statements, no more", "[ben
 
 TEST_CASE("the raw baseline writes the inbox's timestamps, in the same form", "[bench]") {
   Workload workload = MakeWorkload({200, 0.3, 22});
-  HandledRun raw = HandleAll(Strategy::kRaw, workload);
-  HandledRun inbox = HandleAll(Strategy::kInbox, workload);
+  HandledRun raw = HandleAll(BenchStrategy::kRaw, workload);
+  HandledRun inbox = HandleAll(BenchStrategy::kInbox, workload);
   REQUIRE(raw.stamps.size() == 140);
   REQUIRE(inbox.stamps.size() == raw.stamps.size());
   // 2026-11-30T22:41:04.123Z; ReceivedAt = CompletedAt, in one row as in the other.
@@ -354,13 +354,13 @@ TEST_CASE("the raw baseline's latency is not above the inbox's", "[bench]") {
   // inbox's per-message time or more fails.
   BenchOptions options;
   options.workload = {1500, 0.3, 23};
-  options.strategies = {Strategy::kRaw, Strategy::kInbox};
+  options.strategies = {BenchStrategy::kRaw, BenchStrategy::kInbox};
   std::chrono::nanoseconds raw_best = std::chrono::nanoseconds::max();
   std::chrono::nanoseconds inbox_best = raw_best;
   for (int round = 0; round < 3; ++round) {
     BenchReport report = RunBench(options, nullptr);
-    raw_best = std::min(raw_best, ResultOf(report, Strategy::kRaw).p50);
-    inbox_best = std::min(inbox_best, ResultOf(report, Strategy::kInbox).p50);
+    raw_best = std::min(raw_best, ResultOf(report, BenchStrategy::kRaw).p50);
+    inbox_best = std::min(inbox_best, ResultOf(report, BenchStrategy::kInbox).p50);
   }
   INFO("raw p50 " << raw_best.count() << " ns, inbox p50 " << inbox_best.count() << " ns");
   CHECK(raw_best.count() > 0);

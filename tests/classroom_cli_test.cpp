@@ -337,20 +337,25 @@ TEST_CASE("every scenario has a page in docs/scenarios", "[docs]") {
 
 TEST_CASE("the scenario pages show what the program prints now", "[docs]") {
   TempDir dir;
+  // docs/ as it is laid out: the index beside the scenarios' folder, which it links to.
+  const std::string pages_dir = dir.File("scenarios");
+  fs::create_directory(pages_dir);
   std::vector<std::string> pages;
   for (const auto& entry : fs::directory_iterator(kDocsDir)) {
     if (entry.path().extension() != ".md") continue;
-    fs::copy_file(entry.path(), dir.File(entry.path().filename().string()));
+    fs::copy_file(entry.path(), pages_dir + "/" + entry.path().filename().string());
     pages.push_back(entry.path().filename().string());
   }
   REQUIRE_FALSE(pages.empty());
   const std::string cli_page = std::string(DEDUPSIM_SOURCE_DIR) + "/docs/cli.md";
   fs::create_directory(dir.File("cli"));
   fs::copy_file(cli_page, dir.File("cli/cli.md"));
+  const std::string index_page = std::string(DEDUPSIM_SOURCE_DIR) + "/docs/README.md";
+  fs::copy_file(index_page, dir.File("README.md"));
   // The pages regenerated (one run per page) and every page's default run, all at once: each
   // run mostly waits out its holds.
   std::vector<std::vector<std::string>> commands{
-      {"docs", dir.path(), "--cli", dir.File("cli/cli.md")}};
+      {"docs", pages_dir, "--cli", dir.File("cli/cli.md"), "--index", dir.File("README.md")}};
   std::vector<std::string> with_page;
   for (const Scenario* s : AllScenarios()) {
     if (!fs::exists(kDocsDir + "/" + std::string(s->name) + ".md")) continue;
@@ -365,10 +370,14 @@ TEST_CASE("the scenario pages show what the program prints now", "[docs]") {
     INFO("docs/cli.md's Reference is out of date: cmake --build build --target docs");
     CHECK(ReadFile(dir.File("cli/cli.md")) == ReadFile(cli_page));
   }
+  {
+    INFO("docs/README.md's lessons by theme are out of date: cmake --build build --target docs");
+    CHECK(ReadFile(dir.File("README.md")) == ReadFile(index_page));
+  }
   for (const std::string& name : pages) {
     INFO(name << " is out of date: run `cmake --build build --target docs` (or dedupsim docs "
                  "docs/scenarios)");
-    const std::string now = ReadFile(dir.File(name));
+    const std::string now = ReadFile(pages_dir + "/" + name);
     const std::string committed = ReadFile(kDocsDir + "/" + name);
     INFO(now);
     CHECK(SamePage(now, committed));

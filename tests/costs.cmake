@@ -5,6 +5,9 @@
 # to order them by. COST is the test's rough length in seconds on an idle 2-core machine; it
 # changes only the order. A renamed test just loses its place (no error).
 set_tests_properties(
+  "fuzz: mutated consumer and scenario files never crash, hang or escape their folder"
+  PROPERTIES COST 10)
+set_tests_properties(
   "the scenario pages show what the program prints now"
   PROPERTIES COST 8)
 set_tests_properties(

@@ -18,7 +18,7 @@ namespace dedupsim::testing::files_equivalence_test {
 namespace {
 
 using namespace dedupsim::explore;
-using dedupsim::explore::Strategy;  // not the bench's dedupsim::Strategy
+using dedupsim::explore::Strategy;
 
 std::string Example(const std::string& name) {
   return std::string(DEDUPSIM_SOURCE_DIR) + "/examples/consumers/" + name + ".toml";
@@ -116,7 +116,7 @@ TEST_CASE("a keyed send-email turned away ends the delivery skipped, as its C++ 
   // "already sent": the twin reports AlreadySent (Skipped), and so must the file, in every
   // schedule of the crash and concurrent faults, word for word.
   using namespace dedupsim::explore;
-  using dedupsim::explore::Strategy;  // not the bench's dedupsim::Strategy
+  using dedupsim::explore::Strategy;
   const Strategy* twin = FindStrategy("email-reconcile");
   files::FileStrategy file(files::LoadConsumerFile(Example("email-reconcile")));
   const Strategy* extra[] = {&file.strategy()};

@@ -18,7 +18,7 @@ namespace dedupsim::testing::files_test {
 namespace {
 
 using namespace dedupsim::explore;
-using dedupsim::explore::Strategy;  // not the bench's dedupsim::Strategy
+using dedupsim::explore::Strategy;
 
 constexpr const char* kHead = "effect = \"stock\"\nconsumer = \"inventory.reserve-stock\"\n";
 constexpr const char* kInsertInbox =

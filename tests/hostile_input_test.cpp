@@ -4,16 +4,25 @@
 // message (FILE:LINE:COLUMN, the rule) and the bytes of what must not change. The test
 // environment's $TMPDIR is checked empty after the suite, so a crash's leftovers fail it.
 #include <sqlite3.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "exit_status.h"
+#include "explore/explorer.h"
+#include "explore/faults.h"
+#include "explore/strategies.h"
+#include "sqlite/error.h"
 #include "support.h"
+
+#define ROOT DEDUPSIM_SOURCE_DIR
 
 namespace dedupsim::testing::hostile_input_test {
 
@@ -308,8 +317,9 @@ TEST_CASE("case 9 and 15: a FIFO, a device, a directory or a huge file is refuse
                         "bytes (1 MB)\n");
   CHECK(r[4].err == "dedupsim: " + fifo + ": is a FIFO (a named pipe), not a file to read "
                                           "(expected a .toml file)\n");
-  CHECK(r[5].err == "dedupsim: /dev/zero: is a character device, not a file to read (expected a "
-                    ".toml file)\n");
+  CHECK(r[5].err == "dedupsim: " + dir.File("lesson.toml") +
+                        ":3:8: consumer file /dev/zero: is a character device, not a file to read "
+                        "(expected a .toml file)\n");
   for (const CliResult& each : r) CHECK(each.exit_code == kExitUsage);
 }
 
@@ -335,6 +345,263 @@ TEST_CASE("case 15: a control character in a file's text or keys is refused wher
   CliResult tabs = RunCli({"check", file});
   INFO(tabs.err);
   CHECK(tabs.exit_code == kExitCheckFailed);  // read and graded (it keeps no key)
+}
+
+TEST_CASE("case 1: --html is held to the outputs' rule: never the database or a companion",
+          "[hostile]") {
+  // Mutation caught: run's --html not in OutputMisfit (the kept database was replaced by a
+  // page, or the page written as shop.db-wal for SQLite to delete).
+  TempDir dir;
+  const std::string db = dir.File("shop.db");
+  REQUIRE(RunCli({"run", "naive", "--db", db}).exit_code == kExitOk);
+  const std::string before = ReadFile(db);
+  ::mkdir(dir.File("sub").c_str(), 0755);
+  for (const std::string& target :
+       {db, dir.path() + "/sub/../shop.db", db + "-wal", db + "-shm", db + "-journal",
+        db + ".cache"}) {
+    CliResult r = RunCli({"run", "naive", "--db", db, "--html", target});
+    INFO(target);
+    CHECK(r.exit_code == kExitUsage);
+    CHECK(r.err.rfind("dedupsim: --html " + target + ": that is ", 0) == 0);
+    CHECK(Contains(r.err, "database " + db + ", which this run reads or writes; not writing it"));
+    CHECK(ReadFile(db) == before);
+    CHECK_FALSE(Exists(db + "-wal"));
+  }
+}
+
+TEST_CASE("case 4: no output over a file the run reads: the lesson, a consumer file it names",
+          "[hostile]") {
+  // Mutation caught: the outputs' rule given only the database (run --file lesson.svg
+  // --timeline lesson.svg replaced the lesson with its own timeline).
+  TempDir dir;
+  WriteFile(dir.File("own.toml"), "effect = \"stock\"\n[[step]]\nsql = \"" + std::string(kReserve) +
+                                      "\"\n");
+  const std::string lesson = LessonFor("own.toml");
+  WriteFile(dir.File("lesson.svg"), lesson);
+  WriteFile(dir.File("lesson.html"), lesson);
+  const std::string consumer = ReadFile(dir.File("own.toml"));
+  // A consumer file named so the .svg rule passes.
+  WriteFile(dir.File("own.svg"), consumer);
+  WriteFile(dir.File("names-svg.toml"), LessonFor("own.svg"));
+  // A folder of lessons: each of its files is read.
+  ::mkdir(dir.File("lessons").c_str(), 0755);
+  WriteFile(dir.File("lessons/first.toml"), LessonFor("../own.toml"));
+  struct Case {
+    std::vector<std::string> args;
+    std::string target, role;
+  };
+  const std::vector<Case> cases = {
+      {{"run", "--file", dir.File("lesson.svg"), "--timeline", dir.File("lesson.svg")},
+       dir.File("lesson.svg"), "the scenario file " + dir.File("lesson.svg")},
+      {{"run", "--file", dir.File("lesson.html"), "--html", dir.File("lesson.html")},
+       dir.File("lesson.html"), "the scenario file " + dir.File("lesson.html")},
+      {{"run", "--file", dir.File("names-svg.toml"), "--timeline", dir.File("own.svg")},
+       dir.File("own.svg"),
+       "the consumer file " + dir.File("own.svg") + ", named by " + dir.File("names-svg.toml")},
+      {{"run", "--file", dir.File("lessons"), "--html", dir.File("lessons/first.toml")},
+       dir.File("lessons/first.toml"), "the scenario file " + dir.File("lessons/first.toml")},
+  };
+  for (const Case& c : cases) {
+    CliResult r = RunCli(c.args);
+    INFO(c.target);
+    CHECK(r.exit_code == kExitUsage);
+    CHECK(Contains(r.err, c.target + ": that is " + c.role + ", which this run reads or writes"));
+  }
+  CHECK(ReadFile(dir.File("lesson.svg")) == lesson);
+  CHECK(ReadFile(dir.File("lesson.html")) == lesson);
+  CHECK(ReadFile(dir.File("own.svg")) == consumer);
+  CHECK(ReadFile(dir.File("own.toml")) == consumer);
+}
+
+TEST_CASE("case 12: empty names, a stray --pg-schema, a hex float, two outputs on one path",
+          "[hostile]") {
+  // Mutation caught: --html read by add_option (an empty name exits 0), --pg-schema not
+  // validated (exit 3 from the server) or not refused on SQLite, --duplicate-rate read by
+  // strtod (0x1p-2 taken as 0.25), outputs not compared with each other.
+  TempDir dir;
+  const std::string page = dir.File("x.svg");
+  std::vector<CliResult> r = RunCliEach({
+      {"run", "naive", "--html", ""},
+      {"run", "naive", "--pg-schema", ""},
+      {"run", "naive", "--backend", "postgres", "--pg-schema", std::string(64, 's')},
+      {"run", "naive", "--pg-schema", "x"},
+      {"explore", "--strategy", "naive", "--pg-schema", "dedupsim"},
+      {"cleanup", "--db", dir.File("none.db"), "--older-than", "14d", "--pg-schema", "x"},
+      {"bench", "--duplicate-rate", "0x1p-2", "--messages", "10"},
+      {"soak", "--duplicate-rate", "nan", "--messages", "10"},
+      {"bench", "--duplicate-rate", "1.5", "--messages", "10"},
+      {"run", "naive", "--timeline", page, "--html", page},
+      {"run", "--dsn", ""},
+  });
+  CHECK(r[0].err == "dedupsim: --html: empty file name (see dedupsim run --help)\n");
+  CHECK(r[1].err == "dedupsim: --pg-schema: an empty schema name (see dedupsim run --help)\n");
+  CHECK(Contains(r[2].err, "a schema name is at most 63 bytes"));
+  CHECK(r[3].err == "dedupsim: --pg-schema needs --backend postgres\n");
+  CHECK(r[4].err == "dedupsim: --dsn, --pg-schema and --isolation need --backend postgres\n");
+  CHECK(r[5].err == "dedupsim: --pg-schema needs --backend postgres\n");
+  CHECK(Contains(r[6].err, "'0x1p-2' is not a share in [0, 1] written in decimal (like 0.3)"));
+  CHECK(Contains(r[7].err, "'nan' is not a share in [0, 1] written in decimal"));
+  CHECK(Contains(r[8].err, "'1.5' is more than 1"));
+  CHECK(r[9].err == "dedupsim: --timeline " + page + " and --html " + page +
+                        " name one file: one output would replace the other\n");
+  CHECK(Contains(r[10].err, "an empty connection string"));
+  for (const CliResult& each : r) CHECK(each.exit_code == kExitUsage);
+  CHECK_FALSE(Exists(page));
+}
+
+namespace {
+
+// While alive, files this process (and what it starts) writes may not grow past bytes, and
+// a write past it fails with EFBIG instead of killing the writer (SIGXFSZ ignored): the
+// error a full disk gives, where the tests can have it.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &before_);
+    rlimit limit = before_;
+    limit.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    xfsz_ = ::signal(SIGXFSZ, SIG_IGN);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &before_);
+    ::signal(SIGXFSZ, xfsz_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit before_{};
+  sighandler_t xfsz_;
+};
+
+}  // namespace
+
+TEST_CASE("case 13: a failed write of the machine's stops the explorer with that error",
+          "[hostile]") {
+  // Mutation caught: the scheduler taking an environment error (a full disk) for the
+  // consumer's refusal: redelivered until it is given up, then graded as a verdict, or the
+  // exploration stopped with "internal error: strategy naive declares crash points ...".
+  explore::Strategy full = *explore::FindStrategy("naive");
+  full.name = "full-disk";
+  full.handle = [](explore::DeliveryContext&, const OrderPlaced&) -> explore::DeliveryResult {
+    throw SqliteError(13, "/tmp/x.db: database or disk is full (code 13) in: COMMIT");
+  };
+  const explore::Strategy* extra[] = {&full};
+  explore::Explorer explorer(explore::ExploreOptions{}, extra);
+  for (const explore::Fault* fault : explore::AllFaults()) {
+    INFO(fault->name);
+    try {
+      explorer.ExploreCell(full, *fault);
+      FAIL("the cell was graded");
+    } catch (const SqliteError& e) {
+      CHECK(e.code() == 13);
+      CHECK(std::string(e.what()) == "/tmp/x.db: database or disk is full (code 13) in: COMMIT");
+    }
+  }
+}
+
+TEST_CASE("case 13: a file size limit reached is the machine's error, naming the file, exit 3",
+          "[hostile]") {
+  // Mutation caught: the explorer taking the failed write for the consumer's refusal (it
+  // redelivered, then stopped with "internal error: strategy naive declares crash points
+  // ...", or graded the write error as a verdict), soak restarting a consumer that failed
+  // so (exit 1, "consumers failed"), or a message without the file or what to do.
+  TempDir dir;
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string tmp = tmpdir != nullptr ? tmpdir : "/tmp";
+  WriteFile(dir.File("lesson.toml"), LessonFor("own.toml"));
+  WriteFile(dir.File("own.toml"), "effect = \"stock\"\n[[step]]\nsql = \"" + std::string(kReserve) +
+                                      "\"\n");
+  // The limits: past each command's set-up (64 KB: the write fails mid-run, where only the
+  // error's own message can name the file), and within run's (16 KB).
+  const std::vector<std::pair<rlim_t, std::vector<std::string>>> commands = {
+      {64, {"explore"}},
+      {64, {"explore", "--strategy", "inbox"}},
+      {64, {"check", ROOT "/examples/consumers/inbox.toml"}},
+      {64, {"bench", "--messages", "3000"}},
+      {64, {"soak", "--messages", "3000"}},
+      {16, {"run", "all"}},
+      {16, {"run", "--file", dir.File("lesson.toml")}},
+  };
+  for (const auto& [kb, args] : commands) {
+    CliResult r;
+    {
+      FileSizeLimit limit(kb * 1024);
+      r = RunCli(args);
+    }
+    INFO(args[0] << " " << (args.size() > 1 ? args[1] : "") << ": " << r.err);
+    CHECK(r.exit_code == 3);
+    CHECK(r.err.rfind("dedupsim: " + tmp + "/dedupsim-", 0) == 0);
+    CHECK(Contains(r.err, "disk I/O error"));
+    CHECK(Contains(r.err, "(file size limit reached: ulimit -f allows " +
+                              std::to_string(kb * 1024) + " bytes; raise it)\n"));
+    CHECK_FALSE(Contains(r.err, "internal error"));
+  }
+}
+
+namespace {
+
+// `args` run with TMPDIR on a tmpfs of `size` (a full disk where the test can have one), in
+// a user and mount namespace of its own (unshare -rm): nothing outside sees the mount.
+// Returns false when this machine allows no such namespace.
+struct FullDiskRun {
+  int exit_code = -1;
+  std::string err;
+  std::string left;  // what the run left on the tmpfs (ls -A)
+};
+bool RunOnFullTmpfs(const TempDir& dir, const std::string& size,
+                    const std::vector<std::string>& args, FullDiskRun& run) {
+  if (std::system("unshare -rm true 2>/dev/null") != 0) return false;
+  const std::string mount = dir.File("full");
+  ::mkdir(mount.c_str(), 0700);
+  std::string command = "unshare -rm sh -c 'mount -t tmpfs -o size=" + size + " tmpfs " + mount +
+                        " && { TMPDIR=" + mount + " \"$0\" \"$@\" >/dev/null 2>" +
+                        dir.File("err") + "; echo $? >" + dir.File("rc") + "; ls -A " + mount +
+                        " >" + dir.File("left") + "; }' " + DEDUPSIM_BINARY;
+  for (const std::string& a : args) command += " '" + a + "'";
+  if (std::system(command.c_str()) != 0) return false;
+  run.exit_code = std::stoi(ReadFile(dir.File("rc")));
+  run.err = ReadFile(dir.File("err"));
+  run.left = ReadFile(dir.File("left"));
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("case 13: a full TMPDIR says disk full, naming the file, exit 3, nothing left",
+          "[hostile]") {
+  // Mutation caught: "disk full" said only for SQLite's code 13 (a full tmpfs fails most
+  // writes with code 10, "disk I/O error", and errno lost to SQLite's clean-up), the file
+  // not named, a soak consumer's failure restarted, or the explorer's internal error.
+  TempDir dir;
+  WriteFile(dir.File("lesson.toml"), LessonFor("own.toml"));
+  WriteFile(dir.File("own.toml"), "effect = \"stock\"\n[[step]]\nsql = \"" + std::string(kReserve) +
+                                      "\"\n");
+  const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
+      {"64k", {"explore"}},
+      {"256k", {"explore", "--strategy", "naive"}},
+      {"64k", {"check", ROOT "/examples/consumers/inbox.toml"}},
+      {"1m", {"check", ROOT "/examples/consumers/inbox.toml"}},
+      {"1m", {"bench", "--messages", "3000"}},
+      {"1m", {"soak", "--messages", "3000"}},
+      {"64k", {"run", "--file", dir.File("lesson.toml")}},
+  };
+  for (const auto& [size, args] : commands) {
+    FullDiskRun r;
+    if (!RunOnFullTmpfs(dir, size, args, r)) {
+      WARN("no user and mount namespace here (unshare -rm): the full tmpfs is not tried");
+      return;
+    }
+    INFO(size << " " << args[0] << " " << (args.size() > 1 ? args[1] : "") << ": " << r.err);
+    CHECK(r.exit_code == 3);
+    CHECK(Contains(r.err, dir.File("full") + "/dedupsim-"));
+    CHECK(Contains(r.err, " (disk full: no room left to write it; free some space, or use a "
+                          "folder with room: TMPDIR for temporary files, --db for a kept "
+                          "database)\n"));
+    CHECK_FALSE(Contains(r.err, "internal error"));
+    CHECK(r.left.empty());
+  }
 }
 
 }  // namespace dedupsim::testing::hostile_input_test

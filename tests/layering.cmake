@@ -6,6 +6,12 @@
 # header is not found. Catches a library given an include directory it may not use (lib/ as
 # a whole, or a folder added to its USES).
 #
+# MODE=backends: no file of lib/ outside sqlite/ and postgres/ includes a backend's C API
+# (<sqlite3.h>, <libpq-fe.h>), which no include directory can hide (sqlite3.h is in
+# /usr/include), but the files of ALLOWED ('|'-separated paths under lib/), each listed
+# with its reason in tests/CMakeLists.txt: the list may only shrink. Catches a new file
+# above the backends that calls SQLite or libpq directly.
+#
 # MODE=table: for each library named in LAYERS (entries folder=its include directories
 # joined by '|', the entries joined by ','), the folders it reaches (the last part of each include root under layers/) must be
 # exactly the "may use" column of its row in DOC, plus itself. Catches the build and the
@@ -36,6 +42,33 @@ if(MODE STREQUAL "refuses")
     message(FATAL_ERROR "${LAYER}: ${FORBIDDEN} failed for another reason than the layering:\n${forbidden_err}")
   endif()
   message(STATUS "${LAYER}: ${ALLOWED} compiles, ${FORBIDDEN} is not found")
+elseif(MODE STREQUAL "backends")
+  string(REPLACE "|" ";" ALLOWED "${ALLOWED}")
+  file(GLOB_RECURSE sources RELATIVE ${LIB} ${LIB}/*.h ${LIB}/*.cpp)
+  set(found "")
+  foreach(f IN LISTS sources)
+    if(f MATCHES "^(sqlite|postgres)/")
+      continue()
+    endif()
+    file(STRINGS ${LIB}/${f} hits REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"](sqlite3|libpq-fe)\\.h[>\"]")
+    if(hits)
+      list(APPEND found ${f})
+    endif()
+  endforeach()
+  set(unexpected ${found})
+  list(REMOVE_ITEM unexpected ${ALLOWED})
+  set(gone ${ALLOWED})
+  if(found)
+    list(REMOVE_ITEM gone ${found})
+  endif()
+  if(unexpected)
+    message(FATAL_ERROR "above lib/sqlite and lib/postgres, these include a backend's C API: ${unexpected} (go through store/ or the backend's folder)")
+  endif()
+  if(gone)
+    message(FATAL_ERROR "no longer include a backend's C API, strike them from the list in tests/CMakeLists.txt: ${gone}")
+  endif()
+  list(LENGTH found n)
+  message(STATUS "${n} files above the backends include a backend's C API, each listed")
 elseif(MODE STREQUAL "table")
   file(STRINGS ${DOC} rows REGEX "^\\| [0-9]+ \\| `[a-z]+/` \\|")
   set(checked 0)

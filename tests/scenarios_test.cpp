@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "lesson/options.h"
 #include "lesson/runner.h"
 #include "scenarios.h"
 #include "support.h"
@@ -170,14 +171,52 @@ TEST_CASE("the JSON view carries the line, every figure, the check and the event
 }
 
 TEST_CASE("options that do not fit a scenario are named", "[scenarios]") {
-  GivenOptions crash;
-  crash.crash_mode = true;
-  CHECK(OptionMisfit(*FindScenario("naive"), crash).has_value());
-  CHECK_FALSE(OptionMisfit(*FindScenario("email"), crash).has_value());
-  GivenOptions instances;
-  instances.instances = true;
-  CHECK(OptionMisfit(*FindScenario("inbox"), instances).has_value());
-  CHECK_FALSE(OptionMisfit(*FindScenario("concurrent"), instances).has_value());
+  CHECK(OptionMisfit(*FindScenario("naive"), {"--crash-mode"}).has_value());
+  CHECK_FALSE(OptionMisfit(*FindScenario("email"), {"--crash-mode"}).has_value());
+  CHECK(OptionMisfit(*FindScenario("inbox"), {"--instances"}).has_value());
+  CHECK_FALSE(OptionMisfit(*FindScenario("concurrent"), {"--instances"}).has_value());
+  // Every scenario takes --quantity; the two timing options are refused as one.
+  CHECK_FALSE(OptionMisfit(*FindScenario("naive"), {"--quantity"}).has_value());
+  CHECK(OptionMisfit(*FindScenario("naive"), {"--stagger-ms"}) ==
+        "--hold-ms/--stagger-ms does not apply to scenario 'naive': it runs no instances at the "
+        "same time");
+}
+
+// Mutation caught: a row whose set stores into another member (--stagger-ms setting hold),
+// or whose show reads another one.
+TEST_CASE("each lesson option stores what it reads and shows what it stored", "[scenarios]") {
+  for (const LessonOption& row : LessonOptions()) {
+    INFO(row.flag);
+    REQUIRE(row.set != nullptr);
+    REQUIRE(row.show != nullptr);
+    const std::string before = row.show(RunOptions{});
+    RunOptions options;
+    switch (row.kind) {
+      case OptionKind::kDecimal:
+        for (int64_t value : {row.min, row.max}) {
+          row.set(options, value);
+          CHECK(row.show(options) == std::to_string(value));
+        }
+        break;
+      case OptionKind::kChoice:
+        for (size_t i = 0; i < row.choices.size(); ++i) {
+          row.set(options, static_cast<int64_t>(i));
+          CHECK(row.show(options) == row.choices[i]);
+        }
+        break;
+      case OptionKind::kDuration:
+        row.set(options, 7 * 60 * 1000);
+        CHECK(row.show(options) == "7m");
+        break;
+    }
+    // Setting this row left every other row's value at its default.
+    for (const LessonOption& other : LessonOptions()) {
+      if (&other == &row || other.show == row.show) continue;
+      INFO(other.flag);
+      CHECK(other.show(options) == other.show(RunOptions{}));
+    }
+    CHECK(row.show(RunOptions{}) == before);
+  }
 }
 
 }  // namespace scenarios_test

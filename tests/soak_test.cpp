@@ -13,7 +13,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
+#include "bench/workload.h"
 #include "soak/broker.h"
 #include "support.h"
 
@@ -27,7 +30,7 @@ using dedupsim::testing::TempDir;
 
 namespace {
 
-SoakOptions Small(Strategy strategy) {
+SoakOptions Small(BenchStrategy strategy) {
   SoakOptions o;
   o.workload = {3000, 0.3, 9};
   o.consumers = 2;
@@ -69,7 +72,7 @@ TEST_CASE("the broker leases, redelivers after the lease, and refuses a stale ac
 }
 
 TEST_CASE("soak with the inbox: every order once, every entry acked, despite kills", "[soak]") {
-  SoakReport r = RunSoak(Small(Strategy::kInbox), nullptr, nullptr);
+  SoakReport r = RunSoak(Small(BenchStrategy::kInbox), nullptr, nullptr);
   INFO(r.failures().size());
   CHECK(r.held());
   CHECK(r.check.lost == 0);
@@ -93,13 +96,13 @@ TEST_CASE("soak with the inbox: every order once, every entry acked, despite kil
 }
 
 TEST_CASE("soak with natural-key holds too", "[soak]") {
-  SoakReport r = RunSoak(Small(Strategy::kNaturalKey), nullptr, nullptr);
+  SoakReport r = RunSoak(Small(BenchStrategy::kNaturalKey), nullptr, nullptr);
   CHECK(r.held());
   CHECK(r.broker.acked == 3000);
 }
 
 TEST_CASE("soak with naive doubles at least every duplicate", "[soak]") {
-  SoakReport r = RunSoak(Small(Strategy::kNaive), nullptr, nullptr);
+  SoakReport r = RunSoak(Small(BenchStrategy::kNaive), nullptr, nullptr);
   CHECK_FALSE(r.held());
   CHECK(r.check.doubled >= r.duplicates);
   CHECK(r.check.lost == 0);
@@ -113,7 +116,7 @@ TEST_CASE("soak: a consumer still starting is not killed, the kill waits until i
           "[soak]") {
   // Every consumer stops before it receives (the test build's pause point): no kill may come.
   ::setenv("DEDUPSIM_PAUSE_AT", "soak-consumer-starting", 1);
-  SoakOptions o = Small(Strategy::kInbox);
+  SoakOptions o = Small(BenchStrategy::kInbox);
   o.workload = {40, 0.3, 9};
   o.kill_every = std::chrono::milliseconds(5);
   o.timeout = std::chrono::seconds(1);
@@ -125,7 +128,7 @@ TEST_CASE("soak: a consumer still starting is not killed, the kill waits until i
 }
 
 TEST_CASE("soak without kills: the inbox skips exactly the duplicates", "[soak]") {
-  SoakOptions o = Small(Strategy::kInbox);
+  SoakOptions o = Small(BenchStrategy::kInbox);
   o.kill_every = std::chrono::milliseconds(0);
   // Nobody is killed, so no lease needs to expire: a long lease keeps a consumer stalled by a
   // busy machine from having its entry redelivered (a redelivery would be one more skip).
@@ -139,7 +142,7 @@ TEST_CASE("soak without kills: the inbox skips exactly the duplicates", "[soak]"
 }
 
 TEST_CASE("soak stops when interrupted and reports what it had", "[soak]") {
-  SoakOptions o = Small(Strategy::kInbox);
+  SoakOptions o = Small(BenchStrategy::kInbox);
   o.workload.messages = 20000;
   int polls = 0;
   SoakReport r = RunSoak(o, nullptr, [&] { return ++polls > 20; });
@@ -226,9 +229,7 @@ TEST_CASE("dedupsim soak: Ctrl-C kills the consumers, removes its database, exit
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<std::string> env_storage;
-  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
-  env_storage.push_back("TMPDIR=" + tmp.path());
+  std::vector<std::string> env_storage = testing::EnvironmentWith({"TMPDIR=" + tmp.path()});
   std::vector<char*> envp;
   for (auto& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -250,6 +251,23 @@ TEST_CASE("dedupsim soak: Ctrl-C kills the consumers, removes its database, exit
   CHECK(WEXITSTATUS(status) == 130);
   CHECK(out.empty());  // a half-run's figures are not reported
   CHECK(std::filesystem::is_empty(tmp.path()));
+}
+
+TEST_CASE("an order no copy of which was acked is not reached, not lost", "[soak]") {
+  // Issue 26, case 14. Mutation caught: CheckEffects ignoring the unacked orders (a soak
+  // that timed out reported "lost: 137565 orders never applied" for orders never reached).
+  dedupsim::Workload w = dedupsim::MakeWorkload({.messages = 4, .duplicate_rate = 0});
+  REQUIRE(w.orders.size() == 4);
+  std::unordered_map<std::string, int64_t> reserved;
+  reserved[w.orders[0].book_id] = w.orders[0].quantity;  // applied once
+  // orders 1, 2, 3: never applied; 1 had a copy acked, 2 and 3 none
+  const std::unordered_set<std::string> unacked = {w.orders[2].order_id, w.orders[3].order_id};
+  dedupsim::EffectCheck with = dedupsim::CheckEffects(reserved, w, &unacked);
+  CHECK(with.lost == 1);
+  CHECK(with.not_reached == 2);
+  dedupsim::EffectCheck without = dedupsim::CheckEffects(reserved, w);
+  CHECK(without.lost == 3);
+  CHECK(without.not_reached == 0);
 }
 
 }  // namespace soak_test

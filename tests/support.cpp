@@ -52,6 +52,21 @@ std::string Drain(int fd) {
 
 }  // namespace
 
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra) {
+  auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry = *e;
+    // NO_COLOR is the caller's to give: inherited, it would color nothing a test reads.
+    if (entry.rfind("NO_COLOR=", 0) == 0) continue;
+    bool replaced = false;
+    for (const std::string& x : extra) replaced = replaced || name_of(x) == name_of(entry);
+    if (!replaced) out.push_back(entry);
+  }
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
+
 CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& extra_env) {
   // Close-on-exec: a binary started meanwhile by another thread (RunCliEach) must not hold
   // this run's write ends open, or this run's output would not end with its process.
@@ -73,19 +88,8 @@ CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::st
   for (auto& a : argv_storage) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  std::vector<std::string> env_storage;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string entry = *e;
-    if (entry.rfind("NO_COLOR=", 0) == 0) continue;
-    // A name the test sets itself (TMPDIR, ...) is the test's: getenv takes the first.
-    const std::string name = entry.substr(0, entry.find('=') + 1);
-    bool overridden = false;
-    for (const std::string& extra : extra_env) overridden = overridden || extra.rfind(name, 0) == 0;
-    if (overridden) continue;
-    env_storage.push_back(entry);
-  }
+  std::vector<std::string> env_storage = EnvironmentWith(extra_env);
   if (extra_env.empty()) env_storage.push_back("NO_COLOR=1");
-  env_storage.insert(env_storage.end(), extra_env.begin(), extra_env.end());
   std::vector<char*> envp;
   for (auto& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -241,7 +245,7 @@ std::vector<std::string> PostLines() {
 Fixture::Fixture(RunOptions run_options, DatabaseSettings settings)
     : options(run_options),
       db(DatabaseFile::CreateTemporary(settings)),
-      env{options, db, clock, recorder, ids} {}
+      env{options, backend, sqlite, clock, recorder, ids} {}
 
 CpuHog::CpuHog() {
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());

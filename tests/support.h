@@ -12,6 +12,7 @@
 #include "core/message.h"
 #include "lesson/scenario.h"
 #include "sqlite/database.h"
+#include "sqlite/store.h"
 #include "trace/trace.h"
 
 namespace dedupsim::testing {
@@ -40,6 +41,10 @@ struct CliResult {
 // status and what it wrote. NO_COLOR is set unless the test passes its own environment.
 CliResult RunCli(const std::vector<std::string>& args,
                  const std::vector<std::string>& extra_env = {});
+
+// This process's environment with each NAME=value of extra in place of the inherited NAME
+// (an entry appended after the inherited one would be ignored: getenv finds the first).
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra);
 
 // Runs each command as RunCli does, up to `at_once` at a time (for runs that mostly wait out
 // their holds; each run has its own database), and returns the results in the commands'
@@ -73,6 +78,8 @@ struct Fixture {
   explicit Fixture(RunOptions run_options = {}, DatabaseSettings settings = {});
   RunOptions options;
   DatabaseFile db;
+  SqliteBackend backend{db};
+  SqliteFiles sqlite{db};
   SystemClock clock;
   Recorder recorder;
   IdGenerator ids{42};

@@ -19,6 +19,7 @@
 #include "bench/shared_block.h"
 #include "lesson/crash.h"
 #include "os/child_process.h"
+#include "os/process_error.h"
 #include "os/run_files.h"
 #include "sqlite/error.h"
 
@@ -50,7 +51,7 @@ void Validate(const BenchOptions& o) {
   if (o.strategies.empty()) throw std::invalid_argument("no strategy to run");
   if (o.workload.books < 0) throw std::invalid_argument("--books must be at least 0");
   if (o.postgres != nullptr) {
-    for (Strategy s : o.strategies) {
+    for (BenchStrategy s : o.strategies) {
       if (!RunsOnPostgres(s)) {
         throw std::invalid_argument(fmt::format(
             "--strategy {} runs on SQLite only, not with --backend postgres", ToString(s)));
@@ -108,7 +109,7 @@ void RunInstance(const OpenHandler& open, const Workload& workload, SharedBlock&
 }
 
 // Starts the instances, releases them together, reports progress until all are done.
-void RunInstances(const BenchOptions& options, Strategy strategy, const OpenHandler& open,
+void RunInstances(const BenchOptions& options, BenchStrategy strategy, const OpenHandler& open,
                   const Workload& workload, SharedBlock& shared, BenchProgress* progress,
                   const std::function<bool()>& interrupted) {
   const auto k = static_cast<size_t>(options.instances);
@@ -146,10 +147,11 @@ void RunInstances(const BenchOptions& options, Strategy strategy, const OpenHand
     std::fflush(nullptr);     // nothing buffered is written twice
     pid_t pid = ForkChild();  // dies with the bench
     if (pid < 0) {
+      const int fork_error = errno;  // before the joins and reaps below change it
       shared.go().store(1);  // let those started run out, then fail
       for (auto& t : threads) t.join();
       reap(true);
-      throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
+      throw SystemCallFailed("fork", fork_error);
     }
     if (pid == 0) {
       ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the parent's to handle
@@ -211,10 +213,10 @@ std::chrono::nanoseconds Percentile(std::vector<int64_t>& values, double p) {
 }
 
 // The figures of one run, from the instances' slots and outcomes.
-StrategyResult Collect(const BenchOptions& options, Strategy strategy, SharedBlock& shared,
+StrategyResult Collect(const BenchOptions& options, BenchStrategy strategy, SharedBlock& shared,
                        size_t n);
 
-StrategyResult RunOnce(const BenchOptions& options, Strategy strategy, const Workload& workload,
+StrategyResult RunOnce(const BenchOptions& options, BenchStrategy strategy, const Workload& workload,
                        BenchProgress* progress, const std::function<bool()>& interrupted) {
   const size_t n = workload.deliveries.size();
   if (options.postgres != nullptr) {
@@ -247,8 +249,6 @@ StrategyResult RunOnce(const BenchOptions& options, Strategy strategy, const Wor
           return handler;
         },
         workload, shared, progress, interrupted);
-  } catch (const UnplannedDeath&) {
-    throw;  // a death, not a database error
   } catch (const DatabaseError& e) {
     throw InDatabase(db.path(), e);  // every database error names the file
   }
@@ -258,13 +258,13 @@ StrategyResult RunOnce(const BenchOptions& options, Strategy strategy, const Wor
   return r;
 }
 
-StrategyResult Collect(const BenchOptions& options, Strategy strategy, SharedBlock& shared,
+StrategyResult Collect(const BenchOptions& options, BenchStrategy strategy, SharedBlock& shared,
                        size_t n) {
   StrategyResult r;
   r.strategy = strategy;
   r.messages = static_cast<int64_t>(n);
-  r.promises_exactly_once = strategy == Strategy::kRaw || strategy == Strategy::kInbox ||
-                            strategy == Strategy::kNaturalKey;
+  r.promises_exactly_once = strategy == BenchStrategy::kRaw || strategy == BenchStrategy::kInbox ||
+                            strategy == BenchStrategy::kNaturalKey;
   int64_t first_start = INT64_MAX, last_end = 0;
   for (size_t i = 0; i < static_cast<size_t>(options.instances); ++i) {
     const InstanceSlot& slot = shared.slot(i);
@@ -315,13 +315,13 @@ BenchReport RunBench(const BenchOptions& options, BenchProgress* progress,
   report.options = options;
   // Each strategy once, in the order first given.
   report.options.strategies.clear();
-  for (Strategy s : options.strategies) {
+  for (BenchStrategy s : options.strategies) {
     if (std::find(report.options.strategies.begin(), report.options.strategies.end(), s) ==
         report.options.strategies.end()) {
       report.options.strategies.push_back(s);
     }
   }
-  const std::vector<Strategy>& strategies = report.options.strategies;
+  const std::vector<BenchStrategy>& strategies = report.options.strategies;
   Workload workload = MakeWorkload(options.workload);
   report.distinct_orders = static_cast<int64_t>(workload.orders.size());
   report.duplicates = workload.duplicates;
@@ -356,15 +356,15 @@ BenchReport RunBench(const BenchOptions& options, BenchProgress* progress,
     report.results.push_back(std::move(median));
   }
 
-  auto mps = [&](Strategy s) -> std::optional<double> {
+  auto mps = [&](BenchStrategy s) -> std::optional<double> {
     for (const StrategyResult& r : report.results) {
       if (r.strategy == s) return r.messages_per_second;
     }
     return std::nullopt;
   };
-  auto inbox = mps(Strategy::kInbox);
-  auto raw = mps(Strategy::kRaw);
-  auto naive = mps(Strategy::kNaive);
+  auto inbox = mps(BenchStrategy::kInbox);
+  auto raw = mps(BenchStrategy::kRaw);
+  auto naive = mps(BenchStrategy::kNaive);
   if (inbox && raw && *raw > 0) report.inbox_to_raw = *inbox / *raw;
   if (inbox && naive && *naive > 0) report.inbox_to_naive = *inbox / *naive;
   return report;

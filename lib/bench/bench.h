@@ -28,7 +28,7 @@ struct BenchOptions {
   WorkloadSpec workload;
   int instances = 1;  // consumer instances competing for the deliveries
   InstanceMode mode = InstanceMode::kThreads;
-  std::vector<Strategy> strategies = AllStrategies();
+  std::vector<BenchStrategy> strategies = AllBenchStrategies();
   DatabaseSettings settings;  // journal, synchronous, busy timeout
   int repeat = 1;             // rounds; each strategy reports its median round
   // False: no automatic WAL checkpoint while the deliveries are timed (wal_autocheckpoint 0
@@ -42,7 +42,7 @@ struct BenchOptions {
 };
 
 struct StrategyResult {
-  Strategy strategy = Strategy::kRaw;
+  BenchStrategy strategy = BenchStrategy::kRaw;
   int64_t messages = 0;
   int64_t processed = 0;  // deliveries the handler reported doing the work for
   int64_t skipped = 0;    // deliveries it skipped as duplicates
@@ -82,7 +82,7 @@ struct BenchReport {
 class BenchProgress {
  public:
   virtual ~BenchProgress() = default;
-  virtual void Started(Strategy strategy, int round, int rounds, int64_t total) = 0;
+  virtual void Started(BenchStrategy strategy, int round, int rounds, int64_t total) = 0;
   virtual void Advanced(int64_t handled, std::chrono::nanoseconds elapsed) = 0;
   virtual void Finished() = 0;
 };

@@ -307,21 +307,21 @@ class RawPgHandler final : public StrategyHandler {
 
 }  // namespace
 
-bool RunsOnPostgres(Strategy strategy) { return strategy != Strategy::kNaturalKey; }
+bool RunsOnPostgres(BenchStrategy strategy) { return strategy != BenchStrategy::kNaturalKey; }
 
-std::unique_ptr<StrategyHandler> MakePgHandler(Strategy strategy, const PgDatabase& db,
+std::unique_ptr<StrategyHandler> MakePgHandler(BenchStrategy strategy, const PgDatabase& db,
                                                bool synchronous_commit) {
   switch (strategy) {
-    case Strategy::kRaw:
+    case BenchStrategy::kRaw:
       return std::make_unique<RawPgHandler>(db, synchronous_commit);
-    case Strategy::kNaive:
+    case BenchStrategy::kNaive:
       return std::make_unique<PgConsumerHandler<NaiveReserveStock>>(db, synchronous_commit);
-    case Strategy::kCheckThenProcess:
+    case BenchStrategy::kCheckThenProcess:
       return std::make_unique<PgConsumerHandler<CheckThenProcessReserveStock>>(db,
                                                                                synchronous_commit);
-    case Strategy::kInbox:
+    case BenchStrategy::kInbox:
       return std::make_unique<PgConsumerHandler<IdempotentReserveStock>>(db, synchronous_commit);
-    case Strategy::kNaturalKey:
+    case BenchStrategy::kNaturalKey:
       break;
   }
   throw std::invalid_argument(fmt::format("--strategy {} runs on SQLite only", ToString(strategy)));
@@ -355,12 +355,13 @@ void StockBooks(const PgDatabase& db, const Workload& workload) {
   c.ExecScript("ANALYZE StockItems");  // the planner's figures for this run's rows
 }
 
-EffectCheck CheckEffects(const PgDatabase& db, const Workload& workload) {
+EffectCheck CheckEffects(const PgDatabase& db, const Workload& workload,
+                         const std::unordered_set<std::string>* unacked_orders) {
   PgConnection c = db.Connect();
   PgResult r = c.Exec("SELECT BookId, Reserved FROM StockItems");
   std::unordered_map<std::string, int64_t> reserved;
   for (int row = 0; row < r.rows(); ++row) reserved[r.Text(row, 0)] = r.Int(row, 1);
-  return CheckEffects(reserved, workload);
+  return CheckEffects(reserved, workload, unacked_orders);
 }
 
 }  // namespace dedupsim

@@ -18,11 +18,11 @@ class PgDatabase;
 
 // The strategies that run on PostgreSQL: all but natural-key, whose consumer is written on
 // the SQLite connection.
-bool RunsOnPostgres(Strategy strategy);
+bool RunsOnPostgres(BenchStrategy strategy);
 
 // Throws std::invalid_argument for a strategy that does not run on PostgreSQL,
 // DatabaseError (PgError) when the server cannot be reached.
-std::unique_ptr<StrategyHandler> MakePgHandler(Strategy strategy, const PgDatabase& db,
+std::unique_ptr<StrategyHandler> MakePgHandler(BenchStrategy strategy, const PgDatabase& db,
                                                bool synchronous_commit);
 
 // Empties Inbox, InboxByMessageId, StockReservations and StockItems of db's schema (all
@@ -30,7 +30,8 @@ std::unique_ptr<StrategyHandler> MakePgHandler(Strategy strategy, const PgDataba
 void StockBooks(const PgDatabase& db, const Workload& workload);
 
 // What db's StockItems say was applied, as CheckEffects reads a SQLite file.
-EffectCheck CheckEffects(const PgDatabase& db, const Workload& workload);
+EffectCheck CheckEffects(const PgDatabase& db, const Workload& workload,
+                         const std::unordered_set<std::string>* unacked_orders = nullptr);
 
 // A text[] literal of the values, for one statement that takes many rows (unnest($1)).
 std::string PgTextArray(const std::vector<std::string>& values);

@@ -94,7 +94,8 @@ sqlite3_stmt* RawInbox::Prepare(const char* sql) {
 
 void RawInbox::Fail(const char* what) {
   int code = sqlite3_extended_errcode(db_);
-  std::string message = std::string(sqlite3_errmsg(db_)) + " in: " + what;
+  std::string message =
+      DescribeFailure(db_, code, std::string(sqlite3_errmsg(db_)) + " in: " + what);
   if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   throw SqliteError(code, message);
 }

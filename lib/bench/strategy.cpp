@@ -13,39 +13,39 @@
 
 namespace dedupsim {
 
-std::string_view ToString(Strategy strategy) {
+std::string_view ToString(BenchStrategy strategy) {
   switch (strategy) {
-    case Strategy::kRaw:
+    case BenchStrategy::kRaw:
       return "raw";
-    case Strategy::kNaive:
+    case BenchStrategy::kNaive:
       return "naive";
-    case Strategy::kCheckThenProcess:
+    case BenchStrategy::kCheckThenProcess:
       return "check-then-process";
-    case Strategy::kInbox:
+    case BenchStrategy::kInbox:
       return "inbox";
-    case Strategy::kNaturalKey:
+    case BenchStrategy::kNaturalKey:
       return "natural-key";
   }
   return "?";
 }
 
-const std::vector<Strategy>& AllStrategies() {
-  static const std::vector<Strategy> all{Strategy::kRaw, Strategy::kNaive,
-                                         Strategy::kCheckThenProcess, Strategy::kInbox,
-                                         Strategy::kNaturalKey};
+const std::vector<BenchStrategy>& AllBenchStrategies() {
+  static const std::vector<BenchStrategy> all{BenchStrategy::kRaw, BenchStrategy::kNaive,
+                                         BenchStrategy::kCheckThenProcess, BenchStrategy::kInbox,
+                                         BenchStrategy::kNaturalKey};
   return all;
 }
 
-std::optional<Strategy> ParseStrategy(std::string_view name) {
-  for (Strategy s : AllStrategies()) {
+std::optional<BenchStrategy> ParseBenchStrategy(std::string_view name) {
+  for (BenchStrategy s : AllBenchStrategies()) {
     if (ToString(s) == name) return s;
   }
   return std::nullopt;
 }
 
-std::string StrategyNames() {
+std::string BenchStrategyNames() {
   std::string names;
-  for (Strategy s : AllStrategies()) {
+  for (BenchStrategy s : AllBenchStrategies()) {
     if (!names.empty()) names += ", ";
     names += ToString(s);
   }
@@ -129,17 +129,17 @@ class RawHandler final : public StrategyHandler {
 
 }  // namespace
 
-std::unique_ptr<StrategyHandler> MakeHandler(Strategy strategy, const DatabaseFile& db) {
+std::unique_ptr<StrategyHandler> MakeHandler(BenchStrategy strategy, const DatabaseFile& db) {
   switch (strategy) {
-    case Strategy::kRaw:
+    case BenchStrategy::kRaw:
       return std::make_unique<RawHandler>(db);
-    case Strategy::kNaive:
+    case BenchStrategy::kNaive:
       return std::make_unique<ConsumerHandler<NaiveReserveStock>>(db);
-    case Strategy::kCheckThenProcess:
+    case BenchStrategy::kCheckThenProcess:
       return std::make_unique<ConsumerHandler<CheckThenProcessReserveStock>>(db);
-    case Strategy::kInbox:
+    case BenchStrategy::kInbox:
       return std::make_unique<ConsumerHandler<IdempotentReserveStock>>(db);
-    case Strategy::kNaturalKey:
+    case BenchStrategy::kNaturalKey:
       return std::make_unique<ConsumerHandler<NaturalKeyReserveStock>>(db);
   }
   return nullptr;

@@ -22,13 +22,13 @@ struct sqlite3;
 
 namespace dedupsim {
 
-enum class Strategy { kRaw, kNaive, kCheckThenProcess, kInbox, kNaturalKey };
+enum class BenchStrategy { kRaw, kNaive, kCheckThenProcess, kInbox, kNaturalKey };
 
-std::string_view ToString(Strategy strategy);  // "raw", "naive", "check-then-process", ...
-std::optional<Strategy> ParseStrategy(std::string_view name);
+std::string_view ToString(BenchStrategy strategy);  // "raw", "naive", "check-then-process", ...
+std::optional<BenchStrategy> ParseBenchStrategy(std::string_view name);
 // Every strategy in the order the bench reports them: the baseline first.
-const std::vector<Strategy>& AllStrategies();
-std::string StrategyNames();  // "raw, naive, check-then-process, inbox, natural-key"
+const std::vector<BenchStrategy>& AllBenchStrategies();
+std::string BenchStrategyNames();  // "raw, naive, check-then-process, inbox, natural-key"
 
 // Transactions the handler's connection ended, counted by SQLite's commit and rollback
 // hooks: what the database did, not what the consumer meant to do.
@@ -58,6 +58,6 @@ class StrategyHandler {
 };
 
 // Opens a connection to db and returns the strategy's consumer on it.
-std::unique_ptr<StrategyHandler> MakeHandler(Strategy strategy, const DatabaseFile& db);
+std::unique_ptr<StrategyHandler> MakeHandler(BenchStrategy strategy, const DatabaseFile& db);
 
 }  // namespace dedupsim

@@ -75,16 +75,18 @@ void StockBooks(Connection& connection, const Workload& workload) {
   tx.Commit();
 }
 
-EffectCheck CheckEffects(Connection& connection, const Workload& workload) {
+EffectCheck CheckEffects(Connection& connection, const Workload& workload,
+                         const std::unordered_set<std::string>* unacked_orders) {
   std::unordered_map<std::string, int64_t> reserved;
   Statement query = connection.Prepare("SELECT BookId, Reserved FROM StockItems");
   while (query.Step()) reserved[query.ColumnText(0)] = query.ColumnInt(1);
   query.Reset();
-  return CheckEffects(reserved, workload);
+  return CheckEffects(reserved, workload, unacked_orders);
 }
 
 EffectCheck CheckEffects(const std::unordered_map<std::string, int64_t>& reserved,
-                         const Workload& workload) {
+                         const Workload& workload,
+                         const std::unordered_set<std::string>* unacked_orders) {
   EffectCheck check;
   check.expected_reserved = workload.expected_reserved;
   if (workload.books.size() != workload.orders.size()) {
@@ -112,7 +114,13 @@ EffectCheck CheckEffects(const std::unordered_map<std::string, int64_t>& reserve
       continue;
     }
     int64_t applied = got / order.quantity;
-    if (applied == 0) check.lost++;
+    if (applied == 0) {
+      if (unacked_orders != nullptr && unacked_orders->count(order.order_id) > 0) {
+        check.not_reached++;
+      } else {
+        check.lost++;
+      }
+    }
     if (applied > 1) {
       check.doubled += applied - 1;
       check.doubled_orders++;

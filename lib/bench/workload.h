@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/message.h"
@@ -53,16 +54,25 @@ struct EffectCheck {
   int64_t reserved = 0;           // sum of Reserved over the workload's books
   int64_t doubled = 0;            // applications beyond the first, summed over orders
   int64_t doubled_orders = 0;     // orders applied more than once
-  int64_t lost = 0;               // orders never applied
+  int64_t lost = 0;               // orders never applied, though a copy of theirs was handled
+  // Orders never applied and no copy of which was acked, when the caller says which those
+  // are (a soak that ended at its timeout): the run ended before any consumer finished one,
+  // so they were not reached, not lost. Counted apart from lost.
+  int64_t not_reached = 0;
   int64_t odd = 0;                // books whose Reserved is not a multiple of the quantity
   bool held() const {
     return doubled == 0 && lost == 0 && odd == 0 && reserved == expected_reserved;
   }
 };
 
-EffectCheck CheckEffects(Connection& connection, const Workload& workload);
+// unacked_orders (may be null): the OrderIds no copy of which was acked; an order among them
+// that was never applied counts as not_reached instead of lost (one book per order only:
+// with shared books only each book's total is known).
+EffectCheck CheckEffects(Connection& connection, const Workload& workload,
+                         const std::unordered_set<std::string>* unacked_orders = nullptr);
 // The same check on Reserved per BookId, however it was read.
 EffectCheck CheckEffects(const std::unordered_map<std::string, int64_t>& reserved,
-                         const Workload& workload);
+                         const Workload& workload,
+                         const std::unordered_set<std::string>* unacked_orders = nullptr);
 
 }  // namespace dedupsim

@@ -262,8 +262,9 @@ struct Scheduler::Impl {
   int64_t crashes = 0;
   int64_t attempts = 0;
   std::string failure;  // a consumer failed in a way the explorer does not model
-  // ... because its input is at fault (a consumer file's statement past its budget): the
-  // error itself, rethrown as it is, never reported as the explorer's own failure.
+  // ... because its input is at fault (a consumer file's statement past its budget) or the
+  // machine is (a full disk: StoreErrorKind::kEnvironment): the error itself, rethrown as it
+  // is, never reported as the explorer's own failure nor taken for a consumer's refusal.
   std::exception_ptr input_failure;
 
   [[noreturn]] void ThrowFailure() const {
@@ -601,6 +602,14 @@ class Worker final : public StepGate, public PgStepGate {
            "SimulatedCrash thrown: the connection closed without a commit; delivered again", "");
       return true;
     } catch (const StoreError& e) {  // SQLite's and PostgreSQL's refusals
+      if (e.kind() == StoreErrorKind::kEnvironment) {
+        CloseAll();
+        if (owner_.failure.empty()) {
+          owner_.failure = e.what();
+          owner_.input_failure = std::current_exception();
+        }
+        return false;
+      }
       return Refused(e, attempt);
     } catch (const DeliveryFailed& e) {
       return Refused(e, attempt);

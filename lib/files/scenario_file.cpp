@@ -136,7 +136,17 @@ ScenarioConsumer ReadConsumer(const Value& table, const std::string& scenario_pa
   } else {
     std::string path = file->String();
     if (path.empty() || path[0] != '/') path = Folder(scenario_path) + path;
-    ConsumerFile consumer = LoadConsumerFile(path);  // its own errors name its own file
+    // Its own errors name its own file at their line; one about the file as a whole (missing,
+    // a directory, a device, too large) is told where the scenario names it.
+    std::optional<ConsumerFile> loaded;
+    try {
+      loaded.emplace(LoadConsumerFile(path));
+    } catch (const FileError& e) {
+      const std::string what = e.what();
+      if (what.rfind(path + ": ", 0) != 0) throw;
+      throw file->Error(fmt::format("consumer file {}", what));
+    }
+    ConsumerFile consumer = std::move(*loaded);
     for (const Step& s : consumer.steps) {
       if (s.kind == Step::Kind::kHook) c.hook_points.push_back(s.name);
     }

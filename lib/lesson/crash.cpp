@@ -15,6 +15,7 @@
 #include "os/child_process.h"
 #include "os/pipe_io.h"
 #include "os/this_pid.h"
+#include "os/unique_fd.h"
 #include "postgres/lock_waiter.h"
 #include "sqlite/journal_files.h"
 #include "sqlite/statement.h"
@@ -82,13 +83,13 @@ std::string DescribeJournal(const JournalFile& journal, pid_t pid, bool removed)
 // Opens the next connection after a process died, as SQLite's recovery needs, and notes
 // what the dead process left behind, read from the files before the open.
 void RecoverAndNote(ScenarioEnv& env, pid_t pid, const WalFile& wal_at_fork) {
-  const std::string& path = env.db.path();
+  const std::string& path = SqliteFile(env).path();
   WalFile wal = ReadWal(path + "-wal");
   JournalFile journal = ReadJournal(path + "-journal");
   {
     // The scenario's check opens the database next: its first read recovers. It is the
     // probe's step, not the consumer's.
-    Connection next = env.db.Connect();
+    Connection next = SqliteFile(env).Connect();
     next.SetTrace(&env.recorder, "check");
     next.SetTraceRole(kActorProbe, "database");
     next.Prepare("SELECT count(*) FROM Inbox").Step();
@@ -111,10 +112,6 @@ void RecoverAndNote(ScenarioEnv& env, pid_t pid, const WalFile& wal_at_fork) {
   e.detail = what;
   e.result = "ok";
   env.recorder.Record(std::move(e));
-}
-
-bool OnServer(const ScenarioEnv& env) {
-  return env.backend != nullptr && env.backend->name() != "sqlite";
 }
 
 // What the server did when the child died, as the database's step: its connection closed,
@@ -150,21 +147,15 @@ ChildAtHook::ChildAtHook(ScenarioEnv& env, const std::string& instance, const st
                          const std::function<void(const Hook& crash)>& delivery,
                          InMemoryEmailProvider* emails, Ending end)
     : env_(env), emails_(emails), end_(end) {
-  int report[2];
-  if (::pipe(report) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
-  int word[2] = {-1, -1};
-  if (end == Ending::kExitOnWord && ::pipe(word) != 0) {
-    ::close(report[0]);
-    ::close(report[1]);
-    throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
-  }
+  Pipe report = MakePipe();
+  Pipe word;  // the word to exit, for kExitOnWord only
+  if (end == Ending::kExitOnWord) word = MakePipe();
   const size_t emails_before = emails ? static_cast<size_t>(emails->sent_count()) : 0;
-  pid_ = ForkChild();  // dies with this process
-  if (pid_ < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid_ == 0) {
+  child_ = ChildProcess::Fork();  // dies with this process
+  if (child_.in_child()) {
     // Child: the delivery opens its own connection. Report, then stand or die at the hook.
-    ::close(report[0]);
-    if (word[1] >= 0) ::close(word[1]);
+    report.read.reset();
+    word.write.reset();
     env.recorder.Clear();
     Hook crash = [&, point] {
       env.recorder.Note(instance, "crash", point,
@@ -178,8 +169,8 @@ ChildAtHook::ChildAtHook(ScenarioEnv& env, const std::string& instance, const st
         for (size_t i = emails_before; i < all.size(); ++i) sent.push_back(all[i]);
       }
       message["emails"] = sent;
-      WriteAll(report[1], message.dump() + "\n");
-      if (word[0] >= 0) WaitReadable(word[0], std::chrono::hours(24));  // the word, or EOF
+      WriteAll(report.write.get(), message.dump() + "\n");
+      if (word.read) WaitReadable(word.read.get(), std::chrono::hours(24));  // the word, or EOF
       if (end != Ending::kSigkill) ::_exit(kPlannedExitCode);
       for (;;) ::pause();  // stand at the hook point until the parent's SIGKILL
     };
@@ -193,25 +184,17 @@ ChildAtHook::ChildAtHook(ScenarioEnv& env, const std::string& instance, const st
     }
     ::_exit(code);  // the delivery finished without reaching the crash point
   }
-  ::close(report[1]);
-  if (word[0] >= 0) ::close(word[0]);
-  report_fd_ = report[0];
-  word_fd_ = word[1];
+  report_fd_ = std::move(report.read);
+  word_fd_ = std::move(word.write);
 }
 
-ChildAtHook::~ChildAtHook() {
-  if (reaped_) return;
-  ::kill(pid_, SIGKILL);  // works on a stopped process too
-  try {
-    Reap();
-  } catch (...) {
-  }
-}
+// The pipes close first (EOF is the word to exit too), then child_ kills (a stopped child
+// too) and reaps a child not reaped yet.
+ChildAtHook::~ChildAtHook() = default;
 
 bool ChildAtHook::AwaitHook() {
-  std::string line = ReadLine(report_fd_);
-  ::close(report_fd_);
-  report_fd_ = -1;
+  std::string line = ReadLine(report_fd_.get());
+  report_fd_.reset();
   if (line.empty()) return false;
   nlohmann::json message = nlohmann::json::parse(line, nullptr, false);
   if (message.is_discarded()) return false;
@@ -229,32 +212,28 @@ bool ChildAtHook::AwaitHook() {
 
 void ChildAtHook::End() {
   if (end_ == Ending::kSigkill) {
-    ::kill(pid_, SIGKILL);
-  } else if (word_fd_ >= 0) {
-    WriteAll(word_fd_, "g");
+    child_.Signal(SIGKILL);
+  } else if (word_fd_) {
+    WriteAll(word_fd_.get(), "g");
   }
-  if (word_fd_ >= 0) ::close(word_fd_);
-  word_fd_ = -1;
+  word_fd_.reset();
 }
 
-void ChildAtHook::Stop() { ::kill(pid_, SIGSTOP); }
+void ChildAtHook::Stop() { child_.Signal(SIGSTOP); }
 
 int ChildAtHook::Reap() {
-  if (reaped_) return status_;
-  if (report_fd_ >= 0) ::close(report_fd_);
-  report_fd_ = -1;
-  if (word_fd_ >= 0) ::close(word_fd_);  // EOF is the word too: the child never hangs on it
-  word_fd_ = -1;
-  WaitChild(pid_, &status_);
-  reaped_ = true;
-  return status_;
+  if (child_.reaped()) return child_.Wait();
+  report_fd_.reset();
+  word_fd_.reset();  // EOF is the word too: the child never hangs on it
+  return child_.Wait();
 }
 
 bool ChildAtHook::DiedAsPlanned() const {
   if (!reached_) return false;
+  const int status = child_.status();
   return end_ == Ending::kSigkill
-             ? (WIFSIGNALED(status_) && WTERMSIG(status_) == SIGKILL)
-             : (WIFEXITED(status_) && WEXITSTATUS(status_) == kPlannedExitCode);
+             ? (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+             : (WIFEXITED(status) && WEXITSTATUS(status) == kPlannedExitCode);
 }
 
 nlohmann::ordered_json ServerReleaseFigures(const CrashReport& report) {
@@ -297,7 +276,7 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
   const bool kill_mode = env.options.crash_mode == CrashMode::kKill;
   const bool server = OnServer(env);
   // The log as it was before the child ran: its frames are not the child's.
-  const WalFile wal_at_fork = server ? WalFile{} : ReadWal(env.db.path() + "-wal");
+  const WalFile wal_at_fork = server ? WalFile{} : ReadWal(SqliteFile(env).path() + "-wal");
   // On a server with a waiter, an exiting child waits at its crash point for the parent's
   // word, as a killed one waits for its SIGKILL.
   ChildAtHook child(env, instance, point, delivery, emails,
@@ -310,7 +289,7 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
   // the server shows the waiter blocked (or the waiter ended without waiting).
   std::optional<LockWaiter> watcher;
   if (server && waiter && reached) {
-    watcher.emplace(*env.backend, &env.recorder, "waiter", kActorProbe, DeliveryRef{},
+    watcher.emplace(env.backend, &env.recorder, "waiter", kActorProbe, DeliveryRef{},
                     [waiter](Store& store) {
                       ScopedTransaction tx(store);
                       waiter(store);

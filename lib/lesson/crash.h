@@ -17,16 +17,19 @@
 #include "consumers/email.h"
 #include "core/hooks.h"
 #include "lesson/scenario.h"
+#include "os/child_process.h"
+#include "os/process_error.h"
+#include "os/unique_fd.h"
 #include "sqlite/error.h"
 #include "store/store.h"
 
 namespace dedupsim {
 
 // A child process that died in a way the scenario did not plan (a bug, a signal from
-// outside). Maps to exit 3, like a database error.
-class UnplannedDeath : public DatabaseError {
+// outside): a ProcessError, exit 4.
+class UnplannedDeath : public ProcessError {
  public:
-  using DatabaseError::DatabaseError;
+  using ProcessError::ProcessError;
 };
 
 struct CrashReport {
@@ -46,8 +49,9 @@ struct CrashReport {
 
 inline constexpr int kPlannedExitCode = 86;
 
-// Runs delivery(crash_hook). The delivery must open its own connection from env.db (never
-// one opened before the call) and install crash_hook at the point named `point`.
+// Runs delivery(crash_hook). The delivery must open its own connection (a store of
+// env.backend, or a connection to SqliteFile(env); never one opened before the call) and
+// install crash_hook at the point named `point`.
 // Emails sent in a child are replayed into *emails, when given.
 //
 // On a server database (env.backend not SQLite) the child's connection is the server's to
@@ -83,7 +87,7 @@ class ChildAtHook {
 
   // Waits for the child's report from the hook; false when it ended without reaching it.
   bool AwaitHook();
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_.pid(); }
   // Ends the child as planned (SIGKILL, or the word to exit); Reap waits for it.
   void End();
   // SIGSTOP: the child hangs where it stands, its connection and transaction open.
@@ -97,12 +101,10 @@ class ChildAtHook {
   ScenarioEnv& env_;
   InMemoryEmailProvider* emails_;
   Ending end_;
-  pid_t pid_ = -1;
-  int report_fd_ = -1;
-  int word_fd_ = -1;
+  ChildProcess child_;  // declared first: destroyed last, after the pipes close
+  UniqueFd report_fd_;  // the child's report from the hook
+  UniqueFd word_fd_;    // kExitOnWord: the word to exit
   bool reached_ = false;
-  bool reaped_ = false;
-  int status_ = 0;
 };
 
 // The figures of a measured ServerRelease: {"waited": .., "waitedOn": .., "blockedBy": [..],

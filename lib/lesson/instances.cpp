@@ -14,6 +14,7 @@
 #include "lesson/crash.h"
 #include "os/child_process.h"
 #include "os/pipe_io.h"
+#include "os/unique_fd.h"
 #include "trace/trace_json.h"
 
 namespace dedupsim {
@@ -33,48 +34,27 @@ SteadyTime FromNs(int64_t ns) {
   return SteadyTime(std::chrono::duration_cast<Steady::duration>(std::chrono::nanoseconds(ns)));
 }
 
-struct Pipe {
-  int read = -1;
-  int write = -1;
-};
-
-void CloseFd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
-
 // The events between the pair, as pipes so one mechanism serves threads and processes:
 // reached (first -> second: the hold point's time), blocked (second -> first), ended
 // (first -> second).
 struct RaceChannels {
-  Pipe reached, blocked, ended;
-  RaceChannels() {
-    for (Pipe* p : {&reached, &blocked, &ended}) {
-      int fds[2];
-      if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
-      p->read = fds[0];
-      p->write = fds[1];
-    }
-  }
-  ~RaceChannels() { CloseAll(); }
-  RaceChannels(const RaceChannels&) = delete;
-  RaceChannels& operator=(const RaceChannels&) = delete;
+  Pipe reached = MakePipe(), blocked = MakePipe(), ended = MakePipe();
   void CloseAll() {
     for (Pipe* p : {&reached, &blocked, &ended}) {
-      CloseFd(p->read);
-      CloseFd(p->write);
+      p->read.reset();
+      p->write.reset();
     }
   }
   // In a child: keep only the ends its role uses, so the other's death reads as EOF.
   void KeepFirstEnds() {
-    CloseFd(reached.read);
-    CloseFd(blocked.write);
-    CloseFd(ended.read);
+    reached.read.reset();
+    blocked.write.reset();
+    ended.read.reset();
   }
   void KeepSecondEnds() {
-    CloseFd(reached.write);
-    CloseFd(blocked.read);
-    CloseFd(ended.write);
+    reached.write.reset();
+    blocked.read.reset();
+    ended.write.reset();
   }
 };
 
@@ -83,7 +63,7 @@ struct RaceChannels {
 class SqlitePairInstance final : public PairInstance {
  public:
   SqlitePairInstance(ScenarioEnv& env, const InstanceTask& task)
-      : db_(env.db.Connect()), task_(task) {
+      : db_(SqliteFile(env).Connect()), task_(task) {
     db_.SetTrace(&env.recorder, task.name);
     db_.KeepLockHistory();
   }
@@ -135,7 +115,7 @@ InstanceResult RunFirst(const std::string& name, const PairInstanceOpener& open,
   result.pid = static_cast<int>(getpid());
   bool announced = false;
   auto announce = [&](SteadyTime at) {
-    WriteAll(ch.reached.write, fmt::format("{}\n", Ns(at)));
+    WriteAll(ch.reached.write.get(), fmt::format("{}\n", Ns(at)));
     announced = true;
   };
   try {
@@ -146,18 +126,18 @@ InstanceResult RunFirst(const std::string& name, const PairInstanceOpener& open,
       announce(reached);
       std::this_thread::sleep_until(reached + timing.hold);
       if (timing.stagger < timing.hold && timing.second_blocks) {
-        WaitReadable(ch.blocked.read, kEventTimeout);
+        WaitReadable(ch.blocked.read.get(), kEventTimeout);
       }
     };
     result.value = instance->Run(hold_point);
     instance->Finish(result, started);
   } catch (...) {
     if (!announced) announce(Steady::now());  // never leave the second waiting
-    WriteAll(ch.ended.write, "e");
+    WriteAll(ch.ended.write.get(), "e");
     throw;
   }
   if (!announced) announce(Steady::now());  // it never reached its hold point
-  WriteAll(ch.ended.write, "e");
+  WriteAll(ch.ended.write.get(), "e");
   return result;
 }
 
@@ -170,11 +150,11 @@ InstanceResult RunSecond(const std::string& name, const PairInstanceOpener& open
   try {
     result = RunSecondUnguarded(name, open, timing, ch);
   } catch (...) {
-    WriteAll(ch.blocked.write, "b");  // never leave the first waiting
+    WriteAll(ch.blocked.write.get(), "b");  // never leave the first waiting
     throw;
   }
   // Ended without meeting the first's lock: the first need not wait any longer.
-  WriteAll(ch.blocked.write, "b");
+  WriteAll(ch.blocked.write.get(), "b");
   return result;
 }
 
@@ -187,20 +167,20 @@ InstanceResult RunSecondUnguarded(const std::string& name, const PairInstanceOpe
   bool told = false;
   instance->OnBlocked([&] {
     if (told) return;
-    WriteAll(ch.blocked.write, "b");
+    WriteAll(ch.blocked.write.get(), "b");
     told = true;
   });
   // The first instance's transaction ends when it says so (or dies): until then, waiting
   // for its lock uses none of the busy timeout, however long the hold or a stall.
   instance->KeepWaitingWhile(
-      [&ch] { return !WaitReadable(ch.ended.read, std::chrono::milliseconds(0)); }, ch.ended.read);
+      [&ch] { return !WaitReadable(ch.ended.read.get(), std::chrono::milliseconds(0)); }, ch.ended.read.get());
   SteadyTime reached = Steady::now();
-  if (WaitReadable(ch.reached.read, kEventTimeout)) {
-    std::string line = ReadLine(ch.reached.read);
+  if (WaitReadable(ch.reached.read.get(), kEventTimeout)) {
+    std::string line = ReadLine(ch.reached.read.get());
     if (!line.empty()) reached = FromNs(std::stoll(line));
   }
   std::this_thread::sleep_until(reached + timing.stagger);
-  if (timing.stagger >= timing.hold) WaitReadable(ch.ended.read, kEventTimeout);
+  if (timing.stagger >= timing.hold) WaitReadable(ch.ended.read.get(), kEventTimeout);
   SteadyTime started = Steady::now();
   result.value = instance->Run(Hook{});
   instance->Finish(result, started);
@@ -289,25 +269,17 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env,
                                            const std::array<std::string, 2>& names,
                                            const PairInstanceOpener& open,
                                            const PairTiming& timing) {
-  struct Child {
-    pid_t pid = -1;
-    int fd = -1;
-  };
   RaceChannels ch;
-  std::array<Child, 2> children;
+  std::vector<ChildInstance> children;  // a child started is killed and reaped on every path
   for (size_t i = 0; i < 2; ++i) {
-    int fds[2];
-    if (::pipe(fds) != 0) throw DatabaseError(fmt::format("pipe: {}", std::strerror(errno)));
-    pid_t pid = ForkChild();  // dies with this process
-    if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
-    if (pid == 0) {
+    Pipe report = MakePipe();
+    ChildProcess process = ChildProcess::Fork();  // dies with this process
+    if (process.in_child()) {
       // The other instance may be gone when this one writes its last event: a failed write
       // is ignored (WriteAll), never a SIGPIPE death.
       ::signal(SIGPIPE, SIG_IGN);
-      ::close(fds[0]);
-      for (const Child& c : children) {
-        if (c.fd >= 0) ::close(c.fd);
-      }
+      report.read.reset();
+      for (ChildInstance& c : children) c.report.reset();
       env.recorder.Clear();
       int code = 0;
       try {
@@ -327,7 +299,7 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env,
         message["locks"] = LocksToJson(r.locks);
         message["statements"] = StatementsToJson(r.statements);
         message["events"] = EventsToJson(env.recorder.Events());
-        WriteAll(fds[1], message.dump());
+        WriteAll(report.write.get(), message.dump());
       } catch (const std::exception& e) {
         WriteAll(STDERR_FILENO,
                  fmt::format("dedupsim: instance {} (pid {}): {}\n", names[i], getpid(), e.what()));
@@ -335,15 +307,13 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env,
       }
       ::_exit(code);
     }
-    ::close(fds[1]);
-    children[i] = {pid, fds[0]};
+    children.push_back({names[i], std::move(process), std::move(report.read)});
   }
   ch.CloseAll();  // the children hold the ends they use: a death reads as EOF on the other side
 
   std::vector<InstanceResult> results;
   for (ChildReport& report :
-       CollectChildReports(env, {{names[0], children[0].pid, children[0].fd},
-                                 {names[1], children[1].pid, children[1].fd}})) {
+       CollectChildReports(env, children)) {
     InstanceResult r = std::move(report.result);
     const nlohmann::json& message = report.message;
     r.busy.calls = message.value("busyCalls", int64_t{0});
@@ -358,25 +328,24 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env,
 }  // namespace
 
 std::vector<ChildReport> CollectChildReports(ScenarioEnv& env,
-                                             const std::vector<ChildInstance>& children) {
+                                             std::vector<ChildInstance>& children) {
   std::vector<ChildReport> reports;
   std::string failure;
-  for (const ChildInstance& child : children) {
-    std::string text = ReadAll(child.fd);
-    ::close(child.fd);
-    int status = 0;
-    WaitChild(child.pid, &status);
+  for (ChildInstance& child : children) {
+    std::string text = ReadAll(child.report.get());
+    child.report.reset();
+    const int status = child.process.Wait();
     nlohmann::json message = nlohmann::json::parse(text, nullptr, false);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.is_discarded()) {
       if (failure.empty()) {
-        failure = fmt::format("instance {} (pid {}) {}", child.name, child.pid,
+        failure = fmt::format("instance {} (pid {}) {}", child.name, child.process.pid(),
                               DescribeWaitStatus(status));
       }
       continue;
     }
     ChildReport report;
     report.result.name = child.name;
-    report.result.pid = child.pid;
+    report.result.pid = child.process.pid();
     report.result.value = message["value"];
     report.result.elapsed = std::chrono::microseconds(message.value("elapsedUs", int64_t{0}));
     for (const TraceEvent& e : EventsFromJson(message["events"])) env.recorder.Record(e);

@@ -29,6 +29,8 @@
 
 #include "core/hooks.h"
 #include "lesson/scenario.h"
+#include "os/child_process.h"
+#include "os/unique_fd.h"
 #include "sqlite/connection.h"
 #include "store/store.h"
 
@@ -107,11 +109,11 @@ std::unique_ptr<PairInstance> StorePairInstance(
     std::function<nlohmann::json(Store&, const Hook& hold_point)> body);
 
 // A forked instance whose report, one JSON object ({"value", "elapsedUs", "events", ...}),
-// arrives on fd; CollectChildReports closes fd and reaps pid.
+// arrives on report; CollectChildReports closes report and reaps process.
 struct ChildInstance {
   std::string name;
-  int pid = -1;
-  int fd = -1;
+  ChildProcess process;
+  UniqueFd report;
 };
 struct ChildReport {
   InstanceResult result;   // name, pid, value and elapsed; the rest is the caller's
@@ -120,7 +122,7 @@ struct ChildReport {
 // Reads each child's report in order, reaps it and records its trace events. Throws
 // UnplannedDeath naming the first child that failed or sent no report.
 std::vector<ChildReport> CollectChildReports(ScenarioEnv& env,
-                                             const std::vector<ChildInstance>& children);
+                                             std::vector<ChildInstance>& children);
 
 // Milliseconds from the trace's origin to t (for figures).
 double MsSinceOrigin(const ScenarioEnv& env, SteadyTime t);

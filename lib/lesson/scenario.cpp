@@ -6,6 +6,16 @@
 
 namespace dedupsim {
 
+bool OnServer(const ScenarioEnv& env) { return env.backend.name() != "sqlite"; }
+
+const DatabaseFile& SqliteFiles::file() {
+  if (database_ != nullptr) return *database_;
+  if (!made_) made_.emplace(DatabaseFile::CreateTemporary(settings_, SetUpConnection::kKeep));
+  return *made_;
+}
+
+const DatabaseFile& SqliteFile(const ScenarioEnv& env) { return env.sqlite.file(); }
+
 std::string_view ToString(CrashMode mode) {
   switch (mode) {
     case CrashMode::kThrow:

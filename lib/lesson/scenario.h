@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "core/clock.h"
 #include "core/message.h"
 #include "sqlite/database.h"
+#include "store/store.h"
 #include "trace/trace.h"
 #include "world/broker/broker.h"
 
@@ -48,20 +50,42 @@ struct RunOptions {
   BrokerKind broker = BrokerKind::kSimulated;
 };
 
-// What a scenario runs with. All of it is injected; scenarios hold no global state.
-class Backend;
+// The SQLite file of a run, for what only SQLite files do: a lesson's side stores (the
+// dedup cache, the email provider: SQLite files kept beside it), a second connection of a
+// consumer's own, the files a dead child left. On SQLite it is the run's database. On a
+// server database it is a temporary file made when a lesson first asks for one (a run that
+// never asks makes none), removed with this object. One thread at a time.
+class SqliteFiles {
+ public:
+  explicit SqliteFiles(const DatabaseFile& database) : database_(&database) {}
+  explicit SqliteFiles(DatabaseSettings settings) : settings_(settings) {}
+  const DatabaseFile& file();
 
+ private:
+  const DatabaseFile* database_ = nullptr;
+  DatabaseSettings settings_;
+  std::optional<DatabaseFile> made_;
+};
+
+// What a scenario runs with. All of it is injected; scenarios hold no global state.
 struct ScenarioEnv {
   const RunOptions& options;
-  const DatabaseFile& db;
+  // The database the lesson runs on: SQLite's (a SqliteBackend over the run's file), or a
+  // server's for the scenarios on the store seam (kAnyBackend).
+  const Backend& backend;
+  SqliteFiles& sqlite;
   Clock& clock;
   Recorder& recorder;
   IdGenerator& ids;
-  // The database the scenarios on the store seam run on (kAnyBackend); null: SQLite on db.
-  const Backend* backend = nullptr;
   // Where the lessons' brokers come from (--broker); null: the simulated broker.
   const BrokerFactory* brokers = nullptr;
 };
+
+// True when the lesson runs on a server database (PostgreSQL), not on a SQLite file.
+bool OnServer(const ScenarioEnv& env);
+// env.sqlite.file(): the run's SQLite database, or on a server the SQLite file its side
+// stores live beside.
+const DatabaseFile& SqliteFile(const ScenarioEnv& env);
 
 // A figure on the line judged by its value, whatever the lesson expects: correct (the
 // order took effect once, nothing doubled or lost) or wrong (doubled or lost). The colored

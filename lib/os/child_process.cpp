@@ -7,8 +7,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <utility>
 
 #include "os/pause_point.h"
+#include "os/process_error.h"
 #include "os/run_files.h"
 
 namespace dedupsim {
@@ -16,7 +18,8 @@ namespace dedupsim {
 pid_t ForkChild() {
   std::fflush(nullptr);  // nothing buffered is written twice
   const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
+  // Registered under the registry's lock: an interrupt finds it killed or not yet forked.
+  const pid_t pid = run_files::ForkUnderLock(/*kill_on_interrupt=*/true);
   if (pid == 0) {
     StopHere("child-forked");  // tests kill the parent here, before the prctl
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -31,7 +34,6 @@ pid_t ForkChild() {
     PauseHere("child-started");  // tests kill the parent here, after the prctl
     return 0;
   }
-  if (pid > 0) run_files::RegisterChild(pid);
   return pid;
 }
 
@@ -39,6 +41,43 @@ void WaitChild(pid_t pid, int* status) {
   while (::waitpid(pid, status, 0) < 0 && errno == EINTR) {
   }
   run_files::ForgetChild(pid);
+}
+
+ChildProcess ChildProcess::Fork() {
+  const pid_t pid = ForkChild();
+  if (pid < 0) throw SystemCallFailed("fork", errno);
+  return ChildProcess(pid);
+}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ <= 0 || reaped_) return;
+  ::kill(pid_, SIGKILL);
+  Wait();
+}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)), reaped_(other.reaped_), status_(other.status_) {}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
+  if (this != &other) {
+    ChildProcess old(std::move(*this));  // killed and reaped, if it must be
+    pid_ = std::exchange(other.pid_, -1);
+    reaped_ = other.reaped_;
+    status_ = other.status_;
+  }
+  return *this;
+}
+
+void ChildProcess::Signal(int sig) const {
+  if (pid_ > 0 && !reaped_) ::kill(pid_, sig);
+}
+
+int ChildProcess::Wait() {
+  if (pid_ > 0 && !reaped_) {
+    WaitChild(pid_, &status_);
+    reaped_ = true;
+  }
+  return status_;
 }
 
 }  // namespace dedupsim

@@ -1,6 +1,10 @@
 // fork() for every child process dedupsim starts (crash runner, process instances, bench
 // instances, soak consumers): a child never outlives its parent.
 //
+// ChildProcess owns a forked child: destroyed while the child is not reaped, it kills it
+// (SIGKILL, which ends a stopped process too) and reaps it, so no path, an exception
+// included, leaves a child running or a zombie behind.
+//
 // In the child, before anything else: PR_SET_PDEATHSIG(SIGKILL), then a check that the
 // parent recorded before fork is still the parent (if it died before the prctl call, the
 // signal will never come, so the child ends itself at once); SIGINT and SIGTERM go back to
@@ -17,5 +21,38 @@ pid_t ForkChild();
 
 // waitpid(pid, status, 0) retried after EINTR; forgets the child once reaped.
 void WaitChild(pid_t pid, int* status);
+
+class ChildProcess {
+ public:
+  // ForkChild(). In the parent, the owner of the new child; in the child, an owner of
+  // nothing whose in_child() is true. Throws ProcessError (os/process_error.h) when fork
+  // fails.
+  static ChildProcess Fork();
+
+  ChildProcess() = default;
+  // The parent's owner of a child not reaped yet: SIGKILL, then reap. Never throws.
+  ~ChildProcess();
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  bool in_child() const { return pid_ == 0; }
+  pid_t pid() const { return pid_; }
+  // Sends sig to the child while it is not reaped (a reaped pid may be someone else's).
+  void Signal(int sig) const;
+  // Waits for the child (WaitChild) once and returns its wait status; afterwards returns
+  // the same status at once.
+  int Wait();
+  bool reaped() const { return reaped_; }
+  // The wait status Wait returned; 0 before the child is reaped.
+  int status() const { return status_; }
+
+ private:
+  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int status_ = 0;
+};
 
 }  // namespace dedupsim

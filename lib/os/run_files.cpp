@@ -73,6 +73,18 @@ void ForgetChild(pid_t pid) {
   r.children.erase(std::remove(r.children.begin(), r.children.end(), pid), r.children.end());
 }
 
+pid_t ForkUnderLock(bool kill_on_interrupt, const std::function<void(pid_t)>& in_parent) {
+  Registry& r = TheRegistry();
+  if (!InOwner(r)) return ::fork();
+  std::lock_guard lock(r.mutex);
+  const pid_t pid = ::fork();
+  if (pid > 0) {
+    if (kill_on_interrupt) r.children.push_back(pid);
+    if (in_parent) in_parent(pid);
+  }
+  return pid;  // the child's copy of the lock is released as it returns
+}
+
 void RegisterCleanup(const std::string& key, std::function<void()> cleanup) {
   Registry& r = TheRegistry();
   if (!InOwner(r)) return;
@@ -90,13 +102,13 @@ void ForgetCleanup(const std::string& key) {
 int KillChildrenAndRemoveFiles() {
   Registry& r = TheRegistry();
   if (!InOwner(r)) return 0;
-  r.mutex.lock();  // held until _exit: nothing is created after the cleanup
-  for (const auto& entry : r.cleanups) entry.second();
+  r.mutex.lock();  // held until _exit: nothing is created or forked after the cleanup
   for (pid_t pid : r.children) ::kill(pid, SIGKILL);
   for (pid_t pid : r.children) {
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
+  for (const auto& entry : r.cleanups) entry.second();
   int removed = 0;
   for (const auto& [path, companions] : r.files) {
     if (::unlink(path.c_str()) == 0) removed++;

@@ -37,15 +37,25 @@ void Forget(const std::string& path);
 void RegisterChild(pid_t pid);
 void ForgetChild(pid_t pid);
 
+// fork() under the registry's lock, so an interrupt never falls between the fork and the
+// registration: in the parent, with the lock still held, kill_on_interrupt registers the
+// child (SIGKILL and reap, as RegisterChild) and then in_parent(pid) runs (it may only
+// record the pid: calling run_files from it would deadlock). Returns as fork() does; in the
+// child every later run_files call is a no-op, as in any forked child.
+pid_t ForkUnderLock(bool kill_on_interrupt, const std::function<void(pid_t)>& in_parent = {});
+
 // Something that is not a file (a server we started and its folder): cleanup runs on
 // interrupt, before the children are killed; key names it for ForgetCleanup, which the
 // owner calls before it cleans up itself (so the two never run at once).
 void RegisterCleanup(const std::string& key, std::function<void()> cleanup);
 void ForgetCleanup(const std::string& key);
 
-// For the interrupt thread: run every registered cleanup, then SIGKILL and reap every registered
-// child, then remove every registered file (and its companions). Returns how many files it removed.
-// Leaves the registry locked, so nothing can be created afterwards: call only just before _exit.
+// For the interrupt thread: SIGKILL and reap every registered child (initdb among them, so
+// nothing writes into a folder a cleanup is about to remove), then run every registered
+// cleanup (a server is stopped and reaped, its folder removed), then remove every
+// registered file (and its companions). Returns how many files it removed. Leaves the
+// registry locked, so nothing can be created or forked afterwards: call only just before
+// _exit.
 int KillChildrenAndRemoveFiles();
 
 }  // namespace run_files

@@ -12,16 +12,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
 
+#include "os/child_process.h"
+#include "os/pause_point.h"
+#include "os/process_error.h"
 #include "os/run_files.h"
 #include "postgres/cluster_template.h"
 #include "postgres/libpq.h"
@@ -79,10 +85,18 @@ RunAs ChooseUser() {
 }
 
 // In a forked child: become the user, tie our life to the parent's, send output to log,
-// exec. Only async-signal-safe calls; never returns.
+// exec. Only async-signal-safe calls; never returns. The child stays in dedupsim's process
+// group (a signal to the run's group reaches it), with SIGINT and SIGTERM back to their
+// defaults and unblocked (dedupsim blocks them for its interrupt thread).
 [[noreturn]] void ExecChild(const RunAs& as, pid_t parent, const std::string& log,
                             const std::vector<std::string>& argv) {
-  ::setpgid(0, 0);  // the terminal's Ctrl-C goes to dedupsim, which stops the server itself
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  sigset_t interrupts;
+  sigemptyset(&interrupts);
+  sigaddset(&interrupts, SIGINT);
+  sigaddset(&interrupts, SIGTERM);
+  ::sigprocmask(SIG_UNBLOCK, &interrupts, nullptr);
   if (as.change) {
     if (::setgroups(0, nullptr) != 0 || ::setgid(as.gid) != 0 || ::setuid(as.uid) != 0) _exit(126);
   }
@@ -104,10 +118,15 @@ RunAs ChooseUser() {
   _exit(127);
 }
 
-pid_t Spawn(const RunAs& as, const std::string& log, const std::vector<std::string>& argv) {
+// Forks under the interrupt registry's lock (os/run_files.h): kill_on_interrupt registers
+// the child to be killed and reaped on an interrupt (initdb), else in_parent records its
+// pid where the registered cleanup will stop it (the server), so no interrupt falls
+// between the fork and the record.
+pid_t Spawn(const RunAs& as, const std::string& log, const std::vector<std::string>& argv,
+            bool kill_on_interrupt, const std::function<void(pid_t)>& in_parent = {}) {
   pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
+  pid_t pid = run_files::ForkUnderLock(kill_on_interrupt, in_parent);
+  if (pid < 0) throw SystemCallFailed("fork", errno);
   if (pid == 0) ExecChild(as, parent, log, argv);
   return pid;
 }
@@ -192,7 +211,10 @@ void RunInitdb(const std::string& bin, const RunAs& as, const std::string& data,
   std::vector<std::string> argv = {bin + "/initdb", "-D", data};
   const std::vector<std::string> args = InitdbArgs(user);
   argv.insert(argv.end(), args.begin(), args.end());
-  int status = WaitFor(Spawn(as, log, argv));
+  const pid_t initdb = Spawn(as, log, argv, /*kill_on_interrupt=*/true);
+  PauseHere("initdb-started");  // tests interrupt here, while initdb writes the folder
+  int status = 0;
+  WaitChild(initdb, &status);  // reaped, then forgotten by the interrupt registry
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     throw DatabaseError(fmt::format(
         "initdb ({} as {}) failed: {}{}", bin, as.name, Tail(log, 3),
@@ -221,22 +243,22 @@ bool DropTemplateDatabases(const std::string& conninfo) {
 }
 
 // Starts postgres on data and waits until it answers; "" then, else why it did not start.
-std::string StartServer(pid_t& server, const std::string& folder, int port,
-                        const std::string& info, const std::string& bin, const RunAs& as,
-                        const std::string& data, const std::string& log) {
+// live: where the interrupt's cleanup reads the running server's pid (set as it is forked,
+// under the registry's lock; -1 once it is gone).
+std::string StartServer(pid_t& server, std::atomic<pid_t>& live, const std::string& folder,
+                        int port, const std::string& info, const std::string& bin,
+                        const RunAs& as, const std::string& data, const std::string& log) {
   server = Spawn(as, log,
                  {bin + "/postgres", "-D", data, "-k", folder, "-p", std::to_string(port), "-c",
-                  "listen_addresses=", "-c", "fsync=off", "-c", "full_page_writes=off"});
-  run_files::ForgetCleanup(folder);
-  run_files::RegisterCleanup(folder, [server, folder] { StopAndRemove(server, folder); });
+                  "listen_addresses=", "-c", "fsync=off", "-c", "full_page_writes=off"},
+                 /*kill_on_interrupt=*/false, [&live](pid_t pid) { live.store(pid); });
   auto deadline = SteadyClock::now() + std::chrono::seconds(60);
   for (;;) {
     if (PQping(info.c_str()) == PQPING_OK) return "";
     int exited = 0;
     if (::waitpid(server, &exited, WNOHANG) == server) {
       server = -1;
-      run_files::ForgetCleanup(folder);
-      run_files::RegisterCleanup(folder, [folder] { StopAndRemove(-1, folder); });
+      live.store(-1);
       return fmt::format("the PostgreSQL server ({}) stopped while starting: {}", bin,
                          Tail(log, 3));
     }
@@ -264,9 +286,13 @@ ThrowawayCluster ThrowawayCluster::Start() {
   }
   ThrowawayCluster cluster;
   cluster.folder_ = buffer.data();
-  // On interrupt (cli/interrupt.h): the folder, and the server once it runs, go too.
-  run_files::RegisterCleanup(cluster.folder_,
-                             [folder = cluster.folder_] { StopAndRemove(-1, folder); });
+  // On interrupt (cli/interrupt.h): initdb is killed and reaped first (a registered child),
+  // then this cleanup stops the server that runs (its pid is recorded under the registry's
+  // lock as it is forked) and removes the folder.
+  auto live = std::make_shared<std::atomic<pid_t>>(-1);
+  run_files::RegisterCleanup(cluster.folder_, [live, folder = cluster.folder_] {
+    StopAndRemove(live->load(), folder);
+  });
   cluster.user_ = "dedupsim";
   if (as.change && ::chown(cluster.folder_.c_str(), as.uid, as.gid) != 0) {
     throw DatabaseError(
@@ -277,8 +303,8 @@ ThrowawayCluster ThrowawayCluster::Start() {
   const std::optional<ClusterTemplate> cache =
       ClusterTemplate::For(bin, InitdbArgs(cluster.user_));
   auto start = [&] {
-    return StartServer(cluster.server_, cluster.folder_, cluster.port_, cluster.conninfo(), bin,
-                       as, data, log);
+    return StartServer(cluster.server_, *live, cluster.folder_, cluster.port_, cluster.conninfo(),
+                       bin, as, data, log);
   };
   // initdb, the server, and the cluster kept as the template (after a clean shutdown, then
   // the server again for the run).
@@ -288,9 +314,7 @@ ThrowawayCluster ThrowawayCluster::Start() {
     if (failed.empty() && cache && DropTemplateDatabases(cluster.conninfo())) {
       StopAndRemove(cluster.server_, "");
       cluster.server_ = -1;
-      run_files::ForgetCleanup(cluster.folder_);
-      run_files::RegisterCleanup(cluster.folder_,
-                                 [folder = cluster.folder_] { StopAndRemove(-1, folder); });
+      live->store(-1);
       cache->Keep(data);
       failed = start();
     }
@@ -303,6 +327,7 @@ ThrowawayCluster ThrowawayCluster::Start() {
       // A template that does not start (damaged after it was checked): made again.
       StopAndRemove(cluster.server_, "");
       cluster.server_ = -1;
+      live->store(-1);
       cache->Discard();
       RemoveTree(data);
       failure = fresh();

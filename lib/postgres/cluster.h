@@ -7,10 +7,13 @@
 // refuses to run as root; the folder is given to that user.
 //
 // The server is stopped (fast shutdown) and the folder removed when the object is
-// destroyed, also on errors and after Ctrl-C (the server has its own process group, so the
-// terminal's SIGINT reaches only dedupsim, which then unwinds). The server is started with
-// PR_SET_PDEATHSIG, so it shuts down if dedupsim itself is killed; only the folder is then
-// left in the temporary directory.
+// destroyed, also on errors. initdb and the server stay in dedupsim's process group, so a
+// signal to the run's group reaches them too. On SIGINT or SIGTERM (cli/interrupt.h) the
+// interrupt thread kills and reaps initdb if it still runs (it is forked as a registered
+// child, under the registry's lock), then stops and reaps the server (its pid is recorded
+// for the cleanup as it is forked) and removes the folder. Both are started with
+// PR_SET_PDEATHSIG, so they end if dedupsim itself is killed; only the folder is then left
+// in the temporary directory.
 #pragma once
 
 #include <sys/types.h>

@@ -110,4 +110,12 @@ BrokerCounts ReadBrokerCounts(Connection& connection) {
   return c;
 }
 
+std::unordered_set<std::string> UnackedOrders(Connection& connection) {
+  std::unordered_set<std::string> orders;
+  Statement query = connection.Prepare(
+      "SELECT OrderId FROM BrokerMessages GROUP BY OrderId HAVING count(AckedAtUs) = 0");
+  while (query.Step()) orders.insert(query.ColumnText(0));
+  return orders;
+}
+
 }  // namespace dedupsim

@@ -16,6 +16,8 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/message.h"
@@ -81,5 +83,7 @@ struct BrokerCounts {
 };
 
 BrokerCounts ReadBrokerCounts(Connection& connection);
+// The OrderIds no entry of which was acked (none when every entry was).
+std::unordered_set<std::string> UnackedOrders(Connection& connection);
 
 }  // namespace dedupsim

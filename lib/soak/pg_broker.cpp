@@ -153,4 +153,13 @@ BrokerCounts ReadBrokerCounts(const PgDatabase& db) {
   return counts;
 }
 
+std::unordered_set<std::string> UnackedOrders(const PgDatabase& db) {
+  PgConnection c = db.Connect();
+  PgResult r =
+      c.Exec("SELECT OrderId FROM BrokerMessages GROUP BY OrderId HAVING count(AckedAt) = 0");
+  std::unordered_set<std::string> orders;
+  for (int row = 0; row < r.rows(); ++row) orders.insert(r.Text(row, 0));
+  return orders;
+}
+
 }  // namespace dedupsim

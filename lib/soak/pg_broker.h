@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/message.h"
@@ -41,6 +43,8 @@ class PgDurableBroker final : public BrokerQueue {
 };
 
 BrokerCounts ReadBrokerCounts(const PgDatabase& db);
+// The OrderIds no entry of which was acked (none when every entry was).
+std::unordered_set<std::string> UnackedOrders(const PgDatabase& db);
 
 // Consumers on several machines (soak --role): one row that says whether a run is going.
 // The supervisor starts a run (Done false) once the broker is filled, and ends it (Done

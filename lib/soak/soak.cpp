@@ -24,6 +24,7 @@
 #include "bench/pg_bench.h"
 #include "os/child_process.h"
 #include "os/pause_point.h"
+#include "os/process_error.h"
 #include "os/run_files.h"
 #include "postgres/store.h"
 #include "soak/pg_broker.h"
@@ -39,6 +40,9 @@ using SteadyClock = std::chrono::steady_clock;
 
 constexpr int kExitBusy = 75;   // a consumer's SQLITE_BUSY outlasted the busy timeout
 constexpr int kExitError = 70;  // any other failure in a consumer
+// The machine's error in a consumer (StoreErrorKind::kEnvironment: a full disk, an I/O
+// error): no restart helps, so the supervisor stops the run with it (exit 3).
+constexpr int kExitEnvironment = 74;
 constexpr size_t kMaxSlots = 32;
 constexpr int64_t kMaxErrors = 50;  // a consumer that keeps failing stops the run
 
@@ -58,7 +62,7 @@ struct Shared {
   // Per slot: 1 while the supervisor sleeps on open_transactions (a futex) until the
   // consumer opens one; the consumer then wakes it.
   std::atomic<int> awaited[kMaxSlots] = {};
-  char errors[kMaxSlots][256] = {};
+  char errors[kMaxSlots][1024] = {};  // room for a path, a statement and what to do
 };
 
 static_assert(sizeof(std::atomic<int>) == sizeof(int) && std::atomic<int>::is_always_lock_free,
@@ -88,7 +92,7 @@ void Validate(const SoakOptions& o) {
   if (o.consumers < 1 || o.consumers > static_cast<int>(kMaxSlots)) {
     throw std::invalid_argument(fmt::format("--consumers must be within [1, {}]", kMaxSlots));
   }
-  if (o.strategy == Strategy::kRaw) {
+  if (o.strategy == BenchStrategy::kRaw) {
     throw std::invalid_argument("--strategy raw is the bench's baseline, not a soak consumer");
   }
   if (o.kill_every.count() < 0 || o.kill_every.count() > 60000) {
@@ -108,12 +112,18 @@ class SoakDb {
   virtual ~SoakDb() = default;
   // Empties what a run writes and fills the inventory and the broker.
   virtual void SetUp(const Workload& workload) const = 0;
-  virtual std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const = 0;
+  virtual std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const = 0;
   // The broker on a connection of its own; count_open hears its transactions.
   virtual std::unique_ptr<BrokerQueue> OpenBroker(
       std::chrono::milliseconds lease, int64_t consumer,
       const std::function<void(bool open)>& count_open) const = 0;
+  // Reads the broker's counts and the effects into report. Where the broker is the
+  // database's own table, an order never applied no copy of which was acked is told apart
+  // as not reached (EffectCheck::not_reached).
   virtual void Read(SoakReport& report, const Workload& workload) const = 0;
+  // The effects only, every order never applied counted lost: for a broker elsewhere
+  // (NATS), whose table here was not used.
+  virtual void ReadEffects(SoakReport& report, const Workload& workload) const = 0;
 };
 
 class SqliteSoakDb final : public SoakDb {
@@ -130,7 +140,7 @@ class SqliteSoakDb final : public SoakDb {
     StockBooks(setup, workload);
     Enqueue(setup, workload.deliveries);
   }
-  std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const override {
+  std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const override {
     return MakeHandler(strategy, db_);
   }
   std::unique_ptr<BrokerQueue> OpenBroker(
@@ -159,6 +169,11 @@ class SqliteSoakDb final : public SoakDb {
   void Read(SoakReport& report, const Workload& workload) const override {
     Connection check = db_.Connect();
     report.broker = ReadBrokerCounts(check);
+    const std::unordered_set<std::string> unacked = UnackedOrders(check);
+    report.check = CheckEffects(check, workload, &unacked);
+  }
+  void ReadEffects(SoakReport& report, const Workload& workload) const override {
+    Connection check = db_.Connect();
     report.check = CheckEffects(check, workload);
   }
 
@@ -175,7 +190,7 @@ class PgSoakDb final : public SoakDb {
     ResetBroker(db_);
     Enqueue(db_, workload.deliveries);
   }
-  std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const override {
+  std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const override {
     return MakePgHandler(strategy, db_, true);
   }
   std::unique_ptr<BrokerQueue> OpenBroker(
@@ -200,6 +215,10 @@ class PgSoakDb final : public SoakDb {
   }
   void Read(SoakReport& report, const Workload& workload) const override {
     report.broker = ReadBrokerCounts(db_);
+    const std::unordered_set<std::string> unacked = UnackedOrders(db_);
+    report.check = CheckEffects(db_, workload, &unacked);
+  }
+  void ReadEffects(SoakReport& report, const Workload& workload) const override {
     report.check = CheckEffects(db_, workload);
   }
 
@@ -246,7 +265,7 @@ class NatsSoakDb final : public SoakDb {
       throw BrokerError("NATS: the child that fills the soak's stream died");
     }
   }
-  std::unique_ptr<StrategyHandler> OpenHandler(Strategy strategy) const override {
+  std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const override {
     return inner_.OpenHandler(strategy);
   }
   std::unique_ptr<BrokerQueue> OpenBroker(
@@ -254,9 +273,15 @@ class NatsSoakDb final : public SoakDb {
       const std::function<void(bool open)>& /*count_open*/) const override {
     return std::make_unique<NatsSoakQueue>(options_.nats_url, options_.nats_stream);
   }
+  void ReadEffects(SoakReport& report, const Workload& workload) const override {
+    inner_.ReadEffects(report, workload);
+  }
   void Read(SoakReport& report, const Workload& workload) const override {
-    inner_.Read(report, workload);  // the effects; its broker table was not used
+    inner_.ReadEffects(report, workload);  // its broker table was not used
     report.broker = ReadNatsSoakCounts(options_.nats_url, options_.nats_stream);
+    // The server counts acks, but does not say which orders' copies were acked: with
+    // entries left unacked, an order never applied may be lost or not reached.
+    report.reach_unknown = report.broker.acked != report.broker.entries;
     // With --role, consumers elsewhere may still fetch from it: the next supervisor's
     // SetUp deletes and makes it anew.
     if (!report.supervisor_only) DeleteNatsSoakStream(options_.nats_url, options_.nats_stream);
@@ -302,8 +327,11 @@ class NatsSoakDb final : public SoakDb {
         (processed ? shared->acked_processed : shared->acked_skipped).fetch_add(1);
       }
     }
-  } catch (const SqliteError& e) {
-    code = e.IsBusy() ? kExitBusy : kExitError;
+  } catch (const StoreError& e) {  // SQLite's and PostgreSQL's
+    const auto* sqlite = dynamic_cast<const SqliteError*>(&e);
+    code = sqlite != nullptr && sqlite->IsBusy()        ? kExitBusy
+           : e.kind() == StoreErrorKind::kEnvironment ? kExitEnvironment
+                                                      : kExitError;
     std::snprintf(shared->errors[slot], sizeof shared->errors[slot], "%s", e.what());
   } catch (const std::exception& e) {
     code = kExitError;
@@ -340,6 +368,7 @@ class Supervisor {
       }
       if (report_.busy_errors + report_.other_errors >= kMaxErrors) break;
       ReapExited();
+      if (!environment_error_.empty()) break;
       if (options_.kill_every.count() > 0 && !finished_ && now >= next_kill) {
         // Drawn whether or not the slot is live, so the schedule depends on the seed only.
         auto victim = static_cast<size_t>(rng_() % pids_.size());
@@ -358,6 +387,7 @@ class Supervisor {
     StopAll();
     report_.elapsed = SteadyClock::now() - started;
     if (progress != nullptr) progress->Finished();
+    if (!environment_error_.empty()) throw DatabaseError(environment_error_);
   }
 
  private:
@@ -381,7 +411,7 @@ class Supervisor {
     shared_->open_transactions[slot].store(0);  // before the fork: the child counts from 0
     shared_->receiving[slot].store(0);
     pid_t pid = ForkChild();                    // dies with the supervisor
-    if (pid < 0) throw DatabaseError(fmt::format("fork: {}", std::strerror(errno)));
+    if (pid < 0) throw SystemCallFailed("fork", errno);
     if (pid == 0) ConsumerMain(options_, db_, slot, supervisor, shared_);
     pids_[slot] = pid;
   }
@@ -391,6 +421,11 @@ class Supervisor {
     pids_[slot] = 0;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
       finished_ = true;  // it saw every entry acked: no more kills, no restart
+      return;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kExitEnvironment) {
+      // Its message names the file (DescribeFailure); the other consumers are stopped.
+      environment_error_ = fmt::format("consumer {}: {}", slot + 1, shared_->errors[slot]);
       return;
     }
     std::string what;
@@ -517,6 +552,7 @@ class Supervisor {
   std::vector<pid_t> pids_;  // 0: the slot has no live consumer
   std::mt19937_64 rng_;
   bool finished_ = false;  // a consumer saw every entry acked
+  std::string environment_error_;  // a consumer's kExitEnvironment: the run stops with it
 };
 
 // The shared block, unmapped on scope exit.
@@ -547,7 +583,19 @@ std::vector<std::string> SoakReport::failures() const {
     out.push_back(fmt::format("doubled: {} extra applications over {} orders", check.doubled,
                               check.doubled_orders));
   }
-  if (check.lost > 0) out.push_back(fmt::format("lost: {} orders never applied", check.lost));
+  if (check.lost > 0 && reach_unknown) {
+    out.push_back(fmt::format("lost or not reached: {} orders never applied (the broker does not "
+                              "say which of them had a copy acked)",
+                              check.lost));
+  } else if (check.lost > 0) {
+    out.push_back(fmt::format("lost: {} orders never applied, though a copy of each was acked",
+                              check.lost));
+  }
+  if (check.not_reached > 0) {
+    out.push_back(fmt::format("not reached: {} orders no copy of which was acked when the run "
+                              "ended (not lost: no consumer finished one)",
+                              check.not_reached));
+  }
   if (check.odd > 0)
     out.push_back(fmt::format("{} books with a partial quantity reserved", check.odd));
   if (broker.acked != broker.entries) {

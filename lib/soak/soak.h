@@ -29,7 +29,7 @@ class PgDatabase;
 struct SoakOptions {
   WorkloadSpec workload{5000, 0.3, 1};
   int consumers = 4;
-  Strategy strategy = Strategy::kInbox;      // any but raw
+  BenchStrategy strategy = BenchStrategy::kInbox;      // any but raw
   std::chrono::milliseconds kill_every{50};  // mean gap between kills; 0: no kills
   std::chrono::milliseconds lease{200};      // visibility timeout of a delivery
   std::chrono::seconds timeout{300};         // give up (and fail) after this long
@@ -57,6 +57,9 @@ struct SoakReport {
   std::vector<std::string> errors;  // the first few, one line each
   BrokerCounts broker;
   EffectCheck check;
+  // NATS with entries left unacked: the server does not say which orders' copies were
+  // acked, so check.lost counts every order never applied, lost or not reached.
+  bool reach_unknown = false;
   bool interrupted = false;  // stopped by the caller (Ctrl-C)
   bool timed_out = false;
   // --role supervisor: the consumers were started separately (their number, strategy and

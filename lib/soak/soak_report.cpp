@@ -48,7 +48,12 @@ nlohmann::ordered_json SoakReportToJson(const SoakReport& r) {
   }
   j["reserved"] = r.check.reserved;
   j["expectedReserved"] = r.check.expected_reserved;
-  j["lost"] = r.check.lost;
+  if (r.reach_unknown) {
+    j["lostOrNotReached"] = r.check.lost;  // NATS: the server does not say which
+  } else {
+    j["lost"] = r.check.lost;
+    j["notReached"] = r.check.not_reached;
+  }
   j["doubled"] = r.check.doubled;
   j["doubledOrders"] = r.check.doubled_orders;
   j["busyErrors"] = r.busy_errors;
@@ -96,10 +101,14 @@ std::string FormatSoakReport(const SoakReport& r) {
         r.broker.acked, r.broker.entries);
   }
   const bool skips_known = !(r.supervisor_only && !o.nats_url.empty());
-  out += fmt::format("{}reserved {} of {}: lost {}, doubled {}\n",
+  out += fmt::format("{}reserved {} of {}: {} {}, doubled {}{}\n",
                      skips_known ? fmt::format("duplicates skipped {}, ", r.broker.acked_skipped)
                                  : std::string(),
-                     r.check.reserved, r.check.expected_reserved, r.check.lost, r.check.doubled);
+                     r.check.reserved, r.check.expected_reserved,
+                     r.reach_unknown ? "lost or not reached" : "lost", r.check.lost, r.check.doubled,
+                     r.check.not_reached > 0
+                         ? fmt::format(", not reached {}", r.check.not_reached)
+                         : std::string());
   std::string errors =
       r.supervisor_only
           ? std::string("elapsed ")  // the consumers' errors are on their own terminals

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <ctime>
 #include <thread>
 #include <utility>
@@ -385,7 +386,8 @@ void Connection::ExecScript(const std::string& sql) {
   if (rc != SQLITE_OK) {
     std::string text = message ? message : sqlite3_errstr(rc);
     sqlite3_free(message);
-    throw SqliteError(sqlite3_extended_errcode(db_), text);
+    const int code = sqlite3_extended_errcode(db_);
+    throw SqliteError(code, DescribeFailure(db_, code, text));
   }
 }
 
@@ -400,7 +402,9 @@ Statement Connection::Prepare(std::string_view sql) {
   if (rc != SQLITE_OK) {
     throw SqliteError(
         sqlite3_extended_errcode(db_),
-        "prepare failed: " + std::string(sqlite3_errmsg(db_)) + " in: " + SqlForMessage(sql));
+        DescribeFailure(db_, sqlite3_extended_errcode(db_),
+                        "prepare failed: " + std::string(sqlite3_errmsg(db_)) +
+                            " in: " + SqlForMessage(sql)));
   }
   Statement statement(*this, stmt);
   if (trace_) {

@@ -83,7 +83,7 @@ DatabaseFile::DatabaseFile(DatabaseFile&& other) noexcept
     : path_(std::exchange(other.path_, std::string())),
       settings_(other.settings_),
       temporary_(std::exchange(other.temporary_, false)),
-      lock_fd_(std::exchange(other.lock_fd_, -1)),
+      lock_fd_(std::move(other.lock_fd_)),
       kept_(std::move(other.kept_)) {}
 
 DatabaseFile::~DatabaseFile() {
@@ -92,7 +92,7 @@ DatabaseFile::~DatabaseFile() {
     RemoveDatabaseFiles(path_);
     run_files::Forget(path_);
   }
-  if (lock_fd_ >= 0) ::close(lock_fd_);  // after every connection of this run closed
+  lock_fd_.reset();  // after every connection of this run closed
 }
 
 namespace {
@@ -158,7 +158,7 @@ DatabaseFile DatabaseFile::Open(const std::string& path, const DatabaseSettings&
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw DatabaseError(fmt::format("{}: cannot read: {}", path, Errno(errno)));
     DatabaseFile db(path, settings, false);
-    db.lock_fd_ = fd;
+    db.lock_fd_.reset(fd);
     LockOrRefuse(fd, path);
     PauseHere("db-locked");
     CheckIsDedupsimDatabase(path);
@@ -190,7 +190,7 @@ DatabaseFile DatabaseFile::CreateNew(const std::string& path, const DatabaseSett
       },
       /*companions=*/true);
   DatabaseFile db(temp, settings, false);
-  db.lock_fd_ = fd;
+  db.lock_fd_.reset(fd);
   ::flock(fd, LOCK_EX | LOCK_NB);  // a file nobody else knows yet
   auto discard = [&] {
     RemoveDatabaseFiles(temp);
@@ -204,7 +204,7 @@ DatabaseFile DatabaseFile::CreateNew(const std::string& path, const DatabaseSett
     db.Initialise();
   } catch (const DatabaseError& e) {
     discard();
-    throw DatabaseError(fmt::format("{}: {}", path, e.what()));
+    throw InDatabase(path, e);
   }
   if (::fsync(fd) != 0 ||
       ::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
@@ -247,7 +247,7 @@ DatabaseFile DatabaseFile::CreateTemporary(const DatabaseSettings& settings,
       db.kept_ = std::make_unique<KeptConnection>(std::move(connection));
     }
   } catch (const DatabaseError& e) {  // SqliteError too
-    throw DatabaseError(fmt::format("{}: {}", path, e.what()));
+    throw InDatabase(path, e);
   }
   return db;
 }
@@ -317,7 +317,7 @@ void DatabaseFile::Configure() {
     if (e.IsBusy()) {
       throw DatabaseError(fmt::format("{}: database is locked by another process", path_));
     }
-    throw DatabaseError(fmt::format("{}: {}", path_, e.what()));
+    throw InDatabase(path_, e);
   }
 }
 
@@ -330,7 +330,7 @@ void DatabaseFile::Upgrade() {
   } catch (const SqliteError& e) {
     throw DatabaseError(fmt::format("{}: schema upgrade failed: {}", path_, e.what()));
   } catch (const DatabaseError& e) {
-    throw DatabaseError(fmt::format("{}: {}", path_, e.what()));
+    throw InDatabase(path_, e);
   }
   if (auto difference = SchemaDifference(connection)) {
     throw DatabaseError(fmt::format("{}: {}", path_, *difference));

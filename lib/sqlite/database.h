@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "os/unique_fd.h"
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
 #include "store/store.h"
@@ -92,7 +93,7 @@ class DatabaseFile {
   std::string path_;
   DatabaseSettings settings_;
   bool temporary_;
-  int lock_fd_ = -1;            // holds the flock that keeps other dedupsim processes out
+  UniqueFd lock_fd_;            // holds the flock that keeps other dedupsim processes out
   std::unique_ptr<KeptConnection> kept_;  // SetUpConnection::kKeep only: closed before fork()
 };
 

@@ -9,6 +9,8 @@
 
 #include "store/error.h"
 
+struct sqlite3;
+
 namespace dedupsim {
 
 // Extended result codes that the consumers and scenarios reason about. They mirror
@@ -23,6 +25,12 @@ inline bool IsDuplicateKeyCode(int extended_code) {
   return extended_code == kSqliteConstraintPrimaryKey ||
          extended_code == kSqliteConstraintUnique;
 }
+
+// The message of a failure on db: for the machine's errors (StoreErrorKind::kEnvironment:
+// a full disk, an I/O error ...), prefixed with the database file and, for a full disk,
+// what to do; other messages as they are (a lesson's trace shows them). Defined with the
+// connection (sqlite3.h stays out of this header).
+std::string DescribeFailure(sqlite3* db, int extended_code, const std::string& message);
 
 class SqliteError : public StoreError {
  public:

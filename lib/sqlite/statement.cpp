@@ -235,7 +235,9 @@ void Statement::Fail(int rc) {
   RecordPending();
   sqlite3_reset(stmt_);
   started_ = false;
-  throw SqliteError(code, message + " (code " + std::to_string(code) + ") in: " + SqlForMessage(text));
+  throw SqliteError(code, DescribeFailure(db, code,
+                                          message + " (code " + std::to_string(code) +
+                                              ") in: " + SqlForMessage(text)));
 }
 
 }  // namespace dedupsim

@@ -25,6 +25,10 @@ enum class StoreErrorKind {
   kRetryable,           // SQLSTATE 40001 (serialization failure), 40P01 (deadlock)
   kTransactionAborted,  // SQLSTATE 25P02: every statement fails until ROLLBACK
   kBusy,                // SQLite 5, SQLSTATE 55P03: the lock stayed taken past the timeout
+  // The machine's, not the consumer's: a full disk, an I/O error, no memory, a file that
+  // cannot be opened or is damaged (SQLite 7, 8, 10, 11, 13, 14, 26; SQLSTATE classes 53
+  // and 58). Never a delivery's outcome: the run stops and says so, naming the file.
+  kEnvironment,
 };
 
 // "other", "duplicate-key", "retryable", "transaction-aborted", "busy".

@@ -245,7 +245,12 @@ TEST_CASE("soak over NATS with SIGKILLed consumers, on SQLite and on PostgreSQL:
     CHECK(j["acked"] == 400);  // the server: no entry pending or waiting for an ack
     CHECK(j["unacked"] == 0);
     CHECK(j["deliveries"].get<int>() == 400 + j["redeliveries"].get<int>());
-    CHECK(j["ackedProcessed"].get<int>() + j["duplicatesSkipped"].get<int>() >= 400);
+    // acked by processed or skipped: the consumers' own books on NATS (the server does not
+    // know why an ack came), counted after the server took the ack, so a consumer killed
+    // between the two leaves one ack uncounted; never more than the server's.
+    const int booked = j["ackedProcessed"].get<int>() + j["duplicatesSkipped"].get<int>();
+    CHECK(booked <= 400);
+    CHECK(booked >= 400 - j["kills"].get<int>());
   }
   CHECK(Listing(tmp.path()).empty());
 }

@@ -59,7 +59,7 @@ struct PgRun {
 
 // One handler takes the whole workload on a freshly stocked schema; what it sent is the
 // connection's own count, what it wrote is read back from the server.
-PgRun HandleAll(Strategy strategy, const Workload& workload, const PgDatabase& db) {
+PgRun HandleAll(BenchStrategy strategy, const Workload& workload, const PgDatabase& db) {
   StockBooks(db, workload);
   PgRun run;
   {
@@ -87,8 +87,8 @@ TEST_CASE("on PostgreSQL the raw baseline sends exactly the inbox's statements a
   // transaction) or one doing less (no Inbox row, no UPDATE) changes these figures.
   PgDatabase db = PgDatabase::Open(Conninfo(), "t_bench_raw");
   Workload workload = MakeWorkload({600, 0.3, 21});
-  PgRun raw = HandleAll(Strategy::kRaw, workload, db);
-  PgRun inbox = HandleAll(Strategy::kInbox, workload, db);
+  PgRun raw = HandleAll(BenchStrategy::kRaw, workload, db);
+  PgRun inbox = HandleAll(BenchStrategy::kInbox, workload, db);
   const auto n = static_cast<int64_t>(workload.deliveries.size());
 
   CHECK(raw.processed == 420);
@@ -317,6 +317,28 @@ TEST_CASE("soak --role needs --dsn and refuses the one-machine options", "[postg
   CHECK(no_dsn.err.find("--dsn") != std::string::npos);
   auto kills = RunPg({"soak", "--role", "supervisor", "--kill-every-ms", "5"}, "t_fleet_opts");
   CHECK(kills.exit_code == 2);
+}
+
+// Issue 26, case 14: a supervisor whose consumers never come times out with every order
+// unreached; none of them is lost.
+TEST_CASE("soak: orders never reached before the timeout are not reported lost",
+          "[postgres][soak]") {
+  // Mutation caught: the effect check without the broker's unacked orders (every order
+  // would be "lost: N orders never applied").
+  auto r = RunPg({"soak", "--role", "supervisor", "--messages", "40", "--timeout-s", "1",
+                  "--format", "json"},
+                 "t_soak_unreached");
+  INFO(r.out << r.err);
+  nlohmann::json j = Parse(r);
+  CHECK(r.exit_code == 1);
+  CHECK(j["acked"] == 0);
+  CHECK(j["lost"] == 0);
+  CHECK(j["notReached"] == j["distinctOrders"]);
+  auto text = RunPg({"soak", "--role", "supervisor", "--messages", "40", "--timeout-s", "1"},
+                    "t_soak_unreached");
+  CHECK(text.out.find("lost 0, doubled 0, not reached ") != std::string::npos);
+  CHECK(text.out.find("not reached: ") != std::string::npos);
+  CHECK(text.out.find("orders never applied") == std::string::npos);
 }
 
 }  // namespace dedupsim::bench_soak_test

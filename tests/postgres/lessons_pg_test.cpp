@@ -65,6 +65,24 @@ TEST_CASE("the effects, broker and store lessons run on PostgreSQL with the figu
   }
 }
 
+// Mutation caught: `run` making its SQLite file before it looks at --backend (as it did):
+// the PostgreSQL run then fails like the SQLite one, with nowhere to put that file.
+TEST_CASE("a PostgreSQL run makes no SQLite file: it runs where a temporary file cannot be made",
+          "[postgres]") {
+  const std::string nowhere = "TMPDIR=/nonexistent/dedupsim-no-temporary-files";
+  testing::CliResult sqlite = RunCli({"run", "inbox"}, {"NO_COLOR=1", nowhere});
+  CHECK(sqlite.exit_code == 3);  // SQLite's run needs its temporary database there
+  CHECK(Has(sqlite.err, "cannot create a temporary database in /nonexistent/"));
+  const std::string conninfo = testing::Conninfo();
+  REQUIRE_FALSE(conninfo.empty());
+  testing::CliResult pg = RunCli({"run", "inbox", "--check", "--backend", "postgres", "--dsn",
+                                  conninfo, "--pg-schema", "t_no_sqlite_file"},
+                                 {"NO_COLOR=1", nowhere});
+  INFO(pg.err);
+  CHECK(pg.exit_code == 0);
+  CHECK(Has(pg.out, "[inbox]"));
+}
+
 TEST_CASE("an option changes the PostgreSQL figures as it changes SQLite's", "[postgres]") {
   // Records kept past the replay: the replay is skipped, Dune reserved once.
   testing::CliResult kept =

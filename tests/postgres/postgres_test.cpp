@@ -376,6 +376,74 @@ TEST_CASE(
   CHECK(Entries(tmp.path()).empty());
 }
 
+// Issue 26, case 10: an interrupt while initdb writes the cluster's folder (an earlier
+// dedupsim let initdb live on for seconds, and left the folder behind).
+TEST_CASE("case 10: Ctrl-C during initdb: exit 130, initdb killed and reaped, no folder left",
+          "[postgres]") {
+  // Mutation caught: initdb forked without registering it with run_files (it runs on after
+  // dedupsim exits), or the cleanups run before the children are killed (the folder is
+  // removed while initdb still writes into it).
+  testing::TempDir tmp;
+  ::chmod(tmp.path().c_str(), 0755);  // initdb runs as `postgres` when the tests run as root
+  testing::TempDir cache;  // empty: no template to copy, so initdb runs
+  int err_pipe[2];
+  REQUIRE(::pipe(err_pipe) == 0);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGINT, SIG_DFL);
+    std::string env_tmp = "TMPDIR=" + tmp.path();
+    std::string env_pause = "DEDUPSIM_PAUSE_AT=initdb-started";
+    std::string env_cache = "DEDUPSIM_CACHE_DIR=" + cache.path();
+    ::putenv(env_tmp.data());
+    ::putenv(env_pause.data());
+    ::putenv(env_cache.data());
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(err_pipe[1], STDERR_FILENO);
+    ::close(err_pipe[0]);
+    ::execl(DEDUPSIM_BINARY, "dedupsim", "run", "naive", "--backend", "postgres",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(err_pipe[1]);
+  std::string err;
+  char chunk[256];
+  while (err.find("paused at initdb-started") == std::string::npos) {
+    const ssize_t n = ::read(err_pipe[0], chunk, sizeof chunk);
+    if (n <= 0) break;
+    err.append(chunk, static_cast<size_t>(n));
+  }
+  REQUIRE(err.find("paused at initdb-started") != std::string::npos);
+  // initdb is dedupsim's child. The pause comes right after the fork: the child may not
+  // have executed initdb yet, so the test waits for that event (its command line changes).
+  std::string children = testing::ReadFile("/proc/" + std::to_string(pid) + "/task/" +
+                                           std::to_string(pid) + "/children");
+  REQUIRE(!children.empty());
+  const pid_t initdb = static_cast<pid_t>(std::stol(children));
+  const auto exec_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (testing::ReadFile("/proc/" + std::to_string(initdb) + "/cmdline").find("initdb") ==
+             std::string::npos &&
+         std::chrono::steady_clock::now() < exec_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  REQUIRE(testing::ReadFile("/proc/" + std::to_string(initdb) + "/cmdline").find("initdb") !=
+          std::string::npos);
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  while (::read(err_pipe[0], chunk, sizeof chunk) > 0) {
+  }
+  ::close(err_pipe[0]);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(::kill(initdb, 0) != 0);  // gone: killed and reaped before dedupsim exited
+  CHECK(Entries(tmp.path()).empty());
+}
+
 }  // namespace
 }  // namespace dedupsim::postgres_test
 
