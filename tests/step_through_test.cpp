@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,45 @@ TEST_CASE("run --file --html: a lesson's cache is shown beside the database", "[
   CHECK(CellAfter(data, set[0], "cache", "CacheKeys", "Key").find("inventory.reserve-stock:") == 0);
   const size_t last = data["steps"].size() - 1;
   CHECK(CellAfter(data, last, "database", "StockItems", "Reserved") == "0");
+}
+
+// Item 7 (concurrent's page): each actor is in one lock state per step (step 13 said "B
+// holds the write lock" and "B waits for the write lock" at once), a lock take or release
+// is no step of its own, and A's changes light up at its COMMIT, the only step that
+// changes a table after the set-up. Mutation caught: lock events made steps (the
+// `continue` in PageData dropped: "write lock taken/released" steps, the changes shown at
+// "write lock released" and none at the COMMIT, as the issue saw).
+TEST_CASE("run concurrent --html: one lock state per actor, the changes at the COMMIT",
+          "[html][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("concurrent.html");
+  CliResult r = RunCli({"run", "concurrent", "--seed", "1", "--html", page});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json data = PageData(ReadFile(page));
+  std::vector<size_t> changed;
+  bool waited = false;
+  for (size_t i = 0; i < data["steps"].size(); ++i) {
+    const auto& step = data["steps"][i];
+    const std::string text = step["text"];
+    INFO("step " << i + 1 << ": " << text);
+    CHECK(text.find("lock taken") == std::string::npos);
+    CHECK(text.find("lock released") == std::string::npos);
+    std::set<std::string> actors;
+    for (const auto& fact : step["facts"]) {
+      const std::string f = fact;
+      CHECK(f.rfind("Consumer ", 0) == 0);
+      CHECK(actors.insert(f.substr(0, f.find(' ', 9))).second);  // one fact per actor
+      waited = waited || f.find("Consumer B waits") == 0;
+    }
+    if (!step["diff"].empty() && step["kind"] != "reset") changed.push_back(i);
+  }
+  CHECK(waited);
+  REQUIRE(changed.size() == 1);
+  const auto& commit = data["steps"][changed[0]];
+  CHECK(commit["text"] == "Consumer A: COMMIT → ok");
+  CHECK(commit["diff"]["database/Inbox"]["added"] == nlohmann::json::array({0}));
+  CHECK(commit["diff"]["database/StockItems"]["changed"].size() == 1);
 }
 
 }  // namespace dedupsim::testing::step_through_test

@@ -6,6 +6,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "os/atomic_file.h"
 #include "support.h"
@@ -18,6 +19,7 @@
 #include "views/svg_timeline.h"
 #include "views/html_steps.h"
 #include "views/trace_text.h"
+#include "world/table_probe.h"
 
 namespace views_test {
 
@@ -472,6 +474,107 @@ TEST_CASE("a count that found no row says so in every view", "[views]") {
     CHECK(view->find("→ row") == std::string::npos);
     CHECK(view->find("-->>Check: row") == std::string::npos);
   }
+}
+
+// The step-through page's data for events and the tables read after them (by seq).
+nlohmann::json PageOf(const std::vector<TraceEvent>& events,
+                      const std::vector<TablesSnapshot>& snapshots) {
+  return nlohmann::json::parse(StepThroughData(
+      {{.scenario = "pair", .line = "x", .events = events, .snapshots = snapshots}}));
+}
+
+TableState Inbox(std::vector<std::vector<std::string>> rows) {
+  TableState t;
+  t.store = "database";
+  t.name = "Inbox";
+  t.columns = {"MessageId", "Consumer"};
+  t.key = {0};
+  t.total_rows = static_cast<int64_t>(rows.size());
+  t.rows = std::move(rows);
+  return t;
+}
+
+TablesSnapshot After(const TraceEvent& e, std::vector<TableState> tables) {
+  TablesSnapshot snap;
+  snap.seq = e.seq;
+  snap.pid = e.pid;
+  snap.tables = std::move(tables);
+  return snap;
+}
+
+nlohmann::json DiffAt(const nlohmann::json& page, size_t step) {
+  const auto& diff = page["steps"][step]["diff"];
+  return diff.contains("database/Inbox") ? diff["database/Inbox"] : nlohmann::json();
+}
+
+// Item 6: rows are named by their primary key, not their place in a listing sorted by id.
+// m9's row is read first, then m1's sorts before it: m1 is the new row and m9 unchanged;
+// then m9's row goes and is shown as deleted. Mutation caught: rows matched by position
+// (DiffTable's `was` keyed by index): m9's row "changed", m1's taken for it, no deletion.
+TEST_CASE("the page's changes follow the primary key and show deleted rows", "[views][html]") {
+  TraceEvent a = Sql(1, "A", 10, "INSERT", "Inbox");
+  TraceEvent b = Sql(2, "B", 10, "INSERT", "Inbox");
+  TraceEvent c = Sql(3, "B", 10, "DELETE", "Inbox");
+  a.seq = 1, b.seq = 2, c.seq = 3;
+  const nlohmann::json page =
+      PageOf({a, b, c}, {After(a, {Inbox({{"m9", "x"}})}), After(b, {Inbox({{"m1", "x"}, {"m9", "x"}})}),
+                         After(c, {Inbox({{"m1", "x"}})})});
+  const nlohmann::json added = DiffAt(page, 1);
+  REQUIRE(added.is_object());
+  CHECK(added["added"] == nlohmann::json::array({0}));  // m1, listed first
+  CHECK(added["changed"].empty());
+  CHECK(added["deleted"].empty());
+  const nlohmann::json deleted = DiffAt(page, 2);
+  REQUIRE(deleted.is_object());
+  CHECK(deleted["deleted"] == nlohmann::json::array({nlohmann::json::array({"m9", "x"})}));
+  CHECK(deleted["added"].empty());
+  CHECK(deleted["changed"].empty());
+}
+
+// Item 6: a store removed between two reads (a side store a reset deletes) shows its rows
+// deleted, under the table's name. Mutation caught: only the tables of the later read
+// diffed (the loop over the earlier read's tables dropped): the rows vanish unseen.
+TEST_CASE("a table that is gone shows its rows deleted", "[views][html]") {
+  TraceEvent a = Sql(1, "A", 10, "INSERT", "CacheKeys");
+  TraceEvent reset = Ev(2, "", 10, "reset", "every table emptied");
+  a.seq = 1, reset.seq = 2;
+  TableState cache = Inbox({{"m1", "x"}});
+  cache.store = "cache";
+  cache.name = "CacheKeys";
+  const nlohmann::json page = PageOf({a, reset}, {After(a, {cache}), After(reset, {})});
+  const auto& diff = page["steps"][1]["diff"];
+  REQUIRE(diff.contains("cache/CacheKeys"));
+  CHECK(diff["cache/CacheKeys"]["deleted"] ==
+        nlohmann::json::array({nlohmann::json::array({"m1", "x"})}));
+  CHECK(diff["cache/CacheKeys"]["columns"] == nlohmann::json::array({"MessageId", "Consumer"}));
+}
+
+// Item 6 (concurrent-different, different books): A's COMMIT is shown before B's steps (B
+// waited for it) but recorded after B's COMMIT, so the tables read after it hold B's row
+// too. The page showed m1 and m2 new at A's COMMIT and m2 deleted at B's INSERT. Each step
+// shows the earliest read among it and the steps shown after it. Mutation caught: the
+// tables read after the step's own record (by_seq.find(e.seq)).
+TEST_CASE("a COMMIT shown before the steps it let go on shows only its own changes",
+          "[views][html]") {
+  TraceEvent before = Sql(1, "A", 10, "UPDATE", "StockItems");
+  TraceEvent commit = Sql(2, "A", 10, "COMMIT", "");
+  TraceEvent insert = Sql(3, "B", 10, "INSERT", "Inbox");
+  TraceEvent b_commit = Sql(4, "B", 10, "COMMIT", "");
+  before.seq = 1, insert.seq = 2, b_commit.seq = 3, commit.seq = 4;  // A's recorded last
+  const nlohmann::json page = PageOf(
+      {before, commit, insert, b_commit},
+      {After(before, {Inbox({})}), After(insert, {Inbox({{"m1", "A"}})}),
+       After(b_commit, {Inbox({{"m1", "A"}, {"m2", "B"}})}),
+       After(commit, {Inbox({{"m1", "A"}, {"m2", "B"}})})});
+  REQUIRE(page["steps"].size() == 4);
+  const nlohmann::json at_commit = DiffAt(page, 1);
+  REQUIRE(at_commit.is_object());
+  CHECK(at_commit["added"] == nlohmann::json::array({0}));  // m1 only
+  CHECK(DiffAt(page, 2).is_null());                          // B's INSERT: nothing committed
+  const nlohmann::json at_b_commit = DiffAt(page, 3);
+  REQUIRE(at_b_commit.is_object());
+  CHECK(at_b_commit["added"] == nlohmann::json::array({1}));  // m2
+  CHECK(at_b_commit["deleted"].empty());
 }
 
 // Item 3: a sub-run is a block of its own with its own scale, and no divider crosses it. A

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -58,6 +59,25 @@ Json DiffJson(const TablesSnapshot* before, const TablesSnapshot& now, ShortIds&
     }
     out[t.store + "/" + t.name] = {
         {"added", diff.added}, {"changed", changed}, {"deleted", deleted}};
+  }
+  // A table that is gone (a store removed by a reset): its rows were deleted. Its rows
+  // are not in this read: the page shows them struck out, under the table's name.
+  if (before == nullptr) return out;
+  for (const TableState& b : before->tables) {
+    bool still = false;
+    for (const TableState& t : now.tables) still = still || (t.store == b.store && t.name == b.name);
+    if (still || b.rows.empty() || static_cast<int64_t>(b.rows.size()) < b.total_rows) continue;
+    Json deleted = Json::array();
+    for (const auto& row : b.rows) {
+      Json cells = Json::array();
+      for (const std::string& cell : row) cells.push_back(ids.Shorten(cell));
+      deleted.push_back(cells);
+    }
+    out[b.store + "/" + b.name] = {{"added", Json::array()},
+                                   {"changed", Json::array()},
+                                   {"deleted", deleted},
+                                   {"gone", true},
+                                   {"columns", b.columns}};
   }
   return out;
 }
@@ -223,6 +243,25 @@ tr.deleted td { color: #78909c; text-decoration: line-through; background: #f5f5
         });
         box.appendChild(table);
       });
+      // A table removed with its store: its rows struck out under its name.
+      Object.keys(s.diff).forEach(function (name) {
+        const diff = s.diff[name];
+        if (!diff.gone) return;
+        const table = document.createElement('table');
+        table.dataset.table = name.split('/')[1];
+        const store = name.split('/')[0];
+        table.appendChild(text('caption', (store === 'database' ? '' : store + ': ') + name.split('/')[1] + ' (removed)'));
+        const head = document.createElement('tr');
+        diff.columns.forEach(function (c) { head.appendChild(text('th', c)); });
+        table.appendChild(head);
+        diff.deleted.forEach(function (r) {
+          const tr = document.createElement('tr');
+          tr.className = 'deleted';
+          r.forEach(function (v, ci) { const td = text('td', v); td.dataset.col = diff.columns[ci]; td.title = 'deleted: ' + v; tr.appendChild(td); });
+          table.appendChild(tr);
+        });
+        box.appendChild(table);
+      });
     }
     const items = list.children;
     for (let j = 0; j < items.length; j++) items[j].classList.toggle('current', j === current);
@@ -274,6 +313,22 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       snapshots.push_back({{"tables", TablesJson(snap, ids)}, {"unreadable", snap.unreadable}});
       for (const TableState& t : snap.tables) {
         if (t.total_rows > 0) shown[t.store + "/" + t.name] = true;
+      }
+    }
+    // The tables shown after a step: those read after it, or after a later-shown step
+    // recorded earlier. A statement is recorded when it ends, and the pictures show it
+    // where it began (and a COMMIT before the statement it let go on), so a COMMIT shown
+    // before B's steps may have been recorded after them, its tables read after B's
+    // COMMIT: the earliest read among this step and those shown after it is the one that
+    // shows nothing a later-shown step did.
+    std::vector<int64_t> shown_seq(events.size(), 0);
+    {
+      int64_t earliest = 0;
+      for (size_t k = events.size(); k-- > 0;) {
+        if (events[k].seq != 0 && by_seq.count(events[k].seq)) {
+          earliest = earliest == 0 ? events[k].seq : std::min(earliest, events[k].seq);
+          shown_seq[k] = earliest;
+        }
       }
     }
     std::vector<std::string> actors;                     // in order of first appearance
@@ -354,7 +409,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       step["deliveries"] = counts;
       std::string note;
       Json diff = Json::object();
-      if (auto it = by_seq.find(e.seq); it != by_seq.end() && e.seq != 0) {
+      if (auto it = by_seq.find(shown_seq[event_index]); it != by_seq.end() && e.seq != 0) {
         const TablesSnapshot* now = own[it->second - first_snapshot];
         const TablesSnapshot* before =
             last_snapshot >= 0 ? own[static_cast<size_t>(last_snapshot) - first_snapshot] : nullptr;
