@@ -19,6 +19,7 @@
 #include "postgres/cluster.h"
 #include "postgres/store.h"
 #include "progress.h"
+#include "world/broker/broker_setup.h"
 
 namespace dedupsim::cli {
 
@@ -41,6 +42,8 @@ struct BenchArgs {
   std::string dsn;                     // postgres: an existing server; "": a throwaway cluster
   std::string pg_schema = "dedupsim";  // postgres: the schema dedupsim creates and owns
   std::string synchronous_commit = "on";
+  std::string broker;      // "": the database-only run alone; sim, nats, rabbitmq: also through it
+  std::string broker_url;  // nats, rabbitmq: a server the user runs; "": a private one
   // Given on the command line (not defaults): SQLite's options refused with postgres.
   bool given_sqlite_option = false;
   bool given_postgres_option = false;
@@ -101,6 +104,24 @@ int Run(const BenchArgs& args) {
     return kExitUsage;
   }
 
+  if (args.broker.empty() && !args.broker_url.empty()) {
+    fmt::print(stderr, "dedupsim: --broker-url needs --broker nats or rabbitmq\n");
+    return kExitUsage;
+  }
+  const std::optional<BrokerKind> broker_kind =
+      args.broker.empty() ? std::nullopt : ParseBrokerKind(args.broker);  // checked by the parser
+  if (broker_kind == BrokerKind::kSimulated && !args.broker_url.empty()) {
+    fmt::print(stderr, "dedupsim: --broker-url needs --broker nats or rabbitmq\n");
+    return kExitUsage;
+  }
+  if (broker_kind && (options.instances != 1 || options.mode != InstanceMode::kThreads)) {
+    fmt::print(stderr,
+               "dedupsim: --broker runs one consumer instance (a thread): a broker queue is read "
+               "here by one consumer connection, driven by one thread; not with "
+               "--instances-count or --instances processes\n");
+    return kExitUsage;
+  }
+
   // PostgreSQL: a throwaway cluster for the whole command unless --dsn names a server, and
   // our own schema in it. Stopped and removed when Run returns or unwinds.
   std::optional<ThrowawayCluster> cluster;
@@ -118,6 +139,14 @@ int Run(const BenchArgs& args) {
     if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
     pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
     options.postgres = &*pg;
+  }
+
+  // The broker: a private server for this command (unless --broker-url names one), stopped
+  // when Run returns or unwinds, or on an interrupt (cli/interrupt.h).
+  std::unique_ptr<BrokerSetup> broker;
+  if (broker_kind) {
+    broker = BrokerSetup::Start(*broker_kind, args.broker_url);
+    options.brokers = &broker->brokers();
   }
 
   // Ctrl-C or SIGTERM: cli/interrupt.h kills the instances, removes the temporary
@@ -196,6 +225,10 @@ Command AddBenchCommand(CLI::App& app) {
       sub->add_option("--synchronous-commit", args->synchronous_commit,
                       "postgres: each instance's synchronous_commit, on (default) or off")
           ->check(CLI::IsMember({"on", "off"}));
+  AddBrokerOptions(sub, args->broker, args->broker_url,
+                   "each strategy's deliveries also go through, one consumer receiving, handling "
+                   "and acking one at a time, reported beside the database-only figure",
+                   /*sim_is_default=*/false);
   auto* journal = sub->get_option("--journal");
   auto* synchronous = sub->get_option("--synchronous");
   auto* checkpoints = sub->get_option("--checkpoints");

@@ -132,12 +132,13 @@ BackendOptions AddBackendOptions(CLI::App* sub, std::string& backend, std::strin
 }
 
 void AddBrokerOptions(CLI::App* sub, std::string& broker, std::string& url,
-                      const std::string& what) {
+                      const std::string& what, bool sim_is_default) {
   sub->add_option("--broker", broker,
-                  fmt::format("Broker {}: sim (the simulation, default), nats (NATS JetStream) or "
+                  fmt::format("Broker {}: sim (the simulation{}), nats (NATS JetStream) or "
                               "rabbitmq (RabbitMQ): a private server started for this command, "
-                              "or the one --broker-url names",
-                              what))
+                              "or the one --broker-url names{}",
+                              what, sim_is_default ? ", default" : "",
+                              sim_is_default ? "" : " (default: none)"))
       ->check(CLI::IsMember({"sim", "nats", "rabbitmq"}));
   sub->add_option("--broker-url", url,
                   "nats or rabbitmq: a server you run (nats://host:port, "

@@ -76,7 +76,9 @@ BackendOptions AddBackendOptions(CLI::App* sub, std::string& backend, std::strin
                                  const std::string& after = "");
 
 // --broker and --broker-url, worded alike on run, soak and bench: "Broker <what>: ...".
-void AddBrokerOptions(CLI::App* sub, std::string& broker, std::string& url, const std::string& what);
+// sim_is_default false (bench): without --broker there is no broker at all.
+void AddBrokerOptions(CLI::App* sub, std::string& broker, std::string& url, const std::string& what,
+                      bool sim_is_default = true);
 
 // Whether an output file's name says SVG (--timeline writes SVG and nothing else).
 bool EndsWithSvg(const std::string& path);

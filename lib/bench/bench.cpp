@@ -50,6 +50,12 @@ void Validate(const BenchOptions& o) {
     throw std::invalid_argument("--repeat must be within [1, 100]");
   if (o.strategies.empty()) throw std::invalid_argument("no strategy to run");
   if (o.workload.books < 0) throw std::invalid_argument("--books must be at least 0");
+  if (o.brokers != nullptr && (o.instances != 1 || o.mode != InstanceMode::kThreads)) {
+    throw std::invalid_argument(
+        "--broker runs one consumer instance (a thread): a broker queue is read here by one "
+        "consumer connection, driven by one thread; not with --instances-count or --instances "
+        "processes");
+  }
   if (o.postgres != nullptr) {
     for (BenchStrategy s : o.strategies) {
       if (!RunsOnPostgres(s)) {
@@ -300,11 +306,100 @@ StrategyResult Collect(const BenchOptions& options, BenchStrategy strategy, Shar
   return r;
 }
 
+// One strategy through the broker: a fresh database (or the schema, emptied and
+// restocked), a new queue on the broker, every delivery of the workload published to it
+// (a duplicate is a second message with the same MessageId, as a producer's resend), then
+// one consumer receiving, handling and acking one delivery at a time until the broker says
+// nothing more will come. The queue is deleted when the broker is destroyed.
+BrokerRun RunThroughBroker(const BenchOptions& options, BenchStrategy strategy,
+                           const Workload& workload, BenchProgress* progress,
+                           const std::function<bool()>& interrupted) {
+  std::optional<DatabaseFile> db;  // outlives the handler
+  std::unique_ptr<StrategyHandler> handler;
+  if (options.postgres != nullptr) {
+    StockBooks(*options.postgres, workload);
+    handler = MakePgHandler(strategy, *options.postgres, options.synchronous_commit);
+  } else {
+    db.emplace(DatabaseFile::CreateTemporary(options.settings));
+    {
+      Connection setup = db->Connect();
+      StockBooks(setup, workload);
+      setup.ExecScript("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    handler = MakeHandler(strategy, *db);
+    if (!options.checkpoints_in_loop) sqlite3_wal_autocheckpoint(handler->handle(), 0);
+  }
+  BrokerRun run;
+  try {
+    SystemClock clock;
+    BrokerOptions broker_options;
+    // Every delivery is acked at once; a redelivery timer far beyond any handling time, so
+    // a loaded machine makes no redelivery the bench did not ask for.
+    broker_options.ack_wait = std::chrono::seconds(30);
+    std::unique_ptr<Broker> broker = options.brokers->Open(clock, broker_options, nullptr);
+    run.server = broker->server();
+
+    const auto publish_start = SteadyClock::now();
+    for (const OrderPlaced& m : workload.deliveries) {
+      if (interrupted && interrupted()) throw BenchInterrupted();
+      broker->Send(m);
+    }
+    run.publish_elapsed = SteadyClock::now() - publish_start;
+
+    std::vector<int64_t> latencies;
+    latencies.reserve(workload.deliveries.size());
+    const auto start = SteadyClock::now();
+    auto last_report = start;
+    for (;;) {
+      if (interrupted && interrupted()) throw BenchInterrupted();
+      const auto begin = SteadyClock::now();
+      std::optional<Delivery> d = broker->Receive();
+      if (!d) break;
+      if (handler->Handle(d->message)) {
+        run.processed++;
+      } else {
+        run.skipped++;
+      }
+      if (!broker->Ack(*d)) run.ack_refused++;
+      const auto end = SteadyClock::now();
+      latencies.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin).count());
+      if (progress != nullptr && end - last_report >= std::chrono::milliseconds(100)) {
+        progress->Advanced(run.processed + run.skipped, end - start);
+        last_report = end;
+      }
+    }
+    run.elapsed = SteadyClock::now() - start;
+    run.stats = broker->stats();
+    run.p50 = Percentile(latencies, 0.50);
+    run.p99 = Percentile(latencies, 0.99);
+  } catch (const DatabaseError& e) {
+    if (db && dynamic_cast<const BrokerError*>(&e) == nullptr) throw InDatabase(db->path(), e);
+    throw;
+  }
+  handler.reset();
+  if (db) {
+    Connection check = db->Connect();
+    run.check = CheckEffects(check, workload);
+  } else {
+    run.check = CheckEffects(*options.postgres, workload);
+  }
+  const double seconds = std::chrono::duration<double>(run.elapsed).count();
+  if (seconds > 0) {
+    run.messages_per_second = static_cast<double>(run.processed + run.skipped) / seconds;
+  }
+  const double publish_seconds = std::chrono::duration<double>(run.publish_elapsed).count();
+  if (publish_seconds > 0) {
+    run.publish_per_second = static_cast<double>(run.stats.sent) / publish_seconds;
+  }
+  return run;
+}
+
 }  // namespace
 
 bool BenchReport::promises_held() const {
   return std::all_of(results.begin(), results.end(), [](const StrategyResult& r) {
-    return !r.promises_exactly_once || r.check.held();
+    return !r.promises_exactly_once ||
+           (r.check.held() && (!r.broker || r.broker->check.held()));
   });
 }
 
@@ -327,18 +422,29 @@ BenchReport RunBench(const BenchOptions& options, BenchProgress* progress,
   report.duplicates = workload.duplicates;
 
   std::vector<std::vector<StrategyResult>> rounds(strategies.size());
+  std::vector<std::vector<BrokerRun>> broker_rounds(strategies.size());
+  auto step = [&](BenchStrategy strategy, int round, const std::function<void()>& body) {
+    if (progress != nullptr) {
+      progress->Started(strategy, round, options.repeat, options.workload.messages);
+    }
+    try {
+      body();
+    } catch (...) {
+      if (progress != nullptr) progress->Finished();
+      throw;
+    }
+    if (progress != nullptr) progress->Finished();
+  };
   for (int round = 1; round <= options.repeat; ++round) {
     for (size_t s = 0; s < strategies.size(); ++s) {
-      if (progress != nullptr) {
-        progress->Started(strategies[s], round, options.repeat, options.workload.messages);
-      }
-      try {
+      step(strategies[s], round, [&] {
         rounds[s].push_back(RunOnce(options, strategies[s], workload, progress, interrupted));
-      } catch (...) {
-        if (progress != nullptr) progress->Finished();
-        throw;
-      }
-      if (progress != nullptr) progress->Finished();
+      });
+      if (options.brokers == nullptr) continue;
+      step(strategies[s], round, [&] {
+        broker_rounds[s].push_back(
+            RunThroughBroker(options, strategies[s], workload, progress, interrupted));
+      });
     }
   }
   for (auto& runs : rounds) {
@@ -354,6 +460,21 @@ BenchReport RunBench(const BenchOptions& options, BenchProgress* progress,
       if (!r.check.held() && median.check.held()) median.check = r.check;
     }
     report.results.push_back(std::move(median));
+  }
+  for (size_t s = 0; s < broker_rounds.size(); ++s) {
+    std::vector<BrokerRun>& runs = broker_rounds[s];
+    if (runs.empty()) continue;
+    std::vector<double> in_order;
+    for (const BrokerRun& r : runs) in_order.push_back(r.messages_per_second);
+    std::sort(runs.begin(), runs.end(), [](const BrokerRun& a, const BrokerRun& b) {
+      return a.messages_per_second < b.messages_per_second;
+    });
+    BrokerRun median = runs[(runs.size() - 1) / 2];
+    median.round_messages_per_second = in_order;
+    for (const BrokerRun& r : runs) {
+      if (!r.check.held() && median.check.held()) median.check = r.check;
+    }
+    report.results[s].broker = std::move(median);
   }
 
   auto mps = [&](BenchStrategy s) -> std::optional<double> {

@@ -19,6 +19,7 @@
 #include "bench/workload.h"
 #include "lesson/scenario.h"
 #include "sqlite/database.h"
+#include "world/broker/broker.h"
 
 namespace dedupsim {
 
@@ -39,6 +40,31 @@ struct BenchOptions {
   // tables); null: SQLite, a new temporary file each round. The caller owns the server.
   const PgDatabase* postgres = nullptr;
   bool synchronous_commit = true;  // PostgreSQL: each instance's session setting
+  // A broker the deliveries also go through (bench --broker): each strategy then runs a
+  // second time per round, on a fresh database, with every delivery published to a new
+  // queue on this broker and one consumer receiving, handling and acking them one at a
+  // time. Null: the database-only run alone. Needs one instance (threads): a Broker is
+  // one consumer connection, driven by one thread.
+  const BrokerFactory* brokers = nullptr;
+};
+
+// One strategy's run through the broker: the workload published, then received, handled
+// and acked by one consumer. The counts are the broker's answers (BrokerStats: publish
+// acks, deliveries handed out, acks taken); the effects are read from the database.
+struct BrokerRun {
+  std::string server;                           // what answered: "NATS JetStream 2.9.10"
+  std::chrono::nanoseconds publish_elapsed{0};  // publishing every delivery, acks awaited
+  std::chrono::nanoseconds elapsed{0};          // the first receive to the last ack
+  double publish_per_second = 0;
+  double messages_per_second = 0;  // deliveries received, handled and acked per second
+  std::chrono::nanoseconds p50{0};  // one receive + handle + ack
+  std::chrono::nanoseconds p99{0};
+  BrokerStats stats;      // sent, accepted, deliveries, acked, redelivered, as the broker answered
+  int64_t processed = 0;  // deliveries the handler did the work for
+  int64_t skipped = 0;    // deliveries it skipped as duplicates
+  int64_t ack_refused = 0;  // acks the broker did not take (Ack returned false)
+  EffectCheck check;        // read from the database after the run
+  std::vector<double> round_messages_per_second;  // every round, in order
 };
 
 struct StrategyResult {
@@ -62,6 +88,8 @@ struct StrategyResult {
   // Raw, inbox and natural-key promise each order once: for them a failed check is a
   // failure. Naive and check-then-process are there to show what goes wrong.
   bool promises_exactly_once = false;
+  // The same strategy through the broker (options.brokers), its median round.
+  std::optional<BrokerRun> broker;
 };
 
 struct BenchReport {
@@ -73,7 +101,7 @@ struct BenchReport {
   std::optional<double> inbox_to_raw;
   std::optional<double> inbox_to_naive;
 
-  // True when every strategy that promises exactly-once kept it.
+  // True when every strategy that promises exactly-once kept it, through the broker too.
   bool promises_held() const;
 };
 

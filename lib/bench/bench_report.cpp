@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 namespace dedupsim {
 
@@ -30,6 +31,15 @@ std::string Settings(const BenchOptions& o) {
                      o.checkpoints_in_loop ? "" : ", no checkpoint while timed");
 }
 
+// The broker's share of the time per message through it: 1 - (through the broker) /
+// (database only), from the same round's figures; nullopt without both.
+std::optional<double> BrokerShare(const StrategyResult& r) {
+  if (!r.broker || r.messages_per_second <= 0 || r.broker->messages_per_second <= 0) {
+    return std::nullopt;
+  }
+  return 1.0 - r.broker->messages_per_second / r.messages_per_second;
+}
+
 }  // namespace
 
 nlohmann::ordered_json BenchReportToJson(const BenchReport& report) {
@@ -53,6 +63,7 @@ nlohmann::ordered_json BenchReportToJson(const BenchReport& report) {
   j["instances"] = ToString(o.mode);
   j["repeat"] = o.repeat;
   if (o.postgres == nullptr) j["checkpoints"] = o.checkpoints_in_loop ? "inside" : "after";
+  if (o.brokers != nullptr) j["broker"] = ToString(o.brokers->kind());
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   for (const StrategyResult& r : report.results) {
     nlohmann::ordered_json e;
@@ -88,6 +99,38 @@ nlohmann::ordered_json BenchReportToJson(const BenchReport& report) {
     nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
     for (double v : r.round_messages_per_second) rounds.push_back(Round(v, 0));
     e["roundsMessagesPerSecond"] = rounds;
+    if (r.broker) {
+      const BrokerRun& b = *r.broker;
+      nlohmann::ordered_json k;
+      k["server"] = b.server;
+      k["messagesPerSecond"] = Round(b.messages_per_second, 0);
+      k["databaseOnlyMessagesPerSecond"] = Round(r.messages_per_second, 0);
+      if (auto share = BrokerShare(r)) k["brokerShareOfTime"] = Round(*share, 3);
+      k["publishPerSecond"] = Round(b.publish_per_second, 0);
+      k["publishSeconds"] = Round(std::chrono::duration<double>(b.publish_elapsed).count(), 4);
+      k["seconds"] = Round(std::chrono::duration<double>(b.elapsed).count(), 4);
+      k["p50Us"] = Micros(b.p50);
+      k["p99Us"] = Micros(b.p99);
+      k["sent"] = b.stats.sent;
+      k["accepted"] = b.stats.accepted;
+      k["dropped"] = b.stats.dropped;
+      k["delivered"] = b.stats.deliveries;
+      k["acked"] = b.stats.acked;
+      k["ackRefused"] = b.ack_refused;
+      k["redelivered"] = b.stats.redelivered;
+      k["processed"] = b.processed;
+      k["duplicatesSkipped"] = b.skipped;
+      k["reserved"] = b.check.reserved;
+      k["expectedReserved"] = b.check.expected_reserved;
+      k["doubled"] = b.check.doubled;
+      k["doubledOrders"] = b.check.doubled_orders;
+      k["lost"] = b.check.lost;
+      k["invariantHeld"] = b.check.held();
+      nlohmann::ordered_json broker_rounds = nlohmann::ordered_json::array();
+      for (double v : b.round_messages_per_second) broker_rounds.push_back(Round(v, 0));
+      k["roundsMessagesPerSecond"] = broker_rounds;
+      e["throughBroker"] = k;
+    }
     results.push_back(e);
   }
   j["results"] = results;
@@ -129,6 +172,32 @@ std::string FormatBenchTable(const BenchReport& report) {
         ToString(r.strategy), r.messages_per_second, r.transactions_per_second, r.processed,
         r.skipped, Micros(r.p50), Micros(r.p99), waits_or_statements, r.check.doubled, r.check.lost,
         check);
+  }
+  if (o.brokers != nullptr && !report.results.empty() && report.results.front().broker) {
+    out += fmt::format(
+        "\nthrough the broker: {} (--broker {}); every delivery published, then one consumer receiving, handling "
+        "and acking one at a time\n",
+        report.results.front().broker->server, ToString(o.brokers->kind()));
+    out += fmt::format("{:<19} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>6} {:>8} {:>7} {:>6}  {}\n",
+                       "strategy", "msg/s", "db msg/s", "broker", "publish/s", "sent",
+                       "delivered", "acked", "redeliv.", "doubled", "lost", "check");
+    for (const StrategyResult& r : report.results) {
+      if (!r.broker) continue;
+      const BrokerRun& b = *r.broker;
+      std::optional<double> share = BrokerShare(r);
+      std::string check = b.check.held()
+                              ? "ok"
+                              : fmt::format("reserved {} of {}{}", b.check.reserved,
+                                            b.check.expected_reserved,
+                                            r.promises_exactly_once ? " FAILED" : "");
+      out += fmt::format(
+          "{:<19} {:>9.0f} {:>9.0f} {:>7} {:>9.0f} {:>9} {:>9} {:>6} {:>8} {:>7} {:>6}  {}\n",
+          ToString(r.strategy), b.messages_per_second, r.messages_per_second,
+          share ? fmt::format("{:.0f}%", *share * 100) : "-", b.publish_per_second, b.stats.sent,
+          b.stats.deliveries, b.stats.acked, b.stats.redelivered, b.check.doubled, b.check.lost,
+          check);
+    }
+    out += "broker: its share of the time per message, 1 - msg/s / db msg/s (same rounds)\n";
   }
   std::vector<std::string> ratios;
   if (report.inbox_to_raw) ratios.push_back(fmt::format("inbox/raw {:.3f}", *report.inbox_to_raw));

@@ -8,9 +8,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <utility>
 
+#include "postgres/connect.h"
 #include "postgres/error.h"
+#include "postgres/lock_watch.h"
+#include "postgres/statement_shape.h"
 #include "trace/trace.h"
 
 namespace dedupsim {
@@ -22,142 +26,7 @@ using SteadyClock = std::chrono::steady_clock;
 // How often a statement still running is looked at from the side connection.
 constexpr int kWatchPollMs = 1;
 
-std::string Trimmed(const char* text) {
-  std::string s = text ? text : "";
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-[[noreturn]] void ThrowFromResult(pg_result* result, pg_conn* conn) {
-  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
-  std::string message = Trimmed(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
-  if (message.empty()) message = Trimmed(PQerrorMessage(conn));
-  throw PgError(state ? state : "", message);
-}
-
-// Parses pg_blocking_pids' text form "{123,456}".
-std::vector<int> ParsePidArray(const std::string& text) {
-  std::vector<int> pids;
-  std::string number;
-  for (char c : text) {
-    if (c >= '0' && c <= '9') {
-      number += c;
-    } else if (!number.empty()) {
-      pids.push_back(std::atoi(number.c_str()));
-      number.clear();
-    }
-  }
-  if (!number.empty()) pids.push_back(std::atoi(number.c_str()));
-  return pids;
-}
-
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return text;
-}
-
-// Our tables' names as the schema spells them; the server reports them folded to lower case.
-std::string CanonicalTableName(const std::string& folded) {
-  const std::string lower = Lower(folded);
-  for (const char* name : {"StockItems", "Inbox", "InboxByMessageId", "StockReservations"}) {
-    if (Lower(name) == lower) return name;
-  }
-  return folded;
-}
-
-// What a statement does, read from its text: SQLite's authorizer tells the SQLite layer
-// this at prepare time; libpq has no such hook, and our statements are fixed texts.
-struct StatementShape {
-  std::string op;     // BEGIN, COMMIT, ROLLBACK, SELECT, INSERT, UPDATE, DELETE, OTHER
-  std::string table;  // the table it writes, else the first it reads; "" for none
-};
-
-std::string UpperWord(std::string_view text, size_t& at) {
-  while (at < text.size() && (text[at] == ' ' || text[at] == '\n' || text[at] == '(')) ++at;
-  std::string word;
-  while (at < text.size() && text[at] != ' ' && text[at] != '\n' && text[at] != '(' &&
-         text[at] != ';') {
-    char c = text[at++];
-    word += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-  }
-  return word;
-}
-
-// The word after the first `keyword` (upper case) in text, as written; "" when none.
-std::string NameAfter(std::string_view text, std::string_view keyword) {
-  size_t at = 0;
-  while (at < text.size()) {
-    if (UpperWord(text, at) == keyword) {
-      while (at < text.size() && text[at] == ' ') ++at;
-      size_t end = at;
-      while (end < text.size() && text[end] != ' ' && text[end] != '(' && text[end] != ';') ++end;
-      std::string name(text.substr(at, end - at));
-      std::string unquoted;
-      for (char c : name) {
-        if (c != '"') unquoted += c;
-      }
-      return CanonicalTableName(unquoted);
-    }
-  }
-  return "";
-}
-
-StatementShape ShapeOf(std::string_view sql) {
-  size_t at = 0;
-  StatementShape shape;
-  shape.op = UpperWord(sql, at);
-  if (shape.op == "INSERT") {
-    shape.table = NameAfter(sql, "INTO");
-  } else if (shape.op == "UPDATE") {
-    shape.table = NameAfter(sql, "UPDATE");
-  } else if (shape.op == "DELETE" || shape.op == "SELECT") {
-    shape.table = NameAfter(sql, "FROM");
-  } else if (shape.op == "START") {
-    shape.op = "BEGIN";
-  } else if (shape.op == "ROLLBACK" && UpperWord(sql, at) == "TO") {
-    shape.op = "OTHER";  // a savepoint's, as SQLite reads it: the transaction goes on
-  } else if (shape.op != "BEGIN" && shape.op != "COMMIT" && shape.op != "ROLLBACK") {
-    shape.op = "OTHER";  // SAVEPOINT, RELEASE, SET, ...: SQLite's reading too
-  }
-  return shape;
-}
-
-// A wait that ended without the lock being freed: lock_timeout (55P03), a cancel (57014),
-// or the server's pick of this statement as a deadlock's victim (40P01).
-bool GaveUpWaiting(std::string_view sqlstate) {
-  return sqlstate == "55P03" || sqlstate == "57014" || sqlstate == "40P01";
-}
-
 }  // namespace
-
-PgResult::PgResult(pg_result* result) : result_(result) {}
-PgResult::~PgResult() {
-  if (result_) PQclear(result_);
-}
-PgResult::PgResult(PgResult&& other) noexcept : result_(other.result_) { other.result_ = nullptr; }
-PgResult& PgResult::operator=(PgResult&& other) noexcept {
-  if (this != &other) {
-    if (result_) PQclear(result_);
-    result_ = other.result_;
-    other.result_ = nullptr;
-  }
-  return *this;
-}
-int PgResult::rows() const { return result_ ? PQntuples(result_) : 0; }
-std::optional<std::string> PgResult::Get(int row, int column) const {
-  if (!result_ || row >= rows() || PQgetisnull(result_, row, column)) return std::nullopt;
-  return std::string(PQgetvalue(result_, row, column));
-}
-std::string PgResult::Text(int row, int column) const { return Get(row, column).value_or(""); }
-int64_t PgResult::Int(int row, int column) const {
-  return std::strtoll(Text(row, column).c_str(), nullptr, 10);
-}
-int64_t PgResult::affected() const {
-  const char* n = result_ ? PQcmdTuples(result_) : nullptr;
-  return (n && *n) ? std::strtoll(n, nullptr, 10) : 0;
-}
-
-std::string_view PgResult::command() const { return result_ ? PQcmdStatus(result_) : ""; }
 
 std::string QuoteLiteral(std::string_view text) {
   std::string out = "E'";  // an escape string: read the same whatever standard_conforming_strings
@@ -177,21 +46,6 @@ std::string QuoteIdentifier(std::string_view name) {
   }
   return quoted + "\"";
 }
-
-namespace {
-
-pg_conn* ConnectOrThrow(const std::string& conninfo) {
-  pg_conn* conn = PQconnectdb(conninfo.c_str());
-  if (conn == nullptr) throw DatabaseError("PostgreSQL: out of memory connecting");
-  if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = Trimmed(PQerrorMessage(conn));
-    PQfinish(conn);
-    throw DatabaseError(fmt::format("PostgreSQL: cannot connect ({}): {}", conninfo, message));
-  }
-  return conn;
-}
-
-}  // namespace
 
 void PgStepGate::Answered(PgConnection&, std::string_view) {}
 
@@ -218,7 +72,7 @@ PgConnection& PgConnection::operator=(PgConnection&& other) noexcept {
   if (this != &other) {
     Close();
     conn_ = std::exchange(other.conn_, nullptr);
-    side_ = std::exchange(other.side_, nullptr);
+    watch_ = std::move(other.watch_);
     gate_ = std::exchange(other.gate_, nullptr);
     pid_ = other.pid_;
     sent_ = other.sent_;
@@ -240,9 +94,8 @@ PgConnection& PgConnection::operator=(PgConnection&& other) noexcept {
 
 void PgConnection::Close() noexcept {
   if (conn_) PQfinish(conn_);
-  if (side_) PQfinish(side_);
   conn_ = nullptr;
-  side_ = nullptr;
+  watch_.reset();
 }
 
 int PgConnection::backend_pid() const { return pid_; }
@@ -314,7 +167,7 @@ void PgConnection::NoteOutcome(const std::string& outcome, const std::string& ve
 }
 
 void PgConnection::WatchWaits(const std::string& conninfo) {
-  if (side_ == nullptr) side_ = ConnectOrThrow(conninfo);
+  if (watch_ == nullptr) watch_ = std::make_unique<PgLockWatch>(conninfo);
 }
 
 void PgConnection::ExecScript(const std::string& sql) {
@@ -332,46 +185,21 @@ void PgConnection::ExecScript(const std::string& sql) {
   PQclear(result);
 }
 
-// One look from the side connection: is the backend waiting for a lock, and on whom? A
-// tuple lock the waiter holds (or waits for) names the table of the row it waits on.
-// Only client backends count as blockers: an autovacuum worker truncating one of our tables
-// takes a brief exclusive lock (and gives it up when someone waits), which is no consumer's
-// lock and must not be reported, or scheduled, as a wait on one.
+// One look from the side connection (PgLockWatch::Look); the first look that finds the
+// statement waiting notes the wait on the trace.
 bool PgConnection::CheckWait(WatchedStatement& wait, std::string_view target) {
-  static constexpr const char* kLook =
-      "SELECT a.wait_event_type, a.wait_event, "
-      "(SELECT coalesce(array_agg(b.pid), '{}')::text FROM pg_stat_activity b "
-      " WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND b.backend_type = 'client backend'), "
-      "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
-      " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1), "
-      "(SELECT l.mode FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1) "
-      "FROM pg_stat_activity a WHERE a.pid = $1";
-  std::string pid = std::to_string(pid_);
-  const char* values[1] = {pid.c_str()};
-  PgResult result(PQexecParams(side_, kLook, 1, nullptr, values, nullptr, nullptr, 0));
-  if (result.rows() != 1 || result.Text(0, 0) != "Lock") return false;
-  std::vector<int> blockers = ParsePidArray(result.Text(0, 2));
-  if (blockers.empty()) return false;
   const bool first = !wait.waited;
-  wait.waited = true;
-  wait.wait_event = result.Text(0, 1);
-  wait.blocking_pids = blockers;
-  if (auto mode = result.Get(0, 4)) wait.lock_mode = *mode;
-  if (auto relation = result.Get(0, 3)) {
-    wait.waited_on = "row " + CanonicalTableName(*relation);
-  } else if (wait.waited_on.empty()) {
-    wait.waited_on = "key " + std::string(target);
-  }
+  if (!watch_->Look(pid_, wait, target)) return false;
   if (first && recorder_ != nullptr) {
     TraceEvent e;
     Stamp(e);
     e.waited_on = wait.waited_on;
     e.wait_event = wait.wait_event;
     e.lock_mode = wait.lock_mode;
-    e.blocked_by = blockers.front();
+    e.blocked_by = wait.blocking_pids.front();
     RecordNote(*recorder_, std::move(e), "wait",
                fmt::format("server: {} waits ({}) on {}, held by pid {}", pid_, wait.wait_event,
-                           wait.waited_on, blockers.front()),
+                           wait.waited_on, wait.blocking_pids.front()),
                "waiting");
   }
   return true;
@@ -387,24 +215,14 @@ void PgConnection::CancelAndDrain() noexcept {
 }
 
 void PgConnection::CloseAndAwaitExit() {
-  if (side_ == nullptr || conn_ == nullptr) {
+  if (watch_ == nullptr || conn_ == nullptr) {
     Close();
     return;
   }
   PQfinish(conn_);
   conn_ = nullptr;
-  // The server notices the closed socket and ends the backend, rolling back; until then
-  // its locks are held. Each look is a round trip on the side connection.
-  std::string pid = std::to_string(pid_);
-  const char* values[1] = {pid.c_str()};
-  for (;;) {
-    PgResult found(PQexecParams(side_, "SELECT 1 FROM pg_stat_activity WHERE pid = $1", 1, nullptr,
-                                values, nullptr, nullptr, 0));
-    if (PQstatus(side_) != CONNECTION_OK || found.rows() == 0) break;
-    ::poll(nullptr, 0, 1);
-  }
-  PQfinish(side_);
-  side_ = nullptr;
+  watch_->AwaitExit(pid_);
+  watch_.reset();
 }
 
 PgStatement PgConnection::Statement(std::string_view sql) {
@@ -476,7 +294,7 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
 
   // What is kept of the statement: only for a watched connection (its record) or a traced
   // one (the wait on its trace line); an unwatched, untraced one (the bench) keeps nothing.
-  const bool watched = side_ != nullptr;
+  const bool watched = watch_ != nullptr;
   WatchedStatement wait;
   SteadyClock::time_point started;
   if (watched) {
@@ -486,7 +304,7 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
   const int64_t sent_us = recorder_ != nullptr ? recorder_->MicrosSinceOrigin() : 0;
   if (PQsendQueryPrepared(conn_, statement.name.c_str(), n_params, values_.data(), nullptr, nullptr,
                           0) == 0) {
-    throw PgError("", Trimmed(PQerrorMessage(conn_)));
+    throw PgError("", LibpqMessage(PQerrorMessage(conn_)));
   }
   ++sent_;
   bool gated_wait = false;  // the gate was told this statement is blocked
@@ -495,7 +313,7 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
     // statement waits for a lock.
     const int fd = PQsocket(conn_);
     for (;;) {
-      if (PQconsumeInput(conn_) == 0) throw PgError("", Trimmed(PQerrorMessage(conn_)));
+      if (PQconsumeInput(conn_) == 0) throw PgError("", LibpqMessage(PQerrorMessage(conn_)));
       if (PQisBusy(conn_) == 0) break;
       pollfd p{fd, POLLIN, 0};
       int ready = ::poll(&p, 1, kWatchPollMs);

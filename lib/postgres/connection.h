@@ -1,10 +1,10 @@
 // A connection to one PostgreSQL database: RAII over libpq's PGconn. Every statement is
 // prepared once per connection and run asynchronously (send, then poll the socket), so a
-// statement that blocks inside the server can be watched while it waits: with a side
-// connection (WatchWaits), each poll that finds the statement still running asks the
-// server, from outside, whether this backend waits for a lock (pg_stat_activity's
-// wait_event, pg_blocking_pids, the tuple lock's relation). What the server said and how
-// long the statement took are kept per statement (WatchedStatement) and on the trace.
+// statement that blocks inside the server can be watched while it waits: with a lock watch
+// (WatchWaits, postgres/lock_watch.h), each poll that finds the statement still running
+// asks the server, from outside, whether this backend waits for a lock. What the server
+// said and how long the statement took are kept per statement (WatchedStatement) and on
+// the trace.
 //
 // A PgConnection is used by one thread at a time. Never carry one across fork(): open
 // connections in the process that uses them.
@@ -21,38 +21,17 @@
 #include <unordered_map>
 #include <vector>
 
+#include "postgres/result.h"
 #include "store/records.h"
 #include "store/store.h"
 #include "trace/trace.h"
 
 struct pg_conn;
-struct pg_result;
 
 namespace dedupsim {
 
+class PgLockWatch;
 class Recorder;
-
-// A result: rows of text values (NULL as nullopt), or the rows an INSERT/UPDATE changed.
-class PgResult {
- public:
-  PgResult() = default;
-  explicit PgResult(pg_result* result);
-  ~PgResult();
-  PgResult(PgResult&& other) noexcept;
-  PgResult& operator=(PgResult&& other) noexcept;
-  PgResult(const PgResult&) = delete;
-  PgResult& operator=(const PgResult&) = delete;
-
-  int rows() const;
-  std::optional<std::string> Get(int row, int column) const;
-  std::string Text(int row, int column) const;  // "" for NULL
-  int64_t Int(int row, int column) const;
-  int64_t affected() const;          // rows changed (PQcmdTuples)
-  std::string_view command() const;  // the command tag: "COMMIT", "ROLLBACK", "INSERT 0 1"
-
- private:
-  pg_result* result_ = nullptr;
-};
 
 using PgParams = std::vector<std::optional<std::string>>;
 
@@ -192,7 +171,7 @@ class PgConnection {
   void CancelAndDrain() noexcept;
 
   pg_conn* conn_ = nullptr;
-  pg_conn* side_ = nullptr;  // the watcher, or null
+  std::unique_ptr<PgLockWatch> watch_;  // the side connection (WatchWaits), or null
   PgStepGate* gate_ = nullptr;
   int pid_ = 0;
   int64_t sent_ = 0;

@@ -84,6 +84,11 @@ class SoakProgress {
   virtual void Finished() = 0;
 };
 
+// Throws std::invalid_argument naming the first option out of range (the number of
+// messages or consumers, the duplicate rate, raw as a strategy, the kill gap, the lease,
+// the timeout). RunSoak and the two roles below call it first.
+void ValidateSoakOptions(const SoakOptions& options);
+
 // Runs the soak. interrupted is polled every few milliseconds; once it returns true the
 // consumers are stopped and what the database holds is reported. progress may be null.
 // Throws std::invalid_argument for options out of range, DatabaseError when the database

@@ -6,6 +6,42 @@
 
 namespace dedupsim {
 
+bool SoakReport::held() const { return failures().empty(); }
+
+std::vector<std::string> SoakReport::failures() const {
+  std::vector<std::string> out;
+  if (check.doubled > 0) {
+    out.push_back(fmt::format("doubled: {} extra applications over {} orders", check.doubled,
+                              check.doubled_orders));
+  }
+  if (check.lost > 0 && reach_unknown) {
+    out.push_back(fmt::format("lost or not reached: {} orders never applied (the broker does not "
+                              "say which of them had a copy acked)",
+                              check.lost));
+  } else if (check.lost > 0) {
+    out.push_back(fmt::format("lost: {} orders never applied, though a copy of each was acked",
+                              check.lost));
+  }
+  if (check.not_reached > 0) {
+    out.push_back(fmt::format("not reached: {} orders no copy of which was acked when the run "
+                              "ended (not lost: no consumer finished one)",
+                              check.not_reached));
+  }
+  if (check.odd > 0)
+    out.push_back(fmt::format("{} books with a partial quantity reserved", check.odd));
+  if (broker.acked != broker.entries) {
+    out.push_back(
+        fmt::format("unacked: {} of {} entries", broker.entries - broker.acked, broker.entries));
+  }
+  if (busy_errors > 0) out.push_back(fmt::format("SQLITE_BUSY escaped {} times", busy_errors));
+  if (other_errors > 0) out.push_back(fmt::format("{} consumers failed", other_errors));
+  if (interrupted) out.push_back("interrupted before the end");
+  if (timed_out) {
+    out.push_back(fmt::format("timed out after {} s", options.timeout.count()));
+  }
+  return out;
+}
+
 nlohmann::ordered_json SoakReportToJson(const SoakReport& r) {
   const SoakOptions& o = r.options;
   nlohmann::ordered_json j;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -138,6 +139,99 @@ std::vector<std::string> Listing(const std::string& folder) {
     ::closedir(d);
   }
   return names;
+}
+
+std::vector<std::string> EveryLessonRunsOrRefuses(const std::string& broker,
+                                                  const std::string& url) {
+  auto listed = RunCli({"list"});
+  REQUIRE(listed.exit_code == 0);
+  std::vector<std::string> ran;
+  size_t lessons = 0;
+  for (const std::string& line : SplitLines(listed.out)) {
+    const std::string lesson = line.substr(0, line.find(' '));
+    if (lesson.empty()) continue;
+    lessons++;
+    std::vector<std::string> args = {"run", lesson, "--broker", broker, "--check"};
+    if (!url.empty()) {
+      args.push_back("--broker-url");
+      args.push_back(url);
+    }
+    auto r = RunCli(args, {"NO_COLOR=1"});
+    INFO(lesson << ": exit " << r.exit_code << "\n" << r.err);
+    REQUIRE((r.exit_code == 0 || r.exit_code == 2));
+    if (r.exit_code == 0) {
+      CHECK_FALSE(r.out.empty());
+      ran.push_back(lesson);
+      continue;
+    }
+    CHECK(r.out.empty());
+    std::vector<std::string> err = SplitLines(r.err);
+    REQUIRE(err.size() == 1);
+    CHECK(err[0].rfind("dedupsim: " + lesson + " ", 0) == 0);
+    CHECK(err[0].find("--broker " + broker) != std::string::npos);
+    // A reason after the broker's name: "...: why", or "so it has nothing to run on ...".
+    CHECK((err[0].find("--broker " + broker + ": ") != std::string::npos ||
+           err[0].find("plays its deliveries itself") != std::string::npos));
+  }
+  CHECK(lessons > 30);
+  return ran;
+}
+
+void CheckBenchThroughBroker(const std::string& broker, const std::string& url,
+                             const std::string& server) {
+  std::vector<std::string> args = {"bench", "--broker", broker, "--messages", "300", "--seed", "5",
+                                   "--strategy", "inbox", "--strategy", "naive", "--format", "json"};
+  if (!url.empty()) {
+    args.push_back("--broker-url");
+    args.push_back(url);
+  }
+  auto r = RunCli(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  INFO(j.dump());
+  CHECK(j["broker"] == broker);
+  const int64_t messages = j["messages"];
+  const int64_t orders = j["distinctOrders"];
+  const int64_t duplicates = j["duplicates"];
+  REQUIRE(messages == 300);
+  REQUIRE(duplicates > 0);
+  REQUIRE(orders + duplicates == messages);
+  REQUIRE(j["results"].size() == 2);
+  for (const nlohmann::json& e : j["results"]) {
+    const nlohmann::json& b = e["throughBroker"];
+    INFO(e["strategy"]);
+    CHECK(b["server"] == server);
+    // What the broker answered: every delivery stored, handed out once and acked.
+    CHECK(b["sent"] == messages);
+    CHECK(b["accepted"] == messages);
+    CHECK(b["dropped"] == 0);
+    CHECK(b["delivered"] == messages);
+    CHECK(b["acked"] == messages);
+    CHECK(b["ackRefused"] == 0);
+    CHECK(b["redelivered"] == 0);
+    CHECK(b["processed"].get<int64_t>() + b["duplicatesSkipped"].get<int64_t>() == messages);
+    CHECK(b["lost"] == 0);
+    CHECK(b["reserved"] != 0);
+    // The database-only figure of the same strategy, beside the broker's.
+    CHECK(b["databaseOnlyMessagesPerSecond"] == e["messagesPerSecond"]);
+    CHECK(b["messagesPerSecond"].get<double>() > 0);
+    if (e["strategy"] == "inbox") {
+      // The database recorded each order once: every duplicate the broker delivered skipped.
+      CHECK(b["processed"] == orders);
+      CHECK(b["duplicatesSkipped"] == duplicates);
+      CHECK(b["doubled"] == 0);
+      CHECK(b["reserved"] == b["expectedReserved"]);
+      CHECK(b["invariantHeld"] == true);
+    } else {
+      // naive: every delivery applied, so the database shows each duplicate the broker
+      // delivered as one order doubled.
+      CHECK(b["processed"] == messages);
+      CHECK(b["doubled"] == duplicates);
+      CHECK(b["invariantHeld"] == false);
+    }
+  }
+  CHECK(j["promisesHeld"] == true);
 }
 
 }  // namespace dedupsim::testing

@@ -44,4 +44,18 @@ std::vector<std::string> ProcessesMentioningAfter(const std::string& text, int l
 // The names in a folder.
 std::vector<std::string> Listing(const std::string& folder);
 
+// Runs `bench --broker <broker> [--broker-url url]` on a small workload (inbox and naive)
+// and checks its report's values (never its timings): the broker is named; it was sent,
+// delivered and acked every delivery of the workload, duplicates included, and redelivered
+// none; each strategy handled every delivery once; the inbox's database holds every order
+// once, and the naive one every duplicate doubled: the database's record matches what
+// the broker delivered. The database-only figure is reported beside the broker's.
+// Runs every lesson `dedupsim list` names with `--broker <broker> [--broker-url url]
+// --check`: each either runs and its checks hold (exit 0), or refuses with exit 2 and one
+// line naming the lesson and the broker and saying why. Returns the lessons that ran.
+std::vector<std::string> EveryLessonRunsOrRefuses(const std::string& broker, const std::string& url);
+
+void CheckBenchThroughBroker(const std::string& broker, const std::string& url,
+                             const std::string& server);
+
 }  // namespace dedupsim::testing

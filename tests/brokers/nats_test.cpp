@@ -301,4 +301,30 @@ TEST_CASE("consumers started separately share a NATS stream with a supervisor, o
   }
 }
 
+// Mutation caught: RunThroughBroker publishing workload.orders instead of
+// workload.deliveries (the duplicates never go through the broker: sent and delivered 210
+// of 300, naive doubled 0; applied once, seen failing).
+TEST_CASE("bench --broker nats: the broker delivered and acked every delivery, the database recorded each order once",
+          "[nats]") {
+  dedupsim::testing::CheckBenchThroughBroker("nats", "", "NATS JetStream 2.9.10");
+  // Several instances would share one consumer connection: refused before any server starts.
+  TempDir tmp;
+  auto refused = RunCli({"bench", "--broker", "nats", "--instances-count", "2"},
+                        {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
+  CHECK(refused.exit_code == dedupsim::kExitUsage);
+  CHECK(refused.err.find("--broker runs one consumer instance") != std::string::npos);
+  CHECK(Listing(tmp.path()).empty());
+}
+
+// Mutation caught: BrokerMisfit's check of kRealBroker dropped (the lessons that play their
+// deliveries themselves would "run on NATS"; seen: duplicate-as-error's check fails, exit 1).
+TEST_CASE("every lesson on --broker nats runs with its checks held or refuses with exit 2 and why",
+          "[nats]") {
+  std::vector<std::string> ran = dedupsim::testing::EveryLessonRunsOrRefuses("nats", "");
+  CHECK(ran == std::vector<std::string>{"naive", "check-then-process", "inbox",
+                                        "crash-before-commit", "concurrent", "email",
+                                        "content-mismatch", "broker-dedup", "delivery-tag-key",
+                                        "ack-deadline", "poison-message", "receive-count"});
+}
+
 }  // namespace nats_test

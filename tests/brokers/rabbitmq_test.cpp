@@ -149,7 +149,31 @@ TEST_CASE("the broker lessons on RabbitMQ: figures read from the broker, each as
     CHECK(refused.exit_code == dedupsim::kExitUsage);
     CHECK(refused.err.find(std::string(lesson) + " cannot run on --broker rabbitmq: RabbitMQ") !=
           std::string::npos);
+    CHECK(refused.out.empty());
   }
+  // The reason names the measured fact: the one-minute check of consumer_timeout.
+  auto late = RunCli({"run", "ack-deadline", "--broker", "rabbitmq", "--broker-url", url});
+  CHECK(late.err.find("consumer_timeout once a minute (measured: a 2 s timeout closed the "
+                      "channel after 59.8 s)") != std::string::npos);
+}
+
+// Mutation caught: RunThroughBroker publishing workload.orders instead of
+// workload.deliveries (sent and delivered fall short of the workload's 300, naive doubles
+// nothing).
+TEST_CASE("bench --broker rabbitmq: the broker delivered and acked every delivery, the database recorded each order once",
+          "[rabbitmq]") {
+  dedupsim::testing::CheckBenchThroughBroker("rabbitmq", RabbitUrl(), "RabbitMQ 3.10.8");
+}
+
+// Mutation caught: ack-deadline's refusal on RabbitMQ dropped (seen: exit 3, "RabbitMQ
+// 3.10.8 said it has nothing more to deliver, where the lesson waits for the redelivery").
+TEST_CASE("every lesson on --broker rabbitmq runs with its checks held or refuses with exit 2 and why",
+          "[rabbitmq]") {
+  std::vector<std::string> ran = dedupsim::testing::EveryLessonRunsOrRefuses("rabbitmq", RabbitUrl());
+  CHECK(ran == std::vector<std::string>{"naive", "check-then-process", "inbox",
+                                        "crash-before-commit", "concurrent", "email",
+                                        "content-mismatch", "retention", "delivery-tag-key",
+                                        "poison-message", "receive-count"});
 }
 
 }  // namespace rabbitmq_test

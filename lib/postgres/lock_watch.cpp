@@ -1,0 +1,83 @@
+#include "postgres/lock_watch.h"
+
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "postgres/connect.h"
+#include "postgres/result.h"
+#include "postgres/statement_shape.h"
+
+namespace dedupsim {
+
+namespace {
+
+// Parses pg_blocking_pids' text form "{123,456}".
+std::vector<int> ParsePidArray(const std::string& text) {
+  std::vector<int> pids;
+  std::string number;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      number += c;
+    } else if (!number.empty()) {
+      pids.push_back(std::atoi(number.c_str()));
+      number.clear();
+    }
+  }
+  if (!number.empty()) pids.push_back(std::atoi(number.c_str()));
+  return pids;
+}
+
+}  // namespace
+
+bool GaveUpWaiting(std::string_view sqlstate) {
+  return sqlstate == "55P03" || sqlstate == "57014" || sqlstate == "40P01";
+}
+
+PgLockWatch::PgLockWatch(const std::string& conninfo) : side_(ConnectOrThrow(conninfo)) {}
+
+PgLockWatch::~PgLockWatch() { PQfinish(side_); }
+
+bool PgLockWatch::Look(int pid, WatchedStatement& wait, std::string_view target) {
+  static constexpr const char* kLook =
+      "SELECT a.wait_event_type, a.wait_event, "
+      "(SELECT coalesce(array_agg(b.pid), '{}')::text FROM pg_stat_activity b "
+      " WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND b.backend_type = 'client backend'), "
+      "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+      " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1), "
+      "(SELECT l.mode FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1) "
+      "FROM pg_stat_activity a WHERE a.pid = $1";
+  std::string pid_text = std::to_string(pid);
+  const char* values[1] = {pid_text.c_str()};
+  PgResult result(PQexecParams(side_, kLook, 1, nullptr, values, nullptr, nullptr, 0));
+  if (result.rows() != 1 || result.Text(0, 0) != "Lock") return false;
+  std::vector<int> blockers = ParsePidArray(result.Text(0, 2));
+  if (blockers.empty()) return false;
+  wait.waited = true;
+  wait.wait_event = result.Text(0, 1);
+  wait.blocking_pids = blockers;
+  if (auto mode = result.Get(0, 4)) wait.lock_mode = *mode;
+  if (auto relation = result.Get(0, 3)) {
+    wait.waited_on = "row " + CanonicalTableName(*relation);
+  } else if (wait.waited_on.empty()) {
+    wait.waited_on = "key " + std::string(target);
+  }
+  return true;
+}
+
+void PgLockWatch::AwaitExit(int pid) {
+  // The server notices the closed socket and ends the backend, rolling back; until then
+  // its locks are held.
+  std::string pid_text = std::to_string(pid);
+  const char* values[1] = {pid_text.c_str()};
+  for (;;) {
+    PgResult found(PQexecParams(side_, "SELECT 1 FROM pg_stat_activity WHERE pid = $1", 1, nullptr,
+                                values, nullptr, nullptr, 0));
+    if (PQstatus(side_) != CONNECTION_OK || found.rows() == 0) break;
+    ::poll(nullptr, 0, 1);
+  }
+}
+
+}  // namespace dedupsim
