@@ -196,16 +196,19 @@ int GradeOne(const CheckArgs& args, const Parsed& parsed) {
   for (const files::GradedCell& g : grade.cells) {
     if (!g.replay) continue;
     sections.push_back(
-        {fmt::format("{} under {}", grade.strategy->name, g.cell.fault->name),
-         fmt::format("shortest failing schedule: {} steps{}, ends {}", g.replay->picks.size(),
-                     g.shown()->variant.empty() ? "" : ", " + g.shown()->variant,
-                     ToString(g.replay->outcome)),
-         g.events});
+        {.scenario = fmt::format("{} under {}", grade.strategy->name, g.cell.fault->name),
+         .line = fmt::format("shortest failing schedule: {} steps{}, ends {}",
+                             g.replay->picks.size(),
+                             g.shown()->variant.empty() ? "" : ", " + g.shown()->variant,
+                             ToString(g.replay->outcome)),
+         .events = g.events});
     if (html) {
-      pages.push_back({fmt::format("{} under {}", grade.strategy->name, g.cell.fault->name),
-                       fmt::format("{}; final: {}", CounterexampleHeadline(g.cell, *g.replay),
-                                   FormatFigures(g.replay->figures)),
-                       g.events, g.tables});
+      pages.push_back(
+          {.scenario = fmt::format("{} under {}", grade.strategy->name, g.cell.fault->name),
+           .line = fmt::format("{}; final: {}", CounterexampleHeadline(g.cell, *g.replay),
+                               FormatFigures(g.replay->figures)),
+           .events = g.events,
+           .snapshots = g.tables});
     }
   }
   if (args.format == "json") {

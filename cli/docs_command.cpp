@@ -155,7 +155,7 @@ int Docs(const DocsArgs& args, CLI::App& app) {
   }
   DatabaseFile db = DatabaseFile::CreateTemporary(DatabaseSettings{}, SetUpConnection::kKeep);
   RunOptions options;  // the defaults of `dedupsim run`
-  SystemClock clock;
+  SteppingClock clock;  // the same times on every run: a page shows what it read
   Recorder recorder;
   constexpr uint64_t kDocsIdSeed = 1;
   IdGenerator ids(kDocsIdSeed);

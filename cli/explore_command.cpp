@@ -145,10 +145,13 @@ int RunCounterexample(Explorer& explorer, const Strategy& strategy,
       explorer.ReplayShortest(cells[*best], &recorder, html ? &tables : nullptr);
   const CellResult& cell = cells[*best];
   if (!CommitOutputFile(&html, [&] {
-        return StepThroughPage({{fmt::format("{} under {}", strategy.name, cell.fault->name),
-                                 fmt::format("{}; final: {}", CounterexampleHeadline(cell, replay),
-                                             FormatFigures(replay.figures)),
-                                 recorder.Events(), tables}});
+        return StepThroughPage(
+            {{.scenario = fmt::format("{} under {}", strategy.name, cell.fault->name),
+              .line = fmt::format("{}; final: {}", CounterexampleHeadline(cell, replay),
+                                  FormatFigures(replay.figures)),
+              .events = recorder.Events(),
+              .snapshots = tables,
+              .backend = explorer.options().postgres != nullptr ? "postgres" : "sqlite"}});
       })) {
     return kExitCannotWrite;
   }

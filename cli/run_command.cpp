@@ -58,6 +58,7 @@ struct RunArgs {
   std::string timeline;  // SVG file to write, or ""
   std::string html;      // step-through page to write, or ""
   std::string color = "auto";
+  int64_t seed = -1;  // -1: ids from the system's randomness and the wall clock
   std::string backend = "sqlite";
   std::string dsn;                     // postgres: an existing server; "": a throwaway cluster
   std::string pg_schema = "dedupsim";  // postgres: the schema dedupsim creates and owns
@@ -291,9 +292,14 @@ int Run(const RunArgs& args) {
   // when Run returns or unwinds. Started before the trace's clock starts.
   std::unique_ptr<BrokerSetup> broker = BrokerSetup::Start(broker_kind, args.broker_url);
 
-  SystemClock clock;
+  // --seed: the ids from the seed and a clock that steps a millisecond a reading, so a
+  // rehearsal's pictures show the lecture's ids and times.
+  SystemClock system_clock;
+  std::optional<SteppingClock> stepping;
+  if (args.seed >= 0) stepping.emplace();
+  Clock& clock = stepping ? static_cast<Clock&>(*stepping) : system_clock;
   Recorder recorder;
-  IdGenerator ids;
+  IdGenerator ids = args.seed >= 0 ? IdGenerator(static_cast<uint64_t>(args.seed)) : IdGenerator();
   SqliteFiles sqlite = db ? SqliteFiles(*db) : SqliteFiles(settings);
   ScenarioEnv env{options, *backend, sqlite, clock, recorder, ids};
   env.brokers = &broker->brokers();
@@ -338,15 +344,24 @@ int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenar
       result.differences = Differences(scenario->name, result.expected, result.outcome.figures);
     }
     if (html) {
-      html_sections.push_back({std::string(scenario->name), result.outcome.line, result.events,
-                               std::move(snapshots)});
+      html_sections.push_back({.scenario = std::string(scenario->name),
+                               .line = result.outcome.line,
+                               .events = result.events,
+                               .snapshots = std::move(snapshots),
+                               .marks = result.outcome.marks,
+                               .backend = args.backend});
       snapshots.clear();
     }
     std::string diagram;
     if (!args.diagram.empty()) {
       diagram = MermaidDiagram(result.events, {.timings = true, .title = "dedupsim run " + std::string(scenario->name)});
     }
-    if (timeline) sections.push_back({std::string(scenario->name), result.outcome.line, result.events});
+    if (timeline) {
+      sections.push_back({.scenario = std::string(scenario->name),
+                          .line = result.outcome.line,
+                          .events = result.events,
+                          .marks = result.outcome.marks});
+    }
     if (json) {
       nlohmann::ordered_json j = ResultToJson(result, args.trace);
       if (!diagram.empty()) j["diagram"] = diagram;
@@ -491,6 +506,11 @@ Command AddRunCommand(CLI::App& app) {
                 "tables as they were after each one (self-contained HTML; keys, slider, a "
                 "link per step); never a file the run uses")
       ->type_name("FILE.html");
+  AddDecimal(sub, "--seed", args->seed,
+             "Repeatable ids and timestamps: messages, orders and books get the same ids, "
+             "and the records the same times (from 2030-01-07T09:00:00Z, a millisecond a "
+             "reading), in every picture and page, on every run with the same seed",
+             int64_t{0}, int64_t{1} << 53);
   const BackendOptions backend = AddBackendOptions(sub, args->backend, args->dsn, args->pg_schema,
                                                    "run on", "a file", "may reset");
   CLI::Option* pg_schema = backend.schema;

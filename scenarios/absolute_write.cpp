@@ -17,6 +17,7 @@ namespace {
 Outcome Run(ScenarioEnv& env) {
   const int deliveries = env.options.deliveries;
   // The order's own row, written absolutely, on every delivery.
+  env.recorder.BeginPart("absolute write, delivered again");
   StockItem dune = Restock(env);
   OrderPlaced order = NewOrder(env, dune);
   for (int i = 0; i < deliveries; ++i) {
@@ -27,6 +28,7 @@ Outcome Run(ScenarioEnv& env) {
   const int64_t absolute_reserved = ReservedByRows(*OpenUntraced(env), dune.book_id);
 
   // The increment, on every delivery.
+  env.recorder.BeginPart("increment, delivered again");
   dune = Restock(env);
   order = NewOrder(env, dune);
   for (int i = 0; i < deliveries; ++i) {
@@ -36,6 +38,7 @@ Outcome Run(ScenarioEnv& env) {
   const int64_t increment_reserved = CurrentStock(env, dune).reserved;
 
   // Two different orders, each writing its quantity to the book's one row.
+  env.recorder.BeginPart("two orders setting the book's one row");
   dune = Restock(env);
   OrderPlaced first = NewOrder(env, dune);
   OrderPlaced second = NewOrder(env, dune);

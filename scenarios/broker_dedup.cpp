@@ -29,6 +29,16 @@ BrokerOptions Options(const RunOptions& o) {
   return BrokerOptions{.duplicate_detection_window = o.dedup_window};
 }
 
+// The naive consumer's delivery, its outcome read from the database: Processed when
+// Reserved grew; right while the order is reserved once.
+void NoteNaive(ScenarioEnv& env, Store& db, const OrderPlaced& m, const StockItem& book) {
+  const int64_t before = CurrentStock(env, book).reserved;
+  NaiveReserveStock(db).Handle(m);
+  const bool took_effect = CurrentStock(env, book).reserved > before;
+  NoteOutcome(db, took_effect ? "Processed" : "changed nothing",
+              ReservedVerdict(env, book, m.quantity));
+}
+
 // The producer sends, hears nothing for kResendAfter, sends the same message again. The
 // naive consumer handles whatever is delivered.
 Part ProducerResend(ScenarioEnv& env, ManualClock& clock) {
@@ -43,8 +53,7 @@ Part ProducerResend(ScenarioEnv& env, ManualClock& clock) {
   Part part;
   part.deliveries = Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> db = OpenStore(env, "A");
-    NaiveReserveStock(*db).Handle(d.message);
-    NoteOutcome(*db, "Processed");
+    NoteNaive(env, *db, d.message, dune);
     return Verdict{};
   });
   part.dropped = broker->stats().dropped;
@@ -63,7 +72,7 @@ Part LostAck(ScenarioEnv& env, ManualClock& clock, const char* title, Handle han
   Part part;
   part.deliveries = Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> db = OpenStore(env, "A");
-    handle(*db, d.message);
+    handle(*db, d.message, dune);
     return Verdict{d.delivery_count == 1 ? Disposition::kAckLost : Disposition::kAck};
   });
   part.dropped = broker->stats().dropped;
@@ -88,8 +97,7 @@ Part RealResend(ScenarioEnv& env, const char* title, std::chrono::milliseconds w
   Part part;
   part.deliveries = Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> db = OpenStore(env, "A");
-    NaiveReserveStock(*db).Handle(d.message);
-    NoteOutcome(*db, "Processed");
+    NoteNaive(env, *db, d.message, dune);
     return Verdict{};
   });
   part.dropped = broker->stats().dropped;
@@ -103,13 +111,15 @@ Outcome RunOnRealBroker(ScenarioEnv& env) {
   Part inside = RealResend(env, "resend at once", std::chrono::milliseconds(0));
   Part outside = RealResend(env, "resend after the window", after);
   ManualClock clock(env.clock.Now());
-  Part naive = LostAck(env, clock, "ack lost: naive", [](Store& db, const OrderPlaced& m) {
-    NaiveReserveStock(db).Handle(m);
-    NoteOutcome(db, "Processed");
-  });
-  Part inbox = LostAck(env, clock, "ack lost: inbox", [&clock](Store& db, const OrderPlaced& m) {
-    NoteProcessed(db, IdempotentReserveStock(db, clock).Handle(m));
-  });
+  Part naive = LostAck(env, clock, "ack lost: naive",
+                       [&env](Store& db, const OrderPlaced& m, const StockItem& book) {
+                         NoteNaive(env, db, m, book);
+                       });
+  Part inbox = LostAck(env, clock, "ack lost: inbox",
+                       [&env, &clock](Store& db, const OrderPlaced& m, const StockItem& book) {
+                         NoteProcessed(db, IdempotentReserveStock(db, clock).Handle(m),
+                                       ReservedVerdict(env, book, m.quantity));
+                       });
   const int64_t q = env.options.quantity;
   Outcome out;
   out.figures["window"] = FormatDuration(window);
@@ -139,13 +149,15 @@ Outcome Run(ScenarioEnv& env) {
   if (env.options.broker != BrokerKind::kSimulated) return RunOnRealBroker(env);
   ManualClock clock(env.clock.Now());
   Part resend = ProducerResend(env, clock);
-  Part naive = LostAck(env, clock, "ack lost: naive", [](Store& db, const OrderPlaced& m) {
-    NaiveReserveStock(db).Handle(m);
-    NoteOutcome(db, "Processed");
-  });
-  Part inbox = LostAck(env, clock, "ack lost: inbox", [&clock](Store& db, const OrderPlaced& m) {
-    NoteProcessed(db, IdempotentReserveStock(db, clock).Handle(m));
-  });
+  Part naive = LostAck(env, clock, "ack lost: naive",
+                       [&env](Store& db, const OrderPlaced& m, const StockItem& book) {
+                         NoteNaive(env, db, m, book);
+                       });
+  Part inbox = LostAck(env, clock, "ack lost: inbox",
+                       [&env, &clock](Store& db, const OrderPlaced& m, const StockItem& book) {
+                         NoteProcessed(db, IdempotentReserveStock(db, clock).Handle(m),
+                                       ReservedVerdict(env, book, m.quantity));
+                       });
   const std::string window = FormatDuration(env.options.dedup_window);
   Outcome out;
   out.figures["window"] = window;

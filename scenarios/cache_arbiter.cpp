@@ -40,7 +40,8 @@ Race RunRace(ScenarioEnv& env, const SideStore& store, CacheWrite write) {
                        CacheDedupReserveStock consumer(db, cache, write);
                        consumer.after_cache_check = hold_point;
                        const bool processed = consumer.Handle(message);
-                       NoteProcessed(db, processed);
+                       NoteProcessed(db, processed,
+                                     ReservedVerdictApart(env, message.book_id, message.quantity));
                        return processed;
                      }};
   };
@@ -85,7 +86,7 @@ Outcome Run(ScenarioEnv& env) {
     DedupCache cache(cache_connection, env.clock);
     redelivery_processed =
         CacheDedupReserveStock(*db, cache, CacheWrite::kCheckThenSet).Handle(message);
-    NoteProcessed(*db, redelivery_processed);
+    NoteProcessed(*db, redelivery_processed, ReservedVerdict(env, dune, env.options.quantity));
   }
   int64_t reserved = CurrentStock(env, dune).reserved;
 
@@ -107,10 +108,14 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["setIfAbsentProcessed"] = set_if_absent.processed;
   out.figures["setIfAbsentReserved"] = set_if_absent.reserved;
   out.line = fmt::format(
-      "{}crash between database and cache, redelivered -> {}; two copies at once -> "
-      "check-then-set processed: {}; set-if-absent processed: {}",
-      TagColumn("cache-arbiter"), JudgedReserved(dune.title, reserved, env.options.quantity), BoolList(check_then_set.processed),
-      BoolList(set_if_absent.processed));
+      "{}{}, redelivered -> {}; two copies at once -> check-then-set processed: {}; "
+      "set-if-absent processed: {}",
+      TagColumn("cache-arbiter"),
+      CrashPhrase(crash.crashed, "crash between database and cache", "AfterStockCommitted"),
+      JudgedReserved(dune.title, reserved, env.options.quantity),
+      // One order, two copies: right when exactly one of them was processed.
+      Judged(BoolList(check_then_set.processed), check_then_set.reserved == env.options.quantity),
+      Judged(BoolList(set_if_absent.processed), set_if_absent.reserved == env.options.quantity));
   return out;
 }
 

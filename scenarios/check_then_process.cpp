@@ -42,7 +42,7 @@ Outcome Run(ScenarioEnv& env) {
     log.Add(second);
     std::unique_ptr<Store> store = OpenStore(env, "A");  // the broker's delivery
     redelivery_processed = CheckThenProcessReserveStock(*store, env.clock).Handle(second.message);
-    NoteProcessed(*store, redelivery_processed);
+    NoteProcessed(*store, redelivery_processed, ReservedVerdict(env, dune, env.options.quantity));
     broker->Ack(second);
   }
   StockItem after = CurrentStock(env, dune);
@@ -54,8 +54,9 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reserved"] = after.reserved;
   out.figures["broker"] = log.Figures(*broker);
   if (crash.server.measured) out.figures["serverRelease"] = ServerReleaseFigures(crash);
-  out.line = fmt::format("{}crash after stock commit, redelivered -> {}{}",
-                         TagColumn("check-then-process"),
+  out.line = fmt::format("{}{} -> {}{}", TagColumn("check-then-process"),
+                         CrashPhrase(crash.crashed, "crash after stock commit, redelivered",
+                                     "AfterStockCommitted"),
                          JudgedReserved(after.title, after.reserved, env.options.quantity),
                          ServerReleasePhrase(crash));
   return out;

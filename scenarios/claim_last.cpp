@@ -64,7 +64,8 @@ Outcome RunOnServer(ScenarioEnv& env) {
     consumer.before_commit = hold_point;
     try {
       ClaimLastReport report = consumer.Handle(message);
-      NoteProcessed(store, report.processed);
+      NoteProcessed(store, report.processed,
+                    ReservedVerdictApart(env, message.book_id, message.quantity));
       return {{"processed", report.processed},
               {"reservedInside", report.reserved_inside},
               {"rolledBack", report.rolled_back}};
@@ -132,7 +133,8 @@ Outcome Run(ScenarioEnv& env) {
       ClaimLastReserveStock consumer(db, env.clock);
       consumer.before_commit = hold_point;
       ClaimLastReport report = consumer.Handle(message);
-      NoteProcessed(db, report.processed);
+      NoteProcessed(db, report.processed,
+                    ReservedVerdictApart(env, message.book_id, message.quantity));
       return ReportToJson(report);
     };
   };

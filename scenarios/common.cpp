@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "world/broker/broker.h"
 #include "sqlite/store.h"
+#include "world/broker/simulated_broker.h"
 
 namespace dedupsim {
 
@@ -22,6 +24,8 @@ StockItem Restock(ScenarioEnv& env) {
     b.ResetInventory(dune);
     return 0;
   });
+  env.recorder.NoteReset(fmt::format("every table emptied, {} stocked with {}", dune.title,
+                                     dune.on_hand));
   return dune;
 }
 
@@ -85,6 +89,7 @@ void AddStock(ScenarioEnv& env, const StockItem& item) {
     b.AddStock(item);
     return 0;
   });
+  env.recorder.NoteReset(fmt::format("{} stocked with {}", item.title, item.on_hand));
 }
 
 int64_t ProbeRows(ScenarioEnv& env, std::string_view table) {
@@ -125,6 +130,13 @@ Connection OpenTraced(ScenarioEnv& env, const SideStore& store, const std::strin
   return connection;
 }
 
+Connection OpenProvider(ScenarioEnv& env, const SideStore& store) {
+  Connection connection = store.Connect();
+  connection.SetTrace(&env.recorder, "provider");
+  connection.SetTraceRole(kActorEmailProvider, "email provider");
+  return connection;
+}
+
 Connection OpenProbe(ScenarioEnv& env) {
   Connection connection = SqliteFile(env).Connect();
   connection.SetTrace(&env.recorder, "check");
@@ -137,14 +149,23 @@ void BeginDelivery(Connection& db, DeliveryRef delivery) {
   db.Note("open", "new connection", "ok");
 }
 
-DeliveryRef Delivered(const OrderPlaced& message, int n) { return {message.message_id, n}; }
-
-void NoteOutcome(Connection& db, std::string_view outcome) {
-  db.Note("outcome", std::string(outcome), "");
+void BeginDelivery(Store& store, DeliveryRef delivery) {
+  store.SetDelivery(std::move(delivery));
+  store.Note("open", "new connection", "ok");
 }
 
-void NoteOutcome(Session& store, std::string_view outcome) {
-  store.Note("outcome", std::string(outcome), "");
+std::unique_ptr<Store> OpenQuietStore(ScenarioEnv& env, const std::string& instance) {
+  return WithBackend(env, [&](const Backend& b) { return b.Open(&env.recorder, instance); });
+}
+
+DeliveryRef Delivered(const OrderPlaced& message, int n) { return {message.message_id, n}; }
+
+void NoteOutcome(Connection& db, std::string_view outcome, const char* verdict) {
+  db.NoteOutcome(std::string(outcome), verdict);
+}
+
+void NoteOutcome(Session& store, std::string_view outcome, const char* verdict) {
+  store.NoteOutcome(std::string(outcome), verdict);
 }
 
 int64_t CurrentRows(ScenarioEnv& env, std::string_view table) {
@@ -155,6 +176,32 @@ std::string BoolList(const std::vector<bool>& values) {
   std::vector<std::string> words;
   for (bool v : values) words.emplace_back(CsBool(v));
   return fmt::format("{}", fmt::join(words, ", "));
+}
+
+const char* ReservedVerdict(ScenarioEnv& env, const StockItem& book, int64_t once) {
+  return CurrentStock(env, book).reserved == once ? kVerdictRight : kVerdictWrong;
+}
+
+const char* ReservedVerdictApart(ScenarioEnv& env, const std::string& book_id, int64_t once) {
+  return OpenUntraced(env)->ReadStock(book_id).reserved == once ? kVerdictRight : kVerdictWrong;
+}
+
+void DeliverWithLostAcks(ScenarioEnv& env, const OrderPlaced& message, int deliveries,
+                         const std::function<void(Store& store, int delivery)>& handle) {
+  // The simulation's broker: a lesson that delivers this way takes no real one (kRealBroker).
+  SimulatedBroker broker(env.clock, BrokerOptions{.max_delivery_count = deliveries}, &env.recorder);
+  broker.Send(message);
+  Drain(broker, [&](const Delivery& d) {
+    std::unique_ptr<Store> store = OpenStore(env, "A");  // takes the broker's delivery
+    handle(*store, d.delivery_count);
+    return d.delivery_count < deliveries ? Verdict{Disposition::kAckLost}
+                                         : Verdict{Disposition::kAck};
+  });
+}
+
+std::string CrashPhrase(bool crashed, std::string_view planned, std::string_view point) {
+  if (crashed) return std::string(planned);
+  return fmt::format("no crash at {} (the delivery ended first)", point);
 }
 
 StockItem CurrentStock(ScenarioEnv& env, const StockItem& book) {

@@ -2,7 +2,9 @@
 // connection, reading the figures back.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/message.h"
@@ -52,11 +54,18 @@ Connection OpenActor(ScenarioEnv& env, const std::string& instance, const std::s
 // names the store in pictures ("cache", "email provider"); delivery as for the database.
 Connection OpenTraced(ScenarioEnv& env, const SideStore& store, const std::string& instance,
                       const std::string& target, DeliveryRef delivery = {});
+// The simulated email provider's own connection to its records (SentEmails, its requests):
+// its steps are the provider's (kActorEmailProvider), not those of the consumer calling it.
+Connection OpenProvider(ScenarioEnv& env, const SideStore& store);
 // The scenario's own connection for its checks (counting rows, reading Reserved while the
 // story goes on): traced as the probe, never as a consumer step.
 Connection OpenProbe(ScenarioEnv& env);
 // Marks db (opened by RunInstances) as working on delivery: its "open" step and the rest.
 void BeginDelivery(Connection& db, DeliveryRef delivery);
+void BeginDelivery(Store& store, DeliveryRef delivery);
+// A store on the scenario's backend traced under instance, working on no delivery yet and
+// with no "open" step: for an instance connected before its delivery begins (BeginDelivery).
+std::unique_ptr<Store> OpenQuietStore(ScenarioEnv& env, const std::string& instance);
 // "delivery n of message", for scenarios that deliver by hand (no Broker).
 DeliveryRef Delivered(const OrderPlaced& message, int n);
 // The same through the scenario's backend (env.backend): a store on a
@@ -76,15 +85,36 @@ std::unique_ptr<Store> OpenProbeStore(ScenarioEnv& env);
 // (traced as the probe on SQLite, as OpenProbe).
 int64_t ProbeRows(ScenarioEnv& env, std::string_view table);
 // Records what the consumer made of its delivery ("Processed", "Skipped",
-// "NeedsReconciliation", "AlreadySent"), on its connection or store.
-void NoteOutcome(Connection& db, std::string_view outcome);
-void NoteOutcome(Session& store, std::string_view outcome);
-inline void NoteProcessed(Connection& db, bool processed) {
-  NoteOutcome(db, processed ? "Processed" : "Skipped");
+// "NeedsReconciliation", "AlreadySent"), on its connection or store, with the business's
+// verdict on it where the scenario knows it: kVerdictRight (the order took effect once, a
+// duplicate was refused, a half-done send was flagged), kVerdictWrong (it took effect again,
+// or a message was lost or silenced), or "" (not judged).
+void NoteOutcome(Connection& db, std::string_view outcome, const char* verdict = "");
+void NoteOutcome(Session& store, std::string_view outcome, const char* verdict = "");
+// "Processed" or "Skipped" for an inbox-style consumer. Right either way when the delivery
+// is a copy of one message the key guards: once processed, every other copy skipped. The
+// caller that knows the delivery went wrong says so with NoteOutcome.
+inline void NoteProcessed(Connection& db, bool processed, const char* verdict = "") {
+  NoteOutcome(db, processed ? "Processed" : "Skipped", verdict);
 }
-inline void NoteProcessed(Session& store, bool processed) {
-  NoteOutcome(store, processed ? "Processed" : "Skipped");
+inline void NoteProcessed(Session& store, bool processed, const char* verdict = "") {
+  NoteOutcome(store, processed ? "Processed" : "Skipped", verdict);
 }
+// The business's verdict on an order for book after a delivery, read from the database now
+// (untraced): kVerdictRight when Reserved holds `once` (the order took effect once), else
+// kVerdictWrong (reserved again, or lost). From the scenario's own thread only.
+const char* ReservedVerdict(ScenarioEnv& env, const StockItem& book, int64_t once);
+// The same read through a store of its own (untraced), for a delivery in a thread or a
+// forked process of a racing pair.
+const char* ReservedVerdictApart(ScenarioEnv& env, const std::string& book_id, int64_t once);
+// Delivers message `deliveries` times through a simulated broker of its own (a lesson
+// without kRealBroker), as the post's lessons do on theirs: each delivery but the last is processed and its ack lost on the way back, so the
+// broker delivers it again. handle runs each delivery on a new store traced as A.
+void DeliverWithLostAcks(ScenarioEnv& env, const OrderPlaced& message, int deliveries,
+                         const std::function<void(Store& store, int delivery)>& handle);
+// How a planned crash turned out, for a line: `planned` ("crash after send") when the
+// delivery died at its crash point, else "no crash at <point> (the delivery ended first)".
+std::string CrashPhrase(bool crashed, std::string_view planned, std::string_view point);
 // The book's row as it is in the database now.
 StockItem CurrentStock(ScenarioEnv& env, const StockItem& book);
 // Rows in a table of the scenario's database now (its backend's), read untraced.

@@ -24,7 +24,8 @@ struct Part {
 // OrderPlaced (its first ack lost, so it is delivered twice), then OrderCancelled for the
 // same order; the consumer keys its Inbox row on what key_of returns.
 template <typename KeyOf>
-Part Deliver(ScenarioEnv& env, KeyOf key_of) {
+Part Deliver(ScenarioEnv& env, const char* title, KeyOf key_of) {
+  env.recorder.BeginPart(title);
   StockItem dune = Restock(env);
   OrderPlaced placed = NewOrder(env, dune);
   OrderPlaced cancelled{env.ids.Next(), placed.order_id, placed.book_id, placed.quantity};
@@ -56,8 +57,10 @@ nlohmann::ordered_json ToJson(const Part& p) {
 }
 
 Outcome Run(ScenarioEnv& env) {
-  Part by_order = Deliver(env, [](const OrderEvent& e) { return e.body.order_id; });
-  Part by_message = Deliver(env, [](const OrderEvent& e) { return e.body.message_id; });
+  Part by_order =
+      Deliver(env, "key OrderId", [](const OrderEvent& e) { return e.body.order_id; });
+  Part by_message =
+      Deliver(env, "key MessageId", [](const OrderEvent& e) { return e.body.message_id; });
   Outcome out;
   out.figures["correlationKey"] = ToJson(by_order);
   out.figures["messageIdKey"] = ToJson(by_message);

@@ -43,7 +43,7 @@ Outcome Run(ScenarioEnv& env) {
     log.Add(second);
     std::unique_ptr<Store> store = OpenStore(env, "A");  // the broker's delivery
     redelivery_processed = IdempotentReserveStock(*store, env.clock).Handle(second.message);
-    NoteProcessed(*store, redelivery_processed);
+    NoteProcessed(*store, redelivery_processed, ReservedVerdict(env, dune, env.options.quantity));
     broker->Ack(second);
   }
   StockItem after = CurrentStock(env, dune);
@@ -57,8 +57,8 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["broker"] = log.Figures(*broker);
   if (crash.server.measured) out.figures["serverRelease"] = ServerReleaseFigures(crash);
   out.line =
-      fmt::format("{}crash before commit -> reserved {}; redelivered -> {}{}", TagColumn("inbox"),
-                  after_crash, JudgedReserved(after.title, after.reserved, env.options.quantity),
+      fmt::format("{}{} -> reserved {}; redelivered -> {}{}", TagColumn("inbox"),
+                  CrashPhrase(crash.crashed, "crash before commit", "BeforeCommit"), after_crash, JudgedReserved(after.title, after.reserved, env.options.quantity),
                   ServerReleasePhrase(crash));
   return out;
 }

@@ -22,7 +22,8 @@ struct Part {
 // The message is delivered `deliveries` times (every ack but the last lost), then the
 // producer sends it again (a resend: same MessageId, a new message to the broker).
 template <typename KeyOf>
-Part Deliver(ScenarioEnv& env, KeyOf key_of) {
+Part Deliver(ScenarioEnv& env, const char* title, KeyOf key_of) {
+  env.recorder.BeginPart(title);
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   const int deliveries = env.options.deliveries;
@@ -63,9 +64,10 @@ nlohmann::ordered_json ToJson(const Part& p) {
 }
 
 Outcome Run(ScenarioEnv& env) {
-  Part by_tag =
-      Deliver(env, [](const Delivery& d) { return fmt::format("tag-{}", d.delivery_tag); });
-  Part by_id = Deliver(env, [](const Delivery& d) { return d.message.message_id; });
+  Part by_tag = Deliver(env, "key delivery tag",
+                       [](const Delivery& d) { return fmt::format("tag-{}", d.delivery_tag); });
+  Part by_id =
+      Deliver(env, "key MessageId", [](const Delivery& d) { return d.message.message_id; });
   Outcome out;
   out.figures["deliveryTagKey"] = ToJson(by_tag);
   out.figures["messageIdKey"] = ToJson(by_id);

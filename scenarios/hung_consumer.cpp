@@ -179,8 +179,9 @@ Outcome RunOnServer(ScenarioEnv& env) {
     const auto killed_at = Steady::now();
     a.End();
     killed = b.Finish();
-    a.Reap();
-    NoteProcess(env, a.pid(), "died", fmt::format("pid {} killed by SIGKILL", a.pid()));
+    const int status = a.Reap();
+    NoteProcess(env, a.pid(), "died",
+                fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)));
     if (killed.waited) killed.after_event_ms = MsBetween(killed_at, b.answered);
   }
   const int64_t reserved_killed = CurrentStock(env, dune).reserved;
@@ -195,7 +196,7 @@ Outcome RunOnServer(ScenarioEnv& env) {
     ChildAtHook a(env, "A", "BeforeCommit", Holder(env, m, o.idle_timeout), nullptr,
                   ChildAtHook::Ending::kSigkill);
     if (!a.AwaitHook()) throw DatabaseError("hung-consumer: A ended before BeforeCommit");
-    a.Stop();
+    if (!a.Stop()) throw DatabaseError("hung-consumer: A ended instead of stopping (SIGSTOP)");
     NoteProcess(env, a.pid(), "stopped", fmt::format("pid {} stopped by SIGSTOP", a.pid()));
     {
       ServerDelivery b(env, m, 2, o.lock_timeout);
@@ -215,8 +216,9 @@ Outcome RunOnServer(ScenarioEnv& env) {
     }
     // A never outlives the lesson: killed (and reaped) here, stopped as it is.
     a.End();
-    a.Reap();
-    NoteProcess(env, a.pid(), "died", fmt::format("pid {} killed by SIGKILL at the end", a.pid()));
+    const int status = a.Reap();
+    NoteProcess(env, a.pid(), "died",
+                fmt::format("pid {} {} at the end", a.pid(), ChildAtHook::HowItEnded(status)));
   }
   const StockItem after = CurrentStock(env, dune);
 
@@ -332,8 +334,9 @@ Outcome RunOnSqlite(ScenarioEnv& env) {
     const auto killed_at = Steady::now();
     a.End();
     killed = b.Finish();
-    a.Reap();
-    NoteProcess(env, a.pid(), "died", fmt::format("pid {} killed by SIGKILL", a.pid()));
+    const int status = a.Reap();
+    NoteProcess(env, a.pid(), "died",
+                fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)));
     if (killed.waited && b.resumed != SteadyTime{})
       killed.after_event_ms = MsBetween(killed_at, b.resumed);
   }
@@ -347,7 +350,7 @@ Outcome RunOnSqlite(ScenarioEnv& env) {
     ChildAtHook a(env, "A", "BeforeCommit", Holder(env, m, std::chrono::milliseconds(0)), nullptr,
                   ChildAtHook::Ending::kSigkill);
     if (!a.AwaitHook()) throw DatabaseError("hung-consumer: A ended before BeforeCommit");
-    a.Stop();
+    if (!a.Stop()) throw DatabaseError("hung-consumer: A ended instead of stopping (SIGSTOP)");
     NoteProcess(env, a.pid(), "stopped", fmt::format("pid {} stopped by SIGSTOP", a.pid()));
     {
       SqliteDelivery b(env, m, 2, busy_timeout);
@@ -356,8 +359,9 @@ Outcome RunOnSqlite(ScenarioEnv& env) {
     // Nothing ends a stopped SQLite writer's transaction but its death: kill it, then the
     // broker's redelivery.
     a.End();
-    a.Reap();
-    NoteProcess(env, a.pid(), "died", fmt::format("pid {} killed by SIGKILL", a.pid()));
+    const int status = a.Reap();
+    NoteProcess(env, a.pid(), "died",
+                fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)));
     if (!hung.sqlstate.empty()) {
       SqliteDelivery c(env, m, 3, busy_timeout);
       redelivered = c.Finish();

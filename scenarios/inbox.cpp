@@ -24,7 +24,7 @@ Outcome Run(ScenarioEnv& env) {
   Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> store = OpenStore(env, "A");  // the broker's delivery
     processed.push_back(IdempotentReserveStock(*store, env.clock).Handle(d.message));
-    NoteProcessed(*store, processed.back());
+    NoteProcessed(*store, processed.back(), ReservedVerdict(env, dune, env.options.quantity));
     log.Add(d);
     return d.delivery_count < deliveries ? Verdict{Disposition::kAckLost}
                                          : Verdict{Disposition::kAck};

@@ -19,8 +19,12 @@ Outcome Run(ScenarioEnv& env) {
   DeliveryLog log;
   Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> store = OpenStore(env, "A");  // the broker's delivery
+    // Each delivery's outcome is read from the database: Processed when Reserved grew.
+    const int64_t before = CurrentStock(env, dune).reserved;
     NaiveReserveStock(*store).Handle(d.message);
-    NoteOutcome(*store, "Processed");
+    const bool took_effect = CurrentStock(env, dune).reserved > before;
+    NoteOutcome(*store, took_effect ? "Processed" : "changed nothing",
+                ReservedVerdict(env, dune, env.options.quantity));
     log.Add(d);
     return d.delivery_count < deliveries ? Verdict{Disposition::kAckLost}
                                          : Verdict{Disposition::kAck};

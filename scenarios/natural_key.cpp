@@ -16,11 +16,10 @@ Outcome Run(ScenarioEnv& env) {
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   std::vector<bool> processed;
-  for (int delivery = 0; delivery < env.options.deliveries; ++delivery) {
-    std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, delivery + 1));
-    processed.push_back(NaturalKeyReserveStock(*store, env.clock).Handle(message));
-    NoteProcessed(*store, processed.back());
-  }
+  DeliverWithLostAcks(env, message, env.options.deliveries, [&](Store& store, int) {
+    processed.push_back(NaturalKeyReserveStock(store, env.clock).Handle(message));
+    NoteProcessed(store, processed.back(), ReservedVerdict(env, dune, env.options.quantity));
+  });
   StockItem after = CurrentStock(env, dune);
   int64_t reservations = CurrentRows(env, "StockReservations");
   Outcome out;

@@ -53,6 +53,7 @@ nlohmann::json Outcomes(const PairOutcome& p) {
 
 Outcome Run(ScenarioEnv& env) {
   // Optimistic: each copy sends, then inserts its completed row; A holds before commit.
+  env.recorder.BeginPart("optimistic: send, then insert the key");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   PairOutcome optimistic =
@@ -64,6 +65,7 @@ Outcome Run(ScenarioEnv& env) {
   const int64_t optimistic_rows = CurrentRows(env, "Inbox");
 
   // Claim first (the post's email consumer): A holds after its send, before completing.
+  env.recorder.BeginPart("claim first, then send");
   OrderPlaced second = NewOrder(env, Restock(env));
   PairOutcome claim_first =
       RunCopies(env, [&env, second](Store& db, EmailProvider& provider, const Hook& hold) {

@@ -62,20 +62,30 @@ std::string Describe(const LeaseReport& r) {
                                                          : std::string(ToString(r.outcome));
 }
 
-// One delivery by instance B at the clock's time.
+// The business's verdict once a delivery is over: right while the order's email went out at
+// most once and its stock was reserved at most once, read back now.
+const char* SoFar(ScenarioEnv& env, const InMemoryEmailProvider& provider, const StockItem& book) {
+  return provider.sent_count() <= 1 && CurrentStock(env, book).reserved <= env.options.quantity
+             ? kVerdictRight
+             : kVerdictWrong;
+}
+
+// One delivery (the broker's number `delivery`) by instance B at the clock's time.
 LeaseReport DeliverB(ScenarioEnv& env, ManualClock& clock, InMemoryEmailProvider& provider,
-                     const OrderPlaced& m, Part& part) {
-  std::unique_ptr<Store> store = OpenStore(env, "B");
+                     const OrderPlaced& m, const StockItem& book, int delivery, Part& part) {
+  std::unique_ptr<Store> store = OpenStore(env, "B", Delivered(m, delivery));
   LeaseReport r =
       LeasedReserveAndNotify(*store, provider, clock, Owner("B"), env.options.lock_max_age)
           .Handle(m);
   part.redeliveries.push_back(Describe(r));
   if (r.took_over) part.takeovers++;
+  NoteOutcome(*store, Describe(r), SoFar(env, provider, book));
   return r;
 }
 
 // The owner is killed holding the claim, before its send.
 Part DeadOwner(ScenarioEnv& env, ManualClock& clock) {
+  env.recorder.BeginPart("owner killed");
   StockItem dune = Restock(env);
   OrderPlaced m = NewOrder(env, dune);
   InMemoryEmailProvider provider;
@@ -86,7 +96,7 @@ Part DeadOwner(ScenarioEnv& env, ManualClock& clock) {
   RunCrashingDelivery(
       kill_env, "A", "BeforeSend",
       [&](const Hook& crash) {
-        std::unique_ptr<Store> store = OpenStore(env, "A");
+        std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(m, 1));
         LeasedReserveAndNotify consumer(*store, provider, clock, Owner("A"),
                                         env.options.lock_max_age);
         consumer.before_send = crash;
@@ -94,9 +104,11 @@ Part DeadOwner(ScenarioEnv& env, ManualClock& clock) {
       },
       &provider);
   Part part;
+  int delivery = 1;
   for (milliseconds at : kRedeliveries) {
     clock.Set(claimed_at + at);
-    LeaseReport r = DeliverB(env, clock, provider, m, part);
+    env.recorder.MarkTime("+" + FormatDuration(at));
+    LeaseReport r = DeliverB(env, clock, provider, m, dune, ++delivery, part);
     if (r.outcome != LeaseOutcome::kBackedOff) break;  // acked; no more redeliveries
   }
   part.emails = provider.sent_count();
@@ -107,11 +119,12 @@ Part DeadOwner(ScenarioEnv& env, ManualClock& clock) {
 
 // The owner works longer than its lease, renewing it; a redelivery comes meanwhile.
 Part LiveOwner(ScenarioEnv& env, ManualClock& clock, int64_t* renewals) {
+  env.recorder.BeginPart("owner renewing its lease");
   StockItem dune = Restock(env);
   OrderPlaced m = NewOrder(env, dune);
   InMemoryEmailProvider provider;
   Part part;
-  std::unique_ptr<Store> store = OpenStore(env, "A");
+  std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(m, 1));
   LeasedReserveAndNotify consumer(*store, provider, clock, Owner("A"), env.options.lock_max_age);
   const TimePoint claimed_at = clock.Now();
   consumer.before_send = [&] {
@@ -120,19 +133,24 @@ Part LiveOwner(ScenarioEnv& env, ManualClock& clock, int64_t* renewals) {
     for (milliseconds t = every; t <= kLongWork; t += every) {
       if (!redelivered && t > kDuringLongWork) {
         clock.Set(claimed_at + kDuringLongWork);
-        DeliverB(env, clock, provider, m, part);
+        env.recorder.MarkTime("+" + FormatDuration(kDuringLongWork));
+        DeliverB(env, clock, provider, m, dune, 2, part);
         redelivered = true;
       }
       clock.Set(claimed_at + t);
+      env.recorder.MarkTime("+" + FormatDuration(t));
       if (consumer.Renew(m)) ++*renewals;
     }
     if (!redelivered) {
       clock.Set(claimed_at + kDuringLongWork);
-      DeliverB(env, clock, provider, m, part);
+      env.recorder.MarkTime("+" + FormatDuration(kDuringLongWork));
+      DeliverB(env, clock, provider, m, dune, 2, part);
     }
     clock.Set(claimed_at + kLongWork);
+    env.recorder.MarkTime("+" + FormatDuration(kLongWork));
   };
   part.first_outcome = std::string(ToString(consumer.Handle(m).outcome));
+  NoteOutcome(*store, part.first_outcome, SoFar(env, provider, dune));
   part.emails = provider.sent_count();
   part.reserved = CurrentStock(env, dune).reserved;
   return part;
@@ -140,21 +158,25 @@ Part LiveOwner(ScenarioEnv& env, ManualClock& clock, int64_t* renewals) {
 
 // The owner stops before its send, past its lease, renewing nothing; then resumes.
 Part PausedOwner(ScenarioEnv& env, ManualClock& clock) {
+  env.recorder.BeginPart(fmt::format("owner paused {}", FormatDuration(kPause)));
   StockItem dune = Restock(env);
   OrderPlaced m = NewOrder(env, dune);
   InMemoryEmailProvider provider;
   Part part;
-  std::unique_ptr<Store> store = OpenStore(env, "A");
+  std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(m, 1));
   LeasedReserveAndNotify consumer(*store, provider, clock, Owner("A"), env.options.lock_max_age);
   const TimePoint claimed_at = clock.Now();
   consumer.before_send = [&] {
     store->Note("pause", FormatDuration(kPause), "stopped, renewing nothing");
     clock.Set(claimed_at + kDuringPause);
-    DeliverB(env, clock, provider, m, part);
+    env.recorder.MarkTime("+" + FormatDuration(kDuringPause));
+    DeliverB(env, clock, provider, m, dune, 2, part);
     clock.Set(claimed_at + kPause);
+    env.recorder.MarkTime("+" + FormatDuration(kPause));
     store->Note("resume", "after " + FormatDuration(kPause), "goes on where it stopped");
   };
   part.first_outcome = std::string(ToString(consumer.Handle(m).outcome));
+  NoteOutcome(*store, part.first_outcome, SoFar(env, provider, dune));
   part.emails = provider.sent_count();
   part.reserved = CurrentStock(env, dune).reserved;
   return part;

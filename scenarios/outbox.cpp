@@ -41,6 +41,7 @@ Downstream DrainDownstream(ScenarioEnv& env, Broker& queue) {
 }
 
 Outcome Run(ScenarioEnv& env) {
+  env.recorder.BeginPart("outbox: delivered twice, the dispatcher crashes after its send");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   std::unique_ptr<Broker> incoming = OpenBroker(env, BrokerOptions{.max_delivery_count = env.options.deliveries});
@@ -64,7 +65,7 @@ Outcome Run(ScenarioEnv& env) {
   // The dispatcher sends, then dies before marking the row; its restart sends again.
   bool dispatcher_crashed = false;
   {
-    std::unique_ptr<Store> db = OpenStore(env, "dispatcher");
+    std::unique_ptr<Store> db = OpenActorStore(env, "dispatcher", kActorDispatcher);
     OutboxDispatcher dispatcher(*db, env.clock, *downstream);
     dispatcher.after_dispatch = CrashHook("AfterDispatch");
     try {
@@ -75,7 +76,7 @@ Outcome Run(ScenarioEnv& env) {
   }
   int64_t dispatched_after_restart = 0;
   {
-    std::unique_ptr<Store> db = OpenStore(env, "dispatcher");
+    std::unique_ptr<Store> db = OpenActorStore(env, "dispatcher", kActorDispatcher);
     dispatched_after_restart = OutboxDispatcher(*db, env.clock, *downstream).DispatchPending();
   }
   Downstream shipped = DrainDownstream(env, *downstream);
@@ -87,6 +88,7 @@ Outcome Run(ScenarioEnv& env) {
   const int64_t reserved = probe->ReadStock(dune.book_id).reserved;
 
   // The ghost: a new order whose handler sends before its transaction, which then fails.
+  env.recorder.BeginPart("sent before commit, then rolled back");
   StockItem ghost_book = Restock(env);
   OrderPlaced ghost = NewOrder(env, ghost_book);
   std::unique_ptr<Broker> ghost_queue = OpenBroker(env, BrokerOptions{});

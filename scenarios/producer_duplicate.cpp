@@ -33,7 +33,8 @@ Part DeliverBoth(ScenarioEnv& env, const char* title, Handle handle, int64_t* di
   for (const OrderPlaced& message : {first, second}) {
     std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, 1));
     part.processed.push_back(handle(*store, message));
-    NoteProcessed(*store, part.processed.back());
+    // One order under two ids: right while it is reserved once.
+    NoteProcessed(*store, part.processed.back(), ReservedVerdict(env, dune, env.options.quantity));
     ids.insert(message.message_id);
   }
   *distinct_ids = static_cast<int64_t>(ids.size());

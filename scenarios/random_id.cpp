@@ -39,7 +39,7 @@ Part PublishWithRetry(ScenarioEnv& env, IdPolicy policy) {
   Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> store = OpenStore(env, "A");
     part.processed.push_back(IdempotentReserveStock(*store, env.clock).Handle(d.message));
-    NoteProcessed(*store, part.processed.back());
+    NoteProcessed(*store, part.processed.back(), ReservedVerdict(env, dune, env.options.quantity));
     ids.insert(d.message.message_id);
     return Verdict{};  // processed or skipped: acked either way
   });

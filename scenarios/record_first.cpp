@@ -35,7 +35,7 @@ Outcome Run(ScenarioEnv& env) {
   for (int delivery = 1; delivery < env.options.deliveries; ++delivery) {
     std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(message, delivery + 1));
     processed.push_back(RecordFirstReserveStock(*store, env.clock).Handle(message));
-    NoteProcessed(*store, processed.back());
+    NoteProcessed(*store, processed.back(), ReservedVerdict(env, dune, env.options.quantity));
   }
   StockItem after = CurrentStock(env, dune);
   Outcome out;
@@ -48,8 +48,9 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reserved"] = after.reserved;
   std::string outcome =
       processed.empty() ? "" : fmt::format("processed: {}; ", BoolList(processed));
-  out.line = fmt::format("{}crash after record commit, {} -> {}{}",
-                         TagColumn("record-first"),
+  out.line = fmt::format("{}{}, {} -> {}{}", TagColumn("record-first"),
+                         CrashPhrase(crash.crashed, "crash after record commit",
+                                     "AfterRecordCommitted"),
                          RedeliveredPhrase(static_cast<int>(processed.size())), outcome,
                          JudgedReserved(after.title, after.reserved, env.options.quantity));
   return out;

@@ -45,7 +45,7 @@ Outcome Run(ScenarioEnv& env) {
     }
     std::unique_ptr<Store> db = OpenStore(env, "A");
     bool processed = IdempotentReserveStock(*db, clock).Handle(d.message);
-    NoteProcessed(*db, processed);
+    NoteProcessed(*db, processed, ReservedVerdict(env, dune, env.options.quantity));
     (processed ? processed_on_day0 : skipped) += 1;
     return Verdict{Disposition::kAckLost};
   });
@@ -69,7 +69,7 @@ Outcome Run(ScenarioEnv& env) {
   Drain(*broker, [&](const Delivery& d) {
     std::unique_ptr<Store> db = OpenStore(env, "A");
     replay_processed = IdempotentReserveStock(*db, clock).Handle(d.message);
-    NoteProcessed(*db, replay_processed);
+    NoteProcessed(*db, replay_processed, ReservedVerdict(env, dune, env.options.quantity));
     return Verdict{};
   });
   const int replay_day = day_of();

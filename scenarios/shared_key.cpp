@@ -33,14 +33,17 @@ KeyRun RunWithKey(ScenarioEnv& env, InboxKey key) {
     IdempotentReserveStock inventory(*store, env.clock);
     inventory.inbox_key = key;
     run.inventory_processed = inventory.Handle(message);
-    NoteProcessed(*store, run.inventory_processed);
+    NoteProcessed(*store, run.inventory_processed,
+                  ReservedVerdict(env, dune, env.options.quantity));
   }
   {
     std::unique_ptr<Store> store = OpenStore(env, "notification", Delivered(message, 1));
     SendStockReservedEmail notification(*store, provider, env.clock);
     notification.inbox_key = key;
     run.notification = notification.Handle(message);
-    NoteOutcome(*store, ToString(run.notification));
+    // Its own first copy: right when its email went out once, wrong when it was silenced.
+    NoteOutcome(*store, ToString(run.notification),
+                provider.sent_count() == 1 ? kVerdictRight : kVerdictWrong);
   }
   run.emails_sent = provider.sent_count();
   run.inbox_rows = CurrentRows(env, InboxTable(key));

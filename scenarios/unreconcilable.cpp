@@ -30,6 +30,7 @@ struct Part {
 // The first delivery dies after its send; the redelivery finds the record in progress and
 // is acked (park false) or dead-lettered with an alert for an operator (park true).
 Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
+  env.recorder.BeginPart(park ? "parked for an operator" : "acked as it is");
   StockItem dune = Restock(env);
   OrderPlaced message = NewOrder(env, dune);
   std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{});
@@ -39,7 +40,7 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
     if (d.delivery_count == 1) {
       part.crashed = RunCrashingDelivery(env, "A", "AfterSend", [&](const Hook& hook) {
                        std::unique_ptr<Store> db = OpenStore(env, "A");
-                       Connection provider_db = OpenTraced(env, store, "A", "email provider");
+                       Connection provider_db = OpenProvider(env, store);
                        IdempotentEmailProvider provider(provider_db, env.clock);
                        SendStockReservedEmail consumer(*db, provider, env.clock);
                        consumer.after_send = hook;
@@ -48,7 +49,7 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
       return Disposition::kAbandon;  // the consumer died: the lock expires, redelivered
     }
     std::unique_ptr<Store> db = OpenStore(env, "A");
-    Connection provider_db = OpenTraced(env, store, "A", "email provider");
+    Connection provider_db = OpenProvider(env, store);
     IdempotentEmailProvider provider(provider_db, env.clock);
     EmailOutcome outcome = SendStockReservedEmail(*db, provider, env.clock).Handle(d.message);
     part.redelivery = ToString(outcome);
@@ -62,8 +63,8 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
   part.dead_lettered = broker->stats().dead_lettered;
   // The operator works through the dead-letter queue with the provider's records.
   for (const DeadLetter& letter : broker->dead_letters()) {
-    std::unique_ptr<Store> db = OpenStore(env, "operator");
-    Connection provider_db = OpenTraced(env, store, "operator", "email provider");
+    std::unique_ptr<Store> db = OpenActorStore(env, "operator", kActorOperator);
+    Connection provider_db = OpenProvider(env, store);
     IdempotentEmailProvider provider(provider_db, env.clock);
     ReconcileOutcome settled =
         SettleInProgressEmail(*db, provider, env.clock, letter.delivery.message);

@@ -162,7 +162,8 @@ TEST_CASE("the broker notes its steps on the recorder", "[broker]") {
   broker.Send(Order("m-1"));
   auto events = recorder.Events();
   REQUIRE(events.size() == 2);
-  CHECK(events[0].instance == "broker");
+  CHECK(events[0].instance == "producer");  // a send is its sender's step
+  CHECK(events[0].actor == kActorProducer);
   CHECK(events[0].result == "accepted as sequence 1");
   CHECK(events[1].result.find("dropped") == 0);
 }

@@ -83,7 +83,7 @@ TEST_CASE("trace in text mode writes the timeline to stderr only", "[cli]") {
   CliResult r = RunCli({"run", "concurrent", "--trace", "--hold-ms", "100", "--stagger-ms", "20"});
   REQUIRE(r.exit_code == 0);
   CHECK(SplitLines(r.out).size() == 1);
-  CHECK(r.err.find("constraint 1555") != std::string::npos);
+  CHECK(r.err.find("duplicate key (1555)") != std::string::npos);
   CHECK(r.err.find("B pid") != std::string::npos);
 }
 

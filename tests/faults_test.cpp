@@ -57,7 +57,7 @@ TEST_CASE("crash scenarios give the post's line in every crash mode and journal 
   CHECK(r.differences.empty());
   CHECK(r.outcome.figures["crashMode"] == std::string(ToString(crash_mode)));
   if (crash_mode == CrashMode::kThrow) {
-    CHECK(HasEvent(r.events, "crash", "crash"));
+    CHECK(HasEvent(r.events, "crash", "SimulatedCrash thrown"));
   } else {
     // The child died at the hook, its pid is on record, and the next open recovered.
     const char* how = crash_mode == CrashMode::kKill ? "killed by SIGKILL" : "called _exit";

@@ -2,8 +2,8 @@
 
 Decodes the PNG with the standard library only (zlib, struct), then requires that a fair
 share of pixels differ from the white background, and that the two colors the lesson
-depends on are on screen: the green fill of a committed transaction and the red of the
-lock-wait hatching. Exits 1 with the counts when the picture falls short.
+depends on are on screen: the grey-blue fill of a committed transaction and the amber of
+the lock-wait hatching. Exits 1 with the counts when the picture falls short.
 """
 import struct
 import sys
@@ -83,9 +83,9 @@ def main():
     for pixel, n in colors.items():
         if min(pixel) < 235:
             ink += n
-        if near(pixel, (0xC8, 0xE6, 0xC9), 6):
+        if near(pixel, (0xB0, 0xBE, 0xC5), 6):
             committed += n
-        if near(pixel, (0xE5, 0x39, 0x35)):
+        if near(pixel, (0xFF, 0xA0, 0x00)):
             waiting += n
     share = ink / total
     print(f"{width}x{height}: {ink} non-background pixels ({share:.1%}), "

@@ -1,6 +1,9 @@
 // What a dead process left beside the database, read from the bytes of the WAL or the
 // rollback journal (lib/sqlite/journal_files.h), and the recover note built from them.
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -175,6 +178,30 @@ TEST_CASE("check-then-process --crash-mode kill reports the committed stock upda
   INFO(r.err);
   CHECK(Has(r.err, "so the next open sees 1 committed transaction of its work"));
   CHECK_FALSE(Has(r.err, "wrote no commit frame"));
+}
+
+}  // namespace recovery_test
+
+namespace recovery_test {
+
+// hung-consumer's notes are read from the child's wait status, not written in: a child
+// that exited is said to have exited. Mutation caught: HowItEnded returning "killed by
+// SIGKILL" whatever the status (as the four notes did).
+TEST_CASE("a child's end is said from its wait status", "[recovery][crash]") {
+  auto status_of = [](bool kill_it) {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      if (kill_it) pause();
+      _exit(3);
+    }
+    if (kill_it) ::kill(pid, SIGKILL);
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    return status;
+  };
+  CHECK(ChildAtHook::HowItEnded(status_of(true)) == "killed by SIGKILL");
+  CHECK(ChildAtHook::HowItEnded(status_of(false)) == "exited with status 3");
 }
 
 }  // namespace recovery_test

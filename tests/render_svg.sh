@@ -32,7 +32,7 @@ fi
 if ! timeout 180 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync --hide-scrollbars \
     --user-data-dir="$work/profile" --screenshot="$work/timeline.png" \
-    --window-size=1200,"$height" "file://$work/timeline.svg" >"$work/chromium.log" 2>&1; then
+    --window-size=1920,"$height" "file://$work/timeline.svg" >"$work/chromium.log" 2>&1; then
   echo "FAIL: chromium could not take the screenshot:"
   tail -20 "$work/chromium.log"
   exit 1

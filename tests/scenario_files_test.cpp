@@ -312,6 +312,12 @@ TEST_CASE("scenario file errors name FILE:LINE:COLUMN and what was expected", "[
       ErrorOf(head + "[[deliver]]\n" + figure + "[expect]\nr = \"quantity * 2 + reservd\"\n") ==
       "lesson.toml:10:21: unknown name 'reservd' (expected a figure of this file or an option: "
       "quantity, deliveries, holdMs, staggerMs, crashMode, instances) in: quantity * 2 + reservd");
+  // Issue 28: an expectation naming its own figure can never fail. Mutation caught: the
+  // check removed (`r = "r"` loads, and --check passes whatever r is).
+  CHECK(ErrorOf(head + "[[deliver]]\n" + figure + "[expect]\nr = \"r\"\n") ==
+        "lesson.toml:10:6: expect r names the figure it checks ('r'): it would hold whatever "
+        "the run did; write what the lesson expects from the options (quantity, deliveries, "
+        "...) or other figures, in: r");
   CHECK(ErrorOf(head + "[[deliver]]\n" + figure + "[expect]\nr = \"quantity *\"\n") ==
         "lesson.toml:10:16: expected a value (a number, true, false, \"text\", a name or a "
         "parenthesis), found 'end' in: quantity *");
@@ -369,7 +375,7 @@ TEST_CASE("a lesson file has every view a built-in has", "[scenario-files][cli]"
   REQUIRE(r.exit_code == kExitOk);
   CHECK(r.out.find("sequenceDiagram") != std::string::npos);
   CHECK(r.err.find("--- trace of email-crash ---") != std::string::npos);
-  CHECK(r.err.find("crash  AfterSend") != std::string::npos);
+  CHECK(r.err.find("crash at AfterSend") != std::string::npos);
   CHECK(testing::ReadFile(dir.File("t.svg")).find("<svg") != std::string::npos);
   CHECK(testing::ReadFile(dir.File("t.html")).find("email-crash") != std::string::npos);
 }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -73,9 +74,11 @@ TEST_CASE("explore --counterexample --html: each step with the tables read after
   // Every step has the tables read after it (one process: no step without a read).
   for (const auto& s : data["steps"]) {
     CHECK(s["snapshot"] >= 0);
-    CHECK(s["scenario"] == "naive under duplicate");
-    CHECK(s["line"].get<std::string>().find("shortest failing schedule: 2 deliveries, 2 steps, outcome twice; "
-                                            "final: reserved 4") == 0);
+    const auto& section = data["sections"][s["section"].get<size_t>()];
+    CHECK(section["scenario"] == "naive under duplicate");
+    CHECK(section["line"].get<std::string>().find(
+              "shortest failing schedule: 2 deliveries, 2 steps, outcome twice; "
+              "final: reserved 4") == 0);
   }
 }
 
@@ -91,7 +94,8 @@ TEST_CASE("check --html: the crash counterexample steps through the committed up
   std::vector<size_t> updates = StepsWith(data, "UPDATE StockItems");
   REQUIRE(crash.size() == 1);
   REQUIRE(updates.size() == 2);
-  CHECK(data["steps"][crash[0]]["bad"] == true);
+  // A crash is what happened, not a verdict: drawn plain, neither right nor wrong.
+  CHECK(data["steps"][crash[0]]["tone"] == "");
   // The first attempt's update was committed before the crash: Dune's 7 reserved became 10
   // in the file, and the redelivery's update makes it 13.
   CHECK(updates[0] < crash[0]);
@@ -101,7 +105,7 @@ TEST_CASE("check --html: the crash counterexample steps through the committed up
   CHECK(CellAfter(data, updates[1], "database", "StockItems", "Reserved") == "13");
   const size_t last = data["steps"].size() - 1;
   CHECK(CellAfter(data, last, "database", "Inbox", "Consumer") == "inventory.reserve-stock");
-  CHECK(data["steps"][0]["scenario"] == "check-then-process under crash");
+  CHECK(data["sections"][0]["scenario"] == "check-then-process under crash");
 }
 
 TEST_CASE(
@@ -176,6 +180,45 @@ TEST_CASE("run --file --html: a lesson's cache is shown beside the database", "[
   CHECK(CellAfter(data, set[0], "cache", "CacheKeys", "Key").find("inventory.reserve-stock:") == 0);
   const size_t last = data["steps"].size() - 1;
   CHECK(CellAfter(data, last, "database", "StockItems", "Reserved") == "0");
+}
+
+// Item 7 (concurrent's page): each actor is in one lock state per step (step 13 said "B
+// holds the write lock" and "B waits for the write lock" at once), a lock take or release
+// is no step of its own, and A's changes light up at its COMMIT, the only step that
+// changes a table after the set-up. Mutation caught: lock events made steps (the
+// `continue` in PageData dropped: "write lock taken/released" steps, the changes shown at
+// "write lock released" and none at the COMMIT, as the issue saw).
+TEST_CASE("run concurrent --html: one lock state per actor, the changes at the COMMIT",
+          "[html][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("concurrent.html");
+  CliResult r = RunCli({"run", "concurrent", "--seed", "1", "--html", page});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json data = PageData(ReadFile(page));
+  std::vector<size_t> changed;
+  bool waited = false;
+  for (size_t i = 0; i < data["steps"].size(); ++i) {
+    const auto& step = data["steps"][i];
+    const std::string text = step["text"];
+    INFO("step " << i + 1 << ": " << text);
+    CHECK(text.find("lock taken") == std::string::npos);
+    CHECK(text.find("lock released") == std::string::npos);
+    std::set<std::string> actors;
+    for (const auto& fact : step["facts"]) {
+      const std::string f = fact;
+      CHECK(f.rfind("Consumer ", 0) == 0);
+      CHECK(actors.insert(f.substr(0, f.find(' ', 9))).second);  // one fact per actor
+      waited = waited || f.find("Consumer B waits") == 0;
+    }
+    if (!step["diff"].empty() && step["kind"] != "reset") changed.push_back(i);
+  }
+  CHECK(waited);
+  REQUIRE(changed.size() == 1);
+  const auto& commit = data["steps"][changed[0]];
+  CHECK(commit["text"] == "Consumer A: COMMIT → ok");
+  CHECK(commit["diff"]["database/Inbox"]["added"] == nlohmann::json::array({0}));
+  CHECK(commit["diff"]["database/StockItems"]["changed"].size() == 1);
 }
 
 }  // namespace dedupsim::testing::step_through_test

@@ -69,6 +69,10 @@ class CountingStore final : public Store {
   void SetTraceRole(std::string actor, std::string target) override {
     inner_.SetTraceRole(std::move(actor), std::move(target));
   }
+  void StampTrace(TraceEvent& e) const override { inner_.StampTrace(e); }
+  void NoteOutcome(const std::string& outcome, const std::string& verdict) override {
+    inner_.NoteOutcome(outcome, verdict);
+  }
   LessonTables& tables() override { return inner_.tables(); }  // not counted: no lesson table here
   // A write outside BEGIN is a transaction of its own on the server (autocommit), as on
   // SQLite, whose hooks count it: committed, or rolled back when it failed.

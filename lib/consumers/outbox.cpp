@@ -38,9 +38,10 @@ int64_t OutboxDispatcher::DispatchPending() {
   const std::vector<StockReserved> pending = db_.tables().PendingOutboxMessages();
   int64_t sent = 0;
   for (const StockReserved& message : pending) {
-    downstream_.Send(message);
+    TraceEvent dispatcher;  // the send is the dispatcher's step
+    db_.StampTrace(dispatcher);
+    downstream_.SendAs(message, dispatcher);
     sent++;
-    db_.Note("dispatch", "send " + message.message_id, "sent");
     db_.RunHook("AfterDispatch", after_dispatch);
     db_.tables().MarkDispatched(message.message_id, clock_.Now());
   }
@@ -55,8 +56,9 @@ bool DispatchBeforeCommitReserveStock::Handle(const OrderPlaced& m) {
   }
   AddReserved(db_, m);
   const StockReserved out = StockReservedFor(m);
-  downstream_.Send(out);  // out of the building before the transaction has decided
-  db_.Note("dispatch", "send " + out.message_id, "sent");
+  TraceEvent consumer;  // the consumer's own send, from inside its transaction
+  db_.StampTrace(consumer);
+  downstream_.SendAs(out, consumer);  // out of the building before the transaction has decided
   db_.RunHook("BeforeCommit", before_commit);
   tx.Commit();
   return true;

@@ -9,7 +9,7 @@ void RunNotedHook(const NoteFn& note, const char* name, const Hook& hook,
     note("hook", name, "");
     if (hook) hook();
   } catch (const SimulatedCrash&) {
-    note("crash", name, "crash");
+    note("crash", name, "SimulatedCrash thrown");
     throw;
   }
 }

@@ -486,7 +486,7 @@ class Worker final : public StepGate, public PgStepGate {
       dead_ = true;
       crashed_now_ = true;
       footprint_.writes |= OpenFiles();  // closing ends its transaction, releases its locks
-      if (note_crash) Note("crash", label, "crash");
+      if (note_crash) Note("crash", label, "SimulatedCrash thrown");
       throw SimulatedCrash(label);
     }
   }
@@ -656,7 +656,10 @@ class Worker final : public StepGate, public PgStepGate {
       CloseAll();
       dead_ = false;
       owner_.crashes++;
-      Note("restart", "the process died: connection closed without commit; redelivered", "");
+      // The thread threw (the post's crash by exception); its connection is closed without a
+      // commit, as a dead process's would be, and the broker delivers the message again.
+      Note("redeliver",
+           "SimulatedCrash thrown: the connection closed without a commit; delivered again", "");
       return true;
     } catch (const StoreError& e) {  // SQLite's and PostgreSQL's refusals
       if (e.kind() == StoreErrorKind::kEnvironment) {

@@ -744,7 +744,7 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
           try {
             if (c.db.gate() != nullptr) c.db.gate()->BeforeHook(c.db, "Broker.Publish");
           } catch (const SimulatedCrash&) {
-            c.db.Note("crash", "Broker.Publish", "crash");
+            c.db.Note("crash", "Broker.Publish", "SimulatedCrash thrown");
             throw;
           }
           if (c.publish) c.publish(s.name, m);

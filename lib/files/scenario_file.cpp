@@ -541,6 +541,16 @@ ScenarioFile LoadScenarioFile(const std::string& path) {
       }
       ScenarioExpectation e{key, v.position(), ReadExpression(v)};
       CheckNames(e.value, figure_names, false);
+      // A figure checked against itself always holds: a --check that could never fail.
+      for (const auto& [name, at] : e.value.Names()) {
+        if (name == key && !IsOption(name)) {
+          throw ErrorAt(at, fmt::format("expect {} names the figure it checks ('{}'): it would "
+                                        "hold whatever the run did; write what the lesson "
+                                        "expects from the options (quantity, deliveries, ...) "
+                                        "or other figures, in: {}",
+                                        key, name, e.value.text()));
+        }
+      }
       file.expectations.push_back(std::move(e));
     }
   }

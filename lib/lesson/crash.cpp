@@ -219,7 +219,20 @@ void ChildAtHook::End() {
   word_fd_.reset();
 }
 
-void ChildAtHook::Stop() { child_.Signal(SIGSTOP); }
+bool ChildAtHook::Stop() {
+  child_.Signal(SIGSTOP);
+  siginfo_t info{};
+  int r;
+  do {
+    r = waitid(P_PID, static_cast<id_t>(child_.pid()), &info, WSTOPPED | WEXITED | WNOWAIT);
+  } while (r < 0 && errno == EINTR);
+  return r == 0 && info.si_code == CLD_STOPPED;
+}
+
+std::string ChildAtHook::HowItEnded(int status) {
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) return "killed by SIGKILL";
+  return DescribeWaitStatus(status);
+}
 
 int ChildAtHook::Reap() {
   if (child_.reaped()) return child_.Wait();

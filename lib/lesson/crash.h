@@ -90,10 +90,14 @@ class ChildAtHook {
   pid_t pid() const { return child_.pid(); }
   // Ends the child as planned (SIGKILL, or the word to exit); Reap waits for it.
   void End();
-  // SIGSTOP: the child hangs where it stands, its connection and transaction open.
-  void Stop();
+  // SIGSTOP: the child hangs where it stands, its connection and transaction open. Waits
+  // until the child is seen stopped (its wait status, left to be reaped later): true when
+  // it stopped, false when it ended instead.
+  bool Stop();
   // Waits for the child (once) and returns its wait status.
   int Reap();
+  // How a wait status says the child ended: "killed by SIGKILL", "exited with status 3".
+  static std::string HowItEnded(int status);
   // Reached the hook and died the planned way (after Reap).
   bool DiedAsPlanned() const;
 

@@ -158,6 +158,14 @@ void PgConnection::Note(const std::string& kind, const std::string& detail,
   RecordNote(*recorder_, std::move(e), kind, detail, result);
 }
 
+void PgConnection::NoteOutcome(const std::string& outcome, const std::string& verdict) {
+  if (recorder_ == nullptr) return;
+  TraceEvent e;
+  Stamp(e);
+  e.verdict = verdict;
+  RecordNote(*recorder_, std::move(e), "outcome", outcome, "");
+}
+
 void PgConnection::WatchWaits(const std::string& conninfo) {
   if (watch_ == nullptr) watch_ = std::make_unique<PgLockWatch>(conninfo);
 }
@@ -182,11 +190,17 @@ void PgConnection::ExecScript(const std::string& sql) {
 bool PgConnection::CheckWait(WatchedStatement& wait, std::string_view target) {
   const bool first = !wait.waited;
   if (!watch_->Look(pid_, wait, target)) return false;
-  if (first) {
-    Note("wait",
-         fmt::format("server: {} waits ({}) on {}, held by pid {}", pid_, wait.wait_event,
-                     wait.waited_on, wait.blocking_pids.front()),
-         "waiting");
+  if (first && recorder_ != nullptr) {
+    TraceEvent e;
+    Stamp(e);
+    e.waited_on = wait.waited_on;
+    e.wait_event = wait.wait_event;
+    e.lock_mode = wait.lock_mode;
+    e.blocked_by = wait.blocking_pids.front();
+    RecordNote(*recorder_, std::move(e), "wait",
+               fmt::format("server: {} waits ({}) on {}, held by pid {}", pid_, wait.wait_event,
+                           wait.waited_on, wait.blocking_pids.front()),
+               "waiting");
   }
   return true;
 }
@@ -247,9 +261,26 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
   Prepared& statement = statements_[index];  // after the gate: it may have made statements
   const std::string& text = statement.sql;
   if (!statement.on_server) {
+    const int64_t prepare_sent_us = recorder_ != nullptr ? recorder_->MicrosSinceOrigin() : 0;
     pg_result* prepared = PQprepare(conn_, statement.name.c_str(), text.c_str(), n_params, nullptr);
     ExecStatusType status = prepared ? PQresultStatus(prepared) : PGRES_FATAL_ERROR;
     if (status != PGRES_COMMAND_OK) {
+      // The statement failed before it ran (in an aborted transaction the server refuses to
+      // prepare it: 25P02): the step is recorded as the statement's, with its code.
+      const char* state = prepared ? PQresultErrorField(prepared, PG_DIAG_SQLSTATE) : nullptr;
+      if (recorder_ != nullptr) {
+        TraceEvent e;
+        e.at_us = StepStamp(nullptr, prepare_sent_us);
+        Stamp(e);
+        e.kind = "sql";
+        e.detail = text;
+        StatementShape shape = ShapeOf(text);
+        e.op = std::move(shape.op);
+        e.table = target.empty() ? std::move(shape.table) : std::string(target);
+        e.error = state ? state : "";
+        e.result = "sqlstate " + e.error;
+        recorder_->Record(std::move(e));
+      }
       try {
         ThrowFromResult(prepared, conn_);
       } catch (...) {
@@ -334,11 +365,25 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
     e.table = target.empty() ? std::move(shape.table) : std::string(target);
     if (error) {
       e.result = std::string("sqlstate ") + sqlstate;
+      e.error = sqlstate;
+    } else if (ok && PQresultStatus(ok) == PGRES_TUPLES_OK) {
+      e.rows = PQntuples(ok);
+      e.result = e.rows > 0 ? "row" : "ok";
+      if (e.rows == 1 && PQnfields(ok) == 1) {
+        e.value = fmt::format("{} = {}", PQfname(ok, 0),
+                              PQgetisnull(ok, 0, 0) ? "NULL" : PQgetvalue(ok, 0, 0));
+      }
     } else {
-      e.result = (ok && PQresultStatus(ok) == PGRES_TUPLES_OK && PQntuples(ok) > 0) ? "row" : "ok";
+      e.result = "ok";
+      const char* changed = ok ? PQcmdTuples(ok) : nullptr;
+      if (changed != nullptr && *changed != '\0') e.rows = std::strtoll(changed, nullptr, 10);
     }
     if (wait.waited) {
       e.waited_us = wait.elapsed.count();
+      e.waited_on = wait.waited_on;
+      e.wait_event = wait.wait_event;
+      e.lock_mode = wait.lock_mode;
+      e.blocked_by = wait.blocking_pids.front();
       e.result += fmt::format(" (server: waited on {}, blocked by pid {})", wait.waited_on,
                               wait.blocking_pids.front());
     }

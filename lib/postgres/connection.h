@@ -127,6 +127,10 @@ class PgConnection {
   void SetTraceRole(std::string actor, std::string target);
   void SetDelivery(DeliveryRef delivery);
   void Note(const std::string& kind, const std::string& detail, const std::string& result);
+  // Fills e's instance, pid, actor, target, key and delivery from this connection.
+  void Stamp(TraceEvent& e) const;
+  // Records the delivery's outcome with the business's verdict (Session::NoteOutcome).
+  void NoteOutcome(const std::string& outcome, const std::string& verdict);
 
   // Closes the connection now: an open transaction is discarded by the server, as when the
   // process dies. Later calls throw.
@@ -176,7 +180,6 @@ class PgConnection {
   std::unordered_map<std::string, int, TextHash, std::equal_to<>> by_text_;
   std::string params_;               // the parameters' text of the statement being sent
   std::vector<const char*> values_;  // into params_ (or the caller's strings), for libpq
-  void Stamp(TraceEvent& e) const;   // instance, pid, actor, target, key, delivery
   // The time a traced step is stamped with (see the definition); blocked_by: the backends a
   // step that waited and went on had waited for (else null); sent_us: when it was sent.
   int64_t StepStamp(const std::vector<int>* blocked_by, int64_t sent_us);

@@ -46,7 +46,8 @@ bool PgLockWatch::Look(int pid, WatchedStatement& wait, std::string_view target)
       "(SELECT coalesce(array_agg(b.pid), '{}')::text FROM pg_stat_activity b "
       " WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND b.backend_type = 'client backend'), "
       "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
-      " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1) "
+      " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1), "
+      "(SELECT l.mode FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1) "
       "FROM pg_stat_activity a WHERE a.pid = $1";
   std::string pid_text = std::to_string(pid);
   const char* values[1] = {pid_text.c_str()};
@@ -57,6 +58,7 @@ bool PgLockWatch::Look(int pid, WatchedStatement& wait, std::string_view target)
   wait.waited = true;
   wait.wait_event = result.Text(0, 1);
   wait.blocking_pids = blockers;
+  if (auto mode = result.Get(0, 4)) wait.lock_mode = *mode;
   if (auto relation = result.Get(0, 3)) {
     wait.waited_on = "row " + CanonicalTableName(*relation);
   } else if (wait.waited_on.empty()) {

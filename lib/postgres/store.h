@@ -68,6 +68,10 @@ class PgStore final : public Store {
   void RunHook(const char* name, const Hook& hook) override;
   void Note(const std::string& kind, const std::string& detail, const std::string& result) override;
   void SetDelivery(DeliveryRef delivery) override { db_.SetDelivery(std::move(delivery)); }
+  void StampTrace(TraceEvent& e) const override { db_.Stamp(e); }
+  void NoteOutcome(const std::string& outcome, const std::string& verdict) override {
+    db_.NoteOutcome(outcome, verdict);
+  }
   void SetTraceRole(std::string actor, std::string target) override {
     db_.SetTraceRole(std::move(actor), std::move(target));
   }

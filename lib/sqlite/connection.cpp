@@ -174,6 +174,7 @@ int OnBusy(void* arg, int count) {
       e.kind = "wait";
       e.detail = "write lock held by another connection";
       e.result = "blocked";
+      e.waited_on = "the write lock";
       state->recorder->Record(std::move(e));
     }
   }
@@ -505,6 +506,14 @@ void Connection::NoteAt(const std::string& kind, const std::string& detail,
   TraceEvent e;
   Stamp(e);
   RecordNote(*recorder_, std::move(e), kind, detail, result, at_us);
+}
+
+void Connection::NoteOutcome(const std::string& outcome, const std::string& verdict) {
+  if (recorder_ == nullptr) return;
+  TraceEvent e;
+  Stamp(e);
+  e.verdict = verdict;
+  RecordNote(*recorder_, std::move(e), "outcome", outcome, "");
 }
 
 int64_t Connection::StepEventStamp(int64_t now_us) const {

@@ -170,6 +170,8 @@ class Connection {
   const std::string& instance() const { return instance_; }
   // Records a step that is not a statement (a hook, a crash) under this instance.
   void Note(const std::string& kind, const std::string& detail, const std::string& result);
+  // Records the delivery's outcome with the business's verdict (Session::NoteOutcome).
+  void NoteOutcome(const std::string& outcome, const std::string& verdict);
   // Who this connection's steps belong to and what it talks to, written into each event:
   // actor kActorConsumer and target "database" unless set. Call after SetTrace.
   void SetTraceRole(std::string actor, std::string target);

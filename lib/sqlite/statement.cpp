@@ -6,6 +6,8 @@
 #include <chrono>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
 #include "sqlite/sql_text.h"
@@ -18,7 +20,10 @@ Statement::Statement(Connection& connection, sqlite3_stmt* stmt)
       stmt_(stmt),
       text_(static_cast<size_t>(sqlite3_bind_parameter_count(stmt))) {}
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  RecordPending();
+  sqlite3_finalize(stmt_);
+}
 
 Statement::Statement(Statement&& other) noexcept
     : connection_(other.connection_),
@@ -27,8 +32,10 @@ Statement::Statement(Statement&& other) noexcept
       dirty_(other.dirty_),
       last_code_(other.last_code_),
       text_(std::move(other.text_)),
+      traced_values_(std::move(other.traced_values_)),
       op_(std::move(other.op_)),
-      table_(std::move(other.table_)) {}  // the strings stay where SQLite points
+      table_(std::move(other.table_)),
+      pending_(std::move(other.pending_)) {}  // the strings stay where SQLite points
 
 void Statement::Traced(int index, std::string value) {
   if (index < 1 || index > 999) return;
@@ -104,6 +111,18 @@ int Statement::StepRaw() {
   connection_->StepEnded(mark);
   // Read the extended code now: a later reset or rollback would replace it.
   last_code_ = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? 0 : sqlite3_extended_errcode(sqlite3_db_handle(stmt_));
+  if (pending_ && !first) {
+    if (rc == SQLITE_ROW) {
+      ++pending_->rows;
+      pending_->value.clear();  // a value is a read of one row
+    } else {
+      if (last_code_ != 0) {
+        pending_->error = std::to_string(last_code_);
+        pending_->result = Describe(last_code_);
+      }
+      RecordPending();
+    }
+  }
   if (recorder != nullptr && first) {
     BusyStats after = connection_->busy();
     TraceEvent e;
@@ -118,20 +137,45 @@ int Statement::StepRaw() {
     e.result = Describe(last_code_ == 0 ? rc : last_code_);
     // A write that changed nothing (INSERT OR IGNORE on a taken key, an UPDATE that matched
     // no row) says so: "ok" alone would read as done.
-    if (rc == SQLITE_DONE && (op_ == "INSERT" || op_ == "UPDATE" || op_ == "DELETE") &&
-        sqlite3_changes(sqlite3_db_handle(stmt_)) == 0) {
-      e.result = "ok: no row changed";
+    const bool write = op_ == "INSERT" || op_ == "UPDATE" || op_ == "DELETE";
+    if (rc == SQLITE_DONE && write) {
+      e.rows = sqlite3_changes(sqlite3_db_handle(stmt_));
+      if (e.rows == 0) e.result = "ok: no row changed";
+    } else if (rc == SQLITE_DONE && op_ == "SELECT") {
+      e.rows = 0;
     }
+    if (last_code_ != 0) e.error = std::to_string(last_code_);
+    if (e.busy_calls = after.calls - before.calls; e.busy_calls > 0) e.waited_on = "the write lock";
     e.waited_us = (after.waited - before.waited).count();
-    e.busy_calls = after.calls - before.calls;
     for (size_t i = 0; i < traced_values_.size(); ++i) {
       std::string name = ParameterName(static_cast<int>(i) + 1);
       if (name.empty()) name = "?" + std::to_string(i + 1);
       e.values += (e.values.empty() ? "" : ", ") + name + "=" + traced_values_[i];
     }
-    recorder->Record(std::move(e));
+    if (rc == SQLITE_ROW) {
+      // Recorded once the execution ends, with every row it read.
+      e.rows = 1;
+      if (sqlite3_column_count(stmt_) == 1) {
+        const unsigned char* text = sqlite3_column_text(stmt_, 0);
+        e.value = fmt::format("{} = {}", sqlite3_column_name(stmt_, 0),
+                              text != nullptr ? reinterpret_cast<const char*>(text) : "NULL");
+      }
+      pending_ = std::make_unique<TraceEvent>(std::move(e));
+    } else {
+      recorder->Record(std::move(e));
+    }
   }
   return rc;
+}
+
+void Statement::RecordPending() noexcept {
+  if (!pending_) return;
+  std::unique_ptr<TraceEvent> e = std::move(pending_);
+  try {
+    if (Recorder* recorder = connection_->recorder()) recorder->Record(std::move(*e));
+  } catch (...) {
+    // Out of memory while recording: the trace misses one read, the run goes on.
+  }
 }
 
 bool Statement::Step() {
@@ -163,6 +207,7 @@ InsertResult Statement::ExecuteInsert() {
 }
 
 void Statement::Reset() {
+  RecordPending();
   if (!dirty_) return;  // already reset with no bindings: Cached() after Execute()
   dirty_ = false;
   sqlite3_reset(stmt_);
@@ -203,6 +248,7 @@ void Statement::Fail(int rc) {
   if (code == 0) code = rc;
   std::string message = sqlite3_errmsg(db);
   std::string text = sql();
+  RecordPending();
   sqlite3_reset(stmt_);
   started_ = false;
   throw SqliteError(code, DescribeFailure(db, code,

@@ -1,6 +1,8 @@
 // A prepared statement: RAII over sqlite3_stmt. Created by Connection::Prepare and valid
 // while its connection is open. When the connection traces, each execution (the first
-// Step after a reset) is recorded with its result and the time it waited for a lock.
+// Step after a reset) is recorded with its result and the time it waited for a lock. An
+// execution that returns rows is recorded when it ends (done, an error, a reset, or the
+// statement's end), stamped when its first step ended, with the rows it read.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <memory>
+
 #include "store/records.h"
 
 struct sqlite3_stmt;
@@ -16,6 +20,7 @@ struct sqlite3_stmt;
 namespace dedupsim {
 
 class Connection;
+struct TraceEvent;
 
 class Statement {
  public:
@@ -70,6 +75,7 @@ class Statement {
  private:
   int StepRaw();  // steps, records the trace event on the first step of an execution
   [[noreturn]] void Fail(int rc);
+  void RecordPending() noexcept;  // records the execution that returned rows, if any
   friend class Connection;  // rebinds connection_ when the connection moves
 
   Connection* connection_;
@@ -86,6 +92,7 @@ class Statement {
   void Traced(int index, std::string value);
   std::string op_;
   std::string table_;
+  std::unique_ptr<TraceEvent> pending_;  // an execution that returned rows, still reading
 };
 
 }  // namespace dedupsim

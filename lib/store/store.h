@@ -45,6 +45,7 @@ struct WatchedStatement {
   bool waited = false;                   // the server showed it waiting for a lock
   std::string waited_on;                 // "row StockItems", "key Inbox"; "" when it did not wait
   std::string wait_event;                // the server's wait_event ("transactionid", "tuple")
+  std::string lock_mode;                 // the lock asked for and not granted ("ShareLock")
   std::vector<int> blocking_pids;        // pg_blocking_pids while it waited
   std::string error_code;                // the backend's code ("23505"), "" on success
   int64_t rows = -1;                     // rows an INSERT/UPDATE/DELETE changed; -1 otherwise
@@ -74,12 +75,23 @@ class Session {
   // Records a step that is not a statement (a send, a note) on this session's trace.
   virtual void Note(const std::string& kind, const std::string& detail,
                     const std::string& result) = 0;
+  // Records what the consumer made of its delivery ("Processed", "Skipped", ...) with the
+  // business's verdict on it (kVerdictRight, kVerdictWrong, or "": not judged), which the
+  // pictures colour as the run's lines do.
+  virtual void NoteOutcome(const std::string& outcome, const std::string& verdict) {
+    (void)verdict;
+    Note("outcome", outcome, "");
+  }
   // From now on, this session's steps work for `delivery` (trace.h): its key and the
   // broker's number are on every event, as Connection::SetDelivery does for SQLite.
   virtual void SetDelivery(DeliveryRef delivery) = 0;
   // From now on, this session's steps are traced as `actor` (trace.h kActor*: a cleanup
   // job, an operator) talking to `target` ("database"), as Connection::SetTraceRole does.
   virtual void SetTraceRole(std::string actor, std::string target) = 0;
+  // Fills who did e (instance, pid, actor, and the delivery it works for) as this session's
+  // own steps carry it: for a step someone else records on its behalf (the broker records
+  // a send as its sender's). A session that is not traced leaves e as it is.
+  virtual void StampTrace(TraceEvent& e) const { (void)e; }
   // Every statement so far, where the backend watches them from the server's side (a store
   // a PgBackend opened); empty on SQLite, whose waits are its busy handler's.
   virtual std::vector<WatchedStatement> WatchedStatements() const { return {}; }

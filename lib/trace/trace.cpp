@@ -93,6 +93,7 @@ void Recorder::Record(TraceEvent event) {
   const bool observe = event.pid == observer_pid_ && event.actor != kActorProbe;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    event.seq = next_seq_++;
     events_.push_back(event);
     if (!observe || !observer_) return;
   }
@@ -113,6 +114,16 @@ void Recorder::BeginPart(const std::string& title) {
   e.kind = "part";
   e.detail = title;
   e.actor = kActorScenario;
+  Record(std::move(e));
+}
+
+void Recorder::NoteReset(const std::string& what) {
+  TraceEvent e;
+  e.at_us = MicrosSinceOrigin();
+  e.pid = ThisPid();
+  e.kind = "reset";
+  e.detail = what;
+  e.actor = kActorSetup;
   Record(std::move(e));
 }
 
@@ -174,8 +185,9 @@ std::vector<TraceEvent> Recorder::Events() const {
     std::lock_guard<std::mutex> lock(mu_);
     copy = events_;
   }
-  std::stable_sort(copy.begin(), copy.end(),
-                   [](const TraceEvent& a, const TraceEvent& b) { return a.at_us < b.at_us; });
+  std::sort(copy.begin(), copy.end(), [](const TraceEvent& a, const TraceEvent& b) {
+    return a.at_us != b.at_us ? a.at_us < b.at_us : a.seq < b.seq;
+  });
   return copy;
 }
 
@@ -216,6 +228,7 @@ int64_t Recorder::ReleaseStamp(const std::string& file, const void* owner, int64
 void Recorder::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   events_.clear();  // the lock takes stay: a release looks only at takes since its step began
+  next_seq_ = 1;
   offered_ = {};
 }
 

@@ -44,7 +44,35 @@ struct TraceEvent {
   // (a traced SQLite connection's; "" when none).
   std::string values;
   int delivery = 0;    // the broker's number for this delivery of key (1 = first), 0: none
+
+  // What a statement did, read from the database as it answered (both backends), so no
+  // view reads it back out of `result`:
+  int64_t rows = -1;   // SELECT: rows read; INSERT, UPDATE, DELETE: rows changed; -1: unknown
+  std::string value;   // a read of one row of one column: "count(*) = 0", "Reserved = 2"
+  std::string error;   // the statement's error code: SQLite's extended code ("1555", "5"),
+                       // PostgreSQL's SQLSTATE ("23505", "40001", "25P02"); "" when it succeeded
+  // A lock wait (a "wait" event, and the statement that waited), as the database said it:
+  std::string waited_on;   // "the write lock" (SQLite's, on the whole file); PostgreSQL:
+                           // "key Inbox" (a unique-index check), "row StockItems"
+  std::string lock_mode;   // PostgreSQL: the lock asked for and not granted, "ShareLock"
+  std::string wait_event;  // PostgreSQL: pg_stat_activity.wait_event, "transactionid", "tuple"
+  int blocked_by = 0;      // PostgreSQL: the backend (pid) that held it
+  // A consumer's process: 1 for an instance's first process, 2 for the one started again
+  // after it died, ...; 0: not a process that was ever started again (the common case).
+  int incarnation = 0;
+  // The business's verdict on the step, given where it was recorded (a delivery's outcome):
+  // kVerdictRight, kVerdictWrong, or "" (not judged). Views colour it, never decide it.
+  std::string verdict;
+  // The recorder's count when the event was recorded, from 1: equal stamps keep the order
+  // they were recorded in, and a view can name one event (the page's table reads).
+  int64_t seq = 0;
 };
+
+// A step's verdict for the business: right (a message took effect once, a duplicate was
+// refused, a half-done send was flagged), wrong (a message took effect twice, or was lost
+// or silenced). The same two words colour the run's lines (FigureMark).
+inline constexpr const char* kVerdictRight = "right";
+inline constexpr const char* kVerdictWrong = "wrong";
 
 // Actors. A consumer instance is "consumer" (its name in TraceEvent::instance); the
 // scenario's own measurement reads are "probe", never a consumer step.
@@ -55,6 +83,10 @@ inline constexpr const char* kActorProbe = "probe";
 inline constexpr const char* kActorSetup = "setup";
 inline constexpr const char* kActorDatabase = "database";
 inline constexpr const char* kActorScenario = "scenario";  // sub-run titles ("part" events)
+inline constexpr const char* kActorDispatcher = "dispatcher";     // an outbox's dispatcher
+inline constexpr const char* kActorOperator = "operator";  // replays dead letters
+inline constexpr const char* kActorEmailProvider = "email provider";  // the simulated provider's
+                                                                      // own steps
 
 // The actor of e: its own field, or, for events recorded without one, inferred from the
 // instance ("" set-up, "broker" the broker, anything else a consumer).
@@ -105,7 +137,7 @@ class Recorder {
   // Records an event stamped now, from this process.
   void Note(const std::string& instance, const std::string& kind, const std::string& detail,
             const std::string& result);
-  std::vector<TraceEvent> Events() const;  // sorted by time, stable for ties
+  std::vector<TraceEvent> Events() const;  // sorted by time, then by the order recorded
   void Clear();
 
   // Marks where a scenario driven by a ManualClock set its simulated time ("day 15",
@@ -114,6 +146,10 @@ class Recorder {
 
   // Starts a titled sub-run ("naive", "inbox"): a "part" event the views separate on.
   void BeginPart(const std::string& title);
+  // Notes that the run's set-up reset the tables (between lessons or sub-runs): a "reset"
+  // event of the set-up, what says what it left ("tables emptied; Dune stocked with 10").
+  // Recorded after the reset, so the step-through page shows the tables it left.
+  void NoteReset(const std::string& what);
 
   // The broker offers each delivery it hands out; the next consumer connection opened for
   // it (OpenTraced in scenarios) takes it, so its steps carry the broker's number. An offer
@@ -131,6 +167,7 @@ class Recorder {
   std::chrono::steady_clock::time_point origin_;
   mutable std::mutex mu_;
   std::vector<TraceEvent> events_;
+  int64_t next_seq_ = 1;
   // The lock takes, in memory mapped MAP_SHARED before any fork: the recorder's copy in a
   // forked child points at the same table (trace.cpp).
   struct SharedTakes;

@@ -18,6 +18,16 @@ nlohmann::ordered_json EventToJson(const TraceEvent& e) {
   j["target"] = e.target;
   j["key"] = e.key;
   j["delivery"] = e.delivery;
+  j["rows"] = e.rows;
+  j["value"] = e.value;
+  j["error"] = e.error;
+  j["waitedOn"] = e.waited_on;
+  j["lockMode"] = e.lock_mode;
+  j["waitEvent"] = e.wait_event;
+  j["blockedBy"] = e.blocked_by;
+  j["incarnation"] = e.incarnation;
+  j["verdict"] = e.verdict;
+  j["seq"] = e.seq;
   return j;
 }
 
@@ -46,6 +56,16 @@ std::vector<TraceEvent> EventsFromJson(const nlohmann::json& array) {
     e.target = j.value("target", std::string());
     e.key = j.value("key", std::string());
     e.delivery = j.value("delivery", 0);
+    e.rows = j.value("rows", int64_t{-1});
+    e.value = j.value("value", std::string());
+    e.error = j.value("error", std::string());
+    e.waited_on = j.value("waitedOn", std::string());
+    e.lock_mode = j.value("lockMode", std::string());
+    e.wait_event = j.value("waitEvent", std::string());
+    e.blocked_by = j.value("blockedBy", 0);
+    e.incarnation = j.value("incarnation", 0);
+    e.verdict = j.value("verdict", std::string());
+    e.seq = j.value("seq", int64_t{0});
     events.push_back(std::move(e));
   }
   return events;

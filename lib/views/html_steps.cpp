@@ -2,13 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <tuple>
 
+#include "views/event_text.h"
 #include "views/lanes.h"
 #include "views/step_text.h"
+#include "views/table_diff.h"
 
 namespace dedupsim {
 
@@ -34,45 +36,81 @@ Json TablesJson(const TablesSnapshot& snap, ShortIds& ids) {
   return tables;
 }
 
-// What a step was, in a line a class can read.
-std::string StepText(const TraceEvent& e, const std::string& who, ShortIds& ids, bool* bad) {
-  *bad = false;
-  if (e.kind == "sql") {
-    std::string where = e.target.empty() || e.target == "database" ? "" : " (" + e.target + ")";
-    std::string result = DescribeResult(e, true);
-    *bad = !(e.result.empty() || e.result.rfind("ok", 0) == 0 || e.result == "row");
-    return fmt::format("{}: {}{} → {}", who, StepLabel(e), where, result);
+// What changed from before to now, per table ("store/name"), as the page draws it.
+Json DiffJson(const TablesSnapshot* before, const TablesSnapshot& now, ShortIds& ids) {
+  Json out = Json::object();
+  for (const TableState& t : now.tables) {
+    const TableState* was = nullptr;
+    if (before != nullptr) {
+      for (const TableState& b : before->tables) {
+        if (b.store == t.store && b.name == t.name) was = &b;
+      }
+    }
+    if (before == nullptr) continue;  // the first read: nothing to compare with
+    const TableDiff diff = DiffTable(was, t);
+    if (diff.empty()) continue;
+    Json changed = Json::array();
+    for (const auto& [row, columns] : diff.changed) changed.push_back({row, columns});
+    Json deleted = Json::array();
+    for (const auto& row : diff.deleted) {
+      Json cells = Json::array();
+      for (const std::string& cell : row) cells.push_back(ids.Shorten(cell));
+      deleted.push_back(cells);
+    }
+    out[t.store + "/" + t.name] = {
+        {"added", diff.added}, {"changed", changed}, {"deleted", deleted}};
   }
-  if (e.kind == "open") {
-    return e.delivery > 0
-               ? fmt::format("{} receives {}, delivery {}", who, ids.Name(e.key), e.delivery)
-               : fmt::format("{} opens a connection", who);
+  // A table that is gone (a store removed by a reset): its rows were deleted. Its rows
+  // are not in this read: the page shows them struck out, under the table's name.
+  if (before == nullptr) return out;
+  for (const TableState& b : before->tables) {
+    bool still = false;
+    for (const TableState& t : now.tables) still = still || (t.store == b.store && t.name == b.name);
+    if (still || b.rows.empty() || static_cast<int64_t>(b.rows.size()) < b.total_rows) continue;
+    Json deleted = Json::array();
+    for (const auto& row : b.rows) {
+      Json cells = Json::array();
+      for (const std::string& cell : row) cells.push_back(ids.Shorten(cell));
+      deleted.push_back(cells);
+    }
+    out[b.store + "/" + b.name] = {{"added", Json::array()},
+                                   {"changed", Json::array()},
+                                   {"deleted", deleted},
+                                   {"gone", true},
+                                   {"columns", b.columns}};
   }
-  if (e.kind == "broker")
-    return (LaneKey(e) == "producer"   ? "Producer: "
-            : LaneKey(e) == "operator" ? "Operator: "
-                                       : "Broker: ") +
-           BrokerStepText(e, ids, bad);
-  if (e.kind == "outcome") {
-    *bad = e.detail == "NeedsReconciliation" || e.detail == "ContentMismatch";
-    return fmt::format("{}: outcome {}", who, e.detail);
+  return out;
+}
+
+// One state per actor: what it holds or waits for, as far as the events tell.
+struct ActorLocks {
+  bool in_transaction = false;
+  bool holds = false;
+  bool lock_events = false;  // its connection noted its write-lock takes and releases
+  std::string waits;         // WaitTarget of a wait not yet over
+};
+
+std::string LockFact(const std::string& who, const ActorLocks& l, const std::string& target,
+                     const std::string& backend) {
+  const std::string where =
+      target.empty() || target == "database" ? "" : fmt::format(" of the {}", target);
+  if (!l.waits.empty()) return fmt::format("{} waits for {}", who, l.waits);
+  if (l.holds) {
+    return backend == "postgres"
+               ? fmt::format("{} holds the locks of the rows and keys it wrote{}", who, where)
+               : fmt::format("{} holds the write lock{}", who, where);
   }
-  if (e.kind == "part") return "sub-run: " + e.detail;
-  if (e.kind == "clock") return "simulated time: " + e.detail;
-  if (e.kind == "wait") return fmt::format("{} waits: {}", who, e.detail);
-  if (e.kind == "hook") return fmt::format("{}: hook {}", who, e.detail);
-  if (e.kind == "crash") {
-    *bad = true;
-    return fmt::format("{}: crash at {}", who, e.detail);
-  }
-  if (e.kind == "died") {
-    *bad = true;
-    return fmt::format("{} died at {}: {}", who, e.detail, e.result);
-  }
-  if (e.kind == "recover") return "Database, on the next open: " + ids.Shorten(e.detail);
-  if (e.kind == "lock") return fmt::format("{}: {} ({})", who, e.detail, e.result);
-  if (e.kind == "send") return fmt::format("{}: {} → {}", who, e.detail, e.result);
-  return ids.Shorten(fmt::format("{}: {} {} {}", who, e.kind, e.detail, e.result));
+  if (l.in_transaction) return fmt::format("{} is in a transaction{}", who, where);
+  return "";
+}
+
+// What a step was, in a line a class can read: the actor's name, then DescribeStep's words.
+std::string StepText(const TraceEvent& e, const std::string& who, const StepWords& w) {
+  if (e.kind == "part" || e.kind == "clock") return w.Text();
+  if (e.kind == "reset") return "set-up: " + w.Text();
+  if (e.kind == "sql") return fmt::format("{}: {} → {}", who, w.what, w.result);
+  if (e.kind == "open") return fmt::format("{} {}", who, w.what);
+  return fmt::format("{}: {}", who, w.Text());
 }
 
 constexpr const char* kPage = R"html(<!DOCTYPE html>
@@ -83,32 +121,35 @@ constexpr const char* kPage = R"html(<!DOCTYPE html>
 <title>dedupsim: step through</title>
 <style>
 * { box-sizing: border-box; }
-body { margin: 0; font-family: 'DejaVu Sans', Verdana, Arial, sans-serif; font-size: 17px; color: #1b1b1b; background: #fafafa; height: 100vh; display: flex; flex-direction: column; }
+body { margin: 0; font-family: 'DejaVu Sans', Verdana, Arial, sans-serif; font-size: 18px; color: #1b1b1b; background: #fafafa; height: 100vh; display: flex; flex-direction: column; }
 header { padding: 8px 16px; background: #263238; color: #fff; display: flex; gap: 16px; align-items: center; }
-header h1 { font-size: 19px; margin: 0; white-space: nowrap; }
+header h1 { font-size: 20px; margin: 0; white-space: nowrap; }
 header input { flex: 1; }
 #counter { font-family: 'DejaVu Sans Mono', monospace; white-space: nowrap; }
 main { flex: 1; display: flex; min-height: 0; }
-#steps { width: 40%; overflow-y: auto; margin: 0; padding: 6px 0; list-style: none; border-right: 2px solid #cfd8dc; background: #fff; }
-#steps li a { display: block; padding: 3px 12px; color: #263238; text-decoration: none; font-size: 15px; font-family: 'DejaVu Sans Mono', monospace; }
+#steps { width: 38%; overflow-y: auto; margin: 0; padding: 6px 0; list-style: none; border-right: 2px solid #cfd8dc; background: #fff; }
+#steps li a { display: block; padding: 3px 12px; color: #263238; text-decoration: none; font-size: 16px; font-family: 'DejaVu Sans Mono', monospace; }
 #steps li.section a { background: #eceff1; font-weight: bold; font-family: 'DejaVu Sans', sans-serif; }
 #steps li.current a { background: #ffe082; font-weight: bold; }
-#steps li.bad a { color: #b71c1c; }
-#steps li.probe a { color: #78909c; font-style: italic; }
-#panel { width: 60%; overflow-y: auto; padding: 10px 18px; }
-#title { font-size: 21px; font-weight: bold; margin: 4px 0 6px; }
-#title.bad { color: #b71c1c; }
-.facts { display: flex; gap: 18px; flex-wrap: wrap; margin: 6px 0; font-size: 16px; }
+#steps li.right a, #title.right, .right { color: #1b5e20; }
+#steps li.wrong a, #title.wrong, .wrong { color: #b71c1c; }
+#steps li.failed a, #title.failed { font-weight: bold; }
+#steps li.probe a { color: #607d8b; font-style: italic; }
+#panel { width: 62%; overflow-y: auto; padding: 10px 18px; }
+#title { font-size: 22px; font-weight: bold; margin: 4px 0 6px; }
+.facts { display: flex; gap: 14px; flex-wrap: wrap; margin: 6px 0; font-size: 17px; }
 .facts div { background: #eceff1; padding: 4px 10px; border-radius: 4px; }
-.note { color: #6d4c41; font-style: italic; font-size: 15px; }
-table { border-collapse: collapse; margin: 4px 0 12px; font-family: 'DejaVu Sans Mono', monospace; font-size: 15px; }
+.note { color: #5d4037; font-style: italic; font-size: 16px; }
+table { border-collapse: collapse; margin: 4px 0 12px; font-family: 'DejaVu Sans Mono', monospace; font-size: 16px; }
 caption { text-align: left; font-weight: bold; font-family: 'DejaVu Sans', sans-serif; padding: 2px 0; }
-th, td { border: 1px solid #b0bec5; padding: 2px 8px; max-width: 260px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+th, td { border: 1px solid #b0bec5; padding: 2px 8px; max-width: 280px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 th { background: #eceff1; }
 td.changed { background: #ffd54f; font-weight: bold; outline: 2px solid #ff6f00; }
-tr.added td { background: #c8e6c9; }
-.line { font-family: 'DejaVu Sans Mono', monospace; font-size: 14px; color: #37474f; margin: 2px 0 8px; white-space: pre-wrap; }
-.keys { font-size: 13px; color: #cfd8dc; white-space: nowrap; }
+tr.added td { background: #fff3c4; font-weight: bold; }
+tr.deleted td { color: #78909c; text-decoration: line-through; background: #f5f5f5; }
+.line { font-family: 'DejaVu Sans Mono', monospace; font-size: 16px; color: #37474f; margin: 2px 0 8px; white-space: pre-wrap; }
+.line .right, .line .wrong { font-weight: bold; }
+.keys { font-size: 16px; color: #cfd8dc; white-space: nowrap; }
 </style>
 </head>
 <body>
@@ -125,9 +166,12 @@ tr.added td { background: #c8e6c9; }
   let current = 0;
   steps.forEach(function (s, i) {
     const li = document.createElement('li');
-    if (s.kind === 'part' || s.first) li.className = 'section';
-    if (s.bad) li.className += ' bad';
-    if (s.probe) li.className += ' probe';
+    const classes = [];
+    if (s.titled) classes.push('section');
+    if (s.tone) classes.push(s.tone);
+    if (s.failed) classes.push('failed');
+    if (s.probe) classes.push('probe');
+    li.className = classes.join(' ');
     const a = document.createElement('a');
     a.href = '#step-' + (i + 1);
     a.textContent = (i + 1) + '. ' + s.text;
@@ -136,33 +180,43 @@ tr.added td { background: #c8e6c9; }
     list.appendChild(li);
   });
   function text(tag, t, cls) { const e = document.createElement(tag); e.textContent = t; if (cls) e.className = cls; return e; }
-  function tablesOf(i) { const s = steps[i]; return s.snapshot >= 0 ? data.snapshots[s.snapshot] : null; }
-  function find(tables, t) { if (!tables) return null; for (const u of tables) if (u.store === t.store && u.name === t.name) return u; return null; }
+  function line(section) {
+    const box = document.getElementById('scenario');
+    box.innerHTML = '';
+    box.appendChild(document.createTextNode(section.scenario + ': '));
+    let at = 0;
+    section.marks.forEach(function (m) {
+      box.appendChild(document.createTextNode(section.line.substring(at, m[0])));
+      box.appendChild(text('span', section.line.substring(m[0], m[0] + m[1]), m[2] ? 'right' : 'wrong'));
+      at = m[0] + m[1];
+    });
+    box.appendChild(document.createTextNode(section.line.substring(at)));
+  }
   function show(i) {
     current = Math.max(0, Math.min(steps.length - 1, i));
     const s = steps[current];
     slider.value = String(current);
     document.getElementById('counter').textContent = 'step ' + (current + 1) + ' of ' + steps.length;
-    document.getElementById('scenario').textContent = s.scenario + ': ' + s.line;
+    line(data.sections[s.section]);
     const title = document.getElementById('title');
     title.textContent = (current + 1) + '. ' + s.text;
-    title.className = s.bad ? 'bad' : '';
+    title.className = [s.tone, s.failed ? 'failed' : ''].join(' ').trim();
     const facts = document.getElementById('facts');
     facts.innerHTML = '';
-    const locks = s.locks.length ? s.locks : ['nobody holds the write lock'];
+    const locks = s.facts.length ? s.facts : ['nobody holds a lock'];
     locks.forEach(function (l) { facts.appendChild(text('div', l, 'lock')); });
-    s.waiting.forEach(function (w) { facts.appendChild(text('div', w, 'waiting')); });
     Object.keys(s.deliveries).forEach(function (k) { facts.appendChild(text('div', k + ': delivery ' + s.deliveries[k], 'delivery')); });
     document.getElementById('note').textContent = s.note || '';
     const box = document.getElementById('tables');
     box.innerHTML = '';
-    const now = tablesOf(current);
-    let before = null;
-    for (let j = current - 1; j >= 0; j--) { if (steps[j].scenario !== s.scenario) break; const t = tablesOf(j); if (t && steps[j].snapshot !== s.snapshot) { before = t; break; } if (t && steps[j].snapshot === s.snapshot) continue; }
+    const now = s.snapshot >= 0 ? data.snapshots[s.snapshot] : null;
     if (now) {
       now.tables.forEach(function (t) {
-        if (!data.shown[t.store + '/' + t.name]) return;
-        const prev = find(before ? before.tables : null, t);
+        const name = t.store + '/' + t.name;
+        if (!data.shown[name]) return;
+        const diff = s.diff[name] || {added: [], changed: [], deleted: []};
+        const changed = {};
+        diff.changed.forEach(function (c) { changed[c[0]] = c[1]; });
         const table = document.createElement('table');
         table.dataset.table = t.name;
         table.appendChild(text('caption', (t.store === 'database' ? '' : t.store + ': ') + t.name + ' (' + t.total + (t.total === 1 ? ' row)' : ' rows)')));
@@ -171,15 +225,39 @@ tr.added td { background: #c8e6c9; }
         table.appendChild(head);
         t.rows.forEach(function (r, ri) {
           const tr = document.createElement('tr');
-          const old = prev && prev.rows[ri];
-          if (prev && !old) tr.className = 'added';
+          if (diff.added.indexOf(ri) >= 0) tr.className = 'added';
           r.forEach(function (v, ci) {
             const td = text('td', v);
             td.dataset.col = t.columns[ci];
             td.title = v;
-            if (old && old[ci] !== v) td.className = 'changed';
+            if (changed[ri] && changed[ri].indexOf(ci) >= 0) td.className = 'changed';
             tr.appendChild(td);
           });
+          table.appendChild(tr);
+        });
+        diff.deleted.forEach(function (r) {
+          const tr = document.createElement('tr');
+          tr.className = 'deleted';
+          r.forEach(function (v, ci) { const td = text('td', v); td.dataset.col = t.columns[ci]; td.title = 'deleted: ' + v; tr.appendChild(td); });
+          table.appendChild(tr);
+        });
+        box.appendChild(table);
+      });
+      // A table removed with its store: its rows struck out under its name.
+      Object.keys(s.diff).forEach(function (name) {
+        const diff = s.diff[name];
+        if (!diff.gone) return;
+        const table = document.createElement('table');
+        table.dataset.table = name.split('/')[1];
+        const store = name.split('/')[0];
+        table.appendChild(text('caption', (store === 'database' ? '' : store + ': ') + name.split('/')[1] + ' (removed)'));
+        const head = document.createElement('tr');
+        diff.columns.forEach(function (c) { head.appendChild(text('th', c)); });
+        table.appendChild(head);
+        diff.deleted.forEach(function (r) {
+          const tr = document.createElement('tr');
+          tr.className = 'deleted';
+          r.forEach(function (v, ci) { const td = text('td', v); td.dataset.col = diff.columns[ci]; td.title = 'deleted: ' + v; tr.appendChild(td); });
           table.appendChild(tr);
         });
         box.appendChild(table);
@@ -208,108 +286,146 @@ tr.added td { background: #c8e6c9; }
 </html>
 )html";
 
-}  // namespace
-
-std::string StepThroughPage(const std::vector<HtmlSection>& sections) {
+Json PageData(const std::vector<HtmlSection>& sections) {
   Json steps = Json::array();
   Json snapshots = Json::array();
   Json shown = Json::object();  // tables that hold a row at some step: the others are left out
-  for (const HtmlSection& section : sections) {
+  Json section_list = Json::array();
+  for (size_t si = 0; si < sections.size(); ++si) {
+    const HtmlSection& section = sections[si];
+    Json marks = Json::array();
+    for (const FigureMark& m : section.marks) marks.push_back({m.begin, m.size, m.correct});
+    section_list.push_back(
+        {{"scenario", section.scenario}, {"line", section.line}, {"marks", marks}});
     const std::vector<TraceEvent> events = CausalOrder(section.events);
     ShortIds ids(events);
     std::map<std::string, std::string> titles;
     for (const Lane& lane : BuildLanes(events, ids)) titles[lane.key] = lane.title;
-    // Snapshots by the event they followed.
-    std::map<std::tuple<int64_t, int, std::string, std::string, std::string>, int> by_event;
+    // A consumer's ack (or the ack it lost) is its own step, as in the other pictures.
+    const std::vector<std::string> lane_keys = StepLaneKeys(events);
+    // Snapshots by the event (seq) they were read after.
+    std::map<int64_t, size_t> by_seq;
+    std::vector<const TablesSnapshot*> own;  // this section's, by index - first
+    const size_t first_snapshot = snapshots.size();
     for (const TablesSnapshot& snap : section.snapshots) {
-      by_event[{snap.at_us, snap.pid, snap.kind, snap.instance, snap.detail}] =
-          static_cast<int>(snapshots.size());
-      Json j = {{"tables", TablesJson(snap, ids)}, {"unreadable", snap.unreadable}};
+      by_seq[snap.seq] = snapshots.size();
+      own.push_back(&snap);
+      snapshots.push_back({{"tables", TablesJson(snap, ids)}, {"unreadable", snap.unreadable}});
       for (const TableState& t : snap.tables) {
         if (t.total_rows > 0) shown[t.store + "/" + t.name] = true;
       }
-      snapshots.push_back(j);
     }
-    struct LockState {
-      bool in_transaction = false;
-      bool holds = false;
-    };
-    std::map<std::string, LockState> locks;    // lane key -> state
-    std::map<std::string, std::string> waits;  // lane key -> what it waits on
-    std::map<std::string, int> deliveries;     // short id -> delivery number
-    int last_snapshot = -1;
-    bool first = true;
-    for (const TraceEvent& e : events) {
-      const std::string key = LaneKey(e);
-      const std::string who = titles.count(key) ? titles[key] : ActorTitle(e);
-      if (e.kind == "wait") waits[key] = who + " waits for the write lock";
-      if (e.kind == "sql") {
-        waits.erase(key);
-        LockState& l = locks[key + "|" + e.target];
-        const bool ok = e.result.empty() || e.result == "ok" || e.result == "row";
-        if (IsBegin(e) && ok) l.in_transaction = true;
-        // A write inside a transaction takes the write lock until the transaction ends; an
-        // autocommit write releases it as it returns.
-        if (IsWrite(e) && ok && l.in_transaction) l.holds = true;
-        if ((IsCommit(e) && ok) || IsRollback(e)) l = {};
-      }
-      if (e.kind == "lock") {
-        // Recorded where the connection keeps its lock history (two instances at once):
-        // when the write lock was really taken and released.
-        LockState& l = locks[key + "|database"];
-        if (e.detail == "write lock taken") l.holds = true;
-        if (e.detail == "write lock released") l.holds = false;
-      }
-      if (e.kind == "died") {
-        for (auto& [k, l] : locks) {
-          if (k.rfind(key + "|", 0) == 0) l = {};
+    // The tables shown after a step: those read after it, or after a later-shown step
+    // recorded earlier. A statement is recorded when it ends, and the pictures show it
+    // where it began (and a COMMIT before the statement it let go on), so a COMMIT shown
+    // before B's steps may have been recorded after them, its tables read after B's
+    // COMMIT: the earliest read among this step and those shown after it is the one that
+    // shows nothing a later-shown step did.
+    std::vector<int64_t> shown_seq(events.size(), 0);
+    {
+      int64_t earliest = 0;
+      for (size_t k = events.size(); k-- > 0;) {
+        if (events[k].seq != 0 && by_seq.count(events[k].seq)) {
+          earliest = earliest == 0 ? events[k].seq : std::min(earliest, events[k].seq);
+          shown_seq[k] = earliest;
         }
-        waits.erase(key);
+      }
+    }
+    std::vector<std::string> actors;                     // in order of first appearance
+    std::map<std::string, std::map<std::string, ActorLocks>> locks;  // lane -> target -> state
+    std::map<std::string, int> deliveries;              // short id -> delivery number
+    int64_t last_snapshot = -1;
+    bool first = true;
+    for (size_t event_index = 0; event_index < events.size(); ++event_index) {
+      const TraceEvent& e = events[event_index];
+      const std::string& key = lane_keys[event_index];
+      const std::string who = titles.count(key) ? titles[key] : ActorName(e);
+      if (!key.empty() && !locks.count(key)) actors.push_back(key);
+      auto& mine = key.empty() ? locks[""] : locks[key];
+      const std::string target = e.target.empty() ? "database" : e.target;
+      if (e.kind == "sql") {
+        ActorLocks& l = mine[target];
+        l.waits.clear();
+        const bool ok = e.error.empty();
+        if (IsBegin(e) && ok) l.in_transaction = true;
+        // A write inside a transaction holds its locks until the transaction ends (SQLite:
+        // the write lock, unless the connection notes its takes itself).
+        if (IsWrite(e) && ok && l.in_transaction && !l.lock_events) l.holds = true;
+        if (IsCommit(e) || IsRollback(e)) {
+          const bool events_known = l.lock_events;
+          l = {};
+          l.lock_events = events_known;
+        }
+      } else if (e.kind == "lock") {
+        ActorLocks& l = mine["database"];
+        l.lock_events = true;
+        if (e.detail == "write lock taken") {
+          l.holds = true;
+          l.waits.clear();  // it has the lock: its wait is over
+        }
+        if (e.detail == "write lock released") l.holds = false;
+      } else if (e.kind == "wait") {
+        mine[target].waits = WaitTarget(e);
+      } else if (e.kind == "died") {
+        mine.clear();
       }
       if ((e.kind == "open" || (e.kind == "broker" && e.op == "deliver")) && e.delivery > 0) {
         deliveries[ids.Name(e.key)] = e.delivery;
       }
-      bool bad = false;
+      // A lock take or release is part of the statement it came with: not a step of its own
+      // (its state shows at the statement: the COMMIT's changes appear at the COMMIT).
+      if (e.kind == "lock") continue;
+
+      const StepWords words = DescribeStep(e, ids);
       Json step;
-      step["scenario"] = section.scenario;
-      step["line"] = section.line;
+      step["section"] = si;
       step["kind"] = e.kind;
-      step["first"] = first;
+      step["titled"] = first || e.kind == "part" || e.kind == "reset";
       first = false;
-      step["text"] = StepText(e, who, ids, &bad);
-      step["bad"] = bad;
+      step["text"] = StepText(e, who, words);
+      step["tone"] = ToneClass(words.tone);
+      step["failed"] = words.failed;
       step["probe"] = ActorOf(e) == kActorProbe;
-      Json held = Json::array();
-      for (const auto& [k, l] : locks) {
-        if (!l.holds) continue;
-        const std::string lane = k.substr(0, k.find('|'));
-        const std::string target = k.substr(k.find('|') + 1);
-        const std::string title = titles.count(lane) ? titles[lane] : lane;
-        held.push_back(target.empty() || target == "database"
-                           ? fmt::format("{} holds the write lock", title)
-                           : fmt::format("{} holds the {}'s write lock", title, target));
+      Json facts = Json::array();
+      for (const std::string& actor : actors) {
+        const std::string title = titles.count(actor) ? titles[actor] : actor;
+        std::vector<std::string> said;
+        for (const auto& [store, l] : locks[actor]) {
+          std::string fact = LockFact(title, l, store, section.backend);
+          if (!fact.empty()) said.push_back(fact);
+        }
+        // One state per actor: its states in each store, joined.
+        if (!said.empty()) {
+          std::string joined = said.front();
+          for (size_t i = 1; i < said.size(); ++i) {
+            joined += "; " + said[i].substr(title.size() + 1);
+          }
+          facts.push_back(joined);
+        }
       }
-      step["locks"] = held;
-      Json waiting = Json::array();
-      for (const auto& [k, w] : waits) waiting.push_back(w);
-      step["waiting"] = waiting;
+      step["facts"] = facts;
       Json counts = Json::object();
       for (const auto& [m, n] : deliveries) counts[m] = n;
       step["deliveries"] = counts;
-      auto it = by_event.find({e.at_us, e.pid, e.kind, e.instance, e.detail});
       std::string note;
-      if (it != by_event.end()) {
-        last_snapshot = it->second;
-        const std::string unreadable = snapshots[static_cast<size_t>(it->second)]["unreadable"];
-        if (!unreadable.empty())
-          note = "the tables could not be read after this step: " + unreadable;
+      Json diff = Json::object();
+      if (auto it = by_seq.find(shown_seq[event_index]); it != by_seq.end() && e.seq != 0) {
+        const TablesSnapshot* now = own[it->second - first_snapshot];
+        const TablesSnapshot* before =
+            last_snapshot >= 0 ? own[static_cast<size_t>(last_snapshot) - first_snapshot] : nullptr;
+        if (now->unreadable.empty() && (before == nullptr || before->unreadable.empty())) {
+          diff = DiffJson(before, *now, ids);
+        }
+        last_snapshot = static_cast<int64_t>(it->second);
+        if (!now->unreadable.empty())
+          note = "the tables could not be read after this step: " + now->unreadable;
       } else {
         // The probe reads after the steps of the process that runs the scenario; a child
         // process's steps (a delivery that dies, --instances processes) are reported later.
         const bool other = !section.snapshots.empty() && e.pid != section.snapshots.front().pid;
         const std::string earlier = last_snapshot >= 0
-                                      ? "the tables shown were read after an earlier step"
-                                      : "no tables are shown before the first read";
+                                        ? "the tables shown were read after an earlier step"
+                                        : "no tables are shown before the first read";
         note = other ? fmt::format(
                            "this step ran in another process (pid {}), after whose steps "
                            "the tables are not read; {}",
@@ -317,19 +433,29 @@ std::string StepThroughPage(const std::vector<HtmlSection>& sections) {
                      : earlier;
       }
       step["snapshot"] = last_snapshot;
+      step["diff"] = diff;
       step["note"] = note;
       steps.push_back(step);
     }
   }
-  Json data = {{"steps", steps}, {"snapshots", snapshots}, {"shown", shown}};
-  std::string json = data.dump();
+  return {{"sections", section_list}, {"steps", steps}, {"snapshots", snapshots}, {"shown", shown}};
+}
+
+}  // namespace
+
+std::string StepThroughData(const std::vector<HtmlSection>& sections) {
+  return PageData(sections).dump();
+}
+
+std::string StepThroughPage(const std::vector<HtmlSection>& sections) {
+  std::string json = StepThroughData(sections);
   // Inside a <script> element: no "</" may appear.
   std::string safe;
-  for (size_t i = 0; i < json.size(); ++i) {
-    if (json[i] == '<') {
+  for (char c : json) {
+    if (c == '<') {
       safe += "\\u003c";
     } else {
-      safe += json[i];
+      safe += c;
     }
   }
   std::string page = kPage;

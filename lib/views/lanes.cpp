@@ -12,39 +12,44 @@ namespace dedupsim {
 
 namespace {
 
-bool ResultOk(const std::string& result) {
-  return result.empty() || result.rfind("ok", 0) == 0 || result == "row";
-}
-
 struct LaneBuilder {
   Lane lane;
   std::optional<Span> open;       // the transaction in progress
   std::optional<size_t> waiting;  // index into lane.waits of a wait not yet ended
 };
 
-void AddStatement(LaneBuilder& b, const TraceEvent& e) {
+bool Waited(const TraceEvent& e) { return e.busy_calls > 0 || (!e.waited_on.empty() && e.waited_us > 0); }
+
+void AddStatement(LaneBuilder& b, const TraceEvent& e, ShortIds& ids, const WordOptions& options) {
   const std::string label = StepLabel(e);
-  if (e.busy_calls > 0 || b.waiting) {
+  const StepWords words = DescribeStep(e, ids, options);
+  if (Waited(e) || b.waiting) {
     LockWait* wait = nullptr;
     if (b.waiting) {
       wait = &b.lane.waits[*b.waiting];
     } else {
-      b.lane.waits.push_back(LockWait{e.at_us - e.waited_us, e.at_us, 0, "", ""});
+      b.lane.waits.push_back(LockWait{e.at_us - e.waited_us, e.at_us, 0, "", "", ""});
       wait = &b.lane.waits.back();
     }
     wait->end_us = e.at_us;
     wait->waited_us = e.waited_us;
     wait->statement = label;
-    wait->result = e.result;
+    wait->result = words.result;
+    if (!e.waited_on.empty()) wait->target = WaitTarget(e, options);
     b.waiting.reset();
   }
-  if (!ResultOk(e.result)) {
-    b.lane.marks.push_back({Mark::Kind::kFailure, e.at_us, fmt::format("{}: {}", label, e.result)});
+  if (words.failed) {
+    Mark m;
+    m.kind = Mark::Kind::kFailure;
+    m.at_us = e.at_us;
+    m.text = words.Text();
+    m.failed = true;
+    b.lane.marks.push_back(std::move(m));
   }
   const bool control = IsBegin(e) || IsCommit(e) || IsRollback(e);
-  const SpanStep step{e.at_us, label, e.result, control};
+  const SpanStep step{e.at_us, label, words.result, control, words.failed};
   if (IsBegin(e)) {
-    if (!ResultOk(e.result)) return;  // BEGIN failed: no transaction
+    if (words.failed) return;  // BEGIN failed: no transaction
     Span span;
     span.kind = Span::Kind::kTransaction;
     span.end = Span::End::kOpen;
@@ -56,12 +61,14 @@ void AddStatement(LaneBuilder& b, const TraceEvent& e) {
   if (b.open) {
     b.open->end_us = e.at_us;
     b.open->steps.push_back(step);
-    if (IsCommit(e) && ResultOk(e.result)) {
+    if (IsCommit(e) && !words.failed) {
       b.open->end = Span::End::kCommit;
-    } else if (IsRollback(e)) {
+    } else if (IsRollback(e) || IsCommit(e)) {
+      // A ROLLBACK, or a COMMIT the database answered with an error (PostgreSQL ends an
+      // aborted transaction that way: it rolled back).
       b.open->end = Span::End::kRollback;
     } else {
-      return;  // still open (a failed COMMIT leaves it open too)
+      return;  // still open
     }
     b.lane.spans.push_back(std::move(*b.open));
     b.open.reset();
@@ -76,13 +83,14 @@ void AddStatement(LaneBuilder& b, const TraceEvent& e) {
   b.lane.spans.push_back(std::move(span));
 }
 
-std::string FixedTitle(const std::string& key) {
-  if (key == "producer") return "Producer";
-  if (key == "operator") return "Operator";
-  if (key == "broker") return "Broker";
-  if (key == "database") return "Database";
-  if (key == "probe") return "scenario check";
-  if (key == "setup") return "set-up";
+std::string FixedKey(const std::string& actor) {
+  if (actor == kActorProducer) return "producer";
+  if (actor == kActorDatabase) return "database";
+  if (actor == kActorProbe) return "probe";
+  if (actor == kActorSetup) return "setup";
+  if (actor == kActorDispatcher) return "dispatcher";
+  if (actor == kActorEmailProvider) return "email provider";
+  if (actor == kActorOperator) return "operator";
   return "";
 }
 
@@ -90,54 +98,40 @@ std::string FixedTitle(const std::string& key) {
 
 std::string LaneKey(const TraceEvent& e) {
   const std::string actor = ActorOf(e);
-  if (actor == kActorScenario) return "";
-  if (actor == kActorBroker) {
-    if (e.op == "send" || e.op == "drop") return "producer";
-    if (e.op == "replay") return "operator";
-    return "broker";
-  }
-  if (actor == kActorDatabase) return "database";
-  if (actor == kActorProbe) return "probe";
-  if (actor == kActorSetup) return "setup";
+  if (actor == kActorScenario || e.kind == "reset") return "";
+  if (actor == kActorBroker) return e.op == "replay" ? "operator" : "broker";
+  if (std::string fixed = FixedKey(actor); !fixed.empty()) return fixed;
   return fmt::format("{}/{}/{}", actor, e.instance, e.pid);
 }
 
-std::string BrokerStepText(const TraceEvent& e, ShortIds& ids, bool* bad) {
-  const std::string m = ids.Name(e.key);
-  *bad = false;
-  if (e.op == "send") return fmt::format("send {}: accepted", m);
-  if (e.op == "drop") {
-    *bad = false;  // the broker doing its job
-    return fmt::format("send {}: dropped as a duplicate", m);
-  }
-  if (e.op == "deliver") return fmt::format("deliver {} (delivery {})", m, e.delivery);
-  if (e.op == "ack") return fmt::format("ack {}", m);
-  const bool dead = e.result.rfind("dead-lettered", 0) == 0;
-  if (e.op == "abandon") {
-    *bad = dead;
-    return dead ? fmt::format("nack {}: dead-lettered (max deliveries)", m)
-                : fmt::format("nack {}: back in the queue", m);
-  }
-  if (e.op == "ack-lost") {
-    *bad = true;
-    return dead ? fmt::format("ack lost for {}: dead-lettered (max deliveries)", m)
-                : fmt::format("ack lost for {}: back in the queue", m);
-  }
-  if (e.op == "dead-letter") {
-    *bad = true;
-    return fmt::format("dead-lettered {}: {}", m, e.result);
-  }
-  if (e.op == "replay") return fmt::format("replay {} from the dead-letter queue", m);
-  return ids.Shorten(fmt::format("{}: {}", e.detail, e.result));
+bool IsSettle(const TraceEvent& e) {
+  return e.kind == "broker" && (e.op == "ack" || e.op == "abandon" || e.op == "ack-lost" ||
+                                e.op == "dead-letter");
 }
 
-std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& ids) {
+std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events) {
+  std::vector<std::string> keys;
+  keys.reserve(events.size());
+  std::map<std::pair<std::string, int>, std::string> received_by;  // (key, delivery) -> lane
+  for (const TraceEvent& e : events) {
+    std::string key = LaneKey(e);
+    if (e.kind == "open" && e.delivery > 0) received_by[{e.key, e.delivery}] = key;
+    if (IsSettle(e)) {
+      if (auto it = received_by.find({e.key, e.delivery}); it != received_by.end()) key = it->second;
+    }
+    keys.push_back(std::move(key));
+  }
+  return keys;
+}
+
+std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& ids,
+                             const WordOptions& options) {
   std::vector<std::string> order;
   std::map<std::string, LaneBuilder> builders;
-  std::set<std::string> died_instances;  // consumer instances whose process died
-
-  for (const TraceEvent& e : events) {
-    const std::string key = LaneKey(e);
+  const std::vector<std::string> keys = StepLaneKeys(events);
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TraceEvent& e = events[i];
+    const std::string& key = keys[i];
     if (key.empty()) continue;
     auto [it, inserted] = builders.try_emplace(key);
     LaneBuilder& b = it->second;
@@ -149,59 +143,89 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
       b.lane.pid = e.pid;
       b.lane.first_us = e.at_us;
       b.lane.secondary = b.lane.actor == kActorProbe;
-      b.lane.title = FixedTitle(key);
-      if (b.lane.title.empty()) {
-        b.lane.title = ActorTitle(e);
-        if (died_instances.count(e.instance)) b.lane.title += " (restarted)";
+      b.lane.title = ActorName(e);
+      if (b.lane.actor == kActorConsumer) {
+        b.lane.sub = options.pids ? fmt::format("pid {}", e.pid) : std::string();
+      } else if (b.lane.secondary) {
+        b.lane.sub = "not a consumer step";
       }
     }
     b.lane.last_us = std::max(b.lane.last_us, e.at_us);
+    const StepWords words = DescribeStep(e, ids, options);
+    if (e.kind != "lock" && !(e.kind == "open" && e.delivery == 0)) {
+      LaneStep step;
+      step.at_us = e.at_us;
+      step.kind = e.kind;
+      step.tone = words.tone;
+      step.failed = words.failed;
+      if (e.kind == "open") {
+        step.text = fmt::format("{} delivery {}", ids.Name(e.key), e.delivery);
+        step.delivery = true;
+      } else if (e.kind == "sql" && !words.failed && (IsBegin(e) || IsCommit(e) || IsRollback(e)) &&
+                 e.waited_us == 0) {
+        step.text = words.what;  // "COMMIT": its "ok" says nothing more
+      } else if (e.kind == "wait") {
+        step.text = words.what;
+        step.wait = true;
+      } else {
+        step.text = words.Text();
+      }
+      b.lane.steps.push_back(std::move(step));
+    }
+    auto mark = [&](Mark::Kind kind) {
+      Mark m;
+      m.kind = kind;
+      m.at_us = e.at_us;
+      m.text = words.Text();
+      m.tone = words.tone;
+      m.key = e.key;
+      m.delivery = e.delivery;
+      b.lane.marks.push_back(std::move(m));
+    };
     if (e.kind == "open" && e.delivery > 0) {
-      b.lane.marks.push_back({Mark::Kind::kDelivery, e.at_us,
-                              fmt::format("{} delivery {}", ids.Name(e.key), e.delivery)});
+      Mark m;
+      m.kind = Mark::Kind::kDelivery;
+      m.at_us = e.at_us;
+      m.text = fmt::format("{} delivery {}", ids.Name(e.key), e.delivery);
+      m.key = e.key;
+      m.delivery = e.delivery;
+      b.lane.marks.push_back(std::move(m));
     }
     if (e.kind == "sql") {
-      AddStatement(b, e);
+      AddStatement(b, e, ids, options);
     } else if (e.kind == "wait") {
-      b.lane.waits.push_back(LockWait{e.at_us, e.at_us, 0, "", ""});
+      b.lane.waits.push_back(LockWait{e.at_us, e.at_us, 0, "", "", WaitTarget(e, options)});
       b.waiting = b.lane.waits.size() - 1;
     } else if (e.kind == "hook") {
-      b.lane.marks.push_back({Mark::Kind::kHook, e.at_us, "hook " + e.detail});
+      mark(Mark::Kind::kHook);
     } else if (e.kind == "crash") {
-      std::string how =
-          e.result.empty() || e.result == "crash" ? "" : fmt::format(" ({})", e.result);
-      b.lane.marks.push_back(
-          {Mark::Kind::kCrash, e.at_us, fmt::format("crash at {}{}", e.detail, how)});
+      mark(Mark::Kind::kCrash);
       if (b.open) b.open->crashed = true;
     } else if (e.kind == "send") {
-      b.lane.marks.push_back(
-          {Mark::Kind::kSend, e.at_us, fmt::format("email sent ({}: {})", e.detail, e.result)});
+      mark(Mark::Kind::kSend);
     } else if (e.kind == "died") {
-      b.lane.marks.push_back({Mark::Kind::kDied, e.at_us, "died: " + e.result});
-      died_instances.insert(e.instance);
+      mark(Mark::Kind::kDied);
       if (b.open) {
         Span span = std::move(*b.open);
         b.open.reset();
         span.end = Span::End::kDied;
         span.end_us = e.at_us;
-        span.end_detail = e.result;
+        span.end_detail = words.result;
         b.lane.spans.push_back(std::move(span));
       }
     } else if (e.kind == "recover") {
-      b.lane.marks.push_back({Mark::Kind::kRecover, e.at_us, "recovery: " + ids.Shorten(e.detail)});
+      mark(Mark::Kind::kRecover);
     } else if (e.kind == "outcome") {
-      const bool bad = e.detail == "NeedsReconciliation" || e.detail == "ContentMismatch";
-      b.lane.marks.push_back({Mark::Kind::kOutcome, e.at_us, e.detail, bad});
+      mark(Mark::Kind::kOutcome);
     } else if (e.kind == "broker") {
-      bool bad = false;
-      std::string text = BrokerStepText(e, ids, &bad);
-      b.lane.marks.push_back({Mark::Kind::kBroker, e.at_us, text, bad});
+      mark(e.op == "ack-lost" && key != "broker" ? Mark::Kind::kAckLost
+           : IsSettle(e) && key != "broker"      ? Mark::Kind::kSettle
+                                                 : Mark::Kind::kBroker);
     } else if (e.kind == "lock") {
       // Where a write lock was taken and released: the transaction's span already shows
       // it; the times are in the trace and the JSON.
     } else if (e.kind != "open") {
-      b.lane.marks.push_back({Mark::Kind::kOther, e.at_us,
-                              ids.Shorten(fmt::format("{} {}: {}", e.kind, e.detail, e.result))});
+      mark(Mark::Kind::kOther);
     }
   }
 
@@ -221,6 +245,74 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
     lanes.push_back(std::move(b.lane));
   }
   return lanes;
+}
+
+std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& events,
+                                               ShortIds& ids) {
+  // Each delivery's steps: every event stamped with its message and the broker's number.
+  std::map<std::string, std::map<int, std::vector<size_t>>> episodes;  // key -> number -> events
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (!events[i].key.empty() && events[i].delivery > 0) {
+      episodes[events[i].key][events[i].delivery].push_back(i);
+    }
+  }
+  const WordOptions plain{.timings = false, .pids = false};
+  auto signature = [&](const std::vector<size_t>& steps) {
+    std::vector<std::string> out;
+    for (size_t i : steps) {
+      TraceEvent e = events[i];
+      e.delivery = 0;  // the number is what differs; the steps must not
+      out.push_back(LaneKey(e).substr(0, LaneKey(e).rfind('/')) + "|" + e.kind + "|" +
+                    DescribeStep(e, ids, plain).Text() + "|" + e.verdict);
+    }
+    return out;
+  };
+  std::vector<bool> dropped(events.size(), false);
+  std::map<size_t, TraceEvent> folds;  // at the first dropped event: the fold that replaces
+  for (const auto& [key, numbered] : episodes) {
+    std::vector<std::pair<int, std::vector<std::string>>> sigs;
+    for (const auto& [number, steps] : numbered) sigs.emplace_back(number, signature(steps));
+    for (size_t i = 0; i < sigs.size();) {
+      size_t j = i;
+      while (j + 1 < sigs.size() && sigs[j + 1].second == sigs[i].second &&
+             sigs[j + 1].first == sigs[j].first + 1) {
+        ++j;
+      }
+      if (j - i + 1 >= 3) {
+        const std::vector<size_t>& first_folded = numbered.at(sigs[i + 1].first);
+        const std::vector<size_t>& kept = numbered.at(sigs[i].first);
+        for (size_t k = i + 1; k <= j; ++k) {
+          for (size_t e : numbered.at(sigs[k].first)) dropped[e] = true;
+        }
+        // Drawn on the lane of the consumer that received them, where it received the first.
+        TraceEvent fold = events[first_folded.front()];
+        for (size_t e : first_folded) {
+          if (ActorOf(events[e]) == kActorConsumer) {
+            fold = events[e];
+            fold.at_us = events[first_folded.front()].at_us;
+            break;
+          }
+        }
+        fold.kind = "fold";
+        fold.op.clear();
+        fold.table.clear();
+        fold.target.clear();
+        fold.delivery = 0;
+        fold.verdict.clear();
+        fold.detail = fmt::format("deliveries {} to {} of {}, each as delivery {}",
+                                  sigs[i + 1].first, sigs[j].first, ids.Name(key), sigs[i].first);
+        fold.result = DescribeStep(events[kept.back()], ids, plain).Text();
+        folds[first_folded.front()] = fold;
+      }
+      i = j + 1;
+    }
+  }
+  std::vector<TraceEvent> out;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (auto f = folds.find(i); f != folds.end()) out.push_back(f->second);
+    if (!dropped[i]) out.push_back(events[i]);
+  }
+  return out;
 }
 
 std::vector<TraceEvent> CausalOrder(std::vector<TraceEvent> events) {

@@ -1,8 +1,9 @@
 // The recorded steps of one run regrouped for the views: who did what (a lane per actor:
-// each consumer instance and process, a restarted process as its own lane, the producer,
-// the broker, the database, the scenario's checks), which transactions ran from BEGIN to
-// COMMIT or ROLLBACK, where a statement waited for the write lock, where each delivery
-// began and how it ended. Built from the events' own fields, so it works for any scenario.
+// each consumer instance and process, the producer, the broker, a dispatcher, the email
+// provider, the database, the scenario's checks), which transactions ran from BEGIN to
+// COMMIT or ROLLBACK, where a statement waited for a lock, where each delivery began and
+// how it ended. Built from the events' own fields, so it works for any scenario; every text
+// is DescribeStep's (views/event_text.h), so it says what the trace says.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "trace/trace.h"
+#include "views/event_text.h"
 #include "views/step_text.h"
 
 namespace dedupsim {
@@ -18,8 +20,9 @@ namespace dedupsim {
 struct SpanStep {
   int64_t at_us = 0;
   std::string statement;  // StepLabel: "INSERT Inbox"
-  std::string result;
-  bool control = false;  // BEGIN, COMMIT or ROLLBACK
+  std::string result;     // StatementResult: "1 row inserted", "duplicate key (1555)"
+  bool control = false;   // BEGIN, COMMIT or ROLLBACK
+  bool failed = false;    // it returned an error
 };
 
 // A transaction, or one statement that ran in autocommit mode.
@@ -41,13 +44,15 @@ struct Span {
   bool crashed = false;         // a crash point was reached inside it
 };
 
-// A statement that found the database locked: from its first busy call to its end.
+// A statement that waited for a lock: from the wait's first sign (SQLite's busy handler, the
+// server's wait seen from the side connection) to the statement's end.
 struct LockWait {
   int64_t start_us = 0;
   int64_t end_us = 0;
-  int64_t waited_us = 0;  // the busy handler's own measure
+  int64_t waited_us = 0;  // the database's own measure
   std::string statement;  // StepLabel
   std::string result;     // the statement's result once the wait ended ("" if never)
+  std::string target;     // WaitTarget: "the write lock", "key Inbox (ShareLock, ...)"
 };
 
 // A point worth marking on a lane.
@@ -61,18 +66,36 @@ struct Mark {
     kRecover,
     kFailure,
     kOutcome,  // what the consumer made of its delivery
-    kBroker,   // a broker or producer step: send, deliver, ack, nack, dead-letter, replay
+    kBroker,   // a broker, producer or operator step: send, deliver, dead-letter, replay
+    kSettle,   // the consumer settles its delivery with the broker: ack, nack, dead-letter
+    kAckLost,  // the consumer's ack, lost on the way: the broker will deliver again
+    kWait,     // a lock wait began (drawn with the wait's bar)
     kOther
   };
   Kind kind = Kind::kOther;
   int64_t at_us = 0;
-  std::string text;
-  bool bad = false;  // kBroker/kOutcome: ack lost, dead-lettered, dropped, ...
+  std::string text;  // DescribeStep's Text()
+  Tone tone = Tone::kPlain;
+  bool failed = false;   // a statement's error
+  std::string key;       // the message it is about, "" if none
+  int delivery = 0;      // and its delivery, 0 if none
+};
+
+// One step of a lane in words, for a picture that lists them (the timeline's cards).
+struct LaneStep {
+  int64_t at_us = 0;
+  std::string text;  // "INSERT Inbox: 1 row inserted", "m1 delivery 2", "outcome: Skipped"
+  Tone tone = Tone::kPlain;
+  bool failed = false;     // a statement's error
+  bool delivery = false;   // a delivery begins here (the broker's number in text)
+  bool wait = false;       // a lock wait begins here
+  std::string kind;        // the event's kind
 };
 
 struct Lane {
   std::string key;    // LaneKey of its events
-  std::string title;  // "Consumer A", "Consumer A (restarted)", "Broker", "scenario check"
+  std::string title;  // ActorName: "Consumer A", "Broker", "Dispatcher", "scenario check"
+  std::string sub;    // under the title: "pid 123", "not a consumer step", or ""
   std::string actor;  // ActorOf its events
   std::string instance;
   int pid = 0;
@@ -80,22 +103,38 @@ struct Lane {
   std::vector<Span> spans;
   std::vector<LockWait> waits;
   std::vector<Mark> marks;
+  std::vector<LaneStep> steps;  // every step drawn on this lane, in order (no lock notes)
   int64_t first_us = 0;
   int64_t last_us = 0;
 };
 
 // Which lane an event belongs to: one lane per consumer instance and process; one each for
-// the producer, broker, operator, database, set-up and the scenario's checks. "" for events
-// that belong to no lane (sub-run titles, clock marks).
+// the producer, broker, operator, dispatcher, email provider, database, set-up and the
+// scenario's checks. A send is its sender's step. "" for events that belong to no lane
+// (sub-run titles, clock marks, resets).
 std::string LaneKey(const TraceEvent& e);
 
-// Lanes in order of their first step, titled (a consumer instance seen in a second process
-// after its first one died is "(restarted)").
-std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& ids);
+// Whether a broker step is the consumer's settling of its delivery (ack, nack, a lost ack,
+// its own dead-lettering): drawn on the lane of the consumer that received that delivery.
+bool IsSettle(const TraceEvent& e);
 
-// The text of a broker or producer step for pictures: "deliver m1 (delivery 2)", "ack m1",
-// "ack lost: m1 back in the queue", ...; *bad when it is a failure to deliver or settle.
-std::string BrokerStepText(const TraceEvent& e, ShortIds& ids, bool* bad);
+// Each event's lane, in event order: LaneKey, except a settle, which is the lane of the
+// consumer that opened that delivery before it (a settle before any consumer held the
+// delivery, such as an ack the broker gave up on in advance, stays the broker's).
+std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events);
+
+// Lanes in order of their first step, titled by ActorName.
+std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& ids,
+                             const WordOptions& options = {});
+
+// Repeated deliveries folded, for a picture that must stay readable (the timeline): where
+// three or more deliveries of one message in a row did the same steps with the same
+// results (poison-message's ten failures), the first is kept and the rest are replaced by
+// one "fold" event (instance and pid of the consumer that received them, detail "deliveries
+// 2 to 9 of m1, each as delivery 1", result what each ended with). Events of other messages
+// in between are kept.
+std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& events,
+                                               ShortIds& ids);
 
 // The events in an order a reader can follow: a statement that waited for the lock and
 // was stamped within 2 ms before another instance's COMMIT or ROLLBACK gets that COMMIT or

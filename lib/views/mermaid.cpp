@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 
+#include "views/event_text.h"
 #include "views/lanes.h"
 #include "views/step_text.h"
 
@@ -86,6 +87,7 @@ struct Participant {
   std::string title;
   int order = 0;  // where it stands, left to right
   size_t first = 0;
+  std::string group;  // consumers: the instance, so A's processes stand together, before B's
 };
 
 std::string TargetId(const std::string& target) {
@@ -102,86 +104,109 @@ std::string TargetTitle(const std::string& target) {
   return target;
 }
 
+// Where a lane's participant stands, left to right.
+int OrderOf(const std::string& lane_key, const std::string& actor) {
+  if (lane_key == "producer") return 0;
+  if (lane_key == "broker") return 1;
+  if (lane_key == "operator") return 2;
+  if (actor == kActorConsumer) return 3;
+  if (lane_key == "dispatcher") return 4;
+  if (lane_key == "database") return 5;
+  if (lane_key == "email provider") return 6;
+  if (lane_key == "setup") return 8;
+  if (lane_key == "probe") return 9;
+  return 4;
+}
+
+// A note drawn in the colour of its tone: right or wrong for the business, as the lines and
+// the other pictures colour it (docs/pictures.md, "Colour").
+std::string Toned(Tone tone, const std::string& lines) {
+  if (tone == Tone::kRight) return "    rect rgb(200, 230, 201)\n" + lines + "    end\n";
+  if (tone == Tone::kWrong) return "    rect rgb(255, 205, 210)\n" + lines + "    end\n";
+  return lines;
+}
+
+const char* ToneMark(Tone tone) {
+  if (tone == Tone::kRight) return " ✓";
+  if (tone == Tone::kWrong) return " ✗";
+  return "";
+}
+
 }  // namespace
 
 std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const MermaidOptions& options) {
   const std::vector<TraceEvent> events = CausalOrder(recorded);
   ShortIds ids(events);
-  // A payload hash (16 hex digits) is drawn as its first 8: the same payload, the same
-  // short hash, in every picture (the ids it covers are seeded where a page must not change).
+  WordOptions words_options;
+  words_options.timings = options.timings;
+  words_options.pids = options.timings;
+  auto words = [&](const TraceEvent& e) { return DescribeStep(e, ids, words_options); };
+  // A payload hash (16 hex digits) is drawn as its first 8.
   auto text = [&](std::string_view s) {
-    std::string out = ids.Shorten(options.timings ? std::string(s) : ScrubPids(s));
     static const std::regex kHash("\\b([0-9a-f]{8})[0-9a-f]{8}\\b");
-    return std::regex_replace(out, kHash, "$1");
+    return std::regex_replace(std::string(s), kHash, "$1");
   };
 
-  // Lanes give each consumer process its title ("Consumer A (restarted)").
-  std::map<std::string, std::string> lane_titles;
-  for (const Lane& lane : BuildLanes(events, ids)) lane_titles[lane.key] = lane.title;
-
+  // One participant per lane, each actor as itself.
+  const std::vector<Lane> lanes = BuildLanes(events, ids, words_options);
+  std::map<std::string, std::string> lane_ids;       // lane key -> participant id
   std::map<std::string, Participant> participants;  // by id
-  std::map<std::string, std::string> lane_ids;      // lane key -> participant id
-  std::set<std::pair<std::string, int>> taken;      // deliveries a consumer opened
-  std::set<int> pids;
-  auto add = [&](const std::string& id, const std::string& title, int order, size_t i) {
-    auto [it, added] = participants.try_emplace(id, Participant{id, title, order, i});
-    return it->second.id;
-  };
-  std::map<std::string, int> restarts;  // instance -> processes seen
-  auto who_of = [&](const TraceEvent& e, size_t i) -> std::string {
-    const std::string key = LaneKey(e);
-    if (auto it = lane_ids.find(key); it != lane_ids.end()) return it->second;
+  std::map<std::string, int> processes;             // consumer instance -> its lanes
+  for (const Lane& lane : lanes) {
+    if (lane.actor == kActorConsumer) processes[lane.instance]++;
+  }
+  std::map<std::string, int> seen;  // consumer instance -> lanes named so far
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    const Lane& lane = lanes[i];
     std::string id;
-    if (key == "producer") {
-      id = add("Producer", "Producer", 0, i);
-    } else if (key == "broker") {
-      id = add("Broker", "Broker", 1, i);
-    } else if (key == "operator") {
-      id = add("Operator", "Operator", 2, i);
-    } else if (key == "database") {
-      id = add("DB", "Database", 5, i);
-    } else if (key == "probe") {
-      id = add("Check", "scenario check", 9, i);
-    } else if (key == "setup") {
-      id = add("Setup", "set-up", 8, i);
+    std::string title = lane.title;
+    static const std::map<std::string, std::string> kFixed = {
+        {"producer", "Producer"}, {"broker", "Broker"},         {"operator", "Operator"},
+        {"database", "DB"},       {"probe", "Check"},           {"setup", "Setup"},
+        {"dispatcher", "Dispatcher"}, {"email provider", "Email"}};
+    if (auto fixed = kFixed.find(lane.key); fixed != kFixed.end()) {
+      id = fixed->second;
     } else {
-      const int n = restarts[e.instance]++;
-      id = "C" + Alnum(e.instance) + (n > 0 ? fmt::format("r{}", n) : "");
+      const int n = ++seen[lane.instance];
+      id = "C" + Alnum(lane.instance) + (n > 1 ? fmt::format("p{}", n) : "");
       if (id == "C") id = "Cx";
-      add(id, lane_titles.count(key) ? lane_titles[key] : ActorTitle(e), 3, i);
+      // Two processes of one instance (a killed child, then the parent): each named by its
+      // pid where times are shown, by its number otherwise (pids change from run to run).
+      if (processes[lane.instance] > 1) {
+        title += options.timings ? fmt::format(" (pid {})", lane.pid)
+                                 : fmt::format(" (process {})", n);
+      }
     }
-    lane_ids[key] = id;
-    return id;
-  };
-
-  // First pass: who takes part, in what order.
+    lane_ids[lane.key] = id;
+    participants.try_emplace(id, Participant{id, title, OrderOf(lane.key, lane.actor), i,
+                                             lane.actor == kActorConsumer ? lane.instance : ""});
+  }
   bool deliveries = false;
+  std::set<std::pair<std::string, int>> taken;  // deliveries a consumer opened
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
-    if (LaneKey(e).empty()) continue;
-    who_of(e, i);
-    if (!e.instance.empty() && ActorOf(e) == kActorConsumer) pids.insert(e.pid);
-    if (e.kind == "sql")
-      add(TargetId(e.target), TargetTitle(e.target),
-          5 + (e.target.empty() || e.target == "database" ? 0 : 1), i);
-    if (e.kind == "recover") add("DB", "Database", 5, i);
-    if (e.kind == "send" || e.kind == "reconcile") add("Email", "Email provider", 6, i);
+    if (e.kind == "sql" && LaneKey(e) != "email provider") {
+      participants.try_emplace(TargetId(e.target),
+                               Participant{TargetId(e.target), TargetTitle(e.target),
+                                           5 + (e.target.empty() || e.target == "database" ? 0 : 1),
+                                           i, ""});
+    }
+    if (e.kind == "recover") participants.try_emplace("DB", Participant{"DB", "Database", 5, i, ""});
+    if (e.kind == "send" || e.kind == "reconcile") {
+      participants.try_emplace("Email", Participant{"Email", "Email provider", 6, i, ""});
+    }
     if (e.kind == "open" && e.delivery > 0) {
       deliveries = true;
       taken.insert({e.key, e.delivery});
     }
   }
-  if (deliveries) add("Broker", "Broker", 1, 0);
-  const bool show_pids = options.timings && pids.size() > 1;
+  if (deliveries) participants.try_emplace("Broker", Participant{"Broker", "Broker", 1, 0, ""});
 
   std::vector<Participant> ordered;
   for (const auto& [id, p] : participants) ordered.push_back(p);
   std::stable_sort(ordered.begin(), ordered.end(), [](const Participant& a, const Participant& b) {
     if (a.order != b.order) return a.order < b.order;
-    if (a.order == 3 && a.title != b.title) {
-      // Consumers by name (A before B), a restarted process right after its first.
-      return a.title < b.title;
-    }
+    if (a.group != b.group) return a.group < b.group;  // Consumer A before B
     return a.first < b.first;
   });
 
@@ -190,7 +215,8 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
   out += "sequenceDiagram\n";
   for (const Participant& p : ordered) {
     if (p.id == "Check") {
-      out += "    box rgb(238,238,238) the scenario's own reads (not a consumer)\n";
+      // No parentheses or quotes in a box's title: Mermaid reads them as part of the colour.
+      out += "    box rgb(238,238,238) the scenario's own reads, not a consumer\n";
       out += fmt::format("    participant {} as {}\n", p.id, Clean(p.title));
       out += "    end\n";
     } else {
@@ -223,78 +249,64 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
 
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
-    if (e.kind == "part") {
-      out += across(NoteText("sub-run: " + e.detail));
+    if (e.kind == "part" || e.kind == "clock" || e.kind == "reset") {
+      out += across(NoteText(words(e).Text()));
       continue;
     }
-    if (e.kind == "clock") {
-      out += across(NoteText("simulated time: " + e.detail));
-      continue;
-    }
-    if (LaneKey(e).empty()) continue;
-    const std::string who = who_of(e, i);
+    const std::string key = LaneKey(e);
+    if (key.empty()) continue;
+    const std::string who = lane_ids.count(key) ? lane_ids[key] : "Cx";
+    const StepWords w = words(e);
     if (e.kind == "open") {
       if (e.delivery > 0) {
         delivered_to[{e.key, e.delivery}] = who;
-        std::string pid = show_pids ? fmt::format(" (pid {})", e.pid) : "";
-        out += fmt::format("    Broker->>{}: {} delivery {}{}\n", who, ids.Name(e.key), e.delivery,
-                           pid);
+        out += fmt::format("    Broker->>{}: {} delivery {}\n", who, ids.Name(e.key), e.delivery);
       }
       continue;
     }
     if (e.kind == "broker") {
       if (e.op == "deliver" && taken.count({e.key, e.delivery})) continue;  // its arrow comes
       auto to = delivered_to.find({e.key, e.delivery});
-      const std::string m = ids.Name(e.key);
-      const bool dead = e.result.rfind("dead-lettered", 0) == 0;
-      if (e.op == "send") {
-        out += fmt::format("    Producer->>Broker: send {}\n", m);
-        out += fmt::format("    Broker-->>Producer: {}\n", Clean(e.result));
-      } else if (e.op == "drop") {
-        out += fmt::format("    Producer->>Broker: send {}\n", m);
-        out += fmt::format("    Broker--xProducer: {}\n", Clean(e.result));
+      if (e.op == "send" || e.op == "drop") {
+        out += fmt::format("    {}->>Broker: {}\n", who, Clean(w.what));
+        out += fmt::format("    Broker-{}{}: {}\n", e.op == "drop" ? "-x" : "->>", who,
+                           Clean(w.result));
       } else if (e.op == "replay") {
-        out += fmt::format("    Operator->>Broker: replay {} from the dead-letter queue\n", m);
-      } else if (to != delivered_to.end() && (e.op == "ack" || e.op == "abandon" ||
-                                              e.op == "ack-lost" || e.op == "dead-letter")) {
-        if (e.op == "ack") {
-          out += fmt::format("    {}->>Broker: ack {}\n", to->second, m);
-        } else if (e.op == "abandon") {
-          out += fmt::format("    {}->>Broker: nack {} (abandon)\n", to->second, m);
-        } else if (e.op == "ack-lost") {
-          out += fmt::format("    {}-xBroker: ack {} (lost on the way)\n", to->second, m);
-        } else {
-          out +=
-              fmt::format("    {}->>Broker: dead-letter {}: {}\n", to->second, m, Clean(e.result));
-        }
-        if (e.op == "abandon" || e.op == "ack-lost") {
-          out += fmt::format(
-              "    Note over Broker: {}\n",
-              NoteText(dead ? fmt::format("{} dead-lettered: {}", m, e.result.substr(15))
-                            : fmt::format("{} back in the queue", m)));
+        out += fmt::format("    Operator->>Broker: {}\n", Clean(w.what));
+      } else if (IsSettle(e) && to != delivered_to.end()) {
+        out += fmt::format("    {}{}Broker: {}\n", to->second, e.op == "ack-lost" ? "-x" : "->>",
+                           Clean(w.what));
+        if (!w.result.empty() && e.op != "ack") {
+          out += fmt::format("    Note over Broker: {}\n",
+                             NoteText(fmt::format("{} {}", ids.Name(e.key), w.result)));
         }
       } else {
-        bool bad = false;
-        out += fmt::format("    Note over Broker: {}\n", NoteText(BrokerStepText(e, ids, &bad)));
+        out += fmt::format("    Note over Broker: {}\n", NoteText(w.Text()));
       }
       continue;
     }
     if (e.kind == "sql") {
+      if (key == "email provider") {
+        // The provider's own bookkeeping, in its own store: its steps, not the consumer's.
+        out += fmt::format("    Note over {}: {}\n", who, NoteText(w.Text()));
+        continue;
+      }
       const std::string target = TargetId(e.target);
       if (!requested.count(i)) {
         out += fmt::format("    {}->>{}: {}\n", who, target, Clean(StepLabel(e)));
       }
-      const bool ok = e.result == "ok";
+      const bool ok = e.error.empty();
       bool& open = in_transaction[who + "/" + target];
-      std::string result = DescribeResult(e, options.timings);
+      std::string result = w.result;
       // A write outside a transaction is committed by itself, at once.
       if (!open && ok && IsWrite(e)) result += " (autocommit)";
-      out += fmt::format("    {}-->>{}: {}\n", target, who, Clean(result));
+      out += fmt::format("    {}-->>{}: {}\n", target, who, Clean(text(ids.Shorten(result))));
       if (IsBegin(e) && ok) {
         open = true;
         out += fmt::format("    activate {}\n", who);
         ++active[who];
-      } else if ((IsCommit(e) && ok) || IsRollback(e)) {
+      } else if (IsCommit(e) || IsRollback(e)) {
+        // A COMMIT the database refused (PostgreSQL's aborted block) ended it too.
         open = false;
         if (active[who] > 0) {
           out += fmt::format("    deactivate {}\n", who);
@@ -307,8 +319,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
                            Clean(StepLabel(events[*j])));
         requested.insert(*j);
       }
-      out += fmt::format("    Note over {},{}: {}\n", who, TargetId(e.target),
-                         NoteText("waits: " + e.detail));
+      out += fmt::format("    Note over {},{}: {}\n", who, TargetId(e.target), NoteText(w.what));
     } else if (e.kind == "hook") {
       // A long gap after a hook is the hook holding the consumer there (--hold-ms).
       std::string gap;
@@ -316,33 +327,28 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
         int64_t us = events[*j].at_us - e.at_us;
         if (us >= kGapWorthNotingUs) gap = fmt::format(", its next step {} ms later", RoundMs(us));
       }
-      out += fmt::format("    Note over {}: hook {}{}\n", who, Clean(text(e.detail)), gap);
-    } else if (e.kind == "crash") {
-      std::string how = e.result.empty() || e.result == "crash" ? "" : ": " + e.result;
-      std::string pid = show_pids ? fmt::format(" (pid {})", e.pid) : "";
-      out += fmt::format("    Note over {}: {}\n", who,
-                         NoteText(fmt::format("crash at {}{}{}", e.detail, how, pid)));
-    } else if (e.kind == "died") {
-      out += fmt::format("    Note over {}: {}\n", who,
-                         NoteText(text(fmt::format("died at {}: {}", e.detail, e.result))));
-      while (active[who] > 0) {  // its open transaction died with it
-        out += fmt::format("    deactivate {}\n", who);
-        --active[who];
+      out += fmt::format("    Note over {}: {}{}\n", who, Clean(w.what), gap);
+    } else if (e.kind == "crash" || e.kind == "died") {
+      out += fmt::format("    Note over {}: {}\n", who, NoteText(text(w.Text())));
+      if (e.kind == "died") {
+        while (active[who] > 0) {  // its open transaction died with it
+          out += fmt::format("    deactivate {}\n", who);
+          --active[who];
+        }
       }
     } else if (e.kind == "recover") {
-      out += fmt::format("    Note over DB: {}\n",
-                         NoteText(text("recovery on the next open: " + e.detail)));
+      out += fmt::format("    Note over DB: {}\n", NoteText(text(w.Text())));
     } else if (e.kind == "send" || e.kind == "reconcile") {
-      out += fmt::format("    {}->>Email: {}\n", who, Clean(text(e.detail)));
-      out += fmt::format("    Email-->>{}: {}\n", who, Clean(e.result.empty() ? "ok" : e.result));
+      out += fmt::format("    {}->>Email: {}\n", who, Clean(text(w.what)));
+      out += fmt::format("    Email-->>{}: {}\n", who, Clean(w.result.empty() ? "ok" : w.result));
     } else if (e.kind == "outcome") {
-      out += fmt::format("    Note over {}: outcome: {}\n", who, Clean(e.detail));
+      out += Toned(w.tone, fmt::format("    Note over {}: {}{}\n", who, Clean(w.Text()),
+                                       ToneMark(w.tone)));
     } else if (e.kind == "lock") {
       // Where a write lock was taken and released: the activation bar of the open
       // transaction already shows it; the times are in the trace and the JSON.
     } else {
-      out += fmt::format("    Note over {}: {}\n", who,
-                         NoteText(text(fmt::format("{} {} {}", e.kind, e.detail, e.result))));
+      out += Toned(w.tone, fmt::format("    Note over {}: {}\n", who, NoteText(text(w.Text()))));
     }
   }
   return out;

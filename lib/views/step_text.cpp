@@ -60,6 +60,7 @@ ShortIds::ShortIds(const std::vector<TraceEvent>& events) {
 }
 
 std::string ShortIds::Name(const std::string& key) const {
+  if (full_) return key;
   auto it = keys_.find(key);
   return it == keys_.end() ? key : it->second;
 }
@@ -77,7 +78,23 @@ std::vector<std::string> ShortIds::Legend() const {
 
 std::string ShortIds::Shorten(std::string_view text) {
   static const std::regex kUuid("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
-  const std::string s(text);
+  // A known key whole first, the longest first: "<id>/StockReserved" is a message of its
+  // own (m2), not m1 with a suffix.
+  std::string s(text);
+  if (full_) return s;
+  if (longest_first_.empty()) {
+    for (const auto& [key, name] : keys_) longest_first_.push_back(key);
+    std::sort(longest_first_.begin(), longest_first_.end(),
+              [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  }
+  for (const std::string& key : longest_first_) {
+    if (key.size() <= 36) break;  // a plain UUID key: the pass below names it
+    for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at)) {
+      const std::string& name = keys_.at(key);
+      s.replace(at, key.size(), name);
+      at += name.size();
+    }
+  }
   std::string out;
   size_t last = 0;
   for (auto it = std::sregex_iterator(s.begin(), s.end(), kUuid); it != std::sregex_iterator();

@@ -37,6 +37,12 @@ std::string ScrubPids(std::string_view text);
 class ShortIds {
  public:
   explicit ShortIds(const std::vector<TraceEvent>& events);
+  // Names that shorten nothing: every id as it is (the --trace line of one event).
+  static ShortIds Full() {
+    ShortIds ids({});
+    ids.full_ = true;
+    return ids;
+  }
   // "m1" for a known key; the key itself otherwise (or "" for "").
   std::string Name(const std::string& key) const;
   // text with every MessageId and UUID replaced by its short name.
@@ -47,6 +53,8 @@ class ShortIds {
  private:
   std::map<std::string, std::string> keys_;
   std::map<std::string, std::string> others_;
+  std::vector<std::string> longest_first_;  // the keys, longest first (made on first use)
+  bool full_ = false;
 };
 
 }  // namespace dedupsim

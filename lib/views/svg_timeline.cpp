@@ -7,7 +7,9 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 
+#include "views/event_text.h"
 #include "views/lanes.h"
 #include "views/step_text.h"
 
@@ -15,15 +17,26 @@ namespace dedupsim {
 
 namespace {
 
-constexpr double kWidth = 1200;
-constexpr double kPlotLeft = 190;
-constexpr double kPlotRight = kWidth - 60;
-constexpr double kBarTop = 10;
-constexpr double kBarHeight = 18;
-constexpr double kRowHeight = 15;
-constexpr double kCharWidth = 6.63;  // 11 px monospace
-constexpr double kMinBar = 4;
-constexpr double kAutocommitBar = 7;
+// A 1920 x 1080 screen, every label at least 16 px there: the drawing is 1920 wide and is
+// meant to be shown at its own size (docs/pictures.md).
+constexpr double kWidth = 1920;
+constexpr double kMargin = 24;
+constexpr double kTitleColumn = 250;  // the lanes' names
+constexpr double kPlotLeft = kMargin + kTitleColumn;
+constexpr double kPlotRight = kWidth - kMargin - 8;
+constexpr double kFont = 17;                 // every label
+constexpr double kCharWidth = 0.61 * kFont;  // DejaVu Sans Mono's advance is 0.602 em
+constexpr double kLine = 23;                 // a line of text
+constexpr double kBarTop = 12;
+constexpr double kBarHeight = 26;
+constexpr double kCardPad = 7;
+constexpr size_t kCardChars = 48;  // a card's lines are wrapped at this many characters
+constexpr size_t kCardSteps = 12;  // and a card holds at most this many steps
+constexpr double kAutocommitBar = 10;
+constexpr double kMinBar = 6;
+// A sub-run shorter than this, with no lock wait, is drawn against its steps in order: its
+// times are a few fractions of a millisecond apart and say nothing a class needs.
+constexpr int64_t kTimeAxisFromUs = 20000;
 
 std::string Escape(std::string_view text) {
   std::string out;
@@ -53,8 +66,57 @@ std::string Escape(std::string_view text) {
 
 std::string Num(double v) { return fmt::format("{:.1f}", v); }
 
-double TextWidth(std::string_view text) {
-  return static_cast<double>(text.size()) * kCharWidth + 4;
+// Characters as they are counted on screen: a UTF-8 sequence ("✓", "→") is one.
+size_t Glyphs(std::string_view text) {
+  size_t n = 0;
+  for (char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+double TextWidth(std::string_view text, double font = kFont) {
+  return static_cast<double>(Glyphs(text)) * 0.61 * font;
+}
+
+// "130.3" or "(4096": a figure whose unit may follow.
+bool IsFigure(std::string_view word) {
+  if (!word.empty() && word.front() == '(') word.remove_prefix(1);
+  return !word.empty() && std::isdigit(static_cast<unsigned char>(word.front())) &&
+         std::all_of(word.begin(), word.end(), [](char c) {
+           return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+         });
+}
+
+// "ms", "bytes" or "ms)," : a unit, whatever punctuation follows it.
+bool IsUnit(std::string_view word) {
+  word = word.substr(0, word.find_first_of(",;:)"));
+  return word == "ms" || word == "bytes" || word == "rows" || word == "row";
+}
+
+// Wrapped at spaces into lines of at most `chars` characters (a longer word stays whole),
+// never between a figure and its unit ("398 ms" stays on one line).
+std::vector<std::string> Wrap(const std::string& text, size_t chars) {
+  std::vector<std::string> lines;
+  std::string line;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    if (end < text.size() && IsFigure(std::string_view(text).substr(start, end - start))) {
+      size_t unit_end = text.find(' ', end + 1);
+      if (unit_end == std::string::npos) unit_end = text.size();
+      if (IsUnit(std::string_view(text).substr(end + 1, unit_end - end - 1))) end = unit_end;
+    }
+    std::string word = text.substr(start, end - start);
+    if (!line.empty() && Glyphs(line) + 1 + Glyphs(word) > chars) {
+      lines.push_back(line);
+      line.clear();
+    }
+    if (!line.empty()) line += ' ';
+    line += word;
+    start = end + 1;
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(line);
+  return lines;
 }
 
 // A step of 1, 2 or 5 times a power of ten, giving about `count` ticks over span_ms.
@@ -74,197 +136,139 @@ std::string FormatMs(double ms, double step) {
   return fmt::format("{:.2f} ms", ms);
 }
 
-// Where a time goes on the plot. On a time axis, linear in microseconds; on a logical
-// axis (scenarios driven by a manual clock, whose real times mean nothing), each distinct
-// time stamp is one step, evenly spaced.
-struct Scale {
-  double lo_us = 0;
-  double hi_us = 1;
-  std::vector<int64_t> steps;  // logical axis: the distinct stamps, sorted
-  bool logical() const { return !steps.empty(); }
-  double Pos(int64_t us) const {
-    if (!logical()) return static_cast<double>(us);
-    auto it = std::lower_bound(steps.begin(), steps.end(), us);
-    return static_cast<double>(it - steps.begin());
-  }
-  double X(int64_t us) const {
-    return kPlotLeft + (Pos(us) - lo_us) / (hi_us - lo_us) * (kPlotRight - kPlotLeft);
-  }
-};
-
-// A text placed below a lane's bar, in the first row where it overlaps nothing.
-struct Label {
-  double x = 0;  // the point it refers to
+// A card: a lane's steps that belong together (a delivery, or what a lane did at one time),
+// one line each, hung below the lane's bars from where its first step happened.
+struct CardLine {
   std::string text;
-  std::string css;          // class of the text
-  bool on_bar_row = false;  // may sit right of the bar, on the bar's own row
-  double bar_right = 0;     // with on_bar_row: where the bar ends
+  std::string css;  // "step", "right", "wrong", "failed", "head"
+};
+struct Card {
+  size_t lane = 0;
+  size_t first = 0;  // the stamp of its first step (an index into Layout::stamps)
+  std::vector<CardLine> lines;
+  double width = 0;
+  double left = 0;  // where it starts: at its first step, or earlier to end at the plot's edge
+  double height() const { return static_cast<double>(lines.size()) * kLine + 8; }
 };
 
-// Labels at one point, placed together: one line each (long ones wrapped), one leader.
-struct Placed {
-  double x = 0;                                            // the point, where the leader is
-  std::vector<std::pair<std::string, std::string>> lines;  // text and class
-  double left = 0;
-  int row = 0;  // the first row; -1: the bar row
+const char* StepCss(const LaneStep& s) {
+  if (s.delivery) return "head";
+  if (s.tone == Tone::kRight) return "right";
+  if (s.tone == Tone::kWrong) return "wrong";
+  if (s.failed) return "failed";
+  return "step";
+}
+
+// Where each step of a sub-run goes. Every distinct stamp gets an x, left to right in the
+// order they happened: on a time axis no earlier than its time puts it, on a step axis one
+// step after the last; and no earlier than the end of the card before it on its own lane,
+// so the cards of a lane stand side by side and nothing needs a second row. What does not
+// fit the plot's width goes on in a band below (as a long line of text would), whole
+// cards at a time.
+struct Layout {
+  bool time_axis = false;
+  std::vector<int64_t> stamps;  // distinct, sorted
+  std::vector<double> x;        // per stamp, within its band
+  std::vector<int> band;        // per stamp
+  int bands = 1;
+  size_t Index(int64_t us) const {
+    auto it = std::lower_bound(stamps.begin(), stamps.end(), us);
+    if (it == stamps.end()) return stamps.empty() ? 0 : stamps.size() - 1;
+    return static_cast<size_t>(it - stamps.begin());
+  }
 };
 
-// Long texts (a recovery's account) are wrapped into lines of at most this many chars.
-constexpr size_t kLabelChars = 72;
-
-// "130.3" or "(4096": a figure whose unit may follow.
-bool IsFigure(std::string_view word) {
-  if (!word.empty() && word.front() == '(') word.remove_prefix(1);
-  return !word.empty() && std::isdigit(static_cast<unsigned char>(word.front())) &&
-         std::all_of(word.begin(), word.end(), [](char c) {
-           return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
-         });
-}
-
-// "ms", "bytes" or "ms)," : a unit, whatever punctuation follows it.
-bool IsUnit(std::string_view word) {
-  const size_t end = word.find_first_of(",;:)");
-  word = word.substr(0, end);
-  return word == "ms" || word == "bytes";
-}
-
-// Wrapped at spaces, never between a figure and its unit ("130.3 ms" stays on one line).
-std::vector<std::string> WrapLabel(const std::string& text, size_t chars = kLabelChars) {
-  std::vector<std::string> lines;
-  std::string line;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(' ', start);
-    if (end == std::string::npos) end = text.size();
-    if (end < text.size() && IsFigure(std::string_view(text).substr(start, end - start))) {
-      size_t unit_end = text.find(' ', end + 1);
-      if (unit_end == std::string::npos) unit_end = text.size();
-      if (IsUnit(std::string_view(text).substr(end + 1, unit_end - end - 1))) end = unit_end;
-    }
-    std::string word = text.substr(start, end - start);
-    if (!line.empty() && line.size() + 1 + word.size() > chars) {
-      lines.push_back(line);
-      line.clear();
-    }
-    if (!line.empty()) line += ' ';
-    line += word;
-    start = end + 1;
-  }
-  if (!line.empty() || lines.empty()) lines.push_back(line);
-  return lines;
-}
-
-class Rows {
- public:
-  // No span of the row comes within pad of [left, right].
-  bool Free(int row, double left, double right, double pad = 6) const {
-    auto it = taken_.find(row);
-    if (it == taken_.end()) return true;
-    for (auto [l, r] : it->second) {
-      if (left < r + pad && l < right + pad) return false;
-    }
-    return true;
-  }
-  void Take(int row, double left, double right) { taken_[row].push_back({left, right}); }
-  int count() const {
-    int n = 0;
-    for (const auto& [row, spans] : taken_) n = std::max(n, row + 1);
-    return n;
-  }
-
- private:
-  std::map<int, std::vector<std::pair<double, double>>> taken_;
-};
-
-// Places each label where it overlaps no other label, no leader line and no bar. A label
-// may sit on the bar's row right of its bar (the end of a transaction); the others hang
-// below the bar on a leader line, the text ending at the line (or, near the left edge,
-// starting at it), in the first rows where neither the text nor the leader's path through
-// the rows above meets anything. Labels at the same point share one leader, a line each.
-std::vector<Placed> PlaceLabels(std::vector<Label> labels, Rows& rows, bool prefer_start = false) {
-  std::stable_sort(labels.begin(), labels.end(),
-                   [](const Label& a, const Label& b) { return a.x < b.x; });
-  std::vector<Placed> placed;
-  std::vector<Placed> hanging;
-  for (const Label& label : labels) {
-    std::vector<std::string> lines = WrapLabel(label.text);
-    if (label.on_bar_row && lines.size() == 1) {
-      const double width = TextWidth(lines.front());
-      const double left = label.bar_right + 8;
-      if (left + width <= kWidth - 8 && rows.Free(-1, left, left + width)) {
-        rows.Take(-1, left, left + width);
-        placed.push_back({label.x, {{lines.front(), label.css}}, left, -1});
-        continue;
-      }
-    }
-    if (!hanging.empty() && label.x - hanging.back().x < 3) {
-      for (const std::string& line : lines) hanging.back().lines.push_back({line, label.css});
-      continue;
-    }
-    Placed p;
-    p.x = label.x;
-    for (const std::string& line : lines) p.lines.push_back({line, label.css});
-    hanging.push_back(std::move(p));
-  }
-  constexpr int kMaxRows = 400;
-  for (Placed& p : hanging) {
-    // Too wide to end at its leader (near the left edge): wrapped narrower, so that it
-    // does not have to start there and cover the leaders of the labels after it.
-    if (!prefer_start) {
-      double widest = 0;
-      for (const auto& line : p.lines) widest = std::max(widest, TextWidth(line.first));
-      const double room = p.x - 1 - 8;
-      const size_t chars = room > 4 ? static_cast<size_t>((room - 4) / kCharWidth) : 0;
-      if (widest > room && chars >= 12) {
-        std::vector<std::pair<std::string, std::string>> narrow;
-        for (const auto& [line, css] : p.lines) {
-          for (const std::string& part : WrapLabel(line, chars)) narrow.push_back({part, css});
+// The cards of each lane: a new card at each delivery, after a wait (the statement that
+// waited goes on later), after a pause (a time axis: a gap of gap_us; a step axis: another
+// lane acted in between), and at kCardSteps steps. owner: per stamp, the lane that acted
+// there (-1: several, or none).
+std::vector<Card> MakeCards(const std::vector<Lane>& lanes, const Layout& layout,
+                            const std::vector<int>& owner, int64_t gap_us) {
+  std::vector<Card> cards;
+  for (size_t li = 0; li < lanes.size(); ++li) {
+    std::optional<size_t> last;
+    bool after_wait = false;
+    size_t steps_in_card = 0;
+    for (const LaneStep& s : lanes[li].steps) {
+      const size_t at = layout.Index(s.at_us);
+      bool pause = false;
+      if (last) {
+        if (layout.time_axis) {
+          pause = s.at_us - layout.stamps[*last] > gap_us;
+        } else {
+          for (size_t k = *last + 1; k < at && !pause; ++k) {
+            pause = owner[k] != static_cast<int>(li);
+          }
         }
-        p.lines = std::move(narrow);
       }
-    }
-    double width = 0;
-    for (const auto& line : p.lines) width = std::max(width, TextWidth(line.first));
-    const int n = static_cast<int>(p.lines.size());
-    auto fits = [&](double left, int first, bool leader_too) {
-      for (int r = first; r < first + n; ++r) {
-        if (!rows.Free(r, left, left + width)) return false;
+      if (!last || s.delivery || pause || after_wait || steps_in_card >= kCardSteps) {
+        cards.push_back(Card{li, at, {}, 0, 0});
+        steps_in_card = 0;
       }
-      for (int r = 0; leader_too && r < first; ++r) {
-        if (!rows.Free(r, p.x - 0.5, p.x + 0.5, 1)) return false;
+      std::string text = s.text;
+      if (s.tone == Tone::kRight) text += " ✓";
+      if (s.tone == Tone::kWrong) text += " ✗";
+      for (const std::string& part : Wrap(text, kCardChars)) {
+        cards.back().lines.push_back({part, StepCss(s)});
       }
-      return true;
-    };
-    std::vector<double> lefts;
-    if (p.x - 1 - width >= 8) lefts.push_back(p.x - 1 - width);  // ending at the leader
-    if (p.x + 1 + width <= kWidth - 8) {
-      lefts.insert(prefer_start ? lefts.begin() : lefts.end(), p.x + 1);  // starting at it
+      steps_in_card++;
+      last = at;
+      after_wait = s.wait;
     }
-    if (lefts.empty()) lefts.push_back(std::clamp(p.x - width / 2, 8.0, kWidth - 8 - width));
-    int best_row = kMaxRows;
-    double best_left = lefts.front();
-    // The first side that has room at all, however deep: ending at the leader keeps the
-    // text off the leaders of the labels to its right.
-    for (double left : lefts) {
-      int row = 0;
-      while (row < kMaxRows && !fits(left, row, true)) ++row;
-      if (row < kMaxRows) {
-        best_row = row;
-        best_left = left;
-        break;
-      }
-    }
-    if (best_row == kMaxRows) {  // nowhere without a crossing: at least no overlap
-      best_row = 0;
-      while (!fits(best_left, best_row, false)) ++best_row;
-    }
-    p.left = best_left;
-    p.row = best_row;
-    for (int r = best_row; r < best_row + n; ++r) rows.Take(r, best_left, best_left + width);
-    for (int r = 0; r < best_row + n; ++r) rows.Take(r, p.x - 0.5, p.x + 0.5);
-    placed.push_back(std::move(p));
   }
-  return placed;
+  for (Card& c : cards) {
+    double widest = 0;
+    for (const CardLine& l : c.lines) widest = std::max(widest, TextWidth(l.text));
+    c.width = widest + 2 * kCardPad;
+  }
+  return cards;
+}
+
+// Fills layout.x and layout.band (see Layout). base: each stamp's x on a time axis as if
+// the plot were endless (kPlotLeft at the first); unused on a step axis.
+void PlaceStamps(Layout& layout, const std::vector<double>& base, std::vector<Card>& cards,
+                 size_t lanes) {
+  constexpr double kStep = 18;     // a step axis: the least room between two stamps
+  constexpr double kCardGap = 16;  // between two cards of one lane
+  const size_t n = layout.stamps.size();
+  layout.x.assign(n, kPlotLeft);
+  layout.band.assign(n, 0);
+  std::vector<std::vector<Card*>> starting(n);
+  for (Card& c : cards) starting[c.first].push_back(&c);
+  std::vector<double> lane_free(lanes, kPlotLeft);
+  int band = 0;
+  size_t band_start = 0;
+  double shift = 0;  // a time axis: base minus this is the x within the band
+  // x for stamp k, and whether every card starting there fits: a card starts at its step,
+  // or, near the plot's end, ends at the edge with its step above it, never over the card
+  // before it on its lane.
+  auto place = [&](size_t k) {
+    double x = k == band_start ? kPlotLeft : layout.x[k - 1] + (layout.time_axis ? 0 : kStep);
+    if (layout.time_axis) x = std::max(x, base[k] - shift);
+    for (const Card* c : starting[k]) x = std::max(x, lane_free[c->lane]);
+    bool fits = x <= kPlotRight;
+    for (const Card* c : starting[k]) {
+      fits = fits && std::min(x, kPlotRight - c->width) >= lane_free[c->lane];
+    }
+    return std::make_pair(x, fits);
+  };
+  for (size_t k = 0; k < n; ++k) {
+    auto [x, fits] = place(k);
+    if (!fits && k > band_start) {
+      ++band;  // what starts here goes on in the next band
+      band_start = k;
+      shift = layout.time_axis ? base[k] - kPlotLeft : 0;
+      std::fill(lane_free.begin(), lane_free.end(), kPlotLeft);
+      std::tie(x, fits) = place(k);
+    }
+    layout.x[k] = x;
+    layout.band[k] = band;
+    for (Card* c : starting[k]) {
+      c->left = std::max(kPlotLeft, std::min(x, kPlotRight - c->width));
+      lane_free[c->lane] = c->left + c->width + kCardGap;
+    }
+  }
+  layout.bands = band + 1;
 }
 
 const char* SpanClass(const Span& span) {
@@ -281,473 +285,513 @@ const char* SpanClass(const Span& span) {
   }
 }
 
-std::string EndLabel(const Span& span) {
-  switch (span.end) {
-    case Span::End::kCommit:
-      return "COMMIT";
-    case Span::End::kRollback:
-      return span.crashed ? "ROLLBACK (after the crash)" : "ROLLBACK";
-    case Span::End::kDied:
-      return "never committed: " + span.end_detail;
-    case Span::End::kOpen:
-      return "still open when the record ends";
-    case Span::End::kStatement:
-      break;
-  }
-  return "";
-}
-
-std::string Join(const std::vector<SpanStep>& steps, bool skip_control) {
+std::string JoinSteps(const std::vector<SpanStep>& steps) {
   std::string out;
   for (const SpanStep& step : steps) {
-    if (skip_control && step.control) continue;
     if (!out.empty()) out += ", ";
-    out += step.statement;
+    out += step.statement + ": " + step.result;
   }
   return out;
 }
 
-std::string MarkClass(Mark::Kind kind) {
-  switch (kind) {
-    case Mark::Kind::kDelivery:
-      return "delivery";
-    case Mark::Kind::kHook:
-      return "hook";
-    case Mark::Kind::kCrash:
-      return "crash";
-    case Mark::Kind::kSend:
-      return "send";
-    case Mark::Kind::kDied:
-      return "crash";
-    case Mark::Kind::kRecover:
-      return "recover";
-    case Mark::Kind::kFailure:
-      return "failure";
-    case Mark::Kind::kOutcome:
-      return "outcome";
-    case Mark::Kind::kBroker:
-      return "broker";
-    case Mark::Kind::kOther:
-      break;
-  }
-  return "note";
-}
-
 // One marker glyph centred on x, on the bar row whose top is y.
-std::string Glyph(Mark::Kind kind, double x, double y) {
-  double mid = y + kBarHeight / 2;
-  switch (kind) {
+std::string Glyph(const Mark& mark, double x, double y) {
+  const double mid = y + kBarHeight / 2;
+  switch (mark.kind) {
     case Mark::Kind::kCrash:
       return fmt::format("<path class=\"crash-mark\" d=\"M{0} {1} L{2} {3} M{0} {3} L{2} {1}\"/>\n",
-                         Num(x - 6), Num(mid - 6), Num(x + 6), Num(mid + 6));
+                         Num(x - 8), Num(mid - 8), Num(x + 8), Num(mid + 8));
     case Mark::Kind::kDied:
       return fmt::format(
-          "<rect class=\"died-mark\" x=\"{}\" y=\"{}\" width=\"10\" height=\"10\"/>\n", Num(x - 5),
-          Num(mid - 5));
+          "<rect class=\"died-mark\" x=\"{}\" y=\"{}\" width=\"14\" height=\"14\"/>\n", Num(x - 7),
+          Num(mid - 7));
     case Mark::Kind::kHook:
-      return fmt::format("<path class=\"hook-mark\" d=\"M{} {} L{} {} L{} {} Z\"/>\n", Num(x - 5),
-                         Num(y - 7), Num(x + 5), Num(y - 7), Num(x), Num(y));
+      return fmt::format("<path class=\"hook-mark\" d=\"M{} {} L{} {} L{} {} Z\"/>\n", Num(x - 7),
+                         Num(y - 9), Num(x + 7), Num(y - 9), Num(x), Num(y));
     case Mark::Kind::kSend:
       return fmt::format(
           "<path class=\"send-mark\" d=\"M{0} {1} L{2} {3} L{0} {4} L{5} {3} Z\"/>\n", Num(x),
-          Num(mid - 7), Num(x + 7), Num(mid), Num(mid + 7), Num(x - 7));
+          Num(mid - 9), Num(x + 9), Num(mid), Num(mid + 9), Num(x - 9));
     case Mark::Kind::kRecover:
-      return fmt::format("<circle class=\"recover-mark\" cx=\"{}\" cy=\"{}\" r=\"6\"/>\n", Num(x),
+      return fmt::format("<circle class=\"recover-mark\" cx=\"{}\" cy=\"{}\" r=\"8\"/>\n", Num(x),
                          Num(mid));
     case Mark::Kind::kDelivery:
       return fmt::format(
           "<path class=\"delivery-mark\" d=\"M{0} {1} L{0} {2} M{3} {4} L{0} {1} L{5} {4}\"/>\n",
-          Num(x), Num(y - 8), Num(y + kBarHeight + 2), Num(x - 4), Num(y - 3), Num(x + 4));
+          Num(x), Num(y - 10), Num(y + kBarHeight + 2), Num(x - 6), Num(y - 3), Num(x + 6));
     case Mark::Kind::kOutcome:
       return fmt::format(
-          "<rect class=\"outcome-mark\" x=\"{}\" y=\"{}\" width=\"4\" height=\"{}\"/>\n",
-          Num(x - 2), Num(y), Num(kBarHeight));
+          "<rect class=\"outcome-mark {}\" x=\"{}\" y=\"{}\" width=\"8\" height=\"{}\"/>\n",
+          ToneClass(mark.tone), Num(x - 4), Num(y - 2), Num(kBarHeight + 4));
+    case Mark::Kind::kSettle:
+      // An arrow up, to the broker.
+      return fmt::format(
+          "<path class=\"settle-mark\" d=\"M{0} {1} L{0} {2} M{3} {4} L{0} {2} L{5} {4}\"/>\n",
+          Num(x), Num(mid + 10), Num(mid - 10), Num(x - 6), Num(mid - 3), Num(x + 6));
+    case Mark::Kind::kAckLost:
+      // The ack's arrow, cut by a cross: it never reached the broker.
+      return fmt::format(
+          "<path class=\"acklost-mark\" d=\"M{0} {1} L{0} {2} M{3} {4} L{0} {2} L{5} {4} "
+          "M{3} {6} L{5} {7} M{3} {7} L{5} {6}\"/>\n",
+          Num(x), Num(mid + 11), Num(mid - 11), Num(x - 6), Num(mid - 4), Num(x + 6),
+          Num(mid - 1), Num(mid + 9));
     case Mark::Kind::kBroker:
-      return fmt::format("<circle class=\"broker-mark\" cx=\"{}\" cy=\"{}\" r=\"4\"/>\n", Num(x),
+      return fmt::format("<circle class=\"broker-mark\" cx=\"{}\" cy=\"{}\" r=\"6\"/>\n", Num(x),
                          Num(mid));
     case Mark::Kind::kFailure:
+    case Mark::Kind::kWait:
     case Mark::Kind::kOther:
       break;
   }
   return "";
 }
 
-struct SectionOut {
+// A text of runs in their own colours, wrapped: the scenario's line with its judged
+// figures painted as on the terminal.
+struct Run {
+  std::string text;
+  std::string css;
+};
+std::vector<std::vector<Run>> WrapLine(const std::string& line, const std::vector<FigureMark>& marks,
+                                       size_t chars) {
+  std::vector<std::string> css(line.size(), "line");
+  for (const FigureMark& m : marks) {
+    for (size_t i = m.begin; i < m.begin + m.size && i < line.size(); ++i) {
+      css[i] = m.correct ? "line right" : "line wrong";
+    }
+  }
+  std::vector<std::vector<Run>> out;
+  // Broken at a space at most `chars` in (the line's own spacing, its tag column, kept).
+  size_t start = 0;
+  while (start < line.size()) {
+    size_t end = line.size();
+    if (line.size() - start > chars) {
+      end = line.rfind(' ', start + chars);
+      if (end == std::string::npos || end <= start) end = line.find(' ', start + chars);
+      if (end == std::string::npos) end = line.size();
+    }
+    std::vector<Run> runs;
+    for (size_t i = start; i < end; ++i) {
+      if (runs.empty() || runs.back().css != css[i]) runs.push_back({"", css[i]});
+      runs.back().text += line[i];
+    }
+    out.push_back(std::move(runs));
+    start = end;
+    while (start < line.size() && line[start] == ' ') ++start;
+  }
+  if (out.empty()) out.emplace_back();
+  return out;
+}
+
+struct Out {
   std::string svg;
   double height = 0;
 };
 
-// The span of real time a section's steps cover, in microseconds (0: a logical axis).
-double SectionSpanUs(const std::vector<TraceEvent>& events) {
-  bool logical = false;
-  int64_t lo = 0, hi = 0;
-  bool any = false;
+// The events of one sub-run: those after its "part" event, up to the next.
+struct Part {
+  std::string title;  // "" before the first titled one
+  std::vector<TraceEvent> events;
+};
+
+// A reset in the middle of a sub-run (after steps of its lanes) begins a block of its own:
+// what comes after it starts from the tables it left.
+std::vector<Part> SplitParts(const std::vector<TraceEvent>& events) {
+  std::vector<Part> parts(1);
+  bool stepped = false;  // the current part has steps of a lane
   for (const TraceEvent& e : events) {
-    if (e.kind == "clock") logical = true;
-    if (LaneKey(e).empty() && e.kind != "part") continue;
-    if (!any) lo = hi = e.at_us;
-    any = true;
-    lo = std::min(lo, e.at_us);
-    hi = std::max(hi, e.at_us);
+    if (e.kind == "part") {
+      if (!parts.back().events.empty() || !parts.back().title.empty()) parts.emplace_back();
+      parts.back().title = e.detail;
+      stepped = false;
+      continue;
+    }
+    if (e.kind == "reset" && stepped) {
+      const std::string title = parts.back().title;
+      parts.emplace_back();
+      parts.back().title = title.empty() ? "after a reset" : title + ", after a reset";
+      stepped = false;
+    }
+    stepped |= !LaneKey(e).empty();
+    parts.back().events.push_back(e);
   }
-  if (logical || !any) return 0;
-  return static_cast<double>(hi - lo);
+  if (parts.size() > 1 && parts.front().title.empty() && parts.front().events.empty()) {
+    parts.erase(parts.begin());
+  }
+  return parts;
 }
 
-SectionOut DrawSection(const TimelineSection& section, double top, double common_span_us) {
-  SectionOut out;
-  std::string& s = out.svg;
+Out DrawPart(const Part& part, ShortIds& ids, double top) {
+  Out out;
   double y = top;
-  s += fmt::format("<text class=\"section\" x=\"16\" y=\"{}\">{}</text>\n", Num(y + 18),
-                   Escape(section.scenario));
-  y += 24;
-  // The scenario's line, wrapped to the drawing's width (12.5 px monospace).
-  for (const std::string& line : WrapLabel(section.line, static_cast<size_t>((kWidth - 40) / 7.6))) {
-    s += fmt::format("<text class=\"line\" x=\"16\" y=\"{}\">{}</text>\n", Num(y + 14),
-                     Escape(line));
-    y += 17;
+  std::string& s = out.svg;
+  if (!part.title.empty()) {
+    s += fmt::format("<text class=\"part-title\" x=\"{}\" y=\"{}\">▸ {}</text>\n", Num(kMargin),
+                     Num(y + 22), Escape(part.title));
+    y += 32;
   }
-  y += 12;
-
-  ShortIds ids(section.events);
-  std::vector<Lane> lanes = BuildLanes(section.events, ids);
+  // The set-up's resets, as titled steps of the sub-run: what the tables were reset to.
+  for (const TraceEvent& e : part.events) {
+    if (e.kind != "reset") continue;
+    for (const std::string& line : Wrap("set-up: " + DescribeStep(e, ids).Text(), 170)) {
+      s += fmt::format("<text class=\"reset\" x=\"{}\" y=\"{}\">{}</text>\n", Num(kMargin + 20),
+                       Num(y + 17), Escape(line));
+      y += kLine;
+    }
+  }
+  const std::vector<Lane> lanes = BuildLanes(part.events, ids);
   if (lanes.empty()) {
-    s += fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\">no steps were recorded</text>\n",
-                     Num(kPlotLeft), Num(y + 14));
-    out.height = y + 30 - top;
+    if (part.title.empty() && y == top) {
+      s += fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\">no steps were recorded</text>\n",
+                       Num(kPlotLeft), Num(y + 18));
+      y += 30;
+    }
+    out.height = y - top;
     return out;
   }
 
-  Scale scale;
-  std::vector<const TraceEvent*> clocks, parts;
-  for (const TraceEvent& e : section.events) {
+  // The axis: time where the sub-run waited or held long enough to matter, else its steps
+  // in order; a simulated clock's sub-run always by its steps, with the days written in.
+  Layout layout;
+  std::vector<const TraceEvent*> clocks;
+  int64_t lo = lanes.front().first_us, hi = lanes.front().last_us;
+  bool waited = false;
+  for (const Lane& lane : lanes) {
+    lo = std::min(lo, lane.first_us);
+    hi = std::max(hi, lane.last_us);
+    for (const Span& span : lane.spans) hi = std::max(hi, span.end_us);
+    waited |= !lane.waits.empty();
+  }
+  for (const TraceEvent& e : part.events) {
     if (e.kind == "clock") clocks.push_back(&e);
-    if (e.kind == "part") parts.push_back(&e);
+    if (!LaneKey(e).empty() || e.kind == "clock") layout.stamps.push_back(e.at_us);
   }
-  if (!clocks.empty()) {
-    for (const TraceEvent& e : section.events) scale.steps.push_back(e.at_us);
-    std::sort(scale.steps.begin(), scale.steps.end());
-    scale.steps.erase(std::unique(scale.steps.begin(), scale.steps.end()), scale.steps.end());
-    const double n = static_cast<double>(scale.steps.size());
-    scale.lo_us = -0.02 * n - 0.5;
-    scale.hi_us = n - 1 + 0.03 * n + 0.5;
-  } else {
-    int64_t lo = lanes.front().first_us, hi = lanes.front().last_us;
-    for (const Lane& lane : lanes) {
-      lo = std::min(lo, lane.first_us);
-      hi = std::max(hi, lane.last_us);
-      for (const Span& span : lane.spans) hi = std::max(hi, span.end_us);
-    }
-    for (const TraceEvent* p : parts) lo = std::min(lo, p->at_us);
-    double range = std::max<double>(static_cast<double>(hi - lo), 1000.0);
-    // One scale for every section of the drawing: the longest section's.
-    range = std::max(range, common_span_us);
-    scale.lo_us = static_cast<double>(lo) - 0.03 * range;
-    scale.hi_us = static_cast<double>(lo) + 1.04 * range;
+  for (const Lane& lane : lanes) {
+    for (const LockWait& w : lane.waits) layout.stamps.push_back(w.start_us);
   }
-
-  // Sub-run titles, each above the lanes where it begins, in rows of their own.
-  std::string part_marks;
-  if (!parts.empty()) {
-    Rows rows;
-    std::vector<Label> labels;
-    for (const TraceEvent* p : parts)
-      labels.push_back({scale.X(p->at_us), "▸ " + p->detail, "part-label", false, 0});
-    std::vector<Placed> done = PlaceLabels(labels, rows, true);
-    for (const Placed& p : done) {
-      double line_y = y + 11 + p.row * kRowHeight;
-      for (const auto& [line, css] : p.lines) {
-        part_marks += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", css,
-                                  Num(p.left + 2), Num(line_y), Escape(line));
-        line_y += kRowHeight;
-      }
-    }
-    y += rows.count() * kRowHeight + 4;
-  }
-  const double lanes_top = y;
-
-  std::string backgrounds;  // drawn first, under the grid
-  std::string body;
+  std::sort(layout.stamps.begin(), layout.stamps.end());
+  layout.stamps.erase(std::unique(layout.stamps.begin(), layout.stamps.end()), layout.stamps.end());
+  const int64_t span_us = hi - lo;
+  layout.time_axis = clocks.empty() && (span_us >= kTimeAxisFromUs || waited);
+  // Who acted at each stamp: a lane's card goes on while no other lane acted in between.
+  std::vector<int> owner(layout.stamps.size(), -2);
   for (size_t li = 0; li < lanes.size(); ++li) {
-    const Lane& lane = lanes[li];
-    Rows rows;
-    rows.Take(0, 8, kPlotLeft - 30);  // the pid (or "not a consumer step") under the lane's name
-    std::vector<Label> labels;
-    std::string bars;
-    const double bar_y = y + kBarTop;
-
-    // Marks drawn on the bar row: text inside a bar must not run under them.
-    std::vector<double> glyphs;
-    for (const Mark& mark : lane.marks) {
-      if (mark.kind != Mark::Kind::kHook && mark.kind != Mark::Kind::kDelivery) {
-        glyphs.push_back(scale.X(mark.at_us));
-      }
+    for (const LaneStep& step : lanes[li].steps) {
+      int& o = owner[layout.Index(step.at_us)];
+      o = o == -2 || o == static_cast<int>(li) ? static_cast<int>(li) : -1;
     }
-    for (const Span& span : lane.spans) {
-      double x0 = scale.X(span.start_us), x1 = scale.X(span.end_us);
-      if (span.kind == Span::Kind::kAutocommit) {
-        x0 = x1 - kAutocommitBar;
-      } else if (x1 - x0 < kMinBar) {
-        x1 = x0 + kMinBar;
-      }
-      rows.Take(-1, x0, x1);
-      std::string tip = span.kind == Span::Kind::kAutocommit
-                            ? fmt::format("{} (autocommit): {}", span.steps.front().statement,
-                                          span.steps.front().result)
-                            : fmt::format("transaction: {}", Join(span.steps, false));
-      bars += fmt::format(
-          "<rect class=\"bar {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
-          "rx=\"2\"><title>{}</title></rect>\n",
-          SpanClass(span), Num(x0), Num(bar_y), Num(x1 - x0), Num(kBarHeight), Escape(tip));
-      if (span.kind == Span::Kind::kAutocommit) {
-        labels.push_back(
-            {x1,
-             span.steps.front().statement + ": " +
-                 (span.steps.front().result.empty() ? "ok" : span.steps.front().result),
-             "label", false, 0});
-        continue;
-      }
-      for (const SpanStep& step : span.steps) {
-        double sx = scale.X(step.at_us);
+  }
+  const int64_t gap_us = std::max<int64_t>(2000, span_us / 16);
+  std::vector<Card> cards = MakeCards(lanes, layout, owner, gap_us);
+  std::vector<double> base(layout.stamps.size(), kPlotLeft);
+  const double per_us = (kPlotRight - kPlotLeft - 40) / std::max<double>(static_cast<double>(span_us), 1000.0);
+  for (size_t k = 0; k < layout.stamps.size(); ++k) {
+    base[k] = kPlotLeft + static_cast<double>(layout.stamps[k] - lo) * per_us;
+  }
+  PlaceStamps(layout, base, cards, lanes.size());
+
+  // Where a time falls in band b: its stamp's x there, or an end of the band.
+  auto x_in = [&](int64_t us, int b) {
+    const size_t k = layout.Index(us);
+    if (layout.band[k] < b) return kPlotLeft - 6;
+    if (layout.band[k] > b) return kPlotRight + 6;
+    return layout.x[k];
+  };
+  for (int b = 0; b < layout.bands; ++b) {
+    if (b > 0) y += 10;
+    const double lanes_top = y;
+    std::string backgrounds, grid, body;
+    int64_t band_lo = -1, band_hi = -1;
+    for (size_t k = 0; k < layout.stamps.size(); ++k) {
+      if (layout.band[k] != b) continue;
+      if (band_lo < 0) band_lo = layout.stamps[k];
+      band_hi = layout.stamps[k];
+    }
+    auto in_band = [&](int64_t from, int64_t to) { return to >= band_lo && from <= band_hi; };
+    size_t drawn = 0;
+    for (size_t li = 0; li < lanes.size(); ++li) {
+      const Lane& lane = lanes[li];
+      bool any = false;
+      for (const LaneStep& st : lane.steps) any |= layout.band[layout.Index(st.at_us)] == b;
+      for (const Span& sp : lane.spans) any |= in_band(sp.start_us, sp.end_us);
+      for (const LockWait& w : lane.waits) any |= in_band(w.start_us, w.end_us);
+      if (!any) continue;
+      const double bar_y = y + kBarTop;
+      std::string bars;
+      for (const Span& span : lane.spans) {
+        if (!in_band(span.start_us, span.end_us)) continue;
+        double x0 = x_in(span.start_us, b), x1 = x_in(span.end_us, b);
+        if (span.kind == Span::Kind::kAutocommit) {
+          x0 -= kAutocommitBar / 2;
+          x1 = x0 + kAutocommitBar;
+        } else if (x1 - x0 < kMinBar) {
+          x1 = x0 + kMinBar;
+        }
+        const std::string tip =
+            span.kind == Span::Kind::kAutocommit
+                ? fmt::format("{} (autocommit): {}", span.steps.front().statement,
+                              span.steps.front().result)
+                : fmt::format("transaction: {}", JoinSteps(span.steps));
         bars += fmt::format(
-            "<line class=\"step\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"><title>{3}: "
-            "{4}</title></line>\n",
-            Num(sx), Num(bar_y + kBarHeight - 5), Num(bar_y + kBarHeight), Escape(step.statement),
-            Escape(step.result));
+            "<rect class=\"bar {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
+            "rx=\"3\"><title>{}</title></rect>\n",
+            SpanClass(span), Num(x0), Num(bar_y), Num(x1 - x0), Num(kBarHeight), Escape(tip));
       }
-      std::string inside = Join(span.steps, true);
-      std::string content = inside.empty() ? "BEGIN" : "BEGIN: " + inside;
-      const double text_right = x0 + 4 + TextWidth(content);
-      const bool covered = std::any_of(glyphs.begin(), glyphs.end(),
-                                       [&](double g) { return g + 8 > x0 && g - 8 < text_right; });
-      if (x1 - x0 >= TextWidth(content) + 6 && !covered) {
-        bars += fmt::format("<text class=\"inbar\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x0 + 4),
-                            Num(bar_y + 13), Escape(content));
-      } else {
-        labels.push_back({x0, content, "label", false, 0});
+      for (const LockWait& wait : lane.waits) {
+        if (!in_band(wait.start_us, wait.end_us)) continue;
+        const double x0 = x_in(wait.start_us, b);
+        const double x1 = std::max(x_in(wait.end_us, b), x0 + kMinBar);
+        bars += fmt::format(
+            "<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>waits for "
+            "{}</title></rect>\n",
+            Num(x0), Num(bar_y + 5), Num(x1 - x0), Num(kBarHeight - 10), Escape(wait.target));
       }
-      const char* end_css = span.end == Span::End::kCommit     ? "commit-label"
-                            : span.end == Span::End::kRollback ? "rollback-label"
-                            : span.end == Span::End::kDied     ? "died-label"
-                                                               : "label";
-      labels.push_back({x1, EndLabel(span), end_css, true, x1});
+      for (const Mark& mark : lane.marks) {
+        if (layout.band[layout.Index(mark.at_us)] == b) {
+          bars += Glyph(mark, layout.x[layout.Index(mark.at_us)], bar_y);
+        }
+      }
+      double tallest = 0;
+      std::string card_svg;
+      const double cards_top = bar_y + kBarHeight + 12;
+      for (const Card& c : cards) {
+        if (c.lane != li || layout.band[c.first] != b) continue;
+        const double left = c.left;
+        tallest = std::max(tallest, c.height());
+        card_svg += fmt::format(
+            "<line class=\"leader\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+            Num(layout.x[c.first]), Num(bar_y + kBarHeight), Num(cards_top));
+        card_svg += fmt::format(
+            "<rect class=\"card\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"4\"/>\n",
+            Num(left), Num(cards_top), Num(c.width), Num(c.height()));
+        double baseline = cards_top + 19;
+        for (const CardLine& l : c.lines) {
+          card_svg += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", l.css,
+                                  Num(left + kCardPad), Num(baseline), Escape(l.text));
+          baseline += kLine;
+        }
+      }
+      const double lane_height = std::max(kBarTop + kBarHeight + 12 + tallest + 12, 84.0);
+      const bool secondary = lane.secondary;
+      if (drawn % 2 == 0 || secondary) {
+        backgrounds += fmt::format(
+            "<rect class=\"lane-bg{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
+            secondary ? " secondary" : "", Num(kMargin - 8), Num(y),
+            Num(kWidth - 2 * kMargin + 16), Num(lane_height));
+      }
+      ++drawn;
+      body += fmt::format("<g class=\"{}\">\n", secondary ? "lane-group secondary" : "lane-group");
+      body += fmt::format("<text class=\"lane{}\" x=\"{}\" y=\"{}\">{}</text>\n",
+                          secondary ? " secondary" : "", Num(kMargin), Num(bar_y + 19),
+                          Escape(lane.title));
+      if (!lane.sub.empty()) {
+        body += fmt::format("<text class=\"sub\" x=\"{}\" y=\"{}\">{}</text>\n", Num(kMargin),
+                            Num(bar_y + 44), Escape(lane.sub));
+      }
+      body += bars + card_svg + "</g>\n";
+      y += lane_height;
     }
 
-    std::string waits;
-    for (const LockWait& wait : lane.waits) {
-      double x0 = scale.X(wait.start_us), x1 = std::max(scale.X(wait.end_us), x0 + kMinBar);
-      rows.Take(-1, x0, x1);
-      waits += fmt::format(
-          "<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>lock "
-          "wait</title></rect>\n",
-          Num(x0), Num(bar_y + 4), Num(x1 - x0), Num(kBarHeight - 8));
-      double ms = static_cast<double>(wait.end_us - wait.start_us) / 1000.0;
-      std::string text =
-          wait.statement.empty()
-              ? fmt::format("waits for the write lock ({:.1f} ms)", ms)
-              : fmt::format("{} waits for the write lock: {:.1f} ms", wait.statement, ms);
-      labels.push_back({x0, text, "wait-label", false, 0});
+    // The axis of the band, under its lanes.
+    std::string axis = fmt::format(
+        "<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>\n", Num(kPlotLeft),
+        Num(y + 4), Num(kPlotRight), Num(y + 4));
+    std::string caption;
+    if (!layout.time_axis) {
+      caption = clocks.empty()
+                    ? fmt::format("steps in order ({:.1f} ms)", static_cast<double>(span_us) / 1000.0)
+                    : std::string("steps (simulated clock)");
+    } else {
+      caption = "ms since the run began";
     }
-
-    std::string marks;
-    for (const Mark& mark : lane.marks) {
-      double x = scale.X(mark.at_us);
-      if (mark.kind != Mark::Kind::kHook && mark.kind != Mark::Kind::kDelivery) {
-        rows.Take(-1, x - 7, x + 7);  // its glyph sits on the bar row
-      }
-      marks += Glyph(mark.kind, x, bar_y);
-      std::string css = MarkClass(mark.kind) + "-label";
-      if (mark.bad) css += " bad";
-      labels.push_back({x, mark.text, css, false, 0});
-    }
-
-    std::vector<Placed> placed = PlaceLabels(labels, rows);
-    const double rows_top = bar_y + kBarHeight + 6;
-    const double lane_height = kBarTop + kBarHeight + 6 + rows.count() * kRowHeight + 8;
-    const std::string bg = lane.secondary ? "lane-bg secondary" : "lane-bg";
-    if (li % 2 == 0 || lane.secondary) {
-      backgrounds +=
-          fmt::format("<rect class=\"{}\" x=\"8\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n", bg,
-                      Num(y), Num(kWidth - 16), Num(lane_height));
-    }
-    body +=
-        fmt::format("<g class=\"{}\">\n", lane.secondary ? "lane-group secondary" : "lane-group");
-    body += fmt::format("<text class=\"lane{}\" x=\"16\" y=\"{}\">{}</text>\n",
-                        lane.secondary ? " secondary" : "", Num(bar_y + 13), Escape(lane.title));
-    if (lane.actor == kActorConsumer || lane.secondary) {
-      body += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">{}</text>\n", Num(bar_y + 27),
-                          lane.secondary ? "not a consumer step" : fmt::format("pid {}", lane.pid));
-    }
-    body += bars + waits + marks;
-    for (const Placed& p : placed) {
-      if (p.row < 0) {
-        body +=
-            fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", p.lines.front().second,
-                        Num(p.left + 2), Num(bar_y + 13), Escape(p.lines.front().first));
-        continue;
-      }
-      double baseline = rows_top + p.row * kRowHeight + 10;
-      body +=
-          fmt::format("<line class=\"leader\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
-                      Num(p.x), Num(bar_y + kBarHeight),
-                      Num(baseline - 4 + (static_cast<double>(p.lines.size()) - 1) * kRowHeight));
-      for (const auto& [line, css] : p.lines) {
-        body += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", css,
-                            Num(p.left + 2), Num(baseline), Escape(line));
-        baseline += kRowHeight;
-      }
-    }
-    body += "</g>\n";
-    y += lane_height;
-  }
-
-  std::string grid;
-  // Sub-runs: a dashed line from the title down through the lanes.
-  for (const TraceEvent* p : parts) {
-    double x = scale.X(p->at_us);
-    grid += fmt::format("<line class=\"part\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
-                        Num(x), Num(lanes_top - 4), Num(y + 4));
-  }
-  std::string axis = fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>\n",
-                                 Num(kPlotLeft), Num(y + 4), Num(kPlotRight), Num(y + 4));
-  if (scale.logical()) {
-    // Steps in order; the simulated time written where the scenario set its clock, as
-    // long as the labels do not run into each other.
-    double free_from = 16 + 24 * 6.1 + 8;  // after the axis caption
-    for (const TraceEvent* c : clocks) {
-      double x = scale.X(c->at_us);
+    if (b > 0) caption += " (continued)";
+    double free_from = std::max(kPlotLeft - 40, kMargin + TextWidth(caption, 16) + 14);
+    auto tick = [&](double x, const std::string& label) {
       grid += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
                           Num(x), Num(lanes_top), Num(y + 4));
       axis += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
-                          Num(x), Num(y + 4), Num(y + 9));
-      const double w = static_cast<double>(c->detail.size()) * 6.1;
+                          Num(x), Num(y + 4), Num(y + 11));
+      const double w = TextWidth(label, 16);
       if (x - w / 2 >= free_from && x + w / 2 <= kWidth - 8) {
         axis += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x),
-                            Num(y + 21), Escape(c->detail));
-        free_from = x + w / 2 + 8;
+                            Num(y + 28), Escape(label));
+        free_from = x + w / 2 + 14;
+      }
+    };
+    if (!layout.time_axis) {
+      for (const TraceEvent* c : clocks) {
+        const size_t k = layout.Index(c->at_us);
+        if (layout.band[k] == b) tick(layout.x[k], c->detail);
+      }
+    } else {
+      // Times between two stamps are placed between their x, in proportion.
+      const double step = NiceStep(static_cast<double>(std::max<int64_t>(band_hi - band_lo, 1000)) / 1000.0, 7);
+      for (double t = std::ceil(static_cast<double>(band_lo) / 1000.0 / step) * step;
+           t * 1000.0 <= static_cast<double>(band_hi) + 1e-6; t += step) {
+        const auto us = static_cast<int64_t>(std::llround(t * 1000.0));
+        size_t k = layout.Index(us);
+        double x = layout.x[k];
+        if (k > 0 && layout.stamps[k] > us && layout.band[k - 1] == b) {
+          const double f = static_cast<double>(us - layout.stamps[k - 1]) /
+                           static_cast<double>(layout.stamps[k] - layout.stamps[k - 1]);
+          x = layout.x[k - 1] + f * (layout.x[k] - layout.x[k - 1]);
+        }
+        tick(x, FormatMs(t, step));
       }
     }
-    axis += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">steps (simulated clock)</text>\n",
-                        Num(y + 21));
-  } else {
-    double lo_ms = scale.lo_us / 1000.0, hi_ms = scale.hi_us / 1000.0;
-    double step = NiceStep(hi_ms - lo_ms, 8);
-    for (double t = std::ceil(lo_ms / step) * step; t <= hi_ms + 1e-9; t += step) {
-      double x = scale.X(static_cast<int64_t>(std::llround(t * 1000)));
-      grid += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
-                          Num(x), Num(lanes_top), Num(y + 4));
-      axis += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
-                          Num(x), Num(y + 4), Num(y + 9));
-      axis += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x), Num(y + 21),
-                          FormatMs(t, step));
-    }
-    axis += fmt::format("<text class=\"pid\" x=\"16\" y=\"{}\">ms since the run began</text>\n",
-                        Num(y + 21));
+    axis += fmt::format("<text class=\"caption\" x=\"{}\" y=\"{}\">{}</text>\n", Num(kMargin),
+                        Num(y + 28), Escape(caption));
+    s += backgrounds + grid + body + axis;
+    y += 40;
   }
-  s += backgrounds + grid + part_marks + body + axis;
-  out.height = y + 34 - top;
+  out.height = y - top;
+  return out;
+}
+
+Out DrawSection(const TimelineSection& section, double top) {
+  Out out;
+  double y = top;
+  std::string& s = out.svg;
+  s += fmt::format("<text class=\"section\" x=\"{}\" y=\"{}\">{}</text>\n", Num(kMargin),
+                   Num(y + 26), Escape(section.scenario));
+  y += 36;
+  // The line with its final figures, right and wrong painted as on the terminal.
+  const size_t chars = static_cast<size_t>((kWidth - 2 * kMargin) / (0.61 * 18));
+  for (const std::vector<Run>& runs : WrapLine(section.line, section.marks, chars)) {
+    s += fmt::format("<text class=\"line\" xml:space=\"preserve\" x=\"{}\" y=\"{}\">",
+                     Num(kMargin), Num(y + 18));
+    for (const Run& r : runs) {
+      s += fmt::format("<tspan class=\"{}\">{}</tspan>", r.css, Escape(r.text));
+    }
+    s += "</text>\n";
+    y += 26;
+  }
+  y += 8;
+  std::vector<TraceEvent> events = CausalOrder(section.events);
+  ShortIds ids(events);
+  events = FoldRepeatedDeliveries(events, ids);
+  const std::vector<Part> parts = SplitParts(events);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) {
+      // Between two sub-runs: a rule across, under every label of the one before.
+      s += fmt::format("<line class=\"divider\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>\n",
+                       Num(kMargin), Num(y + 6), Num(kWidth - kMargin), Num(y + 6));
+      y += 14;
+    }
+    Out part = DrawPart(parts[i], ids, y);
+    s += part.svg;
+    y += part.height;
+  }
+  out.height = y - top;
   return out;
 }
 
 // The key to the drawing, in rows of items; sets *height.
 std::string Legend(double top, double* height) {
   std::string s;
-  double x = 16, y = top;
+  double x = kMargin, y = top;
   auto item = [&](const std::function<std::string(double, double)>& swatch,
-                  const std::string& text) {
-    double width = 30 + TextWidth(text) + 18;
-    if (x + width > kWidth - 8) {
-      x = 16;
-      y += 24;
+                  const std::string& text, const char* css = "legend") {
+    const double width = 40 + TextWidth(text) + 28;
+    if (x + width > kWidth - kMargin) {
+      x = kMargin;
+      y += 32;
     }
     s += swatch(x, y);
-    s += fmt::format("<text class=\"label\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x + 30),
-                     Num(y + 13), Escape(text));
+    s += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>\n", css, Num(x + 40),
+                     Num(y + 19), Escape(text));
     x += width;
   };
   auto bar = [](const char* css, double w) {
     return [css, w](double bx, double by) {
       return fmt::format(
-          "<rect class=\"bar {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"14\" rx=\"2\"/>\n", css,
-          Num(bx + 24 - w), Num(by + 2), Num(w));
+          "<rect class=\"bar {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"20\" rx=\"3\"/>\n", css,
+          Num(bx + 32 - w), Num(by + 4), Num(w));
     };
   };
-  auto glyph = [](Mark::Kind kind, double dy) {
-    return [kind, dy](double gx, double gy) { return Glyph(kind, gx + 12, gy + dy); };
+  auto glyph = [](Mark::Kind kind, Tone tone, double dy) {
+    return [kind, tone, dy](double gx, double gy) {
+      Mark m;
+      m.kind = kind;
+      m.tone = tone;
+      return Glyph(m, gx + 16, gy + dy);
+    };
   };
-  item(bar("commit", 24), "transaction committed");
-  item(bar("rollback", 24), "rolled back");
-  item(bar("died", 24), "its process died inside");
-  item(bar("auto", kAutocommitBar), "autocommit statement");
+  item(glyph(Mark::Kind::kOutcome, Tone::kRight, 2), "✓ right for the business", "legend right");
+  item(glyph(Mark::Kind::kOutcome, Tone::kWrong, 2), "✗ wrong for the business", "legend wrong");
+  item(bar("commit", 32), "transaction committed");
+  item(bar("rollback", 32), "rolled back");
+  item(bar("died", 32), "its process died inside");
+  item(bar("auto", kAutocommitBar), "statement on its own (autocommit)");
   item(
       [](double wx, double wy) {
-        return fmt::format("<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"24\" height=\"10\"/>\n",
-                           Num(wx), Num(wy + 4));
+        return fmt::format("<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"32\" height=\"14\"/>\n",
+                           Num(wx), Num(wy + 7));
       },
-      "waits for the write lock");
-  item(glyph(Mark::Kind::kDelivery, 6), "delivery");
-  item(glyph(Mark::Kind::kHook, 9), "hook point");
-  item(glyph(Mark::Kind::kCrash, 0), "crash");
-  item(glyph(Mark::Kind::kDied, 0), "process death seen");
-  item(glyph(Mark::Kind::kRecover, 0), "recovery");
-  item(glyph(Mark::Kind::kSend, 0), "email sent");
-  item(glyph(Mark::Kind::kOutcome, 0), "the delivery's outcome");
-  item(glyph(Mark::Kind::kBroker, 0), "broker step (send, deliver, ack, nack)");
-  *height = y + 24 - top;
+      "waits for a lock");
+  item(glyph(Mark::Kind::kDelivery, Tone::kPlain, 0), "delivery");
+  item(glyph(Mark::Kind::kSettle, Tone::kPlain, 0), "ack or nack to the broker");
+  item(glyph(Mark::Kind::kAckLost, Tone::kPlain, 0), "ack lost on the way");
+  item(glyph(Mark::Kind::kHook, Tone::kPlain, 10), "hook point");
+  item(glyph(Mark::Kind::kCrash, Tone::kPlain, 0), "crash");
+  item(glyph(Mark::Kind::kDied, Tone::kPlain, 0), "process death seen");
+  item(glyph(Mark::Kind::kRecover, Tone::kPlain, 0), "what the database did");
+  item(glyph(Mark::Kind::kSend, Tone::kPlain, 0), "email sent");
+  item(glyph(Mark::Kind::kBroker, Tone::kPlain, 0), "broker step");
+  *height = y + 36 - top;
   return s;
 }
 
 constexpr const char* kStyle = R"svg(<style>
-text { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 11px; fill: #222; }
-.title { font-family: 'DejaVu Sans', Verdana, Arial, sans-serif; font-size: 20px; font-weight: bold; }
-.subtitle { font-family: 'DejaVu Sans', Verdana, Arial, sans-serif; font-size: 12px; fill: #555; }
-.section { font-family: 'DejaVu Sans', Verdana, Arial, sans-serif; font-size: 16px; font-weight: bold; }
-.line { font-size: 12.5px; fill: #000; }
-.lane { font-family: 'DejaVu Sans', Verdana, Arial, sans-serif; font-size: 13px; font-weight: bold; }
-.pid, .tick { fill: #666; font-size: 10px; }
+text { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 17px; fill: #1b1b1b; }
+.title { font-family: 'DejaVu Sans', Verdana, Arial, sans-serif; font-size: 30px; font-weight: bold; }
+.subtitle { font-family: 'DejaVu Sans', Verdana, Arial, sans-serif; font-size: 18px; fill: #455a64; }
+.section { font-family: 'DejaVu Sans', Verdana, Arial, sans-serif; font-size: 26px; font-weight: bold; }
+.part-title { font-family: 'DejaVu Sans', Verdana, Arial, sans-serif; font-size: 21px; font-weight: bold; fill: #263238; }
+.reset { font-size: 17px; fill: #546e7a; font-style: italic; }
+.line { font-size: 18px; }
+.line.right, .legend.right, .card-right, text.right { fill: #1b5e20; font-weight: bold; }
+.line.wrong, .legend.wrong, text.wrong { fill: #b71c1c; font-weight: bold; }
+.lane { font-family: 'DejaVu Sans', Verdana, Arial, sans-serif; font-size: 20px; font-weight: bold; }
+.lane.secondary { fill: #607d8b; font-style: italic; font-weight: normal; }
+.sub, .caption, .tick { fill: #546e7a; font-size: 16px; }
 .tick { text-anchor: middle; }
-.lane-bg { fill: #f6f7f9; }
-.grid { stroke: #e2e4e8; stroke-width: 1; }
-.axis { stroke: #888; stroke-width: 1; }
-.bar { stroke-width: 1.5; }
-.bar.commit { fill: #c8e6c9; stroke: #2e7d32; }
-.bar.rollback { fill: #ffe0b2; stroke: #e65100; }
-.bar.died { fill: #ffcdd2; stroke: #b71c1c; stroke-dasharray: 5 3; }
-.bar.open { fill: #eeeeee; stroke: #616161; stroke-dasharray: 5 3; }
-.bar.auto { fill: #90caf9; stroke: #1565c0; }
-.step { stroke: #1b5e20; stroke-width: 1; }
-.inbar { fill: #1b3a1c; }
-.wait { fill: url(#hatch); stroke: #c62828; stroke-width: 1.5; }
-.leader { stroke: #b0b4ba; stroke-width: 1; }
-.commit-label { fill: #2e7d32; font-weight: bold; }
-.rollback-label { fill: #e65100; font-weight: bold; }
-.died-label, .crash-label, .failure-label { fill: #b71c1c; font-weight: bold; }
-.wait-label { fill: #c62828; }
-.hook-label { fill: #455a64; }
-.delivery-label { fill: #283593; }
-.send-label { fill: #6a1b9a; }
-.recover-label { fill: #0d47a1; }
-.crash-mark { stroke: #b71c1c; stroke-width: 3; fill: none; }
-.died-mark { fill: #212121; }
-.hook-mark { fill: #455a64; }
-.send-mark { fill: #8e24aa; }
-.recover-mark { fill: #1e88e5; stroke: #0d47a1; }
-.delivery-mark { stroke: #283593; stroke-width: 1.5; fill: none; }
-.outcome-mark { fill: #2e7d32; }
-.broker-mark { fill: #5d4037; }
-.outcome-label { fill: #2e7d32; font-weight: bold; }
-.broker-label { fill: #5d4037; }
-.bad { fill: #b71c1c; font-weight: bold; }
-.part { stroke: #37474f; stroke-width: 1.5; stroke-dasharray: 6 4; }
-.part-label { font-weight: bold; fill: #37474f; }
+.note { fill: #546e7a; }
+.head { font-weight: bold; fill: #1a237e; }
+.failed { font-weight: bold; fill: #000; }
+.step { fill: #1b1b1b; }
+.lane-bg { fill: #f4f6f8; }
 .lane-bg.secondary { fill: #eceff1; }
-.lane.secondary { fill: #78909c; font-style: italic; font-weight: normal; }
-.secondary text { fill-opacity: 0.75; }
+.grid { stroke: #dde1e6; stroke-width: 1; }
+.axis { stroke: #78909c; stroke-width: 1.5; }
+.divider { stroke: #37474f; stroke-width: 2; }
+.bar { stroke-width: 2; }
+.bar.commit { fill: #b0bec5; stroke: #37474f; }
+.bar.rollback { fill: #ffffff; stroke: #546e7a; stroke-dasharray: 6 4; }
+.bar.died { fill: #eceff1; stroke: #000; stroke-dasharray: 3 3; stroke-width: 3; }
+.bar.open { fill: #eeeeee; stroke: #9e9e9e; stroke-dasharray: 2 4; }
+.bar.auto { fill: #78909c; stroke: #37474f; }
+.wait { fill: url(#hatch); stroke: #ff8f00; stroke-width: 2; }
+.card { fill: #ffffff; stroke: #b0bec5; stroke-width: 1.5; }
+.leader { stroke: #90a4ae; stroke-width: 1.5; }
+.crash-mark { stroke: #000; stroke-width: 4; fill: none; }
+.died-mark { fill: #000; }
+.hook-mark { fill: #546e7a; }
+.send-mark { fill: #6a1b9a; }
+.recover-mark { fill: #1565c0; stroke: #0d47a1; }
+.delivery-mark { stroke: #1a237e; stroke-width: 2.5; fill: none; }
+.settle-mark { stroke: #5d4037; stroke-width: 2.5; fill: none; }
+.acklost-mark { stroke: #5d4037; stroke-width: 2.5; fill: none; }
+.outcome-mark { fill: #90a4ae; }
+.outcome-mark.right { fill: #2e7d32; }
+.outcome-mark.wrong { fill: #c62828; }
+.broker-mark { fill: #5d4037; }
+.secondary text { fill-opacity: 0.85; }
 </style>
 <defs>
-<pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
-<rect width="6" height="6" fill="#ffebee"/>
-<line x1="0" y1="0" x2="0" y2="6" stroke="#e53935" stroke-width="3"/>
+<pattern id="hatch" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
+<rect width="8" height="8" fill="#fff8e1"/>
+<line x1="0" y1="0" x2="0" y2="8" stroke="#ffa000" stroke-width="4"/>
 </pattern>
 </defs>
 )svg";
@@ -756,15 +800,16 @@ text { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 1
 
 std::string SvgTimeline(const std::vector<TimelineSection>& sections) {
   std::string body;
-  double y = 64;
-  double common_span_us = 0;  // one time scale for every section on a time axis
-  for (const TimelineSection& section : sections) {
-    common_span_us = std::max(common_span_us, SectionSpanUs(section.events));
-  }
-  for (const TimelineSection& section : sections) {
-    SectionOut out = DrawSection(section, y, common_span_us);
+  double y = 92;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    if (i > 0) {
+      body += fmt::format("<line class=\"divider\" x1=\"0\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\"/>\n",
+                          Num(y + 8), Num(kWidth));
+      y += 20;
+    }
+    Out out = DrawSection(sections[i], y);
     body += out.svg;
-    y += out.height + 16;
+    y += out.height + 12;
   }
   double legend_height = 0;
   body += Legend(y, &legend_height);
@@ -779,10 +824,12 @@ std::string SvgTimeline(const std::vector<TimelineSection>& sections) {
   svg += kStyle;
   svg += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n",
                      Num(kWidth), Num(y));
-  svg += "<text class=\"title\" x=\"16\" y=\"30\">dedupsim timeline</text>\n";
-  svg +=
-      "<text class=\"subtitle\" x=\"16\" y=\"50\">one lane per actor (each consumer process, "
-      "broker, producer, the scenario's own checks in grey); bars are transactions</text>\n";
+  svg += fmt::format("<text class=\"title\" x=\"{}\" y=\"42\">dedupsim timeline</text>\n",
+                     Num(kMargin));
+  svg += fmt::format(
+      "<text class=\"subtitle\" x=\"{}\" y=\"74\">one lane per actor; bars are transactions; "
+      "green ✓ is right for the business, red ✗ is wrong</text>\n",
+      Num(kMargin));
   svg += body;
   svg += "</svg>\n";
   return svg;

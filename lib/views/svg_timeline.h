@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "lesson/scenario.h"
 #include "trace/trace.h"
 
 namespace dedupsim {
@@ -21,6 +22,7 @@ struct TimelineSection {
   std::string scenario;  // its name, the section's title
   std::string line;      // the scenario's text line, under the title
   std::vector<TraceEvent> events;
+  std::vector<FigureMark> marks{};  // the line's judged figures, coloured as on the line
 };
 
 // The whole SVG document, XML declaration first.

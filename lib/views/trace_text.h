@@ -1,4 +1,6 @@
-// The --trace view: one line per step, "ms since start, instance and pid, step, result".
+// The --trace view: one line per step, "ms since start, instance and pid, step, result": a
+// statement's SQL text and what it returned, any other step in DescribeStep's words (the
+// pictures' words).
 #pragma once
 
 #include <string>

@@ -62,6 +62,7 @@ TableProbe::~TableProbe() = default;
 
 TablesSnapshot TableProbe::Read(const TraceEvent& after) {
   TablesSnapshot snap;
+  snap.seq = after.seq;
   snap.at_us = after.at_us;
   snap.pid = after.pid;
   snap.kind = after.kind;
@@ -112,6 +113,14 @@ TablesSnapshot TableProbe::Read(const TraceEvent& after) {
       if (error.empty() && first) {  // no rows: the columns from the table's own list
         error = Query(db, "SELECT name FROM pragma_table_info(" + Quote(name) + ")",
                       [&](sqlite3_stmt* s) { table.columns.push_back(Text(s, 0)); });
+      }
+      if (error.empty()) {  // the primary key's columns, in key order
+        error = Query(db,
+                      "SELECT cid FROM pragma_table_info(" + Quote(name) +
+                          ") WHERE pk > 0 ORDER BY pk",
+                      [&](sqlite3_stmt* s) {
+                        table.key.push_back(static_cast<size_t>(sqlite3_column_int64(s, 0)));
+                      });
       }
       if (error.empty()) {
         error = Query(db, "SELECT count(*) FROM " + Quote(name),

@@ -24,12 +24,16 @@ struct TableState {
   std::string store;  // "database", "cache", "email provider"
   std::string name;
   std::vector<std::string> columns;
+  // The primary key's columns (indexes into columns), in key order: what names a row from
+  // one read to the next. Empty: the table has none, and a row is named by all its cells.
+  std::vector<size_t> key;
   std::vector<std::vector<std::string>> rows;  // at most kMaxRows, NULL as "NULL"
   int64_t total_rows = 0;
 };
 
 struct TablesSnapshot {
-  // The event it was taken after (matched by these to the run's events).
+  // The event it was taken after: its seq (TraceEvent::seq) names it; the rest says it.
+  int64_t seq = 0;
   int64_t at_us = 0;
   int pid = 0;
   std::string kind;
@@ -39,7 +43,18 @@ struct TablesSnapshot {
   std::string unreadable;  // why it could not be read ("database is locked"), or ""
 };
 
-class TableProbe {
+// Reads every table of a run's stores now. The SQLite reader is TableProbe (below); a
+// PostgreSQL one reads the schema's tables through a connection of its own
+// (postgres/table_probe.h).
+class TablesReader {
+ public:
+  virtual ~TablesReader() = default;
+  // Every table now, stamped as read after `after`. Never waits for a lock; a read that
+  // cannot be made says why (TablesSnapshot::unreadable).
+  virtual TablesSnapshot Read(const TraceEvent& after) = 0;
+};
+
+class TableProbe final : public TablesReader {
  public:
   static constexpr int64_t kMaxRows = 12;
   // path: the main database; side stores are looked for at path + ".cache" and
@@ -51,7 +66,7 @@ class TableProbe {
   ~TableProbe();
 
   // Reads every table now, stamped as taken after `after`.
-  TablesSnapshot Read(const TraceEvent& after);
+  TablesSnapshot Read(const TraceEvent& after) override;
 
  private:
   struct Store {

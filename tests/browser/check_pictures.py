@@ -2,17 +2,22 @@
 """Renders dedupsim's pictures in headless Chromium and checks them from the rendered page.
 
   check_pictures.py svg     DEDUPSIM WORKDIR [--screenshot PNG]
-                                               every scenario's --timeline: no two labels
-                                               overlap, no label crosses a leader line or a
-                                               mark, nothing is cut at the edge
+                                               every scenario's --timeline at 1920 x 1080:
+                                               1920 wide, every label at least 16 px on
+                                               screen, no two labels overlap, no label
+                                               crosses a leader line or a mark, nothing is
+                                               cut at the edge
   check_pictures.py mermaid DEDUPSIM WORKDIR   every scenario's --diagram mermaid parses and
-                                               renders with the pinned mermaid 11
+                                               renders with the pinned mermaid 11; the
+                                               scenario check's box is grey
   check_pictures.py html    DEDUPSIM WORKDIR [--screenshot PNG]
-                                               naive's --html page, stepped by key presses,
-                                               shows Reserved 2 then 4; and the page of
-                                               check-then-process's crash counterexample
-                                               (explore --counterexample --html) shows 2
-                                               after the crash, then 4
+                                               every scenario's --html page at 1920 x 1080,
+                                               at every step: every text at least 16 px, no
+                                               two texts overlap; naive's page, stepped by
+                                               key presses, shows Reserved 2 then 4; and the
+                                               page of check-then-process's crash
+                                               counterexample (explore --counterexample
+                                               --html) shows 2 after the crash, then 4
 
 The checks run as a small script inside the page; Chromium prints the page after it ran
 (--dump-dom) and this script reads the verdict from it. A missing tool is a failure, not a
@@ -50,9 +55,12 @@ def chromium(work, args, timeout=240):
     return run
 
 
-def dump(work, page, budget_ms=20000):
-    run = chromium(work, ["--virtual-time-budget=%d" % budget_ms, "--run-all-compositor-stages-before-draw",
-                          "--dump-dom", "file://" + page])
+def dump(work, page, budget_ms=20000, size=None):
+    args = ["--virtual-time-budget=%d" % budget_ms, "--run-all-compositor-stages-before-draw",
+            "--allow-file-access-from-files"]
+    if size:
+        args.append("--window-size=%d,%d" % size)
+    run = chromium(work, args + ["--dump-dom", "file://" + page])
     m = re.search(r'<pre id="verdict">(.*?)</pre>', run.stdout, re.S)
     if not m:
         print(run.stderr[-3000:])
@@ -94,6 +102,7 @@ SVG_CHECK = r"""
 (function () {
   const problems = [];
   let texts = 0;
+  let smallest = 1000;
   function inter(a, b, slack) {
     return a.left < b.right - slack && b.left < a.right - slack &&
            a.top < b.bottom - slack && b.top < a.bottom - slack;
@@ -102,10 +111,18 @@ SVG_CHECK = r"""
     const name = box.dataset.name;
     const svg = box.querySelector('svg');
     const frame = svg.getBoundingClientRect();
+    // Drawn at its own size on a 1920 x 1080 screen: as wide as the screen.
+    if (Math.abs(frame.width - 1920) > 0.5) problems.push(name + ': ' + frame.width + ' px wide, not 1920');
+    const scale = frame.width / svg.viewBox.baseVal.width;
     const ts = Array.from(svg.querySelectorAll('text')).map(function (t) {
-      return {t: t.textContent, r: t.getBoundingClientRect()};
+      return {t: t.textContent, r: t.getBoundingClientRect(),
+              px: parseFloat(getComputedStyle(t).fontSize) * scale};
     }).filter(function (x) { return x.t.trim() !== '' && x.r.width > 0; });
     texts += ts.length;
+    ts.forEach(function (a) {
+      smallest = Math.min(smallest, a.px);
+      if (a.px < 16 - 0.01) problems.push(name + ': "' + a.t + '" is ' + a.px.toFixed(1) + ' px');
+    });
     ts.forEach(function (a) {
       if (a.r.left < frame.left - 0.5 || a.r.right > frame.right + 0.5 ||
           a.r.top < frame.top - 0.5 || a.r.bottom > frame.bottom + 0.5) {
@@ -119,7 +136,7 @@ SVG_CHECK = r"""
         }
       }
     }
-    const marks = Array.from(svg.querySelectorAll('line.leader, [class$="-mark"]')).map(function (m) {
+    const marks = Array.from(svg.querySelectorAll('line.leader, line.divider, [class*="-mark"]')).map(function (m) {
       return {c: m.getAttribute('class'), r: m.getBoundingClientRect()};
     });
     ts.forEach(function (a) {
@@ -129,7 +146,8 @@ SVG_CHECK = r"""
     });
   });
   document.getElementById('verdict').textContent =
-      JSON.stringify({cases: document.querySelectorAll('div.case').length, texts: texts, problems: problems});
+      JSON.stringify({cases: document.querySelectorAll('div.case').length, texts: texts,
+                      smallest: smallest, problems: problems});
 })();
 </script>
 """
@@ -147,10 +165,11 @@ def check_svg(dedupsim, work):
     page = os.path.join(work, "svg.html")
     with open(page, "w", encoding="utf-8") as f:
         f.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0}'
-                'div.case{margin:0 0 20px 0}</style></head><body>' + "".join(parts) + SVG_CHECK +
-                "</body></html>")
-    verdict = dump(work, page)
-    print("timelines: %d, texts checked: %d" % (verdict["cases"], verdict["texts"]))
+                'div.case{margin:0 0 20px 0;width:1920px}svg{display:block}</style></head><body>' +
+                "".join(parts) + SVG_CHECK + "</body></html>")
+    verdict = dump(work, page, size=(1920, 1080))
+    print("timelines: %d, texts checked: %d, smallest label %.1f px" %
+          (verdict["cases"], verdict["texts"], verdict["smallest"]))
     if verdict["cases"] != len(parts) or verdict["texts"] < 20 * len(parts):
         fail("the timelines did not render: %s" % verdict)
     for p in verdict["problems"]:
@@ -178,7 +197,7 @@ MERMAID_CHECK = r"""
 <pre id="verdict"></pre>
 <script>
 (async function () {
-  const out = {rendered: 0, errors: []};
+  const out = {rendered: 0, boxes: 0, errors: []};
   try {
     mermaid.initialize({startOnLoad: false, securityLevel: 'strict'});
     const cases = JSON.parse(document.getElementById('cases').textContent);
@@ -188,6 +207,13 @@ MERMAID_CHECK = r"""
         const r = await mermaid.render('d' + i, cases[i].text);
         if (!r.svg || r.svg.indexOf('<svg') < 0) throw new Error('no svg');
         if (r.svg.indexOf('Syntax error') >= 0) throw new Error('rendered a syntax error');
+        // The scenario check's box is grey, its title words only: a title Mermaid misreads
+        // (parentheses) leaves the box transparent and prints the colour as text.
+        if (cases[i].text.indexOf('box rgb(238,238,238)') >= 0) {
+          if (!/<rect[^>]*class="rect"[^>]*fill="rgb\(238,238,238\)"/.test(r.svg)) throw new Error('the scenario check box is not grey');
+          if (/>[^<]*rgb\(238/.test(r.svg)) throw new Error('the box title shows its colour as text');
+          out.boxes++;
+        }
         out.rendered++;
       } catch (e) {
         out.errors.push(cases[i].name + ': ' + (e && e.message ? e.message : String(e)));
@@ -222,13 +248,16 @@ def check_mermaid(dedupsim, work):
     # The version that rendered them: the one installed from the lockfile.
     package = os.path.join(HERE, "node_modules", "mermaid", "package.json")
     verdict["version"] = json.load(open(package, encoding="utf-8"))["version"]
-    print("mermaid %s: %d of %d diagrams rendered" % (verdict["version"], verdict["rendered"], len(cases)))
+    print("mermaid %s: %d of %d diagrams rendered, %d grey check boxes" %
+          (verdict["version"], verdict["rendered"], len(cases), verdict["boxes"]))
     for e in verdict["errors"]:
         print("  " + e)
     if not verdict["version"].startswith("11."):
         fail("not mermaid 11: %r" % verdict["version"])
     if verdict["errors"] or verdict["rendered"] != len(cases):
         fail("%d diagrams failed" % len(verdict["errors"]))
+    if verdict["boxes"] < 3:
+        fail("only %d diagrams have the scenario check's box" % verdict["boxes"])
     print("PASS: every diagram renders with mermaid %s" % verdict["version"])
 
 
@@ -260,7 +289,98 @@ HTML_CHECK = r"""
 """
 
 
+PAGE_CHECK = r"""
+<pre id="verdict"></pre>
+<script>
+window.addEventListener('load', function () {
+  const problems = [];
+  let checked = 0, steps = 0, smallest = 1000;
+  function clip(r, el, win) {
+    // The part of r left visible by el's clipping ancestors and the window.
+    let box = {left: r.left, top: r.top, right: r.right, bottom: r.bottom};
+    for (let a = el; a && a.nodeType === 1; a = a.parentElement) {
+      const cs = win.getComputedStyle(a);
+      if (cs.overflowX !== 'visible' || cs.overflowY !== 'visible') {
+        const c = a.getBoundingClientRect();
+        box = {left: Math.max(box.left, c.left), top: Math.max(box.top, c.top),
+               right: Math.min(box.right, c.right), bottom: Math.min(box.bottom, c.bottom)};
+      }
+    }
+    box = {left: Math.max(box.left, 0), top: Math.max(box.top, 0),
+           right: Math.min(box.right, win.innerWidth), bottom: Math.min(box.bottom, win.innerHeight)};
+    return box.right - box.left > 0.5 && box.bottom - box.top > 0.5 ? box : null;
+  }
+  document.querySelectorAll('iframe').forEach(function (frame) {
+    const name = frame.dataset.name;
+    const win = frame.contentWindow, doc = frame.contentDocument;
+    if (!win || !win.dedupsimShow) { problems.push(name + ': the page did not load'); return; }
+    const total = Number(doc.getElementById('slider').max) + 1;
+    for (let i = 0; i < total; i++) {
+      win.dedupsimShow(i);
+      steps++;
+      const texts = [];
+      const walker = doc.createTreeWalker(doc.body, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const el = n.parentElement;
+        if (!n.textContent.trim() || el.tagName === 'SCRIPT' || el.tagName === 'STYLE') continue;
+        // One box per line the text takes (a wrapped text is several).
+        const range = doc.createRange();
+        range.selectNodeContents(n);
+        const boxes = Array.from(range.getClientRects()).filter(function (r) { return r.width > 0; })
+            .map(function (r) { return clip(r, el, win); }).filter(function (b) { return b; });
+        if (!boxes.length) continue;
+        const px = parseFloat(win.getComputedStyle(el).fontSize);
+        smallest = Math.min(smallest, px);
+        if (px < 16 - 0.01) problems.push(name + ' step ' + (i + 1) + ': "' + n.textContent.slice(0, 40) + '" is ' + px + ' px');
+        boxes.forEach(function (box) { texts.push({t: n.textContent, box: box, node: n}); });
+      }
+      checked += texts.length;
+      for (let a = 0; a < texts.length; a++) {
+        for (let b = a + 1; b < texts.length; b++) {
+          if (texts[a].node === texts[b].node) continue;
+          const p = texts[a].box, q = texts[b].box;
+          if (p.left < q.right - 1 && q.left < p.right - 1 && p.top < q.bottom - 1 && q.top < p.bottom - 1) {
+            problems.push(name + ' step ' + (i + 1) + ': "' + texts[a].t.slice(0, 40) + '" overlaps "' + texts[b].t.slice(0, 40) + '"');
+          }
+        }
+      }
+    }
+  });
+  document.getElementById('verdict').textContent = JSON.stringify(
+      {pages: document.querySelectorAll('iframe').length, steps: steps, texts: checked,
+       smallest: smallest, problems: problems.slice(0, 200), count: problems.length});
+});
+</script>
+"""
+
+
+def check_pages(dedupsim, work):
+    """Every scenario's step-through page at 1920 x 1080, at every step: each text at least
+    16 px, no two texts overlap. The pages are iframes of one page: one Chromium start."""
+    all_args = runs(dedupsim)
+    paths = [os.path.join(work, "p%d.html" % i) for i in range(len(all_args))]
+    run_each(dedupsim, [args + ["--html", path] for args, path in zip(all_args, paths)])
+    frames = "".join('<iframe data-name="%s" src="file://%s" width="1920" height="1080"></iframe>' %
+                     (html.escape(" ".join(args)), path) for args, path in zip(all_args, paths))
+    page = os.path.join(work, "pages.html")
+    with open(page, "w", encoding="utf-8") as f:
+        f.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0}'
+                'iframe{display:block;border:0}</style></head><body>' + frames + PAGE_CHECK +
+                "</body></html>")
+    verdict = dump(work, page, budget_ms=120000, size=(1920, 1080))
+    print("pages: %d, steps: %d, texts checked: %d, smallest text %.1f px" %
+          (verdict["pages"], verdict["steps"], verdict["texts"], verdict["smallest"]))
+    if verdict["pages"] != len(all_args) or verdict["steps"] < 10 * len(all_args):
+        fail("the pages did not render: %s" % verdict)
+    for p in verdict["problems"]:
+        print("  " + p)
+    if verdict["count"]:
+        fail("%d problems on the pages" % verdict["count"])
+    print("PASS: every page reads at 1920 x 1080: texts of 16 px or more, none overlapping")
+
+
 def check_html(dedupsim, work, screenshot):
+    check_pages(dedupsim, work)
     page = os.path.join(work, "naive.html")
     subprocess.run([dedupsim, "run", "naive", "--html", page], capture_output=True, check=True)
     text = open(page, encoding="utf-8").read()

@@ -67,13 +67,36 @@ void Broker::Note(const char* op, const Delivery& about, const std::string& deta
   e.instance = "broker";
   e.pid = ThisPid();
   e.kind = "broker";
-  e.actor = kActorBroker;
+  e.actor = std::string_view(op) == "replay" ? kActorOperator : kActorBroker;
+  if (std::string_view(op) == "send" || std::string_view(op) == "drop") {
+    // A send is its sender's step.
+    e.actor = sender_ != nullptr && !sender_->actor.empty() ? sender_->actor : kActorProducer;
+    e.instance = sender_ != nullptr ? sender_->instance : "producer";
+    if (sender_ != nullptr && sender_->pid != 0) e.pid = sender_->pid;
+  }
   e.op = op;
   e.key = about.message.message_id;
   e.delivery = about.delivery_count;
   e.detail = detail;
   e.result = result;
   recorder_->Record(std::move(e));
+}
+
+SendResult Broker::SendAs(const OrderPlaced& message, const TraceEvent& sender) {
+  struct Restore {
+    const TraceEvent*& slot;
+    const TraceEvent* before;
+    ~Restore() { slot = before; }
+  } restore{sender_, sender_};
+  sender_ = &sender;
+  return Send(message);
+}
+
+SendResult Broker::SendReplay(const OrderPlaced& message) {
+  TraceEvent operator_step;  // the operator sends it again
+  operator_step.actor = kActorOperator;
+  operator_step.instance = "operator";
+  return SendAs(message, operator_step);
 }
 
 void Broker::Offer(const Delivery& delivery) {

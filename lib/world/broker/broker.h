@@ -15,7 +15,8 @@
 //   RabbitMQ when the consumer's channel closes). DeadLetterIt moves it aside with a reason.
 //
 // Each step is recorded on the recorder (when given) under the instance "broker", with its
-// op, the MessageId and the delivery count; each delivery is offered to the next consumer
+// op, the MessageId and the delivery count (a send as its sender's step, the producer's
+// unless SendAs names another; a replay as the operator's); each delivery is offered to the next consumer
 // connection opened (Recorder::OfferDelivery), so the broker numbers deliveries once.
 // Not thread-safe: one thread drives a Broker.
 #pragma once
@@ -108,7 +109,11 @@ class Broker {
   // "simulated", "NATS JetStream 2.9.10", "RabbitMQ 3.10.8": what answered.
   virtual std::string server() const = 0;
 
+  // Sends message; the send is recorded as the producer's step.
   virtual SendResult Send(const OrderPlaced& message) = 0;
+  // Sends message as sender's step (its instance, pid and actor, as Session::StampTrace
+  // fills them): an outbox's dispatcher, a consumer that sends from its handler.
+  SendResult SendAs(const OrderPlaced& message, const TraceEvent& sender);
   // The next delivery, now in flight; nullopt when nothing more will come: the queue is
   // empty and no delivery waits for an ack or a redelivery timer. Throws BrokerError.
   virtual std::optional<Delivery> Receive() = 0;
@@ -134,6 +139,8 @@ class Broker {
   // `about` (0 for a send).
   void Note(const char* op, const Delivery& about, const std::string& detail,
             const std::string& result);
+  // The operator's send of a dead letter it replays (ReplayDeadLetters).
+  SendResult SendReplay(const OrderPlaced& message);
   // A delivery was handed out: offered to the next consumer connection opened.
   void Offer(const Delivery& delivery);
   // A delivery was settled: its offer to the next connection is withdrawn.
@@ -142,6 +149,7 @@ class Broker {
 
  private:
   Recorder* recorder_;
+  const TraceEvent* sender_ = nullptr;  // whose send Send records; null: the producer's
 };
 
 // Where lessons get their brokers: one kind of broker, one server, for a whole command.

@@ -288,7 +288,7 @@ class NatsBroker final : public Broker {
       Note("replay", letter.delivery,
            fmt::format("replay {} from {}", letter.delivery.message.message_id, dead_stream_),
            "resubmitted");
-      if (Send(letter.delivery.message) == SendResult::kAccepted) accepted++;
+      if (SendReplay(letter.delivery.message) == SendResult::kAccepted) accepted++;
     }
     return accepted;
   }

@@ -339,7 +339,7 @@ class RabbitBroker final : public Broker {
       Note("replay", letter.delivery,
            fmt::format("replay {} from {}", letter.delivery.message.message_id, dead_queue_),
            "resubmitted");
-      if (Send(letter.delivery.message) == SendResult::kAccepted) accepted++;
+      if (SendReplay(letter.delivery.message) == SendResult::kAccepted) accepted++;
     }
     return accepted;
   }

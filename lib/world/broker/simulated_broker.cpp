@@ -173,7 +173,7 @@ int64_t SimulatedBroker::ReplayDeadLetters() {
     Note("replay", letter.delivery,
          fmt::format("replay {} from the dead-letter queue", letter.delivery.message.message_id),
          "resubmitted");
-    if (Send(letter.delivery.message) == SendResult::kAccepted) accepted++;
+    if (SendReplay(letter.delivery.message) == SendResult::kAccepted) accepted++;
   }
   return accepted;
 }

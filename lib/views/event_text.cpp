@@ -1,0 +1,262 @@
+#include "views/event_text.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cctype>
+
+#include "store/error.h"
+
+namespace dedupsim {
+
+namespace {
+
+bool CodeIsNumber(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+std::string RowsWord(int64_t n) { return n == 1 ? "1 row" : fmt::format("{} rows", n); }
+
+std::string MsWord(int64_t us) {
+  return fmt::format("{} ms", std::lround(static_cast<double>(us) / 1000.0));
+}
+
+std::string PidWord(int pid, const WordOptions& options) {
+  return options.pids ? fmt::format("pid {}", pid) : std::string("pid N");
+}
+
+StepWords SqlWords(const TraceEvent& e, ShortIds& ids, const WordOptions& options) {
+  StepWords w;
+  w.what = StepLabel(e);
+  // A side store's statement says which store, unless the store is the one who made it.
+  if (!e.target.empty() && e.target != "database" && e.target != ActorOf(e)) {
+    w.what += " (" + e.target + ")";
+  }
+  w.result = StatementResult(e, options);
+  w.result = ids.Shorten(w.result);
+  w.failed = !e.error.empty();
+  return w;
+}
+
+// The words of a broker step. The sender of a send is the actor who sent it (the producer,
+// a dispatcher, a consumer); every other step is the broker's own.
+StepWords BrokerWords(const TraceEvent& e, ShortIds& ids) {
+  StepWords w;
+  const std::string m = ids.Name(e.key);
+  const bool dead = e.result.rfind("dead-lettered", 0) == 0;
+  if (e.op == "send") {
+    w.what = fmt::format("send {}", m);
+    w.result = "accepted";
+  } else if (e.op == "drop") {
+    w.what = fmt::format("send {}", m);
+    w.result = "dropped as a duplicate send";
+  } else if (e.op == "deliver") {
+    w.what = fmt::format("deliver {} (delivery {})", m, e.delivery);
+  } else if (e.op == "ack") {
+    w.what = fmt::format("ack {}", m);
+    w.result = "removed from the queue";
+  } else if (e.op == "abandon") {
+    w.what = fmt::format("nack {}", m);
+    w.result = dead ? "dead-lettered (max deliveries)" : "back in the queue";
+  } else if (e.op == "ack-lost") {
+    w.what = fmt::format("ack for {} lost on the way", m);
+    w.result = dead ? "dead-lettered (max deliveries)" : "back in the queue";
+  } else if (e.op == "dead-letter") {
+    w.what = fmt::format("dead-letter {}", m);
+    w.result = ids.Shorten(e.result);
+  } else if (e.op == "replay") {
+    w.what = fmt::format("replay {} from the dead-letter queue", m);
+  } else {
+    // A broker step this file does not know yet: said as recorded.
+    w.what = ids.Shorten(e.op.empty() ? e.detail : e.op + (m.empty() ? "" : " " + m));
+    w.result = ids.Shorten(e.result);
+  }
+  return w;
+}
+
+}  // namespace
+
+Tone ToneOf(const TraceEvent& e) {
+  if (e.verdict == kVerdictRight) return Tone::kRight;
+  if (e.verdict == kVerdictWrong) return Tone::kWrong;
+  return Tone::kPlain;
+}
+
+const char* ToneClass(Tone tone) {
+  switch (tone) {
+    case Tone::kRight:
+      return "right";
+    case Tone::kWrong:
+      return "wrong";
+    case Tone::kPlain:
+      break;
+  }
+  return "";
+}
+
+std::string StepWords::Text() const { return result.empty() ? what : what + ": " + result; }
+
+std::string ErrorMeaning(std::string_view code) {
+  if (code.empty()) return "";
+  std::string meaning;
+  if (CodeIsNumber(code)) {
+    const int n = std::stoi(std::string(code));
+    switch (n & 0xff) {
+      case 5:
+        meaning = n == 517 ? "busy: stale read snapshot" : "database is locked";
+        break;
+      case 6:
+        meaning = "table is locked";
+        break;
+      case 19:
+        meaning = ClassifySqliteCode(n) == StoreErrorKind::kDuplicateKey ? "duplicate key"
+                                                                          : "constraint failed";
+        break;
+      default:
+        break;
+    }
+  } else {
+    if (code == "23505") meaning = "duplicate key";
+    if (code == "40001") meaning = "serialization failure";
+    if (code == "40P01") meaning = "deadlock";
+    if (code == "25P02") meaning = "transaction aborted";
+    if (code == "55P03") meaning = "lock not available";
+    if (code == "57014") meaning = "canceled";
+    if (code == "25P03") meaning = "idle-in-transaction timeout";
+    if (code == "57P01") meaning = "terminated by the server";
+  }
+  return meaning.empty() ? fmt::format("error {}", code) : fmt::format("{} ({})", meaning, code);
+}
+
+std::string WaitTarget(const TraceEvent& e, const WordOptions& options) {
+  if (e.waited_on.empty()) return "a lock";
+  if (e.lock_mode.empty() && e.wait_event.empty() && e.blocked_by == 0) return e.waited_on;
+  std::vector<std::string> how;
+  if (!e.lock_mode.empty()) how.push_back(e.lock_mode);
+  if (!e.wait_event.empty()) how.push_back("wait event " + e.wait_event);
+  if (e.blocked_by != 0) how.push_back("held by " + PidWord(e.blocked_by, options));
+  std::string out = e.waited_on + " (";
+  for (size_t i = 0; i < how.size(); ++i) out += (i ? ", " : "") + how[i];
+  return out + ")";
+}
+
+std::string StatementResult(const TraceEvent& e, const WordOptions& options) {
+  std::string result;
+  if (!e.error.empty()) {
+    result = ErrorMeaning(e.error);
+  } else if (e.op == "SELECT") {
+    if (!e.value.empty()) {
+      result = e.value;
+    } else if (e.rows >= 0) {
+      result = e.rows == 0 ? "no row" : RowsWord(e.rows);
+    } else {
+      result = e.result == "row" ? "a row" : "no row";  // recorded before rows were counted
+    }
+  } else if (e.op == "INSERT" || e.op == "UPDATE" || e.op == "DELETE") {
+    static const std::map<std::string, std::string> kDone = {
+        {"INSERT", "inserted"}, {"UPDATE", "updated"}, {"DELETE", "deleted"}};
+    const std::string& done = kDone.at(e.op);
+    if (e.rows == 0) {
+      result = fmt::format("no row {}", done);
+    } else if (e.rows > 0) {
+      result = fmt::format("{} {}", RowsWord(e.rows), done);
+    } else {
+      result = e.result.empty() ? "ok" : e.result;
+    }
+  } else {
+    result = "ok";
+  }
+  if (e.busy_calls > 0 || (!e.waited_on.empty() && e.waited_us > 0)) {
+    result += options.timings ? fmt::format(", after waiting {} for {}", MsWord(e.waited_us),
+                                            WaitTarget(e, options))
+                              : fmt::format(", after waiting for {}", WaitTarget(e, options));
+  }
+  return result;
+}
+
+std::string ActorName(const TraceEvent& e) {
+  const std::string actor = ActorOf(e);
+  if (actor == kActorConsumer) {
+    std::string name = e.instance.size() == 1 ? "Consumer " + e.instance
+                       : e.instance.empty()   ? std::string("Consumer")
+                                              : "Consumer " + e.instance;
+    if (e.incarnation > 1) name += " (restarted)";
+    return name;
+  }
+  if (actor == kActorBroker) {
+    if (e.op == "replay") return "Operator";
+    return "Broker";
+  }
+  if (actor == kActorProducer) return "Producer";
+  if (actor == kActorDispatcher) return "Dispatcher";
+  if (actor == kActorOperator) return "Operator";
+  if (actor == kActorEmailProvider) return "Email provider";
+  if (actor == kActorProbe) return "scenario check";
+  if (actor == kActorSetup) return "set-up";
+  if (actor == kActorDatabase) return "Database";
+  if (actor == kActorScenario) return "scenario";
+  if (!e.instance.empty()) {
+    std::string name = e.instance;
+    name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+    return name;
+  }
+  return actor;
+}
+
+StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& options) {
+  StepWords w;
+  const std::string& kind = e.kind;
+  if (kind == "sql") {
+    w = SqlWords(e, ids, options);
+  } else if (kind == "broker") {
+    w = BrokerWords(e, ids);
+  } else if (kind == "outcome") {
+    w.what = "outcome";
+    w.result = e.detail;
+    if (!e.result.empty() && e.result != "ok") w.result += " (" + ids.Shorten(e.result) + ")";
+  } else if (kind == "open") {
+    w.what = e.delivery > 0 ? fmt::format("receives {}, delivery {}", ids.Name(e.key), e.delivery)
+                            : std::string("opens a connection");
+  } else if (kind == "fold") {
+    w.what = e.detail;  // FoldRepeatedDeliveries: "deliveries 2 to 9 of m1, each as delivery 1"
+    w.result = e.result;
+  } else if (kind == "part") {
+    w.what = "sub-run: " + e.detail;
+  } else if (kind == "clock") {
+    w.what = "simulated time: " + e.detail;
+  } else if (kind == "reset") {
+    w.what = "reset the database";
+    w.result = ids.Shorten(e.detail);
+  } else if (kind == "wait") {
+    w.what = "waits for " + WaitTarget(e, options);
+  } else if (kind == "lock") {
+    w.what = e.detail;
+    if (!e.result.empty() && e.result != "holding") w.result = e.result;
+  } else if (kind == "hook") {
+    w.what = "hook " + e.detail;
+  } else if (kind == "crash") {
+    w.what = "crash at " + e.detail;
+    if (!e.result.empty() && e.result != "crash") w.result = e.result;
+  } else if (kind == "died") {
+    w.what = "died at " + e.detail;
+    w.result = options.pids ? e.result : ScrubPids(e.result);
+  } else if (kind == "recover") {
+    w.what = "on the next open";
+    w.result = ids.Shorten(options.pids ? e.detail : ScrubPids(e.detail));
+  } else if (kind == "send" || kind == "reconcile") {
+    w.what = ids.Shorten(e.detail);
+    w.result = ids.Shorten(e.result);
+  } else {
+    w.what = ids.Shorten(e.detail.empty() ? e.kind : e.kind + " " + e.detail);
+    w.result = ids.Shorten(options.pids ? e.result : ScrubPids(e.result));
+  }
+  if (kind != "sql" && !options.pids) w.what = ScrubPids(w.what);
+  w.tone = ToneOf(e);
+  return w;
+}
+
+}  // namespace dedupsim
