@@ -4,9 +4,7 @@
 // racy moments (a kill right after fork, an interrupt in a run's first milliseconds) are
 // hit every time through the test build's pause points (lib/os/pause_point.h).
 #include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -27,8 +25,6 @@
 #include "sqlite/database.h"
 #include "sqlite/side_store.h"
 #include "support.h"
-
-extern char** environ;
 
 namespace reliability_test {
 
@@ -103,93 +99,12 @@ bool WaitStopped(pid_t pid) {
   return false;
 }
 
-// The dedupsim binary running in the background, its stderr read line by line.
-class Background {
- public:
-  Background(const std::vector<std::string>& args, const std::string& cwd,
-             const std::vector<std::string>& env) {
-    int err_pipe[2];
-    REQUIRE(::pipe(err_pipe) == 0);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-    posix_spawn_file_actions_addclose(&actions, err_pipe[0]);
-    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-    std::vector<std::string> argv_storage{DEDUPSIM_BINARY};
-    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_storage) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_storage = testing::EnvironmentWith(env);
-    std::vector<char*> envp;
-    for (auto& e : env_storage) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    REQUIRE(posix_spawn(&pid_, DEDUPSIM_BINARY, &actions, nullptr, argv.data(), envp.data()) == 0);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(err_pipe[1]);
-    err_ = err_pipe[0];
-  }
-  ~Background() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    if (err_ >= 0) ::close(err_);
-  }
-
-  // Reads stderr until a line containing text; returns it ("" at EOF).
-  std::string WaitForLine(const std::string& text) {
-    for (;;) {
-      auto nl = buffer_.find('\n');
-      while (nl != std::string::npos) {
-        std::string line = buffer_.substr(0, nl);
-        buffer_.erase(0, nl + 1);
-        seen_ += line + "\n";
-        if (line.find(text) != std::string::npos) return line;
-        nl = buffer_.find('\n');
-      }
-      char chunk[512];
-      ssize_t n = ::read(err_, chunk, sizeof chunk);
-      if (n <= 0) return "";
-      buffer_.append(chunk, static_cast<size_t>(n));
-    }
-  }
-  // The pid in "dedupsim: paused at NAME pid PID".
-  pid_t PausedPid(const std::string& point) {
-    std::string line = WaitForLine("paused at " + point + " pid ");
-    REQUIRE(!line.empty());
-    return static_cast<pid_t>(std::stol(line.substr(line.rfind(' ') + 1)));
-  }
-  void Signal(int signal) { ::kill(pid_, signal); }
-  void Reaped() { pid_ = -1; }
-  // Waits for the end; returns the exit status (128 + signal when killed).
-  int Wait() {
-    std::string rest;
-    char chunk[512];
-    ssize_t n;
-    while ((n = ::read(err_, chunk, sizeof chunk)) > 0) rest.append(chunk, static_cast<size_t>(n));
-    seen_ += buffer_ + rest;
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  const std::string& err() const { return seen_; }
-  pid_t pid() const { return pid_; }
-
- private:
-  pid_t pid_ = -1;
-  int err_ = -1;
-  std::string buffer_;
-  std::string seen_;
-};
+using dedupsim::testing::BackgroundRun;
 
 // RunCli in a folder (the tests of plain relative names need one).
 int RunIn(const std::string& cwd, const std::vector<std::string>& args,
           std::string* err = nullptr) {
-  Background b(args, cwd, {"NO_COLOR=1"});
+  BackgroundRun b(args, {"NO_COLOR=1"}, cwd);
   int code = b.Wait();
   if (err) *err = b.err();
   return code;
@@ -315,8 +230,8 @@ TEST_CASE("case 4: a crash child dies when its parent is killed right after fork
   for (int signal : {SIGKILL, SIGTERM}) {
     TempDir dir;
     const std::string db = dir.File("own.db");
-    Background run({"run", "crash-before-commit", "--crash-mode", "kill", "--db", db}, "",
-                   {Pause("child-started"), "TMPDIR=" + dir.path()});
+    BackgroundRun run({"run", "crash-before-commit", "--crash-mode", "kill", "--db", db},
+                      {Pause("child-started"), "TMPDIR=" + dir.path()});
     const pid_t child = run.PausedPid("child-started");
     run.Signal(signal);
     CHECK(run.Wait() == (signal == SIGKILL ? 128 + SIGKILL : kExitInterrupted));
@@ -330,8 +245,8 @@ TEST_CASE("case 4: a child whose parent died before its prctl ends itself", "[re
   TempDir dir;
   const std::string db = dir.File("own.db");
   // A child that went on after the check would stop, for ever, at child-started.
-  Background run({"run", "crash-before-commit", "--crash-mode", "kill", "--db", db}, "",
-                 {Pause("child-forked,child-started"), "TMPDIR=" + dir.path()});
+  BackgroundRun run({"run", "crash-before-commit", "--crash-mode", "kill", "--db", db},
+                    {Pause("child-forked,child-started"), "TMPDIR=" + dir.path()});
   const pid_t child = run.PausedPid("child-forked");  // stopped before PR_SET_PDEATHSIG
   REQUIRE(WaitStopped(child));
   ::kill(run.pid(), SIGKILL);
@@ -349,8 +264,8 @@ TEST_CASE("case 4: a child whose parent died before its prctl ends itself", "[re
 TEST_CASE("a crash child killed from outside is a process failure: exit 4, the child named",
           "[reliability]") {
   TempDir dir;
-  Background run({"run", "crash-before-commit", "--crash-mode", "exit"}, "",
-                 {Pause("child-started"), "TMPDIR=" + dir.path()});
+  BackgroundRun run({"run", "crash-before-commit", "--crash-mode", "exit"},
+                    {Pause("child-started"), "TMPDIR=" + dir.path()});
   const pid_t child = run.PausedPid("child-started");
   ::kill(child, SIGKILL);  // before it reaches its crash point: nobody planned this death
   CHECK(run.Wait() == kExitProcess);
@@ -369,9 +284,9 @@ TEST_CASE(
   const std::string db = dir.File("own.db");
   REQUIRE(RunCli({"run", "inbox", "--db", db}).exit_code == kExitOk);
   const auto listing = Listing(dir.path());
-  Background run({"run", "concurrent", "--instances", "processes", "--hold-ms", "60000", "--db", db,
-                  "--timeline", dir.File("out.svg")},
-                 "", {Pause("child-started"), "TMPDIR=" + dir.File("tmp")});
+  BackgroundRun run({"run", "concurrent", "--instances", "processes", "--hold-ms", "60000", "--db", db,
+                     "--timeline", dir.File("out.svg")},
+                    {Pause("child-started"), "TMPDIR=" + dir.File("tmp")});
   const pid_t child = run.PausedPid("child-started");
   run.Signal(SIGINT);
   CHECK(run.Wait() == kExitInterrupted);
@@ -391,8 +306,8 @@ TEST_CASE("case 5: SIGTERM mid cache-arbiter removes own.db.cache*", "[reliabili
   TempDir dir;
   const std::string db = dir.File("own.db");
   REQUIRE(RunCli({"run", "inbox", "--db", db}).exit_code == kExitOk);
-  Background run({"run", "cache-arbiter", "--instances", "processes", "--db", db}, "",
-                 {Pause("child-started"), "TMPDIR=" + dir.path()});
+  BackgroundRun run({"run", "cache-arbiter", "--instances", "processes", "--db", db},
+                    {Pause("child-started"), "TMPDIR=" + dir.path()});
   const pid_t child = run.PausedPid("child-started");
   CHECK(Exists(db + ".cache"));
   run.Signal(SIGTERM);
@@ -430,7 +345,7 @@ TEST_CASE(
   for (const Case& c : cases) {
     INFO(c.args[0] << " " << c.point);
     TempDir tmp;
-    Background run(c.args, "", {Pause(c.point), "TMPDIR=" + tmp.path()});
+    BackgroundRun run(c.args, {Pause(c.point), "TMPDIR=" + tmp.path()});
     const pid_t paused = run.PausedPid(c.point);
     run.Signal(c.signal);
     CHECK(run.Wait() == kExitInterrupted);
@@ -450,7 +365,7 @@ TEST_CASE("a signal before main (the program's first instruction on) exits 130, 
   for (int signal : {SIGINT, SIGTERM}) {
     INFO(signal);
     TempDir tmp;
-    Background run({"run", "naive"}, "", {Pause("program-start"), "TMPDIR=" + tmp.path()});
+    BackgroundRun run({"run", "naive"}, {Pause("program-start"), "TMPDIR=" + tmp.path()});
     const pid_t stopped = run.PausedPid("program-start");
     REQUIRE(WaitStopped(stopped));
     ::kill(stopped, signal);
@@ -469,7 +384,7 @@ TEST_CASE("case 6: a run stopped while creating its new --db leaves no file at t
   for (int signal : {SIGINT, SIGKILL}) {
     TempDir dir;
     const std::string db = dir.File("new.db");
-    Background run({"run", "naive", "--db", db}, "", {Pause("new-db-created")});
+    BackgroundRun run({"run", "naive", "--db", db}, {Pause("new-db-created")});
     run.PausedPid("new-db-created");
     run.Signal(signal);
     CHECK(run.Wait() == (signal == SIGINT ? kExitInterrupted : 128 + SIGKILL));
@@ -490,7 +405,7 @@ TEST_CASE(
   TempDir dir;
   const std::string db = dir.File("own.db");
   REQUIRE(RunCli({"run", "inbox", "--db", db}).exit_code == kExitOk);
-  Background first({"run", "inbox", "--db", db}, "", {Pause("db-locked")});
+  BackgroundRun first({"run", "inbox", "--db", db}, {Pause("db-locked")});
   const pid_t holder = first.PausedPid("db-locked");
   const std::string before = ReadFile(db);
   const auto listing = Listing(dir.path());

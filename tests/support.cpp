@@ -67,6 +67,84 @@ std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra) 
   return out;
 }
 
+BackgroundRun::BackgroundRun(const std::vector<std::string>& args,
+                             const std::vector<std::string>& env, const std::string& cwd) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe failed");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  std::vector<std::string> argv_storage{DEDUPSIM_BINARY};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_storage = EnvironmentWith(env);
+  std::vector<char*> envp;
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  int rc = posix_spawn(&pid_, DEDUPSIM_BINARY, &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  if (rc != 0) {
+    pid_ = -1;
+    ::close(pipe_fds[0]);
+    throw std::runtime_error("posix_spawn failed");
+  }
+  err_ = pipe_fds[0];
+}
+
+BackgroundRun::~BackgroundRun() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  if (err_ >= 0) ::close(err_);
+}
+
+std::string BackgroundRun::WaitForLine(const std::string& text) {
+  for (;;) {
+    auto nl = buffer_.find('\n');
+    while (nl != std::string::npos) {
+      std::string line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      seen_ += line + "\n";
+      if (line.find(text) != std::string::npos) return line;
+      nl = buffer_.find('\n');
+    }
+    char chunk[512];
+    ssize_t n = ::read(err_, chunk, sizeof chunk);
+    if (n <= 0) return "";
+    buffer_.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+pid_t BackgroundRun::PausedPid(const std::string& point) {
+  std::string line = WaitForLine("paused at " + point + " pid ");
+  if (line.empty()) {
+    throw std::runtime_error("stderr ended without \"paused at " + point + " pid\":\n" + seen_);
+  }
+  return static_cast<pid_t>(std::stol(line.substr(line.rfind(' ') + 1)));
+}
+
+void BackgroundRun::Signal(int signal) { ::kill(pid_, signal); }
+
+int BackgroundRun::Wait() {
+  char chunk[512];
+  ssize_t n;
+  while ((n = ::read(err_, chunk, sizeof chunk)) > 0) buffer_.append(chunk, static_cast<size_t>(n));
+  seen_ += buffer_;
+  buffer_.clear();
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& extra_env) {
   // Close-on-exec: a binary started meanwhile by another thread (RunCliEach) must not hold
   // this run's write ends open, or this run's output would not end with its process.

@@ -46,6 +46,37 @@ CliResult RunCli(const std::vector<std::string>& args,
 // (an entry appended after the inherited one would be ignored: getenv finds the first).
 std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra);
 
+// The dedupsim binary running in the background, no stdin, its stderr read line by line:
+// with args, in the folder cwd ("": this one), with the environment EnvironmentWith(env)
+// (NO_COLOR is the test's to give). Killed and reaped on destruction if still running.
+// Throws when it cannot be started.
+class BackgroundRun {
+ public:
+  BackgroundRun(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                const std::string& cwd = "");
+  ~BackgroundRun();
+  BackgroundRun(const BackgroundRun&) = delete;
+  BackgroundRun& operator=(const BackgroundRun&) = delete;
+
+  // Reads stderr until a line containing text; returns it ("" at the end of stderr).
+  std::string WaitForLine(const std::string& text);
+  // The pid in "dedupsim: paused at POINT pid PID"; throws when stderr ends without it.
+  pid_t PausedPid(const std::string& point);
+  void Signal(int signal);
+  // Waits for the end; the exit status (128 + signal when killed).
+  int Wait();
+  // The test reaped the process itself (waitpid on pid()): nothing left to kill.
+  void Reaped() { pid_ = -1; }
+  const std::string& err() const { return seen_; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int err_ = -1;
+  std::string buffer_;
+  std::string seen_;
+};
+
 // Runs each command as RunCli does, up to `at_once` at a time (for runs that mostly wait out
 // their holds; each run has its own database), and returns the results in the commands'
 // order.

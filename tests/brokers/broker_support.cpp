@@ -1,19 +1,16 @@
 #include "broker_support.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
-
-extern char** environ;
 
 namespace dedupsim::testing {
 
@@ -26,71 +23,29 @@ std::string RabbitUrl() {
   return url;
 }
 
-BackgroundRun::BackgroundRun(const std::vector<std::string>& args,
-                             const std::vector<std::string>& env) {
-  int pipe_fds[2];
-  REQUIRE(::pipe(pipe_fds) == 0);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
-  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-  std::vector<std::string> argv_storage{DEDUPSIM_BINARY};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  // The test's own entries first: getenv takes the first of a name.
-  std::vector<std::string> env_storage(env.begin(), env.end());
-  env_storage.emplace_back("NO_COLOR=1");
-  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
-  std::vector<char*> envp;
-  for (auto& e : env_storage) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  REQUIRE(posix_spawn(&pid_, DEDUPSIM_BINARY, &actions, nullptr, argv.data(), envp.data()) == 0);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(pipe_fds[1]);
-  err_ = pipe_fds[0];
-}
-
-BackgroundRun::~BackgroundRun() {
-  if (pid_ > 0) {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
+Interrupted InterruptRightAfterServerForked(const std::string& broker,
+                                            const std::string& server_variable,
+                                            const TempDir& tmp) {
+  TempDir bin;
+  const std::string server = bin.path() + "/deaf-server";
+  WriteFile(server,
+            "#!/bin/sh\ntrap '' TERM INT\n: > \"$(dirname \"$0\")/deaf\"\ni=0\n"
+            "while [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done\n");
+  REQUIRE(::chmod(server.c_str(), 0700) == 0);
+  BackgroundRun run({"run", "naive", "--broker", broker},
+                    {"TMPDIR=" + tmp.path(), "DEDUPSIM_PAUSE_AT=broker-server-forked",
+                     server_variable + "=" + server, "NO_COLOR=1"});
+  REQUIRE_FALSE(run.WaitForLine("paused at broker-server-forked").empty());
+  // The stand-in deaf to SIGTERM before the interrupt (it says so with a file).
+  for (int i = 0; i < 1000 && !std::filesystem::exists(bin.path() + "/deaf"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  if (err_ >= 0) ::close(err_);
-}
-
-std::string BackgroundRun::WaitForLine(const std::string& text) {
-  for (;;) {
-    auto nl = buffer_.find('\n');
-    while (nl != std::string::npos) {
-      std::string line = buffer_.substr(0, nl);
-      buffer_.erase(0, nl + 1);
-      seen_ += line + "\n";
-      if (line.find(text) != std::string::npos) return line;
-      nl = buffer_.find('\n');
-    }
-    char chunk[512];
-    ssize_t n = ::read(err_, chunk, sizeof chunk);
-    if (n <= 0) return "";
-    buffer_.append(chunk, static_cast<size_t>(n));
-  }
-}
-
-void BackgroundRun::Signal(int signal) { ::kill(pid_, signal); }
-
-int BackgroundRun::Wait() {
-  char chunk[512];
-  ssize_t n;
-  while ((n = ::read(err_, chunk, sizeof chunk)) > 0) buffer_.append(chunk, static_cast<size_t>(n));
-  seen_ += buffer_;
-  buffer_.clear();
-  int status = 0;
-  ::waitpid(pid_, &status, 0);
-  pid_ = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  REQUIRE(std::filesystem::exists(bin.path() + "/deaf"));
+  run.Signal(SIGINT);
+  Interrupted result;
+  result.code = run.Wait();
+  result.err = run.err();
+  return result;
 }
 
 std::vector<std::string> ProcessesMentioning(const std::string& text) {

@@ -14,28 +14,19 @@ namespace dedupsim::testing {
 // The AMQP url of the fixture's node; fails the test when it is not there.
 std::string RabbitUrl();
 
-// The dedupsim binary running in the background with extra environment, its stderr read
-// line by line. Killed and reaped on destruction if still running.
-class BackgroundRun {
- public:
-  BackgroundRun(const std::vector<std::string>& args, const std::vector<std::string>& env);
-  ~BackgroundRun();
-  BackgroundRun(const BackgroundRun&) = delete;
-  BackgroundRun& operator=(const BackgroundRun&) = delete;
-
-  // Reads stderr until a line containing text; returns it ("" at the end of stderr).
-  std::string WaitForLine(const std::string& text);
-  void Signal(int signal);
-  // Waits for the end; the exit status (128 + signal when killed).
-  int Wait();
-  const std::string& err() const { return seen_; }
-
- private:
-  pid_t pid_ = -1;
-  int err_ = -1;
-  std::string buffer_;
-  std::string seen_;
+// `dedupsim run naive --broker <broker>` in TMPDIR tmp, its server program (the variable
+// server_variable names) a stand-in that ignores SIGTERM and SIGINT for 2 s, then ends: only
+// the interrupt's own stop (SIGTERM, its grace, then SIGKILL to the group) ends it sooner; a
+// parent-death signal (SIGTERM) does not, so it tells a server the cleanup stopped from one
+// left to that signal. The run pauses right after the stand-in is forked and is interrupted
+// (SIGINT) once the stand-in runs; returns its exit status and stderr.
+struct Interrupted {
+  int code = -1;
+  std::string err;
 };
+Interrupted InterruptRightAfterServerForked(const std::string& broker,
+                                            const std::string& server_variable,
+                                            const TempDir& tmp);
 
 // The processes (pid and command line) whose command line contains text.
 std::vector<std::string> ProcessesMentioning(const std::string& text);

@@ -33,19 +33,6 @@ using dedupsim::testing::TempDir;
 
 namespace {
 
-// A stand-in for a server that ignores SIGTERM and SIGINT for 2 s, then ends: only the
-// interrupt's own stop (SIGTERM, its grace, then SIGKILL to the group) ends it sooner. A
-// parent-death signal (SIGTERM) does not, so it tells a server the cleanup stopped from one
-// left to that signal.
-std::string DeafServer(const TempDir& dir) {
-  const std::string path = dir.path() + "/deaf-server";
-  dedupsim::testing::WriteFile(path,
-                               "#!/bin/sh\ntrap '' TERM INT\n: > \"$(dirname \"$0\")/deaf\"\ni=0\n"
-                               "while [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done\n");
-  REQUIRE(::chmod(path.c_str(), 0700) == 0);
-  return path;
-}
-
 std::vector<nlohmann::json> JsonLines(const std::string& out) {
   std::vector<nlohmann::json> lines;
   for (const std::string& line : SplitLines(out)) lines.push_back(nlohmann::json::parse(line));
@@ -96,7 +83,7 @@ TEST_CASE("an interrupt stops the private nats-server and removes its folder, an
     TempDir tmp;
     INFO("signal " << signal);
     BackgroundRun run({"run", "naive", "--broker", "nats"},
-                      {"TMPDIR=" + tmp.path(), "DEDUPSIM_PAUSE_AT=broker-server-started"});
+                      {"TMPDIR=" + tmp.path(), "DEDUPSIM_PAUSE_AT=broker-server-started", "NO_COLOR=1"});
     REQUIRE_FALSE(run.WaitForLine("paused at broker-server-started").empty());
     REQUIRE(ProcessesMentioningAfter(tmp.path() + "/dedupsim-nats-", 0).size() == 1);  // it runs
     run.Signal(signal);
@@ -116,20 +103,9 @@ TEST_CASE("an interrupt stops the private nats-server and removes its folder, an
 TEST_CASE("an interrupt right after nats-server is forked stops and reaps it before exit 130",
           "[nats]") {
   TempDir tmp;
-  TempDir bin;
-  BackgroundRun run({"run", "naive", "--broker", "nats"},
-                    {"TMPDIR=" + tmp.path(), "DEDUPSIM_PAUSE_AT=broker-server-forked",
-                     "DEDUPSIM_NATS_SERVER=" + DeafServer(bin)});
-  REQUIRE_FALSE(run.WaitForLine("paused at broker-server-forked").empty());
-  // The stand-in deaf to SIGTERM before the interrupt (it says so with a file).
-  for (int i = 0; i < 1000 && !std::filesystem::exists(bin.path() + "/deaf"); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  REQUIRE(std::filesystem::exists(bin.path() + "/deaf"));
-  run.Signal(SIGINT);
-  const int code = run.Wait();
-  INFO(run.err());
-  CHECK(code == dedupsim::kExitInterrupted);
+  const auto run = dedupsim::testing::InterruptRightAfterServerForked("nats", "DEDUPSIM_NATS_SERVER", tmp);
+  INFO(run.err);
+  CHECK(run.code == dedupsim::kExitInterrupted);
   CHECK(ProcessesMentioningAfter(tmp.path() + "/dedupsim-nats-", 0).empty());  // gone at exit
   CHECK(Listing(tmp.path()).empty());
 }

@@ -110,7 +110,7 @@ TEST_CASE("an interrupt stops the private RabbitMQ node and its epmd, and remove
           "[rabbitmq]") {
   TempDir tmp;
   BackgroundRun run({"run", "naive", "--broker", "rabbitmq"},
-                    {"TMPDIR=" + tmp.path(), "DEDUPSIM_PAUSE_AT=broker-server-started"});
+                    {"TMPDIR=" + tmp.path(), "DEDUPSIM_PAUSE_AT=broker-server-started", "NO_COLOR=1"});
   REQUIRE_FALSE(run.WaitForLine("paused at broker-server-started").empty());
   // The node (its script, beam, erl_child_setup) and epmd carry the folder or the TMPDIR.
   CHECK(ProcessesMentioning(tmp.path()).size() >= 3);
@@ -124,18 +124,6 @@ TEST_CASE("an interrupt stops the private RabbitMQ node and its epmd, and remove
   CHECK(Listing(tmp.path()).empty());
 }
 
-// A stand-in for the node's script that ignores SIGTERM and SIGINT for 2 s, then ends: only
-// the interrupt's own stop (SIGTERM, its grace, then SIGKILL to the group) ends it sooner;
-// a parent-death signal (SIGTERM) does not.
-std::string DeafServer(const TempDir& dir) {
-  const std::string path = dir.path() + "/deaf-server";
-  dedupsim::testing::WriteFile(path,
-                               "#!/bin/sh\ntrap '' TERM INT\n: > \"$(dirname \"$0\")/deaf\"\ni=0\n"
-                               "while [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done\n");
-  REQUIRE(::chmod(path.c_str(), 0700) == 0);
-  return path;
-}
-
 // Mutation caught: the node's pid recorded for the interrupt's cleanup after the fork returns
 // instead of under the registry's lock as it is forked (spawn.record not set): an interrupt
 // right after the fork leaves the node to its parent-death signal, alive when dedupsim has
@@ -143,20 +131,10 @@ std::string DeafServer(const TempDir& dir) {
 TEST_CASE("an interrupt right after the RabbitMQ node is forked stops it and epmd before exit 130",
           "[rabbitmq]") {
   TempDir tmp;
-  TempDir bin;
-  BackgroundRun run({"run", "naive", "--broker", "rabbitmq"},
-                    {"TMPDIR=" + tmp.path(), "DEDUPSIM_PAUSE_AT=broker-server-forked",
-                     "DEDUPSIM_RABBITMQ_SERVER=" + DeafServer(bin)});
-  REQUIRE_FALSE(run.WaitForLine("paused at broker-server-forked").empty());
-  // The stand-in deaf to SIGTERM before the interrupt (it says so with a file).
-  for (int i = 0; i < 1000 && !std::filesystem::exists(bin.path() + "/deaf"); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  REQUIRE(std::filesystem::exists(bin.path() + "/deaf"));
-  run.Signal(SIGINT);
-  const int code = run.Wait();
-  INFO(run.err());
-  CHECK(code == dedupsim::kExitInterrupted);
+  const auto run =
+      dedupsim::testing::InterruptRightAfterServerForked("rabbitmq", "DEDUPSIM_RABBITMQ_SERVER", tmp);
+  INFO(run.err);
+  CHECK(run.code == dedupsim::kExitInterrupted);
   std::vector<std::string> left = ProcessesMentioningAfter(tmp.path(), 0);  // gone at exit
   INFO((left.empty() ? std::string() : left.front()));
   CHECK(left.empty());
