@@ -107,34 +107,30 @@ void Recorder::SetObserver(Observer observer) {
   observer_pid_ = observer_ ? static_cast<int>(getpid()) : 0;
 }
 
-void Recorder::BeginPart(const std::string& title) {
+namespace {
+
+// An event of the run itself, not of a connection: now, by this process, kind, detail, actor.
+void RecordRunEvent(Recorder& recorder, const char* kind, const std::string& detail,
+                    const char* actor) {
   TraceEvent e;
-  e.at_us = MicrosSinceOrigin();
+  e.at_us = recorder.MicrosSinceOrigin();
   e.pid = ThisPid();
-  e.kind = "part";
-  e.detail = title;
-  e.actor = kActorScenario;
-  Record(std::move(e));
+  e.kind = kind;
+  e.detail = detail;
+  e.actor = actor;
+  recorder.Record(std::move(e));
 }
 
-void Recorder::NoteReset(const std::string& what) {
-  TraceEvent e;
-  e.at_us = MicrosSinceOrigin();
-  e.pid = ThisPid();
-  e.kind = "reset";
-  e.detail = what;
-  e.actor = kActorSetup;
-  Record(std::move(e));
+}  // namespace
+
+void Recorder::BeginPart(const std::string& title) {
+  RecordRunEvent(*this, "part", title, kActorScenario);
 }
+
+void Recorder::NoteReset(const std::string& what) { RecordRunEvent(*this, "reset", what, kActorSetup); }
 
 void Recorder::MarkTime(const std::string& label) {
-  TraceEvent e;
-  e.at_us = MicrosSinceOrigin();
-  e.pid = ThisPid();
-  e.kind = "clock";
-  e.detail = label;
-  e.actor = kActorScenario;
-  Record(std::move(e));
+  RecordRunEvent(*this, "clock", label, kActorScenario);
 }
 
 void Recorder::OfferDelivery(DeliveryRef delivery) {
