@@ -57,6 +57,9 @@ Outcome Run(ScenarioEnv& env) {
       JudgedReserved(after.title, after.reserved,
                      (same.second_sqlstate.empty() ? 2 : 1) * env.options.quantity),
       CsBool(same.SecondWaited()) +
+          // On a server database the wait is on a row or a key, not the file: say which,
+          // in the part it belongs to.
+          (same.watched ? fmt::format(" (on: {})", same.SecondWaitedOn()) : std::string()) +
           (same.second_sqlstate.empty()
                ? std::string()
                : fmt::format(", then its update failed with {} (serialization failure, {})",
@@ -64,8 +67,6 @@ Outcome Run(ScenarioEnv& env) {
       JudgedReserved(dune_apart.title, dune_apart.reserved, env.options.quantity),
       JudgedReserved(emma_apart.title, emma_apart.reserved, env.options.quantity),
       CsBool(apart.SecondWaited()));
-  // On a server database the wait is on a row or a key, not the file: say which.
-  if (same.watched) out.line += fmt::format("; waited on: {}", same.SecondWaitedOn());
   // A server locks rows and keys, not the file: the second order, for another book under
   // another key, has nothing to wait for there.
   if (env.backend.name() != "sqlite") {
