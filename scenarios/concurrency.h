@@ -23,6 +23,11 @@ struct PairOutcome {
   // them from a side connection; then `watched` is true and the lock intervals are empty.
   bool watched = false;
   std::vector<WatchedStatement> second_statements;
+  // RunInboxPair on a server above READ COMMITTED (--isolation): the SQLSTATE the second's
+  // delivery failed with (40001: it updated a row committed after its snapshot), else empty;
+  // and the isolation level its session ran at ("read-committed", ...; SQLite: serializable).
+  std::string second_sqlstate;
+  std::string isolation;
   // SQLite: the second instance was blocked while the first held the write lock, and went
   // on only after the first's hold ended (WaitedFor); a busy call alone does not count.
   // A server: one of its statements waited for a lock the first held.

@@ -233,3 +233,28 @@ TEST_CASE("a schema of ours made before the receipt and lease columns gets them 
 
 }  // namespace
 }  // namespace dedupsim::key_scenarios_pg_test
+
+// Issue 28: --isolation never turns a lesson into exit 3. Above READ COMMITTED the three
+// lessons whose second copy or order updates or claims what the first committed after its
+// snapshot show the server's 40001 as the delivery's outcome, and --check expects it there
+// (and only there). Mutations caught: the catch of a retryable error in RunInboxPair or in
+// duplicate-in-transaction's pair removed (exit 3), claim-last's expectation above READ
+// COMMITTED removed (exit 1, "secondStockUpdateChanges is 0, expected 1").
+TEST_CASE("above read committed the lessons show 40001 as B's outcome and --check holds",
+          "[postgres]") {
+  for (const char* isolation : {"repeatable-read", "serializable"}) {
+    INFO(isolation);
+    dedupsim::testing::CliResult r =
+        dedupsim::testing::RunPg({"run", "concurrent-different", "claim-last", "duplicate-in-transaction", "--check",
+               "--format", "json", "--hold-ms", "500", "--stagger-ms", "50", "--isolation",
+               isolation},
+              "t_isolation_check");
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("check failed") == std::string::npos);
+    CHECK(r.out.find("\"secondSqlstate\":\"40001\"") != std::string::npos);
+    CHECK(r.out.find("\"pairSecondSqlstate\":\"40001\"") != std::string::npos);
+    CHECK(r.out.find(std::string("then its update failed with 40001 (serialization failure, ") +
+                     isolation + ")") != std::string::npos);
+  }
+}
