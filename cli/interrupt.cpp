@@ -30,10 +30,16 @@ sigset_t InterruptSignals() {
 // Kills and reaps the children, runs the cleanups, removes the run's files, says so and
 // exits 130.
 [[noreturn]] void Interrupted(int signal) {
-  const int removed = run_files::KillChildrenAndRemoveFiles();
+  int cleanups = 0;
+  const int removed = run_files::KillChildrenAndRemoveFiles(&cleanups);
+  // The folders (a server's, a class member's TMPDIR) go by their cleanups, not as files:
+  // counted apart, so "removed 0 file(s)" never stands alone for a run that removed folders.
+  const std::string folders =
+      cleanups > 0 ? fmt::format("; stopped or removed {} server(s) or folder(s)", cleanups)
+                   : std::string();
   const std::string line =
-      fmt::format("dedupsim: interrupted by {}: stopped; removed {} file(s) this run had created\n",
-                  signal == SIGINT ? "SIGINT" : "SIGTERM", removed);
+      fmt::format("dedupsim: interrupted by {}: stopped; removed {} file(s) this run had created{}\n",
+                  signal == SIGINT ? "SIGINT" : "SIGTERM", removed, folders);
   [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
   ::_exit(kExitInterrupted);
 }

@@ -99,8 +99,9 @@ void ForgetCleanup(const std::string& key) {
   std::erase_if(r.cleanups, [&](const auto& entry) { return entry.first == key; });
 }
 
-int KillChildrenAndRemoveFiles() {
+int KillChildrenAndRemoveFiles(int* cleanups) {
   Registry& r = TheRegistry();
+  if (cleanups != nullptr) *cleanups = 0;
   if (!InOwner(r)) return 0;
   r.mutex.lock();  // held until _exit: nothing is created or forked after the cleanup
   for (pid_t pid : r.children) ::kill(pid, SIGKILL);
@@ -109,6 +110,7 @@ int KillChildrenAndRemoveFiles() {
     }
   }
   for (const auto& entry : r.cleanups) entry.second();
+  if (cleanups != nullptr) *cleanups = static_cast<int>(r.cleanups.size());
   int removed = 0;
   for (const auto& [path, companions] : r.files) {
     if (::unlink(path.c_str()) == 0) removed++;

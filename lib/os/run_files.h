@@ -53,10 +53,11 @@ void ForgetCleanup(const std::string& key);
 // For the interrupt thread: SIGKILL and reap every registered child (initdb among them, so
 // nothing writes into a folder a cleanup is about to remove), then run every registered
 // cleanup (a server is stopped and reaped, its folder removed), then remove every
-// registered file (and its companions). Returns how many files it removed. Leaves the
+// registered file (and its companions). Returns how many files it removed, and sets
+// *cleanups to how many cleanups it ran (servers stopped, folders removed). Leaves the
 // registry locked, so nothing can be created or forked afterwards: call only just before
 // _exit.
-int KillChildrenAndRemoveFiles();
+int KillChildrenAndRemoveFiles(int* cleanups = nullptr);
 
 }  // namespace run_files
 

@@ -106,6 +106,9 @@ TEST_CASE("an interrupt right after nats-server is forked stops and reaps it bef
   const auto run = dedupsim::testing::InterruptRightAfterServerForked("nats", "DEDUPSIM_NATS_SERVER", tmp);
   INFO(run.err);
   CHECK(run.code == dedupsim::kExitInterrupted);
+  // The server's folder went by its cleanup, and the line counts it (it said "removed 0
+  // file(s)" alone). Mutation caught: the cleanups left out of the interrupt's line.
+  CHECK(run.err.find("stopped or removed 1 server(s) or folder(s)") != std::string::npos);
   CHECK(ProcessesMentioningAfter(tmp.path() + "/dedupsim-nats-", 0).empty());  // gone at exit
   CHECK(Listing(tmp.path()).empty());
 }
