@@ -137,6 +137,21 @@ std::string LearnSteps(explore::Explorer& explorer, files::FileStrategy& consume
 }
 
 // One file, in this process: the row, the counterexamples, the pictures.
+// --diagram mermaid: each failing cell's shortest schedule as a sequence diagram, each
+// after a blank line.
+std::string CounterexampleDiagrams(const files::Grade& grade) {
+  std::string out;
+  for (const files::GradedCell& g : grade.cells) {
+    if (!g.replay) continue;
+    MermaidOptions mermaid;
+    mermaid.timings = false;
+    mermaid.title = fmt::format("{} under {}: {}", grade.strategy->name, g.cell.fault->name,
+                                g.shown()->variant);
+    out += "\n" + MermaidDiagram(g.events, mermaid);
+  }
+  return out;
+}
+
 int GradeOne(const CheckArgs& args, const Parsed& parsed) {
   using namespace dedupsim::explore;
   const std::string& path = args.inputs[0];
@@ -219,16 +234,7 @@ int GradeOne(const CheckArgs& args, const Parsed& parsed) {
                            .dump(2));
   } else {
     fmt::print("{}", files::FormatGrade(grade, args.trace));
-    if (args.diagram == "mermaid") {
-      for (const files::GradedCell& g : grade.cells) {
-        if (!g.replay) continue;
-        MermaidOptions mermaid;
-        mermaid.timings = false;
-        mermaid.title = fmt::format("{} under {}: {}", grade.strategy->name, g.cell.fault->name,
-                                    g.shown()->variant);
-        fmt::print("\n{}", MermaidDiagram(g.events, mermaid));
-      }
-    }
+    if (args.diagram == "mermaid") fmt::print("{}", CounterexampleDiagrams(grade));
   }
   std::fflush(stdout);
   if (html && pages.empty()) {
@@ -271,16 +277,7 @@ int GradeForBatch(const CheckArgs& args, const Parsed& parsed) {
                                             parsed.expectations, false, parsed.budget);
   grade.file = path;
   std::string text = files::FormatGrade(grade, args.trace);
-  if (args.diagram == "mermaid") {
-    for (const files::GradedCell& g : grade.cells) {
-      if (!g.replay) continue;
-      MermaidOptions mermaid;
-      mermaid.timings = false;
-      mermaid.title = fmt::format("{} under {}: {}", grade.strategy->name, g.cell.fault->name,
-                                  g.shown()->variant);
-      text += "\n" + MermaidDiagram(g.events, mermaid);
-    }
-  }
+  if (args.diagram == "mermaid") text += CounterexampleDiagrams(grade);
   fmt::print("{}\n", nlohmann::ordered_json{{"grade", files::GradeToJson(grade)}, {"text", text}}
                          .dump());
   return kExitOk;

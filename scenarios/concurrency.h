@@ -10,6 +10,7 @@
 #include "core/message.h"
 #include "lesson/instances.h"
 #include "lesson/scenario.h"
+#include "store/error.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -67,6 +68,18 @@ PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTa
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
                          const OrderPlaced& second_message, DeliveryRef first_delivery = {},
                          DeliveryRef second_delivery = {});
+
+// For an instance's body on a server above READ COMMITTED (--isolation), called from the
+// handler that caught e: rethrows it (as thrown) unless
+// the server asked for a retry (40001, 40P01); else rolls back, notes the delivery's outcome
+// "SerializationFailure" and returns {"processed": false, "sqlstate": the code}, the
+// delivery's result shown as it happened (only a retry loop gets it done: isolation-retry).
+nlohmann::json SerializationFailure(Store& store, const StoreError& e);
+
+// Whether the second of a pair must meet the server's 40001: it runs on a server above READ
+// COMMITTED (isolation, as its session reported it) and began before the first committed
+// (--stagger-ms below --hold-ms), so what it updates or claims changed after its snapshot.
+bool SecondMeetsSerializationFailure(const ScenarioEnv& env, const std::string& isolation);
 
 // secondWaited, waitMs, busyRetries, secondMs, firstMs, firstLockHeldMs [[from, to], ...],
 // secondBlockedMs [[from, to], ...] (milliseconds since the trace's origin); with a prefix

@@ -115,13 +115,9 @@ PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
                                   : kVerdictWrong);
         return {{"processed", processed}, {"isolation", isolation}};
       } catch (const StoreError& e) {
-        // Above READ COMMITTED, an UPDATE of a row another transaction committed after this
-        // one's snapshot fails (40001): the delivery fails, and only a retry (the lesson
-        // isolation-retry) or the broker's redelivery gets it done. Shown as it happened.
-        if (!e.IsRetryable()) throw;
-        store.Rollback();
-        NoteOutcome(store, "SerializationFailure");
-        return {{"processed", false}, {"isolation", isolation}, {"sqlstate", e.backend_code()}};
+        nlohmann::json failed = SerializationFailure(store, e);
+        failed["isolation"] = isolation;
+        return failed;
       }
     };
   };
@@ -137,6 +133,18 @@ PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
   if (out.second.value.contains("sqlstate"))
     out.second_sqlstate = out.second.value["sqlstate"].get<std::string>();
   return out;
+}
+
+nlohmann::json SerializationFailure(Store& store, const StoreError& e) {
+  if (!e.IsRetryable()) throw;  // called from the handler: the error as it was thrown
+  store.Rollback();
+  NoteOutcome(store, "SerializationFailure");
+  return {{"processed", false}, {"sqlstate", e.backend_code()}};
+}
+
+bool SecondMeetsSerializationFailure(const ScenarioEnv& env, const std::string& isolation) {
+  return env.backend.name() != "sqlite" && isolation != "read-committed" &&
+         env.options.stagger < env.options.hold;
 }
 
 void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair,

@@ -74,7 +74,7 @@ Outcome Run(ScenarioEnv& env) {
     out.expected["differentBooksSecondWaited"] = false;
     // Above READ COMMITTED the second order for Dune, begun before the first committed,
     // updates a row changed after its snapshot: the server refuses it (40001).
-    if (same.isolation != "read-committed" && env.options.stagger < env.options.hold) {
+    if (SecondMeetsSerializationFailure(env, same.isolation)) {
       out.expected["processed"] = {true, false};
       out.expected["reserved"] = env.options.quantity;
       out.expected["secondSqlstate"] = "40001";
