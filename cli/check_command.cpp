@@ -168,8 +168,8 @@ int GradeOne(const CheckArgs& args, const Parsed& parsed) {
   if (!args.timeline.empty()) outputs.push_back({"--timeline", args.timeline});
   if (!args.html.empty()) outputs.push_back({"--html", args.html});
   std::vector<UsedFile> used;
-  for (const std::string& path : args.inputs) {
-    used.push_back({path, fmt::format("the consumer file {}", path)});
+  for (const std::string& input : args.inputs) {
+    used.push_back({input, fmt::format("the consumer file {}", input)});
   }
   if (auto misfit = OutputMisfit(outputs, used)) {
     fmt::print(stderr, "dedupsim: {}\n", *misfit);
