@@ -113,8 +113,9 @@ class SleepSetSearch final : public ReducedSearch {
 // A step that the scheduler would not hand out at that point (an instance still blocked
 // on a lock the sequence does not release) is the one case the theory leaves out: such a
 // race is not reversible and adds nothing; should a branch still find its instance not
-// eligible, the run takes the lowest eligible instance instead (counted by
-// infeasible_branches(), 0 on every plan of the matrix).
+// eligible, the run takes the next branch, or the lowest eligible instance not asleep
+// (counted by infeasible_branches()). The tests against brute force, and the count of runs
+// cut short, would show a class lost or a run wasted that way.
 class SourceSetSearch final : public ReducedSearch {
  public:
   std::optional<int> Choose(size_t depth, uint32_t eligible) override;
