@@ -10,6 +10,7 @@
 #include "explore/scheduler_impl.h"
 #include "explore/step_label.h"
 #include "postgres/error.h"
+#include "postgres/lock_watch.h"
 #include "postgres/store.h"
 #include "sqlite/error.h"
 
@@ -60,6 +61,7 @@ void Worker::Main() {
   db_.reset();
   aux_.reset();
   pg_.reset();
+  pg_watch_.reset();
   owner_.baton.Return();
 }
 
@@ -188,7 +190,10 @@ void Worker::EnsureOpen(const Strategy& subscriber) {
     if (!pg_ || !pg_->connection().is_open()) {
       pg_ =
           std::make_unique<PgStore>(owner_.options.postgres->Connect(), owner_.options.isolation);
-      pg_->connection().WatchWaits(owner_.options.postgres->conninfo());
+      if (pg_watch_ == nullptr) {
+        pg_watch_ = std::make_shared<PgLockWatch>(owner_.options.postgres->conninfo());
+      }
+      pg_->connection().WatchWaits(pg_watch_);
       pg_->connection().SetGate(this);
     }
     pg_->connection().SetTrace(recorder_, name_);

@@ -146,6 +146,9 @@ class Worker final : public StepGate, public PgStepGate {
   std::optional<Connection> db_;
   std::optional<Connection> aux_;
   std::unique_ptr<PgStore> pg_;  // on PostgreSQL, instead of db_ and aux_
+  // pg_'s lock watch, kept across the instance's reconnections: it only looks, so a crash
+  // that closes pg_ need not cost a second new connection.
+  std::shared_ptr<PgLockWatch> pg_watch_;
   WorkerState state_ = WorkerState::kIdle;
   std::string pending_;       // the step it waits to take
   std::string current_;       // the step it is taking

@@ -167,8 +167,10 @@ void PgConnection::NoteOutcome(const std::string& outcome, const std::string& ve
 }
 
 void PgConnection::WatchWaits(const std::string& conninfo) {
-  if (watch_ == nullptr) watch_ = std::make_unique<PgLockWatch>(conninfo);
+  if (watch_ == nullptr) watch_ = std::make_shared<PgLockWatch>(conninfo);
 }
+
+void PgConnection::WatchWaits(std::shared_ptr<PgLockWatch> watch) { watch_ = std::move(watch); }
 
 void PgConnection::ExecScript(const std::string& sql) {
   if (!conn_) throw DatabaseError("PostgreSQL: the connection is closed");

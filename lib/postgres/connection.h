@@ -108,6 +108,10 @@ class PgConnection {
   // Opens the side connection that watches this connection's statements for lock waits,
   // and keeps a record of every statement from now on.
   void WatchWaits(const std::string& conninfo);
+  // The same with a lock watch the caller keeps (its side connection outlives this
+  // connection: an explorer instance that reconnects after a crash reuses it, so a new
+  // connection costs one connection, not two). Used by one thread at a time, as ever.
+  void WatchWaits(std::shared_ptr<PgLockWatch> watch);
   // The statements run since WatchWaits, in order.
   const std::vector<WatchedStatement>& watched() const { return watched_; }
 
@@ -171,7 +175,7 @@ class PgConnection {
   void CancelAndDrain() noexcept;
 
   pg_conn* conn_ = nullptr;
-  std::unique_ptr<PgLockWatch> watch_;  // the side connection (WatchWaits), or null
+  std::shared_ptr<PgLockWatch> watch_;  // the side connection (WatchWaits), or null
   PgStepGate* gate_ = nullptr;
   int pid_ = 0;
   int64_t sent_ = 0;
