@@ -208,6 +208,7 @@ int GradeOne(const CheckArgs& args, const Parsed& parsed) {
                                             parsed.expectations, html.has_value(), parsed.budget);
   view.Clear();  // the grade's lines go where the progress line was
   grade.file = path;
+  grade.untaken = consumer->UntakenBranches();
   for (const files::GradedCell& g : grade.cells) {
     if (!g.replay) continue;
     sections.push_back(
@@ -276,6 +277,7 @@ int GradeForBatch(const CheckArgs& args, const Parsed& parsed) {
   files::Grade grade = files::GradeStrategy(explorer, consumer->strategy(), parsed.faults,
                                             parsed.expectations, false, parsed.budget);
   grade.file = path;
+  grade.untaken = consumer->UntakenBranches();
   std::string text = files::FormatGrade(grade, args.trace);
   if (args.diagram == "mermaid") text += CounterexampleDiagrams(grade);
   fmt::print("{}\n", nlohmann::ordered_json{{"grade", files::GradeToJson(grade)}, {"text", text}}

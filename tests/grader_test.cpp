@@ -41,7 +41,9 @@ files::Grade GradeFile(const std::string& path, const std::vector<std::string>& 
   std::vector<const explore::Fault*> faults;
   for (const std::string& n : names) faults.push_back(explore::FindFault(n, explore::GradedFaults()));
   if (faults.empty()) faults.assign(explore::GradedFaults().begin(), explore::GradedFaults().end());
-  return files::GradeStrategy(explorer, file.strategy(), faults, {});
+  files::Grade g = files::GradeStrategy(explorer, file.strategy(), faults, {});
+  g.untaken = file.UntakenBranches();  // as check does
+  return g;
 }
 
 const files::GradedCell& CellOf(const files::Grade& g, const std::string& fault) {
@@ -391,6 +393,43 @@ TEST_CASE("an email consumer's counterexample says nothing of reservations", "[g
         std::string::npos);
   files::Grade stock = GradeFile(Data("wrong/10-key-by-book.toml"), {"orders"});
   CHECK(files::FormatGrade(stock, false).find("  final: reserved ") != std::string::npos);
+}
+
+// Mutations: the strategy's `taken` callback left empty (every written reaction listed, the
+// inbox's on-duplicate too); no `taken` for an on-duplicate = "throw" (the database's own
+// error: the INSERT's throw listed though the duplicate fault took it).
+TEST_CASE("the branches no schedule took are listed at their line", "[grader]") {
+  TempDir dir;
+  const std::string path = dir.path() + "/branches.toml";
+  WriteFile(path, R"toml(effect = "stock"
+
+[[step]]
+begin = "immediate"
+
+[[step]]
+sql = "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES (:MessageId, :Consumer, :Now, :Now)"
+on-duplicate = "throw"
+
+[[step]]
+sql = "UPDATE StockItems SET Reserved = Reserved + :Quantity WHERE BookId = :BookId"
+on-zero-rows = "throw"
+
+[[step]]
+commit = true
+)toml");
+  files::Grade g = GradeFile(path, {"clean", "duplicate"});
+  INFO(files::FormatGrade(g, false));
+  // The duplicate throws at the INSERT (taken); every book exists, so no UPDATE changes no row.
+  REQUIRE(g.untaken == std::vector<std::string>{path + ":12:16 on-zero-rows = \"throw\""});
+  const std::string text = files::FormatGrade(g, false);
+  CHECK(text.find("never taken in the 4 schedules run") != std::string::npos);
+  CHECK(text.find("  " + path + ":12:16 on-zero-rows = \"throw\"\n") != std::string::npos);
+  CHECK(files::GradeToJson(g)["untaken"] == nlohmann::json(g.untaken));
+  // The example inbox takes its one branch (a duplicate rolls back): nothing listed.
+  files::Grade inbox = GradeFile(std::string(DEDUPSIM_SOURCE_DIR) + "/examples/consumers/inbox.toml",
+                                 {"clean", "duplicate"});
+  CHECK(inbox.untaken.empty());
+  CHECK(files::FormatGrade(inbox, false).find("never taken") == std::string::npos);
 }
 
 }  // namespace dedupsim::testing::grader_test

@@ -356,6 +356,12 @@ std::string FormatGrade(const Grade& grade, bool with_trace) {
     }
   }
   out += StaleRefusalNote(grade);
+  if (!grade.untaken.empty()) {
+    out += fmt::format(
+        "\nnever taken in the {} schedules run{} (the steps they lead to never ran this way):\n",
+        grade.Schedules(), grade.Exhaustive() ? "" : " (not every schedule: the budget ran out)");
+    for (const std::string& branch : grade.untaken) out += "  " + branch + "\n";
+  }
   out += fmt::format("\n{}: {} of {} faults as expected, {} schedules\n", s.name,
                      std::count_if(grade.cells.begin(), grade.cells.end(),
                                    [](const GradedCell& g) { return g.passed; }),
@@ -413,6 +419,7 @@ nlohmann::ordered_json GradeToJson(const Grade& grade) {
     cells.push_back(c);
   }
   j["cells"] = cells;
+  j["untaken"] = grade.untaken;
   const std::string note = StaleRefusalNote(grade);  // "\nnote: ...\n" or ""
   j["note"] = note.empty() ? nlohmann::ordered_json(nullptr)
                            : nlohmann::ordered_json(note.substr(1, note.size() - 2));

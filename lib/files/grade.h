@@ -73,6 +73,10 @@ struct Grade {
   std::string file;  // where it was read from, or ""
   std::vector<GradedCell> cells;
   double elapsed_ms = 0;
+  // A file's reactions (on-... = "...") that no schedule run took, as
+  // "FILE:LINE:COLUMN on-no-row = \"throw\"" (FileStrategy::UntakenBranches): the code
+  // behind them never ran. Set by the caller; empty for a built-in strategy.
+  std::vector<std::string> untaken;
 
   // Every cell as expected. A cell explored only in part (the budget ran out) that found
   // no failure counts as expected here; Exhaustive() says whether any was.
