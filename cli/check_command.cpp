@@ -145,6 +145,7 @@ std::string CounterexampleDiagrams(const files::Grade& grade) {
     if (!g.replay) continue;
     MermaidOptions mermaid;
     mermaid.timings = false;
+    mermaid.ids_as_text = true;  // the ids of the text above it
     mermaid.title = fmt::format("{} under {}: {}", grade.strategy->name, g.cell.fault->name,
                                 g.shown()->variant);
     out += "\n" + MermaidDiagram(g.events, mermaid);
@@ -224,7 +225,8 @@ int GradeOne(const CheckArgs& args, const Parsed& parsed) {
            .line = fmt::format("{}; final: {}", CounterexampleHeadline(g.cell, *g.replay),
                                FormatFigures(g.replay->figures)),
            .events = g.events,
-           .snapshots = g.tables});
+           .snapshots = g.tables,
+           .ids_as_text = true});
     }
   }
   if (args.format == "json") {

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -430,6 +431,33 @@ commit = true
                                  {"clean", "duplicate"});
   CHECK(inbox.untaken.empty());
   CHECK(files::FormatGrade(inbox, false).find("never taken") == std::string::npos);
+}
+
+// Mutations: check's page built without ids_as_text (the Inbox row's MessageId shown as m1,
+// the book as id-1); ShortIds::Cut naming a UUID by 7 characters (no longer the text's id).
+TEST_CASE("the page and the text name a message and a book by one id", "[grader][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("page.html");
+  CliResult run = RunCli({"check", std::string(DEDUPSIM_SOURCE_DIR) + "/examples/consumers/check-then-process.toml",
+                          "--fault", "concurrent", "--html", page, "--diagram", "mermaid"});
+  REQUIRE(run.exit_code == 1);
+  // The text's delivery header names the message; its did line, the book.
+  const std::regex header("copy 1 of message ([0-9a-f]{8}), attempt 1");
+  const std::regex book(":BookId=([0-9a-f]{8})\u2026");
+  std::smatch m;
+  REQUIRE(std::regex_search(run.out, m, header));
+  const std::string message = m[1];
+  REQUIRE(std::regex_search(run.out, m, book));
+  const std::string book_id = m[1];
+  const std::string html = ReadFile(page);
+  // The Inbox row the first copy wrote, and Dune's StockItems row, as the page shows them.
+  CHECK(html.find("\"rows\":[[\"" + message + "\u2026\",\"inventory.reserve-stock\"") !=
+        std::string::npos);
+  CHECK(html.find("\"rows\":[[\"" + book_id + "\u2026\",\"Dune\",\"20\",\"7\"]") != std::string::npos);
+  CHECK(html.find("\"m1\"") == std::string::npos);
+  CHECK(html.find("\"id-1\"") == std::string::npos);
+  // The diagram under the text tells the same message.
+  CHECK(run.out.find("deliver message " + message + " (order") != std::string::npos);
 }
 
 }  // namespace dedupsim::testing::grader_test
