@@ -460,4 +460,42 @@ TEST_CASE("the page and the text name a message and a book by one id", "[grader]
   CHECK(run.out.find("deliver message " + message + " (order") != std::string::npos);
 }
 
+// Mutations: the books read before the replay instead of after (what the search's last
+// schedule left, not the shortest's); a book with no order left out of the lines.
+TEST_CASE("the story tells each order's reservation, and the books no order names", "[grader]") {
+  // Keyed on the book: the first Dune order reserves, the two after it are skipped as its
+  // duplicates; the Solaris order is its book's first.
+  files::Grade g = GradeFile(Data("wrong/10-key-by-book.toml"), {"orders"});
+  const files::GradedCell& orders = CellOf(g, "orders");
+  REQUIRE(orders.replay);
+  const explore::Plan& plan = orders.shown()->plan;
+  REQUIRE(orders.books.size() == 2);
+  const std::vector<std::string> lines = files::FormatBookFigures(orders.books);
+  REQUIRE(lines.size() == 2);
+  INFO(files::FormatGrade(g, false));
+  REQUIRE(plan.orders.size() == 4);
+  // Read from the file after the replay: Dune moved by one order of 3, Solaris by its own 3.
+  CHECK(orders.books[0].after - orders.books[0].before == 3);
+  CHECK(orders.books[1].after - orders.books[1].before == 3);
+  CHECK(orders.books[0].after - orders.books[0].before + orders.books[1].after -
+            orders.books[1].before ==
+        orders.replay->figures.reserved);
+  CHECK(lines[0] == "orders " + plan.orders[0].order_id.substr(0, 8) + " (qty 3), " +
+                        plan.orders[1].order_id.substr(0, 8) + " (qty 2), " +
+                        plan.orders[3].order_id.substr(0, 8) +
+                        " (qty 3) (Dune): reserved 3 together, once each is 8: not each once");
+  CHECK(lines[1] == "order " + plan.orders[2].order_id.substr(0, 8) +
+                        " (Solaris, qty 3): reserved 3 = once");
+  // Two copies of one Dune order: the order twice, Solaris (no order) as it was.
+  files::Grade copies = GradeFile(std::string(DEDUPSIM_SOURCE_DIR) +
+                                      "/examples/consumers/check-then-process.toml",
+                                  {"concurrent"});
+  const files::GradedCell& c = CellOf(copies, "concurrent");
+  const std::string text = files::FormatGrade(copies, false);
+  CHECK(text.find("    order " + c.shown()->plan.orders[0].order_id.substr(0, 8) +
+                  " (Dune, qty 3): reserved 6 = twice\n    Solaris (no order): untouched, 5 "
+                  "reserved\n") != std::string::npos);
+  CHECK(files::GradeToJson(copies)["cells"][0]["counterexample"]["books"][1]["reservedAfter"] == 5);
+}
+
 }  // namespace dedupsim::testing::grader_test

@@ -50,6 +50,21 @@ bool Holds(Verdict v, const explore::CellResult& cell);
 // (shown, not graded). A fault graded with --expect is worth the same.
 int FaultPoints(const explore::Fault& fault);
 
+// A book of the shown schedule's plan, as it started and as the replay left it (read from
+// the explorer's database file after the replay), with the orders the plan names on it.
+struct BookFigure {
+  std::string book_id;
+  std::string title;
+  int64_t before = 0;  // Reserved when the plan started
+  int64_t after = 0;   // Reserved when the replay ended
+  std::vector<explore::LogicalOrder> orders;
+};
+
+// "order 59d47572 (Dune, qty 3): reserved 6 = twice", one per order of a book with one;
+// a book with several orders told together (which of them moved it is not read), a book
+// with none told untouched or moved.
+std::vector<std::string> FormatBookFigures(const std::vector<BookFigure>& books);
+
 struct GradedCell {
   explore::CellResult cell;
   Verdict expected = Verdict::kSafe;
@@ -59,6 +74,8 @@ struct GradedCell {
   std::vector<TraceEvent> events;
   // The tables after each of those steps, read from the files (GradeStrategy with_tables).
   std::vector<TablesSnapshot> tables;
+  // Each book's Reserved before and after the replay (SQLite; empty on PostgreSQL).
+  std::vector<BookFigure> books;
 
   // The schedule replayed: the shortest that broke the invariant, else the shortest that
   // did not end once (a reconcile where one was called for); null when every one was once.
