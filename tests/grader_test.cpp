@@ -498,4 +498,38 @@ TEST_CASE("the story tells each order's reservation, and the books no order name
   CHECK(files::GradeToJson(copies)["cells"][0]["counterexample"]["books"][1]["reservedAfter"] == 5);
 }
 
+// The issue's "verdict twice, story once": the reservation commits once, the publish inside
+// the transaction that a crash rolled back went out twice. Mutation: CountPublishes not
+// called (the order's line says only "reserved 3 = once").
+TEST_CASE("an order's line counts its publishes, which no rollback takes back", "[grader]") {
+  TempDir dir;
+  const std::string path = dir.File("publish-in-transaction.toml");
+  WriteFile(path, R"toml(effect = "stock"
+
+[[step]]
+begin = "immediate"
+
+[[step]]
+sql = "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES (:MessageId, :Consumer, :Now, :Now)"
+on-duplicate = "rollback-and-ack"
+
+[[step]]
+sql = "UPDATE StockItems SET Reserved = Reserved + :Quantity WHERE BookId = :BookId"
+
+[[step]]
+publish = "StockReserved"
+
+[[step]]
+commit = true
+)toml");
+  files::Grade g = GradeFile(path, {"crash"});
+  const files::GradedCell& crash = CellOf(g, "crash");
+  REQUIRE(crash.replay);
+  CHECK(crash.replay->outcome == Outcome::kTwice);
+  const std::vector<std::string> lines = files::FormatBookFigures(crash.books);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "order " + crash.shown()->plan.orders[0].order_id.substr(0, 8) +
+                        " (Dune, qty 3): reserved 3 = once, published twice");
+}
+
 }  // namespace dedupsim::testing::grader_test

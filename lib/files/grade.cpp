@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <chrono>
 
 #include "explore/deliveries.h"
@@ -199,6 +200,32 @@ std::vector<BookFigure> ReadBookFigures(explore::Explorer& explorer, const explo
   return books;
 }
 
+// Each order's publish steps in the replay (its deliveries' "publish ..." steps); nothing
+// when no delivery published.
+void CountPublishes(std::vector<BookFigure>& books, const explore::Plan& plan,
+                    const std::vector<explore::DeliveryAttempt>& deliveries) {
+  std::map<std::string, std::string> order_of;  // MessageId -> OrderId
+  for (const explore::InstanceScript& script : plan.instances) {
+    for (const explore::Delivery& d : script.deliveries) {
+      if (d.order < plan.orders.size()) order_of[d.message.message_id] = plan.orders[d.order].order_id;
+    }
+  }
+  std::map<std::string, int64_t> published;
+  int64_t any = 0;
+  for (const explore::DeliveryAttempt& d : deliveries) {
+    for (const std::string& step : d.did) {
+      if (step.rfind("publish ", 0) != 0) continue;
+      ++any;
+      if (auto it = order_of.find(d.message); it != order_of.end()) published[it->second]++;
+    }
+  }
+  if (any == 0) return;
+  for (BookFigure& b : books) {
+    b.published.clear();
+    for (const explore::LogicalOrder& o : b.orders) b.published.push_back(published[o.order_id]);
+  }
+}
+
 std::string Times(int64_t n) {
   if (n == 0) return "never";
   if (n == 1) return "once";
@@ -220,10 +247,11 @@ std::vector<std::string> FormatBookFigures(const std::vector<BookFigure>& books)
     } else if (b.orders.size() == 1) {
       const explore::LogicalOrder& o = b.orders[0];
       const bool whole = o.quantity > 0 && moved >= 0 && moved % o.quantity == 0;
-      out.push_back(fmt::format("order {} ({}, qty {}): reserved {}{}", o.order_id.substr(0, 8),
+      out.push_back(fmt::format("order {} ({}, qty {}): reserved {}{}{}", o.order_id.substr(0, 8),
                                 b.title, o.quantity, moved,
                                 whole ? " = " + Times(moved / o.quantity)
-                                      : fmt::format(", not a whole number of {}", o.quantity)));
+                                      : fmt::format(", not a whole number of {}", o.quantity),
+                                b.published.empty() ? "" : ", published " + Times(b.published[0])));
     } else {
       std::vector<std::string> names;
       int64_t once = 0;
@@ -231,9 +259,14 @@ std::vector<std::string> FormatBookFigures(const std::vector<BookFigure>& books)
         names.push_back(fmt::format("{} (qty {})", o.order_id.substr(0, 8), o.quantity));
         once += o.quantity;
       }
-      out.push_back(fmt::format("orders {} ({}): reserved {} together, once each is {}{}",
+      int64_t published = 0;
+      for (int64_t n : b.published) published += n;
+      out.push_back(fmt::format("orders {} ({}): reserved {} together, once each is {}{}{}",
                                 fmt::join(names, ", "), b.title, moved, once,
-                                moved == once ? "" : ": not each once"));
+                                moved == once ? "" : ": not each once",
+                                b.published.empty()
+                                    ? ""
+                                    : fmt::format("; published {} together", published)));
     }
   }
   return out;
@@ -307,6 +340,7 @@ Grade GradeStrategy(explore::Explorer& explorer, const explore::Strategy& strate
       g.replay = explorer.Replay(g.cell, *shown, &recorder, with_tables ? &g.tables : nullptr);
       g.events = recorder.Events();
       g.books = ReadBookFigures(explorer, shown->plan);
+      CountPublishes(g.books, shown->plan, g.replay->deliveries);
     }
   }
   grade.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
@@ -465,6 +499,7 @@ nlohmann::ordered_json BooksToJson(const std::vector<BookFigure>& books) {
                    {"title", b.title},
                    {"reservedBefore", b.before},
                    {"reservedAfter", b.after},
+                   {"published", b.published},
                    {"orders", orders}});
   }
   return out;

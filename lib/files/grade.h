@@ -58,6 +58,9 @@ struct BookFigure {
   int64_t before = 0;  // Reserved when the plan started
   int64_t after = 0;   // Reserved when the replay ended
   std::vector<explore::LogicalOrder> orders;
+  // Per order (as orders): the publish steps its deliveries ran in the replay; empty when
+  // no delivery of the replay published.
+  std::vector<int64_t> published;
 };
 
 // "order 59d47572 (Dune, qty 3): reserved 6 = twice", one per order of a book with one;
