@@ -145,6 +145,7 @@ std::string CounterexampleDiagrams(const files::Grade& grade) {
     if (!g.replay) continue;
     MermaidOptions mermaid;
     mermaid.timings = false;
+    mermaid.ids_as_text = true;  // the ids of the text above it
     mermaid.title = fmt::format("{} under {}: {}", grade.strategy->name, g.cell.fault->name,
                                 g.shown()->variant);
     out += "\n" + MermaidDiagram(g.events, mermaid);
@@ -208,6 +209,7 @@ int GradeOne(const CheckArgs& args, const Parsed& parsed) {
                                             parsed.expectations, html.has_value(), parsed.budget);
   view.Clear();  // the grade's lines go where the progress line was
   grade.file = path;
+  grade.untaken = consumer->UntakenBranches();
   for (const files::GradedCell& g : grade.cells) {
     if (!g.replay) continue;
     sections.push_back(
@@ -223,7 +225,8 @@ int GradeOne(const CheckArgs& args, const Parsed& parsed) {
            .line = fmt::format("{}; final: {}", CounterexampleHeadline(g.cell, *g.replay),
                                FormatFigures(g.replay->figures)),
            .events = g.events,
-           .snapshots = g.tables});
+           .snapshots = g.tables,
+           .ids_as_text = true});
     }
   }
   if (args.format == "json") {
@@ -276,6 +279,7 @@ int GradeForBatch(const CheckArgs& args, const Parsed& parsed) {
   files::Grade grade = files::GradeStrategy(explorer, consumer->strategy(), parsed.faults,
                                             parsed.expectations, false, parsed.budget);
   grade.file = path;
+  grade.untaken = consumer->UntakenBranches();
   std::string text = files::FormatGrade(grade, args.trace);
   if (args.diagram == "mermaid") text += CounterexampleDiagrams(grade);
   fmt::print("{}\n", nlohmann::ordered_json{{"grade", files::GradeToJson(grade)}, {"text", text}}

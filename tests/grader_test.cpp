@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,9 @@ files::Grade GradeFile(const std::string& path, const std::vector<std::string>& 
   std::vector<const explore::Fault*> faults;
   for (const std::string& n : names) faults.push_back(explore::FindFault(n, explore::GradedFaults()));
   if (faults.empty()) faults.assign(explore::GradedFaults().begin(), explore::GradedFaults().end());
-  return files::GradeStrategy(explorer, file.strategy(), faults, {});
+  files::Grade g = files::GradeStrategy(explorer, file.strategy(), faults, {});
+  g.untaken = file.UntakenBranches();  // as check does
+  return g;
 }
 
 const files::GradedCell& CellOf(const files::Grade& g, const std::string& fault) {
@@ -391,6 +394,142 @@ TEST_CASE("an email consumer's counterexample says nothing of reservations", "[g
         std::string::npos);
   files::Grade stock = GradeFile(Data("wrong/10-key-by-book.toml"), {"orders"});
   CHECK(files::FormatGrade(stock, false).find("  final: reserved ") != std::string::npos);
+}
+
+// Mutations: the strategy's `taken` callback left empty (every written reaction listed, the
+// inbox's on-duplicate too); no `taken` for an on-duplicate = "throw" (the database's own
+// error: the INSERT's throw listed though the duplicate fault took it).
+TEST_CASE("the branches no schedule took are listed at their line", "[grader]") {
+  TempDir dir;
+  const std::string path = dir.path() + "/branches.toml";
+  WriteFile(path, R"toml(effect = "stock"
+
+[[step]]
+begin = "immediate"
+
+[[step]]
+sql = "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES (:MessageId, :Consumer, :Now, :Now)"
+on-duplicate = "throw"
+
+[[step]]
+sql = "UPDATE StockItems SET Reserved = Reserved + :Quantity WHERE BookId = :BookId"
+on-zero-rows = "throw"
+
+[[step]]
+commit = true
+)toml");
+  files::Grade g = GradeFile(path, {"clean", "duplicate"});
+  INFO(files::FormatGrade(g, false));
+  // The duplicate throws at the INSERT (taken); every book exists, so no UPDATE changes no row.
+  REQUIRE(g.untaken == std::vector<std::string>{path + ":12:16 on-zero-rows = \"throw\""});
+  const std::string text = files::FormatGrade(g, false);
+  CHECK(text.find("never taken in the 4 schedules run") != std::string::npos);
+  CHECK(text.find("  " + path + ":12:16 on-zero-rows = \"throw\"\n") != std::string::npos);
+  CHECK(files::GradeToJson(g)["untaken"] == nlohmann::json(g.untaken));
+  // The example inbox takes its one branch (a duplicate rolls back): nothing listed.
+  files::Grade inbox = GradeFile(std::string(DEDUPSIM_SOURCE_DIR) + "/examples/consumers/inbox.toml",
+                                 {"clean", "duplicate"});
+  CHECK(inbox.untaken.empty());
+  CHECK(files::FormatGrade(inbox, false).find("never taken") == std::string::npos);
+}
+
+// Mutations: check's page built without ids_as_text (the Inbox row's MessageId shown as m1,
+// the book as id-1); ShortIds::Cut naming a UUID by 7 characters (no longer the text's id).
+TEST_CASE("the page and the text name a message and a book by one id", "[grader][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("page.html");
+  CliResult run = RunCli({"check", std::string(DEDUPSIM_SOURCE_DIR) + "/examples/consumers/check-then-process.toml",
+                          "--fault", "concurrent", "--html", page, "--diagram", "mermaid"});
+  REQUIRE(run.exit_code == 1);
+  // The text's delivery header names the message; its did line, the book.
+  const std::regex header("copy 1 of message ([0-9a-f]{8}), attempt 1");
+  const std::regex book(":BookId=([0-9a-f]{8})\u2026");
+  std::smatch m;
+  REQUIRE(std::regex_search(run.out, m, header));
+  const std::string message = m[1];
+  REQUIRE(std::regex_search(run.out, m, book));
+  const std::string book_id = m[1];
+  const std::string html = ReadFile(page);
+  // The Inbox row the first copy wrote, and Dune's StockItems row, as the page shows them.
+  CHECK(html.find("\"rows\":[[\"" + message + "\u2026\",\"inventory.reserve-stock\"") !=
+        std::string::npos);
+  CHECK(html.find("\"rows\":[[\"" + book_id + "\u2026\",\"Dune\",\"20\",\"7\"]") != std::string::npos);
+  CHECK(html.find("\"m1\"") == std::string::npos);
+  CHECK(html.find("\"id-1\"") == std::string::npos);
+  // The diagram under the text tells the same message.
+  CHECK(run.out.find("deliver message " + message + " (order") != std::string::npos);
+}
+
+// Mutations: the books read before the replay instead of after (what the search's last
+// schedule left, not the shortest's); a book with no order left out of the lines.
+TEST_CASE("the story tells each order's reservation, and the books no order names", "[grader]") {
+  // Keyed on the book: the first Dune order reserves, the two after it are skipped as its
+  // duplicates; the Solaris order is its book's first.
+  files::Grade g = GradeFile(Data("wrong/10-key-by-book.toml"), {"orders"});
+  const files::GradedCell& orders = CellOf(g, "orders");
+  REQUIRE(orders.replay);
+  const explore::Plan& plan = orders.shown()->plan;
+  REQUIRE(orders.books.size() == 2);
+  const std::vector<std::string> lines = files::FormatBookFigures(orders.books);
+  REQUIRE(lines.size() == 2);
+  INFO(files::FormatGrade(g, false));
+  REQUIRE(plan.orders.size() == 4);
+  // Read from the file after the replay: Dune moved by one order of 3, Solaris by its own 3.
+  CHECK(orders.books[0].after - orders.books[0].before == 3);
+  CHECK(orders.books[1].after - orders.books[1].before == 3);
+  CHECK(orders.books[0].after - orders.books[0].before + orders.books[1].after -
+            orders.books[1].before ==
+        orders.replay->figures.reserved);
+  CHECK(lines[0] == "orders " + plan.orders[0].order_id.substr(0, 8) + " (qty 3), " +
+                        plan.orders[1].order_id.substr(0, 8) + " (qty 2), " +
+                        plan.orders[3].order_id.substr(0, 8) +
+                        " (qty 3) (Dune): reserved 3 together, once each is 8: not each once");
+  CHECK(lines[1] == "order " + plan.orders[2].order_id.substr(0, 8) +
+                        " (Solaris, qty 3): reserved 3 = once");
+  // Two copies of one Dune order: the order twice, Solaris (no order) as it was.
+  files::Grade copies = GradeFile(std::string(DEDUPSIM_SOURCE_DIR) +
+                                      "/examples/consumers/check-then-process.toml",
+                                  {"concurrent"});
+  const files::GradedCell& c = CellOf(copies, "concurrent");
+  const std::string text = files::FormatGrade(copies, false);
+  CHECK(text.find("    order " + c.shown()->plan.orders[0].order_id.substr(0, 8) +
+                  " (Dune, qty 3): reserved 6 = twice\n    Solaris (no order): untouched, 5 "
+                  "reserved\n") != std::string::npos);
+  CHECK(files::GradeToJson(copies)["cells"][0]["counterexample"]["books"][1]["reservedAfter"] == 5);
+}
+
+// The issue's "verdict twice, story once": the reservation commits once, the publish inside
+// the transaction that a crash rolled back went out twice. Mutation: CountPublishes not
+// called (the order's line says only "reserved 3 = once").
+TEST_CASE("an order's line counts its publishes, which no rollback takes back", "[grader]") {
+  TempDir dir;
+  const std::string path = dir.File("publish-in-transaction.toml");
+  WriteFile(path, R"toml(effect = "stock"
+
+[[step]]
+begin = "immediate"
+
+[[step]]
+sql = "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES (:MessageId, :Consumer, :Now, :Now)"
+on-duplicate = "rollback-and-ack"
+
+[[step]]
+sql = "UPDATE StockItems SET Reserved = Reserved + :Quantity WHERE BookId = :BookId"
+
+[[step]]
+publish = "StockReserved"
+
+[[step]]
+commit = true
+)toml");
+  files::Grade g = GradeFile(path, {"crash"});
+  const files::GradedCell& crash = CellOf(g, "crash");
+  REQUIRE(crash.replay);
+  CHECK(crash.replay->outcome == Outcome::kTwice);
+  const std::vector<std::string> lines = files::FormatBookFigures(crash.books);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "order " + crash.shown()->plan.orders[0].order_id.substr(0, 8) +
+                        " (Dune, qty 3): reserved 3 = once, published twice");
 }
 
 }  // namespace dedupsim::testing::grader_test

@@ -62,7 +62,11 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
       provider.emplace(*c.aux, c.clock);
     }
     RunContext run{c.db,     c.clock,   c.email, provider ? &*provider : nullptr,
-                   cache ? c.aux : nullptr, {}, c.publish, {}};
+                   cache ? c.aux : nullptr, {}, c.publish,
+                   [this](size_t step, const char* reaction) {
+                     std::lock_guard<std::mutex> lock(taken_mutex_);
+                     taken_.emplace(step, reaction);
+                   }};
     return ToDelivery(RunConsumer(file_, run, m));
   };
   // What a publish step publishes is an effect too: it must go out exactly once with the
@@ -91,6 +95,21 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
 void FileStrategy::LearnCrashPoints(explore::Explorer& explorer) {
   points_ = explorer.CleanDeliverySteps(strategy_);
   strategy_.crash_points.assign(points_.begin(), points_.end());
+}
+
+std::vector<std::string> FileStrategy::UntakenBranches() const {
+  std::lock_guard<std::mutex> lock(taken_mutex_);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < file_.steps.size(); ++i) {
+    for (const Step::Written& w : file_.steps[i].written) {
+      if (taken_.count({i, w.reaction}) > 0) continue;
+      // An on-row table with `otherwise` and no `if-null` is taken as plain on-row.
+      if (w.reaction == "on-row otherwise" && taken_.count({i, "on-row"}) > 0) continue;
+      out.push_back(fmt::format("{}:{}:{} {} = \"{}\"", w.at.file, w.at.line, w.at.column,
+                                w.reaction, w.action));
+    }
+  }
+  return out;
 }
 
 }  // namespace dedupsim::files

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,11 +34,19 @@ class FileStrategy {
   // must have been given this strategy) sees them run.
   void LearnCrashPoints(explore::Explorer& explorer);
 
+  // The file's written reactions (on-duplicate, on-row if-null, ...) that no run of this
+  // strategy has taken so far, in the file's order: "FILE:LINE:COLUMN on-no-row = \"throw\"".
+  // What follows such a branch never ran.
+  std::vector<std::string> UntakenBranches() const;
+
  private:
   ConsumerFile file_;
   std::string reset_;
   std::vector<std::string> points_;
   explore::Strategy strategy_;
+  // (step index, reaction) taken by some run; instances run one at a time, on threads.
+  mutable std::mutex taken_mutex_;
+  std::set<std::pair<size_t, std::string>> taken_;
 };
 
 }  // namespace dedupsim::files

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <map>
 #include <chrono>
 
 #include "explore/deliveries.h"
@@ -160,6 +162,116 @@ int SearchRank(const explore::Fault& f) {
 
 }  // namespace
 
+namespace {
+
+// The plan's books with Reserved as the replay left them, read from the explorer's file.
+std::vector<BookFigure> ReadBookFigures(explore::Explorer& explorer, const explore::Plan& plan) {
+  std::vector<BookFigure> books;
+  if (explorer.options().postgres != nullptr || plan.books.empty()) return books;
+  TableProbe probe({{"database", explorer.scheduler().database().path()}});
+  const TablesSnapshot snap = probe.Read(TraceEvent{});
+  const TableState* stock = nullptr;
+  for (const TableState& t : snap.tables) {
+    if (t.name == "StockItems") stock = &t;
+  }
+  if (stock == nullptr) return books;
+  auto column = [&](std::string_view name) {
+    return static_cast<size_t>(std::find(stock->columns.begin(), stock->columns.end(), name) -
+                               stock->columns.begin());
+  };
+  const size_t id = column("BookId");
+  const size_t reserved = column("Reserved");
+  if (id >= stock->columns.size() || reserved >= stock->columns.size()) return books;
+  for (const explore::BookRow& b : plan.books) {
+    BookFigure f{b.book_id, b.title, b.reserved, b.reserved, {}};
+    for (const auto& row : stock->rows) {
+      if (row[id] != b.book_id) continue;
+      const std::string& cell = row[reserved];
+      int64_t value = 0;
+      auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
+      if (error != std::errc() || end != cell.data() + cell.size()) return {};  // not a count
+      f.after = value;
+    }
+    for (const explore::LogicalOrder& o : plan.orders) {
+      if (o.book_id == b.book_id) f.orders.push_back(o);
+    }
+    books.push_back(std::move(f));
+  }
+  return books;
+}
+
+// Each order's publish steps in the replay (its deliveries' "publish ..." steps); nothing
+// when no delivery published.
+void CountPublishes(std::vector<BookFigure>& books, const explore::Plan& plan,
+                    const std::vector<explore::DeliveryAttempt>& deliveries) {
+  std::map<std::string, std::string> order_of;  // MessageId -> OrderId
+  for (const explore::InstanceScript& script : plan.instances) {
+    for (const explore::Delivery& d : script.deliveries) {
+      if (d.order < plan.orders.size()) order_of[d.message.message_id] = plan.orders[d.order].order_id;
+    }
+  }
+  std::map<std::string, int64_t> published;
+  int64_t any = 0;
+  for (const explore::DeliveryAttempt& d : deliveries) {
+    for (const std::string& step : d.did) {
+      if (step.rfind("publish ", 0) != 0) continue;
+      ++any;
+      if (auto it = order_of.find(d.message); it != order_of.end()) published[it->second]++;
+    }
+  }
+  if (any == 0) return;
+  for (BookFigure& b : books) {
+    b.published.clear();
+    for (const explore::LogicalOrder& o : b.orders) b.published.push_back(published[o.order_id]);
+  }
+}
+
+std::string Times(int64_t n) {
+  if (n == 0) return "never";
+  if (n == 1) return "once";
+  if (n == 2) return "twice";
+  return fmt::format("{} times", n);
+}
+
+}  // namespace
+
+std::vector<std::string> FormatBookFigures(const std::vector<BookFigure>& books) {
+  std::vector<std::string> out;
+  for (const BookFigure& b : books) {
+    const int64_t moved = b.after - b.before;
+    if (b.orders.empty()) {
+      out.push_back(moved == 0 ? fmt::format("{} (no order): untouched, {} reserved", b.title, b.after)
+                               : fmt::format("{} (no order): {} reserved, was {}: moved though "
+                                             "no message names it",
+                                             b.title, b.after, b.before));
+    } else if (b.orders.size() == 1) {
+      const explore::LogicalOrder& o = b.orders[0];
+      const bool whole = o.quantity > 0 && moved >= 0 && moved % o.quantity == 0;
+      out.push_back(fmt::format("order {} ({}, qty {}): reserved {}{}{}", o.order_id.substr(0, 8),
+                                b.title, o.quantity, moved,
+                                whole ? " = " + Times(moved / o.quantity)
+                                      : fmt::format(", not a whole number of {}", o.quantity),
+                                b.published.empty() ? "" : ", published " + Times(b.published[0])));
+    } else {
+      std::vector<std::string> names;
+      int64_t once = 0;
+      for (const explore::LogicalOrder& o : b.orders) {
+        names.push_back(fmt::format("{} (qty {})", o.order_id.substr(0, 8), o.quantity));
+        once += o.quantity;
+      }
+      int64_t published = 0;
+      for (int64_t n : b.published) published += n;
+      out.push_back(fmt::format("orders {} ({}): reserved {} together, once each is {}{}{}",
+                                fmt::join(names, ", "), b.title, moved, once,
+                                moved == once ? "" : ": not each once",
+                                b.published.empty()
+                                    ? ""
+                                    : fmt::format("; published {} together", published)));
+    }
+  }
+  return out;
+}
+
 Grade GradeStrategy(explore::Explorer& explorer, const explore::Strategy& strategy,
                     const std::vector<const explore::Fault*>& faults,
                     const std::vector<Expectation>& expectations, bool with_tables,
@@ -227,6 +339,8 @@ Grade GradeStrategy(explore::Explorer& explorer, const explore::Strategy& strate
       Recorder recorder;
       g.replay = explorer.Replay(g.cell, *shown, &recorder, with_tables ? &g.tables : nullptr);
       g.events = recorder.Events();
+      g.books = ReadBookFigures(explorer, shown->plan);
+      CountPublishes(g.books, shown->plan, g.replay->deliveries);
     }
   }
   grade.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
@@ -349,6 +463,9 @@ std::string FormatGrade(const Grade& grade, bool with_trace) {
     bool reserves = g.replay->figures.reserved != 0;
     for (const explore::Strategy* sub : c.plan.subscribers) reserves = reserves || sub->effect == "stock";
     out += fmt::format("  final: {}\n", explore::FormatFigures(g.replay->figures, reserves));
+    if (reserves) {
+      for (const std::string& line : FormatBookFigures(g.books)) out += "    " + line + "\n";
+    }
     if (!g.replay->note.empty()) out += fmt::format("  note: {}\n", g.replay->note);
     if (with_trace) {
       out += "  trace:\n";
@@ -356,12 +473,39 @@ std::string FormatGrade(const Grade& grade, bool with_trace) {
     }
   }
   out += StaleRefusalNote(grade);
+  if (!grade.untaken.empty()) {
+    out += fmt::format(
+        "\nnever taken in the {} schedules run{} (the steps they lead to never ran this way):\n",
+        grade.Schedules(), grade.Exhaustive() ? "" : " (not every schedule: the budget ran out)");
+    for (const std::string& branch : grade.untaken) out += "  " + branch + "\n";
+  }
   out += fmt::format("\n{}: {} of {} faults as expected, {} schedules\n", s.name,
                      std::count_if(grade.cells.begin(), grade.cells.end(),
                                    [](const GradedCell& g) { return g.passed; }),
                      grade.cells.size(), grade.Schedules());
   return out;
 }
+
+namespace {
+
+nlohmann::ordered_json BooksToJson(const std::vector<BookFigure>& books) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const BookFigure& b : books) {
+    nlohmann::ordered_json orders = nlohmann::ordered_json::array();
+    for (const explore::LogicalOrder& o : b.orders) {
+      orders.push_back({{"order", o.order_id}, {"quantity", o.quantity}});
+    }
+    out.push_back({{"book", b.book_id},
+                   {"title", b.title},
+                   {"reservedBefore", b.before},
+                   {"reservedAfter", b.after},
+                   {"published", b.published},
+                   {"orders", orders}});
+  }
+  return out;
+}
+
+}  // namespace
 
 nlohmann::ordered_json GradeToJson(const Grade& grade) {
   nlohmann::ordered_json j;
@@ -406,6 +550,7 @@ nlohmann::ordered_json GradeToJson(const Grade& grade) {
                              {"steps", g.replay->steps},
                              {"deliveries", explore::DeliveriesToJson(g.replay->deliveries)},
                              {"figures", explore::FiguresToJson(g.replay->figures)},
+                             {"books", BooksToJson(g.books)},
                              {"note", g.replay->note}};
     } else {
       c["counterexample"] = nullptr;
@@ -413,6 +558,7 @@ nlohmann::ordered_json GradeToJson(const Grade& grade) {
     cells.push_back(c);
   }
   j["cells"] = cells;
+  j["untaken"] = grade.untaken;
   const std::string note = StaleRefusalNote(grade);  // "\nnote: ...\n" or ""
   j["note"] = note.empty() ? nlohmann::ordered_json(nullptr)
                            : nlohmann::ordered_json(note.substr(1, note.size() - 2));

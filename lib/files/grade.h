@@ -51,6 +51,24 @@ bool Holds(CellExpectation v, const explore::CellResult& cell);
 // (shown, not graded). A fault graded with --expect is worth the same.
 int FaultPoints(const explore::Fault& fault);
 
+// A book of the shown schedule's plan, as it started and as the replay left it (read from
+// the explorer's database file after the replay), with the orders the plan names on it.
+struct BookFigure {
+  std::string book_id;
+  std::string title;
+  int64_t before = 0;  // Reserved when the plan started
+  int64_t after = 0;   // Reserved when the replay ended
+  std::vector<explore::LogicalOrder> orders;
+  // Per order (as orders): the publish steps its deliveries ran in the replay; empty when
+  // no delivery of the replay published.
+  std::vector<int64_t> published;
+};
+
+// "order 59d47572 (Dune, qty 3): reserved 6 = twice", one per order of a book with one;
+// a book with several orders told together (which of them moved it is not read), a book
+// with none told untouched or moved.
+std::vector<std::string> FormatBookFigures(const std::vector<BookFigure>& books);
+
 struct GradedCell {
   explore::CellResult cell;
   CellExpectation expected = CellExpectation::kSafe;
@@ -60,6 +78,8 @@ struct GradedCell {
   std::vector<TraceEvent> events;
   // The tables after each of those steps, read from the files (GradeStrategy with_tables).
   std::vector<TablesSnapshot> tables;
+  // Each book's Reserved before and after the replay (SQLite; empty on PostgreSQL).
+  std::vector<BookFigure> books;
 
   // The schedule replayed: the shortest that broke the invariant, else the shortest that
   // did not end once (a reconcile where one was called for); null when every one was once.
@@ -74,6 +94,10 @@ struct Grade {
   std::string file;  // where it was read from, or ""
   std::vector<GradedCell> cells;
   double elapsed_ms = 0;
+  // A file's reactions (on-... = "...") that no schedule run took, as
+  // "FILE:LINE:COLUMN on-no-row = \"throw\"" (FileStrategy::UntakenBranches): the code
+  // behind them never ran. Set by the caller; empty for a built-in strategy.
+  std::vector<std::string> untaken;
 
   // Every cell as expected. A cell explored only in part (the budget ran out) that found
   // no failure counts as expected here; Exhaustive() says whether any was.

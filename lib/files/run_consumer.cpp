@@ -176,7 +176,15 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
             throw std::logic_error(file.name + " ran without its second store");
           }
           Connection& db = s.on_second_store ? *c.second_store : c.db;
-          switch (RunSqlStep(file, s, db, c.clock, m)) {
+          SqlResult result;
+          try {
+            result = RunSqlStep(file, s, db, c.clock, m);
+          } catch (const SqliteError& e) {
+            // on-duplicate = "throw" is the database's error itself: taken all the same.
+            if (e.IsDuplicateKey() && c.taken) c.taken(next - 1, "on-duplicate");
+            throw;
+          }
+          switch (result) {
             case SqlResult::kRow:
               act(s.on_row, s.on_row_if_null ? "on-row otherwise" : "on-row");
               break;

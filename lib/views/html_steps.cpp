@@ -298,7 +298,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
     section_list.push_back(
         {{"scenario", section.scenario}, {"line", section.line}, {"marks", marks}});
     const std::vector<TraceEvent> events = CausalOrder(section.events);
-    ShortIds ids(events);
+    ShortIds ids = section.ids_as_text ? ShortIds::Cut(events) : ShortIds(events);
     std::map<std::string, std::string> titles;
     for (const Lane& lane : BuildLanes(events, ids)) titles[lane.key] = lane.title;
     // A consumer's ack (or the ack it lost) is its own step, as in the other pictures.

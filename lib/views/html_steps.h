@@ -29,6 +29,8 @@ struct HtmlSection {
   // How a holder's locks are said: "sqlite" (the file's write lock), "postgres" (the rows
   // and keys its transaction wrote).
   std::string backend = "sqlite";
+  // Ids as check's text names them (ShortIds::Cut: "78833635…"), not m1, id-1.
+  bool ids_as_text = false;
 };
 
 // The whole HTML document.

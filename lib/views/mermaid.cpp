@@ -136,7 +136,7 @@ const char* ToneMark(Tone tone) {
 
 std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const MermaidOptions& options) {
   const std::vector<TraceEvent> events = CausalOrder(recorded);
-  ShortIds ids(events);
+  ShortIds ids = options.ids_as_text ? ShortIds::Cut(events) : ShortIds(events);
   WordOptions words_options;
   words_options.timings = options.timings;
   words_options.pids = options.timings;

@@ -20,6 +20,8 @@ struct MermaidOptions {
   bool timings = true;
   // Written as a %% comment on the first line when not empty.
   std::string title;
+  // Ids as check's text names them (ShortIds::Cut: "78833635…"), not m1, id-1.
+  bool ids_as_text = false;
 };
 
 // The diagram, starting with "sequenceDiagram" and ending with a newline.

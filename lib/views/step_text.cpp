@@ -59,6 +59,30 @@ ShortIds::ShortIds(const std::vector<TraceEvent>& events) {
   }
 }
 
+namespace {
+
+bool IsUuidAt(const std::string& s, size_t at) {
+  static const std::regex kUuid("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+  return s.size() >= at + 36 && std::regex_match(s.substr(at, 36), kUuid);
+}
+
+// "78833635…" for a UUID; a key that starts with one keeps what follows it.
+std::string CutId(const std::string& key) {
+  if (!IsUuidAt(key, 0)) return key;
+  return key.substr(0, 8) + "\u2026" + key.substr(36);
+}
+
+}  // namespace
+
+ShortIds ShortIds::Cut(const std::vector<TraceEvent>& events) {
+  ShortIds ids({});
+  ids.cut_ = true;
+  for (const TraceEvent& e : events) {
+    if (!e.key.empty()) ids.keys_.emplace(e.key, CutId(e.key));
+  }
+  return ids;
+}
+
 std::string ShortIds::Name(const std::string& key) const {
   if (full_) return key;
   auto it = keys_.find(key);
@@ -105,7 +129,7 @@ std::string ShortIds::Shorten(std::string_view text) {
       out += k->second;
     } else {
       auto [entry, added] = others_.try_emplace(id, "");
-      if (added) entry->second = fmt::format("id-{}", others_.size());
+      if (added) entry->second = cut_ ? CutId(id) : fmt::format("id-{}", others_.size());
       out += entry->second;
     }
     last = static_cast<size_t>(it->position() + it->length());

@@ -43,6 +43,10 @@ class ShortIds {
     ids.full_ = true;
     return ids;
   }
+  // Names as check's text gives them (explore/deliveries.h): a UUID cut to its first 8
+  // characters, "…" marking the cut ("78833635…"; "78833635…/StockReserved" for a key that
+  // starts with one), so the page and the text use one id for one message.
+  static ShortIds Cut(const std::vector<TraceEvent>& events);
   // "m1" for a known key; the key itself otherwise (or "" for "").
   std::string Name(const std::string& key) const;
   // text with every MessageId and UUID replaced by its short name.
@@ -55,6 +59,7 @@ class ShortIds {
   std::map<std::string, std::string> others_;
   std::vector<std::string> longest_first_;  // the keys, longest first (made on first use)
   bool full_ = false;
+  bool cut_ = false;
 };
 
 }  // namespace dedupsim
