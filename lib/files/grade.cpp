@@ -183,7 +183,7 @@ std::vector<BookFigure> ReadBookFigures(explore::Explorer& explorer, const explo
   const size_t reserved = column("Reserved");
   if (id >= stock->columns.size() || reserved >= stock->columns.size()) return books;
   for (const explore::BookRow& b : plan.books) {
-    BookFigure f{b.book_id, b.title, b.reserved, b.reserved, {}};
+    BookFigure f{b.book_id, b.title, b.reserved, b.reserved, {}, {}};
     for (const auto& row : stock->rows) {
       if (row[id] != b.book_id) continue;
       const std::string& cell = row[reserved];
