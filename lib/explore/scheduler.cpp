@@ -627,7 +627,10 @@ class Worker final : public StepGate, public PgStepGate {
       DeliveryResult r = DeliveryResult::kProcessed;
       bool open_transaction = false;
       if (pg_) {
-        StoreContext context{*pg_, clock_, provider};
+        StoreContext context{*pg_, clock_, provider,
+                             [this](const std::string&, const OrderPlaced& m) {
+                               owner_.published.push_back({m.message_id, subscriber_});
+                             }};
         r = d.subscriber->handle_store(context, d.message);
         open_transaction = pg_->InTransaction();
       } else {
@@ -882,6 +885,9 @@ void Scheduler::Impl::ResetPostgres(const Plan& p) {
     script += fmt::format(
         " INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ({}, {}, {}, {});",
         QuoteLiteral(book.book_id), QuoteLiteral(book.title), book.on_hand, book.reserved);
+  }
+  for (const Strategy* s : p.subscribers) {
+    if (s->pg_reset != nullptr) script += fmt::format(" {}", s->pg_reset);
   }
   script += " COMMIT";
   pg_control->ExecScript(script);

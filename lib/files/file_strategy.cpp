@@ -61,8 +61,20 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
       if (c.aux == nullptr) throw std::logic_error(file_.name + " ran without its provider's file");
       provider.emplace(*c.aux, c.clock);
     }
-    RunContext run{c.db,     c.clock,   c.email, provider ? &*provider : nullptr,
-                   cache ? c.aux : nullptr, {}, c.publish, {}};
+    RunContext run{.db = &c.db,
+                   .clock = c.clock,
+                   .email = c.email,
+                   .keyed_email = provider ? &*provider : nullptr,
+                   .second_store = cache ? c.aux : nullptr,
+                   .publish = c.publish};
+    return ToDelivery(RunConsumer(file_, run, m));
+  };
+  // On PostgreSQL: the file's own database, set up by files/pg_grading.h (no second store
+  // there: a file that needs one is refused before it runs).
+  strategy_.handle_store = [this](explore::StoreContext& c, const OrderPlaced& m) {
+    auto* pg = dynamic_cast<PgStore*>(&c.store);
+    if (pg == nullptr) throw std::logic_error(file_.name + " runs through a store on PostgreSQL only");
+    RunContext run{.pg = pg, .clock = c.clock, .email = c.email, .publish = c.publish};
     return ToDelivery(RunConsumer(file_, run, m));
   };
   // What a publish step publishes is an effect too: it must go out exactly once with the
@@ -86,6 +98,11 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
       return explore::EveryEffectOnce(explore::EmailApplied(probe, o), probe.PublishedFor(o));
     };
   }
+}
+
+void FileStrategy::SetPostgresReset(std::string reset) {
+  pg_reset_ = std::move(reset);
+  strategy_.pg_reset = pg_reset_.empty() ? nullptr : pg_reset_.c_str();
 }
 
 void FileStrategy::LearnCrashPoints(explore::Explorer& explorer) {

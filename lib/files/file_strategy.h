@@ -28,6 +28,10 @@ class FileStrategy {
   const ConsumerFile& file() const { return file_; }
   const explore::Strategy& strategy() const { return strategy_; }
 
+  // The statements that empty the file's tables on PostgreSQL before every schedule
+  // (PgFileDatabase::reset(), files/pg_grading.h).
+  void SetPostgresReset(std::string reset);
+
   // Sets the crash points to the steps of a clean first delivery, as the explorer (which
   // must have been given this strategy) sees them run.
   void LearnCrashPoints(explore::Explorer& explorer);
@@ -35,6 +39,7 @@ class FileStrategy {
  private:
   ConsumerFile file_;
   std::string reset_;
+  std::string pg_reset_;
   std::vector<std::string> points_;
   explore::Strategy strategy_;
 };
