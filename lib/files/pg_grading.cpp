@@ -110,13 +110,21 @@ std::unique_ptr<PgCheckServer> PgCheckServer::Prepare(const std::string& conninf
     s->template_ = "template0";
     return s;
   }
-  const std::string base = UniqueName();
-  for (const char* suffix : {"_admin", "_template"}) {
-    c.ExecScript(fmt::format("CREATE DATABASE {} TEMPLATE postgres", QuoteIdentifier(base + suffix)));
-    s->made_.push_back(base + suffix);
+  s->template_ = kPgCheckTemplate;
+  PgResult found = c.Exec(
+      "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1",
+      {kPgCheckTemplate});
+  if (found.rows() == 1) {
+    if (found.Get(0, 0) != std::optional<std::string>(kPgMarker)) {
+      throw DatabaseError(fmt::format("PostgreSQL database {} exists and was not created by "
+                                      "dedupsim; check leaves it untouched",
+                                      kPgCheckTemplate));
+    }
+    return s;
   }
-  s->admin_conninfo_ = WithDatabase(conninfo, base + "_admin");
-  s->template_ = base + "_template";
+  c.ExecScript(kPgCheckTemplateSql[0]);
+  s->made_.push_back(kPgCheckTemplate);
+  c.ExecScript(kPgCheckTemplateSql[1]);
   return s;
 }
 

@@ -35,11 +35,12 @@
 namespace dedupsim::files {
 
 // The server as one check command uses it: where its administering connections go and what
-// each file's database is copied from. template0 where the server has it; a throwaway
-// server has none (postgres/cluster.cpp drops both templates), so two databases of the
-// command's own are made from `postgres` (while nothing else is connected to it): one the
-// administering connections use, one nobody connects to, copied for each file. Made once
-// per command before any file is graded; the destructor drops what it made (never throws).
+// each file's database is copied from: template0 where the server has it; on a server with
+// none (a throwaway one: postgres/cluster.cpp drops both templates) kPgCheckTemplate
+// (postgres/store.h), made from `postgres` when missing (the command's throwaway server:
+// nothing else is connected to it yet) and dropped with this object, or the marked one a
+// test fixture made. Made once per command before any file is graded; the destructor drops
+// what it made (never throws).
 class PgCheckServer {
  public:
   // conninfo: as a role that may create databases and roles.

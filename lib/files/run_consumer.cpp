@@ -102,6 +102,7 @@ SqlResult RunPgSqlStep(const ConsumerFile& file, const Step& s, PgConnection& db
   } catch (const PgError& e) {
     std::string what = e.what();
     if (size_t nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    if (what.rfind("ERROR:  ", 0) == 0) what.erase(0, 8);
     if (e.sqlstate() == "57014" && what.find("statement timeout") != std::string::npos) {
       throw ErrorAt(s.pg_sql_at,
                     fmt::format("on PostgreSQL, the statement ran past its statement_timeout "
