@@ -7,7 +7,6 @@
 #include <chrono>
 
 #include "postgres/error.h"
-#include "sqlite/sql_text.h"
 
 namespace dedupsim::files {
 
@@ -79,6 +78,14 @@ std::string Forbidden(PgConnection& admin, const std::string& role) {
       "('pg_class'::regclass, 'pg_type'::regclass, 'pg_proc'::regclass) LIMIT 1",
       {role});
   return r.rows() == 0 ? "" : r.Text(0, 0);
+}
+
+// SQL for a one-line message: on one line, cut to 160 characters.
+std::string SqlForMessage(const std::string& sql) {
+  std::string out;
+  for (char ch : sql) out += (ch == '\n' || ch == '\r' || ch == '\t') ? ' ' : ch;
+  if (out.size() > 160) out = out.substr(0, 160) + "...";
+  return out;
 }
 
 // The server's message on one line: its first, without "ERROR:  " (the rest points at the
