@@ -26,9 +26,12 @@
 #include "files/consumer_file.h"
 #include "files/file_strategy.h"
 #include "files/grade.h"
+#include "files/pg_grading.h"
 #include "options.h"
 #include "outputs.h"
 #include "os/atomic_file.h"
+#include "postgres/cluster.h"
+#include "postgres/libpq.h"
 #include "progress.h"
 #include "views/html_steps.h"
 #include "views/mermaid.h"
@@ -50,6 +53,9 @@ struct CheckArgs {
   uint64_t seed = 1;
   std::string budget = "10s";
   uint64_t jobs = 0;    // 0: one per CPU this process may use
+  std::string backend = "sqlite";
+  std::string dsn;  // postgres: a server the user runs; "": a throwaway one for the command
+  std::string pg_template;  // hidden: a batch's child is told what each file's database copies
   bool worker = false;  // hidden: grade one file for a batch, print one JSON line
 };
 
@@ -104,9 +110,14 @@ std::optional<Parsed> ParseOptions(const CheckArgs& args) {
   return p;
 }
 
-// The explorer for one file: its own temporary database, the class world.
-explore::ExploreOptions GradingOptions(const CheckArgs& args) {
+// The explorer for one file: its own temporary database (on PostgreSQL: the file's own
+// database, pg), the class world.
+explore::ExploreOptions GradingOptions(const CheckArgs& args, const files::PgFileDatabase* pg) {
   explore::ExploreOptions options;
+  if (pg != nullptr) {
+    options.postgres = &pg->database();
+    options.isolation = Isolation::kReadCommitted;  // PostgreSQL's default, as a service runs
+  }
   options.seed = args.seed;
   options.graded = true;  // the class world: see docs/check.md
   // Long files: the budget, not a step count, ends a search (a run still ends at a million).
@@ -153,12 +164,25 @@ std::string CounterexampleDiagrams(const files::Grade& grade) {
   return out;
 }
 
-int GradeOne(const CheckArgs& args, const Parsed& parsed) {
+// The file read, and on PostgreSQL (server: a conninfo; "" for SQLite) set up in a
+// database and role of its own (files/pg_grading.h), dropped when *pg goes.
+std::unique_ptr<files::FileStrategy> LoadForGrading(const std::string& path,
+                                                    const files::PgCheckServer* server,
+                                                    std::unique_ptr<files::PgFileDatabase>* pg) {
+  files::ConsumerFile file = files::LoadConsumerFile(path);
+  if (server != nullptr) *pg = files::PgFileDatabase::Create(*server, file);
+  auto consumer = std::make_unique<files::FileStrategy>(std::move(file));
+  if (*pg) consumer->SetPostgresReset((*pg)->reset());
+  return consumer;
+}
+
+int GradeOne(const CheckArgs& args, const Parsed& parsed, const files::PgCheckServer* server) {
   using namespace dedupsim::explore;
   const std::string& path = args.inputs[0];
+  std::unique_ptr<files::PgFileDatabase> pg;
   std::unique_ptr<files::FileStrategy> consumer;
   try {
-    consumer = std::make_unique<files::FileStrategy>(files::LoadConsumerFile(path));
+    consumer = LoadForGrading(path, server, &pg);
   } catch (const files::FileError& e) {
     fmt::print(stderr, "{}\n", e.what());
     return kExitUsage;
@@ -193,7 +217,7 @@ int GradeOne(const CheckArgs& args, const Parsed& parsed) {
   std::vector<HtmlSection> pages;
 
   const Strategy* extra[] = {&consumer->strategy()};
-  ExploreOptions options = GradingOptions(args);
+  ExploreOptions options = GradingOptions(args, pg.get());
   // Progress on a terminal (stderr) while the cells run; none for JSON.
   TerminalProgress view(args.format != "json");
   options.progress = [&view](const ExploreProgress& p) { view.Show(p.done, p.schedules); };
@@ -231,6 +255,7 @@ int GradeOne(const CheckArgs& args, const Parsed& parsed) {
   }
   if (args.format == "json") {
     fmt::print("{}\n", nlohmann::ordered_json{{"command", "check"},
+                                              {"backend", args.backend},
                                               {"seed", args.seed},
                                               {"passed", grade.Passed() && grade.Exhaustive()},
                                               {"consumers", {files::GradeToJson(grade)}}}
@@ -269,9 +294,12 @@ int GradeForBatchOrError(const CheckArgs& args, const Parsed& parsed) {
 
 int GradeForBatch(const CheckArgs& args, const Parsed& parsed) {
   const std::string& path = args.inputs[0];
-  auto consumer = std::make_unique<files::FileStrategy>(files::LoadConsumerFile(path));
+  std::unique_ptr<files::PgFileDatabase> pg;
+  std::unique_ptr<files::PgCheckServer> server;
+  if (args.backend == "postgres") server = files::PgCheckServer::Adopt(args.dsn, args.pg_template);
+  auto consumer = LoadForGrading(path, server.get(), &pg);
   const explore::Strategy* extra[] = {&consumer->strategy()};
-  explore::Explorer explorer(GradingOptions(args), extra);
+  explore::Explorer explorer(GradingOptions(args, pg.get()), extra);
   if (std::string why = LearnSteps(explorer, *consumer, parsed.budget); !why.empty()) {
     fmt::print("{}\n", FileErrorLine(path, fmt::format("{}: not graded: {}", path, why)).dump());
     return kExitOk;
@@ -290,17 +318,38 @@ int GradeForBatch(const CheckArgs& args, const Parsed& parsed) {
 int Run(const CheckArgs& args) {
   std::optional<Parsed> parsed = ParseOptions(args);
   if (!parsed) return kExitUsage;
+  const bool postgres = args.backend == "postgres";
+  if (!postgres && !args.dsn.empty()) {
+    fmt::print(stderr, "dedupsim: --dsn needs --backend postgres\n");
+    return kExitUsage;
+  }
+  if (postgres && !args.html.empty()) {
+    fmt::print(stderr,
+               "dedupsim: --html reads the tables from the explorer's SQLite file; not with "
+               "--backend postgres yet\n");
+    return kExitUsage;
+  }
   if (args.worker) {
-    if (args.inputs.size() != 1) {
-      fmt::print(stderr, "dedupsim: check --worker grades one file\n");
+    if (args.inputs.size() != 1 || (postgres && (args.dsn.empty() || args.pg_template.empty()))) {
+      fmt::print(stderr, "dedupsim: check --worker grades one file (on postgres: on --dsn)\n");
       return kExitUsage;
     }
     return GradeForBatchOrError(args, *parsed);
   }
   std::optional<std::vector<std::string>> files = ConsumerFilesOf(args.inputs);
   if (!files) return kExitUsage;
+  // PostgreSQL: one server for the whole command (a throwaway one unless --dsn names one);
+  // each file gets a database and a role of its own on it. No server programs or libpq: one
+  // line, exit 3 (DatabaseError, cli/main.cpp).
+  std::optional<ThrowawayCluster> cluster;
+  std::unique_ptr<files::PgCheckServer> server;
+  if (postgres) {
+    RequireLibpq();
+    if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
+    server = files::PgCheckServer::Prepare(args.dsn.empty() ? cluster->conninfo() : args.dsn);
+  }
   if (args.inputs.size() == 1 && files->size() == 1 && (*files)[0] == args.inputs[0]) {
-    return GradeOne(args, *parsed);
+    return GradeOne(args, *parsed, server.get());
   }
   // A class: each file alone, in a child of its own.
   for (const auto& [option, value] :
@@ -324,6 +373,11 @@ int Run(const CheckArgs& args) {
   batch.child_args.insert(batch.child_args.end(),
                           {"--seed", std::to_string(args.seed), "--budget", args.budget});
   if (args.trace) batch.child_args.emplace_back("--trace");
+  if (postgres) {
+    batch.child_args.insert(batch.child_args.end(),
+                            {"--backend", "postgres", "--dsn", server->admin_conninfo(),
+                             "--pg-template", server->template_db()});
+  }
   if (!args.diagram.empty()) batch.child_args.insert(batch.child_args.end(), {"--diagram", args.diagram});
   return RunBatch(batch);
 }
@@ -376,7 +430,17 @@ Command AddCheckCommand(CLI::App& app) {
   AddDecimal(sub, "--jobs", args->jobs,
              "Files graded at once (default 0: one per CPU this process may use)", uint64_t{0},
              uint64_t{64});
+  sub->add_option("--backend", args->backend,
+                  "Database to grade on: sqlite (a temporary file per file, default) or postgres "
+                  "(a private throwaway server for the command, or the one --dsn names; each "
+                  "file in a database and role of its own there, see docs/check.md)")
+      ->check(CLI::IsMember({"sqlite", "postgres"}));
+  sub->add_option("--dsn", args->dsn,
+                  "postgres: a libpq connection string (\"host=... user=...\", keywords, not "
+                  "a URI) of a server you run, as a role that may create databases and roles; "
+                  "check creates and drops a database and a role per file there");
   sub->add_flag("--worker", args->worker)->group("");  // a batch's child
+  sub->add_option("--pg-template", args->pg_template)->group("");  // a batch's child
   return {sub, [args]() -> int { return Run(*args); }};
 }
 

@@ -7,20 +7,23 @@
 # time of every process, the load average (1 minute) before and after, and the summary
 # line of the grades; ROUNDS runs, each timed alone.
 #
-#   sh tools/measure-class.sh [DEDUPSIM] [FILES] [JOBS] [ROUNDS] > figures.md
+#   sh tools/measure-class.sh [DEDUPSIM] [FILES] [JOBS] [ROUNDS] [BACKEND] > figures.md
 #
-# Defaults: build/cli/dedupsim, 200 files, 2 jobs, 3 rounds. Needs python3. Writes only
-# under a temporary folder it removes.
+# Defaults: build/cli/dedupsim, 200 files, 2 jobs, 3 rounds, sqlite (postgres: `check
+# --backend postgres`, its throwaway server started by the command and timed with it).
+# Needs python3. Writes only under a temporary folder it removes.
 set -eu
 dedupsim="${1:-build/cli/dedupsim}"
 files="${2:-200}"
 jobs="${3:-2}"
 rounds="${4:-3}"
+backend="${5:-sqlite}"
 here="$(dirname "$0")/.."
-exec python3 - "$dedupsim" "$files" "$jobs" "$rounds" "$here/tests/data/consumers" <<'PY'
+exec python3 - "$dedupsim" "$files" "$jobs" "$rounds" "$here/tests/data/consumers" "$backend" <<'PY'
 import glob, json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 
 dedupsim, files, jobs, rounds, data = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
+backend = sys.argv[6]
 sources = sorted(glob.glob(os.path.join(data, "right", "*.toml"))) + \
           sorted(glob.glob(os.path.join(data, "wrong", "*.toml")))
 work = tempfile.mkdtemp(prefix="measure-class-")
@@ -33,7 +36,7 @@ try:
         shutil.copy(src, os.path.join(klass, f"student-{i + 1:03d}-{kind}-{os.path.basename(src)}"))
     print(f"{files} files ({len(sources)} sources in turn: "
           f"{sum('/right/' in s for s in sources)} right, {sum('/wrong/' in s for s in sources)} wrong), "
-          f"`check DIR --jobs {jobs} --format json`, {os.cpu_count()} CPUs\n")
+          f"`check DIR --jobs {jobs} --format json --backend {backend}`, {os.cpu_count()} CPUs\n")
     print("| round | wall s | CPU s (user+sys) | load before | load after | summary |")
     print("|---|---|---|---|---|---|")
     walls = []
@@ -41,7 +44,8 @@ try:
         load_before = open("/proc/loadavg").read().split()[0]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
-        p = subprocess.run([dedupsim, "check", klass, "--jobs", jobs, "--format", "json"],
+        p = subprocess.run([dedupsim, "check", klass, "--jobs", jobs, "--format", "json",
+                            "--backend", backend],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wall = time.monotonic() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)

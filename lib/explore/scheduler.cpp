@@ -198,6 +198,9 @@ void Scheduler::Impl::ResetPostgres(const Plan& p) {
         " INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ({}, {}, {}, {});",
         QuoteLiteral(book.book_id), QuoteLiteral(book.title), book.on_hand, book.reserved);
   }
+  for (const Strategy* s : p.subscribers) {
+    if (s->pg_reset != nullptr) script += fmt::format(" {}", s->pg_reset);
+  }
   script += " COMMIT";
   pg_control->ExecScript(script);
 }

@@ -92,7 +92,7 @@ DeliveryResult Processed(bool did_work) {
 template <DeliveryResult (*OnStore)(StoreContext&, const OrderPlaced&)>
 DeliveryResult OverConnection(DeliveryContext& c, const OrderPlaced& m) {
   SqliteStore store(c.db);
-  StoreContext context{store, c.clock, c.email};
+  StoreContext context{store, c.clock, c.email, c.publish};
   return OnStore(context, m);
 }
 

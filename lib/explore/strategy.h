@@ -47,6 +47,8 @@ struct StoreContext {
   Store& store;
   Clock& clock;
   EmailProvider& email;
+  // As DeliveryContext::publish. May be empty.
+  std::function<void(const std::string& topic, const OrderPlaced& message)> publish = {};
 };
 
 // One logical order: what the invariants count "exactly once" against. Each order has its
@@ -95,6 +97,10 @@ struct Strategy {
   // stocked each order's book. Either may be null.
   const char* schema = nullptr;
   const char* reset = nullptr;
+  // On PostgreSQL the tables are made where the schema is (a consumer file's: its own
+  // database, files/pg_grading.h); this runs before every schedule there, after the
+  // explorer emptied its own tables (null: nothing more).
+  const char* pg_reset = nullptr;
   // The same for a second database file (a cache kept apart from the service's data).
   // When aux_schema is set, DeliveryContext::aux is a scheduled connection to that file.
   const char* aux_schema = nullptr;

@@ -281,7 +281,10 @@ bool Worker::Attempt(const Delivery& d, int attempt) {
     DeliveryResult r = DeliveryResult::kProcessed;
     bool open_transaction = false;
     if (pg_) {
-      StoreContext context{*pg_, clock_, provider};
+      StoreContext context{*pg_, clock_, provider,
+                           [this](const std::string&, const OrderPlaced& m) {
+                             owner_.published.push_back({m.message_id, subscriber_});
+                           }};
       r = d.subscriber->handle_store(context, d.message);
       open_transaction = pg_->InTransaction();
     } else {

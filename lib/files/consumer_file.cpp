@@ -149,6 +149,7 @@ void ApplySchema(ConsumerFile& file, const Value& v, Connection& db) {
     throw v.TextError(e.offset(), fmt::format("schema: {} (in: {})", e.what(), e.statement()));
   }
   file.schema = text;
+  file.schema_at = v.position();
 }
 
 // Checks the step's SQL in the sandbox on the scratch database: one statement that reads
@@ -179,6 +180,96 @@ void CheckSql(Step& step, const Value& v, Connection& db) {
     }
     step.parameters.push_back(*p);
   }
+}
+
+// The step's statement for PostgreSQL: text (the `postgres` one, or the SQLite one) with its
+// :Name parameters written $1, $2 ... in the order first named. Walks the text as
+// PostgreSQL reads it (quoted strings and names, E'' escapes, $tag$ quotes, nested /* */
+// and -- comments, :: casts), so a colon inside any of them is left alone.
+void ReadPgText(Step& step, const Value& v) {
+  const std::string& text = v.String();
+  std::string out;
+  std::map<Parameter, int> numbers;
+  auto ident = [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_';
+  };
+  size_t i = 0;
+  const size_t n = text.size();
+  while (i < n) {
+    const char ch = text[i];
+    const size_t start = i;
+    if (ch == '\'' || ch == '"') {
+      const bool escapes = ch == '\'' && i > 0 && (text[i - 1] == 'E' || text[i - 1] == 'e') &&
+                           (i < 2 || !ident(text[i - 2]));
+      for (++i; i < n; ++i) {
+        if (escapes && text[i] == '\\') {
+          ++i;
+        } else if (text[i] == ch) {
+          if (i + 1 < n && text[i + 1] == ch) {
+            ++i;
+          } else {
+            break;
+          }
+        }
+      }
+      if (i >= n) throw v.TextError(start, "PostgreSQL text: a quote is never closed");
+      ++i;
+    } else if (ch == '-' && i + 1 < n && text[i + 1] == '-') {
+      while (i < n && text[i] != '\n') ++i;
+    } else if (ch == '/' && i + 1 < n && text[i + 1] == '*') {
+      int depth = 0;
+      while (i < n) {
+        if (text.compare(i, 2, "/*") == 0) {
+          ++depth;
+          i += 2;
+        } else if (text.compare(i, 2, "*/") == 0) {
+          i += 2;
+          if (--depth == 0) break;
+        } else {
+          ++i;
+        }
+      }
+      if (depth != 0) throw v.TextError(start, "PostgreSQL text: a /* comment is never closed");
+    } else if (ch == '$' && (i == 0 || !ident(text[i - 1]))) {
+      size_t j = i + 1;
+      if (j < n && std::isdigit(static_cast<unsigned char>(text[j])) != 0) {
+        throw v.TextError(start, fmt::format("write parameters by name ({}), not ${}",
+                                             kParameters, text[j]));
+      }
+      while (j < n && ident(text[j])) ++j;
+      if (j < n && text[j] == '$') {  // $tag$ ... $tag$
+        const std::string tag = text.substr(i, j + 1 - i);
+        const size_t end = text.find(tag, j + 1);
+        if (end == std::string::npos) {
+          throw v.TextError(start, fmt::format("PostgreSQL text: {} is never closed", tag));
+        }
+        i = end + tag.size();
+      } else {
+        i = j;
+      }
+    } else if (ch == ':' && i + 1 < n && text[i + 1] == ':') {
+      i += 2;
+    } else if (ch == ':' && i + 1 < n && ident(text[i + 1])) {
+      size_t j = i + 1;
+      while (j < n && ident(text[j])) ++j;
+      const std::string name = text.substr(i + 1, j - i - 1);
+      std::optional<Parameter> p = FindParameter(name);
+      if (!p) {
+        throw v.TextError(start, fmt::format("unknown parameter :{} (expected one of {})", name,
+                                             kParameters));
+      }
+      auto [it, fresh] = numbers.emplace(*p, static_cast<int>(numbers.size()) + 1);
+      if (fresh) step.pg_parameters.push_back(*p);
+      out += fmt::format("${}", it->second);
+      i = j;
+      continue;
+    } else {
+      ++i;
+    }
+    out.append(text, start, i - start);
+  }
+  step.pg_sql = out;
+  step.pg_sql_at = v.position();
 }
 
 // ":MessageId" and the like: an idempotency key.
@@ -288,6 +379,7 @@ Step ReadStep(const Value& table, Connection& scratch, Connection* second,
   } else {  // sql
     step.kind = Step::Kind::kSql;
     Value sqlite_text = v;
+    std::optional<Value> pg_text;
     if (v.IsTable()) {
       std::optional<Value> found;
       for (const auto& [dialect, text] : v.Entries()) {
@@ -295,6 +387,7 @@ Step ReadStep(const Value& table, Connection& scratch, Connection* second,
           found = text;
         } else if (dialect == "postgres") {
           step.other_dialects[dialect] = text.String();
+          pg_text = text;
         } else {
           throw text.KeyError(
               fmt::format("unknown dialect '{}' (expected sqlite or postgres)", dialect));
@@ -313,6 +406,7 @@ Step ReadStep(const Value& table, Connection& scratch, Connection* second,
       step.on_second_store = true;
     }
     CheckSql(step, sqlite_text, step.on_second_store ? *second : scratch);
+    ReadPgText(step, pg_text ? *pg_text : sqlite_text);
     if (step.query) {
       allowed = {"on-row", "on-no-row", "store"};
     } else {

@@ -94,7 +94,15 @@ struct Step {
   std::string sql;
   Position sql_at;  // where the statement's first token is written
   SqlRules rules;   // what it may touch when it runs (the sandbox's check found them)
-  std::map<std::string, std::string> other_dialects;  // "postgres" -> its text, kept for later
+  std::map<std::string, std::string> other_dialects;  // "postgres" -> its text as written
+  // On PostgreSQL (check --backend postgres): the `postgres` text where the file gives one,
+  // else the SQLite text, with each :Name parameter written $1, $2 ... (pg_parameters, by
+  // index), and where that text is written. pg_query is learnt from the server when the file
+  // is set up there (files/pg_grading.h): its statement returns rows.
+  std::string pg_sql;
+  Position pg_sql_at;
+  std::vector<Parameter> pg_parameters;
+  bool pg_query = false;
   std::vector<Parameter> parameters;
   bool query = false;                            // returns rows (SELECT, RETURNING)
   Reaction on_duplicate{Action::kThrow, "", 0};  // a write that hit an existing key
@@ -131,6 +139,7 @@ struct ConsumerFile {
   Position partner_at;
   std::string dialect = "sqlite";
   std::string schema;               // CREATE statements for the file's own tables, or ""
+  Position schema_at;               // where the schema's text is written
   std::vector<std::string> tables;  // the tables the schema creates (emptied between runs)
   // A second store the consumer writes to through `store = "..."` sql steps: "" or "cache"
   // (a dedup cache kept in its own file: table CacheKeys (Key, SetAt)).

@@ -54,19 +54,34 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
     strategy_.aux_target = "cache";
   }
   const bool cache = file_.second_store == "cache";
-  strategy_.handle = [this, keyed, cache](explore::DeliveryContext& c, const OrderPlaced& m) {
+  // Each reaction a delivery took (UntakenBranches lists the others).
+  auto record_taken = [this](size_t step, const char* reaction) {
+    std::lock_guard<std::mutex> lock(taken_mutex_);
+    taken_.emplace(step, reaction);
+  };
+  strategy_.handle = [this, keyed, cache, record_taken](explore::DeliveryContext& c, const OrderPlaced& m) {
     if (cache && c.aux == nullptr) throw std::logic_error(file_.name + " ran without its cache's file");
     std::optional<IdempotentEmailProvider> provider;
     if (keyed) {
       if (c.aux == nullptr) throw std::logic_error(file_.name + " ran without its provider's file");
       provider.emplace(*c.aux, c.clock);
     }
-    RunContext run{c.db,     c.clock,   c.email, provider ? &*provider : nullptr,
-                   cache ? c.aux : nullptr, {}, c.publish,
-                   [this](size_t step, const char* reaction) {
-                     std::lock_guard<std::mutex> lock(taken_mutex_);
-                     taken_.emplace(step, reaction);
-                   }};
+    RunContext run{.db = &c.db,
+                   .clock = c.clock,
+                   .email = c.email,
+                   .keyed_email = provider ? &*provider : nullptr,
+                   .second_store = cache ? c.aux : nullptr,
+                   .publish = c.publish,
+                   .taken = record_taken};
+    return ToDelivery(RunConsumer(file_, run, m));
+  };
+  // On PostgreSQL: the file's own database, set up by files/pg_grading.h (no second store
+  // there: a file that needs one is refused before it runs).
+  strategy_.handle_store = [this, record_taken](explore::StoreContext& c, const OrderPlaced& m) {
+    auto* pg = dynamic_cast<PgStore*>(&c.store);
+    if (pg == nullptr) throw std::logic_error(file_.name + " runs through a store on PostgreSQL only");
+    RunContext run{
+        .pg = pg, .clock = c.clock, .email = c.email, .publish = c.publish, .taken = record_taken};
     return ToDelivery(RunConsumer(file_, run, m));
   };
   // What a publish step publishes is an effect too: it must go out exactly once with the
@@ -90,6 +105,11 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
       return explore::EveryEffectOnce(explore::EmailApplied(probe, o), probe.PublishedFor(o));
     };
   }
+}
+
+void FileStrategy::SetPostgresReset(std::string reset) {
+  pg_reset_ = std::move(reset);
+  strategy_.pg_reset = pg_reset_.empty() ? nullptr : pg_reset_.c_str();
 }
 
 void FileStrategy::LearnCrashPoints(explore::Explorer& explorer) {

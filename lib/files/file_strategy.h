@@ -30,6 +30,10 @@ class FileStrategy {
   const ConsumerFile& file() const { return file_; }
   const explore::Strategy& strategy() const { return strategy_; }
 
+  // The statements that empty the file's tables on PostgreSQL before every schedule
+  // (PgFileDatabase::reset(), files/pg_grading.h).
+  void SetPostgresReset(std::string reset);
+
   // Sets the crash points to the steps of a clean first delivery, as the explorer (which
   // must have been given this strategy) sees them run.
   void LearnCrashPoints(explore::Explorer& explorer);
@@ -42,6 +46,7 @@ class FileStrategy {
  private:
   ConsumerFile file_;
   std::string reset_;
+  std::string pg_reset_;
   std::vector<std::string> points_;
   explore::Strategy strategy_;
   // (step index, reaction) taken by some run; instances run one at a time, on threads.

@@ -390,7 +390,7 @@ std::string StaleRefusalNote(const Grade& grade) {
       "broker redelivered it. PostgreSQL makes no such refusal: under READ COMMITTED the write "
       "waits for the other's commit, then runs on what was read before. Unless a key the "
       "database enforces (PRIMARY KEY or UNIQUE) stops the second record, this file may process "
-      "a message twice there (check grades on SQLite only).\n",
+      "a message twice there: `dedupsim check --backend postgres` grades it there.\n",
       fmt::join(where, ", "));
 }
 

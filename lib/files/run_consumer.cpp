@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "explore/strategy.h"
+#include "postgres/error.h"
+#include "sqlite/sql_text.h"
 #include "sqlite/error.h"
 #include "sqlite/run_hook.h"
 #include "sqlite/sandbox.h"
@@ -79,10 +81,67 @@ SqlResult RunSqlStep(const ConsumerFile& file, const Step& s, Connection& db, Cl
   }
 }
 
+// The same on PostgreSQL: the step's pg_sql as the file's role. What the server stopped for
+// the file's own doing (its statement_timeout, a privilege it lacks) is the file's fault.
+SqlResult RunPgSqlStep(const ConsumerFile& file, const Step& s, PgConnection& db, Clock& clock,
+                       const OrderPlaced& m) {
+  PgParams params;
+  for (Parameter p : s.pg_parameters) params.emplace_back(ParameterValue(p, file, m, clock));
+  try {
+    if (s.pg_query) {
+      PgResult r = db.Exec(s.pg_sql, params);
+      if (r.rows() == 0) return SqlResult::kNoRow;
+      return r.Get(0, 0) ? SqlResult::kRow : SqlResult::kRowWithNull;
+    }
+    if (s.on_duplicate.action == Action::kThrow) {
+      db.Exec(s.pg_sql, params);  // a duplicate key is the PgError itself
+    } else if (db.ExecInsert(s.pg_sql, params) == InsertResult::kDuplicateKey) {
+      return SqlResult::kDuplicate;
+    }
+    return db.changes() == 0 ? SqlResult::kZeroRows : SqlResult::kChanged;
+  } catch (const PgError& e) {
+    std::string what = e.what();
+    if (size_t nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    if (what.rfind("ERROR:  ", 0) == 0) what.erase(0, 8);
+    if (e.sqlstate() == "57014" && what.find("statement timeout") != std::string::npos) {
+      throw ErrorAt(s.pg_sql_at,
+                    fmt::format("on PostgreSQL, the statement ran past its statement_timeout "
+                                "and was stopped: {}",
+                                SqlForMessage(s.pg_sql)));
+    }
+    if (e.sqlstate() == "42501") {  // insufficient_privilege: outside what the file may do
+      throw ErrorAt(s.pg_sql_at, fmt::format("refused when it ran on PostgreSQL: {} (in: {})", what,
+                                             SqlForMessage(s.pg_sql)));
+    }
+    throw;
+  }
+}
+
 }  // namespace
 
 Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m) {
-  std::optional<Transaction> tx;
+  if ((c.db == nullptr) == (c.pg == nullptr)) {
+    throw std::logic_error("RunConsumer needs one database: SQLite's or PostgreSQL's");
+  }
+  std::optional<Transaction> tx;         // SQLite
+  std::optional<ScopedTransaction> ptx;  // PostgreSQL
+  auto open = [&] {
+    return (tx && tx->state() == Transaction::State::kActive) ||
+           (ptx && ptx->state() == ScopedTransaction::State::kActive);
+  };
+  auto rollback = [&] {
+    if (tx) tx->Rollback();
+    if (ptx) ptx->Rollback();
+    tx.reset();
+    ptx.reset();
+  };
+  auto note = [&](const std::string& kind, const std::string& detail, const std::string& result) {
+    if (c.pg != nullptr) {
+      c.pg->Note(kind, detail, result);
+    } else {
+      c.db->Note(kind, detail, result);
+    }
+  };
   size_t next = 0;  // the step to run next
   // The last send with an idempotency key was turned away by the provider (an email under
   // that key had gone out already): a delivery that would end processed ends skipped, as
@@ -104,10 +163,10 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
         return;
       case Action::kRollbackAndAck:
       case Action::kSkipAndAck:
-        if (tx && tx->state() == Transaction::State::kActive) tx->Rollback();
+        if (open()) rollback();
         throw Ended{Result::kSkipped};
       case Action::kReconcile:
-        if (tx && tx->state() == Transaction::State::kActive) tx->Rollback();
+        if (open()) rollback();
         throw Ended{Result::kNeedsReconciliation};
       case Action::kThrow:
         throw explore::DeliveryFailed(
@@ -119,28 +178,42 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
       const Step& s = file.steps[next++];
       switch (s.kind) {
         case Step::Kind::kBegin:
-          tx.emplace(c.db, s.begin);
+          if (c.pg != nullptr) {
+            ptx.emplace(*c.pg, s.begin);  // PostgreSQL treats the three kinds as BEGIN
+          } else {
+            tx.emplace(*c.db, s.begin);
+          }
           break;
         case Step::Kind::kCommit:
-          tx->Commit();
+          if (ptx) ptx->Commit();
+          if (tx) tx->Commit();
           tx.reset();
+          ptx.reset();
           break;
         case Step::Kind::kRollback:
-          tx->Rollback();
-          tx.reset();
+          rollback();
           break;
         case Step::Kind::kHook:
-          RunHook(c.db, s.name.c_str(), c.hook ? c.hook(s.name) : Hook{});
+          if (c.pg != nullptr) {
+            c.pg->RunHook(s.name.c_str(), c.hook ? c.hook(s.name) : Hook{});
+          } else {
+            RunHook(*c.db, s.name.c_str(), c.hook ? c.hook(s.name) : Hook{});
+          }
           break;
         case Step::Kind::kPublish:
           try {
-            if (c.db.gate() != nullptr) c.db.gate()->BeforeHook(c.db, "Broker.Publish");
+            if (c.pg != nullptr) {
+              PgConnection& pc = c.pg->connection();
+              if (pc.gate() != nullptr) pc.gate()->BeforeHook(pc, "Broker.Publish");
+            } else if (c.db->gate() != nullptr) {
+              c.db->gate()->BeforeHook(*c.db, "Broker.Publish");
+            }
           } catch (const SimulatedCrash&) {
-            c.db.Note("crash", "Broker.Publish", "SimulatedCrash thrown");
+            note("crash", "Broker.Publish", "SimulatedCrash thrown");
             throw;
           }
           if (c.publish) c.publish(s.name, m);
-          c.db.Note("publish", s.name, "published");
+          note("publish", s.name, "published");
           break;
         case Step::Kind::kSendEmail: {
           std::string text = StockReservedText(m);
@@ -152,10 +225,10 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
                 ParameterValue(*s.idempotency_key, file, m, c.clock), text);
             already_sent = sent == ProviderSend::kAlreadySent;
             // The C++ consumers' words: the send's EmailOutcome.
-            c.db.Note("send", "EmailProvider.Send", already_sent ? "AlreadySent" : "Sent");
+            note("send", "EmailProvider.Send", already_sent ? "AlreadySent" : "Sent");
           } else {
             c.email.Send(m.message_id, text);  // the provider records which message asked
-            c.db.Note("send", "EmailProvider.Send", "sent");
+            note("send", "EmailProvider.Send", "sent");
           }
           break;
         }
@@ -165,7 +238,7 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
           }
           const bool sent =
               c.keyed_email->Find(ParameterValue(*s.idempotency_key, file, m, c.clock)).has_value();
-          c.db.Note("reconcile", "EmailProvider.Find", sent ? "sent before" : "never sent");
+          note("reconcile", "EmailProvider.Find", sent ? "sent before" : "never sent");
           act(sent ? s.on_sent : s.on_not_sent, sent ? "on-sent" : "on-not-sent");
           break;
         }
@@ -175,11 +248,17 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
           if (s.on_second_store && c.second_store == nullptr) {
             throw std::logic_error(file.name + " ran without its second store");
           }
-          Connection& db = s.on_second_store ? *c.second_store : c.db;
           SqlResult result;
           try {
-            result = RunSqlStep(file, s, db, c.clock, m);
-          } catch (const SqliteError& e) {
+            if (c.pg != nullptr && !s.on_second_store) {
+              result = RunPgSqlStep(file, s, c.pg->connection(), c.clock, m);
+            } else {
+              if (c.db == nullptr && c.second_store == nullptr) {
+                throw std::logic_error(file.name + " ran without its database");
+              }
+              result = RunSqlStep(file, s, s.on_second_store ? *c.second_store : *c.db, c.clock, m);
+            }
+          } catch (const StoreError& e) {
             // on-duplicate = "throw" is the database's error itself: taken all the same.
             if (e.IsDuplicateKey() && c.taken) c.taken(next - 1, "on-duplicate");
             throw;

@@ -1,7 +1,10 @@
 // Runs a consumer file's steps for one delivery (the file read by consumer_file.h) on a
 // real connection, through the same statements, trace and hooks as the consumers written in
-// C++. Each sql step runs in a SandboxScope with the rules its check found, so it touches
-// only what its check allowed, on the database it is given (always one dedupsim created).
+// C++. On SQLite each sql step runs in a SandboxScope with the rules its check found, so it
+// touches only what its check allowed, on the database it is given (always one dedupsim
+// created). On PostgreSQL each runs its pg_sql on a store whose connection is the file's own
+// role in the file's own database (files/pg_grading.h): the server's privileges are the
+// sandbox there.
 //
 // RunConsumer keeps no state between calls; it is safe to call from several threads on
 // different connections at once.
@@ -15,6 +18,7 @@
 #include "core/hooks.h"
 #include "core/message.h"
 #include "files/consumer_file.h"
+#include "postgres/store.h"
 #include "sqlite/connection.h"
 #include "world/email_provider.h"
 
@@ -22,22 +26,25 @@ namespace dedupsim::files {
 
 // What one delivery runs with. Every reference is valid for the call only.
 struct RunContext {
-  Connection& db;
+  Connection* db = nullptr;  // SQLite: the service's database; or
+  PgStore* pg = nullptr;     // PostgreSQL: the file's store (exactly one of the two is set)
   Clock& clock;
   EmailProvider& email;                            // sends without a key
   IdempotentEmailProvider* keyed_email = nullptr;  // sends with one; required when SendsWithKey()
   Connection* second_store = nullptr;              // required when the file has a second_store
-  std::function<Hook(const std::string&)> hook;    // the hook for a hook point, or empty
+  std::function<Hook(const std::string&)> hook = {};  // the hook for a hook point, or empty
   std::function<void(const std::string& topic, const OrderPlaced&)> publish;  // may be empty
   // Called with a step's index and the reaction of it that a result called for
   // ("on-duplicate", "on-row if-null", ...), before it runs; may be empty.
-  std::function<void(size_t step, const char* reaction)> taken;
+  std::function<void(size_t step, const char* reaction)> taken = {};
 };
 
 // Handles one delivery by running the file's steps, each sql step in a SandboxScope with
-// the rules its check found. Throws what the database throws (SqliteError), SimulatedCrash
-// from a hook, explore::DeliveryFailed for a `throw` action, and FileError at the step for
-// a statement the sandbox stopped (past its budget, or refused when it ran).
+// the rules its check found (SQLite) or as the file's role (PostgreSQL). Throws what the
+// database throws (SqliteError, PgError), SimulatedCrash from a hook,
+// explore::DeliveryFailed for a `throw` action, and FileError at the step for a statement
+// the sandbox stopped (past its budget or PostgreSQL's statement_timeout, or refused when
+// it ran).
 Result RunConsumer(const ConsumerFile& file, RunContext& context, const OrderPlaced& message);
 
 }  // namespace dedupsim::files

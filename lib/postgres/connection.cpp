@@ -187,6 +187,26 @@ void PgConnection::ExecScript(const std::string& sql) {
   PQclear(result);
 }
 
+int PgConnection::DescribeColumns(const std::string& sql) {
+  if (!conn_) throw DatabaseError("PostgreSQL: the connection is closed");
+  for (int call = 0; call < 2; ++call) {
+    pg_result* result = call == 0 ? PQprepare(conn_, "", sql.c_str(), 0, nullptr)
+                                  : PQdescribePrepared(conn_, "");
+    if (result == nullptr || PQresultStatus(result) != PGRES_COMMAND_OK) {
+      try {
+        ThrowFromResult(result, conn_);
+      } catch (...) {
+        if (result) PQclear(result);
+        throw;
+      }
+    }
+    const int columns = PQnfields(result);
+    PQclear(result);
+    if (call == 1) return columns;
+  }
+  return 0;
+}
+
 // One look from the side connection (PgLockWatch::Look); the first look that finds the
 // statement waiting notes the wait on the trace.
 bool PgConnection::CheckWait(WatchedStatement& wait, std::string_view target) {

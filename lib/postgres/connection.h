@@ -104,6 +104,12 @@ class PgConnection {
                           std::string_view target = "");
   // Runs a script of statements with the simple protocol; not traced (schema set-up).
   void ExecScript(const std::string& sql);
+  // Prepares sql (one statement; parameters $1, $2 ...) on the server without running it,
+  // as the unnamed statement, and returns how many columns its rows have (0: it returns no
+  // rows). Throws PgError with the server's SQLSTATE and message when it does not prepare
+  // (a syntax error, a table it may not see, more than one statement). Neither traced nor
+  // gated: a check before anything is scheduled.
+  int DescribeColumns(const std::string& sql);
 
   // Opens the side connection that watches this connection's statements for lock waits,
   // and keeps a record of every statement from now on.

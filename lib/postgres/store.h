@@ -44,6 +44,17 @@ class PgDatabase {
   std::string schema_;
 };
 
+// The database `dedupsim check --backend postgres` copies for each file on a server that
+// has no template0 (a throwaway one: postgres/cluster.cpp drops both templates), made from
+// `postgres` while nothing else is connected to it and marked as dedupsim's. Nobody
+// connects to it, so copies of it may be made while other commands work.
+inline constexpr const char* kPgCheckTemplate = "dedupsim_check_template";
+// Two statements, each run alone (CREATE DATABASE cannot share a transaction).
+inline constexpr const char* kPgCheckTemplateSql[] = {
+    "CREATE DATABASE dedupsim_check_template TEMPLATE postgres",
+    "COMMENT ON DATABASE dedupsim_check_template IS 'dedupsim schema 2: created by dedupsim, "
+    "which may reset it'"};
+
 class PgStore final : public Store {
  public:
   PgStore(PgConnection connection, Isolation isolation)

@@ -14,6 +14,8 @@
 
 #include "keeper.h"
 #include "postgres/cluster.h"
+#include "postgres/connection.h"
+#include "postgres/store.h"
 
 namespace {
 
@@ -22,6 +24,10 @@ const dedupsim::testing::KeeperNames kNames{"pg_fixture", "cluster", "conninfo",
 int Start(const std::string& dir) {
   return dedupsim::testing::StartKeeper(kNames, dir, [](const auto& hold) {
     dedupsim::ThrowawayCluster cluster = dedupsim::ThrowawayCluster::Start();
+    // What `check --backend postgres --dsn` copies for each file on a server without
+    // template0, made while nothing else is connected to the postgres database.
+    dedupsim::PgConnection admin(cluster.conninfo());
+    for (const char* sql : dedupsim::kPgCheckTemplateSql) admin.ExecScript(sql);
     hold(cluster.conninfo());
     cluster.Stop();
   });
