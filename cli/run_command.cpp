@@ -23,6 +23,7 @@
 #include "lesson/crash.h"
 #include "lesson/options.h"
 #include "lesson/runner.h"
+#include "lesson/tables_reader.h"
 #include "options.h"
 #include "outputs.h"
 #include "os/atomic_file.h"
@@ -128,9 +129,6 @@ std::optional<std::string> BackendMisfit(const RunArgs& args,
   if (args.given_db) return "--db is for SQLite; with --backend postgres use --dsn";
   if (args.given_journal)
     return "--journal and --synchronous are SQLite's; not with --backend postgres";
-  if (!args.html.empty())
-    return "--html reads the tables of the SQLite file after each step; not with --backend "
-           "postgres yet";
   std::string missing;
   for (const Scenario* s : scenarios) {
     if ((s->traits & kAnyBackend) == 0)
@@ -328,9 +326,9 @@ int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenar
   // --html: the probe reads every table after each step, while the run goes on.
   std::vector<HtmlSection> html_sections;
   std::vector<TablesSnapshot> snapshots;
-  std::unique_ptr<TableProbe> probe;
+  std::unique_ptr<TablesReader> probe;
   if (html) {
-    probe = std::make_unique<TableProbe>(SqliteFile(env).path());
+    probe = OpenTablesReader(env);
     env.recorder.SetObserver([&](const TraceEvent& e) { snapshots.push_back(probe->Read(e)); });
   }
   for (const Scenario* scenario : scenarios) {
