@@ -326,12 +326,27 @@ TEST_CASE("on a terminal, auto colors unless NO_COLOR is set and not empty", "[c
 // docs/scenarios
 
 TEST_CASE("every scenario has a page in docs/scenarios", "[docs]") {
-  // New scenarios need a page too (with at least an Output section).
+  // New scenarios need a page too: titled with the scenario's name, with an Output section
+  // holding the generated block of that scenario's run and a diagram of that very run
+  // (docs regenerates the blocks; the title and the sections are written by hand). Catches
+  // a page that exists but is another scenario's (`# concurrent-different` atop
+  // concurrent.md), or whose Output section lost its generated block.
   for (const Scenario* s : AllScenarios()) {
-    INFO(s->name);
-    const std::string page = kDocsDir + "/" + std::string(s->name) + ".md";
-    REQUIRE(fs::is_regular_file(page));
-    CHECK(Has(ReadFile(page), "\n## Output\n"));
+    const std::string name(s->name);
+    INFO(name);
+    const std::string path = kDocsDir + "/" + name + ".md";
+    REQUIRE(fs::is_regular_file(path));
+    const std::string page = ReadFile(path);
+    CHECK(page.rfind("# " + name + "\n", 0) == 0);
+    const size_t output = page.find("\n## Output\n");
+    REQUIRE(output != std::string::npos);
+    const size_t begin = page.find(BeginMarker("output"), output);
+    const size_t next_section = page.find("\n## ", output + 1);
+    CHECK(begin != std::string::npos);
+    CHECK(begin < next_section);
+    if (Has(page, BeginMarker("diagram"))) {
+      CHECK(Has(page, "%% dedupsim run " + name + "\n"));
+    }
   }
 }
 
