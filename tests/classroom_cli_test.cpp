@@ -446,6 +446,24 @@ TEST_CASE("docs/cli.md's reference is generated from every command and option", 
   }
 }
 
+// In these lessons A's outcome and B's resumed steps both come after A's COMMIT, recorded by
+// two threads; their order on the page follows the events (the outcome is the end of A's
+// last step), not which thread recorded first. Each page checked several times at once
+// (the load makes the threads' timing vary), every time the same as the committed page.
+// Catches RecordNote stamping an outcome at "now" (trace.cpp: drop the LastAtOf line):
+// then about one run in two draws B's steps before A's outcome.
+TEST_CASE("the race lessons' pages are the same run after run", "[docs][repeat]") {
+  TempDir dir;
+  for (const char* name : {"concurrent", "concurrent-different", "claim-last", "isolation-retry"}) {
+    fs::copy_file(kDocsDir + "/" + name + ".md", dir.File(std::string(name) + ".md"));
+  }
+  std::vector<std::vector<std::string>> commands(6, {"docs", "--check", dir.path()});
+  for (const CliResult& r : RunCliEach(commands)) {
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+  }
+}
+
 TEST_CASE("docs --check reports a page out of date and writes nothing", "[docs]") {
   TempDir dir;
   std::string page = ReadFile(kDocsDir + "/naive.md");
