@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "explore/strategy.h"
+#include "files/scenario_line.h"
 #include "lesson/crash.h"
 #include "lesson/instances.h"
 #include "sqlite/error.h"

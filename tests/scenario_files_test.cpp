@@ -12,6 +12,7 @@
 #include "file_scenario.h"
 #include "files/expression.h"
 #include "files/scenario_file.h"
+#include "files/scenario_line.h"
 #include "lesson/runner.h"
 #include "support.h"
 

@@ -87,7 +87,17 @@ BackgroundRun::BackgroundRun(const std::vector<std::string>& args,
   std::vector<char*> envp;
   for (auto& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
-  int rc = posix_spawn(&pid_, DEDUPSIM_BINARY, &actions, nullptr, argv.data(), envp.data());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  int rc = posix_spawn(&pid_, DEDUPSIM_BINARY, &actions, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   ::close(pipe_fds[1]);
   if (rc != 0) {
@@ -134,6 +144,11 @@ pid_t BackgroundRun::PausedPid(const std::string& point) {
 void BackgroundRun::Signal(int signal) { ::kill(pid_, signal); }
 
 int BackgroundRun::Wait() {
+  const int status = WaitStatus();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int BackgroundRun::WaitStatus() {
   char chunk[512];
   ssize_t n;
   while ((n = ::read(err_, chunk, sizeof chunk)) > 0) buffer_.append(chunk, static_cast<size_t>(n));
@@ -142,7 +157,7 @@ int BackgroundRun::Wait() {
   int status = 0;
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return status;
 }
 
 CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& extra_env) {

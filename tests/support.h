@@ -48,7 +48,8 @@ std::vector<std::string> EnvironmentWith(const std::vector<std::string>& extra);
 
 // The dedupsim binary running in the background, no stdin, its stderr read line by line:
 // with args, in the folder cwd ("": this one), with the environment EnvironmentWith(env)
-// (NO_COLOR is the test's to give). Killed and reaped on destruction if still running.
+// (NO_COLOR is the test's to give), no signal blocked and SIGINT, SIGTERM and SIGHUP at
+// their defaults whatever the test runner set (it starts as from a shell). Killed and reaped on destruction if still running.
 // Throws when it cannot be started.
 class BackgroundRun {
  public:
@@ -65,6 +66,9 @@ class BackgroundRun {
   void Signal(int signal);
   // Waits for the end; the exit status (128 + signal when killed).
   int Wait();
+  // Waits for the end; the raw wait status (WIFEXITED tells a handled interrupt's exit 130
+  // from a death by SIGINT, which Wait() reports alike).
+  int WaitStatus();
   // The test reaped the process itself (waitpid on pid()): nothing left to kill.
   void Reaped() { pid_ = -1; }
   const std::string& err() const { return seen_; }

@@ -11,130 +11,12 @@
 #include <stdexcept>
 
 #include "explore/deliveries.h"
+#include "explore/search.h"
 #include "explore/strategies.h"
 
 namespace dedupsim::explore {
 
 namespace {
-
-// Follows a prefix, then always takes the lowest-numbered eligible instance.
-class PrefixChooser final : public Chooser {
- public:
-  explicit PrefixChooser(const std::vector<int>& prefix) : prefix_(prefix) {}
-  std::optional<int> Choose(size_t depth, uint32_t eligible) override {
-    if (depth < prefix_.size()) return prefix_[depth];
-    return std::countr_zero(eligible);
-  }
-
- private:
-  const std::vector<int>& prefix_;
-};
-
-// Takes exactly the given choices and gives up after them.
-class ExactChooser final : public Chooser {
- public:
-  explicit ExactChooser(const std::vector<int>& picks) : picks_(picks) {}
-  std::optional<int> Choose(size_t depth, uint32_t) override {
-    if (depth >= picks_.size()) return std::nullopt;
-    return picks_[depth];
-  }
-
- private:
-  const std::vector<int>& picks_;
-};
-
-// The prefix of the next schedule in depth-first order, or false when none is left.
-bool NextPrefix(const ScheduleResult& run, std::vector<int>& prefix) {
-  for (size_t i = run.picks.size(); i-- > 0;) {
-    uint32_t higher = run.eligible[i] & ~((2u << run.picks[i]) - 1u);
-    if (higher != 0) {
-      prefix.assign(run.picks.begin(), run.picks.begin() + static_cast<std::ptrdiff_t>(i));
-      prefix.push_back(std::countr_zero(higher));
-      return true;
-    }
-  }
-  return false;
-}
-
-// Depth-first search with sleep sets (Godefroid): a schedule that only swaps two adjacent
-// independent steps of a schedule already explored is not run again. At each state the
-// search remembers the instances whose step from there was already explored (done) or is
-// known to lead only to schedules equivalent to explored ones (asleep). Taking a step s
-// from a state, the child state's sleep set is every asleep or done instance whose step
-// is independent of s: running it after s gives a schedule equivalent to running it
-// before s, which was, or will be, explored. A state where every eligible instance is
-// asleep ends the run without a schedule (every schedule through it is explored
-// elsewhere). Each equivalence class of complete schedules (same steps, independent ones
-// reordered) is run exactly once; all of its schedules have the same length and end in
-// the same state, so the outcomes, the figures and the shortest failing length are those
-// of the full search.
-class SleepSetSearch final : public Chooser {
- public:
-  struct Asleep {
-    int instance = 0;
-    Footprint footprint;
-  };
-  struct Frame {
-    uint32_t eligible = 0;
-    int pick = 0;
-    Footprint footprint;         // what the pick's step touched
-    std::vector<Asleep> asleep;  // asleep on arriving at this state
-    std::vector<Asleep> done;    // picks already explored from this state
-  };
-
-  std::optional<int> Choose(size_t depth, uint32_t eligible) override {
-    if (depth < frames_.size()) {
-      if (frames_[depth].eligible != eligible) throw std::logic_error("a replay changed course");
-      return frames_[depth].pick;
-    }
-    Frame frame;
-    frame.eligible = eligible;
-    if (depth > 0) {
-      const Frame& parent = frames_[depth - 1];
-      for (const std::vector<Asleep>* list : {&parent.asleep, &parent.done}) {
-        for (const Asleep& a : *list) {
-          if (a.instance != parent.pick && Independent(a.footprint, parent.footprint)) {
-            frame.asleep.push_back(a);
-          }
-        }
-      }
-    }
-    uint32_t open = eligible & ~Mask(frame.asleep);
-    if (open == 0) return std::nullopt;  // every schedule from here is explored elsewhere
-    frame.pick = std::countr_zero(open);
-    frames_.push_back(std::move(frame));
-    return frames_.back().pick;
-  }
-
-  void Took(size_t depth, int, const Footprint& footprint) override {
-    frames_.at(depth).footprint = footprint;
-  }
-
-  // Moves to the next schedule: the deepest state with an eligible instance neither
-  // asleep nor done. False when there is none.
-  bool Next() {
-    while (!frames_.empty()) {
-      Frame& f = frames_.back();
-      f.done.push_back({f.pick, f.footprint});
-      uint32_t open = f.eligible & ~Mask(f.asleep) & ~Mask(f.done);
-      if (open != 0) {
-        f.pick = std::countr_zero(open);
-        return true;
-      }
-      frames_.pop_back();
-    }
-    return false;
-  }
-
- private:
-  static uint32_t Mask(const std::vector<Asleep>& list) {
-    uint32_t m = 0;
-    for (const Asleep& a : list) m |= 1u << a.instance;
-    return m;
-  }
-
-  std::vector<Frame> frames_;
-};
 
 // Plans the reduction may not be used on: an instance that starts when another ends makes
 // a step's effect depend on more than the files it touched. (A delivery's clock is its own:
@@ -448,6 +330,7 @@ int64_t Explorer::ForEachSchedule(const Plan& plan,
       } else {
         each(run);
       }
+      search.Finished(!run.abandoned);
       if (stop && stop()) {
         *complete = !search.Next();
         return pruned;

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "explore/footprint.h"
 #include "explore/outcome.h"
 #include "explore/plan.h"
 #include "sqlite/database.h"
@@ -34,24 +35,6 @@ class PgDatabase;
 }
 
 namespace dedupsim::explore {
-
-// What one step touched, for partial-order reduction: which database files it read and
-// which it wrote (bit 0 the service's file, bit 1 the second file; on PostgreSQL one bit
-// per table, and COMMIT, ROLLBACK and a crash every table), or `all` when its
-// effect on the others cannot be told from that: it found the database locked, it was a
-// retry after that, or it moved the shared clock. A hook, an email send and a deferred
-// BEGIN touch no file. Reads are SELECTs; INSERT, UPDATE, DELETE, BEGIN IMMEDIATE,
-// COMMIT, ROLLBACK and anything else write; a crash writes every file its instance had
-// open (closing a connection ends its transaction and releases its locks).
-struct Footprint {
-  uint8_t reads = 0;
-  uint8_t writes = 0;
-  bool all = false;
-};
-
-// Two steps of different instances commute: neither writes a file the other touches, and
-// neither is marked `all`. Then running them in either order leaves the same state.
-bool Independent(const Footprint& a, const Footprint& b);
 
 // Decides who moves next.
 class Chooser {

@@ -1,7 +1,7 @@
 // A consumer written in a file: the steps of its handler (begin, SQL, hooks, commit, an
 // email, a publish) read from TOML, checked once when the file is loaded, and run by
-// RunConsumer on a real connection through the same statements, trace and hooks as the
-// consumers written in C++. The format is documented by example in docs/files.md.
+// RunConsumer (files/run_consumer.h) on a real connection through the same statements, trace
+// and hooks as the consumers written in C++. The format is documented by example in docs/files.md.
 //
 // Loading only reads the file. Its SQL is prepared in the sandbox (lib/sqlite/sandbox.h)
 // against a scratch dedupsim database to find mistakes early (FileError, "FILE:LINE:COLUMN:
@@ -149,25 +149,5 @@ struct ConsumerFile {
 ConsumerFile LoadConsumerFile(const std::string& path);
 // The same for text already read; path is only used in messages.
 ConsumerFile ParseConsumerFile(std::string_view text, const std::string& path);
-
-// What one delivery runs with. Every reference is valid for the call only.
-struct RunContext {
-  Connection& db;
-  Clock& clock;
-  EmailProvider& email;                            // sends without a key
-  IdempotentEmailProvider* keyed_email = nullptr;  // sends with one; required when SendsWithKey()
-  Connection* second_store = nullptr;              // required when the file has a second_store
-  std::function<Hook(const std::string&)> hook;    // the hook for a hook point, or empty
-  std::function<void(const std::string& topic, const OrderPlaced&)> publish;  // may be empty
-  // Called with a step's index and the reaction of it that a result called for
-  // ("on-duplicate", "on-row if-null", ...), before it runs; may be empty.
-  std::function<void(size_t step, const char* reaction)> taken;
-};
-
-// Handles one delivery by running the file's steps, each sql step in a SandboxScope with
-// the rules its check found. Throws what the database throws (SqliteError), SimulatedCrash
-// from a hook, explore::DeliveryFailed for a `throw` action, and FileError at the step for
-// a statement the sandbox stopped (past its budget, or refused when it ran).
-Result RunConsumer(const ConsumerFile& file, RunContext& context, const OrderPlaced& message);
 
 }  // namespace dedupsim::files

@@ -13,7 +13,7 @@
 
 #include "explore/explorer.h"
 #include "explore/strategy.h"
-#include "files/consumer_file.h"
+#include "files/run_consumer.h"
 
 namespace dedupsim::files {
 

@@ -108,18 +108,7 @@ ScenarioFile LoadScenarioFile(const std::string& path);
 // or holds none.
 std::vector<std::string> ScenarioFilesIn(const std::string& folder);
 
-// The options an expression may name, as values: quantity, deliveries, holdMs, staggerMs,
-// crashMode, instances (hold and stagger as the run used them).
-nlohmann::json OptionValues(const RunOptions& options, std::chrono::milliseconds hold,
-                            std::chrono::milliseconds stagger);
-
-// The line: the template with each {figure} replaced by its value (integers as written,
-// booleans and lists of booleans as C# prints them: True, False).
-std::string RenderLine(const ScenarioFile& file, const nlohmann::ordered_json& figures);
-
-// What --check compares with: each expectation evaluated over the figures and options.
-nlohmann::ordered_json ExpectedFigures(const ScenarioFile& file,
-                                       const nlohmann::ordered_json& figures,
-                                       const nlohmann::json& options);
+// The line and the expectations over a loaded file: files/scenario_line.h. Reading each
+// table: files/scenario_parts.h (private to lib/files).
 
 }  // namespace dedupsim::files

@@ -8,18 +8,12 @@
 #include "world/broker/broker.h"
 #include "world/broker/nats_broker.h"
 #include "world/broker/nats_library.h"
+#include "world/broker/nats_stream.h"
 
 namespace dedupsim {
 
 // Named, not anonymous: NatsSoakQueue::Impl holds a NatsLink.
 namespace nats_queue_detail {
-
-void CheckNats(natsStatus s, jsErrCode e, const std::string& what) {
-  if (s == NATS_OK) return;
-  std::string text = natsStatus_GetText(s);
-  if (e != 0) text += fmt::format(" (JetStream error {})", static_cast<int>(e));
-  throw BrokerError(fmt::format("NATS: {}: {}", what, text));
-}
 
 struct NatsLink {
   natsConnection* nc = nullptr;
@@ -54,7 +48,6 @@ std::string ConsumerName(const std::string& name) { return name + "-consumers"; 
 
 }  // namespace nats_queue_detail
 
-using nats_queue_detail::CheckNats;
 using nats_queue_detail::ConsumerName;
 using nats_queue_detail::NatsLink;
 using nats_queue_detail::Subject;
@@ -62,34 +55,9 @@ using nats_queue_detail::Subject;
 void SetUpNatsSoakStream(const std::string& url, const std::string& name,
                          std::chrono::milliseconds lease, const std::vector<OrderPlaced>& messages) {
   NatsLink c(url);
-  jsStreamInfo* si = nullptr;
-  jsErrCode jerr{};
-  natsStatus s = js_GetStreamInfo(&si, c.js, name.c_str(), nullptr, &jerr);
-  if (s == NATS_OK) {
-    const bool ours = si->Config != nullptr && si->Config->Description != nullptr &&
-                      std::string(si->Config->Description) == kNatsMark;
-    jsStreamInfo_Destroy(si);
-    if (!ours) {
-      throw BrokerError(fmt::format(
-          "NATS: stream {} exists and is not dedupsim's (its description is not dedupsim's "
-          "mark): refusing to use or change it",
-          name));
-    }
-    CheckNats(js_DeleteStream(c.js, name.c_str(), nullptr, &jerr), jerr, "delete " + name);
-  } else if (s != NATS_NOT_FOUND) {
-    CheckNats(s, jerr, "read stream " + name);
-  }
   const std::string subject = Subject(name);
-  jsStreamConfig cfg;
-  jsStreamConfig_Init(&cfg);
-  cfg.Name = name.c_str();
-  cfg.Description = kNatsMark;
-  const char* subjects[] = {subject.c_str()};
-  cfg.Subjects = subjects;
-  cfg.SubjectsLen = 1;
-  cfg.Storage = js_FileStorage;
-  CheckNats(js_AddStream(&si, c.js, &cfg, nullptr, &jerr), jerr, "create stream " + name);
-  jsStreamInfo_Destroy(si);
+  MakeMarkedStream(c.js, name, subject);
+  jsErrCode jerr{};
   const std::string consumer = ConsumerName(name);
   jsConsumerConfig cc;
   jsConsumerConfig_Init(&cc);

@@ -416,23 +416,8 @@ TEST_CASE(
     "[postgres]") {
   testing::TempDir tmp;
   ::chmod(tmp.path().c_str(), 0755);  // the server runs as `postgres` when the tests run as root
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    // Whatever the test runner blocked or ignored, dedupsim starts as from a shell.
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGINT, SIG_DFL);
-    std::string env_tmp = "TMPDIR=" + tmp.path();
-    ::putenv(env_tmp.data());
-    int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, STDOUT_FILENO);
-    ::dup2(null, STDERR_FILENO);
-    ::execl(DEDUPSIM_BINARY, "dedupsim", "run", "concurrent", "--backend", "postgres", "--hold-ms",
-            "3000", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  testing::BackgroundRun run({"run", "concurrent", "--backend", "postgres", "--hold-ms", "3000"},
+                             {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
   // Wait until the server says it is ready, then interrupt in the middle of the hold.
   bool ready = false;
   for (int i = 0; i < 6000 && !ready; ++i) {
@@ -446,9 +431,9 @@ TEST_CASE(
   }
   REQUIRE(ready);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the scenario's hold
-  ::kill(pid, SIGINT);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  run.Signal(SIGINT);
+  const int status = run.WaitStatus();
+  INFO(run.err());
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 130);
   CHECK(Entries(tmp.path()).empty());
@@ -464,38 +449,12 @@ TEST_CASE("case 10: Ctrl-C during initdb: exit 130, initdb killed and reaped, no
   testing::TempDir tmp;
   ::chmod(tmp.path().c_str(), 0755);  // initdb runs as `postgres` when the tests run as root
   testing::TempDir cache;  // empty: no template to copy, so initdb runs
-  int err_pipe[2];
-  REQUIRE(::pipe(err_pipe) == 0);
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGINT, SIG_DFL);
-    std::string env_tmp = "TMPDIR=" + tmp.path();
-    std::string env_pause = "DEDUPSIM_PAUSE_AT=initdb-started";
-    std::string env_cache = "DEDUPSIM_CACHE_DIR=" + cache.path();
-    ::putenv(env_tmp.data());
-    ::putenv(env_pause.data());
-    ::putenv(env_cache.data());
-    int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, STDOUT_FILENO);
-    ::dup2(err_pipe[1], STDERR_FILENO);
-    ::close(err_pipe[0]);
-    ::execl(DEDUPSIM_BINARY, "dedupsim", "run", "naive", "--backend", "postgres",
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(err_pipe[1]);
-  std::string err;
-  char chunk[256];
-  while (err.find("paused at initdb-started") == std::string::npos) {
-    const ssize_t n = ::read(err_pipe[0], chunk, sizeof chunk);
-    if (n <= 0) break;
-    err.append(chunk, static_cast<size_t>(n));
-  }
-  REQUIRE(err.find("paused at initdb-started") != std::string::npos);
+  testing::BackgroundRun run({"run", "naive", "--backend", "postgres"},
+                             {"NO_COLOR=1", "TMPDIR=" + tmp.path(),
+                              "DEDUPSIM_PAUSE_AT=initdb-started",
+                              "DEDUPSIM_CACHE_DIR=" + cache.path()});
+  REQUIRE(run.WaitForLine("paused at initdb-started") != "");
+  const pid_t pid = run.pid();
   // initdb is dedupsim's child. The pause comes right after the fork: the child may not
   // have executed initdb yet, so the test waits for that event (its command line changes).
   std::string children = testing::ReadFile("/proc/" + std::to_string(pid) + "/task/" +
@@ -510,12 +469,9 @@ TEST_CASE("case 10: Ctrl-C during initdb: exit 130, initdb killed and reaped, no
   }
   REQUIRE(testing::ReadFile("/proc/" + std::to_string(initdb) + "/cmdline").find("initdb") !=
           std::string::npos);
-  ::kill(pid, SIGINT);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  while (::read(err_pipe[0], chunk, sizeof chunk) > 0) {
-  }
-  ::close(err_pipe[0]);
+  run.Signal(SIGINT);
+  const int status = run.WaitStatus();
+  INFO(run.err());
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 130);
   CHECK(::kill(initdb, 0) != 0);  // gone: killed and reaped before dedupsim exited
@@ -655,11 +611,11 @@ size_t IndexOfStep(const std::vector<TraceEvent>& events, const std::string& ins
 }
 
 struct HeldKeyPair {
-  HeldKeyPair(const std::string& schema, const std::string& late)
-      : schema(schema),
-        setup(KeySchema(schema)),
-        a(TracedIn(schema, recorder, "A")),
-        b(TracedIn(schema, recorder, "B")),
+  HeldKeyPair(const std::string& name, const std::string& late)
+      : schema(name),
+        setup(KeySchema(name)),
+        a(TracedIn(name, recorder, "A")),
+        b(TracedIn(name, recorder, "B")),
         gate(recorder, late) {
     b.WatchWaits(Conninfo());
     a.SetGate(&gate);

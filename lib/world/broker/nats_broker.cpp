@@ -14,24 +14,13 @@
 #include <vector>
 
 #include "world/broker/nats_library.h"
+#include "world/broker/nats_stream.h"
 
 namespace dedupsim {
 
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
-
-std::string StatusText(natsStatus s, jsErrCode e) {
-  std::string text = natsStatus_GetText(s);
-  if (e != 0) text += fmt::format(" (JetStream error {})", static_cast<int>(e));
-  const char* last = nats_GetLastError(nullptr);
-  if (last != nullptr && *last != '\0') text += fmt::format(": {}", last);
-  return text;
-}
-
-void Check(natsStatus s, jsErrCode e, const std::string& what) {
-  if (s != NATS_OK) throw BrokerError(fmt::format("NATS: {}: {}", what, StatusText(s, e)));
-}
 
 int64_t Nanos(std::chrono::milliseconds ms) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(ms).count();
@@ -132,7 +121,7 @@ class NatsBroker final : public Broker {
     // The advisory the server sends when it gives a message up after MaxDeliver.
     const std::string advisory =
         fmt::format("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{}.{}", stream_, consumer_);
-    Check(natsConnection_SubscribeSync(&advisories_, nats_.nc, advisory.c_str()), jsErrCode{},
+    CheckNats(natsConnection_SubscribeSync(&advisories_, nats_.nc, advisory.c_str()), jsErrCode{},
           "subscribe to " + advisory);
     jsConsumerConfig cc;
     jsConsumerConfig_Init(&cc);
@@ -144,14 +133,14 @@ class NatsBroker final : public Broker {
     cc.FilterSubject = subject_.c_str();
     jsConsumerInfo* ci = nullptr;
     jsErrCode jerr{};
-    Check(js_AddConsumer(&ci, nats_.js, stream_.c_str(), &cc, nullptr, &jerr), jerr,
+    CheckNats(js_AddConsumer(&ci, nats_.js, stream_.c_str(), &cc, nullptr, &jerr), jerr,
           "create consumer " + consumer_);
     jsConsumerInfo_Destroy(ci);
     jsSubOptions so;
     jsSubOptions_Init(&so);
     so.Stream = stream_.c_str();
     so.Consumer = consumer_.c_str();
-    Check(js_PullSubscribe(&sub_, nats_.js, subject_.c_str(), consumer_.c_str(), nullptr, &so, &jerr),
+    CheckNats(js_PullSubscribe(&sub_, nats_.js, subject_.c_str(), consumer_.c_str(), nullptr, &so, &jerr),
           jerr, "subscribe to consumer " + consumer_);
   }
 
@@ -179,7 +168,7 @@ class NatsBroker final : public Broker {
     for (;;) {
       jsConsumerInfo* ci = nullptr;
       jsErrCode jerr{};
-      Check(js_GetConsumerInfo(&ci, nats_.js, stream_.c_str(), consumer_.c_str(), nullptr, &jerr),
+      CheckNats(js_GetConsumerInfo(&ci, nats_.js, stream_.c_str(), consumer_.c_str(), nullptr, &jerr),
             jerr, "read consumer " + consumer_);
       const uint64_t pending = ci->NumPending;
       const int64_t ack_pending = ci->NumAckPending;
@@ -200,12 +189,12 @@ class NatsBroker final : public Broker {
         }
         continue;
       }
-      Check(s, jerr, "fetch from " + consumer_);
+      CheckNats(s, jerr, "fetch from " + consumer_);
       MsgPtr msg(list.Msgs[0]);
       list.Msgs[0] = nullptr;
       natsMsgList_Destroy(&list);
       jsMsgMetaData* meta = nullptr;
-      Check(natsMsg_GetMetaData(&meta, msg.get()), jsErrCode{}, "read a delivery's metadata");
+      CheckNats(natsMsg_GetMetaData(&meta, msg.get()), jsErrCode{}, "read a delivery's metadata");
       Delivery d;
       d.sequence_number = static_cast<int64_t>(meta->Sequence.Stream);
       d.delivery_tag = static_cast<int64_t>(meta->Sequence.Consumer);
@@ -233,7 +222,7 @@ class NatsBroker final : public Broker {
     Settled();
     if (s != NATS_OK) {
       Note("ack", held.second, fmt::format("ack {} (consumer sequence {})", delivery.message.message_id, delivery.delivery_tag),
-           "refused: " + StatusText(s, jerr));
+           "refused: " + NatsStatusText(s, jerr));
       return false;
     }
     stats_.acked++;
@@ -245,7 +234,7 @@ class NatsBroker final : public Broker {
 
   void Abandon(const Delivery& delivery) override {
     auto held = Take(delivery, "abandon");
-    Check(natsMsg_Nak(held.first.get(), nullptr), jsErrCode{}, "nak");
+    CheckNats(natsMsg_Nak(held.first.get(), nullptr), jsErrCode{}, "nak");
     Settled();
     stats_.redelivered++;
     OweAdvisory(delivery);
@@ -269,7 +258,7 @@ class NatsBroker final : public Broker {
   void DeadLetterIt(const Delivery& delivery, const std::string& reason,
                     const std::string& description) override {
     auto held = Take(delivery, "dead-letter");
-    Check(natsMsg_Term(held.first.get(), nullptr), jsErrCode{}, "term");
+    CheckNats(natsMsg_Term(held.first.get(), nullptr), jsErrCode{}, "term");
     Settled();
     Publish(delivery.message, dead_subject_, "dead-letter", reason);
     dead_letters_.push_back({held.second, reason, description});
@@ -282,7 +271,7 @@ class NatsBroker final : public Broker {
     std::vector<DeadLetter> letters;
     letters.swap(dead_letters_);
     jsErrCode jerr{};
-    Check(js_PurgeStream(nats_.js, dead_stream_.c_str(), nullptr, &jerr), jerr, "purge " + dead_stream_);
+    CheckNats(js_PurgeStream(nats_.js, dead_stream_.c_str(), nullptr, &jerr), jerr, "purge " + dead_stream_);
     int64_t accepted = 0;
     for (const DeadLetter& letter : letters) {
       Note("replay", letter.delivery,
@@ -298,37 +287,9 @@ class NatsBroker final : public Broker {
   const BrokerOptions& options() const override { return options_; }
 
  private:
-  // Creates a stream of ours, or deletes the stream of that name left by an earlier dedupsim
-  // and creates it anew; refuses a stream without the mark.
+  // A stream of ours (nats_stream.h): a marked one of that name is made anew.
   void CreateStream(const std::string& name, const std::string& subject, int64_t duplicates) {
-    jsStreamInfo* si = nullptr;
-    jsErrCode jerr{};
-    natsStatus s = js_GetStreamInfo(&si, nats_.js, name.c_str(), nullptr, &jerr);
-    if (s == NATS_OK) {
-      const bool ours = si->Config != nullptr && si->Config->Description != nullptr &&
-                        std::string(si->Config->Description) == kNatsMark;
-      jsStreamInfo_Destroy(si);
-      if (!ours) {
-        throw BrokerError(fmt::format(
-            "NATS: stream {} exists and is not dedupsim's (its description is not dedupsim's "
-            "mark): refusing to use or change it",
-            name));
-      }
-      Check(js_DeleteStream(nats_.js, name.c_str(), nullptr, &jerr), jerr, "delete " + name);
-    } else if (s != NATS_NOT_FOUND) {
-      Check(s, jerr, "read stream " + name);
-    }
-    jsStreamConfig cfg;
-    jsStreamConfig_Init(&cfg);
-    cfg.Name = name.c_str();
-    cfg.Description = kNatsMark;
-    const char* subjects[] = {subject.c_str()};
-    cfg.Subjects = subjects;
-    cfg.SubjectsLen = 1;
-    cfg.Storage = js_FileStorage;
-    cfg.Duplicates = duplicates;  // 0: the server's default window (a send without Nats-Msg-Id is never a duplicate)
-    Check(js_AddStream(&si, nats_.js, &cfg, nullptr, &jerr), jerr, "create stream " + name);
-    jsStreamInfo_Destroy(si);
+    MakeMarkedStream(nats_.js, name, subject, duplicates);
   }
 
   SendResult Publish(const OrderPlaced& message, const std::string& subject, const char* why,
@@ -336,7 +297,7 @@ class NatsBroker final : public Broker {
     stats_.sent++;
     const std::string body = EncodeOrder(message);
     natsMsg* raw = nullptr;
-    Check(natsMsg_Create(&raw, subject.c_str(), nullptr, body.data(), static_cast<int>(body.size())),
+    CheckNats(natsMsg_Create(&raw, subject.c_str(), nullptr, body.data(), static_cast<int>(body.size())),
           jsErrCode{}, "make a message");
     MsgPtr msg(raw);
     const bool dedup = options_.duplicate_detection_window.count() > 0 && subject == subject_;
@@ -344,7 +305,7 @@ class NatsBroker final : public Broker {
     if (!reason.empty()) natsMsgHeader_Set(msg.get(), "Dedupsim-Dead-Letter-Reason", reason.c_str());
     jsPubAck* ack = nullptr;
     jsErrCode jerr{};
-    Check(js_PublishMsg(&ack, nats_.js, msg.get(), nullptr, &jerr), jerr, "publish to " + subject);
+    CheckNats(js_PublishMsg(&ack, nats_.js, msg.get(), nullptr, &jerr), jerr, "publish to " + subject);
     const bool duplicate = ack->Duplicate;
     const uint64_t sequence = ack->Sequence;
     jsPubAck_Destroy(ack);
@@ -436,14 +397,14 @@ NatsBrokers::NatsBrokers(const std::string& url, std::string prefix) : impl_(std
     throw BrokerError(fmt::format("NATS: the server at {} has no JetStream (start it with -js)", url));
   }
   natsOptions* opts = nullptr;
-  Check(natsOptions_Create(&opts), jsErrCode{}, "options");
+  CheckNats(natsOptions_Create(&opts), jsErrCode{}, "options");
   natsOptions_SetURL(opts, url.c_str());
   natsOptions_SetTimeout(opts, 5000);
   natsOptions_SetAllowReconnect(opts, false);
   natsStatus s = natsConnection_Connect(&impl_->nc, opts);
   natsOptions_Destroy(opts);
-  Check(s, jsErrCode{}, "connect to " + url);
-  Check(natsConnection_JetStream(&impl_->js, impl_->nc, nullptr), jsErrCode{}, "JetStream context");
+  CheckNats(s, jsErrCode{}, "connect to " + url);
+  CheckNats(natsConnection_JetStream(&impl_->js, impl_->nc, nullptr), jsErrCode{}, "JetStream context");
 }
 
 NatsBrokers::~NatsBrokers() = default;

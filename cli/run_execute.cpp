@@ -1,0 +1,216 @@
+// dedupsim run, once its plan holds (cli/run_plan.h): the run's world (the SQLite file or
+// the PostgreSQL schema, the broker, the clock, the ids) set up before the trace's clock
+// starts and torn down when Run returns or unwinds, then each scenario run and printed: its
+// line (or JSON Lines), the trace on request, the differences --check finds, a Mermaid
+// diagram after each line (--diagram), an SVG timeline (--timeline) and a step-through
+// page (--html), the files written whole at the end.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/duration.h"
+#include "exit_status.h"
+#include "lesson/runner.h"
+#include "lesson/tables_reader.h"
+#include "options.h"
+#include "os/atomic_file.h"
+#include "postgres/cluster.h"
+#include "postgres/store.h"
+#include "run_args.h"
+#include "run_plan.h"
+#include "sqlite/database.h"
+#include "sqlite/side_store.h"
+#include "sqlite/store.h"
+#include "views/color.h"
+#include "views/html_steps.h"
+#include "views/mermaid.h"
+#include "views/svg_timeline.h"
+#include "views/trace_text.h"
+#include "world/broker/broker_setup.h"
+#include "world/table_probe.h"
+
+namespace dedupsim::cli {
+
+namespace {
+
+int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenarios,
+                 ScenarioEnv& env, std::optional<AtomicFile>& timeline,
+                 std::optional<AtomicFile>& html) {
+  const RunOptions& options = env.options;
+  const bool json = args.format == "json";
+  const bool color = !json && ShouldColor(*ParseColorChoice(args.color), ::isatty(STDOUT_FILENO) == 1,
+                                          std::getenv("NO_COLOR"), std::getenv("TERM"));
+  bool all_held = true;
+  std::vector<TimelineSection> sections;
+  // --html: the probe reads every table after each step, while the run goes on.
+  std::vector<HtmlSection> html_sections;
+  std::vector<TablesSnapshot> snapshots;
+  std::unique_ptr<TablesReader> probe;
+  if (html) {
+    probe = OpenTablesReader(env);
+    env.recorder.SetObserver([&](const TraceEvent& e) { snapshots.push_back(probe->Read(e)); });
+  }
+  for (const Scenario* scenario : scenarios) {
+    snapshots.clear();
+    ScenarioResult result = RunScenario(*scenario, env, args.check);
+    if (args.check && args.test_only_expect_hold_ms >= 0 && scenario->expected != nullptr) {
+      // Test-only: the expectation of another --hold-ms, which this run cannot meet.
+      RunOptions other = options;
+      other.hold = std::chrono::milliseconds(args.test_only_expect_hold_ms);
+      result.expected = scenario->expected(other);
+      result.differences = Differences(scenario->name, result.expected, result.outcome.figures);
+    }
+    if (html) {
+      html_sections.push_back({.scenario = std::string(scenario->name),
+                               .line = result.outcome.line,
+                               .events = result.events,
+                               .snapshots = std::move(snapshots),
+                               .marks = result.outcome.marks,
+                               .backend = args.backend});
+      snapshots.clear();
+    }
+    std::string diagram;
+    if (!args.diagram.empty()) {
+      diagram = MermaidDiagram(result.events, {.timings = true, .title = "dedupsim run " + std::string(scenario->name)});
+    }
+    if (timeline) {
+      sections.push_back({.scenario = std::string(scenario->name),
+                          .line = result.outcome.line,
+                          .events = result.events,
+                          .marks = result.outcome.marks});
+    }
+    if (json) {
+      nlohmann::ordered_json j = ResultToJson(result, args.trace);
+      if (!diagram.empty()) j["diagram"] = diagram;
+      fmt::print("{}\n", j.dump());
+    } else {
+      const std::string& line = result.outcome.line;
+      fmt::print("{}\n", color ? ColorizeLine(line, result.outcome.marks, !result.differences.empty())
+                               : line);
+      if (!diagram.empty()) fmt::print("{}\n", diagram);
+      if (args.trace) {
+        std::fflush(stdout);
+        fmt::print(stderr, "--- trace of {} ---\n{}", scenario->name, FormatTrace(result.events));
+      }
+    }
+    std::fflush(stdout);
+    // A scenario that raises alerts (content-mismatch) lists them; they go where a person
+    // will see them, whatever the format.
+    if (const auto alerts = result.outcome.figures.find("alerts");
+        alerts != result.outcome.figures.end()) {
+      for (const auto& alert : *alerts) fmt::print(stderr, "dedupsim: alert: {}\n", alert.get<std::string>());
+    }
+    for (const std::string& difference : result.differences) {
+      fmt::print(stderr, "dedupsim: check failed: {}\n", difference);
+    }
+    if (!result.differences.empty()) all_held = false;
+  }
+  env.recorder.SetObserver(nullptr);
+  if (!CommitOutputFile(&html, [&] { return StepThroughPage(html_sections); })) return kExitCannotWrite;
+  if (!CommitOutputFile(&timeline, [&] { return SvgTimeline(sections); })) return kExitCannotWrite;
+  return all_held ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace
+
+int Run(const RunArgs& args) {
+  RunPlan plan;
+  if (auto misfit = PlanRun(args, plan)) {
+    fmt::print(stderr, "dedupsim: {}\n", *misfit);
+    return kExitUsage;
+  }
+  const std::vector<const Scenario*>& scenarios = plan.scenarios;
+  const bool postgres = args.backend == "postgres";
+  const BrokerKind broker_kind = *ParseBrokerKind(args.broker);  // checked by the parser
+
+  // The timeline's file is created (as a temporary) before anything runs, so a path that
+  // cannot be written costs no run and leaves nothing behind.
+  std::optional<AtomicFile> timeline;
+  if (!args.timeline.empty()) {
+    if (!EndsWithSvg(args.timeline)) {
+      fmt::print(stderr, "dedupsim: --timeline {}: the file must end in .svg (it is SVG)\n",
+                 args.timeline);
+      return kExitUsage;
+    }
+    if (!OpenOutputFile(args.timeline, &timeline)) return kExitCannotWrite;
+  }
+
+  std::optional<AtomicFile> html;
+  if (!OpenOutputFile(args.html, &html)) return kExitCannotWrite;
+
+  DatabaseSettings settings;
+  settings.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
+  settings.synchronous = args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
+  // SQLite: the run's file, a temporary one unless --db names it. A PostgreSQL run has none.
+  std::optional<DatabaseFile> db;
+  if (!postgres) {
+    db.emplace(args.db.empty() ? DatabaseFile::CreateTemporary(settings, SetUpConnection::kKeep)
+                               : DatabaseFile::Open(args.db, settings));
+  }
+
+  RunOptions options = args.options;
+  options.broker = broker_kind;
+  if (broker_kind != BrokerKind::kSimulated) {
+    // A real broker's duplicate window is the server's, waited out in real time.
+    if (!args.Given("--dedup-window")) options.dedup_window = std::chrono::seconds(1);
+    if (options.dedup_window > std::chrono::seconds(30)) {
+      fmt::print(stderr,
+                 "dedupsim: --dedup-window {}: on a real broker the lesson waits the window out "
+                 "in real time: at most 30s\n",
+                 args.dedup_window_text);
+      return kExitUsage;
+    }
+  }
+
+  // PostgreSQL: a throwaway cluster for this command (unless --dsn names a server), our own
+  // schema in it, and the backend the scenarios run on. Destroyed (the cluster stopped and
+  // removed) when Run returns or unwinds. Started before the trace's clock starts.
+  std::optional<ThrowawayCluster> cluster;
+  std::optional<PgDatabase> pg;
+  std::unique_ptr<Backend> backend;
+  if (postgres) {
+    if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
+    pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
+    Isolation isolation = args.isolation == "serializable"      ? Isolation::kSerializable
+                          : args.isolation == "repeatable-read" ? Isolation::kRepeatableRead
+                                                                : Isolation::kReadCommitted;
+    backend = std::make_unique<PgBackend>(*pg, isolation);
+  } else {
+    backend = std::make_unique<SqliteBackend>(*db);
+  }
+
+  // The broker: a private server for this command (unless --broker-url names one), stopped
+  // when Run returns or unwinds. Started before the trace's clock starts.
+  std::unique_ptr<BrokerSetup> broker = BrokerSetup::Start(broker_kind, args.broker_url);
+
+  // --seed: the ids from the seed and a clock that steps a millisecond a reading, so a
+  // rehearsal's pictures show the lecture's ids and times.
+  SystemClock system_clock;
+  std::optional<SteppingClock> stepping;
+  if (args.seed >= 0) stepping.emplace();
+  Clock& clock = stepping ? static_cast<Clock&>(*stepping) : system_clock;
+  Recorder recorder;
+  IdGenerator ids = args.seed >= 0 ? IdGenerator(static_cast<uint64_t>(args.seed)) : IdGenerator();
+  SqliteFiles sqlite = db ? SqliteFiles(*db) : SqliteFiles(settings);
+  ScenarioEnv env{options, *backend, sqlite, clock, recorder, ids};
+  env.brokers = &broker->brokers();
+  try {
+    return RunScenarios(args, scenarios, env, timeline, html);
+  } catch (const files::FileError& e) {
+    fmt::print(stderr, "dedupsim: {}\n", e.what());
+    return kExitUsage;
+  } catch (const BrokerError&) {
+    throw;  // the broker's errors name the broker themselves
+  } catch (const DatabaseError& e) {
+    if (postgres) throw;             // PostgreSQL's errors name the server or schema themselves
+    throw InDatabase(db->path(), e);  // every database error names the file
+  }
+}
+
+}  // namespace dedupsim::cli

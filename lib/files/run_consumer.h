@@ -1,0 +1,43 @@
+// Runs a consumer file's steps for one delivery (the file read by consumer_file.h) on a
+// real connection, through the same statements, trace and hooks as the consumers written in
+// C++. Each sql step runs in a SandboxScope with the rules its check found, so it touches
+// only what its check allowed, on the database it is given (always one dedupsim created).
+//
+// RunConsumer keeps no state between calls; it is safe to call from several threads on
+// different connections at once.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "consumers/email.h"
+#include "core/clock.h"
+#include "core/hooks.h"
+#include "core/message.h"
+#include "files/consumer_file.h"
+#include "sqlite/connection.h"
+#include "world/email_provider.h"
+
+namespace dedupsim::files {
+
+// What one delivery runs with. Every reference is valid for the call only.
+struct RunContext {
+  Connection& db;
+  Clock& clock;
+  EmailProvider& email;                            // sends without a key
+  IdempotentEmailProvider* keyed_email = nullptr;  // sends with one; required when SendsWithKey()
+  Connection* second_store = nullptr;              // required when the file has a second_store
+  std::function<Hook(const std::string&)> hook;    // the hook for a hook point, or empty
+  std::function<void(const std::string& topic, const OrderPlaced&)> publish;  // may be empty
+  // Called with a step's index and the reaction of it that a result called for
+  // ("on-duplicate", "on-row if-null", ...), before it runs; may be empty.
+  std::function<void(size_t step, const char* reaction)> taken;
+};
+
+// Handles one delivery by running the file's steps, each sql step in a SandboxScope with
+// the rules its check found. Throws what the database throws (SqliteError), SimulatedCrash
+// from a hook, explore::DeliveryFailed for a `throw` action, and FileError at the step for
+// a statement the sandbox stopped (past its budget, or refused when it ran).
+Result RunConsumer(const ConsumerFile& file, RunContext& context, const OrderPlaced& message);
+
+}  // namespace dedupsim::files
