@@ -1,5 +1,8 @@
 #include "lesson/tables_reader.h"
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include <exception>
 #include <string>
 #include <utility>
@@ -57,71 +60,92 @@ class PgTablesReader final : public TablesReader {
   }
 
  private:
+  // One table of the schema as the reader shows it: its name, columns and key as our CREATE
+  // TABLE spells them, and the part of the read statement that reads it.
+  struct Table {
+    TableState shape;  // store, name, columns, key; no rows
+    std::string rows_sql;
+    std::string count_sql;
+  };
+
+  // The schema's tables, once (dedupsim creates them all when it opens the schema; none is
+  // added while a run goes on), and the one statement that reads them all: one round trip
+  // and one snapshot per step.
+  void Prepare(PgConnection& c) {
+    PgResult tables = c.Exec(
+        "SELECT c.oid::text, c.relname FROM pg_class c JOIN pg_namespace n "
+        "ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r' ORDER BY c.oid",
+        {db_.schema()});
+    std::string sql = "SELECT ";
+    for (int t = 0; t < tables.rows(); ++t) {
+      const std::string oid = tables.Text(t, 0);
+      const std::string relname = tables.Text(t, 1);
+      Table table;
+      table.shape.store = "database";
+      table.shape.name = SchemaSpelling(relname);
+      PgResult columns = c.Exec(
+          "SELECT attname, attnum::text FROM pg_attribute WHERE attrelid = $1::oid "
+          "AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+          {oid});
+      std::vector<std::string> attnums, names;
+      std::string cells;
+      for (int i = 0; i < columns.rows(); ++i) {
+        names.push_back(columns.Text(i, 0));
+        attnums.push_back(columns.Text(i, 1));
+        table.shape.columns.push_back(SchemaSpelling(names.back()));
+        cells += (cells.empty() ? "" : ", ") + QuoteIdent(names.back()) + "::text";
+      }
+      PgResult key = c.Exec(
+          "SELECT k.attnum::text FROM pg_index i, unnest(i.indkey) WITH ORDINALITY "
+          "AS k(attnum, ord) WHERE i.indrelid = $1::oid AND i.indisprimary ORDER BY k.ord",
+          {oid});
+      std::string order_by;
+      for (int i = 0; i < key.rows(); ++i) {
+        for (size_t col = 0; col < attnums.size(); ++col) {
+          if (attnums[col] != key.Text(i, 0)) continue;
+          table.shape.key.push_back(col);
+          order_by += (order_by.empty() ? " ORDER BY " : ", ") + QuoteIdent(names[col]);
+        }
+      }
+      const std::string qualified = QuoteIdent(db_.schema()) + "." + QuoteIdent(relname);
+      // The first kMaxRows rows in key order, each as a JSON array of its cells' text (NULL
+      // as null), and the count of all.
+      sql += fmt::format(
+          "{}(SELECT coalesce(json_agg(json_build_array({})), '[]')::text FROM "
+          "(SELECT * FROM {}{} LIMIT {}) AS r), (SELECT count(*) FROM {})",
+          t == 0 ? "" : ", ", cells, qualified, order_by, TableProbe::kMaxRows, qualified);
+      tables_.push_back(std::move(table));
+    }
+    read_sql_ = tables_.empty() ? "" : sql;
+  }
+
   void ReadServer(TablesSnapshot& snap) {
     if (!connection_) {
+      tables_.clear();
       connection_ = std::make_unique<PgConnection>(db_.Connect());
       connection_->Exec("SET statement_timeout = 2000");
+      Prepare(*connection_);
     }
-    PgConnection& c = *connection_;
-    c.Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    try {
-      // The schema's tables in the order they were created, as SQLite lists them by rowid.
-      PgResult tables = c.Exec(
-          "SELECT c.oid::text, c.relname FROM pg_class c JOIN pg_namespace n "
-          "ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r' ORDER BY c.oid",
-          {db_.schema()});
-      for (int t = 0; t < tables.rows(); ++t) {
-        const std::string oid = tables.Text(t, 0);
-        const std::string relname = tables.Text(t, 1);
-        TableState table;
-        table.store = "database";
-        table.name = SchemaSpelling(relname);
-        PgResult columns = c.Exec(
-            "SELECT attname, attnum::text FROM pg_attribute WHERE attrelid = $1::oid "
-            "AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
-            {oid});
-        std::vector<std::string> attnums;
-        for (int i = 0; i < columns.rows(); ++i) {
-          table.columns.push_back(SchemaSpelling(columns.Text(i, 0)));
-          attnums.push_back(columns.Text(i, 1));
-        }
-        PgResult key = c.Exec(
-            "SELECT k.attnum::text FROM pg_index i, unnest(i.indkey) WITH ORDINALITY "
-            "AS k(attnum, ord) WHERE i.indrelid = $1::oid AND i.indisprimary ORDER BY k.ord",
-            {oid});
-        std::string order_by;
-        for (int i = 0; i < key.rows(); ++i) {
-          for (size_t col = 0; col < attnums.size(); ++col) {
-            if (attnums[col] != key.Text(i, 0)) continue;
-            table.key.push_back(col);
-            order_by += (order_by.empty() ? " ORDER BY " : ", ") + QuoteIdent(columns.Text(static_cast<int>(col), 0));
-          }
-        }
-        const std::string qualified = QuoteIdent(db_.schema()) + "." + QuoteIdent(relname);
-        PgResult rows = c.Exec("SELECT * FROM " + qualified + order_by + " LIMIT " +
-                               std::to_string(TableProbe::kMaxRows));
-        for (int r = 0; r < rows.rows(); ++r) {
-          std::vector<std::string> row;
-          for (size_t col = 0; col < table.columns.size(); ++col) {
-            row.push_back(rows.Get(r, static_cast<int>(col)).value_or("NULL"));
-          }
-          table.rows.push_back(std::move(row));
-        }
-        table.total_rows = c.Exec("SELECT count(*) FROM " + qualified).Int(0, 0);
-        snap.tables.push_back(std::move(table));
+    if (read_sql_.empty()) return;
+    // One statement: one snapshot of every table, as committed when it began.
+    PgResult read = connection_->Exec(read_sql_);
+    for (size_t t = 0; t < tables_.size(); ++t) {
+      TableState table = tables_[t].shape;
+      const auto column = static_cast<int>(2 * t);
+      for (const auto& cells : nlohmann::json::parse(read.Text(0, column))) {
+        std::vector<std::string> row;
+        for (const auto& cell : cells) row.push_back(cell.is_null() ? "NULL" : cell.get<std::string>());
+        table.rows.push_back(std::move(row));
       }
-    } catch (...) {
-      try {
-        c.Exec("ROLLBACK");
-      } catch (...) {
-      }
-      throw;
+      table.total_rows = read.Int(0, column + 1);
+      snap.tables.push_back(std::move(table));
     }
-    c.Exec("COMMIT");
   }
 
   const PgDatabase& db_;
   std::unique_ptr<PgConnection> connection_;
+  std::vector<Table> tables_;
+  std::string read_sql_;  // reads every table at once (Prepare)
   TableProbe side_;
 };
 

@@ -3,10 +3,11 @@
 // read from the server through a connection of the reader's own, and the side stores (the
 // dedup cache, the email provider: SQLite files beside the run's SQLite file).
 //
-// The PostgreSQL reader never waits for a consumer: each read is one read-only REPEATABLE
-// READ transaction (one moment of every table, MVCC: it takes no lock a consumer's write
-// waits for, and waits for none of theirs), with a statement_timeout so that a DDL lock
-// could only make it say "unreadable", never stall the run. It is not traced, and the lock
+// The PostgreSQL reader never waits for a consumer: each read is one SELECT of every table
+// (one snapshot, one round trip; MVCC: it sees what was committed when it began, takes no
+// lock a consumer's write waits for, and waits for none of theirs), with a
+// statement_timeout so that a DDL lock could only make it say "unreadable", never stall
+// the run. The schema's tables, their columns and keys are read once, at the first read. It is not traced, and the lock
 // watch does not watch it. One thread at a time (the Recorder serialises its observer).
 #pragma once
 
