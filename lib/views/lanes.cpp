@@ -214,6 +214,14 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
         span.end_detail = words.result;
         b.lane.spans.push_back(std::move(span));
       }
+    } else if (e.kind == "session-ended" && b.open) {
+      // The server ended the session: its open transaction rolled back there.
+      Span span = std::move(*b.open);
+      b.open.reset();
+      span.end = Span::End::kRollback;
+      span.end_us = e.at_us;
+      span.end_detail = words.Text();
+      b.lane.spans.push_back(std::move(span));
     } else if (e.kind == "recover") {
       mark(Mark::Kind::kRecover);
     } else if (e.kind == "outcome") {
