@@ -77,13 +77,13 @@ std::optional<Parsed> ParseOptions(const CheckArgs& args) {
     size_t eq = e.find('=');
     const Fault* f =
         eq == std::string::npos ? nullptr : FindFault(e.substr(0, eq), GradedFaults());
-    std::optional<files::Verdict> v =
-        eq == std::string::npos ? std::nullopt : files::ParseVerdict(e.substr(eq + 1));
+    std::optional<files::CellExpectation> v =
+        eq == std::string::npos ? std::nullopt : files::ParseCellExpectation(e.substr(eq + 1));
     if (f == nullptr || !v) {
       fmt::print(stderr,
                  "dedupsim: --expect '{}': expected FAULT=VERDICT, a fault of {} and a "
                  "verdict of {}\n",
-                 e, FaultNames(GradedFaults()), files::VerdictNames());
+                 e, FaultNames(GradedFaults()), files::CellExpectationNames());
       return std::nullopt;
     }
     p.expectations.push_back({f, *v});
@@ -168,8 +168,8 @@ int GradeOne(const CheckArgs& args, const Parsed& parsed) {
   if (!args.timeline.empty()) outputs.push_back({"--timeline", args.timeline});
   if (!args.html.empty()) outputs.push_back({"--html", args.html});
   std::vector<UsedFile> used;
-  for (const std::string& path : args.inputs) {
-    used.push_back({path, fmt::format("the consumer file {}", path)});
+  for (const std::string& input : args.inputs) {
+    used.push_back({input, fmt::format("the consumer file {}", input)});
   }
   if (auto misfit = OutputMisfit(outputs, used)) {
     fmt::print(stderr, "dedupsim: {}\n", *misfit);

@@ -8,6 +8,7 @@
 #include "consumers/idempotent.h"
 #include "consumers/naive.h"
 #include "sqlite/schema.h"
+#include "sqlite/store.h"
 #include "support.h"
 
 namespace consumers_test {
@@ -43,7 +44,8 @@ TEST_CASE("naive reserves on every delivery", "[consumers]") {
   Shop shop;
   for (int i = 0; i < 3; ++i) {
     Connection c = shop.fx.db.Connect();
-    NaiveReserveStock(c).Handle(shop.order);
+    SqliteStore store(c);
+    NaiveReserveStock(store).Handle(shop.order);
   }
   CHECK(shop.Reserved() == 6);
   CHECK(shop.InboxRows() == 0);
@@ -52,7 +54,8 @@ TEST_CASE("naive reserves on every delivery", "[consumers]") {
 TEST_CASE("check-then-process skips a message it has recorded", "[consumers]") {
   Shop shop;
   Connection c = shop.fx.db.Connect();
-  CheckThenProcessReserveStock consumer(c, shop.clock);
+  SqliteStore store(c);
+  CheckThenProcessReserveStock consumer(store, shop.clock);
   CHECK(consumer.Handle(shop.order));
   CHECK_FALSE(consumer.Handle(shop.order));
   CHECK(shop.Reserved() == 2);
@@ -67,21 +70,24 @@ TEST_CASE("check-then-process: a crash at AfterStockCommitted keeps the stock, l
   Shop shop;
   {
     Connection c = shop.fx.db.Connect();
-    CheckThenProcessReserveStock consumer(c, shop.clock);
+    SqliteStore store(c);
+    CheckThenProcessReserveStock consumer(store, shop.clock);
     consumer.after_stock_committed = CrashHook("AfterStockCommitted");
     CHECK_THROWS_AS(consumer.Handle(shop.order), SimulatedCrash);
   }
   CHECK(shop.Reserved() == 2);
   CHECK(shop.InboxRows() == 0);
   Connection c = shop.fx.db.Connect();
-  CHECK(CheckThenProcessReserveStock(c, shop.clock).Handle(shop.order));
+  SqliteStore store(c);
+  CHECK(CheckThenProcessReserveStock(store, shop.clock).Handle(shop.order));
   CHECK(shop.Reserved() == 4);
 }
 
 TEST_CASE("the inbox processes once and reports the duplicate as not processed", "[consumers]") {
   Shop shop;
   Connection c = shop.fx.db.Connect();
-  IdempotentReserveStock consumer(c, shop.clock);
+  SqliteStore store(c);
+  IdempotentReserveStock consumer(store, shop.clock);
   CHECK(consumer.Handle(shop.order));
   CHECK_FALSE(consumer.Handle(shop.order));
   CHECK_FALSE(c.InTransaction());
@@ -93,7 +99,8 @@ TEST_CASE("the inbox: a crash at BeforeCommit rolls back the row and the stock",
   Shop shop;
   {
     Connection c = shop.fx.db.Connect();
-    IdempotentReserveStock consumer(c, shop.clock);
+    SqliteStore store(c);
+    IdempotentReserveStock consumer(store, shop.clock);
     consumer.before_commit = CrashHook("BeforeCommit");
     CHECK_THROWS_AS(consumer.Handle(shop.order), SimulatedCrash);
     CHECK_FALSE(c.InTransaction());  // the transaction's destructor rolled back
@@ -101,7 +108,8 @@ TEST_CASE("the inbox: a crash at BeforeCommit rolls back the row and the stock",
   CHECK(shop.Reserved() == 0);
   CHECK(shop.InboxRows() == 0);
   Connection c = shop.fx.db.Connect();
-  CHECK(IdempotentReserveStock(c, shop.clock).Handle(shop.order));
+  SqliteStore store(c);
+  CHECK(IdempotentReserveStock(store, shop.clock).Handle(shop.order));
   CHECK(shop.Reserved() == 2);
 }
 
@@ -112,14 +120,16 @@ TEST_CASE("the inbox: a BeforeCommit delay holds the write lock against a second
   BusyStats second_busy;
   std::thread a([&] {
     Connection c = shop.fx.db.Connect();
-    IdempotentReserveStock consumer(c, shop.clock);
+    SqliteStore store(c);
+    IdempotentReserveStock consumer(store, shop.clock);
     consumer.before_commit = [] { std::this_thread::sleep_for(std::chrono::milliseconds(200)); };
     first = consumer.Handle(shop.order);
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   {
     Connection c = shop.fx.db.Connect();
-    second = IdempotentReserveStock(c, shop.clock).Handle(shop.order);
+    SqliteStore store(c);
+    second = IdempotentReserveStock(store, shop.clock).Handle(shop.order);
     second_busy = c.busy();
   }
   a.join();
@@ -134,7 +144,8 @@ TEST_CASE("email: sent once, then AlreadySent", "[consumers]") {
   Shop shop;
   InMemoryEmailProvider provider;
   Connection c = shop.fx.db.Connect();
-  SendStockReservedEmail consumer(c, provider, shop.clock);
+  SqliteStore store(c);
+  SendStockReservedEmail consumer(store, provider, shop.clock);
   CHECK(consumer.Handle(shop.order) == EmailOutcome::kSent);
   CHECK(consumer.Handle(shop.order) == EmailOutcome::kAlreadySent);
   REQUIRE(provider.sent_count() == 1);
@@ -147,15 +158,17 @@ TEST_CASE("email: a crash at AfterSend leaves the row in progress -> NeedsReconc
   InMemoryEmailProvider provider;
   {
     Connection c = shop.fx.db.Connect();
-    SendStockReservedEmail consumer(c, provider, shop.clock);
+    SqliteStore store(c);
+    SendStockReservedEmail consumer(store, provider, shop.clock);
     consumer.after_send = CrashHook("AfterSend");
     CHECK_THROWS_AS(consumer.Handle(shop.order), SimulatedCrash);
   }
   Connection c = shop.fx.db.Connect();
+  SqliteStore store(c);
   auto row = FindInboxRow(c, "m-1", SendStockReservedEmail::kName);
   REQUIRE(row);
   CHECK_FALSE(row->completed_at.has_value());
-  CHECK(SendStockReservedEmail(c, provider, shop.clock).Handle(shop.order) ==
+  CHECK(SendStockReservedEmail(store, provider, shop.clock).Handle(shop.order) ==
         EmailOutcome::kNeedsReconciliation);
   CHECK(provider.sent_count() == 1);
 }
@@ -164,8 +177,9 @@ TEST_CASE("email and inventory keep separate Inbox rows for the same message", "
   Shop shop;
   InMemoryEmailProvider provider;
   Connection c = shop.fx.db.Connect();
-  CHECK(IdempotentReserveStock(c, shop.clock).Handle(shop.order));
-  CHECK(SendStockReservedEmail(c, provider, shop.clock).Handle(shop.order) == EmailOutcome::kSent);
+  SqliteStore store(c);
+  CHECK(IdempotentReserveStock(store, shop.clock).Handle(shop.order));
+  CHECK(SendStockReservedEmail(store, provider, shop.clock).Handle(shop.order) == EmailOutcome::kSent);
   CHECK(shop.InboxRows() == 2);
 }
 

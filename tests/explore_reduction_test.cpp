@@ -273,6 +273,66 @@ TEST_CASE("the matrix's verdicts and shortest counterexamples do not change with
   }
 }
 
+TEST_CASE("source sets: email-reconcile's copies start no run that ends cut short",
+          "[explore][reduction]") {
+  // Mutation caught: the reduced search falling back to the sleep sets alone
+  // (ExploreOptions::search defaulting to kSleepSets, or ForEachSchedule ignoring it): its
+  // runs cut short are then counted (26 on this cell at two copies; more at three).
+  static Explorer sleep_sets(
+      ExploreOptions{.reduce = true, .search = ExploreOptions::Search::kSleepSets});
+  for (auto [instances, deliveries] : {std::pair{2, 2}, std::pair{2, 3}}) {
+    INFO(deliveries << " copies in " << instances << " instances");
+    std::vector<Plan> plans = PlansOf(*FindStrategy("email-reconcile"), *FindFault("concurrent"),
+                                      WorldSize{instances, deliveries});
+    REQUIRE(plans.size() == 1);
+    std::set<std::vector<int>> optimal;
+    std::set<std::vector<int>> asleep;
+    const int64_t cut_short = Reduced().ForEachSchedule(plans[0], [&](const ScheduleResult& run) {
+      CHECK(optimal.insert(Canonical(Events(run))).second);  // no class run twice
+    });
+    const int64_t cut_short_before =
+        sleep_sets.ForEachSchedule(plans[0], [&](const ScheduleResult& run) {
+          asleep.insert(Canonical(Events(run)));
+        });
+    CHECK(cut_short == 0);
+    CHECK(cut_short_before > 0);  // the cell has runs for the sleep sets to cut short
+    CHECK(optimal == asleep);     // the same classes, each run once
+  }
+}
+
+TEST_CASE("source sets against every interleaving: email-reconcile's two copies",
+          "[explore][reduction]") {
+  // The one cell of the matrix's concurrent column the first test leaves out, against
+  // every interleaving under the same retry rule: the same classes and final states.
+  // Mutation caught (applied once): the races whose reversal is a single step left out of
+  // the wakeup tree (`if (v.size() > 1) Insert(...)` in SourceSetSearch::Race): classes,
+  // final states and the shortest failing length are lost.
+  Plan plan = PlansOf(*FindStrategy("email-reconcile"), *FindFault("concurrent")).at(0);
+  Survey reduced = Explore(Reduced(), plan);
+  Survey same_rule = Explore(BruteForceSameRule(), plan);
+  CHECK(reduced.finals == same_rule.finals);
+  CHECK(reduced.shortest_failing == same_rule.shortest_failing);
+  CHECK(reduced.classes == same_rule.classes);
+  CHECK(reduced.schedules == static_cast<int64_t>(reduced.classes.size()));
+}
+
+TEST_CASE("the sleep sets alone still run one schedule per class, as the source sets do",
+          "[explore][reduction]") {
+  // The older search stays selectable (ExploreOptions::Search::kSleepSets): on each row's
+  // concurrent cell at two copies, the same classes as the source sets, and as many runs.
+  static Explorer sleep_sets(
+      ExploreOptions{.reduce = true, .search = ExploreOptions::Search::kSleepSets});
+  for (const Strategy* s : AllStrategies()) {
+    INFO(s->name);
+    Plan plan = PlansOf(*s, *FindFault("concurrent")).at(0);
+    Survey optimal = Explore(Reduced(), plan);
+    Survey asleep = Explore(sleep_sets, plan);
+    CHECK(optimal.classes == asleep.classes);
+    CHECK(optimal.finals == asleep.finals);
+    CHECK(optimal.schedules == asleep.schedules);
+  }
+}
+
 TEST_CASE("independent steps: different files, hooks, sends, reads of one file",
           "[explore][reduction]") {
   const Footprint none{};

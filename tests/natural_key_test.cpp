@@ -6,6 +6,7 @@
 
 #include "sqlite/schema.h"
 #include "sqlite/statement.h"
+#include "sqlite/store.h"
 #include "support.h"
 
 namespace natural_key_test {
@@ -25,10 +26,11 @@ int64_t Reservations(Connection& c) {
 TEST_CASE("natural-key: the second delivery of an order is skipped", "[natural-key]") {
   testing::Fixture f;
   Connection db = f.db.Connect();
+  SqliteStore store(db);
   StockItem dune{"book-1", "Dune", 10, 0};
   ResetInventory(db, dune);
   OrderPlaced m{"m-1", "o-1", "book-1", 2};
-  NaturalKeyReserveStock consumer(db, f.clock);
+  NaturalKeyReserveStock consumer(store, f.clock);
   CHECK(consumer.Handle(m));
   CHECK_FALSE(consumer.Handle(m));
   // A producer duplicate: a new MessageId for the same order is caught too.
@@ -44,16 +46,17 @@ TEST_CASE("natural-key: a crash before commit leaves neither reservation nor sto
           "[natural-key]") {
   testing::Fixture f;
   Connection db = f.db.Connect();
+  SqliteStore store(db);
   ResetInventory(db, StockItem{"book-1", "Dune", 10, 0});
   OrderPlaced m{"m-1", "o-1", "book-1", 3};
   {
-    NaturalKeyReserveStock consumer(db, f.clock);
+    NaturalKeyReserveStock consumer(store, f.clock);
     consumer.before_commit = CrashHook("BeforeCommit");
     CHECK_THROWS_AS(consumer.Handle(m), SimulatedCrash);
   }
   CHECK(ReadStock(db, "book-1").reserved == 0);
   CHECK(Reservations(db) == 0);
-  CHECK(NaturalKeyReserveStock(db, f.clock).Handle(m));
+  CHECK(NaturalKeyReserveStock(store, f.clock).Handle(m));
   CHECK(ReadStock(db, "book-1").reserved == 3);
 }
 

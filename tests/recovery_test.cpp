@@ -12,6 +12,7 @@
 #include "lesson/crash.h"
 #include "sqlite/journal_files.h"
 #include "sqlite/schema.h"
+#include "sqlite/store.h"
 #include "sqlite/transaction.h"
 #include "support.h"
 
@@ -49,14 +50,15 @@ Death KillAfter(DatabaseSettings settings, int commits, bool open) {
   OrderPlaced m{fx.ids.Next(), fx.ids.Next(), dune.book_id, 1};
   CrashReport report = RunCrashingDelivery(fx.env, "A", "Here", [&](const Hook& crash) {
     Connection db = fx.db.Connect();
+    SqliteStore store(db);
     for (int i = 0; i < commits; ++i) {
       Transaction tx(db);
-      AddReserved(db, m);
+      AddReserved(store, m);
       tx.Commit();
     }
     if (open) {
       Transaction tx(db);
-      AddReserved(db, m);
+      AddReserved(store, m);
       crash();
     }
     crash();

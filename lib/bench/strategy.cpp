@@ -10,6 +10,7 @@
 #include "consumers/naive.h"
 #include "consumers/natural_key.h"
 #include "core/clock.h"
+#include "sqlite/store.h"
 
 namespace dedupsim {
 
@@ -75,6 +76,7 @@ class ConsumerHandler final : public StrategyHandler {
  public:
   explicit ConsumerHandler(const DatabaseFile& db)
       : connection_(db.Connect()),
+        store_(connection_),
         counts_(std::make_unique<TransactionCounts>()),
         consumer_(MakeConsumer()) {
     CountTransactions(connection_.handle(), counts_.get());
@@ -98,13 +100,14 @@ class ConsumerHandler final : public StrategyHandler {
  private:
   Consumer MakeConsumer() {
     if constexpr (std::is_same_v<Consumer, NaiveReserveStock>) {
-      return Consumer(connection_);
+      return Consumer(store_);
     } else {
-      return Consumer(connection_, clock_);
+      return Consumer(store_, clock_);
     }
   }
 
   Connection connection_;
+  SqliteStore store_;  // the consumer's store, over connection_
   SystemClock clock_;
   std::unique_ptr<TransactionCounts> counts_;
   Consumer consumer_;

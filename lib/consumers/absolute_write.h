@@ -12,7 +12,6 @@
 
 #include "core/clock.h"
 #include "core/message.h"
-#include "sqlite/store.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -20,13 +19,9 @@ namespace dedupsim {
 class AbsoluteReserveStock {
  public:
   AbsoluteReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
-  // On SQLite: a store over db, which must outlive the consumer.
-  AbsoluteReserveStock(Connection& db, Clock& clock)
-      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
   void Handle(const OrderPlaced& m);
 
  private:
-  std::optional<SqliteStore> own_;
   Store& store_;
   Clock& clock_;
 };
@@ -34,12 +29,9 @@ class AbsoluteReserveStock {
 class SetBookReserved {
  public:
   explicit SetBookReserved(Store& store) : store_(store) {}
-  // On SQLite: a store over db, which must outlive the consumer.
-  explicit SetBookReserved(Connection& db) : own_(std::in_place, db), store_(*own_) {}
   void Handle(const OrderPlaced& m);
 
  private:
-  std::optional<SqliteStore> own_;
   Store& store_;
 };
 

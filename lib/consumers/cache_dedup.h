@@ -16,7 +16,6 @@
 #include "core/clock.h"
 #include "core/hooks.h"
 #include "core/message.h"
-#include "sqlite/store.h"
 #include "store/store.h"
 #include "world/dedup_cache.h"
 
@@ -33,9 +32,6 @@ class CacheDedupReserveStock {
   // db: the inventory database; cache: the dedup cache. Both must outlive the consumer.
   CacheDedupReserveStock(Store& db, DedupCache& cache, CacheWrite write)
       : db_(db), cache_(cache), write_(write) {}
-  // On SQLite: a store over db, which must outlive the consumer.
-  CacheDedupReserveStock(Connection& db, DedupCache& cache, CacheWrite write)
-      : own_(std::in_place, db), db_(*own_), cache_(cache), write_(write) {}
 
   Hook after_cache_check;      // the cache said "absent" (or accepted the claim)
   Hook after_stock_committed;  // the stock update committed; the key not yet set
@@ -47,7 +43,6 @@ class CacheDedupReserveStock {
   static std::string Key(const OrderPlaced& m);
 
  private:
-  std::optional<SqliteStore> own_;
   Store& db_;
   DedupCache& cache_;
   CacheWrite write_;

@@ -4,6 +4,7 @@
 #include "consumers/naive.h"
 #include "sqlite/run_hook.h"
 #include "sqlite/schema.h"
+#include "sqlite/store.h"
 #include "sqlite/transaction.h"
 
 namespace dedupsim {
@@ -35,17 +36,21 @@ ClaimLastReport ClaimLastReserveStock::HandleOnStore(const OrderPlaced& m) {
 
 ClaimLastReport ClaimLastReserveStock::Handle(const OrderPlaced& m) {
   if (store_ != nullptr) return HandleOnStore(m);
+  // SQLite's own path: the busy handler's waits and Changes() are measured on the
+  // connection; the statements are the store's.
   Connection& db = *db_;
+  SqliteStore store(db);
   ClaimLastReport report;
   Transaction tx(db);
   BusyStats before = db.busy();
-  AddReserved(db, m);
+  AddReserved(store, m);
   report.stock_update_changes = db.Changes();
   report.stock_update_wait = Since(before, db.busy());
   report.reserved_inside = ReadStock(db, m.book_id).reserved;
 
   before = db.busy();
-  InsertResult claimed = InsertCompletedInboxRow(db, m.message_id, kName, clock_.Now());
+  InsertResult claimed =
+      store.ClaimCompleted(InboxKey::kMessageIdAndConsumer, m.message_id, kName, clock_.Now());
   report.claim_wait = Since(before, db.busy());
   if (claimed == InsertResult::kDuplicateKey) {
     tx.Rollback();  // the stock update goes with it

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "sqlite/schema.h"
 
 namespace dedupsim {
 
@@ -35,16 +34,6 @@ int64_t InMemoryEmailProvider::sent_count() const {
 
 std::string StockReservedText(const OrderPlaced& m) {
   return fmt::format("Order {}: {} book(s) reserved", m.order_id, m.quantity);
-}
-
-InsertResult InsertInProgressInboxRow(Connection& db, InboxKey key, const std::string& message_id,
-                                      const std::string& consumer, TimePoint now) {
-  return SqliteStore(db).ClaimInProgress(key, message_id, consumer, now);
-}
-
-void CompleteInboxRow(Connection& db, InboxKey key, const std::string& message_id,
-                      const std::string& consumer, TimePoint now) {
-  SqliteStore(db).Complete(key, message_id, consumer, now);
 }
 
 EmailOutcome SendStockReservedEmail::Handle(const OrderPlaced& m) {

@@ -14,8 +14,6 @@
 #include "core/clock.h"
 #include "core/hooks.h"
 #include "core/message.h"
-#include "sqlite/schema.h"
-#include "sqlite/store.h"
 #include "store/store.h"
 #include "world/email_provider.h"
 
@@ -40,23 +38,12 @@ class InMemoryEmailProvider final : public EmailProvider {
 // The email's text: "Order <id>: <n> book(s) reserved".
 std::string StockReservedText(const OrderPlaced& m);
 
-// Phase 1 of the two-phase record: an inbox row in progress (CompletedAt NULL), committed
-// on its own. kDuplicateKey when a row for the key is already there.
-InsertResult InsertInProgressInboxRow(Connection& db, InboxKey key, const std::string& message_id,
-                                      const std::string& consumer, TimePoint now);
-// Phase 2: marks the row completed.
-void CompleteInboxRow(Connection& db, InboxKey key, const std::string& message_id,
-                      const std::string& consumer, TimePoint now);
-
 class SendStockReservedEmail {
  public:
   static constexpr const char* kName = "notifications.stock-reserved-email";
 
   SendStockReservedEmail(Store& store, EmailProvider& provider, Clock& clock)
       : store_(store), provider_(provider), clock_(clock) {}
-  // On SQLite: a store over db, which must outlive the consumer.
-  SendStockReservedEmail(Connection& db, EmailProvider& provider, Clock& clock)
-      : own_(std::in_place, db), store_(*own_), provider_(provider), clock_(clock) {}
 
   Hook after_send;
   // The post's key; the shared-key lesson sets kMessageIdOnly.
@@ -65,7 +52,6 @@ class SendStockReservedEmail {
   EmailOutcome Handle(const OrderPlaced& m);
 
  private:
-  std::optional<SqliteStore> own_;
   Store& store_;
   EmailProvider& provider_;
   Clock& clock_;

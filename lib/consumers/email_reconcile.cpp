@@ -1,7 +1,5 @@
 #include "consumers/email_reconcile.h"
 
-#include "sqlite/schema.h"
-
 namespace dedupsim {
 
 ReconcileOutcome SettleInProgressEmail(Store& db, IdempotentEmailProvider& provider, Clock& clock,

@@ -12,7 +12,6 @@
 #include "core/clock.h"
 #include "core/hooks.h"
 #include "core/message.h"
-#include "sqlite/store.h"
 #include "store/store.h"
 #include "world/email_provider.h"
 
@@ -36,9 +35,6 @@ class ReconcilingEmailSender {
 
   ReconcilingEmailSender(Store& db, IdempotentEmailProvider& provider, Clock& clock)
       : db_(db), provider_(provider), clock_(clock) {}
-  // On SQLite: a store over db, which must outlive the consumer.
-  ReconcilingEmailSender(Connection& db, IdempotentEmailProvider& provider, Clock& clock)
-      : own_(std::in_place, db), db_(*own_), provider_(provider), clock_(clock) {}
 
   Hook before_send;  // phase 1 committed, nothing sent yet
   Hook after_send;   // the provider accepted the email, phase 2 not written
@@ -46,7 +42,6 @@ class ReconcilingEmailSender {
   ReconcileOutcome Handle(const OrderPlaced& m);
 
  private:
-  std::optional<SqliteStore> own_;
   Store& db_;
   IdempotentEmailProvider& provider_;
   Clock& clock_;

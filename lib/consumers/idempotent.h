@@ -13,8 +13,6 @@
 #include "core/clock.h"
 #include "core/hooks.h"
 #include "core/message.h"
-#include "sqlite/schema.h"
-#include "sqlite/store.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -24,9 +22,6 @@ class IdempotentReserveStock {
   static constexpr const char* kName = "inventory.reserve-stock";
 
   IdempotentReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
-  // On SQLite: a store over db, which must outlive the consumer.
-  IdempotentReserveStock(Connection& db, Clock& clock)
-      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   Hook before_commit;
   TransactionKind begin = TransactionKind::kDeferred;
@@ -37,7 +32,6 @@ class IdempotentReserveStock {
   bool Handle(const OrderPlaced& m);
 
  private:
-  std::optional<SqliteStore> own_;
   Store& store_;
   Clock& clock_;
 };

@@ -11,7 +11,6 @@
 
 #include "core/clock.h"
 #include "core/message.h"
-#include "sqlite/store.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -32,15 +31,11 @@ class KeyedReserveStock {
   static constexpr const char* kName = "inventory.order-events";
 
   KeyedReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
-  // On SQLite: a store over db, which must outlive the consumer.
-  KeyedReserveStock(Connection& db, Clock& clock)
-      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   // Placed reserves the quantity, Cancelled releases it. False when the key was there.
   bool Handle(const OrderEvent& event, const std::string& key);
 
  private:
-  std::optional<SqliteStore> own_;
   Store& store_;
   Clock& clock_;
 };

@@ -20,7 +20,6 @@
 #include "core/clock.h"
 #include "core/hooks.h"
 #include "core/message.h"
-#include "sqlite/store.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -53,15 +52,6 @@ class LeasedReserveAndNotify {
         clock_(clock),
         owner_(std::move(owner)),
         lease_(lease) {}
-  // On SQLite: a store over db, which must outlive the consumer.
-  LeasedReserveAndNotify(Connection& db, EmailProvider& provider, Clock& clock, std::string owner,
-                         std::chrono::milliseconds lease)
-      : own_(std::in_place, db),
-        store_(*own_),
-        provider_(provider),
-        clock_(clock),
-        owner_(std::move(owner)),
-        lease_(lease) {}
 
   Hook before_send;
 
@@ -70,7 +60,6 @@ class LeasedReserveAndNotify {
   bool Renew(const OrderPlaced& m);
 
  private:
-  std::optional<SqliteStore> own_;
   Store& store_;
   EmailProvider& provider_;
   Clock& clock_;

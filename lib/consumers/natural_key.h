@@ -11,7 +11,6 @@
 #include "core/clock.h"
 #include "core/hooks.h"
 #include "core/message.h"
-#include "sqlite/store.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -19,9 +18,6 @@ namespace dedupsim {
 class NaturalKeyReserveStock {
  public:
   NaturalKeyReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
-  // On SQLite: a store over db, which must outlive the consumer.
-  NaturalKeyReserveStock(Connection& db, Clock& clock)
-      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   Hook before_commit;
 
@@ -29,7 +25,6 @@ class NaturalKeyReserveStock {
   bool Handle(const OrderPlaced& m);
 
  private:
-  std::optional<SqliteStore> own_;
   Store& store_;
   Clock& clock_;
 };

@@ -12,7 +12,6 @@
 #include "core/clock.h"
 #include "core/hooks.h"
 #include "core/message.h"
-#include "sqlite/store.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -31,9 +30,6 @@ class OptimisticEmailSender {
 
   OptimisticEmailSender(Store& db, EmailProvider& provider, Clock& clock)
       : db_(db), provider_(provider), clock_(clock) {}
-  // On SQLite: a store over db, which must outlive the consumer.
-  OptimisticEmailSender(Connection& db, EmailProvider& provider, Clock& clock)
-      : own_(std::in_place, db), db_(*own_), provider_(provider), clock_(clock) {}
 
   Hook after_send;
   Hook before_commit;
@@ -41,7 +37,6 @@ class OptimisticEmailSender {
   OptimisticEmailReport Handle(const OrderPlaced& m);
 
  private:
-  std::optional<SqliteStore> own_;
   Store& db_;
   EmailProvider& provider_;
   Clock& clock_;

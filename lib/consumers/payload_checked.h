@@ -13,7 +13,6 @@
 #include "core/clock.h"
 #include "core/hooks.h"
 #include "core/message.h"
-#include "sqlite/store.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -33,16 +32,12 @@ class PayloadCheckedReserveStock {
   static constexpr const char* kName = "inventory.reserve-stock";
 
   PayloadCheckedReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
-  // On SQLite: a store over db, which must outlive the consumer.
-  PayloadCheckedReserveStock(Connection& db, Clock& clock)
-      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   Hook before_commit;
 
   PayloadCheckResult Handle(const OrderPlaced& m);
 
  private:
-  std::optional<SqliteStore> own_;
   Store& store_;
   Clock& clock_;
 };

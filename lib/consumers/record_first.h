@@ -9,7 +9,6 @@
 #include "core/clock.h"
 #include "core/hooks.h"
 #include "core/message.h"
-#include "sqlite/store.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -19,9 +18,6 @@ class RecordFirstReserveStock {
   static constexpr const char* kName = "inventory.reserve-stock";
 
   RecordFirstReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
-  // On SQLite: a store over db, which must outlive the consumer.
-  RecordFirstReserveStock(Connection& db, Clock& clock)
-      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   Hook after_record_committed;
 
@@ -29,7 +25,6 @@ class RecordFirstReserveStock {
   bool Handle(const OrderPlaced& m);
 
  private:
-  std::optional<SqliteStore> own_;
   Store& store_;
   Clock& clock_;
 };

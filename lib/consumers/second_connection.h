@@ -16,7 +16,6 @@
 #include "core/clock.h"
 #include "core/hooks.h"
 #include "core/message.h"
-#include "sqlite/store.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -29,13 +28,6 @@ class SecondConnectionReserveStock {
   // the consumer.
   SecondConnectionReserveStock(Store& db, Store& second, Clock& clock)
       : db_(db), second_(second), clock_(clock) {}
-  // On SQLite: stores over the two connections, which must outlive the consumer.
-  SecondConnectionReserveStock(Connection& db, Connection& second, Clock& clock)
-      : own_db_(std::in_place, db),
-        own_second_(std::in_place, second),
-        db_(*own_db_),
-        second_(*own_second_),
-        clock_(clock) {}
 
   Hook before_commit;
   // Write the audit entry after the main transaction's claim and reservation, before its
@@ -48,8 +40,6 @@ class SecondConnectionReserveStock {
  private:
   void WriteAudit(const OrderPlaced& m, TimePoint now);
 
-  std::optional<SqliteStore> own_db_;
-  std::optional<SqliteStore> own_second_;
   Store& db_;
   Store& second_;
   Clock& clock_;

@@ -10,7 +10,6 @@
 
 #include "core/clock.h"
 #include "core/message.h"
-#include "sqlite/store.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -24,15 +23,11 @@ class DuplicateMessageError : public std::runtime_error {
 class ThrowOnDuplicateReserveStock {
  public:
   ThrowOnDuplicateReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
-  // On SQLite: a store over db, which must outlive the consumer.
-  ThrowOnDuplicateReserveStock(Connection& db, Clock& clock)
-      : own_(std::in_place, db), store_(*own_), clock_(clock) {}
 
   // Does the work once; throws DuplicateMessageError on every later delivery.
   void Handle(const OrderPlaced& m);
 
  private:
-  std::optional<SqliteStore> own_;
   Store& store_;
   Clock& clock_;
 };

@@ -318,7 +318,11 @@ int64_t Explorer::ForEachSchedule(const Plan& plan,
   int64_t pruned = 0;
   *complete = true;
   if (options_.reduce && Reducible(plan)) {
-    SleepSetSearch search;
+    SourceSetSearch source_sets;
+    SleepSetSearch sleep_sets;
+    ReducedSearch& search = options_.search == ExploreOptions::Search::kSourceSets
+                                ? static_cast<ReducedSearch&>(source_sets)
+                                : sleep_sets;
     do {
       ScheduleResult run = scheduler_.Run(plan, search);
       if (run.out_of_time) {

@@ -134,6 +134,11 @@ struct ExploreOptions {
   // compare against). The outcomes found, each cell's verdict and the shortest failing
   // length are the same; the counts are of classes of equivalent schedules.
   bool reduce = true;
+  // Which reduced search (with reduce): source sets and wakeup trees (optimal DPOR), which
+  // starts no run the sleep sets alone would cut short, or the sleep sets alone. Both run
+  // one schedule per class; see search.h.
+  enum class Search { kSourceSets, kSleepSets };
+  Search search = Search::kSourceSets;
   bool one_cpu = true;  // see SchedulerOptions::one_cpu
   size_t max_steps = 5000;  // a run longer than this ends as an error (SchedulerOptions)
   WorldSize world{};    // the concurrent fault's copies and instances

@@ -8,6 +8,12 @@
 //   class of schedules that differ only in the order of independent steps (Independent,
 //   footprint.h), but it starts runs that end cut short: every instance that may move is
 //   asleep.
+// - SourceSetSearch: optimal DPOR (Abdulla, Aronis, Jonsson, Sagonas, "Optimal dynamic
+//   partial order reduction", POPL 2014): sleep sets with wakeup trees. After each run it
+//   finds the races between its steps and schedules, at the state before the first step of
+//   each race, a sequence that reverses it, unless a step asleep there starts an equivalent
+//   one. Only those sequences are run from a state, so no run ends cut short where the
+//   sleep sets alone would.
 //
 // A search is not thread-safe; one search explores one plan, and must outlive the runs it
 // chooses for.
@@ -91,6 +97,54 @@ class SleepSetSearch final : public ReducedSearch {
     std::vector<PendingStep> done;     // picks already explored from this state
   };
   std::vector<Frame> frames_;
+};
+
+// Optimal DPOR: source sets and wakeup trees over the sleep sets above. Each state keeps,
+// besides its sleep set and its explored picks, a wakeup tree: the sequences of steps still
+// to run from it, in order, each one the start of a schedule no explored one is equivalent
+// to. A run follows the tree's first branch; where the tree ends it takes the lowest
+// eligible instance not asleep. Once the run is over (Finished), each race in it (two
+// dependent steps i < j of different instances, i happening before j with no step between
+// them in that order) adds at the state before i the sequence v: the steps after i that do
+// not happen after it, then j. It is left out when an instance asleep there, or already
+// explored from there, could start a schedule equivalent to v.x (a weak initial of v), and
+// merged into the tree where a branch already starts one.
+//
+// A step that the scheduler would not hand out at that point (an instance still blocked
+// on a lock the sequence does not release) is the one case the theory leaves out: such a
+// race is not reversible and adds nothing; should a branch still find its instance not
+// eligible, the run takes the next branch, or the lowest eligible instance not asleep
+// (counted by infeasible_branches()). The tests against brute force, and the count of runs
+// cut short, would show a class lost or a run wasted that way.
+class SourceSetSearch final : public ReducedSearch {
+ public:
+  std::optional<int> Choose(size_t depth, uint32_t eligible) override;
+  void Took(size_t depth, int instance, const Footprint& footprint) override;
+  void Finished(bool complete) override;
+  bool Next() override;
+
+  int64_t infeasible_branches() const { return infeasible_; }
+
+ private:
+  struct Node {
+    PendingStep step;
+    std::vector<Node> children;
+  };
+  struct Frame {
+    uint32_t eligible = 0;
+    int pick = 0;
+    Footprint footprint;
+    std::vector<PendingStep> asleep;
+    std::vector<PendingStep> done;
+    std::vector<Node> wakeup;  // branches still to run from this state, in order
+    std::vector<Node> guide;   // the rest of the branch the pick started (the child's tree)
+  };
+
+  void Race(size_t i, size_t j, const std::vector<std::vector<bool>>& after_i_of);
+  static void Insert(std::vector<Node>& tree, std::vector<PendingStep> v);
+
+  std::vector<Frame> frames_;
+  int64_t infeasible_ = 0;
 };
 
 }  // namespace dedupsim::explore

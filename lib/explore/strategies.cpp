@@ -22,6 +22,7 @@
 #include "consumers/record_first.h"
 #include "sqlite/schema.h"
 #include "sqlite/statement.h"
+#include "sqlite/store.h"
 #include "world/dedup_cache.h"
 #include "world/email_provider.h"
 
@@ -85,6 +86,16 @@ DeliveryResult Processed(bool did_work) {
   return did_work ? DeliveryResult::kProcessed : DeliveryResult::kSkipped;
 }
 
+// A row's one handler, written over the store (either backend). The explorer's SQLite
+// instances hold a connection: `handle` runs the same handler on a store over it, so
+// both paths issue the same statements and pass the same hooks.
+template <DeliveryResult (*OnStore)(StoreContext&, const OrderPlaced&)>
+DeliveryResult OverConnection(DeliveryContext& c, const OrderPlaced& m) {
+  SqliteStore store(c.db);
+  StoreContext context{store, c.clock, c.email};
+  return OnStore(context, m);
+}
+
 DeliveryResult FromEmailOutcome(EmailOutcome outcome) {
   switch (outcome) {
     case EmailOutcome::kSent:
@@ -97,24 +108,25 @@ DeliveryResult FromEmailOutcome(EmailOutcome outcome) {
   return DeliveryResult::kNeedsReconciliation;
 }
 
+DeliveryResult NaiveOnStore(StoreContext& c, const OrderPlaced& m) {
+  NaiveReserveStock(c.store).Handle(m);
+  return DeliveryResult::kProcessed;
+}
+
 const Strategy kNaive{
     .name = "naive",
     .summary = "adds the quantity on every delivery, no record",
     .effect = "stock",
     .partner = "email",
     .crash_points = {"UPDATE StockItems"},
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          NaiveReserveStock(c.db).Handle(m);
-          return DeliveryResult::kProcessed;
-        },
-    .handle_store =
-        [](StoreContext& c, const OrderPlaced& m) {
-          NaiveReserveStock(c.store).Handle(m);
-          return DeliveryResult::kProcessed;
-        },
+    .handle = &OverConnection<&NaiveOnStore>,
+    .handle_store = &NaiveOnStore,
     .applied = &StockApplied,
 };
+
+DeliveryResult CheckThenProcessOnStore(StoreContext& c, const OrderPlaced& m) {
+  return Processed(CheckThenProcessReserveStock(c.store, c.clock).Handle(m));
+}
 
 const Strategy kCheckThenProcess{
     .name = "check-then-process",
@@ -122,16 +134,14 @@ const Strategy kCheckThenProcess{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"SELECT Inbox", "UPDATE StockItems", "AfterStockCommitted", "INSERT Inbox"},
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          return Processed(CheckThenProcessReserveStock(c.db, c.clock).Handle(m));
-        },
-    .handle_store =
-        [](StoreContext& c, const OrderPlaced& m) {
-          return Processed(CheckThenProcessReserveStock(c.store, c.clock).Handle(m));
-        },
+    .handle = &OverConnection<&CheckThenProcessOnStore>,
+    .handle_store = &CheckThenProcessOnStore,
     .applied = &StockApplied,
 };
+
+DeliveryResult InboxOnStore(StoreContext& c, const OrderPlaced& m) {
+  return Processed(IdempotentReserveStock(c.store, c.clock).Handle(m));
+}
 
 const Strategy kInbox{
     .name = "inbox",
@@ -139,16 +149,14 @@ const Strategy kInbox{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"BEGIN", "INSERT Inbox", "UPDATE StockItems", "BeforeCommit", "COMMIT"},
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          return Processed(IdempotentReserveStock(c.db, c.clock).Handle(m));
-        },
-    .handle_store =
-        [](StoreContext& c, const OrderPlaced& m) {
-          return Processed(IdempotentReserveStock(c.store, c.clock).Handle(m));
-        },
+    .handle = &OverConnection<&InboxOnStore>,
+    .handle_store = &InboxOnStore,
     .applied = &StockApplied,
 };
+
+DeliveryResult EmailOnStore(StoreContext& c, const OrderPlaced& m) {
+  return FromEmailOutcome(SendStockReservedEmail(c.store, c.email, c.clock).Handle(m));
+}
 
 const Strategy kEmail{
     .name = "email",
@@ -157,18 +165,17 @@ const Strategy kEmail{
     .partner = "inbox",
     .crash_points = {"SELECT Inbox", "INSERT Inbox", "EmailProvider.Send", "AfterSend",
                      "UPDATE Inbox"},
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          return FromEmailOutcome(SendStockReservedEmail(c.db, c.email, c.clock).Handle(m));
-        },
-    .handle_store =
-        [](StoreContext& c, const OrderPlaced& m) {
-          return FromEmailOutcome(SendStockReservedEmail(c.store, c.email, c.clock).Handle(m));
-        },
+    .handle = &OverConnection<&EmailOnStore>,
+    .handle_store = &EmailOnStore,
     .applied = &EmailApplied,
 };
 
 // optimistic-email: no claim ahead of the send; the completed row's key decides at commit.
+DeliveryResult OptimisticEmailOnStore(StoreContext& c, const OrderPlaced& m) {
+  return FromEmailOutcome(
+      OptimisticEmailSender(c.store, c.email, c.clock).Handle(m).outcome);
+}
+
 const Strategy kOptimisticEmail{
     .name = "optimistic-email",
     .summary = "the email sent inside the transaction; the Inbox row's key decides at commit",
@@ -176,39 +183,33 @@ const Strategy kOptimisticEmail{
     .partner = "inbox",
     .crash_points = {"SELECT Inbox", "BEGIN", "EmailProvider.Send", "AfterSend", "INSERT Inbox",
                      "BeforeCommit", "COMMIT"},
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          return FromEmailOutcome(OptimisticEmailSender(c.db, c.email, c.clock).Handle(m).outcome);
-        },
-    .handle_store =
-        [](StoreContext& c, const OrderPlaced& m) {
-          return FromEmailOutcome(
-              OptimisticEmailSender(c.store, c.email, c.clock).Handle(m).outcome);
-        },
+    .handle = &OverConnection<&OptimisticEmailOnStore>,
+    .handle_store = &OptimisticEmailOnStore,
     .applied = &EmailApplied,
 };
 
 // correlation-key: the inbox transaction keyed on the order's id (the correlation id). The
 // matrix shows its upside (a producer's resend of the order is caught); its downside, a
 // different message about the same order dropped, needs the scenario's OrderCancelled.
+DeliveryResult CorrelationKeyOnStore(StoreContext& c, const OrderPlaced& m) {
+  return Processed(
+      KeyedReserveStock(c.store, c.clock).Handle({OrderEventType::kPlaced, m}, m.order_id));
+}
+
 const Strategy kCorrelationKey{
     .name = "correlation-key",
     .summary = "the inbox transaction, its key the OrderId (the correlation id)",
     .effect = "stock",
     .partner = "email",
     .crash_points = {"BEGIN", "INSERT Inbox", "UPDATE StockItems", "COMMIT"},
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          return Processed(
-              KeyedReserveStock(c.db, c.clock).Handle({OrderEventType::kPlaced, m}, m.order_id));
-        },
-    .handle_store =
-        [](StoreContext& c, const OrderPlaced& m) {
-          return Processed(
-              KeyedReserveStock(c.store, c.clock).Handle({OrderEventType::kPlaced, m}, m.order_id));
-        },
+    .handle = &OverConnection<&CorrelationKeyOnStore>,
+    .handle_store = &CorrelationKeyOnStore,
     .applied = &StockApplied,
 };
+
+DeliveryResult RecordFirstOnStore(StoreContext& c, const OrderPlaced& m) {
+  return Processed(dedupsim::RecordFirstReserveStock(c.store, c.clock).Handle(m));
+}
 
 const Strategy kRecordFirst{
     .name = "record-first",
@@ -216,16 +217,14 @@ const Strategy kRecordFirst{
     .effect = "stock",
     .partner = "email",
     .crash_points = {"SELECT Inbox", "INSERT Inbox", "AfterRecordCommitted", "UPDATE StockItems"},
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          return Processed(dedupsim::RecordFirstReserveStock(c.db, c.clock).Handle(m));
-        },
-    .handle_store =
-        [](StoreContext& c, const OrderPlaced& m) {
-          return Processed(dedupsim::RecordFirstReserveStock(c.store, c.clock).Handle(m));
-        },
+    .handle = &OverConnection<&RecordFirstOnStore>,
+    .handle_store = &RecordFirstOnStore,
     .applied = &StockApplied,
 };
+
+DeliveryResult ClaimLastOnStore(StoreContext& c, const OrderPlaced& m) {
+  return Processed(dedupsim::ClaimLastReserveStock(c.store, c.clock).Handle(m).processed);
+}
 
 const Strategy kClaimLast{
     .name = "claim-last",
@@ -236,16 +235,14 @@ const Strategy kClaimLast{
     // to report what the second copy saw: a step, and a crash point, like any other.
     .crash_points = {"BEGIN", "UPDATE StockItems", "SELECT StockItems", "INSERT Inbox",
                      "BeforeCommit", "COMMIT"},
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          return Processed(dedupsim::ClaimLastReserveStock(c.db, c.clock).Handle(m).processed);
-        },
-    .handle_store =
-        [](StoreContext& c, const OrderPlaced& m) {
-          return Processed(dedupsim::ClaimLastReserveStock(c.store, c.clock).Handle(m).processed);
-        },
+    .handle = &OverConnection<&ClaimLastOnStore>,
+    .handle_store = &ClaimLastOnStore,
     .applied = &StockApplied,
 };
+
+DeliveryResult NaturalKeyOnStore(StoreContext& c, const OrderPlaced& m) {
+  return Processed(NaturalKeyReserveStock(c.store, c.clock).Handle(m));
+}
 
 const Strategy kNaturalKey{
     .name = "natural-key",
@@ -255,16 +252,16 @@ const Strategy kNaturalKey{
     .crash_points = {"BEGIN", "INSERT StockReservations", "UPDATE StockItems", "BeforeCommit",
                      "COMMIT"},
     .reset = "DELETE FROM StockReservations;",
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          return Processed(NaturalKeyReserveStock(c.db, c.clock).Handle(m));
-        },
-    .handle_store =
-        [](StoreContext& c, const OrderPlaced& m) {
-          return Processed(NaturalKeyReserveStock(c.store, c.clock).Handle(m));
-        },
+    .handle = &OverConnection<&NaturalKeyOnStore>,
+    .handle_store = &NaturalKeyOnStore,
     .applied = &StockApplied,
 };
+
+DeliveryResult SharedKeyOnStore(StoreContext& c, const OrderPlaced& m) {
+  IdempotentReserveStock consumer(c.store, c.clock);
+  consumer.inbox_key = InboxKey::kMessageIdOnly;
+  return Processed(consumer.Handle(m));
+}
 
 const Strategy kSharedKey{
     .name = "shared-key",
@@ -274,23 +271,19 @@ const Strategy kSharedKey{
     .crash_points = {"BEGIN", "INSERT InboxByMessageId", "UPDATE StockItems", "BeforeCommit",
                      "COMMIT"},
     .reset = "DELETE FROM InboxByMessageId;",
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          IdempotentReserveStock consumer(c.db, c.clock);
-          consumer.inbox_key = InboxKey::kMessageIdOnly;
-          return Processed(consumer.Handle(m));
-        },
-    .handle_store =
-        [](StoreContext& c, const OrderPlaced& m) {
-          IdempotentReserveStock consumer(c.store, c.clock);
-          consumer.inbox_key = InboxKey::kMessageIdOnly;
-          return Processed(consumer.Handle(m));
-        },
+    .handle = &OverConnection<&SharedKeyOnStore>,
+    .handle_store = &SharedKeyOnStore,
     .applied = &StockApplied,
 };
 
 // shared-key's partner: the email consumer, its two-phase record in the same MessageId-keyed
 // table, so the two subscribers of one message compete for one row.
+DeliveryResult SharedKeyEmailOnStore(StoreContext& c, const OrderPlaced& m) {
+  SendStockReservedEmail consumer(c.store, c.email, c.clock);
+  consumer.inbox_key = InboxKey::kMessageIdOnly;
+  return FromEmailOutcome(consumer.Handle(m));
+}
+
 const Strategy kSharedKeyEmail{
     .name = "shared-key-email",
     .summary = "the email consumer, its record in the Inbox keyed on MessageId alone",
@@ -299,18 +292,8 @@ const Strategy kSharedKeyEmail{
     .crash_points = {"SELECT InboxByMessageId", "INSERT InboxByMessageId", "EmailProvider.Send",
                      "AfterSend", "UPDATE InboxByMessageId"},
     .reset = "DELETE FROM InboxByMessageId;",
-    .handle =
-        [](DeliveryContext& c, const OrderPlaced& m) {
-          SendStockReservedEmail consumer(c.db, c.email, c.clock);
-          consumer.inbox_key = InboxKey::kMessageIdOnly;
-          return FromEmailOutcome(consumer.Handle(m));
-        },
-    .handle_store =
-        [](StoreContext& c, const OrderPlaced& m) {
-          SendStockReservedEmail consumer(c.store, c.email, c.clock);
-          consumer.inbox_key = InboxKey::kMessageIdOnly;
-          return FromEmailOutcome(consumer.Handle(m));
-        },
+    .handle = &OverConnection<&SharedKeyEmailOnStore>,
+    .handle_store = &SharedKeyEmailOnStore,
     .applied = &EmailApplied,
 };
 
@@ -327,7 +310,8 @@ namespace {
 DeliveryResult HandleWithCache(DeliveryContext& c, const OrderPlaced& m, CacheWrite write) {
   if (c.aux == nullptr) throw std::logic_error("a cache strategy ran without its second file");
   DedupCache cache(*c.aux, c.clock);
-  return Processed(CacheDedupReserveStock(c.db, cache, write).Handle(m));
+  SqliteStore store(c.db);
+  return Processed(CacheDedupReserveStock(store, cache, write).Handle(m));
 }
 
 const Strategy kCacheCheckThenSet{
@@ -376,7 +360,8 @@ const Strategy kEmailReconcile{
     .handle = [](DeliveryContext& c, const OrderPlaced& m) {
       if (c.aux == nullptr) throw std::logic_error("email-reconcile ran without its second file");
       IdempotentEmailProvider provider(*c.aux, c.clock);
-      return FromEmailOutcome(ReconcilingEmailSender(c.db, provider, c.clock).Handle(m).outcome);
+      SqliteStore store(c.db);
+      return FromEmailOutcome(ReconcilingEmailSender(store, provider, c.clock).Handle(m).outcome);
     },
     .applied = &ProviderEmailsApplied,
 };

@@ -108,8 +108,10 @@ struct Strategy {
   // when the consumer gave up on its own (both: not acked, redelivered). A function object
   // so that a consumer read from a file (lib/files/) can carry its steps.
   std::function<DeliveryResult(DeliveryContext& context, const OrderPlaced& message)> handle;
-  // The same consumer through the store seam, so it runs on PostgreSQL too (null: the row
-  // is SQLite's only). On SQLite the explorer runs `handle`; both issue the same steps.
+  // The row's one handler, through the store seam, so it runs on PostgreSQL too (null: the
+  // row is SQLite's only, its second file a SQLite file). On SQLite the explorer runs
+  // `handle`, which for such a row is this handler on a store over the instance's
+  // connection (strategies.cpp, OverConnection): one handler, the same steps.
   std::function<DeliveryResult(StoreContext& context, const OrderPlaced& message)> handle_store =
       nullptr;
   // How many times the effect happened for the order (0, 1, 2 ...).

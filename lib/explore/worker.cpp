@@ -1,7 +1,6 @@
 #include "explore/worker.h"
 
 #include <fmt/format.h>
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <exception>
@@ -44,7 +43,7 @@ void Worker::Assign(const InstanceScript* script, Recorder* recorder) {
 uint8_t Worker::WriteLocks() const {
   if (pg_) return 0;
   auto holds = [](const std::optional<Connection>& c) {
-    return c && c->is_open() && sqlite3_txn_state(c->handle(), nullptr) == SQLITE_TXN_WRITE;
+    return c && c->HoldsWriteLock();
   };
   return static_cast<uint8_t>((holds(db_) ? kMainFile : 0) | (holds(aux_) ? kAuxFile : 0));
 }

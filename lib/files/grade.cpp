@@ -13,21 +13,21 @@ namespace dedupsim::files {
 
 namespace {
 
-constexpr Verdict kVerdicts[] = {Verdict::kSafe,     Verdict::kOnce,  Verdict::kUnsafe,
-                                 Verdict::kTwice,    Verdict::kLost,  Verdict::kReconcile,
-                                 Verdict::kDeadlock, Verdict::kError, Verdict::kAny};
+constexpr CellExpectation kVerdicts[] = {CellExpectation::kSafe,     CellExpectation::kOnce,  CellExpectation::kUnsafe,
+                                 CellExpectation::kTwice,    CellExpectation::kLost,  CellExpectation::kReconcile,
+                                 CellExpectation::kDeadlock, CellExpectation::kError, CellExpectation::kAny};
 
-std::optional<explore::Outcome> OutcomeOf(Verdict v) {
+std::optional<explore::Outcome> OutcomeOf(CellExpectation v) {
   switch (v) {
-    case Verdict::kTwice:
+    case CellExpectation::kTwice:
       return explore::Outcome::kTwice;
-    case Verdict::kLost:
+    case CellExpectation::kLost:
       return explore::Outcome::kLost;
-    case Verdict::kReconcile:
+    case CellExpectation::kReconcile:
       return explore::Outcome::kReconcile;
-    case Verdict::kDeadlock:
+    case CellExpectation::kDeadlock:
       return explore::Outcome::kDeadlock;
-    case Verdict::kError:
+    case CellExpectation::kError:
       return explore::Outcome::kError;
     default:
       return std::nullopt;
@@ -42,61 +42,61 @@ size_t Columns(const std::string& s) {
 
 }  // namespace
 
-std::string_view ToString(Verdict v) {
+std::string_view ToString(CellExpectation v) {
   switch (v) {
-    case Verdict::kSafe:
+    case CellExpectation::kSafe:
       return "safe";
-    case Verdict::kOnce:
+    case CellExpectation::kOnce:
       return "once";
-    case Verdict::kUnsafe:
+    case CellExpectation::kUnsafe:
       return "unsafe";
-    case Verdict::kTwice:
+    case CellExpectation::kTwice:
       return "twice";
-    case Verdict::kLost:
+    case CellExpectation::kLost:
       return "lost";
-    case Verdict::kReconcile:
+    case CellExpectation::kReconcile:
       return "reconcile";
-    case Verdict::kDeadlock:
+    case CellExpectation::kDeadlock:
       return "deadlock";
-    case Verdict::kError:
+    case CellExpectation::kError:
       return "error";
-    case Verdict::kAny:
+    case CellExpectation::kAny:
       return "any";
   }
   return "?";
 }
 
-std::optional<Verdict> ParseVerdict(std::string_view name) {
-  for (Verdict v : kVerdicts) {
+std::optional<CellExpectation> ParseCellExpectation(std::string_view name) {
+  for (CellExpectation v : kVerdicts) {
     if (ToString(v) == name) return v;
   }
   return std::nullopt;
 }
 
-std::string VerdictNames() {
+std::string CellExpectationNames() {
   std::string out;
-  for (Verdict v : kVerdicts) out += (out.empty() ? "" : ", ") + std::string(ToString(v));
+  for (CellExpectation v : kVerdicts) out += (out.empty() ? "" : ", ") + std::string(ToString(v));
   return out;
 }
 
-bool Holds(Verdict v, const explore::CellResult& cell) {
+bool Holds(CellExpectation v, const explore::CellResult& cell) {
   using explore::Outcome;
   switch (v) {
-    case Verdict::kSafe:
+    case CellExpectation::kSafe:
       return cell.Safe();
-    case Verdict::kOnce:
+    case CellExpectation::kOnce:
       return cell.Failing() == 0;
-    case Verdict::kUnsafe:
+    case CellExpectation::kUnsafe:
       return !cell.Safe();
-    case Verdict::kAny:
+    case CellExpectation::kAny:
       return true;
     default:
       return cell.counts[explore::Index(*OutcomeOf(v))] > 0;
   }
 }
 
-Verdict DefaultVerdict(const explore::Fault& fault) {
-  return fault.name == "producer-duplicate" ? Verdict::kAny : Verdict::kSafe;
+CellExpectation DefaultCellExpectation(const explore::Fault& fault) {
+  return fault.name == "producer-duplicate" ? CellExpectation::kAny : CellExpectation::kSafe;
 }
 
 bool Grade::Passed() const {
@@ -125,7 +125,7 @@ std::pair<int, int> Grade::Score() const {
   int points = 0;
   int of = 0;
   for (const GradedCell& g : cells) {
-    if (g.expected == Verdict::kAny) continue;
+    if (g.expected == CellExpectation::kAny) continue;
     const int worth = FaultPoints(*g.cell.fault);
     of += worth;
     if (g.passed) points += worth;
@@ -215,7 +215,7 @@ Grade GradeStrategy(explore::Explorer& explorer, const explore::Strategy& strate
   }
   for (size_t i = 0; i < faults.size(); ++i) {
     GradedCell& g = grade.cells[i];
-    g.expected = DefaultVerdict(*faults[i]);
+    g.expected = DefaultCellExpectation(*faults[i]);
     for (const Expectation& e : expectations) {
       if (e.fault == faults[i]) g.expected = e.verdict;
     }
@@ -248,15 +248,15 @@ std::string SchedulesRun(const explore::CellResult& cell) {
 
 // The cell's status in the row.
 std::string Status(const GradedCell& g) {
-  if (g.expected == Verdict::kAny) return "not graded";
+  if (g.expected == CellExpectation::kAny) return "not graded";
   if (!g.passed) return "FAIL";
   return g.cell.exhaustive ? "ok" : "ok so far, not exhaustive";
 }
 
 // A verdict the user asked for that names broken behaviour (--expect crash=twice): its
 // schedule is the point of the exercise, told in full.
-bool AskedForBreakage(Verdict v) {
-  return v != Verdict::kSafe && v != Verdict::kOnce && v != Verdict::kAny;
+bool AskedForBreakage(CellExpectation v) {
+  return v != CellExpectation::kSafe && v != CellExpectation::kOnce && v != CellExpectation::kAny;
 }
 
 }  // namespace
@@ -323,9 +323,9 @@ std::string FormatGrade(const Grade& grade, bool with_trace) {
     if (g.passed && !AskedForBreakage(g.expected)) {
       out += fmt::format(
           "\n{} ({}): {} in {} of {} schedules{}\n", g.cell.fault->name,
-          g.expected == Verdict::kAny ? "not graded" : "as expected", explore::CellLabel(g.cell),
+          g.expected == CellExpectation::kAny ? "not graded" : "as expected", explore::CellLabel(g.cell),
           g.cell.Failing(), g.cell.schedules,
-          g.expected == Verdict::kAny
+          g.expected == CellExpectation::kAny
               ? "; a resend under a new MessageId is a new message to a key on the MessageId "
                 "(only a key on the order catches it)"
               : "; flagged for a person where the consumer could not know");
@@ -383,7 +383,7 @@ nlohmann::ordered_json GradeToJson(const Grade& grade) {
     c["expected"] = ToString(g.expected);
     c["passed"] = g.passed;
     c["cell"] = explore::CellLabel(g.cell);
-    c["points"] = g.expected == Verdict::kAny ? 0 : FaultPoints(*g.cell.fault);
+    c["points"] = g.expected == CellExpectation::kAny ? 0 : FaultPoints(*g.cell.fault);
     c["schedules"] = g.cell.schedules;
     c["exhaustive"] = g.cell.exhaustive;
     // Schedules whose pass may rest on SQLite refusing a stale transaction's write.

@@ -20,8 +20,9 @@
 
 namespace dedupsim::files {
 
-// What a cell is expected to show.
-enum class Verdict {
+// What a cell is expected to show (`check --expect FAULT=safe`). Not called Verdict: that
+// is a consumer's word to the broker (world/broker/broker.h).
+enum class CellExpectation {
   kSafe,    // every schedule ends once or flagged for reconciliation (the default)
   kOnce,    // every schedule ends once
   kUnsafe,  // some schedule breaks the invariant (twice, lost, deadlock or error)
@@ -30,20 +31,20 @@ enum class Verdict {
   kReconcile,
   kDeadlock,
   kError,
-  kAny,  // not graded: shown only (producer-duplicate by default, see DefaultVerdict)
+  kAny,  // not graded: shown only (producer-duplicate by default, see DefaultCellExpectation)
 };
 
-std::string_view ToString(Verdict v);
-std::optional<Verdict> ParseVerdict(std::string_view name);
-std::string VerdictNames();  // "safe, once, unsafe, twice, ..."
+std::string_view ToString(CellExpectation v);
+std::optional<CellExpectation> ParseCellExpectation(std::string_view name);
+std::string CellExpectationNames();  // "safe, once, unsafe, twice, ..."
 
 // What a fault is graded against unless told otherwise: safe, except producer-duplicate,
 // which is shown but not graded (a resend under a new MessageId is a new message to any
 // consumer keyed on the MessageId; only a natural key catches it).
-Verdict DefaultVerdict(const explore::Fault& fault);
+CellExpectation DefaultCellExpectation(const explore::Fault& fault);
 
 // True when the cell shows the verdict.
-bool Holds(Verdict v, const explore::CellResult& cell);
+bool Holds(CellExpectation v, const explore::CellResult& cell);
 
 // What a fault is worth in a file's score (docs/check.md): clean 1, duplicate 2, crash 2,
 // concurrent 2, orders 1, second-subscriber 1, lost-ack 1 (10 in all); producer-duplicate 0
@@ -52,7 +53,7 @@ int FaultPoints(const explore::Fault& fault);
 
 struct GradedCell {
   explore::CellResult cell;
-  Verdict expected = Verdict::kSafe;
+  CellExpectation expected = CellExpectation::kSafe;
   bool passed = false;
   // The shortest failing schedule, replayed and traced (when the cell has one).
   std::optional<explore::ScheduleResult> replay;
@@ -87,7 +88,7 @@ struct Grade {
 
 struct Expectation {
   const explore::Fault* fault = nullptr;
-  Verdict verdict = Verdict::kSafe;
+  CellExpectation verdict = CellExpectation::kSafe;
 };
 
 // How long grading a file may take (dedupsim check --budget). The cells are searched
@@ -104,7 +105,7 @@ struct GradeBudget {
 };
 
 // Explores the strategy under each fault; a fault without an expectation gets its
-// DefaultVerdict. with_tables: read the tables after each step of every replay.
+// DefaultCellExpectation. with_tables: read the tables after each step of every replay.
 Grade GradeStrategy(explore::Explorer& explorer, const explore::Strategy& strategy,
                     const std::vector<const explore::Fault*>& faults,
                     const std::vector<Expectation>& expectations, bool with_tables = false,

@@ -278,7 +278,7 @@ void Connection::Close() noexcept {
 
 void Connection::KeepLockHistory() {
   busy_->keep_history = true;
-  busy_->holding = db_ != nullptr && sqlite3_txn_state(db_, nullptr) == SQLITE_TXN_WRITE;
+  busy_->holding = HoldsWriteLock();
 }
 
 LockHistory Connection::lock_history() const { return busy_->history; }
@@ -329,7 +329,7 @@ void Connection::StepEnded(const StepMark& mark) {
     if (s.keep_history) s.history.waits.push_back({s.wait_blocked, now});
   }
   if (!s.keep_history) return;
-  const bool holding = db_ != nullptr && sqlite3_txn_state(db_, nullptr) == SQLITE_TXN_WRITE;
+  const bool holding = HoldsWriteLock();
   if (holding && !mark.held_before) {
     s.hold = LockHold{mark.started, now, {}, {}};
     if (recorder_ != nullptr) {
@@ -519,6 +519,10 @@ void Connection::NoteOutcome(const std::string& outcome, const std::string& verd
 int64_t Connection::StepEventStamp(int64_t now_us) const {
   if (!busy_ || busy_->step_end_stamp < 0) return now_us;
   return std::min(now_us, busy_->step_end_stamp);
+}
+
+bool Connection::HoldsWriteLock() const {
+  return db_ != nullptr && sqlite3_txn_state(db_, nullptr) == SQLITE_TXN_WRITE;
 }
 
 }  // namespace dedupsim

@@ -210,6 +210,9 @@ class Connection {
   // the process dies. Later calls throw.
   void Close() noexcept;
   bool is_open() const { return db_ != nullptr; }
+  // True while this connection's transaction holds the file's write lock (it has written:
+  // SQLite's SQLITE_TXN_WRITE); false when closed or not in a write transaction.
+  bool HoldsWriteLock() const;
 
   sqlite3* handle() const;  // for lib/ internals; throws if closed
 
