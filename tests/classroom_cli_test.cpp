@@ -50,12 +50,6 @@ bool Has(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;
 }
 
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 size_t FilesIn(const std::string& dir) {
   return static_cast<size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}));
 }
