@@ -17,6 +17,7 @@
 #include "core/duration.h"
 #include "exit_status.h"
 #include "lesson/runner.h"
+#include "lesson/tables_reader.h"
 #include "options.h"
 #include "os/atomic_file.h"
 #include "postgres/cluster.h"
@@ -50,9 +51,9 @@ int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenar
   // --html: the probe reads every table after each step, while the run goes on.
   std::vector<HtmlSection> html_sections;
   std::vector<TablesSnapshot> snapshots;
-  std::unique_ptr<TableProbe> probe;
+  std::unique_ptr<TablesReader> probe;
   if (html) {
-    probe = std::make_unique<TableProbe>(SqliteFile(env).path());
+    probe = OpenTablesReader(env);
     env.recorder.SetObserver([&](const TraceEvent& e) { snapshots.push_back(probe->Read(e)); });
   }
   for (const Scenario* scenario : scenarios) {

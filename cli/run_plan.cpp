@@ -57,9 +57,6 @@ std::optional<std::string> BackendMisfit(const RunArgs& args,
   if (args.given_db) return "--db is for SQLite; with --backend postgres use --dsn";
   if (args.given_journal)
     return "--journal and --synchronous are SQLite's; not with --backend postgres";
-  if (!args.html.empty())
-    return "--html reads the tables of the SQLite file after each step; not with --backend "
-           "postgres yet";
   std::string missing;
   for (const Scenario* s : scenarios) {
     if ((s->traits & kAnyBackend) == 0)

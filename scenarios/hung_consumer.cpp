@@ -8,6 +8,7 @@
 // timeout gives up, and nothing frees the file while A lives.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -60,16 +61,37 @@ std::function<void(const Hook&)> Holder(ScenarioEnv& env, const OrderPlaced& m,
   };
 }
 
-// A's process, seen by the parent: stopped, or killed (on its own lane).
-void NoteProcess(ScenarioEnv& env, pid_t pid, const std::string& kind, const std::string& what) {
+// A's process, seen by the parent: stopped, or killed (on its own lane). at: when it
+// happened, if not now (a kill is noted once the child is reaped, with its wait status, but
+// happened when the parent sent the signal: before the waiter went on, not after).
+void NoteProcess(ScenarioEnv& env, pid_t pid, const std::string& kind, const std::string& what,
+                 std::optional<Steady::time_point> at = std::nullopt) {
   TraceEvent e;
-  e.at_us = env.recorder.MicrosSinceOrigin();
+  e.at_us = at ? env.recorder.MicrosAt(*at) : env.recorder.MicrosSinceOrigin();
   e.instance = "A";
   e.pid = static_cast<int>(pid);
   e.kind = kind;
   e.actor = kActorConsumer;
   e.detail = "BeforeCommit";
   e.result = what;
+  env.recorder.Record(std::move(e));
+}
+
+// A's session ended by the server (idle_in_transaction_session_timeout): its transaction
+// rolled back, its locks released. Seen as its backend gone from pg_stat_activity while A's
+// process was still stopped; stamped just before the answer of the delivery it let go on
+// (by then it had happened).
+void NoteSessionEnded(ScenarioEnv& env, pid_t pid, int backend, Steady::time_point went_on) {
+  TraceEvent e;
+  e.at_us = std::max<int64_t>(0, env.recorder.MicrosAt(went_on) - 1);
+  e.instance = "A";
+  e.pid = static_cast<int>(pid);
+  e.kind = "session-ended";
+  e.actor = kActorConsumer;
+  e.result = fmt::format(
+      "idle_in_transaction_session_timeout: its transaction rolled back, its locks released "
+      "(backend pid {} gone from pg_stat_activity)",
+      backend);
   env.recorder.Record(std::move(e));
 }
 
@@ -181,7 +203,7 @@ Outcome RunOnServer(ScenarioEnv& env) {
     killed = b.Finish();
     const int status = a.Reap();
     NoteProcess(env, a.pid(), "died",
-                fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)));
+                fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)), killed_at);
     if (killed.waited) killed.after_event_ms = MsBetween(killed_at, b.answered);
   }
   const int64_t reserved_killed = CurrentStock(env, dune).reserved;
@@ -198,9 +220,11 @@ Outcome RunOnServer(ScenarioEnv& env) {
     if (!a.AwaitHook()) throw DatabaseError("hung-consumer: A ended before BeforeCommit");
     if (!a.Stop()) throw DatabaseError("hung-consumer: A ended instead of stopping (SIGSTOP)");
     NoteProcess(env, a.pid(), "stopped", fmt::format("pid {} stopped by SIGSTOP", a.pid()));
+    Steady::time_point went_on{};  // when the delivery that went through was answered
     {
       ServerDelivery b(env, m, 2, o.lock_timeout);
       hung = b.Finish();
+      went_on = b.answered;
     }
     // A's backend: the one B's first claim was blocked by.
     const int a_backend = hung.blocked_by.empty() ? 0 : hung.blocked_by.front();
@@ -210,9 +234,16 @@ Outcome RunOnServer(ScenarioEnv& env) {
     for (int number = 3; !hung.sqlstate.empty() && number <= kMaxDeliveries; ++number) {
       ServerDelivery c(env, m, number, o.lock_timeout);
       redelivered = c.Finish();
+      went_on = c.answered;
       redelivery_freed_by = FreedBy(env, redelivered, a_backend);
       ++redeliveries;
       if (redelivered.sqlstate.empty()) break;
+    }
+    // The server ended A's session while A stayed stopped (its backend is gone from
+    // pg_stat_activity: FreedBy), so A held nothing by the time the waiter went on: noted on
+    // A's lane just before that answer, not when it was found out.
+    if ((redeliveries > 0 ? redelivery_freed_by : freed_by) == "idle_in_transaction_session_timeout") {
+      NoteSessionEnded(env, a.pid(), a_backend, went_on);
     }
     // A never outlives the lesson: killed (and reaped) here, stopped as it is.
     a.End();

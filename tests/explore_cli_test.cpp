@@ -50,8 +50,16 @@ TEST_CASE("two runs with the same seed differ only in the timing fields", "[expl
   REQUIRE(second.exit_code == 0);
   nlohmann::json a = nlohmann::json::parse(first.out);
   CHECK(a.contains("elapsedMs"));
-  CHECK(a.contains("schedulesPerSecond"));
   CHECK(a["totalSchedules"].get<int64_t>() > 0);
+  // schedulesPerSecond is the schedules over the elapsed time, both as printed (elapsedMs
+  // rounded to the millisecond, the rate to a unit). Catches
+  // `j["schedulesPerSecond"] = 0` (or any rate not from these two).
+  const auto total = static_cast<double>(a["totalSchedules"].get<int64_t>());
+  const auto elapsed_ms = static_cast<double>(a["elapsedMs"].get<int64_t>());
+  REQUIRE(elapsed_ms >= 1);
+  const auto rate = static_cast<double>(a["schedulesPerSecond"].get<int64_t>());
+  CHECK(rate >= total * 1000.0 / (elapsed_ms + 0.5) - 1);
+  CHECK(rate <= total * 1000.0 / (elapsed_ms - 0.5) + 1);
   CHECK(WithoutTiming(first.out) == WithoutTiming(second.out));
   CHECK(first.out.find("pid") == std::string::npos);
 }

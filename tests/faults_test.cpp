@@ -94,6 +94,32 @@ TEST_CASE("concurrent gives the post's line 50 times in each instance and journa
   }
 }
 
+// The test above expects "second waited for the first: True" from every run; this one
+// makes runs where the second copy starts after the first has committed, so the figure
+// must come from the locks (the second met no held lock): False, as --check expects.
+// Catches `if (!watched) return true;` in PairOutcome::SecondWaited (a figure that says
+// True whatever the two consumers did).
+TEST_CASE("concurrent says the second did not wait when it started after the first's commit",
+          "[faults][repeat]") {
+  auto instances = GENERATE(InstanceMode::kThreads, InstanceMode::kProcesses);
+  CAPTURE(ToString(instances));
+  RunOptions options;
+  options.instances = instances;
+  options.hold = std::chrono::milliseconds(2);
+  options.stagger = std::chrono::milliseconds(60);
+  Fixture fx(options);
+  const Scenario& concurrent = *FindScenario("concurrent");
+  for (int i = 0; i < 5; ++i) {
+    ScenarioResult r = RunScenario(concurrent, fx.env, true);
+    CAPTURE(i, r.outcome.figures.dump());
+    CHECK(r.outcome.line ==
+          "[inbox]              two copies at once -> processed: True, False; Dune reserved: 2; "
+          "second waited for the first: False");
+    CHECK(r.outcome.figures["secondWaited"] == false);
+    CHECK(r.differences.empty());
+  }
+}
+
 TEST_CASE("in process mode each instance is its own process and reports through a pipe",
           "[faults]") {
   RunOptions options;

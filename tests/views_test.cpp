@@ -476,6 +476,33 @@ TEST_CASE("a count that found no row says so in every view", "[views]") {
   }
 }
 
+// The walkthrough of issue 28 on PostgreSQL: the page said "holds the locks of the rows and
+// keys it wrote" after an ON CONFLICT DO NOTHING that inserted no row, and kept A holding
+// its locks after the server had ended A's session (hung-consumer). Mutations caught: the
+// wrote_nothing test dropped from the holds rule; "session-ended" not clearing the actor's
+// locks in StepThroughData.
+TEST_CASE("on PostgreSQL a write of no row holds nothing, and an ended session holds nothing",
+          "[views][html]") {
+  TraceEvent begin = Sql(1, "A", 10, "BEGIN", "");
+  TraceEvent nothing = Sql(2, "A", 10, "INSERT", "Inbox", "ok");
+  nothing.rows = 0;
+  TraceEvent wrote = Sql(3, "A", 10, "INSERT", "Inbox", "ok");
+  wrote.rows = 1;
+  TraceEvent ended = Ev(4, "A", 10, "session-ended", "");
+  ended.result = "idle_in_transaction_session_timeout";
+  const nlohmann::json page = nlohmann::json::parse(StepThroughData(
+      {{.scenario = "pg", .line = "x", .events = {begin, nothing, wrote, ended}, .snapshots = {},
+        .backend = "postgres"}}));
+  const auto& steps = page["steps"];
+  REQUIRE(steps.size() == 4);
+  auto facts = [&](size_t i) { return steps[i]["facts"].dump(); };
+  CHECK(facts(1).find("is in a transaction") != std::string::npos);
+  CHECK(facts(1).find("holds") == std::string::npos);
+  CHECK(facts(2).find("holds the locks of the rows and keys it wrote") != std::string::npos);
+  CHECK(steps[3]["facts"].empty());
+  CHECK(steps[3]["text"].get<std::string>().find("session ended by the server") != std::string::npos);
+}
+
 // The step-through page's data for events and the tables read after them (by seq).
 nlohmann::json PageOf(const std::vector<TraceEvent>& events,
                       const std::vector<TablesSnapshot>& snapshots) {

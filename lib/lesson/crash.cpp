@@ -330,9 +330,12 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
     report.crashed = true;
     report.pid = static_cast<int>(pid);
     report.how = kill_mode ? "SIGKILL" : fmt::format("_exit({})", kPlannedExitCode);
-    // Seen by the parent, drawn on the dead process's own lane (its pid).
+    // Seen by the parent, drawn on the dead process's own lane (its pid). On a server with
+    // a waiter, the death the parent caused (the SIGKILL, the word to exit) is stamped when
+    // it was caused, not when reaped: before the waiter it freed went on.
     TraceEvent died;
-    died.at_us = env.recorder.MicrosSinceOrigin();
+    died.at_us = server && waiter ? env.recorder.MicrosAt(died_at)
+                                  : env.recorder.MicrosSinceOrigin();
     died.instance = instance;
     died.pid = static_cast<int>(pid);
     died.kind = "died";

@@ -5,10 +5,13 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "postgres/connect.h"
@@ -207,11 +210,13 @@ int PgConnection::DescribeColumns(const std::string& sql) {
   return 0;
 }
 
-// One look from the side connection (PgLockWatch::Look); the first look that finds the
-// statement waiting notes the wait on the trace.
+// Reads the side connection's look once its answer has come (PgLockWatch::Receive); the
+// first look that finds the statement waiting notes the wait on the trace. True when the
+// look found the statement waiting.
 bool PgConnection::CheckWait(WatchedStatement& wait, std::string_view target) {
   const bool first = !wait.waited;
-  if (!watch_->Look(pid_, wait, target)) return false;
+  const std::optional<bool> waits = watch_->Receive(wait, target);
+  if (!waits.value_or(false)) return false;
   if (first && recorder_ != nullptr) {
     TraceEvent e;
     Stamp(e);
@@ -331,23 +336,43 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
   ++sent_;
   bool gated_wait = false;  // the gate was told this statement is blocked
   if (watched) {
-    // Poll the socket, and at each quiet millisecond ask the side connection whether the
-    // statement waits for a lock.
+    // Poll the statement's socket and the side connection's together: a look is sent a
+    // millisecond after the last one answered (or after the statement was sent), and read
+    // when its answer comes. The statement's answer is read the moment it arrives, a look
+    // in flight or not (that look is then dropped): watching never delays the watched.
     const int fd = PQsocket(conn_);
+    auto next_look = SteadyClock::now() + std::chrono::milliseconds(kWatchPollMs);
     for (;;) {
       if (PQconsumeInput(conn_) == 0) throw PgError("", LibpqMessage(PQerrorMessage(conn_)));
       if (PQisBusy(conn_) == 0) break;
-      pollfd p{fd, POLLIN, 0};
-      int ready = ::poll(&p, 1, kWatchPollMs);
+      const bool looking = watch_->busy();
+      int timeout = -1;
+      if (!looking && next_look != SteadyClock::time_point::max()) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(next_look - SteadyClock::now());
+        timeout = static_cast<int>(std::max<int64_t>(0, left.count()));
+      }
+      pollfd p[2] = {{fd, POLLIN, 0}, {watch_->socket(), POLLIN, 0}};
+      int ready = ::poll(p, looking ? 2 : 1, timeout);
       if (ready < 0 && errno != EINTR) throw PgError("", std::strerror(errno));
-      if (ready == 0 && CheckWait(wait, target) && gate_ != nullptr) {
-        gated_wait = true;
-        if (!gate_->Blocked(*this)) {
-          CancelAndDrain();
-          throw PgError("57014", "the statement was given up while it waited for a lock");
+      if (ready > 0 && p[0].revents != 0) continue;  // the statement's answer first
+      if (looking) {
+        if (ready > 0 && p[1].revents != 0) {
+          if (CheckWait(wait, target) && gate_ != nullptr) {
+            gated_wait = true;
+            if (!gate_->Blocked(*this)) {
+              CancelAndDrain();
+              throw PgError("57014", "the statement was given up while it waited for a lock");
+            }
+          }
+          if (!watch_->busy()) next_look = SteadyClock::now() + std::chrono::milliseconds(kWatchPollMs);
         }
+        continue;
+      }
+      if (SteadyClock::now() >= next_look && !watch_->Send(pid_)) {
+        next_look = SteadyClock::time_point::max();  // a broken side connection sees no wait
       }
     }
+    watch_->Abandon();
   }
   // Unwatched, nothing can be learnt while the statement runs (no side connection: no
   // gate is ever told of a wait): PQgetResult waits for the answer on the socket itself.

@@ -40,7 +40,16 @@ PgLockWatch::PgLockWatch(const std::string& conninfo) : side_(ConnectOrThrow(con
 
 PgLockWatch::~PgLockWatch() { PQfinish(side_); }
 
-bool PgLockWatch::Look(int pid, WatchedStatement& wait, std::string_view target) {
+int PgLockWatch::socket() const { return PQsocket(side_); }
+
+void PgLockWatch::Drain() {
+  if (!in_flight_) return;
+  while (pg_result* r = PQgetResult(side_)) PQclear(r);
+  in_flight_ = false;
+  abandoned_ = false;
+}
+
+bool PgLockWatch::Send(int pid) {
   static constexpr const char* kLook =
       "SELECT a.wait_event_type, a.wait_event, "
       "(SELECT coalesce(array_agg(b.pid), '{}')::text FROM pg_stat_activity b "
@@ -49,9 +58,27 @@ bool PgLockWatch::Look(int pid, WatchedStatement& wait, std::string_view target)
       " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1), "
       "(SELECT l.mode FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1) "
       "FROM pg_stat_activity a WHERE a.pid = $1";
+  Drain();
   std::string pid_text = std::to_string(pid);
   const char* values[1] = {pid_text.c_str()};
-  PgResult result(PQexecParams(side_, kLook, 1, nullptr, values, nullptr, nullptr, 0));
+  in_flight_ = PQsendQueryParams(side_, kLook, 1, nullptr, values, nullptr, nullptr, 0) == 1;
+  return in_flight_;
+}
+
+std::optional<bool> PgLockWatch::Receive(WatchedStatement& wait, std::string_view target) {
+  if (!in_flight_) return std::nullopt;
+  if (PQconsumeInput(side_) == 0) {  // a broken side connection sees no wait
+    in_flight_ = abandoned_ = false;
+    return false;
+  }
+  if (PQisBusy(side_) == 1) return std::nullopt;
+  PgResult result(PQgetResult(side_));
+  while (pg_result* r = PQgetResult(side_)) PQclear(r);
+  in_flight_ = false;
+  if (abandoned_) {
+    abandoned_ = false;
+    return std::nullopt;
+  }
   if (result.rows() != 1 || result.Text(0, 0) != "Lock") return false;
   std::vector<int> blockers = ParsePidArray(result.Text(0, 2));
   if (blockers.empty()) return false;
@@ -70,6 +97,7 @@ bool PgLockWatch::Look(int pid, WatchedStatement& wait, std::string_view target)
 void PgLockWatch::AwaitExit(int pid) {
   // The server notices the closed socket and ends the backend, rolling back; until then
   // its locks are held.
+  Drain();
   std::string pid_text = std::to_string(pid);
   const char* values[1] = {pid_text.c_str()};
   for (;;) {

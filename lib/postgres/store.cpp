@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 
 #include "postgres/error.h"
@@ -75,6 +76,32 @@ std::string Lower(std::string_view s) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string SchemaSpelling(const std::string& folded) {
+  const std::string wanted = Lower(folded);
+  for (const auto& table : kTables) {
+    const std::string_view ddl = table[1];
+    size_t at = 0;
+    while (at < ddl.size()) {  // each identifier-like word of the statement
+      const size_t begin = ddl.find_first_of(
+          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_", at);
+      if (begin == std::string_view::npos) break;
+      size_t end = begin;
+      while (end < ddl.size() && (std::isalnum(static_cast<unsigned char>(ddl[end])) != 0 ||
+                                  ddl[end] == '_')) {
+        ++end;
+      }
+      const std::string_view word = ddl.substr(begin, end - begin);
+      if (word.size() == wanted.size() && Lower(word) == wanted) return std::string(word);
+      at = end;
+    }
+  }
+  return folded;
+}
+
+namespace {
 
 std::string Literal(std::string_view text) {
   std::string quoted = "'";

@@ -21,6 +21,11 @@ class PgKeyedStores;
 inline constexpr const char* kPgMarker =
     "dedupsim schema 2: created by dedupsim, which may reset it";
 
+// A table or column name of ours as our CREATE TABLE statements spell it ("Reserved") for
+// the name the server reports, folded to lower case ("reserved"): what the views show, as
+// on SQLite. Any other name as it came.
+std::string SchemaSpelling(const std::string& folded);
+
 class PgDatabase {
  public:
   // Connects to conninfo and opens the schema: creates it (with its tables, marked) when

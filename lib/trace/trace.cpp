@@ -94,6 +94,8 @@ void Recorder::Record(TraceEvent event) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     event.seq = next_seq_++;
+    int64_t& last = last_at_.try_emplace({event.pid, event.instance}, event.at_us).first->second;
+    last = std::max(last, event.at_us);
     events_.push_back(event);
     if (!observe || !observer_) return;
   }
@@ -187,6 +189,12 @@ std::vector<TraceEvent> Recorder::Events() const {
   return copy;
 }
 
+int64_t Recorder::LastAtOf(int pid, const std::string& instance) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto found = last_at_.find({pid, instance});
+  return found == last_at_.end() ? -1 : found->second;
+}
+
 int64_t Recorder::MicrosAt(std::chrono::steady_clock::time_point t) const {
   return std::chrono::duration_cast<std::chrono::microseconds>(t - origin_).count();
 }
@@ -223,6 +231,7 @@ int64_t Recorder::ReleaseStamp(const std::string& file, const void* owner, int64
 
 void Recorder::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
+  last_at_.clear();
   events_.clear();  // the lock takes stay: a release looks only at takes since its step began
   next_seq_ = 1;
   offered_ = {};
@@ -230,6 +239,7 @@ void Recorder::Clear() {
 
 void RecordNote(Recorder& recorder, TraceEvent stamped, const std::string& kind,
                 const std::string& detail, const std::string& result, int64_t at_us) {
+  if (at_us < 0 && kind == "outcome") at_us = recorder.LastAtOf(stamped.pid, stamped.instance);
   stamped.at_us = at_us >= 0 ? at_us : recorder.MicrosSinceOrigin();
   stamped.target.clear();  // not a statement
   stamped.kind = kind;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -139,6 +140,9 @@ class Recorder {
             const std::string& result);
   std::vector<TraceEvent> Events() const;  // sorted by time, then by the order recorded
   void Clear();
+  // The latest at_us among the events recorded so far by instance in process pid; -1 when
+  // it has recorded none (since Clear).
+  int64_t LastAtOf(int pid, const std::string& instance) const;
 
   // Marks where a scenario driven by a ManualClock set its simulated time ("day 15",
   // "+1 min"): a "clock" event; the timeline then draws steps on a logical axis.
@@ -168,6 +172,7 @@ class Recorder {
   mutable std::mutex mu_;
   std::vector<TraceEvent> events_;
   int64_t next_seq_ = 1;
+  std::map<std::pair<int, std::string>, int64_t> last_at_;  // LastAtOf
   // The lock takes, in memory mapped MAP_SHARED before any fork: the recorder's copy in a
   // forked child points at the same table (trace.cpp).
   struct SharedTakes;
@@ -180,7 +185,11 @@ class Recorder {
 
 // Records a note (not a statement) on recorder: stamped carries who wrote it (instance, actor,
 // key, delivery), as the connection that notes it stamps its statements.
-// at_us: the time to stamp it with; -1: now.
+// at_us: the time to stamp it with; -1: now, except for an "outcome": the time of the
+// instance's last step (its COMMIT, its ROLLBACK), which the outcome is the end of. So a
+// delivery's outcome sorts right after its last step, before whatever another thread did
+// after that step, whichever thread recorded first: the order follows events, not the
+// scheduler.
 void RecordNote(Recorder& recorder, TraceEvent stamped, const std::string& kind,
                 const std::string& detail, const std::string& result, int64_t at_us = -1);
 

@@ -244,6 +244,10 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
   } else if (kind == "died") {
     w.what = "died at " + e.detail;
     w.result = options.pids ? e.result : ScrubPids(e.result);
+  } else if (kind == "session-ended") {
+    // The server ended the session (a timeout) while its process lived on.
+    w.what = "session ended by the server";
+    w.result = options.pids ? e.result : ScrubPids(e.result);
   } else if (kind == "recover") {
     w.what = "on the next open";
     w.result = ids.Shorten(options.pids ? e.detail : ScrubPids(e.detail));

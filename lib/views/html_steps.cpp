@@ -349,8 +349,11 @@ Json PageData(const std::vector<HtmlSection>& sections) {
         const bool ok = e.error.empty();
         if (IsBegin(e) && ok) l.in_transaction = true;
         // A write inside a transaction holds its locks until the transaction ends (SQLite:
-        // the write lock, unless the connection notes its takes itself).
-        if (IsWrite(e) && ok && l.in_transaction && !l.lock_events) l.holds = true;
+        // the write lock, unless the connection notes its takes itself, taken by any write
+        // statement; PostgreSQL: the rows and keys it wrote, so one that wrote no row, an
+        // ON CONFLICT DO NOTHING that met the key, holds nothing).
+        const bool wrote_nothing = section.backend == "postgres" && e.rows == 0;
+        if (IsWrite(e) && ok && l.in_transaction && !l.lock_events && !wrote_nothing) l.holds = true;
         if (IsCommit(e) || IsRollback(e)) {
           const bool events_known = l.lock_events;
           l = {};
@@ -366,7 +369,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
         if (e.detail == "write lock released") l.holds = false;
       } else if (e.kind == "wait") {
         mine[target].waits = WaitTarget(e);
-      } else if (e.kind == "died") {
+      } else if (e.kind == "died" || e.kind == "session-ended") {
         mine.clear();
       }
       if ((e.kind == "open" || (e.kind == "broker" && e.op == "deliver")) && e.delivery > 0) {

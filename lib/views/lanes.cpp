@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -213,6 +214,14 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
         span.end_detail = words.result;
         b.lane.spans.push_back(std::move(span));
       }
+    } else if (e.kind == "session-ended" && b.open) {
+      // The server ended the session: its open transaction rolled back there.
+      Span span = std::move(*b.open);
+      b.open.reset();
+      span.end = Span::End::kRollback;
+      span.end_us = e.at_us;
+      span.end_detail = words.Text();
+      b.lane.spans.push_back(std::move(span));
     } else if (e.kind == "recover") {
       mark(Mark::Kind::kRecover);
     } else if (e.kind == "outcome") {
@@ -342,10 +351,19 @@ std::vector<TraceEvent> CausalOrder(std::vector<TraceEvent> events) {
     // Just before the waiting statement, and before the lock take of its step if noted.
     size_t to = i;
     while (to > 0 && same_lane(events[to - 1], e) && events[to - 1].kind == "lock") --to;
-    TraceEvent moved = std::move(events[*end]);
-    events.erase(events.begin() + static_cast<std::ptrdiff_t>(*end));
-    events.insert(events.begin() + static_cast<std::ptrdiff_t>(to), std::move(moved));
-    ++i;  // the waiting statement, now one further on, is done
+    // The COMMIT's delivery outcome, stamped with the COMMIT (RecordNote), goes with it.
+    size_t last = *end;
+    while (last + 1 < events.size() && events[last + 1].kind == "outcome" &&
+           same_lane(events[last + 1], events[*end]) && events[last + 1].at_us == events[*end].at_us) {
+      ++last;
+    }
+    std::vector<TraceEvent> moved(std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(*end)),
+                                  std::make_move_iterator(events.begin() + static_cast<std::ptrdiff_t>(last + 1)));
+    events.erase(events.begin() + static_cast<std::ptrdiff_t>(*end),
+                 events.begin() + static_cast<std::ptrdiff_t>(last + 1));
+    events.insert(events.begin() + static_cast<std::ptrdiff_t>(to), std::make_move_iterator(moved.begin()),
+                  std::make_move_iterator(moved.end()));
+    i += moved.size();  // the waiting statement, now further on, is done
   }
   return events;
 }

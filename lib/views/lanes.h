@@ -138,7 +138,8 @@ std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& ev
 
 // The events in an order a reader can follow: a statement that waited for the lock and
 // was stamped within 2 ms before another instance's COMMIT or ROLLBACK gets that COMMIT or
-// ROLLBACK moved before it (it could only go on once that transaction ended; stamps of two
+// ROLLBACK moved before it, with the delivery outcome stamped with that COMMIT (it could
+// only go on once that transaction ended; stamps of two
 // threads that end steps at nearly the same moment may come out either way, where the
 // recorder could not clamp them). Each instance's own steps keep their order: the waiting
 // statement is never moved past its own later steps, nor the COMMIT past its own earlier.

@@ -45,7 +45,7 @@ struct TablesSnapshot {
 
 // Reads every table of a run's stores now. The SQLite reader is TableProbe (below); a
 // PostgreSQL one reads the schema's tables through a connection of its own
-// (postgres/table_probe.h).
+// (lesson/tables_reader.h).
 class TablesReader {
  public:
   virtual ~TablesReader() = default;

@@ -11,7 +11,8 @@
                                                renders with the pinned mermaid 11; the
                                                scenario check's box is grey
   check_pictures.py html    DEDUPSIM WORKDIR [--screenshot PNG]
-                                               every scenario's --html page at 1920 x 1080,
+                                               every scenario's --html page at 1920 x 1080
+                                               (and pages made on PostgreSQL),
                                                at every step: every text at least 16 px, no
                                                two texts overlap; naive's page, stepped by
                                                key presses, shows Reserved 2 then 4; and the
@@ -94,6 +95,13 @@ def runs(dedupsim):
             ["concurrent", "--instances", "processes"],
             ["all"]]
     return out
+
+
+# Step-through pages made on PostgreSQL: a race (a wait seen by the server's wait watcher)
+# and a crash (an uncommitted change the probe's own session never sees).
+PG_PAGES = [["concurrent", "--backend", "postgres"],
+            ["crash-before-commit", "--backend", "postgres"],
+            ["crash-before-commit", "--backend", "postgres", "--crash-mode", "kill"]]
 
 
 SVG_CHECK = r"""
@@ -356,8 +364,10 @@ window.addEventListener('load', function () {
 
 def check_pages(dedupsim, work):
     """Every scenario's step-through page at 1920 x 1080, at every step: each text at least
-    16 px, no two texts overlap. The pages are iframes of one page: one Chromium start."""
-    all_args = runs(dedupsim)
+    16 px, no two texts overlap. The pages are iframes of one page: one Chromium start.
+    With them, pages made on PostgreSQL (each run starts a throwaway server of its own),
+    whose tables the probe read from the server."""
+    all_args = runs(dedupsim) + PG_PAGES
     paths = [os.path.join(work, "p%d.html" % i) for i in range(len(all_args))]
     run_each(dedupsim, [args + ["--html", path] for args, path in zip(all_args, paths)])
     frames = "".join('<iframe data-name="%s" src="file://%s" width="1920" height="1080"></iframe>' %

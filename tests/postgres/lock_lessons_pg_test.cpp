@@ -44,6 +44,18 @@ std::vector<int> PidsOf(const nlohmann::json& j, const std::string& kind) {
   return pids;
 }
 
+// The index in the trace's events (the pictures' order) of the first event of instance and
+// kind (and op, for a statement); events.size() when none.
+size_t IndexOf(const nlohmann::json& j, const std::string& instance, const std::string& kind,
+               const std::string& op = "") {
+  const auto& events = j["events"];
+  for (size_t i = 0; i < events.size(); ++i) {
+    const auto& e = events[i];
+    if (e["instance"] == instance && e["kind"] == kind && (op.empty() || e["op"] == op)) return i;
+  }
+  return events.size();
+}
+
 bool ProcessExists(int pid) {
   struct stat st {};
   return ::stat(("/proc/" + std::to_string(pid)).c_str(), &st) == 0;
@@ -59,7 +71,7 @@ TEST_CASE(
     "child's key until the kill, then goes on",
     "[postgres]") {
   nlohmann::json j =
-      RunJson({"run", "crash-before-commit", "--crash-mode", "kill"}, "t_crash_kill");
+      RunJson({"run", "crash-before-commit", "--crash-mode", "kill", "--trace"}, "t_crash_kill");
   const auto& f = j;
   CHECK(f["crashed"] == true);
   CHECK(f["reservedAfterCrash"] == 0);
@@ -72,6 +84,15 @@ TEST_CASE(
   CHECK(f["serverRelease"]["heldAfterDeathMs"].get<double>() >= 0.0);
   CHECK(Has(j["line"], "the server freed its key Inbox"));
   CHECK(Has(j["line"], "ms after the kill"));
+  // A's death comes before the waiter's INSERT went on, which it let go on (the death was
+  // stamped when reaped, after the waiter's ROLLBACK: the page had A holding its locks while
+  // the waiter's INSERT went through). Catches died.at_us from MicrosSinceOrigin() in
+  // RunCrashingDelivery.
+  const size_t died = IndexOf(j, "A", "died");
+  const size_t went_on = IndexOf(j, "waiter", "sql", "INSERT");
+  REQUIRE(died < j["events"].size());
+  REQUIRE(went_on < j["events"].size());
+  CHECK(died < went_on);
 }
 
 TEST_CASE(
@@ -79,12 +100,13 @@ TEST_CASE(
     "_exit",
     "[postgres]") {
   nlohmann::json j =
-      RunJson({"run", "crash-before-commit", "--crash-mode", "exit"}, "t_crash_exit");
+      RunJson({"run", "crash-before-commit", "--crash-mode", "exit", "--trace"}, "t_crash_exit");
   const auto& f = j;
   CHECK(f["crashed"] == true);
   CHECK(f["reserved"] == 2);
   CHECK(f["serverRelease"]["waited"] == true);
   CHECK(Has(j["line"], "ms after the exit"));
+  CHECK(IndexOf(j, "A", "died") < IndexOf(j, "waiter", "sql", "INSERT"));  // as with kill
 }
 
 TEST_CASE(
@@ -154,6 +176,32 @@ TEST_CASE(
   std::vector<int> stopped = PidsOf(j, "stopped");
   REQUIRE(stopped.size() == 1);
   CHECK_FALSE(ProcessExists(stopped.front()));
+
+  // The events (every picture's order) tell what let B go on, before B went on: in the
+  // killed half A's death (noted when reaped, after B's COMMIT, it was drawn after it, and
+  // the page had A holding its locks while B's INSERT went through); in the hung half the
+  // server ending A's session (nothing said so: the page had A holding its locks to the
+  // end). Catch: NoteProcess's died without killed_at (stamped at the reap), and the
+  // NoteSessionEnded call removed.
+  const auto& events = j["events"];
+  std::vector<size_t> parts, died, ended, b_inserts;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const auto& e = events[i];
+    if (e["kind"] == "part") parts.push_back(i);
+    if (e["kind"] == "died" && e["instance"] == "A") died.push_back(i);
+    if (e["kind"] == "session-ended" && e["instance"] == "A") ended.push_back(i);
+    if (e["kind"] == "sql" && e["instance"] == "B" && e["op"] == "INSERT") b_inserts.push_back(i);
+  }
+  REQUIRE(parts.size() == 2);
+  REQUIRE(b_inserts.size() == 2);
+  REQUIRE(died.size() == 2);
+  REQUIRE(ended.size() == 1);
+  CHECK(died[0] < b_inserts[0]);  // killed half: A died, then B's INSERT went on
+  CHECK(b_inserts[0] < parts[1]);
+  CHECK(parts[1] < ended[0]);     // hung half: the server ended A's session, then B went on
+  CHECK(ended[0] < b_inserts[1]);
+  CHECK(b_inserts[1] < died[1]);  // and A, still stopped, was killed at the end
+  CHECK(Has(events[ended[0]]["result"], "idle_in_transaction_session_timeout"));
 }
 
 TEST_CASE(

@@ -1,0 +1,25 @@
+// The step-through page's reader of a run's stores on either database: on SQLite the
+// run's file and the side stores beside it (TableProbe); on PostgreSQL the schema's tables,
+// read from the server through a connection of the reader's own, and the side stores (the
+// dedup cache, the email provider: SQLite files beside the run's SQLite file).
+//
+// The PostgreSQL reader never waits for a consumer: each read is one SELECT of every table
+// (one snapshot, one round trip; MVCC: it sees what was committed when it began, takes no
+// lock a consumer's write waits for, and waits for none of theirs), with a
+// statement_timeout so that a DDL lock could only make it say "unreadable", never stall
+// the run. The schema's tables, their columns and keys are read once, at the first read. It is not traced, and the lock
+// watch does not watch it. One thread at a time (the Recorder serialises its observer).
+#pragma once
+
+#include <memory>
+
+#include "lesson/scenario.h"
+#include "world/table_probe.h"
+
+namespace dedupsim {
+
+// A reader of every table of env's stores, for Recorder::SetObserver. On a server it makes
+// env's SQLite file (where the side stores live) if no lesson has yet.
+std::unique_ptr<TablesReader> OpenTablesReader(ScenarioEnv& env);
+
+}  // namespace dedupsim
