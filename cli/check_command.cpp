@@ -200,19 +200,10 @@ int GradeOne(const CheckArgs& args, const Parsed& parsed, const files::PgCheckSe
     fmt::print(stderr, "dedupsim: {}\n", *misfit);
     return kExitUsage;
   }
-  // Created (as a temporary) before anything runs: a path that cannot be written costs no
-  // run and leaves nothing behind.
-  std::optional<AtomicFile> timeline;
-  if (!args.timeline.empty()) {
-    if (!EndsWithSvg(args.timeline)) {
-      fmt::print(stderr, "dedupsim: --timeline {}: the file must end in .svg (it is SVG)\n",
-                 args.timeline);
-      return kExitUsage;
-    }
-    if (!OpenOutputFile(args.timeline, &timeline)) return kExitCannotWrite;
+  std::optional<AtomicFile> timeline, html;
+  if (int status = OpenPictureFiles(args.timeline, args.html, &timeline, &html); status != 0) {
+    return status;
   }
-  std::optional<AtomicFile> html;
-  if (!OpenOutputFile(args.html, &html)) return kExitCannotWrite;
   std::vector<TimelineSection> sections;
   std::vector<HtmlSection> pages;
 

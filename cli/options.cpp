@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "exit_status.h"
+
 namespace dedupsim::cli {
 
 DecimalResult ParseDecimal(const std::string& text, uint64_t min, uint64_t max) {
@@ -145,6 +147,18 @@ void AddBrokerOptions(CLI::App* sub, std::string& broker, std::string& url,
                   "amqp://user:password@host:port/vhost); dedupsim uses only the streams and "
                   "queues it creates and marks there, and refuses others of their names (exit 3)")
       ->type_name("URL");
+}
+
+int OpenPictureFiles(const std::string& timeline_path, const std::string& html_path,
+                     std::optional<AtomicFile>* timeline, std::optional<AtomicFile>* html) {
+  if (!timeline_path.empty() && !EndsWithSvg(timeline_path)) {
+    fmt::print(stderr, "dedupsim: --timeline {}: the file must end in .svg (it is SVG)\n",
+               timeline_path);
+    return kExitUsage;
+  }
+  if (!OpenOutputFile(timeline_path, timeline)) return kExitCannotWrite;
+  if (!OpenOutputFile(html_path, html)) return kExitCannotWrite;
+  return 0;
 }
 
 bool OpenOutputFile(const std::string& path, std::optional<AtomicFile>* file) {

@@ -87,6 +87,12 @@ bool EndsWithSvg(const std::string& path);
 // *file, before anything runs; an empty path leaves it empty. On failure prints the one-line
 // error and returns false: the command exits kExitCannotWrite.
 bool OpenOutputFile(const std::string& path, std::optional<AtomicFile>* file);
+// The pictures' files (--timeline, which must end in .svg, and --html; empty: not asked
+// for), opened before anything runs so that a path that cannot be written costs no run and
+// leaves nothing behind. 0, or the exit status after the one-line error (kExitUsage for a
+// --timeline not ending in .svg, kExitCannotWrite).
+int OpenPictureFiles(const std::string& timeline_path, const std::string& html_path,
+                     std::optional<AtomicFile>* timeline, std::optional<AtomicFile>* html);
 // Writes content() into *file when it is open. On failure prints the one-line error and
 // returns false: the command exits kExitCannotWrite.
 bool CommitOutputFile(std::optional<AtomicFile>* file, const std::function<std::string()>& content);

@@ -129,20 +129,10 @@ int Run(const RunArgs& args) {
   const bool postgres = args.backend == "postgres";
   const BrokerKind broker_kind = *ParseBrokerKind(args.broker);  // checked by the parser
 
-  // The timeline's file is created (as a temporary) before anything runs, so a path that
-  // cannot be written costs no run and leaves nothing behind.
-  std::optional<AtomicFile> timeline;
-  if (!args.timeline.empty()) {
-    if (!EndsWithSvg(args.timeline)) {
-      fmt::print(stderr, "dedupsim: --timeline {}: the file must end in .svg (it is SVG)\n",
-                 args.timeline);
-      return kExitUsage;
-    }
-    if (!OpenOutputFile(args.timeline, &timeline)) return kExitCannotWrite;
+  std::optional<AtomicFile> timeline, html;
+  if (int status = OpenPictureFiles(args.timeline, args.html, &timeline, &html); status != 0) {
+    return status;
   }
-
-  std::optional<AtomicFile> html;
-  if (!OpenOutputFile(args.html, &html)) return kExitCannotWrite;
 
   DatabaseSettings settings;
   settings.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;

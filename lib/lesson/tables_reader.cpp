@@ -15,15 +15,6 @@ namespace dedupsim {
 
 namespace {
 
-std::string QuoteIdent(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) {
-    out += c;
-    if (c == '"') out += '"';
-  }
-  return out + "\"";
-}
-
 class PgTablesReader final : public TablesReader {
  public:
   PgTablesReader(const PgDatabase& db, const std::string& sqlite_path)
@@ -93,7 +84,7 @@ class PgTablesReader final : public TablesReader {
         names.push_back(columns.Text(i, 0));
         attnums.push_back(columns.Text(i, 1));
         table.shape.columns.push_back(SchemaSpelling(names.back()));
-        cells += (cells.empty() ? "" : ", ") + QuoteIdent(names.back()) + "::text";
+        cells += (cells.empty() ? "" : ", ") + QuoteIdentifier(names.back()) + "::text";
       }
       PgResult key = c.Exec(
           "SELECT k.attnum::text FROM pg_index i, unnest(i.indkey) WITH ORDINALITY "
@@ -104,10 +95,10 @@ class PgTablesReader final : public TablesReader {
         for (size_t col = 0; col < attnums.size(); ++col) {
           if (attnums[col] != key.Text(i, 0)) continue;
           table.shape.key.push_back(col);
-          order_by += (order_by.empty() ? " ORDER BY " : ", ") + QuoteIdent(names[col]);
+          order_by += (order_by.empty() ? " ORDER BY " : ", ") + QuoteIdentifier(names[col]);
         }
       }
-      const std::string qualified = QuoteIdent(db_.schema()) + "." + QuoteIdent(relname);
+      const std::string qualified = QuoteIdentifier(db_.schema()) + "." + QuoteIdentifier(relname);
       // The first kMaxRows rows in key order, each as a JSON array of its cells' text (NULL
       // as null), and the count of all.
       sql += fmt::format(
