@@ -193,6 +193,20 @@ TEST_CASE("a correct consumer in each shape of docs/files.md passes every fault"
   }
 }
 
+TEST_CASE("a file whose steps are statements of their own is graded by the order of its writes",
+          "[grader]") {
+  // Each copy reserves (committed at once) and throws, five attempts each. Its SELECT Inbox
+  // touches Inbox, its UPDATE StockItems: the two copies' UPDATEs are the only steps whose
+  // order matters, C(10, 5) = 252 orders per plan of two copies (two plans), where a
+  // footprint of the whole file made it 34,904 per plan. Mutation caught: StatementFootprint
+  // giving every statement the whole file (69,808 schedules).
+  files::Grade g = GradeFile(Data("wrong/18-reserve-then-throw.toml"), {"concurrent"});
+  const files::GradedCell& cell = CellOf(g, "concurrent");
+  CHECK_FALSE(cell.passed);
+  CHECK(cell.cell.schedules == 2 * 252);
+  CHECK(cell.cell.exhaustive);
+}
+
 TEST_CASE("the lock that saves a deferred check on SQLite does not fail it there", "[grader]") {
   // The copy whose write finds the lock taken is refused (SQLITE_BUSY) and redelivered; the
   // redelivery waits for the holder's commit, then finds the record. Mutation caught: the

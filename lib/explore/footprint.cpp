@@ -1,5 +1,7 @@
 #include "explore/footprint.h"
 
+#include <cctype>
+
 namespace dedupsim::explore {
 
 namespace {
@@ -19,15 +21,62 @@ bool Independent(const Footprint& a, const Footprint& b) {
   return (a.writes & (b.reads | b.writes)) == 0 && (b.writes & a.reads) == 0;
 }
 
-Footprint StatementFootprint(const std::string& label, uint8_t file) {
+Footprint StatementFootprint(const std::string& label, uint8_t file, uint8_t tables) {
   Footprint f;
   if (label == "BEGIN") return f;  // deferred: no lock until its first statement
-  if (label.starts_with("SELECT")) {
+  const bool read = label.starts_with("SELECT");
+  if (file == kMainFile && tables != 0 && (label.starts_with("SELECT") ||
+                                           label.starts_with("INSERT") ||
+                                           label.starts_with("UPDATE") ||
+                                           label.starts_with("DELETE"))) {
+    if (read) {
+      f.reads = tables;
+    } else {
+      f.reads = kMainFile;
+      f.writes = tables;
+    }
+    return f;
+  }
+  if (file == kMainFile) file = kMainWhole;
+  if (read) {
     f.reads = file;
   } else {
     f.writes = file;
   }
   return f;
+}
+
+uint8_t MainTableBits(std::string_view sql, const std::vector<std::string>& tables) {
+  auto word_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' ||
+           static_cast<unsigned char>(c) >= 0x80;
+  };
+  auto same = [](std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(a[i])) !=
+          std::tolower(static_cast<unsigned char>(b[i]))) {
+        return false;
+      }
+    }
+    return true;
+  };
+  uint8_t bits = 0;
+  size_t i = 0;
+  while (i < sql.size()) {
+    if (!word_char(sql[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < sql.size() && word_char(sql[j])) ++j;
+    const std::string_view word = sql.substr(i, j - i);
+    for (size_t t = 0; t < tables.size(); ++t) {
+      if (same(word, tables[t])) bits |= static_cast<uint8_t>(4u << (t % 6));
+    }
+    i = j;
+  }
+  return bits;
 }
 
 Footprint PgStatementFootprint(const std::string& label) {

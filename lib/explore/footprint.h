@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dedupsim::explore {
 
@@ -29,15 +30,29 @@ struct Footprint {
 // neither is marked `all`. Then running them in either order leaves the same state.
 bool Independent(const Footprint& a, const Footprint& b);
 
-// The SQLite files of a footprint.
+// The SQLite files of a footprint. kMainFile is the service file's lock; kMainTables its
+// tables, a bit each (tables beyond six share bits: a shared bit only adds dependencies).
 inline constexpr uint8_t kMainFile = 1;
 inline constexpr uint8_t kAuxFile = 2;
+inline constexpr uint8_t kMainTables = 0xFC;
+inline constexpr uint8_t kMainWhole = kMainFile | kMainTables;
 // On PostgreSQL a footprint has a bit per table: the server locks rows, not the file.
 inline constexpr uint8_t kEveryTable = 0xFF;
 
 // What a SQLite statement about to run will touch, from its label (StepLabel) and the
-// file (kMainFile or kAuxFile) of the connection it runs on.
-Footprint StatementFootprint(const std::string& label, uint8_t file);
+// file (kMainFile or kAuxFile) of the connection it runs on. Inside a transaction, or on
+// the second file, a statement touches the whole file: a read fixes the transaction's
+// snapshot of every table, a write holds the file's lock to the COMMIT. A statement of
+// its own on the service file (autocommit: no lock held once it returns, no snapshot kept)
+// touches only `tables`, the bits of the tables its text names (MainTableBits); a write
+// also takes the file's lock for its duration (it reads kMainFile, which a transaction's
+// writes hold), so it depends on every open writer. tables == 0: the whole file.
+Footprint StatementFootprint(const std::string& label, uint8_t file, uint8_t tables = 0);
+
+// The kMainTables bits of the tables (names, as the file's schema has them) that sql names
+// as a word, case-insensitively; 0 when it names none of them (the caller then takes the
+// whole file).
+uint8_t MainTableBits(std::string_view sql, const std::vector<std::string>& tables);
 
 // What a PostgreSQL statement about to run will touch: its table (read or written); a
 // COMMIT or ROLLBACK ends a transaction that may have touched any table: every table.

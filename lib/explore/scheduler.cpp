@@ -105,6 +105,7 @@ Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions op
     if (aux_control) r.aux = SplitScript(*aux_control, s->aux_reset);
     reset_sql[s] = std::move(r);
   }
+  if (options.postgres == nullptr) ReadMainTables();
   if (options.postgres != nullptr) pg_control.emplace(options.postgres->Connect());
   if (options.one_cpu) cpu = ChooseCpu();
   for (int i = 0; i < kMaxInstances; ++i) {
@@ -223,6 +224,15 @@ void Scheduler::Impl::Settle(int except) {
 
 // A strategy the scheduler was not set up with (a test's variant, a consumer read from a
 // file) gets its tables on first use, in the scheduler's own temporary files.
+void Scheduler::Impl::ReadMainTables() {
+  main_tables.clear();
+  Statement& q = control.Cached(
+      "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+      "ORDER BY rowid");
+  while (q.Step()) main_tables.push_back(q.ColumnText(0));
+  q.Reset();
+}
+
 const Scheduler::Impl::ResetSql& Scheduler::Impl::ResetOf(const Strategy* s) {
   auto it = reset_sql.find(s);
   if (it != reset_sql.end()) return it->second;
@@ -235,6 +245,7 @@ const Scheduler::Impl::ResetSql& Scheduler::Impl::ResetOf(const Strategy* s) {
   ResetSql r;
   r.main = SplitScript(control, s->reset);
   if (aux_control) r.aux = SplitScript(*aux_control, s->aux_reset);
+  if (!pg_control) ReadMainTables();
   strategies.push_back(s);
   return reset_sql.emplace(s, std::move(r)).first->second;
 }
@@ -414,8 +425,8 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     auto advance = [&] {
       ++progress;
       uint8_t files = static_cast<uint8_t>(footprint.reads | footprint.writes);
-      if (footprint.all) files = kMainFile | kAuxFile;
-      if ((files & kMainFile) != 0) ++touched[0];
+      if (footprint.all) files = kMainWhole | kAuxFile;
+      if ((files & kMainWhole) != 0) ++touched[0];
       if ((files & kAuxFile) != 0) ++touched[1];
     };
     if (w.crashed_last_step()) {

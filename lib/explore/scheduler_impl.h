@@ -75,6 +75,10 @@ struct Scheduler::Impl {
     std::vector<std::string> aux;
   };
   std::unordered_map<const Strategy*, ResetSql> reset_sql;
+  // The service file's tables, in the order of its schema (MainTableBits reads them);
+  // read again whenever a schema is run.
+  std::vector<std::string> main_tables;
+  void ReadMainTables();
 
   // Per run; touched only by the baton holder.
   const Plan* plan = nullptr;

@@ -103,7 +103,9 @@ void Worker::Released(PgConnection&) {
 void Worker::BeforeStatement(Connection& c, std::string_view sql) {
   std::string label = StepLabel(sql);
   last_file_ = aux_ && &c == &*aux_ ? kAuxFile : kMainFile;
-  next_footprint_ = StatementFootprint(label, last_file_);
+  const uint8_t tables =
+      last_file_ == kMainFile && !c.InTransaction() ? MainTableBits(sql, owner_.main_tables) : 0;
+  next_footprint_ = StatementFootprint(label, last_file_, tables);
   Arrive(label, true);
 }
 
@@ -216,7 +218,7 @@ void Worker::EnsureOpen(const Strategy& subscriber) {
 
 uint8_t Worker::OpenFiles() const {
   if (pg_) return pg_->connection().is_open() ? kEveryTable : 0;
-  return static_cast<uint8_t>((db_ && db_->is_open() ? kMainFile : 0) |
+  return static_cast<uint8_t>((db_ && db_->is_open() ? kMainWhole : 0) |
                               (aux_ && aux_->is_open() ? kAuxFile : 0));
 }
 

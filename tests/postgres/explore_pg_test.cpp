@@ -190,16 +190,16 @@ TEST_CASE(
     "[postgres]") {
   const std::vector<std::string> pg = {"--backend", "postgres",    "--dsn",
                                        Conninfo(),  "--pg-schema", "t_explore_cli"};
-  std::vector<std::string> args = {"explore", "--strategy", "check-then-process", "--fault",
+  std::vector<std::string> args = {"explore", "--strategy", "optimistic-email", "--fault",
                                    "concurrent"};
   args.insert(args.end(), pg.begin(), pg.end());
   testing::CliResult matrix = testing::RunCli(args);
   REQUIRE(matrix.exit_code == 0);
   CHECK(matrix.out.find("every schedule on a real PostgreSQL server (isolation read-committed, "
                         "seed 1)") != std::string::npos);
-  CHECK(matrix.out.find("check-then-process  twice ×4 (6) *") != std::string::npos);
-  CHECK(matrix.out.find("* check-then-process under concurrent: postgres twice ×4 (6), sqlite "
-                        "twice ×12 (14)") != std::string::npos);
+  CHECK(matrix.out.find("optimistic-email  twice ×12 (14) *") != std::string::npos);
+  CHECK(matrix.out.find("* optimistic-email under concurrent: postgres twice ×12 (14), sqlite "
+                        "twice ×8 (10)") != std::string::npos);
 
   std::vector<std::string> ce = {"explore", "--strategy", "check-then-process",
                                  "--fault", "concurrent", "--counterexample"};
