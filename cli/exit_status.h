@@ -53,9 +53,11 @@ inline constexpr ExitStatusMeaning kExitStatusMeanings[] = {
      "`check`: no file failed, but the search of one was cut short by `--budget` (sampled, "
      "not exhaustive)"},
     {kExitInterrupted,
-     "interrupted (SIGINT or SIGTERM): children killed, every file the run created removed, "
+     "interrupted (SIGINT, SIGTERM, or SIGPIPE when its output's reader went away): children "
+     "killed, every file the run created removed, "
      "a kept --db left valid",
-     "interrupted by SIGINT (Ctrl-C) or SIGTERM, on every command (run, explain, docs, "
+     "interrupted by SIGINT (Ctrl-C) or SIGTERM, or by SIGPIPE when the reader of its output "
+     "went away (`dedupsim run all | head -1`), on every command (run, explain, docs, "
      "cleanup, explore, bench, soak): children killed, the files the run created removed, a "
      "kept `--db` left valid; with `run --backend postgres` the throwaway server is stopped "
      "and its folder removed; nothing is reported"},

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 #include <thread>
 
@@ -27,6 +28,19 @@ sigset_t InterruptSignals() {
   return set;
 }
 
+// Set by the SIGPIPE handler before it sends this process SIGTERM: the reader of our
+// output went away (`dedupsim run all | head -1`).
+std::atomic<bool> g_broken_pipe{false};
+
+// SIGPIPE comes to the thread that wrote, not to the interrupt thread's sigwait: turned
+// into a SIGTERM to the process, so the run ends as an interrupted one (its children
+// killed, its files removed) instead of dying with its files left behind. Only
+// async-signal-safe calls; the write that raised it then fails with EPIPE.
+void OnBrokenPipe(int) {
+  g_broken_pipe.store(true);
+  ::kill(::getpid(), SIGTERM);
+}
+
 // Kills and reaps the children, runs the cleanups, removes the run's files, says so and
 // exits 130.
 [[noreturn]] void Interrupted(int signal) {
@@ -39,7 +53,10 @@ sigset_t InterruptSignals() {
                    : std::string();
   const std::string line =
       fmt::format("dedupsim: interrupted by {}: stopped; removed {} file(s) this run had created{}\n",
-                  signal == SIGINT ? "SIGINT" : "SIGTERM", removed, folders);
+                  signal == SIGINT              ? "SIGINT"
+                  : g_broken_pipe.load()        ? "SIGPIPE (the reader of its output went away)"
+                                                : "SIGTERM",
+                  removed, folders);
   [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
   ::_exit(kExitInterrupted);
 }
@@ -81,6 +98,10 @@ void InstallInterruptHandling() {
   const timespec now{0, 0};
   const int pending = ::sigtimedwait(&set, nullptr, &now);
   if (pending == SIGINT || pending == SIGTERM) Interrupted(pending);
+  struct sigaction pipe_action {};
+  pipe_action.sa_handler = OnBrokenPipe;
+  sigemptyset(&pipe_action.sa_mask);
+  ::sigaction(SIGPIPE, &pipe_action, nullptr);
   std::thread(WaitForInterrupt).detach();
 }
 

@@ -587,4 +587,23 @@ TEST_CASE("case 14: the timeline keeps the replaced file's mode and never replac
   CHECK((st.st_mode & 07777) == 0600);
 }
 
+
+
+TEST_CASE("a reader that goes away (dedupsim run all | head -1): exit 130, nothing left behind",
+          "[reliability]") {
+  // SIGPIPE comes to the thread that wrote, which the interrupt thread's sigwait never
+  // sees: before, the run died of it (141) with its temporary databases left in TMPDIR.
+  // Mutation caught: the SIGPIPE handler not installed (InstallInterruptHandling).
+  TempDir dir;
+  const std::string script =
+      "TMPDIR='" + dir.path() + "' '" DEDUPSIM_BINARY "' run all 2>'" + dir.File("err") +
+      "' | true; echo ${PIPESTATUS[0]} > '" + dir.File("status") + "'";
+  WriteFile(dir.File("pipe.sh"), script + "\n");
+  REQUIRE(std::system(("bash '" + dir.File("pipe.sh") + "'").c_str()) == 0);
+  std::string status = ReadFile(dir.File("status"));
+  CHECK(status == std::to_string(kExitInterrupted) + "\n");
+  CHECK(ReadFile(dir.File("err")).find("interrupted by SIGPIPE") != std::string::npos);
+  CHECK(Listing(dir.path()) == std::set<std::string>{"err", "pipe.sh", "status"});
+}
+
 }  // namespace reliability_test
