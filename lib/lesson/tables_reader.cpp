@@ -23,7 +23,7 @@ class PgTablesReader final : public TablesReader {
                {"email provider", sqlite_path + kEmailProviderSuffix}}) {}
 
   TablesSnapshot Read(const TraceEvent& after) override {
-    TablesSnapshot snap;
+    TablesSnapshot snap = SnapshotAfter(after);
     try {
       ReadServer(snap);
     } catch (const std::exception& e) {
@@ -41,12 +41,6 @@ class PgTablesReader final : public TablesReader {
         snap.tables.clear();
       }
     }
-    snap.seq = after.seq;
-    snap.at_us = after.at_us;
-    snap.pid = after.pid;
-    snap.kind = after.kind;
-    snap.instance = after.instance;
-    snap.detail = after.detail;
     return snap;
   }
 

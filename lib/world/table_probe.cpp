@@ -60,7 +60,7 @@ TableProbe::TableProbe(std::vector<std::pair<std::string, std::string>> stores) 
 
 TableProbe::~TableProbe() = default;
 
-TablesSnapshot TableProbe::Read(const TraceEvent& after) {
+TablesSnapshot SnapshotAfter(const TraceEvent& after) {
   TablesSnapshot snap;
   snap.seq = after.seq;
   snap.at_us = after.at_us;
@@ -68,6 +68,11 @@ TablesSnapshot TableProbe::Read(const TraceEvent& after) {
   snap.kind = after.kind;
   snap.instance = after.instance;
   snap.detail = after.detail;
+  return snap;
+}
+
+TablesSnapshot TableProbe::Read(const TraceEvent& after) {
+  TablesSnapshot snap = SnapshotAfter(after);
   for (Store& store : stores_) {
     if (!Exists(store.path)) {
       store.connection.reset();  // removed: a later store at the path is a new file

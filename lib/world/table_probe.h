@@ -43,6 +43,9 @@ struct TablesSnapshot {
   std::string unreadable;  // why it could not be read ("database is locked"), or ""
 };
 
+// An empty snapshot stamped as taken after `after` (its seq, time, process and words).
+TablesSnapshot SnapshotAfter(const TraceEvent& after);
+
 // Reads every table of a run's stores now. The SQLite reader is TableProbe (below); a
 // PostgreSQL one reads the schema's tables through a connection of its own
 // (lesson/tables_reader.h).
