@@ -18,9 +18,9 @@ TEST_CASE("a statement's shape: transactions open and end where the server's do"
   CHECK(ShapeOf("BEGIN").op == "BEGIN");
   CHECK(ShapeOf("COMMIT").op == "COMMIT");
   CHECK(ShapeOf("ROLLBACK").op == "ROLLBACK");
-  CHECK(ShapeOf("ROLLBACK TO SAVEPOINT claim").op == "OTHER");
-  CHECK(ShapeOf("SAVEPOINT claim").op == "OTHER");
-  CHECK(ShapeOf("RELEASE SAVEPOINT claim").op == "OTHER");
+  CHECK(ShapeOf("ROLLBACK TO SAVEPOINT claim").op == "ROLLBACK TO");
+  CHECK(ShapeOf("SAVEPOINT claim").op == "SAVEPOINT");
+  CHECK(ShapeOf("RELEASE SAVEPOINT claim").op == "RELEASE");
   CHECK(ShapeOf("SET lock_timeout = '1s'").op == "OTHER");
   CHECK(ShapeOf("BEGIN").table.empty());
 }

@@ -221,4 +221,32 @@ TEST_CASE("run concurrent --html: one lock state per actor, the changes at the C
   CHECK(commit["diff"]["database/StockItems"]["changed"].size() == 1);
 }
 
+// A savepoint's statements are steps of their own kind, in the same words on the page, in
+// the diagram and on the timeline (StepLabel), read from the database's own reading of the
+// statement (SQLite's authorizer). Mutation caught: SQLITE_SAVEPOINT left unread (the page
+// said "OTHER -> ok" for SAVEPOINT, ROLLBACK TO and RELEASE; the diagram "CA->>DB: OTHER").
+TEST_CASE("a savepoint's steps are named as such in every view", "[html][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("d.html");
+  const std::string svg = dir.File("d.svg");
+  CliResult r = RunCli({"run", "duplicate-in-transaction", "--format", "json", "--diagram",
+                        "mermaid", "--html", page, "--timeline", svg});
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json run = nlohmann::json::parse(r.out);
+  nlohmann::json data = PageData(ReadFile(page));
+  const std::string diagram = run["diagram"];
+  const std::string timeline = ReadFile(svg);
+  for (const std::string label : {"SAVEPOINT", "ROLLBACK TO SAVEPOINT", "RELEASE SAVEPOINT"}) {
+    INFO(label);
+    CHECK_FALSE(StepsWith(data, "Consumer A: " + label + " \u2192 ok").empty());
+    CHECK(diagram.find("CA->>DB: " + label + "\n") != std::string::npos);
+    CHECK(timeline.find(label + ": ok") != std::string::npos);
+  }
+  for (const auto& s : data["steps"]) {
+    CHECK(s["text"].get<std::string>().find("OTHER") == std::string::npos);
+  }
+  CHECK(diagram.find("OTHER") == std::string::npos);
+  CHECK(timeline.find("OTHER") == std::string::npos);
+}
+
 }  // namespace dedupsim::testing::step_through_test

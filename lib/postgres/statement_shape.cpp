@@ -1,5 +1,7 @@
 #include "postgres/statement_shape.h"
 
+#include "trace/trace.h"
+
 namespace dedupsim {
 
 namespace {
@@ -62,9 +64,11 @@ StatementShape ShapeOf(std::string_view sql) {
   } else if (shape.op == "START") {
     shape.op = "BEGIN";
   } else if (shape.op == "ROLLBACK" && UpperWord(sql, at) == "TO") {
-    shape.op = "OTHER";  // a savepoint's, as SQLite reads it: the transaction goes on
+    shape.op = kOpRollbackTo;  // a savepoint's: the transaction goes on
+  } else if (shape.op == "SAVEPOINT" || shape.op == "RELEASE") {
+    // As SQLite's authorizer reads them (SQLITE_SAVEPOINT).
   } else if (shape.op != "BEGIN" && shape.op != "COMMIT" && shape.op != "ROLLBACK") {
-    shape.op = "OTHER";  // SAVEPOINT, RELEASE, SET, ...: SQLite's reading too
+    shape.op = "OTHER";  // SET, ...: SQLite's reading too
   }
   return shape;
 }

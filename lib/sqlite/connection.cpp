@@ -92,6 +92,13 @@ bool WaitedFor(const LockHistory& waiter, const LockHistory& holder) {
 
 namespace {
 
+// A savepoint statement's op, from the authorizer's first argument.
+std::string SavepointOp(std::string_view operation) {
+  if (operation == "RELEASE") return kOpRelease;
+  if (operation == "ROLLBACK") return kOpRollbackTo;
+  return kOpSavepoint;
+}
+
 int Authorize(void* arg, int action, const char* a1, const char* a2, const char* db,
               const char* inner) {
   auto* auth = static_cast<Connection::AuthState*>(arg);
@@ -111,6 +118,9 @@ int Authorize(void* arg, int action, const char* a1, const char* a2, const char*
   switch (action) {
     case SQLITE_TRANSACTION:
       note(4, a1 != nullptr ? a1 : "OTHER", nullptr);
+      break;
+    case SQLITE_SAVEPOINT:  // a1: "BEGIN" (SAVEPOINT), "RELEASE" or "ROLLBACK" (ROLLBACK TO)
+      note(4, SavepointOp(a1 != nullptr ? a1 : ""), nullptr);
       break;
     case SQLITE_INSERT:
       note(3, "INSERT", a1);

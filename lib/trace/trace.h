@@ -34,7 +34,8 @@ struct TraceEvent {
   // by hand or by older code); ActorOf() then infers the actor from the instance.
   std::string actor;   // kActor*: "consumer", "broker", "probe", "setup", "cleanup", ...
   std::string op;      // sql: "BEGIN", "COMMIT", "ROLLBACK", "SELECT", "INSERT", "UPDATE",
-                       // "DELETE", "PRAGMA", "OTHER" (from SQLite's own reading of the
+                       // "DELETE", "PRAGMA", "SAVEPOINT", "RELEASE", "ROLLBACK TO",
+                       // "OTHER" (from SQLite's own reading of the
                        // statement at prepare time); broker: "send", "drop", "deliver", "ack",
                        // "abandon", "ack-lost", "dead-letter", "replay"; consumer: "outcome"
   std::string table;   // the table a statement writes, else the first it reads
@@ -95,6 +96,13 @@ std::string ActorOf(const TraceEvent& e);
 // A name for pictures: "Consumer A", "Broker", "Producer", "scenario check", "set-up", or
 // the instance's own name ("cleanup", "inventory").
 std::string ActorTitle(const TraceEvent& e);
+// The ops of a savepoint's statements (both backends read them so): SAVEPOINT, RELEASE
+// [SAVEPOINT] and ROLLBACK TO [SAVEPOINT], which undoes the savepoint's work and keeps the
+// transaction open (not a ROLLBACK).
+inline constexpr const char* kOpSavepoint = "SAVEPOINT";
+inline constexpr const char* kOpRelease = "RELEASE";
+inline constexpr const char* kOpRollbackTo = "ROLLBACK TO";
+
 // The op of a statement event, or "" (events recorded without one).
 inline bool IsSqlOp(const TraceEvent& e, std::string_view op) {
   return e.kind == "sql" && e.op == op;

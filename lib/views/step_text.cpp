@@ -11,6 +11,7 @@ namespace dedupsim {
 
 std::string StepLabel(const TraceEvent& e) {
   if (e.op.empty()) return "SQL";
+  if (e.op == kOpRelease || e.op == kOpRollbackTo) return e.op + " SAVEPOINT";
   return e.table.empty() ? e.op : fmt::format("{} {}", e.op, e.table);
 }
 
