@@ -85,7 +85,7 @@ nlohmann::ordered_json ToJson(const Part& p) {
 }
 
 Outcome RunScenario(ScenarioEnv& env) {
-  SideStore store = CreateEmailProviderStore(SqliteFile(env));
+  SideStore store = CreateEmailProviderStore(SideHome(env));
   Part silent = Run(env, store, false);
   Part parked = Run(env, store, true);
   Outcome out;
