@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "sqlite/connection.h"
 #include "sqlite/error.h"
 #include "world/dedup_cache.h"
 #include "world/email_provider.h"
@@ -46,6 +47,12 @@ std::string Text(sqlite3_stmt* stmt, int i) {
 }
 
 }  // namespace
+
+struct TableProbe::Store {
+  std::string label;
+  std::string path;
+  std::unique_ptr<Connection> connection;
+};
 
 TableProbe::TableProbe(std::string path) {
   stores_.push_back({"database", path, nullptr});

@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "sqlite/connection.h"
 #include "trace/trace.h"
 
 namespace dedupsim {
@@ -72,11 +71,9 @@ class TableProbe final : public TablesReader {
   TablesSnapshot Read(const TraceEvent& after) override;
 
  private:
-  struct Store {
-    std::string label;
-    std::string path;
-    std::unique_ptr<Connection> connection;
-  };
+  // A store's label, path and read-only connection, opened at the first read that finds
+  // the file (defined with the reads: the header names no backend's type).
+  struct Store;
   std::vector<Store> stores_;
 };
 
