@@ -118,7 +118,7 @@ TEST_CASE("a scenario file's builtin knows every entry of the registry, and noth
   }
 }
 
-TEST_CASE("the bench runs the raw baseline and the entries whose BenchRole says so",
+TEST_CASE("the bench runs raw and the entries whose BenchRole says so, the soak those entries",
           "[registry]") {
   std::vector<std::string> expected{"raw"};
   for (const ConsumerEntry* c : AllConsumers()) {
@@ -137,6 +137,11 @@ TEST_CASE("the bench runs the raw baseline and the entries whose BenchRole says 
     CHECK(b.promises_exactly_once() == (b.consumer()->bench == BenchRole::kRunExactlyOnce));
   }
   CHECK(bench == expected);
+  // The soak's consumers (its --strategy): the same entries, without the baseline.
+  std::vector<std::string> soak;
+  for (BenchStrategy b : ConsumerStrategies()) soak.emplace_back(b.name());
+  expected.erase(expected.begin());
+  CHECK(soak == expected);
 }
 
 }  // namespace dedupsim::testing::registry_test
