@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "exit_status.h"
@@ -190,9 +191,17 @@ Command AddSoakCommand(CLI::App& app) {
   AddShare(sub, "--duplicate-rate", args->duplicate_rate,
            "Share of entries that repeat an earlier message, in [0, 1] (default 0.3)");
   AddDecimal(sub, "--consumers", args->consumers, "Consumer processes (default 4)", 1, 32);
-  sub->add_option("--strategy", args->strategy,
-                  "Consumer: inbox (default), natural-key, naive, check-then-process")
-      ->check(CLI::IsMember({"inbox", "natural-key", "naive", "check-then-process"}));
+  // The consumers of the registry the soak runs (bench/strategy.h), the default first.
+  std::vector<std::string> strategies{args->strategy};
+  for (BenchStrategy s : ConsumerStrategies()) {
+    if (s.name() != args->strategy) strategies.emplace_back(s.name());
+  }
+  std::string names;
+  for (const std::string& name : strategies) {
+    names += (names.empty() ? "" : ", ") + name + (name == args->strategy ? " (default)" : "");
+  }
+  sub->add_option("--strategy", args->strategy, "Consumer: " + names)
+      ->check(CLI::IsMember(strategies));
   AddDecimal(
       sub, "--kill-every-ms", args->kill_every_ms,
       "Mean gap between SIGKILLs, each drawn in [0.5, 1.5] times it and counted from the previous "

@@ -86,7 +86,8 @@ TEST_CASE("a small bench: each strategy's counts, one instance", "[bench]") {
   CHECK(report.duplicates == 150);
   CHECK(report.distinct_orders == 350);
 
-  for (BenchStrategy s : {BenchStrategy(), *ParseBenchStrategy("inbox"), *ParseBenchStrategy("natural-key")}) {
+  for (BenchStrategy s :
+       {BenchStrategy(), *ParseBenchStrategy("inbox"), *ParseBenchStrategy("natural-key")}) {
     const StrategyResult& r = ResultOf(report, s);
     INFO(ToString(s));
     CHECK(r.check.held());
@@ -124,8 +125,10 @@ TEST_CASE("a small bench: each strategy's counts, one instance", "[bench]") {
 // Mutation caught: RunThroughBroker publishing workload.orders instead of
 // workload.deliveries (sent and delivered 350 of 500, naive doubles nothing). The real
 // brokers are checked the same way by the nats and rabbitmq tests.
-TEST_CASE("a small bench through the simulated broker: every delivery sent, delivered and acked once, the database agrees",
-          "[bench]") {
+TEST_CASE(
+    "a small bench through the simulated broker: every delivery sent, delivered and acked once, "
+    "the database agrees",
+    "[bench]") {
   BenchOptions options;
   options.workload = {500, 0.3, 11};
   options.strategies = {*ParseBenchStrategy("inbox"), *ParseBenchStrategy("naive")};
@@ -173,9 +176,11 @@ TEST_CASE("a small bench with two processes keeps the inbox's promise", "[bench]
   options.workload = {400, 0.3, 5};
   options.instances = 2;
   options.mode = InstanceMode::kProcesses;
-  options.strategies = {BenchStrategy(), *ParseBenchStrategy("naive"), *ParseBenchStrategy("inbox"), *ParseBenchStrategy("natural-key")};
+  options.strategies = {BenchStrategy(), *ParseBenchStrategy("naive"), *ParseBenchStrategy("inbox"),
+                        *ParseBenchStrategy("natural-key")};
   BenchReport report = RunBench(options, nullptr);
-  for (BenchStrategy s : {BenchStrategy(), *ParseBenchStrategy("inbox"), *ParseBenchStrategy("natural-key")}) {
+  for (BenchStrategy s :
+       {BenchStrategy(), *ParseBenchStrategy("inbox"), *ParseBenchStrategy("natural-key")}) {
     const StrategyResult& r = ResultOf(report, s);
     INFO(ToString(s));
     CHECK(r.check.held());
@@ -188,7 +193,8 @@ TEST_CASE("a small bench with two processes keeps the inbox's promise", "[bench]
 TEST_CASE("bench repeats rounds and reports each strategy once", "[bench]") {
   BenchOptions options;
   options.workload = {200, 0.3, 3};
-  options.strategies = {*ParseBenchStrategy("inbox"), *ParseBenchStrategy("inbox"), BenchStrategy()};
+  options.strategies = {*ParseBenchStrategy("inbox"), *ParseBenchStrategy("inbox"),
+                        BenchStrategy()};
   options.repeat = 3;
   options.instances = 2;
   BenchReport report = RunBench(options, nullptr);

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "bench/strategy.h"
 #include "explore/explorer.h"
 #include "explore/faults.h"
 #include "explore/strategies.h"
@@ -57,8 +56,10 @@ TEST_CASE("each built-in consumer's file is explored exactly like its C++ twin",
   // Every row of the matrix. The cache rows name their second store (second-store =
   // "cache"), kept in the explorer's second file as their twins keep it; email-reconcile
   // asks the provider (ask-provider) and branches on its answer (go-to, end).
-  // Every row of the matrix: the rows are the explorer's table, not a list kept here (the
-  // test below holds the table and the folder equal).
+  // Every row of the matrix: the rows are the registry's entries, not a list kept here
+  // (registry_test holds the registry, the rows and the folder equal). This is the test that
+  // catches an example file drifting from its entry.
+  // Mutation caught: an example file's summary, effect, partner or one step changed.
   for (const Strategy* twin : AllStrategies()) {
     const std::string name(twin->name);
     INFO(name);
@@ -77,45 +78,6 @@ TEST_CASE("each built-in consumer's file is explored exactly like its C++ twin",
       CellResult b = explorer.ExploreCell(file.strategy(), *f);
       RequireSameCell(a, b);
     }
-  }
-}
-
-TEST_CASE("examples/consumers holds one file per row of the explorer's table, and no other",
-          "[files]") {
-  // The explorer's table (lib/explore/strategies.cpp) is the registry the scenario files'
-  // `builtin` and `check` read; the example files are its rows written as files. Each row
-  // has its file, named after it, which names itself the same; each file is a row.
-  // Mutations caught: a row added to the table without its file, or a file added to (or
-  // renamed in) the folder without its row: the two name lists differ.
-  std::vector<std::string> rows;
-  for (const Strategy* s : AllStrategies()) rows.emplace_back(s->name);
-  std::vector<std::string> stems;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(DEDUPSIM_SOURCE_DIR) + "/examples/consumers")) {
-    const std::filesystem::path& path = entry.path();
-    if (path.extension() != ".toml") continue;
-    stems.push_back(path.stem().string());
-    CHECK(files::LoadConsumerFile(path.string()).name == path.stem().string());
-  }
-  std::sort(rows.begin(), rows.end());
-  std::sort(stems.begin(), stems.end());
-  CHECK(stems == rows);
-  CHECK(std::adjacent_find(rows.begin(), rows.end()) == rows.end());  // no name twice
-}
-
-TEST_CASE("each consumer the bench and the soak run is a stock row of the explorer's table",
-          "[files]") {
-  // bench/strategy.h keeps its own list of names (BenchStrategy, read by bench and soak);
-  // until it reads the explorer's table, a name there must name a row here, and a row
-  // whose effect is the stock the bench's workload reserves. raw is the bench's baseline,
-  // the inbox's SQL on the C API: no consumer, no row.
-  // Mutation caught: a bench name spelled apart from its row (ToString(kInbox) "inbox2").
-  for (BenchStrategy b : AllBenchStrategies()) {
-    if (b == BenchStrategy()) continue;
-    INFO(ToString(b));
-    const Strategy* row = FindStrategy(ToString(b));
-    REQUIRE(row != nullptr);
-    CHECK(row->effect == "stock");
   }
 }
 

@@ -29,6 +29,14 @@ std::optional<BenchStrategy> ParseBenchStrategy(std::string_view name) {
   return std::nullopt;
 }
 
+std::vector<BenchStrategy> ConsumerStrategies() {
+  std::vector<BenchStrategy> consumers;
+  for (BenchStrategy s : AllBenchStrategies()) {
+    if (!s.raw()) consumers.push_back(s);
+  }
+  return consumers;
+}
+
 std::string BenchStrategyNames() {
   std::string names;
   for (BenchStrategy s : AllBenchStrategies()) {

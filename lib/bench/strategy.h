@@ -53,6 +53,9 @@ std::optional<BenchStrategy> ParseBenchStrategy(std::string_view name);
 // registry's entries the bench runs, in the registry's order.
 const std::vector<BenchStrategy>& AllBenchStrategies();
 std::string BenchStrategyNames();  // "raw, naive, check-then-process, inbox, natural-key"
+// The strategies that are consumers, all but the baseline, in the registry's order: the
+// ones a soak runs (a consumer process handles, is killed, restarts; raw is no consumer).
+std::vector<BenchStrategy> ConsumerStrategies();
 
 // Transactions the handler's connection ended, counted by SQLite's commit and rollback
 // hooks: what the database did, not what the consumer meant to do.

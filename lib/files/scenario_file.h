@@ -29,7 +29,7 @@ namespace dedupsim::files {
 struct ScenarioConsumer {
   std::string name;  // how deliveries name it
   Position at;
-  const explore::Strategy* builtin = nullptr;  // a row of the explorer, or
+  const explore::Strategy* builtin = nullptr;  // a registry entry's explorer row, or
   std::shared_ptr<FileStrategy> file;          // a consumer file
   std::vector<std::string> hook_points;        // where faults may strike
 

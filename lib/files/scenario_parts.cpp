@@ -6,6 +6,7 @@
 #include <cctype>
 #include <optional>
 
+#include "consumers/registry.h"
 #include "core/duration.h"
 #include "explore/strategies.h"
 #include "sqlite/connection.h"
@@ -116,11 +117,13 @@ ScenarioConsumer ReadConsumer(const Value& table, const std::string& scenario_pa
         "or file = \"../consumers/inbox.toml\" (a consumer file), exactly one");
   }
   if (builtin) {
-    c.builtin = explore::FindStrategy(builtin->String());
-    if (c.builtin == nullptr) {
+    // The registry of consumers says what a name means; its explorer row is what runs.
+    const ConsumerEntry* entry = FindConsumer(builtin->String());
+    if (entry == nullptr) {
       throw builtin->Error(fmt::format("unknown built-in consumer '{}' (expected one of {})",
-                                       builtin->String(), explore::StrategyNames()));
+                                       builtin->String(), ConsumerNames()));
     }
+    c.builtin = &explore::StrategyOf(*entry);
     c.hook_points = BuiltinHookPoints(*c.builtin);
     if (c.name.empty()) c.name = std::string(c.builtin->name);
   } else {

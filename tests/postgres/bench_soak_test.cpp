@@ -182,7 +182,8 @@ TEST_CASE("bench --backend postgres refuses SQLite's options",
 // only in the bench, reserves each order exactly once on the server through its duplicates.
 // Mutation caught: the reservation's key dropped from the PostgreSQL store (InsertReservation
 // always inserting) doubles every duplicate's order.
-TEST_CASE("bench --backend postgres runs natural-key: each order reserved once", "[postgres][bench]") {
+TEST_CASE("bench --backend postgres runs natural-key: each order reserved once",
+          "[postgres][bench]") {
   auto r = RunPg({"bench", "--strategy", "natural-key", "--messages", "200", "--format", "json"},
                  "t_bench_nk");
   REQUIRE(r.exit_code == 0);
