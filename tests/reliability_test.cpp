@@ -616,7 +616,7 @@ TEST_CASE("a reader that goes away (dedupsim run all | head -1): exit 130, nothi
 // Mutations caught: MakePipe dropping its flags (check's children would each hold the
 // others' pipes open across their exec, and a pipe's EOF would wait for every child), and
 // a refused pipe thrown as another error kind (exit 3 "database error" instead of exit 4).
-TEST_CASE("a pipe asked with O_CLOEXEC closes on exec; a refused pipe is a ProcessError", "[reliability]") {
+TEST_CASE("a pipe asked with O_CLOEXEC closes on exec, and a refused pipe is a ProcessError", "[reliability]") {
   using dedupsim::MakePipe;
   using dedupsim::Pipe;
   auto closes_on_exec = [](int fd) { return (::fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0; };
