@@ -17,7 +17,9 @@
 
 #include "exit_status.h"
 #include "os/child_process.h"
+#include "os/process_error.h"
 #include "os/run_files.h"
+#include "os/unique_fd.h"
 
 extern char** environ;
 
@@ -51,7 +53,7 @@ struct Child {
   size_t file = 0;
   int cpu = -1;  // the CPU it runs on (all its threads: the explorer's hand-offs stay there)
   pid_t pid = -1;
-  int fd = -1;
+  UniqueFd fd;  // the pipe's read end: the child's stdout
   std::string out;
   std::string tmpdir;
   SteadyClock::time_point started;
@@ -106,10 +108,12 @@ Child Start(const BatchOptions& options, size_t file, int cpu) {
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
+  Pipe pipe;
+  try {
+    pipe = MakePipe(O_CLOEXEC);  // ProcessError when the system refuses
+  } catch (const ProcessError&) {
     fs::remove_all(c.tmpdir);
-    throw std::runtime_error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+    throw;
   }
   c.started = SteadyClock::now();
   c.pid = ForkChild();
@@ -122,17 +126,17 @@ Child Start(const BatchOptions& options, size_t file, int cpu) {
       CPU_SET(static_cast<size_t>(cpu), &one);
       ::sched_setaffinity(0, sizeof one, &one);
     }
-    ::dup2(pipefd[1], STDOUT_FILENO);  // dup2 clears O_CLOEXEC on the copy
+    ::dup2(pipe.write.get(), STDOUT_FILENO);  // dup2 clears O_CLOEXEC on the copy
     ::execve("/proc/self/exe", argv.data(), envp.data());
     ::_exit(127);
   }
-  ::close(pipefd[1]);
+  const int fork_error = errno;
+  pipe.write.reset();  // the child's copy is the only one: its end is the pipe's EOF
   if (c.pid < 0) {
-    ::close(pipefd[0]);
     fs::remove_all(c.tmpdir);
-    throw std::runtime_error(fmt::format("cannot start a process: {}", std::strerror(errno)));
+    throw SystemCallFailed("fork", fork_error);
   }
-  c.fd = pipefd[0];
+  c.fd = std::move(pipe.read);
   // On an interrupt: the child first (so it creates nothing more), then its folder.
   run_files::RegisterCleanup(CleanupKey(c.pid), [pid = c.pid, dir = c.tmpdir] {
     ::kill(pid, SIGKILL);
@@ -146,7 +150,7 @@ Child Start(const BatchOptions& options, size_t file, int cpu) {
 
 // The child ended (its pipe closed): reap it, remove its folder, read its line.
 Row Finish(const BatchOptions& options, Child& c) {
-  ::close(c.fd);
+  c.fd.reset();
   int status = 0;
   WaitChild(c.pid, &status);
   run_files::ForgetCleanup(CleanupKey(c.pid));
@@ -376,7 +380,7 @@ int RunBatch(const BatchOptions& options) {
       continue;
     }
     std::vector<pollfd> fds;
-    for (const Child& c : running) fds.push_back({c.fd, POLLIN, 0});
+    for (const Child& c : running) fds.push_back({c.fd.get(), POLLIN, 0});
     int n = ::poll(fds.data(), fds.size(), 200);
     if (n < 0 && errno != EINTR) break;
     for (size_t i = running.size(); i-- > 0;) {
@@ -384,7 +388,7 @@ int RunBatch(const BatchOptions& options) {
       bool ended = false;
       if (fds[i].revents != 0) {
         char buffer[65536];
-        ssize_t got = ::read(c.fd, buffer, sizeof buffer);
+        ssize_t got = ::read(c.fd.get(), buffer, sizeof buffer);
         if (got > 0) {
           c.out.append(buffer, static_cast<size_t>(got));
         } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {

@@ -4,8 +4,10 @@
 // racy moments (a kill right after fork, an interrupt in a run's first milliseconds) are
 // hit every time through the test build's pause points (lib/os/pause_point.h).
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <string>
@@ -22,6 +25,8 @@
 #include "core/duration.h"
 #include "exit_status.h"
 #include "os/atomic_file.h"
+#include "os/process_error.h"
+#include "os/unique_fd.h"
 #include "sqlite/database.h"
 #include "sqlite/side_store.h"
 #include "support.h"
@@ -607,3 +612,42 @@ TEST_CASE("a reader that goes away (dedupsim run all | head -1): exit 130, nothi
 }
 
 }  // namespace reliability_test
+
+// Mutations caught: MakePipe dropping its flags (check's children would each hold the
+// others' pipes open across their exec, and a pipe's EOF would wait for every child), and
+// a refused pipe thrown as another error kind (exit 3 "database error" instead of exit 4).
+TEST_CASE("a pipe asked with O_CLOEXEC closes on exec, and a refused pipe is a ProcessError", "[reliability]") {
+  using dedupsim::MakePipe;
+  using dedupsim::Pipe;
+  auto closes_on_exec = [](int fd) { return (::fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0; };
+  {
+    Pipe shut = MakePipe(O_CLOEXEC);
+    CHECK(closes_on_exec(shut.read.get()));
+    CHECK(closes_on_exec(shut.write.get()));
+    Pipe kept = MakePipe();
+    CHECK_FALSE(closes_on_exec(kept.read.get()));
+    CHECK_FALSE(closes_on_exec(kept.write.get()));
+  }
+  // Refused: no descriptor left (the limit at the lowest free one), for one call.
+  const int lowest = ::dup(0);
+  REQUIRE(lowest >= 0);
+  ::close(lowest);
+  rlimit saved{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+  rlimit none = saved;
+  none.rlim_cur = static_cast<rlim_t>(lowest);
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &none) == 0);
+  std::string what;
+  bool process_error = false;
+  try {
+    Pipe refused = MakePipe(O_CLOEXEC);
+  } catch (const dedupsim::ProcessError& e) {
+    process_error = true;
+    what = e.what();
+  } catch (const std::exception& e) {
+    what = e.what();
+  }
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &saved) == 0);
+  CHECK(process_error);
+  CHECK(what == std::string("pipe: ") + std::strerror(EMFILE));
+}

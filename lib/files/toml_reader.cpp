@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "os/unique_fd.h"
+
 namespace dedupsim::files {
 
 namespace {
@@ -334,12 +336,9 @@ Document Document::Parse(std::string_view text, const std::string& path) {
 std::string ReadWholeFile(const std::string& path) {
   auto fail = [&](const std::string& why) { return FileError(fmt::format("{}: {}", path, why)); };
   // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) throw fail(fmt::format("cannot be read: {}", std::strerror(errno)));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  const UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!file) throw fail(fmt::format("cannot be read: {}", std::strerror(errno)));
+  const int fd = file.get();
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw fail(fmt::format("cannot be read: {}", std::strerror(errno)));
   if (!S_ISREG(st.st_mode)) {

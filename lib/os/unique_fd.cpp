@@ -1,5 +1,6 @@
 #include "os/unique_fd.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,9 +15,9 @@ void UniqueFd::reset(int fd) {
   fd_ = fd;
 }
 
-Pipe MakePipe() {
+Pipe MakePipe(int flags) {
   int fds[2];
-  if (::pipe(fds) != 0) throw SystemCallFailed("pipe", errno);
+  if (::pipe2(fds, flags) != 0) throw SystemCallFailed("pipe", errno);
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 

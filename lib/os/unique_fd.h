@@ -37,7 +37,9 @@ struct Pipe {
   UniqueFd write;
 };
 
-// pipe(2). Throws ProcessError (os/process_error.h) when the system refuses.
-Pipe MakePipe();
+// pipe2(2) with flags (O_CLOEXEC: neither end survives an exec, so a child that execs
+// holds no other child's pipe open). Throws ProcessError (os/process_error.h) when the
+// system refuses.
+Pipe MakePipe(int flags = 0);
 
 }  // namespace dedupsim

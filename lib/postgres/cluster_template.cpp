@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "os/run_files.h"
+#include "os/unique_fd.h"
 
 namespace dedupsim {
 
@@ -25,21 +26,6 @@ namespace {
 
 // Bumped when what a template holds, or how it is made, changes.
 constexpr const char* kStampFormat = "dedupsim postgres template 1";
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 std::string Env(const char* name) {
   const char* value = std::getenv(name);
@@ -157,11 +143,11 @@ bool CopyKeepingHoles(int in, int out, off_t size) {
 
 bool CopyFileAt(int src_dir, int dst_dir, const char* name, const FileOwner& owner,
                 bool zeros_to_holes) {
-  Fd in(::openat(src_dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  UniqueFd in(::openat(src_dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (in.get() < 0) return false;
   struct stat st {};
   if (::fstat(in.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  Fd out(::openat(dst_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+  UniqueFd out(::openat(dst_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
                   st.st_mode & 0700));
   if (out.get() < 0) return false;
   if (owner.change && ::fchown(out.get(), owner.uid, owner.gid) != 0) return false;
@@ -201,8 +187,8 @@ bool CopyFolder(int src_fd, int dst_fd, const FileOwner& owner, bool zeros_to_ho
         ok = false;
         break;
       }
-      Fd from(::openat(src_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      Fd to(::openat(dst_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      UniqueFd from(::openat(src_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      UniqueFd to(::openat(dst_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       ok = from.get() >= 0 && to.get() >= 0 &&
            (!owner.change || ::fchown(to.get(), owner.uid, owner.gid) == 0) &&
            CopyFolder(from.get(), to.get(), owner, zeros_to_holes, depth + 1);
@@ -256,10 +242,10 @@ void RemoveTree(const std::string& path) noexcept {
 
 bool CopyTree(const std::string& src, const std::string& dst, const FileOwner& owner,
               bool zeros_to_holes) {
-  Fd from(::open(src.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd from(::open(src.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (from.get() < 0) return false;
   if (::mkdir(dst.c_str(), 0700) != 0) return false;
-  Fd to(::open(dst.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd to(::open(dst.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   bool ok = to.get() >= 0 && (!owner.change || ::fchown(to.get(), owner.uid, owner.gid) == 0) &&
             CopyFolder(from.get(), to.get(), owner, zeros_to_holes, 0);
   if (!ok) RemoveTree(dst);
@@ -306,7 +292,7 @@ void ClusterTemplate::Keep(const std::string& data) const {
   run_files::RegisterCleanup(fresh, [fresh] { RemoveTree(fresh); });
   bool made = CopyTree(data, fresh + "/data", FileOwner{}, true);
   if (made) {
-    Fd stamp(::open((fresh + "/stamp").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    UniqueFd stamp(::open((fresh + "/stamp").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
     // The stamp last, and only once the data is on disk: a template with a stamp is whole.
     made = stamp.get() >= 0 && ::syncfs(stamp.get()) == 0 &&
            WriteAll(stamp.get(), stamp_.data(), stamp_.size()) && ::fsync(stamp.get()) == 0;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "os/unique_fd.h"
 #include "world/broker/nats_library.h"
 #include "world/broker/nats_stream.h"
 
@@ -53,22 +54,19 @@ nlohmann::json ServerInfo(const std::string& url) {
   if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0 || found == nullptr) {
     throw BrokerError(fmt::format("NATS: cannot resolve {} (from --broker-url {})", host, url));
   }
-  int fd = -1;
-  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
-    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd >= 0 && ::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-      ::close(fd);
-      fd = -1;
-    }
+  UniqueFd fd;
+  for (addrinfo* a = found; a != nullptr && !fd; a = a->ai_next) {
+    fd.reset(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+    if (fd && ::connect(fd.get(), a->ai_addr, a->ai_addrlen) != 0) fd.reset();
   }
   ::freeaddrinfo(found);
-  if (fd < 0) throw BrokerError(fmt::format("NATS: cannot connect to {}", url));
+  if (!fd) throw BrokerError(fmt::format("NATS: cannot connect to {}", url));
   timeval tv{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   std::string line;
   char c = 0;
-  while (line.size() < 65536 && ::read(fd, &c, 1) == 1 && c != '\n') line += c;
-  ::close(fd);
+  while (line.size() < 65536 && ::read(fd.get(), &c, 1) == 1 && c != '\n') line += c;
+  fd.reset();
   if (line.rfind("INFO ", 0) != 0) {
     throw BrokerError(fmt::format("NATS: {} did not answer as a NATS server", url));
   }

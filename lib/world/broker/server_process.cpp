@@ -19,7 +19,9 @@
 #include <fstream>
 #include <thread>
 
+#include "os/process_error.h"
 #include "os/run_files.h"
+#include "os/unique_fd.h"
 #include "world/broker/broker.h"
 
 extern char** environ;
@@ -54,7 +56,7 @@ pid_t Start(const Spawn& spawn) {
   sigset_t none;
   sigemptyset(&none);
   pid_t pid = run_files::ForkUnderLock(/*kill_on_interrupt=*/false, spawn.record);
-  if (pid < 0) throw BrokerError(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid < 0) throw SystemCallFailed("fork", errno);  // a ProcessError: exit 4
   if (pid > 0) {
     ::setpgid(pid, pid);  // also here: no race with a Stop right after the fork
     return pid;
@@ -140,33 +142,29 @@ std::string Tail(const std::string& path, size_t lines) {
 }
 
 int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw BrokerError(fmt::format("socket: {}", std::strerror(errno)));
+  const UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) throw BrokerError(fmt::format("socket: {}", std::strerror(errno)));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
   socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    int e = errno;
-    ::close(fd);
-    throw BrokerError(fmt::format("cannot find a free port on 127.0.0.1: {}", std::strerror(e)));
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    throw BrokerError(
+        fmt::format("cannot find a free port on 127.0.0.1: {}", std::strerror(errno)));
   }
-  ::close(fd);
   return ntohs(addr.sin_port);
 }
 
 bool Listening(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
+  const UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = htons(static_cast<uint16_t>(port));
-  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
+  return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
 }
 
 }  // namespace dedupsim::broker_server

@@ -29,8 +29,8 @@ struct Spawn {
   std::function<void(pid_t)> record;
 };
 
-// Starts the program; throws BrokerError when fork fails. A program that cannot be run
-// exits 127 (its log says nothing): the caller sees it end.
+// Starts the program; throws ProcessError (os/process_error.h: exit 4) when fork fails. A
+// program that cannot be run exits 127 (its log says nothing): the caller sees it end.
 pid_t Start(const Spawn& spawn);
 
 // True (and the status) when pid has ended; reaps it.
