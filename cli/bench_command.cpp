@@ -86,11 +86,6 @@ int Run(const BenchArgs& args) {
     options.strategies.clear();
     for (const std::string& name : args.strategies)
       options.strategies.push_back(*ParseBenchStrategy(name));
-  } else if (postgres) {
-    options.strategies.clear();
-    for (BenchStrategy s : AllBenchStrategies()) {
-      if (RunsOnPostgres(s)) options.strategies.push_back(s);
-    }
   }
   if (postgres && args.given_sqlite_option) {
     fmt::print(stderr,
@@ -127,15 +122,6 @@ int Run(const BenchArgs& args) {
   std::optional<ThrowawayCluster> cluster;
   std::optional<PgDatabase> pg;
   if (postgres) {
-    for (BenchStrategy s : options.strategies) {
-      if (!RunsOnPostgres(s)) {
-        fmt::print(stderr,
-                   "dedupsim: --strategy {} runs on SQLite only, not with --backend "
-                   "postgres\n",
-                   ToString(s));
-        return kExitUsage;
-      }
-    }
     if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
     pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
     options.postgres = &*pg;

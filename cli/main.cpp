@@ -15,7 +15,7 @@
 #include "core/input_error.h"
 #include "interrupt.h"
 #include "os/process_error.h"
-#include "sqlite/error.h"
+#include "store/error.h"
 #include "views/explain.h"
 
 namespace {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <chrono>
+
 #include "lesson/options.h"
 #include "outputs.h"
 #include "scenarios.h"
@@ -129,6 +131,15 @@ std::optional<std::string> PlanRun(const RunArgs& args, RunPlan& plan) {
   }
   for (const Scenario* s : scenarios) {
     if (std::string why = BrokerMisfit(*s, broker_kind); !why.empty()) return why;
+  }
+  // A real broker's duplicate window is the server's, waited out in real time (the run
+  // takes 1s when --dedup-window is not given).
+  if (broker_kind != BrokerKind::kSimulated && args.Given("--dedup-window") &&
+      args.options.dedup_window > std::chrono::seconds(30)) {
+    return fmt::format(
+        "--dedup-window {}: on a real broker the lesson waits the window out in real time: "
+        "at most 30s",
+        args.dedup_window_text);
   }
   return std::nullopt;
 }

@@ -2,8 +2,8 @@
 // everything expanded), the lessons of --file read and checked (a folder: each *.toml in
 // it), and every option held to them (a lesson option a scenario named alone does not
 // take, a scenario file that does not take one given, --backend postgres with a scenario not
-// on it or with SQLite's options, a broker a scenario cannot use, an output that is a
-// file the run uses). Nothing is created or started here: a misfit costs no run.
+// on it or with SQLite's options, a broker a scenario cannot use, a real broker's
+// --dedup-window above 30s, an output that is a file the run uses). Nothing is created or started here: a misfit costs no run.
 #pragma once
 
 #include <memory>

@@ -108,10 +108,6 @@ int Run(const SoakArgs& args) {
                "with --role, start the consumers yourself and kill them by hand\n");
     return kExitUsage;
   }
-  if (postgres && options.strategy == BenchStrategy::kNaturalKey) {
-    fmt::print(stderr, "dedupsim: --strategy natural-key runs on SQLite only\n");
-    return kExitUsage;
-  }
   if (args.broker == "rabbitmq") {
     fmt::print(stderr,
                "dedupsim: soak --broker rabbitmq is not built: the soak runs through the "

@@ -57,7 +57,7 @@ Race RunRace(ScenarioEnv& env, const SideStore& store, CacheWrite write) {
 }
 
 Outcome Run(ScenarioEnv& env) {
-  SideStore store = CreateDedupCache(SqliteFile(env));
+  SideStore store = CreateDedupCache(SideHome(env));
 
   // A crash after the stock commit, before the cache write.
   env.recorder.BeginPart("crash after the stock commit");

@@ -78,7 +78,7 @@ void AddFigures(const char* prefix, const Part& p, nlohmann::ordered_json& figur
 }
 
 Outcome Run(ScenarioEnv& env) {
-  SideStore store = CreateEmailProviderStore(SqliteFile(env));
+  SideStore store = CreateEmailProviderStore(SideHome(env));
   Part after_send = CrashThenRedeliver(env, store, "AfterSend");
   Part before_send = CrashThenRedeliver(env, store, "BeforeSend");
   Outcome out;

@@ -52,12 +52,12 @@ struct SecondStores {
   std::optional<SideStore> cache;
   std::optional<SideStore> provider;
 
-  SecondStores(const ScenarioFile& file, const DatabaseFile& db) {
+  SecondStores(const ScenarioFile& file, const SideStoreHome& home) {
     for (const ScenarioConsumer& c : file.consumers) {
       const char* schema = c.strategy().aux_schema;
-      if (schema == explore::kCacheSchema && !cache) cache.emplace(CreateDedupCache(db));
+      if (schema == explore::kCacheSchema && !cache) cache.emplace(CreateDedupCache(home));
       if (schema == explore::kProviderSchema && !provider) {
-        provider.emplace(CreateEmailProviderStore(db));
+        provider.emplace(CreateEmailProviderStore(home));
       }
     }
   }
@@ -174,7 +174,7 @@ nlohmann::json SqlFigure(Connection& probe, const ScenarioFigure& f, const Order
 Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
                         const FileRunOverrides& overrides) {
   StockItem dune = Restock(env);
-  const SecondStores stores(file, SqliteFile(env));
+  const SecondStores stores(file, SideHome(env));
   {
     Connection setup = SqliteFile(env).Connect();
     for (const ScenarioConsumer& c : file.consumers) {

@@ -361,13 +361,16 @@ Outcome RunOnSqlite(ScenarioEnv& env) {
     if (!a.AwaitHook()) throw DatabaseError("hung-consumer: A ended before BeforeCommit");
     // While A lives, B's wait must not time out: the kill is what this half measures.
     SqliteDelivery b(env, m, 2, std::chrono::seconds(30));
+    // B's wait is on the trace before AwaitBlocked returns (its connection records the wait,
+    // then tells), so the kill, stamped after, is drawn after B blocked; and before B went
+    // on, which only A's death allowed.
     b.AwaitBlocked();
     const auto killed_at = Steady::now();
     a.End();
     killed = b.Finish();
     const int status = a.Reap();
     NoteProcess(env, a.pid(), "died",
-                fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)));
+                fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)), killed_at);
     if (killed.waited && b.resumed != SteadyTime{})
       killed.after_event_ms = MsBetween(killed_at, b.resumed);
   }
@@ -389,10 +392,11 @@ Outcome RunOnSqlite(ScenarioEnv& env) {
     }
     // Nothing ends a stopped SQLite writer's transaction but its death: kill it, then the
     // broker's redelivery.
+    const auto killed_at = Steady::now();
     a.End();
     const int status = a.Reap();
     NoteProcess(env, a.pid(), "died",
-                fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)));
+                fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)), killed_at);
     if (!hung.sqlstate.empty()) {
       SqliteDelivery c(env, m, 3, busy_timeout);
       redelivered = c.Finish();

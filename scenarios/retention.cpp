@@ -1,7 +1,6 @@
 // retention: Inbox records are kept --retention-days and then cleaned up. On a manual
 // clock: redeliveries inside the window are skipped; a replay from the dead-letter queue
 // on day 20, after the record was deleted, is processed again.
-#include "sqlite/retention.h"
 
 #include <fmt/format.h>
 

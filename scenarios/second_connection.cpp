@@ -11,7 +11,6 @@
 #include "common.h"
 #include "lesson/crash.h"
 #include "scenarios.h"
-#include "sqlite/store.h"
 #include "store/lesson_tables.h"
 
 namespace dedupsim {
@@ -24,13 +23,11 @@ bool LocksRows(const ScenarioEnv& env) {
   return OnServer(env);
 }
 
-// The handler's second connection: a store traced under the same instance, without the
-// "open" step that would start a new delivery in the views.
+// The handler's second connection: a store on a connection of its own to the lesson's
+// database, traced under the same instance, without the "open" step that would start a
+// new delivery in the views.
 std::unique_ptr<Store> OpenSecond(ScenarioEnv& env, const std::string& instance) {
-  if (LocksRows(env)) return env.backend.Open(&env.recorder, instance);
-  Connection second = SqliteFile(env).Connect();
-  second.SetTrace(&env.recorder, instance);
-  return std::make_unique<SqliteStore>(std::move(second));
+  return env.backend.Open(&env.recorder, instance);
 }
 
 // What the second connection's audit INSERT met, as the server saw it: the lock it waited

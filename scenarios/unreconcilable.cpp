@@ -10,7 +10,6 @@
 #include "consumers/email_reconcile.h"
 #include "lesson/crash.h"
 #include "scenarios.h"
-#include "sqlite/statement.h"
 #include "world/email_provider.h"
 
 namespace dedupsim {
@@ -73,11 +72,10 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
   auto row = OpenUntraced(env)->Find(InboxKey::kMessageIdAndConsumer, message.message_id,
                                      SendStockReservedEmail::kName);
   part.completed = row && row->completed_at.has_value();
+  // Read back untraced: the provider's records, not a step of the lesson. The key is
+  // SentEmails' primary key: one email at most.
   Connection provider_db = store.Connect();
-  Statement sent = provider_db.Prepare("SELECT count(*) FROM SentEmails WHERE IdempotencyKey = ?1");
-  sent.Bind(1, message.message_id);
-  sent.Step();
-  part.emails = sent.ColumnInt(0);
+  part.emails = IdempotentEmailProvider(provider_db, env.clock).Find(message.message_id) ? 1 : 0;
   return part;
 }
 
@@ -87,7 +85,7 @@ nlohmann::ordered_json ToJson(const Part& p) {
 }
 
 Outcome RunScenario(ScenarioEnv& env) {
-  SideStore store = CreateEmailProviderStore(SqliteFile(env));
+  SideStore store = CreateEmailProviderStore(SideHome(env));
   Part silent = Run(env, store, false);
   Part parked = Run(env, store, true);
   Outcome out;

@@ -82,11 +82,11 @@ TEST_CASE("a small bench: each strategy's counts, one instance", "[bench]") {
   options.workload = {500, 0.3, 11};
   BenchReport report = RunBench(options, nullptr);
   REQUIRE(report.results.size() == 5);
-  CHECK(report.results.front().strategy == BenchStrategy::kRaw);
+  CHECK(report.results.front().strategy == BenchStrategy());
   CHECK(report.duplicates == 150);
   CHECK(report.distinct_orders == 350);
 
-  for (BenchStrategy s : {BenchStrategy::kRaw, BenchStrategy::kInbox, BenchStrategy::kNaturalKey}) {
+  for (BenchStrategy s : {BenchStrategy(), *ParseBenchStrategy("inbox"), *ParseBenchStrategy("natural-key")}) {
     const StrategyResult& r = ResultOf(report, s);
     INFO(ToString(s));
     CHECK(r.check.held());
@@ -102,7 +102,7 @@ TEST_CASE("a small bench: each strategy's counts, one instance", "[bench]") {
     // Catches `r.p99 = Percentile(latencies, 0.50)` in Collect.
     CHECK(r.p99 > r.p50);
   }
-  const StrategyResult& naive = ResultOf(report, BenchStrategy::kNaive);
+  const StrategyResult& naive = ResultOf(report, *ParseBenchStrategy("naive"));
   CHECK(naive.processed == 500);
   CHECK(naive.check.doubled == report.duplicates);  // every duplicate delivery applied again
   CHECK(naive.check.lost == 0);
@@ -110,7 +110,7 @@ TEST_CASE("a small bench: each strategy's counts, one instance", "[bench]") {
   CHECK_FALSE(naive.check.held());
 
   // Without crashes or a second instance, check-then-process's window never opens.
-  const StrategyResult& check_then = ResultOf(report, BenchStrategy::kCheckThenProcess);
+  const StrategyResult& check_then = ResultOf(report, *ParseBenchStrategy("check-then-process"));
   CHECK(check_then.check.held());
   CHECK(check_then.skipped == report.duplicates);
   CHECK(check_then.transactions.commits == 2 * 350);  // stock, then the Inbox row
@@ -128,7 +128,7 @@ TEST_CASE("a small bench through the simulated broker: every delivery sent, deli
           "[bench]") {
   BenchOptions options;
   options.workload = {500, 0.3, 11};
-  options.strategies = {BenchStrategy::kInbox, BenchStrategy::kNaive};
+  options.strategies = {*ParseBenchStrategy("inbox"), *ParseBenchStrategy("naive")};
   options.brokers = &SimulatedBrokers();
   BenchReport report = RunBench(options, nullptr);
   REQUIRE(report.results.size() == 2);
@@ -150,11 +150,11 @@ TEST_CASE("a small bench through the simulated broker: every delivery sent, deli
     CHECK(b.p99 > b.p50);
     CHECK(b.round_messages_per_second.size() == 1);
   }
-  const BrokerRun& inbox = *ResultOf(report, BenchStrategy::kInbox).broker;
+  const BrokerRun& inbox = *ResultOf(report, *ParseBenchStrategy("inbox")).broker;
   CHECK(inbox.processed == 350);
   CHECK(inbox.skipped == 150);
   CHECK(inbox.check.held());
-  const BrokerRun& naive = *ResultOf(report, BenchStrategy::kNaive).broker;
+  const BrokerRun& naive = *ResultOf(report, *ParseBenchStrategy("naive")).broker;
   CHECK(naive.processed == 500);
   CHECK(naive.check.doubled == 150);  // every duplicate the broker delivered, applied again
   CHECK(report.promises_held());
@@ -173,27 +173,27 @@ TEST_CASE("a small bench with two processes keeps the inbox's promise", "[bench]
   options.workload = {400, 0.3, 5};
   options.instances = 2;
   options.mode = InstanceMode::kProcesses;
-  options.strategies = {BenchStrategy::kRaw, BenchStrategy::kNaive, BenchStrategy::kInbox, BenchStrategy::kNaturalKey};
+  options.strategies = {BenchStrategy(), *ParseBenchStrategy("naive"), *ParseBenchStrategy("inbox"), *ParseBenchStrategy("natural-key")};
   BenchReport report = RunBench(options, nullptr);
-  for (BenchStrategy s : {BenchStrategy::kRaw, BenchStrategy::kInbox, BenchStrategy::kNaturalKey}) {
+  for (BenchStrategy s : {BenchStrategy(), *ParseBenchStrategy("inbox"), *ParseBenchStrategy("natural-key")}) {
     const StrategyResult& r = ResultOf(report, s);
     INFO(ToString(s));
     CHECK(r.check.held());
     CHECK(r.processed + r.skipped == 400);
     CHECK(r.skipped == report.duplicates);
   }
-  CHECK(ResultOf(report, BenchStrategy::kNaive).check.doubled == report.duplicates);
+  CHECK(ResultOf(report, *ParseBenchStrategy("naive")).check.doubled == report.duplicates);
 }
 
 TEST_CASE("bench repeats rounds and reports each strategy once", "[bench]") {
   BenchOptions options;
   options.workload = {200, 0.3, 3};
-  options.strategies = {BenchStrategy::kInbox, BenchStrategy::kInbox, BenchStrategy::kRaw};
+  options.strategies = {*ParseBenchStrategy("inbox"), *ParseBenchStrategy("inbox"), BenchStrategy()};
   options.repeat = 3;
   options.instances = 2;
   BenchReport report = RunBench(options, nullptr);
   REQUIRE(report.results.size() == 2);
-  CHECK(report.results[0].strategy == BenchStrategy::kInbox);
+  CHECK(report.results[0].strategy == *ParseBenchStrategy("inbox"));
   CHECK(report.results[0].round_messages_per_second.size() == 3);
   CHECK(report.results[0].check.held());
 }
@@ -352,8 +352,8 @@ TEST_CASE("the raw baseline runs exactly the inbox's statements, no more", "[ben
   // A baseline slowed by extra SQL (a SELECT per message, a statement prepared per message,
   // a second transaction) or doing less (no Inbox row) changes these counts.
   Workload workload = MakeWorkload({600, 0.3, 21});
-  HandledRun raw = HandleAll(BenchStrategy::kRaw, workload);
-  HandledRun inbox = HandleAll(BenchStrategy::kInbox, workload);
+  HandledRun raw = HandleAll(BenchStrategy(), workload);
+  HandledRun inbox = HandleAll(*ParseBenchStrategy("inbox"), workload);
   const auto n = static_cast<int64_t>(workload.deliveries.size());
 
   CHECK(raw.processed == 420);
@@ -377,8 +377,8 @@ TEST_CASE("the raw baseline runs exactly the inbox's statements, no more", "[ben
 
 TEST_CASE("the raw baseline writes the inbox's timestamps, in the same form", "[bench]") {
   Workload workload = MakeWorkload({200, 0.3, 22});
-  HandledRun raw = HandleAll(BenchStrategy::kRaw, workload);
-  HandledRun inbox = HandleAll(BenchStrategy::kInbox, workload);
+  HandledRun raw = HandleAll(BenchStrategy(), workload);
+  HandledRun inbox = HandleAll(*ParseBenchStrategy("inbox"), workload);
   REQUIRE(raw.stamps.size() == 140);
   REQUIRE(inbox.stamps.size() == raw.stamps.size());
   // 2026-11-30T22:41:04.123Z; ReceivedAt = CompletedAt, in one row as in the other.
@@ -409,13 +409,13 @@ TEST_CASE("the raw baseline's latency is not above the inbox's", "[bench]") {
   // inbox's per-message time or more fails.
   BenchOptions options;
   options.workload = {1500, 0.3, 23};
-  options.strategies = {BenchStrategy::kRaw, BenchStrategy::kInbox};
+  options.strategies = {BenchStrategy(), *ParseBenchStrategy("inbox")};
   std::chrono::nanoseconds raw_best = std::chrono::nanoseconds::max();
   std::chrono::nanoseconds inbox_best = raw_best;
   for (int round = 0; round < 3; ++round) {
     BenchReport report = RunBench(options, nullptr);
-    raw_best = std::min(raw_best, ResultOf(report, BenchStrategy::kRaw).p50);
-    inbox_best = std::min(inbox_best, ResultOf(report, BenchStrategy::kInbox).p50);
+    raw_best = std::min(raw_best, ResultOf(report, BenchStrategy()).p50);
+    inbox_best = std::min(inbox_best, ResultOf(report, *ParseBenchStrategy("inbox")).p50);
   }
   INFO("raw p50 " << raw_best.count() << " ns, inbox p50 " << inbox_best.count() << " ns");
   CHECK(raw_best.count() > 0);

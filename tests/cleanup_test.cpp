@@ -160,6 +160,29 @@ TEST_CASE("the lesson options are checked", "[cli]") {
   CHECK(window.out.find("window 7d: producer resend after 1m -> dropped: 1") != std::string::npos);
 }
 
+// Mutations caught: the check dropped (the run goes on to the database and the broker:
+// exit 3, "cannot connect"), or made after the --db file is created (w.db exists), or `>`
+// made `>=` (30s refused).
+TEST_CASE("a real broker's --dedup-window above 30s is refused before anything starts", "[cli]") {
+  TempDir dir;
+  const std::string db = dir.File("w.db");
+  // No server listens on port 1: a run that got as far as the broker would fail there.
+  auto refused = RunCli({"run", "broker-dedup", "--broker", "nats", "--broker-url",
+                         "nats://127.0.0.1:1", "--dedup-window", "31s", "--db", db});
+  CHECK(refused.exit_code == kExitUsage);
+  CHECK(refused.err ==
+        "dedupsim: --dedup-window 31s: on a real broker the lesson waits the window out in "
+        "real time: at most 30s\n");
+  CHECK(access(db.c_str(), F_OK) != 0);  // a misfit costs no run: no database created
+  // 30s is allowed: this run goes on, to the broker that is not there.
+  auto allowed = RunCli({"run", "broker-dedup", "--broker", "nats", "--broker-url",
+                         "nats://127.0.0.1:1", "--dedup-window", "30s", "--db", db});
+  CHECK(allowed.exit_code != kExitUsage);
+  CHECK(allowed.err.find("--dedup-window") == std::string::npos);
+  // The simulated broker's window is simulated: a week is fine.
+  CHECK(RunCli({"run", "broker-dedup", "--dedup-window", "7d"}).exit_code == kExitOk);
+}
+
 TEST_CASE("content-mismatch raises its alert on stderr, and in the JSON", "[cli]") {
   auto text = RunCli({"run", "content-mismatch"});
   CHECK(text.exit_code == kExitOk);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lesson/runner.h"
+#include "views/mermaid.h"
 #include "scenarios.h"
 #include "support.h"
 
@@ -142,6 +143,54 @@ TEST_CASE("races follow the options under a CPU hog", "[races][hog]") {
     CHECK(CountLines("concurrent", Timing(8, 2, mode), kConcurrentWaited, 50) == 50);
     CHECK(CountLines("concurrent-different", Timing(8, 2, mode), kDifferentWaited, 50) == 50);
     CHECK(CountLines("concurrent", Timing(2, 52, mode), kConcurrentApart, 50) == 50);
+  }
+}
+
+// hung-consumer on SQLite, the killed half: B blocked on A's write lock, then A was killed,
+// then B's INSERT went on and B committed. Every picture must say so in that order, on every
+// run: the death is stamped at the kill (an event after B's wait is on the trace, before B
+// could go on), not when A was reaped. Mutations caught: the death stamped at the reap
+// (drawn after B's COMMIT, every run); the connection telling the scenario it blocked
+// before its wait is recorded (A's death drawn before B's wait, 16 of 20 runs at load 9;
+// the deterministic check is sqlite_test's "a wait is on the trace before ...").
+TEST_CASE("hung-consumer draws A's death after B blocked and before B went on", "[races]") {
+  RunOptions o;
+  o.lock_timeout = std::chrono::milliseconds(50);  // the hung half's busy timeout: short
+  Fixture fx(o);
+  const Scenario* s = FindScenario("hung-consumer");
+  REQUIRE(s != nullptr);
+  for (int run = 0; run < 10; ++run) {
+    INFO("run " << run);
+    fx.recorder.Clear();
+    ScenarioResult r = RunScenario(*s, fx.env, true);
+    REQUIRE(r.differences.empty());
+    const std::vector<TraceEvent> events = fx.recorder.Events();
+    // The killed half: the events before the second sub-run.
+    std::vector<std::string> steps;
+    int parts = 0;
+    for (const TraceEvent& e : events) {
+      if (e.kind == "part" && ++parts == 2) break;
+      if (e.instance == "B" && e.kind == "wait") steps.push_back("B waits");
+      if (e.instance == "A" && e.kind == "died") steps.push_back("A died");
+      if (e.instance == "B" && IsSqlOp(e, "INSERT") && e.busy_calls > 0) steps.push_back("B goes on");
+      if (e.instance == "B" && IsSqlOp(e, "COMMIT")) steps.push_back("B commits");
+    }
+    CHECK(steps == std::vector<std::string>{"B waits", "A died", "B goes on", "B commits"});
+    // The diagram draws them in that order (CausalOrder moves none of them).
+    MermaidOptions plain;
+    plain.timings = false;
+    const std::string d = MermaidDiagram(events, plain);
+    const auto wait = d.find("Note over CB,DB: waits for the write lock");
+    const auto died = d.find(": died at BeforeCommit");
+    const auto went_on = d.find("DB-->>CB: 1 row inserted, after waiting");
+    const auto commit = d.find("CB->>DB: COMMIT");
+    REQUIRE(wait != std::string::npos);
+    REQUIRE(died != std::string::npos);
+    REQUIRE(went_on != std::string::npos);
+    REQUIRE(commit != std::string::npos);
+    CHECK(wait < died);
+    CHECK(died < went_on);
+    CHECK(went_on < commit);
   }
 }
 

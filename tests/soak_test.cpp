@@ -72,7 +72,7 @@ TEST_CASE("the broker leases, redelivers after the lease, and refuses a stale ac
 }
 
 TEST_CASE("soak with the inbox: every order once, every entry acked, despite kills", "[soak]") {
-  SoakReport r = RunSoak(Small(BenchStrategy::kInbox), nullptr, nullptr);
+  SoakReport r = RunSoak(Small(*ParseBenchStrategy("inbox")), nullptr, nullptr);
   INFO(r.failures().size());
   CHECK(r.held());
   CHECK(r.check.lost == 0);
@@ -96,13 +96,13 @@ TEST_CASE("soak with the inbox: every order once, every entry acked, despite kil
 }
 
 TEST_CASE("soak with natural-key holds too", "[soak]") {
-  SoakReport r = RunSoak(Small(BenchStrategy::kNaturalKey), nullptr, nullptr);
+  SoakReport r = RunSoak(Small(*ParseBenchStrategy("natural-key")), nullptr, nullptr);
   CHECK(r.held());
   CHECK(r.broker.acked == 3000);
 }
 
 TEST_CASE("soak with naive doubles at least every duplicate", "[soak]") {
-  SoakReport r = RunSoak(Small(BenchStrategy::kNaive), nullptr, nullptr);
+  SoakReport r = RunSoak(Small(*ParseBenchStrategy("naive")), nullptr, nullptr);
   CHECK_FALSE(r.held());
   CHECK(r.check.doubled >= r.duplicates);
   CHECK(r.check.lost == 0);
@@ -116,7 +116,7 @@ TEST_CASE("soak: a consumer still starting is not killed, the kill waits until i
           "[soak]") {
   // Every consumer stops before it receives (the test build's pause point): no kill may come.
   ::setenv("DEDUPSIM_PAUSE_AT", "soak-consumer-starting", 1);
-  SoakOptions o = Small(BenchStrategy::kInbox);
+  SoakOptions o = Small(*ParseBenchStrategy("inbox"));
   o.workload = {40, 0.3, 9};
   o.kill_every = std::chrono::milliseconds(5);
   o.timeout = std::chrono::seconds(1);
@@ -128,7 +128,7 @@ TEST_CASE("soak: a consumer still starting is not killed, the kill waits until i
 }
 
 TEST_CASE("soak without kills: the inbox skips exactly the duplicates", "[soak]") {
-  SoakOptions o = Small(BenchStrategy::kInbox);
+  SoakOptions o = Small(*ParseBenchStrategy("inbox"));
   o.kill_every = std::chrono::milliseconds(0);
   // Nobody is killed, so no lease needs to expire: a long lease keeps a consumer stalled by a
   // busy machine from having its entry redelivered (a redelivery would be one more skip).
@@ -142,7 +142,7 @@ TEST_CASE("soak without kills: the inbox skips exactly the duplicates", "[soak]"
 }
 
 TEST_CASE("soak stops when interrupted and reports what it had", "[soak]") {
-  SoakOptions o = Small(BenchStrategy::kInbox);
+  SoakOptions o = Small(*ParseBenchStrategy("inbox"));
   o.workload.messages = 20000;
   int polls = 0;
   SoakReport r = RunSoak(o, nullptr, [&] { return ++polls > 20; });

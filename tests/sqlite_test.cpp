@@ -438,6 +438,32 @@ TEST_CASE("a release is stamped before a forked process's take, however late its
 
 // Events carry the pid of the process that recorded them. The pid ThisPid keeps is
 // forgotten in a forked child, which reads its own.
+// Whoever is told that a connection blocked (hung-consumer kills the holder then, the
+// concurrent lessons let it commit) acts after the wait is on the trace: what it does next
+// is drawn after the wait, however the threads are scheduled. Mutation caught: the
+// listener called before the "wait" event is recorded (as it was: hung-consumer's
+// diagram drew A's death before B's wait in 16 of 20 runs at load 9).
+TEST_CASE("a wait is on the trace before the connection tells anyone it blocked",
+          "[sqlite][trace]") {
+  TracedPair pair;
+  pair.b.SetBusyTimeout(std::chrono::seconds(10));
+  int told = 0;
+  bool wait_recorded_when_told = false;
+  pair.b.OnBlocked([&] {
+    ++told;
+    for (const TraceEvent& e : pair.recorder.Events()) {
+      if (e.instance == "B" && e.kind == "wait") wait_recorded_when_told = true;
+    }
+    pair.a.Exec("COMMIT");  // what the listener does: ends the holder's transaction
+  });
+  pair.a.Exec("BEGIN IMMEDIATE");
+  pair.b.Exec("UPDATE StockItems SET Reserved = Reserved + 1");
+  CHECK(told == 1);
+  CHECK(wait_recorded_when_told);
+  const std::vector<TraceEvent> events = pair.recorder.Events();
+  CHECK(IndexOf(events, "B", "wait", "write lock held") < IndexOf(events, "A", "sql", "COMMIT"));
+}
+
 TEST_CASE("a forked child stamps its events with its own pid", "[sqlite][trace]") {
   Recorder recorder;
   recorder.Note("A", "note", "parent", "");

@@ -56,14 +56,6 @@ void Validate(const BenchOptions& o) {
         "consumer connection, driven by one thread; not with --instances-count or --instances "
         "processes");
   }
-  if (o.postgres != nullptr) {
-    for (BenchStrategy s : o.strategies) {
-      if (!RunsOnPostgres(s)) {
-        throw std::invalid_argument(fmt::format(
-            "--strategy {} runs on SQLite only, not with --backend postgres", ToString(s)));
-      }
-    }
-  }
 }
 
 // Opens one instance's handler: in the thread or process that uses it.
@@ -269,8 +261,7 @@ StrategyResult Collect(const BenchOptions& options, BenchStrategy strategy, Shar
   StrategyResult r;
   r.strategy = strategy;
   r.messages = static_cast<int64_t>(n);
-  r.promises_exactly_once = strategy == BenchStrategy::kRaw || strategy == BenchStrategy::kInbox ||
-                            strategy == BenchStrategy::kNaturalKey;
+  r.promises_exactly_once = strategy.promises_exactly_once();
   int64_t first_start = INT64_MAX, last_end = 0;
   for (size_t i = 0; i < static_cast<size_t>(options.instances); ++i) {
     const InstanceSlot& slot = shared.slot(i);
@@ -477,15 +468,15 @@ BenchReport RunBench(const BenchOptions& options, BenchProgress* progress,
     report.results[s].broker = std::move(median);
   }
 
-  auto mps = [&](BenchStrategy s) -> std::optional<double> {
+  auto mps = [&](std::string_view name) -> std::optional<double> {
     for (const StrategyResult& r : report.results) {
-      if (r.strategy == s) return r.messages_per_second;
+      if (r.strategy.name() == name) return r.messages_per_second;
     }
     return std::nullopt;
   };
-  auto inbox = mps(BenchStrategy::kInbox);
-  auto raw = mps(BenchStrategy::kRaw);
-  auto naive = mps(BenchStrategy::kNaive);
+  auto inbox = mps("inbox");
+  auto raw = mps("raw");
+  auto naive = mps("naive");
   if (inbox && raw && *raw > 0) report.inbox_to_raw = *inbox / *raw;
   if (inbox && naive && *naive > 0) report.inbox_to_naive = *inbox / *naive;
   return report;

@@ -68,7 +68,7 @@ struct BrokerRun {
 };
 
 struct StrategyResult {
-  BenchStrategy strategy = BenchStrategy::kRaw;
+  BenchStrategy strategy;  // the raw baseline until set
   int64_t messages = 0;
   int64_t processed = 0;  // deliveries the handler reported doing the work for
   int64_t skipped = 0;    // deliveries it skipped as duplicates

@@ -5,14 +5,9 @@
 
 #include <charconv>
 #include <stdexcept>
-#include <type_traits>
 #include <unordered_map>
 
 #include "bench/raw_inbox.h"
-#include "consumers/check_then_process.h"
-#include "consumers/idempotent.h"
-#include "consumers/naive.h"
-#include "core/clock.h"
 #include "postgres/error.h"
 #include "postgres/store.h"
 
@@ -74,6 +69,8 @@ class CountingStore final : public Store {
     inner_.NoteOutcome(outcome, verdict);
   }
   LessonTables& tables() override { return inner_.tables(); }  // not counted: no lesson table here
+  // natural-key's reservation: written inside the consumer's transaction, counted there.
+  KeyedStores& keyed() override { return inner_.keyed(); }
   // A write outside BEGIN is a transaction of its own on the server (autocommit), as on
   // SQLite, whose hooks count it: committed, or rolled back when it failed.
   void AddReserved(std::string_view book_id, int64_t quantity) override {
@@ -151,49 +148,29 @@ bool SetSynchronousCommit(PgConnection& c, bool on) {
   return r.Text(0, 0) != "off";
 }
 
-template <typename Consumer>
-class PgConsumerHandler final : public StrategyHandler {
+// A connection of its own to the schema, the consumer's store over it, counted.
+class PgSession final : public BenchSession {
  public:
-  PgConsumerHandler(const PgDatabase& db, bool synchronous_commit)
-      : store_(db.Connect(), Isolation::kReadCommitted),
-        counting_(store_),
-        consumer_(MakeConsumer()) {
+  PgSession(const PgDatabase& db, bool synchronous_commit)
+      : store_(db.Connect(), Isolation::kReadCommitted), counting_(store_) {
     synchronous_commit_ = SetSynchronousCommit(store_.connection(), synchronous_commit);
     base_statements_ = store_.connection().statements_sent();
   }
 
-  bool Handle(const OrderPlaced& m) override {
-    if constexpr (std::is_same_v<Consumer, NaiveReserveStock>) {
-      consumer_.Handle(m);
-      return true;
-    } else {
-      return consumer_.Handle(m);
-    }
-  }
+  Store& store() override { return counting_; }
   BusyStats busy() const override { return {}; }
   TransactionCounts transactions() const override { return counting_.counts; }
   void OnTransactionChange(std::function<void(bool open)> callback) override {
     counting_.on_change = std::move(callback);
   }
-  sqlite3* handle() const override { return nullptr; }
   int64_t statements() const override {
     return store_.connection().statements_sent() - base_statements_;
   }
   std::optional<bool> synchronous_commit() const override { return synchronous_commit_; }
 
  private:
-  Consumer MakeConsumer() {
-    if constexpr (std::is_same_v<Consumer, NaiveReserveStock>) {
-      return Consumer(counting_);
-    } else {
-      return Consumer(counting_, clock_);
-    }
-  }
-
   mutable PgStore store_;
   CountingStore counting_;
-  SystemClock clock_;
-  Consumer consumer_;
   bool synchronous_commit_ = true;
   int64_t base_statements_ = 0;
 };
@@ -307,24 +284,10 @@ class RawPgHandler final : public StrategyHandler {
 
 }  // namespace
 
-bool RunsOnPostgres(BenchStrategy strategy) { return strategy != BenchStrategy::kNaturalKey; }
-
 std::unique_ptr<StrategyHandler> MakePgHandler(BenchStrategy strategy, const PgDatabase& db,
                                                bool synchronous_commit) {
-  switch (strategy) {
-    case BenchStrategy::kRaw:
-      return std::make_unique<RawPgHandler>(db, synchronous_commit);
-    case BenchStrategy::kNaive:
-      return std::make_unique<PgConsumerHandler<NaiveReserveStock>>(db, synchronous_commit);
-    case BenchStrategy::kCheckThenProcess:
-      return std::make_unique<PgConsumerHandler<CheckThenProcessReserveStock>>(db,
-                                                                               synchronous_commit);
-    case BenchStrategy::kInbox:
-      return std::make_unique<PgConsumerHandler<IdempotentReserveStock>>(db, synchronous_commit);
-    case BenchStrategy::kNaturalKey:
-      break;
-  }
-  throw std::invalid_argument(fmt::format("--strategy {} runs on SQLite only", ToString(strategy)));
+  if (strategy.raw()) return std::make_unique<RawPgHandler>(db, synchronous_commit);
+  return HandlerOn(*strategy.consumer(), std::make_unique<PgSession>(db, synchronous_commit));
 }
 
 std::string PgTextArray(const std::vector<std::string>& values) {

@@ -1,5 +1,5 @@
-// The bench's strategies on PostgreSQL: the consumers of lib/consumers on a PgStore (the
-// storage seam), and the raw baseline, the inbox's SQL written by hand on libpq. Each
+// The bench's strategies on PostgreSQL: the registry's consumers on a PgStore (the
+// storage seam, PgSession), and the raw baseline, the inbox's SQL written by hand on libpq. Each
 // handler opens its own connection to the PgDatabase (in the thread or process that uses
 // it, after any fork), sets the session's synchronous_commit and reads it back from the
 // server. Also what a run does to the schema before and after: stock the workload's books
@@ -16,12 +16,8 @@ namespace dedupsim {
 
 class PgDatabase;
 
-// The strategies that run on PostgreSQL: all but natural-key, whose consumer is written on
-// the SQLite connection.
-bool RunsOnPostgres(BenchStrategy strategy);
-
-// Throws std::invalid_argument for a strategy that does not run on PostgreSQL,
-// DatabaseError (PgError) when the server cannot be reached.
+// Every strategy runs on PostgreSQL: a consumer of the registry on a PgStore, the raw
+// baseline on libpq. Throws DatabaseError (PgError) when the server cannot be reached.
 std::unique_ptr<StrategyHandler> MakePgHandler(BenchStrategy strategy, const PgDatabase& db,
                                                bool synchronous_commit);
 

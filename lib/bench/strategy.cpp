@@ -2,44 +2,29 @@
 
 #include <sqlite3.h>
 
-#include <type_traits>
 
 #include "bench/raw_inbox.h"
-#include "consumers/check_then_process.h"
-#include "consumers/idempotent.h"
-#include "consumers/naive.h"
-#include "consumers/natural_key.h"
 #include "core/clock.h"
 #include "sqlite/store.h"
 
 namespace dedupsim {
 
-std::string_view ToString(BenchStrategy strategy) {
-  switch (strategy) {
-    case BenchStrategy::kRaw:
-      return "raw";
-    case BenchStrategy::kNaive:
-      return "naive";
-    case BenchStrategy::kCheckThenProcess:
-      return "check-then-process";
-    case BenchStrategy::kInbox:
-      return "inbox";
-    case BenchStrategy::kNaturalKey:
-      return "natural-key";
-  }
-  return "?";
-}
+std::string_view ToString(BenchStrategy strategy) { return strategy.name(); }
 
 const std::vector<BenchStrategy>& AllBenchStrategies() {
-  static const std::vector<BenchStrategy> all{BenchStrategy::kRaw, BenchStrategy::kNaive,
-                                         BenchStrategy::kCheckThenProcess, BenchStrategy::kInbox,
-                                         BenchStrategy::kNaturalKey};
+  static const std::vector<BenchStrategy> all = [] {
+    std::vector<BenchStrategy> strategies{BenchStrategy()};
+    for (const ConsumerEntry* c : AllConsumers()) {
+      if (c->bench != BenchRole::kNotRun) strategies.emplace_back(*c);
+    }
+    return strategies;
+  }();
   return all;
 }
 
 std::optional<BenchStrategy> ParseBenchStrategy(std::string_view name) {
   for (BenchStrategy s : AllBenchStrategies()) {
-    if (ToString(s) == name) return s;
+    if (s.name() == name) return s;
   }
   return std::nullopt;
 }
@@ -48,7 +33,7 @@ std::string BenchStrategyNames() {
   std::string names;
   for (BenchStrategy s : AllBenchStrategies()) {
     if (!names.empty()) names += ", ";
-    names += ToString(s);
+    names += s.name();
   }
   return names;
 }
@@ -69,27 +54,18 @@ void CountTransactions(sqlite3* db, TransactionCounts* counts) {
       db, [](void* arg) { static_cast<TransactionCounts*>(arg)->rollbacks++; }, counts);
 }
 
-// The consumers of lib/consumers on a connection of their own. The counts live on the
-// heap so the hooks' pointer stays valid.
-template <typename Consumer>
-class ConsumerHandler final : public StrategyHandler {
+// A connection of its own, the consumer's store over it. The counts live on the heap so
+// the hooks' pointer stays valid.
+class SqliteSession final : public BenchSession {
  public:
-  explicit ConsumerHandler(const DatabaseFile& db)
+  explicit SqliteSession(const DatabaseFile& db)
       : connection_(db.Connect()),
         store_(connection_),
-        counts_(std::make_unique<TransactionCounts>()),
-        consumer_(MakeConsumer()) {
+        counts_(std::make_unique<TransactionCounts>()) {
     CountTransactions(connection_.handle(), counts_.get());
   }
 
-  bool Handle(const OrderPlaced& m) override {
-    if constexpr (std::is_same_v<Consumer, NaiveReserveStock>) {
-      consumer_.Handle(m);
-      return true;
-    } else {
-      return consumer_.Handle(m);
-    }
-  }
+  Store& store() override { return store_; }
   BusyStats busy() const override { return connection_.busy(); }
   TransactionCounts transactions() const override { return *counts_; }
   void OnTransactionChange(std::function<void(bool open)> callback) override {
@@ -98,19 +74,36 @@ class ConsumerHandler final : public StrategyHandler {
   sqlite3* handle() const override { return connection_.handle(); }
 
  private:
-  Consumer MakeConsumer() {
-    if constexpr (std::is_same_v<Consumer, NaiveReserveStock>) {
-      return Consumer(store_);
-    } else {
-      return Consumer(store_, clock_);
-    }
+  Connection connection_;
+  SqliteStore store_;
+  std::unique_ptr<TransactionCounts> counts_;
+};
+
+// A registry entry's handler on a session, whatever its backend.
+class ConsumerHandler final : public StrategyHandler {
+ public:
+  ConsumerHandler(const ConsumerEntry& consumer, std::unique_ptr<BenchSession> session)
+      : consumer_(consumer), session_(std::move(session)) {}
+
+  bool Handle(const OrderPlaced& m) override {
+    ConsumerEnv env{session_->store(), clock_, nullptr, nullptr};
+    return consumer_.handle(env, m) == DeliveryResult::kProcessed;
+  }
+  BusyStats busy() const override { return session_->busy(); }
+  TransactionCounts transactions() const override { return session_->transactions(); }
+  void OnTransactionChange(std::function<void(bool open)> callback) override {
+    session_->OnTransactionChange(std::move(callback));
+  }
+  sqlite3* handle() const override { return session_->handle(); }
+  int64_t statements() const override { return session_->statements(); }
+  std::optional<bool> synchronous_commit() const override {
+    return session_->synchronous_commit();
   }
 
-  Connection connection_;
-  SqliteStore store_;  // the consumer's store, over connection_
+ private:
+  const ConsumerEntry& consumer_;
+  std::unique_ptr<BenchSession> session_;
   SystemClock clock_;
-  std::unique_ptr<TransactionCounts> counts_;
-  Consumer consumer_;
 };
 
 class RawHandler final : public StrategyHandler {
@@ -132,20 +125,14 @@ class RawHandler final : public StrategyHandler {
 
 }  // namespace
 
+std::unique_ptr<StrategyHandler> HandlerOn(const ConsumerEntry& consumer,
+                                           std::unique_ptr<BenchSession> session) {
+  return std::make_unique<ConsumerHandler>(consumer, std::move(session));
+}
+
 std::unique_ptr<StrategyHandler> MakeHandler(BenchStrategy strategy, const DatabaseFile& db) {
-  switch (strategy) {
-    case BenchStrategy::kRaw:
-      return std::make_unique<RawHandler>(db);
-    case BenchStrategy::kNaive:
-      return std::make_unique<ConsumerHandler<NaiveReserveStock>>(db);
-    case BenchStrategy::kCheckThenProcess:
-      return std::make_unique<ConsumerHandler<CheckThenProcessReserveStock>>(db);
-    case BenchStrategy::kInbox:
-      return std::make_unique<ConsumerHandler<IdempotentReserveStock>>(db);
-    case BenchStrategy::kNaturalKey:
-      return std::make_unique<ConsumerHandler<NaturalKeyReserveStock>>(db);
-  }
-  return nullptr;
+  if (strategy.raw()) return std::make_unique<RawHandler>(db);
+  return HandlerOn(*strategy.consumer(), std::make_unique<SqliteSession>(db));
 }
 
 }  // namespace dedupsim

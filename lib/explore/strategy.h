@@ -5,7 +5,8 @@
 //
 // An adapter holds no state: the explorer calls it from one instance's thread at a time,
 // on that instance's connection, whose every statement and hook is a scheduled step.
-// The table of adapters is in strategies.cpp; adding a strategy is adding a row there.
+// The table of rows is in strategies.cpp, one per entry of the registry of consumers
+// (consumers/registry.h); a consumer file (lib/files/) makes a row of its own.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "consumers/email.h"
+#include "consumers/registry.h"
 #include "core/clock.h"
 #include "core/message.h"
 #include "sqlite/connection.h"
@@ -23,12 +25,10 @@
 
 namespace dedupsim::explore {
 
-// What one delivery ended with, as the consumer reports it. All three are acked: a
-// skipped duplicate is a success, and a case that needs reconciliation goes where a
-// person looks (a dead-letter queue), flagged.
-enum class DeliveryResult { kProcessed, kSkipped, kNeedsReconciliation };
-
-std::string_view ToString(DeliveryResult result);  // "processed", "skipped", ...
+// What one delivery ended with: the registry's word (consumers/registry.h), one type for
+// the consumers, the explorer and the files.
+using ::dedupsim::DeliveryResult;
+using ::dedupsim::ToString;
 
 // What a delivery runs with. Every reference is valid for the call only.
 struct DeliveryContext {
@@ -140,11 +140,11 @@ int64_t ProviderEmailsApplied(EffectProbe& probe, const LogicalOrder& order);
 // consumer publishes), as one count for the invariant: more than once if either happened
 // more than once (the larger count), else the smaller (0: one of them was lost).
 int64_t EveryEffectOnce(int64_t effect, int64_t published);
-// The idempotent provider's tables, for a strategy that keeps it in the second file.
-extern const char* const kProviderSchema;
-extern const char* const kProviderReset;
-// The dedup cache's table (CacheKeys), for a strategy that keeps it in the second file.
-extern const char* const kCacheSchema;
-extern const char* const kCacheReset;
+// The side stores' tables (consumers/registry.h), for a strategy that keeps one in the
+// second file.
+using ::dedupsim::kCacheReset;
+using ::dedupsim::kCacheSchema;
+using ::dedupsim::kProviderReset;
+using ::dedupsim::kProviderSchema;
 
 }  // namespace dedupsim::explore

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,10 +18,9 @@ namespace {
 
 class PgTablesReader final : public TablesReader {
  public:
-  PgTablesReader(const PgDatabase& db, const std::string& sqlite_path)
-      : db_(db),
-        side_({{"cache", sqlite_path + kDedupCacheSuffix},
-               {"email provider", sqlite_path + kEmailProviderSuffix}}) {}
+  // sqlite: where the lessons' side stores go; the reader reads them once a lesson has
+  // made their folder, and never makes it.
+  PgTablesReader(const PgDatabase& db, const SqliteFiles& sqlite) : db_(db), sqlite_(sqlite) {}
 
   TablesSnapshot Read(const TraceEvent& after) override {
     TablesSnapshot snap = SnapshotAfter(after);
@@ -32,7 +32,15 @@ class PgTablesReader final : public TablesReader {
       connection_.reset();  // a broken session is opened anew at the next read
     }
     // The side stores after the server's tables, as TableProbe lists them after its file's.
-    TablesSnapshot side = side_.Read(after);
+    if (!side_) {
+      if (std::optional<SideStoreHome> home = sqlite_.side_home_if_made()) {
+        side_.emplace(std::vector<std::pair<std::string, std::string>>{
+            {"cache", home->base + kDedupCacheSuffix},
+            {"email provider", home->base + kEmailProviderSuffix}});
+      }
+    }
+    if (!side_) return snap;
+    TablesSnapshot side = side_->Read(after);
     if (snap.unreadable.empty()) {
       snap.unreadable = side.unreadable;
       if (side.unreadable.empty()) {
@@ -131,17 +139,17 @@ class PgTablesReader final : public TablesReader {
   std::unique_ptr<PgConnection> connection_;
   std::vector<Table> tables_;
   std::string read_sql_;  // reads every table at once (Prepare)
-  TableProbe side_;
+  const SqliteFiles& sqlite_;
+  std::optional<TableProbe> side_;  // once the side stores' folder is made
 };
 
 }  // namespace
 
 std::unique_ptr<TablesReader> OpenTablesReader(ScenarioEnv& env) {
-  const std::string path = SqliteFile(env).path();
   if (const auto* pg = dynamic_cast<const PgBackend*>(&env.backend)) {
-    return std::make_unique<PgTablesReader>(pg->database(), path);
+    return std::make_unique<PgTablesReader>(pg->database(), env.sqlite);
   }
-  return std::make_unique<TableProbe>(path);
+  return std::make_unique<TableProbe>(SqliteFile(env).path());
 }
 
 }  // namespace dedupsim

@@ -1,7 +1,7 @@
 // The step-through page's reader of a run's stores on either database: on SQLite the
 // run's file and the side stores beside it (TableProbe); on PostgreSQL the schema's tables,
 // read from the server through a connection of the reader's own, and the side stores (the
-// dedup cache, the email provider: SQLite files beside the run's SQLite file).
+// dedup cache, the email provider: SQLite files in a folder of their own, SqliteFiles).
 //
 // The PostgreSQL reader never waits for a consumer: each read is one SELECT of every table
 // (one snapshot, one round trip; MVCC: it sees what was committed when it began, takes no
@@ -18,8 +18,8 @@
 
 namespace dedupsim {
 
-// A reader of every table of env's stores, for Recorder::SetObserver. On a server it makes
-// env's SQLite file (where the side stores live) if no lesson has yet.
+// A reader of every table of env's stores, for Recorder::SetObserver. On a server it reads
+// the side stores once a lesson has made their folder, and makes nothing itself.
 std::unique_ptr<TablesReader> OpenTablesReader(ScenarioEnv& env);
 
 }  // namespace dedupsim

@@ -94,7 +94,7 @@ void Validate(const SoakOptions& o) {
   if (o.consumers < 1 || o.consumers > static_cast<int>(kMaxSlots)) {
     throw std::invalid_argument(fmt::format("--consumers must be within [1, {}]", kMaxSlots));
   }
-  if (o.strategy == BenchStrategy::kRaw) {
+  if (o.strategy.raw()) {
     throw std::invalid_argument("--strategy raw is the bench's baseline, not a soak consumer");
   }
   if (o.kill_every.count() < 0 || o.kill_every.count() > 60000) {

@@ -29,7 +29,7 @@ class PgDatabase;
 struct SoakOptions {
   WorkloadSpec workload{5000, 0.3, 1};
   int consumers = 4;
-  BenchStrategy strategy = BenchStrategy::kInbox;      // any but raw
+  BenchStrategy strategy = *ParseBenchStrategy("inbox");  // any but raw
   std::chrono::milliseconds kill_every{50};  // mean gap between kills; 0: no kills
   std::chrono::milliseconds lease{200};      // visibility timeout of a delivery
   std::chrono::seconds timeout{300};         // give up (and fail) after this long

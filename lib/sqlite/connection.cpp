@@ -161,10 +161,10 @@ int OnBusy(void* arg, int count) {
   }
   if (count == 0) {
     state->wait_started = now;
-    if (!state->wait_open) {
+    const bool first_of_step = !state->wait_open;
+    if (first_of_step) {
       state->wait_open = true;
       state->wait_blocked = now;
-      if (state->on_blocked) state->on_blocked();
     }
     if (state->recorder != nullptr) {
       TraceEvent e;
@@ -177,6 +177,9 @@ int OnBusy(void* arg, int count) {
       e.waited_on = "the write lock";
       state->recorder->Record(std::move(e));
     }
+    // Told only once the wait is on the trace: whatever the listener does next (kill the
+    // holder, let it commit) is stamped after the wait, whichever thread runs first.
+    if (first_of_step && state->on_blocked) state->on_blocked();
   }
   // The wait's end is known by an event, not by the clock: the budget starts once it came.
   if (state->other_holds && state->other_holds()) state->wait_started = now;

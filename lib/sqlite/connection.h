@@ -146,7 +146,8 @@ class Connection {
   // bench and soak run millions of transactions). Kept across moves.
   void KeepLockHistory();
   LockHistory lock_history() const;
-  // Called (on this connection's thread) at the first busy-handler call of each wait.
+  // Called (on this connection's thread) at the first busy-handler call of each wait, after
+  // the wait's "wait" event is recorded (when tracing): what the callback causes comes after.
   void OnBlocked(std::function<void()> callback);
   // From now on, a wait for a lock gives up (SQLITE_BUSY) after timeout.
   void SetBusyTimeout(std::chrono::milliseconds timeout);

@@ -6,6 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+#include <vector>
 #include <cstring>
 #include <utility>
 
@@ -47,9 +51,50 @@ SideStore::~SideStore() {
   }
 }
 
+SideStoreHome HomeBeside(const DatabaseFile& main) {
+  return {main.path(), main.settings().busy_timeout, main.settings().synchronous};
+}
+
+SideStoreFolder::SideStoreFolder(const DatabaseSettings& settings)
+    : settings_(settings), owner_pid_(static_cast<int>(getpid())) {
+  const char* dir = std::getenv("TMPDIR");
+  const std::string pattern = fmt::format("{}/dedupsim-side-XXXXXX", dir && *dir ? dir : "/tmp");
+  // Registered in the step that makes it: on interrupt the folder goes with what is in it
+  // (side stores of this run only: nobody else knows its name, and its mode keeps others
+  // out). The stores' own registrations then find their files gone.
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (::mkdtemp(buffer.data()) == nullptr) {
+    throw DatabaseError(fmt::format("cannot create a folder for the side stores in {}: {}",
+                                    pattern, std::strerror(errno)));
+  }
+  path_ = buffer.data();
+  const std::string folder = path_;
+  run_files::RegisterCleanup(folder, [folder] {
+    std::error_code ignored;
+    std::filesystem::remove_all(folder, ignored);
+  });
+}
+
+SideStoreFolder::~SideStoreFolder() {
+  if (owner_pid_ != static_cast<int>(getpid())) return;
+  run_files::ForgetCleanup(path_);
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+SideStoreHome SideStoreFolder::home() const {
+  return {path_ + "/run", settings_.busy_timeout, settings_.synchronous};
+}
+
 SideStore SideStore::CreateNextTo(const DatabaseFile& main, std::string_view suffix,
                                   const std::string& schema) {
-  std::string path = main.path() + std::string(suffix);
+  return CreateIn(HomeBeside(main), suffix, schema);
+}
+
+SideStore SideStore::CreateIn(const SideStoreHome& home, std::string_view suffix,
+                              const std::string& schema) {
+  std::string path = home.base + std::string(suffix);
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw DatabaseError(fmt::format("{}: is a directory", path));
@@ -80,7 +125,7 @@ SideStore SideStore::CreateNextTo(const DatabaseFile& main, std::string_view suf
         return path;
       },
       /*companions=*/true);
-  SideStore store(path, main.settings().busy_timeout, main.settings().synchronous);
+  SideStore store(path, home.busy_timeout, home.synchronous);
   try {
     Connection connection = store.Connect();
     // A store lives for this run only (removed at its end): its set-up (mark, schema, the

@@ -44,9 +44,44 @@ inline constexpr const char* kEmailProviderSuffix = ".provider";
 // -journal, and each side store (".cache", ".provider") with its own companions.
 std::vector<std::string> FilesOfDatabase(const std::string& db_path);
 
+// Where a run's side stores live: a base path (a store is base + its suffix) and the
+// settings their connections take.
+struct SideStoreHome {
+  std::string base;
+  std::chrono::milliseconds busy_timeout{5000};
+  Synchronous synchronous = Synchronous::kNormal;
+};
+
+// Beside a SQLite run's database: base is its path, the settings are its settings.
+SideStoreHome HomeBeside(const DatabaseFile& main);
+
+// A home for the side stores of a run on a server database (PostgreSQL), which has no
+// SQLite file for them to sit beside: a private folder (mode 0700, in $TMPDIR, or /tmp)
+// made when this object is, holding nothing but the side stores (base "FOLDER/run"), and
+// removed with them when it is destroyed in the process that made it, or on interrupt
+// (run_files). Throws DatabaseError when the folder cannot be made.
+class SideStoreFolder {
+ public:
+  explicit SideStoreFolder(const DatabaseSettings& settings);
+  ~SideStoreFolder();
+  SideStoreFolder(const SideStoreFolder&) = delete;
+  SideStoreFolder& operator=(const SideStoreFolder&) = delete;
+
+  SideStoreHome home() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  DatabaseSettings settings_;
+  int owner_pid_;
+};
+
 class SideStore {
  public:
-  // Creates the store at main.path() + suffix and runs schema (CREATE TABLE ...) in it.
+  // Creates the store at home.base + suffix and runs schema (CREATE TABLE ...) in it.
+  static SideStore CreateIn(const SideStoreHome& home, std::string_view suffix,
+                            const std::string& schema);
+  // CreateIn(HomeBeside(main), suffix, schema).
   static SideStore CreateNextTo(const DatabaseFile& main, std::string_view suffix,
                                 const std::string& schema);
   ~SideStore();

@@ -4,9 +4,9 @@
 
 namespace dedupsim {
 
-SideStore CreateDedupCache(const DatabaseFile& main) {
-  return SideStore::CreateNextTo(
-      main, kDedupCacheSuffix,
+SideStore CreateDedupCache(const SideStoreHome& home) {
+  return SideStore::CreateIn(
+      home, kDedupCacheSuffix,
       "CREATE TABLE CacheKeys (Key TEXT NOT NULL PRIMARY KEY, SetAt TEXT NOT NULL) WITHOUT ROWID");
 }
 

@@ -17,8 +17,9 @@
 
 namespace dedupsim {
 
-// Creates the cache file next to main. The returned store removes it when destroyed.
-SideStore CreateDedupCache(const DatabaseFile& main);
+// Creates the cache file in home (beside the run's database, or a server run's folder for
+// side stores). The returned store removes it when destroyed.
+SideStore CreateDedupCache(const SideStoreHome& home);
 
 class DedupCache {
  public:

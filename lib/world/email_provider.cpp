@@ -5,8 +5,8 @@
 
 namespace dedupsim {
 
-SideStore CreateEmailProviderStore(const DatabaseFile& main) {
-  return SideStore::CreateNextTo(main, kEmailProviderSuffix, R"sql(
+SideStore CreateEmailProviderStore(const SideStoreHome& home) {
+  return SideStore::CreateIn(home, kEmailProviderSuffix, R"sql(
     CREATE TABLE SentEmails (
       IdempotencyKey TEXT NOT NULL PRIMARY KEY,
       Text           TEXT NOT NULL,

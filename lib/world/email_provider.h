@@ -26,8 +26,9 @@ class EmailProvider {
   virtual void Send(const std::string& idempotency_key, const std::string& text) = 0;
 };
 
-// Creates the provider's store next to main; the returned store removes it when destroyed.
-SideStore CreateEmailProviderStore(const DatabaseFile& main);
+// Creates the provider's store in home (beside the run's database, or a server run's
+// folder for side stores); the returned store removes it when destroyed.
+SideStore CreateEmailProviderStore(const SideStoreHome& home);
 
 enum class ProviderSend { kSent, kAlreadySent };
 

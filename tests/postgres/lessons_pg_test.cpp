@@ -4,6 +4,11 @@
 // the lesson is the same there. Where a row-locking server behaves differently, the
 // measured PostgreSQL value is asserted.
 #include <catch2/catch.hpp>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -81,6 +86,68 @@ TEST_CASE("a PostgreSQL run makes no SQLite file: it runs where a temporary file
   INFO(pg.err);
   CHECK(pg.exit_code == 0);
   CHECK(Has(pg.out, "[inbox]"));
+}
+
+// What a command creates directly in the folder `dir` (files and folders, as inotify saw
+// them: anything made and removed again during the run too), each as "NAME" or "NAME/".
+std::vector<std::string> CreatedDuring(const std::string& dir, const std::function<void()>& run) {
+  const int fd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  REQUIRE(fd >= 0);
+  REQUIRE(::inotify_add_watch(fd, dir.c_str(), IN_CREATE) >= 0);
+  run();
+  std::vector<std::string> created;
+  alignas(inotify_event) char buffer[64 * 1024];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;  // EAGAIN: every event of the run read
+    for (ssize_t at = 0; at < n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(buffer + at);
+      if (e->len > 0) created.push_back(std::string(e->name) + ((e->mask & IN_ISDIR) ? "/" : ""));
+      at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+    }
+  }
+  ::close(fd);
+  return created;
+}
+
+// Issue 30: a PostgreSQL run creates no SQLite file it does not use. Its side stores (a
+// lesson's dedup cache, the email provider's records) are SQLite files it uses: they go in
+// a folder of their own, made only by a lesson that keeps one, never beside a SQLite
+// database made for nothing. --html reads every store after each step and makes none.
+// Mutation caught: SqliteFiles making a temporary SQLite database on a server for the
+// side stores to sit beside (as it did): "dedupsim-XXXXXX.db" appears in TMPDIR; or the
+// step-through reader making the side stores' folder when it opens (inbox makes one).
+TEST_CASE("a PostgreSQL run makes no SQLite database, and a side-store folder only for a lesson that keeps one",
+          "[postgres]") {
+  const std::string conninfo = testing::Conninfo();
+  REQUIRE_FALSE(conninfo.empty());
+  testing::TempDir tmp, out;
+  const auto run = [&](const std::string& lesson) {
+    testing::CliResult r;
+    std::vector<std::string> created = CreatedDuring(tmp.path(), [&] {
+      r = RunCli({"run", lesson, "--check", "--backend", "postgres", "--dsn", conninfo,
+                  "--pg-schema", "t_no_sqlite_db", "--html", out.File(lesson + ".html")},
+                 {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
+    });
+    INFO(lesson << ": " << r.err);
+    CHECK(r.exit_code == 0);
+    return created;
+  };
+  // No side store: nothing at all.
+  CHECK(run("inbox").empty());
+  // A dedup cache, and an email provider's records: one folder of side stores each, no file.
+  for (const std::string lesson : {"cache-arbiter", "email-reconcile"}) {
+    const std::vector<std::string> created = run(lesson);
+    INFO(lesson);
+    REQUIRE(created.size() == 1);
+    CHECK(created[0].rfind("dedupsim-side-", 0) == 0);
+    CHECK(created[0].back() == '/');
+    // The page shows the side store's tables beside the server's.
+    const std::string page = testing::ReadFile(out.File(lesson + ".html"));
+    CHECK(Has(page, lesson == "cache-arbiter" ? "CacheKeys" : "SentEmails"));
+  }
+  // Everything made was removed at the end.
+  CHECK(std::filesystem::is_empty(tmp.path()));
 }
 
 TEST_CASE("an option changes the PostgreSQL figures as it changes SQLite's", "[postgres]") {

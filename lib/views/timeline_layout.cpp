@@ -1,0 +1,261 @@
+#include "views/timeline_layout.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <tuple>
+
+#include "views/timeline_text.h"
+
+namespace dedupsim::timeline {
+
+namespace {
+
+// A step of 1, 2 or 5 times a power of ten, giving about `count` ticks over span_ms.
+double NiceStep(double span_ms, int count) {
+  double raw = span_ms / count;
+  double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * power >= raw) return m * power;
+  }
+  return 10 * power;
+}
+
+std::string FormatMs(double ms, double step) {
+  if (std::abs(ms) < step / 1000) ms = 0;  // no "-0 ms"
+  if (step >= 1) return fmt::format("{:.0f} ms", ms);
+  if (step >= 0.1) return fmt::format("{:.1f} ms", ms);
+  return fmt::format("{:.2f} ms", ms);
+}
+
+const char* StepCss(const LaneStep& s) {
+  if (s.delivery) return "head";
+  if (s.tone == Tone::kRight) return "right";
+  if (s.tone == Tone::kWrong) return "wrong";
+  if (s.failed) return "failed";
+  return "step";
+}
+
+// The cards of each lane: a new card at each delivery, after a wait (the statement that
+// waited goes on later), after a pause (a time axis: a gap of gap_us; a step axis: another
+// lane acted in between), and at kCardSteps steps. owner: per stamp, the lane that acted
+// there (-1: several, or none).
+std::vector<Card> MakeCards(const std::vector<Lane>& lanes, const Layout& layout,
+                            const std::vector<int>& owner, int64_t gap_us) {
+  std::vector<Card> cards;
+  for (size_t li = 0; li < lanes.size(); ++li) {
+    std::optional<size_t> last;
+    bool after_wait = false;
+    size_t steps_in_card = 0;
+    for (const LaneStep& s : lanes[li].steps) {
+      const size_t at = layout.Index(s.at_us);
+      bool pause = false;
+      if (last) {
+        if (layout.time_axis) {
+          pause = s.at_us - layout.stamps[*last] > gap_us;
+        } else {
+          for (size_t k = *last + 1; k < at && !pause; ++k) {
+            pause = owner[k] != static_cast<int>(li);
+          }
+        }
+      }
+      if (!last || s.delivery || pause || after_wait || steps_in_card >= kCardSteps) {
+        cards.push_back(Card{li, at, {}, 0, 0});
+        steps_in_card = 0;
+      }
+      std::string text = s.text;
+      if (s.tone == Tone::kRight) text += " ✓";
+      if (s.tone == Tone::kWrong) text += " ✗";
+      for (const std::string& part : Wrap(text, kCardChars)) {
+        cards.back().lines.push_back({part, StepCss(s)});
+      }
+      steps_in_card++;
+      last = at;
+      after_wait = s.wait;
+    }
+  }
+  for (Card& c : cards) {
+    double widest = 0;
+    for (const CardLine& l : c.lines) widest = std::max(widest, TextWidth(l.text));
+    c.width = widest + 2 * kCardPad;
+  }
+  return cards;
+}
+
+// Fills layout.x and layout.band (see Layout). base: each stamp's x on a time axis as if
+// the plot were endless (kPlotLeft at the first); unused on a step axis.
+void PlaceStamps(Layout& layout, const std::vector<double>& base, std::vector<Card>& cards,
+                 size_t lanes) {
+  constexpr double kStep = 18;     // a step axis: the least room between two stamps
+  constexpr double kCardGap = 16;  // between two cards of one lane
+  const size_t n = layout.stamps.size();
+  layout.x.assign(n, kPlotLeft);
+  layout.band.assign(n, 0);
+  std::vector<std::vector<Card*>> starting(n);
+  for (Card& c : cards) starting[c.first].push_back(&c);
+  std::vector<double> lane_free(lanes, kPlotLeft);
+  int band = 0;
+  size_t band_start = 0;
+  double shift = 0;  // a time axis: base minus this is the x within the band
+  // x for stamp k, and whether every card starting there fits: a card starts at its step,
+  // or, near the plot's end, ends at the edge with its step above it, never over the card
+  // before it on its lane.
+  auto place = [&](size_t k) {
+    double x = k == band_start ? kPlotLeft : layout.x[k - 1] + (layout.time_axis ? 0 : kStep);
+    if (layout.time_axis) x = std::max(x, base[k] - shift);
+    for (const Card* c : starting[k]) x = std::max(x, lane_free[c->lane]);
+    bool fits = x <= kPlotRight;
+    for (const Card* c : starting[k]) {
+      fits = fits && std::min(x, kPlotRight - c->width) >= lane_free[c->lane];
+    }
+    return std::make_pair(x, fits);
+  };
+  for (size_t k = 0; k < n; ++k) {
+    auto [x, fits] = place(k);
+    if (!fits && k > band_start) {
+      ++band;  // what starts here goes on in the next band
+      band_start = k;
+      shift = layout.time_axis ? base[k] - kPlotLeft : 0;
+      std::fill(lane_free.begin(), lane_free.end(), kPlotLeft);
+      std::tie(x, fits) = place(k);
+    }
+    layout.x[k] = x;
+    layout.band[k] = band;
+    for (Card* c : starting[k]) {
+      c->left = std::max(kPlotLeft, std::min(x, kPlotRight - c->width));
+      lane_free[c->lane] = c->left + c->width + kCardGap;
+    }
+  }
+  layout.bands = band + 1;
+}
+
+}  // namespace
+
+double Card::height() const { return static_cast<double>(lines.size()) * kLine + 8; }
+
+size_t Layout::Index(int64_t us) const {
+  auto it = std::lower_bound(stamps.begin(), stamps.end(), us);
+  if (it == stamps.end()) return stamps.empty() ? 0 : stamps.size() - 1;
+  return static_cast<size_t>(it - stamps.begin());
+}
+
+double Layout::XIn(int64_t us, int b) const {
+  const size_t k = Index(us);
+  if (band[k] < b) return kPlotLeft - 6;
+  if (band[k] > b) return kPlotRight + 6;
+  return x[k];
+}
+
+PartLayout LayOutPart(const std::vector<Lane>& lanes, const std::vector<TraceEvent>& events) {
+  PartLayout part;
+  Layout& layout = part.layout;
+  int64_t lo = lanes.front().first_us, hi = lanes.front().last_us;
+  bool waited = false;
+  for (const Lane& lane : lanes) {
+    lo = std::min(lo, lane.first_us);
+    hi = std::max(hi, lane.last_us);
+    for (const Span& span : lane.spans) hi = std::max(hi, span.end_us);
+    waited |= !lane.waits.empty();
+  }
+  for (const TraceEvent& e : events) {
+    if (e.kind == "clock") part.clocks.push_back(&e);
+    if (!LaneKey(e).empty() || e.kind == "clock") layout.stamps.push_back(e.at_us);
+  }
+  for (const Lane& lane : lanes) {
+    for (const LockWait& w : lane.waits) layout.stamps.push_back(w.start_us);
+  }
+  std::sort(layout.stamps.begin(), layout.stamps.end());
+  layout.stamps.erase(std::unique(layout.stamps.begin(), layout.stamps.end()), layout.stamps.end());
+  part.span_us = hi - lo;
+  layout.time_axis = part.clocks.empty() && (part.span_us >= kTimeAxisFromUs || waited);
+  // Who acted at each stamp: a lane's card goes on while no other lane acted in between.
+  std::vector<int> owner(layout.stamps.size(), -2);
+  for (size_t li = 0; li < lanes.size(); ++li) {
+    for (const LaneStep& step : lanes[li].steps) {
+      int& o = owner[layout.Index(step.at_us)];
+      o = o == -2 || o == static_cast<int>(li) ? static_cast<int>(li) : -1;
+    }
+  }
+  const int64_t gap_us = std::max<int64_t>(2000, part.span_us / 16);
+  part.cards = MakeCards(lanes, layout, owner, gap_us);
+  std::vector<double> base(layout.stamps.size(), kPlotLeft);
+  const double per_us =
+      (kPlotRight - kPlotLeft - 40) / std::max<double>(static_cast<double>(part.span_us), 1000.0);
+  for (size_t k = 0; k < layout.stamps.size(); ++k) {
+    base[k] = kPlotLeft + static_cast<double>(layout.stamps[k] - lo) * per_us;
+  }
+  PlaceStamps(layout, base, part.cards, lanes.size());
+  return part;
+}
+
+Band BandOf(const Layout& layout, int b) {
+  Band band;
+  band.index = b;
+  for (size_t k = 0; k < layout.stamps.size(); ++k) {
+    if (layout.band[k] != b) continue;
+    if (band.lo_us < 0) band.lo_us = layout.stamps[k];
+    band.hi_us = layout.stamps[k];
+  }
+  return band;
+}
+
+Axis DrawAxis(const PartLayout& part, const Band& band, double lanes_top, double y) {
+  const Layout& layout = part.layout;
+  const int b = band.index;
+  Axis out;
+  std::string& grid = out.grid;
+  std::string& axis = out.axis;
+  axis = fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>\n",
+                     Num(kPlotLeft), Num(y + 4), Num(kPlotRight), Num(y + 4));
+  std::string caption;
+  if (!layout.time_axis) {
+    caption = part.clocks.empty() ? fmt::format("steps in order ({:.1f} ms)",
+                                                static_cast<double>(part.span_us) / 1000.0)
+                                  : std::string("steps (simulated clock)");
+  } else {
+    caption = "ms since the run began";
+  }
+  if (b > 0) caption += " (continued)";
+  double free_from = std::max(kPlotLeft - 40, kMargin + TextWidth(caption, 16) + 14);
+  auto tick = [&](double x, const std::string& label) {
+    grid += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                        Num(x), Num(lanes_top), Num(y + 4));
+    axis += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+                        Num(x), Num(y + 4), Num(y + 11));
+    const double w = TextWidth(label, 16);
+    if (x - w / 2 >= free_from && x + w / 2 <= kWidth - 8) {
+      axis += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x), Num(y + 28),
+                          Escape(label));
+      free_from = x + w / 2 + 14;
+    }
+  };
+  if (!layout.time_axis) {
+    for (const TraceEvent* c : part.clocks) {
+      const size_t k = layout.Index(c->at_us);
+      if (layout.band[k] == b) tick(layout.x[k], c->detail);
+    }
+  } else {
+    // Times between two stamps are placed between their x, in proportion.
+    const double step =
+        NiceStep(static_cast<double>(std::max<int64_t>(band.hi_us - band.lo_us, 1000)) / 1000.0, 7);
+    for (double t = std::ceil(static_cast<double>(band.lo_us) / 1000.0 / step) * step;
+         t * 1000.0 <= static_cast<double>(band.hi_us) + 1e-6; t += step) {
+      const auto us = static_cast<int64_t>(std::llround(t * 1000.0));
+      size_t k = layout.Index(us);
+      double x = layout.x[k];
+      if (k > 0 && layout.stamps[k] > us && layout.band[k - 1] == b) {
+        const double f = static_cast<double>(us - layout.stamps[k - 1]) /
+                         static_cast<double>(layout.stamps[k] - layout.stamps[k - 1]);
+        x = layout.x[k - 1] + f * (layout.x[k] - layout.x[k - 1]);
+      }
+      tick(x, FormatMs(t, step));
+    }
+  }
+  axis += fmt::format("<text class=\"caption\" x=\"{}\" y=\"{}\">{}</text>\n", Num(kMargin),
+                      Num(y + 28), Escape(caption));
+  return out;
+}
+
+}  // namespace dedupsim::timeline
