@@ -1,70 +1,62 @@
-// The baton that hands the turn between the scheduler's thread and its instances' threads:
-// exactly one of them runs at a time. Whoever holds the baton runs; every other thread waits
-// on its own futex word, so a hand-off wakes exactly one thread and costs one wake and one
-// wait. Every change to state shared between them is made while holding the baton; the
-// signals' release/acquire order those changes, so no other lock is needed.
+// The baton that hands the turn between the scheduler and its instances: exactly one of them
+// runs at a time. Each instance is a fiber (a stack of its own, ucontext) on the scheduler's
+// thread, so handing the turn over is a switch of stacks in user space, with no thread to
+// wake and no other CPU involved. (Each instance was a thread, woken through a futex: the
+// hand-offs were most of a schedule's cost, docs/performance.md.)
 //
-// Thread-safety: Give is called by the scheduler's thread only; Yield, Await and Return by
-// the worker named, from its own thread. A Baton must outlive every thread that uses it.
+// An instance's code runs on its fiber exactly as it ran on its own thread: it parks (Yield)
+// inside a SQLite busy handler, inside a PostgreSQL wait, inside a catch block, in a
+// destructor during unwinding. The C++ runtime's per-thread exception state (the exceptions
+// being handled, the count of those in flight) is saved and restored at every switch, so a
+// fiber parked inside a catch block and another one throwing never see each other's. ASan
+// and TSan are told of every switch.
+//
+// Thread-safety: none is needed: the scheduler and its fibers run on one thread, the one
+// that calls Give, the same one for the Baton's life (a fiber parked mid-body must resume
+// on the thread it parked on: its frames may hold that thread's thread-local addresses).
+// Give is called outside every fiber; Yield on the fiber named, while it has the turn. A
+// Baton must outlive its fibers' runs; destroying it frees their stacks, so every body must
+// have ended (Finished) or never be given the turn again.
 #pragma once
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cstdint>
+#include <cstddef>
+#include <functional>
+#include <memory>
 #include <vector>
 
 namespace dedupsim::explore {
 
-// A one-shot signal between two threads: Post lets exactly one Wait through. A futex word,
-// so a hand-off costs one wake and one wait, with no mutex for the woken thread to take.
-// The atomic's release/acquire orders everything the poster wrote before the waiter reads.
-class Signal {
- public:
-  void Post() {
-    word_.store(1, std::memory_order_release);
-    syscall(SYS_futex, &word_, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-  }
-  void Wait() {
-    while (word_.exchange(0, std::memory_order_acquire) == 0) {
-      syscall(SYS_futex, &word_, FUTEX_WAIT_PRIVATE, 0, nullptr, nullptr, 0);
-    }
-  }
-
- private:
-  std::atomic<uint32_t> word_{0};
-};
-
-// The one permission to run, between the scheduler and `workers` worker threads.
 class Baton {
  public:
-  explicit Baton(size_t workers) : workers_(workers) {}
+  explicit Baton(size_t workers);
+  ~Baton();
+  Baton(const Baton&) = delete;
+  Baton& operator=(const Baton&) = delete;
 
-  // Scheduler: gives the baton to worker and waits until it is handed back.
-  void Give(int worker) {
-    workers_[Slot(worker)].Post();
-    scheduler_.Wait();
-  }
+  // Makes worker's fiber, which runs body from the first Give. An exception leaving body
+  // ends the process (std::terminate), as one leaving a thread's function did.
+  void Spawn(int worker, std::function<void()> body);
 
-  // Worker: hands the baton back and waits until it is given again.
-  void Yield(int worker) {
-    scheduler_.Post();
-    workers_[Slot(worker)].Wait();
-  }
+  // Scheduler: gives the turn to worker and returns when it is handed back (Yield, or the
+  // end of its body). Does nothing once the body has ended.
+  void Give(int worker);
 
-  // Worker: waits for the baton (between runs).
-  void Await(int worker) { workers_[Slot(worker)].Wait(); }
+  // Worker: hands the turn back; returns when it is given again.
+  void Yield(int worker);
 
-  // Worker: hands the baton back and goes on without it (to Await, or to exit).
-  void Return() { scheduler_.Post(); }
+  // True once worker's body has returned.
+  bool Finished(int worker) const;
+
+  struct Fiber;
 
  private:
-  static size_t Slot(int worker) { return static_cast<size_t>(worker); }
+  void SwitchTo(Fiber& from, Fiber& to);
 
-  Signal scheduler_;
-  std::vector<Signal> workers_;
+  std::unique_ptr<Fiber> scheduler_;  // the context of whoever called Give
+  std::vector<std::unique_ptr<Fiber>> workers_;
+  int running_ = -1;  // the worker whose fiber runs, or -1: the scheduler
+
+  static void Entry(unsigned lo, unsigned hi);
 };
 
 }  // namespace dedupsim::explore

@@ -72,7 +72,6 @@ Explorer::Explorer(ExploreOptions options, std::span<const Strategy* const> extr
                                                .synchronous = options.synchronous,
                                                .reuse_connections = options.reuse_connections,
                                                .max_steps = options.max_steps,
-                                               .one_cpu = options.one_cpu,
                                                .retry = RetryRuleFor(options),
                                                .postgres = options.postgres,
                                                .isolation = options.isolation}) {}

@@ -139,7 +139,6 @@ struct ExploreOptions {
   // one schedule per class; see search.h.
   enum class Search { kSourceSets, kSleepSets };
   Search search = Search::kSourceSets;
-  bool one_cpu = true;  // see SchedulerOptions::one_cpu
   size_t max_steps = 5000;  // a run longer than this ends as an error (SchedulerOptions)
   WorldSize world{};    // the concurrent fault's copies and instances
   // When a blocked instance is offered again. Default (nullopt): kAfterRelease when

@@ -11,7 +11,6 @@
 #include <array>
 #include <stdexcept>
 
-#include "explore/cpu_pin.h"
 #include "explore/scheduler_impl.h"
 #include "explore/worker.h"
 #include "postgres/connection.h"
@@ -107,19 +106,16 @@ Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions op
   }
   if (options.postgres == nullptr) ReadMainTables();
   if (options.postgres != nullptr) pg_control.emplace(options.postgres->Connect());
-  if (options.one_cpu) cpu = ChooseCpu();
   for (int i = 0; i < kMaxInstances; ++i) {
-    threads.emplace_back([w = workers[static_cast<size_t>(i)].get()] { w->Main(); });
-    if (cpu >= 0 && !PinThread(threads.back().native_handle(), cpu)) cpu = -1;
+    baton.Spawn(i, [w = workers[static_cast<size_t>(i)].get()] { w->Main(); });
   }
 }
 
 Scheduler::Impl::~Impl() {
   for (size_t i = 0; i < workers.size(); ++i) {
     workers[i]->Quit();
-    baton.Give(static_cast<int>(i));
+    baton.Give(static_cast<int>(i));  // closes its connections on its own stack, and ends
   }
-  for (std::thread& t : threads) t.join();
 }
 
 void Scheduler::Impl::Reset(const Plan& p) {
@@ -298,7 +294,6 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     throw std::logic_error(fmt::format("a plan has {} instances; at most {}", plan.instances.size(),
                                        s.workers.size()));
   }
-  PinCaller pin(s.cpu);
   s.Reset(plan);
   for (size_t i = 0; i < s.workers.size(); ++i) {
     s.workers[i]->Assign(i < plan.instances.size() ? &plan.instances[i] : nullptr, recorder);

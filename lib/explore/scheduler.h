@@ -1,17 +1,19 @@
 // Runs a plan once, under one interleaving, on a real SQLite file. Each consumer instance
-// is a thread with its own connection; the connection's StepGate parks the thread before
-// every statement, hook and email send, and whenever SQLite finds the database locked.
-// Exactly one thread runs at a time: the scheduler hands a baton to the instance a Chooser
-// picks, and waits until that instance parks again. The same choices on the same plan
+// is a fiber (a stack of its own on the caller's thread, baton.h) with its own connection;
+// the connection's StepGate parks the instance before every statement, hook and email send,
+// and whenever SQLite finds the database locked. Exactly one instance runs at a time: the
+// scheduler hands a baton to the instance a Chooser picks, and waits until that instance
+// parks again. The same choices on the same plan
 // always give the same run.
 //
 // An instance that finds the database locked is blocked: it is not offered again until
 // another instance has taken a step. When every live instance is blocked, the run is a
 // deadlock. A crash point kills the instance as it reaches that step: the gate throws
-// SimulatedCrash, the thread closes its connection without committing (what a process
+// SimulatedCrash, the instance closes its connection without committing (what a process
 // death leaves), and the broker redelivers the message to the restarted instance.
 //
-// A Scheduler is not thread-safe: one caller runs one plan at a time. It owns a temporary
+// A Scheduler is not thread-safe: one caller, on one thread for the Scheduler's life, runs
+// one plan at a time. It owns a temporary
 // database that every run empties and restocks (DELETE, not a new file), and keeps each
 // instance's connection, with its prepared statements, from run to run unless it crashed.
 #pragma once
@@ -142,10 +144,6 @@ struct SchedulerOptions {
   bool reuse_connections = true;
   size_t max_steps = 5000;  // a run longer than this ends as an error
   int max_attempts = 5;     // deliveries of one message refused by the database, then given up
-  // Run the scheduler's thread and its instances' threads on one CPU while a plan runs.
-  // Only one of them runs at a time anyway; on one CPU a hand-off does not wake another
-  // (idle) CPU. The caller's own affinity is restored when Run returns.
-  bool one_cpu = true;
   RetryRule retry = RetryRule::kAfterAnyStep;
   // Run on this PostgreSQL schema instead of a temporary SQLite file (null: SQLite). Only
   // strategies with handle_store run there. A statement the side connection shows waiting

@@ -4,7 +4,7 @@
 // include it.
 //
 // Thread-safety: everything here is touched only by the holder of the baton (baton.h):
-// the scheduler's thread between steps, one worker's thread during its step.
+// the scheduler between steps, one worker's fiber during its step, all on one thread.
 #pragma once
 
 #include <chrono>
@@ -14,7 +14,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -66,8 +65,6 @@ struct Scheduler::Impl {
   std::optional<Connection> aux_control;
   Baton baton{kMaxInstances};
   std::vector<std::unique_ptr<Worker>> workers;
-  std::vector<std::thread> threads;
-  int cpu = -1;  // where every thread runs while a plan runs; -1: anywhere
 
   // Each strategy's reset scripts, split into statements prepared once on the controls.
   struct ResetSql {

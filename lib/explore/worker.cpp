@@ -50,20 +50,18 @@ uint8_t Worker::WriteLocks() const {
 }
 
 void Worker::Main() {
-  for (;;) {
-    owner_.baton.Await(index_);
-    if (quit_) break;
+  // Started by the scheduler's first Give; each later Give after a run starts the next.
+  while (!quit_) {
     state_ = WorkerState::kRunning;
     RunScript();
     state_ = WorkerState::kDone;
-    owner_.baton.Return();
+    owner_.baton.Yield(index_);
   }
   db_.reset();
   aux_.reset();
   pg_.reset();
   pg_watch_.reset();
-  owner_.baton.Return();
-}
+}  // the fiber's end hands the turn back for the last time
 
 void Worker::BeforeStatement(PgConnection&, std::string_view sql) {
   std::string label = StepLabel(sql);

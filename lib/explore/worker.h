@@ -1,4 +1,4 @@
-// One consumer instance of the explorer's scheduler: a thread, its connections (SQLite's
+// One consumer instance of the explorer's scheduler: a fiber (baton.h), its connections (SQLite's
 // files, or one PostgreSQL connection), and the gate they call before every statement, hook
 // and email send. At each step the worker parks and hands the baton back (baton.h); the
 // scheduler decides who moves next. It takes the step only when given the baton again, or
@@ -7,7 +7,7 @@
 // read by the scheduler once the step is over.
 //
 // Thread-safety: a Worker's state is read and written only by whoever holds the baton: its
-// own thread while it runs, the scheduler's while it is parked. Its owner (the scheduler's
+// own fiber while it runs, the scheduler while it is parked (both on one thread). Its owner (the scheduler's
 // Impl) outlives it; it keeps its connections from run to run unless it crashed or the
 // scheduler was told not to (SchedulerOptions::reuse_connections).
 #pragma once
