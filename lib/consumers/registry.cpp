@@ -60,40 +60,16 @@ const char* const kCacheSchema =
     "WITHOUT ROWID;";
 const char* const kCacheReset = "DELETE FROM CacheKeys;";
 
-const char* SideSchema(SideStoreKind side) {
+SideStoreInfo SideStoreOf(SideStoreKind side) {
   switch (side) {
     case SideStoreKind::kNone:
       break;
     case SideStoreKind::kCache:
-      return kCacheSchema;
+      return {kCacheSchema, kCacheReset, "cache"};
     case SideStoreKind::kEmailProvider:
-      return kProviderSchema;
+      return {kProviderSchema, kProviderReset, "email provider"};
   }
-  return nullptr;
-}
-
-const char* SideReset(SideStoreKind side) {
-  switch (side) {
-    case SideStoreKind::kNone:
-      break;
-    case SideStoreKind::kCache:
-      return kCacheReset;
-    case SideStoreKind::kEmailProvider:
-      return kProviderReset;
-  }
-  return nullptr;
-}
-
-const char* SideTarget(SideStoreKind side) {
-  switch (side) {
-    case SideStoreKind::kNone:
-      break;
-    case SideStoreKind::kCache:
-      return "cache";
-    case SideStoreKind::kEmailProvider:
-      return "email provider";
-  }
-  return "second file";
+  return {nullptr, nullptr, "second file"};
 }
 
 namespace {

@@ -89,10 +89,12 @@ const ConsumerEntry* FindConsumer(std::string_view name);
 // "naive, check-then-process, ..." for error messages.
 std::string ConsumerNames();
 
-// The side store's tables (null for kNone), and what its statements' trace events name as
-// their target ("cache", "email provider").
-const char* SideSchema(SideStoreKind side);
-const char* SideReset(SideStoreKind side);
-const char* SideTarget(SideStoreKind side);
+// A side store's tables and what its statements' trace events name as their target.
+struct SideStoreInfo {
+  const char* schema;  // null for kNone
+  const char* reset;   // null for kNone
+  const char* target;  // "cache", "email provider"
+};
+SideStoreInfo SideStoreOf(SideStoreKind side);
 
 }  // namespace dedupsim

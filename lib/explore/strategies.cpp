@@ -52,9 +52,9 @@ Strategy RowOf(const ConsumerEntry& c) {
       .partner = c.partner,
       .crash_points = c.crash_points,
       .reset = c.reset,
-      .aux_schema = SideSchema(c.side),
-      .aux_reset = SideReset(c.side),
-      .aux_target = SideTarget(c.side),
+      .aux_schema = SideStoreOf(c.side).schema,
+      .aux_reset = SideStoreOf(c.side).reset,
+      .aux_target = SideStoreOf(c.side).target,
       // On SQLite, the same handler on a store over the instance's connection: both paths
       // issue the same statements and pass the same hooks.
       .handle = [&c](DeliveryContext& d, const OrderPlaced& m) {
