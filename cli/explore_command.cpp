@@ -217,11 +217,6 @@ int Run(const ExploreArgs& args) {
   if (!args.html.empty() && !args.counterexample) {
     return Usage("--html steps through a counterexample; it needs --counterexample");
   }
-  if (!args.html.empty() && postgres) {
-    return Usage(
-        "--html reads the tables of the SQLite file after each step; not with --backend "
-        "postgres");
-  }
 
   // The one rule for every output (cli/outputs.h); explore reads no file of the user's.
   if (!args.html.empty()) {
