@@ -16,6 +16,7 @@
 #include "sqlite/sandbox.h"
 #include "sqlite/side_store.h"
 #include "sqlite/statement.h"
+#include "sqlite/store.h"
 #include "world/dedup_cache.h"
 #include "world/email_provider.h"
 
@@ -89,7 +90,8 @@ std::string Handle(ScenarioEnv& env, const SecondStores& stores, const ScenarioC
     aux.emplace(OpenTraced(env, *store, db.instance(), target, Delivered(m, number)));
   }
   Clock& clock = env.clock;
-  explore::DeliveryContext context{db, aux ? &*aux : nullptr, clock, email};
+  SqliteStore store(db);
+  explore::StoreContext context{store, aux ? &*aux : nullptr, clock, email};
   std::string result;
   try {
     switch (c.strategy().handle(context, m)) {

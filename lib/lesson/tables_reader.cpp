@@ -19,8 +19,8 @@ namespace {
 class PgTablesReader final : public TablesReader {
  public:
   // sqlite: where the lessons' side stores go; the reader reads them once a lesson has
-  // made their folder, and never makes it.
-  PgTablesReader(const PgDatabase& db, const SqliteFiles& sqlite) : db_(db), sqlite_(sqlite) {}
+  // made their folder, and never makes it. Null: the schema's tables only.
+  PgTablesReader(const PgDatabase& db, const SqliteFiles* sqlite) : db_(db), sqlite_(sqlite) {}
 
   TablesSnapshot Read(const TraceEvent& after) override {
     TablesSnapshot snap = SnapshotAfter(after);
@@ -32,8 +32,8 @@ class PgTablesReader final : public TablesReader {
       connection_.reset();  // a broken session is opened anew at the next read
     }
     // The side stores after the server's tables, as TableProbe lists them after its file's.
-    if (!side_) {
-      if (std::optional<SideStoreHome> home = sqlite_.side_home_if_made()) {
+    if (!side_ && sqlite_ != nullptr) {
+      if (std::optional<SideStoreHome> home = sqlite_->side_home_if_made()) {
         side_.emplace(std::vector<std::pair<std::string, std::string>>{
             {"cache", home->base + kDedupCacheSuffix},
             {"email provider", home->base + kEmailProviderSuffix}});
@@ -139,7 +139,7 @@ class PgTablesReader final : public TablesReader {
   std::unique_ptr<PgConnection> connection_;
   std::vector<Table> tables_;
   std::string read_sql_;  // reads every table at once (Prepare)
-  const SqliteFiles& sqlite_;
+  const SqliteFiles* sqlite_;       // null: no side stores
   std::optional<TableProbe> side_;  // once the side stores' folder is made
 };
 
@@ -147,9 +147,13 @@ class PgTablesReader final : public TablesReader {
 
 std::unique_ptr<TablesReader> OpenTablesReader(ScenarioEnv& env) {
   if (const auto* pg = dynamic_cast<const PgBackend*>(&env.backend)) {
-    return std::make_unique<PgTablesReader>(pg->database(), env.sqlite);
+    return std::make_unique<PgTablesReader>(pg->database(), &env.sqlite);
   }
   return std::make_unique<TableProbe>(SqliteFile(env).path());
+}
+
+std::unique_ptr<TablesReader> OpenTablesReader(const PgDatabase& db) {
+  return std::make_unique<PgTablesReader>(db, nullptr);
 }
 
 }  // namespace dedupsim
