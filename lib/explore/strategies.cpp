@@ -6,8 +6,10 @@
 #include "explore/strategies.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
+#include "sqlite/side_records.h"
 #include "sqlite/statement.h"
 #include "sqlite/store.h"
 
@@ -59,7 +61,9 @@ Strategy RowOf(const ConsumerEntry& c) {
       // issue the same statements and pass the same hooks.
       .handle = [&c](DeliveryContext& d, const OrderPlaced& m) {
         SqliteStore store(d.db);
-        ConsumerEnv env{store, d.clock, &d.email, d.aux};
+        std::optional<SqliteSideRecords> side;
+        if (d.aux != nullptr) side.emplace(*d.aux);
+        ConsumerEnv env{store, d.clock, &d.email, side ? &*side : nullptr};
         return c.handle(env, m);
       },
       .applied = EffectReader(c),

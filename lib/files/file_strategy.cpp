@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "explore/strategies.h"
+#include "sqlite/side_records.h"
 #include "sqlite/sql_text.h"
 #include "world/email_provider.h"
 
@@ -61,10 +62,11 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
   };
   strategy_.handle = [this, keyed, cache, record_taken](explore::DeliveryContext& c, const OrderPlaced& m) {
     if (cache && c.aux == nullptr) throw std::logic_error(file_.name + " ran without its cache's file");
+    std::optional<SqliteSideRecords> records;
     std::optional<IdempotentEmailProvider> provider;
     if (keyed) {
       if (c.aux == nullptr) throw std::logic_error(file_.name + " ran without its provider's file");
-      provider.emplace(*c.aux, c.clock);
+      provider.emplace(records.emplace(*c.aux), c.clock);
     }
     RunContext run{.db = &c.db,
                    .clock = c.clock,

@@ -1,7 +1,7 @@
 // The step-through page's reader of a run's stores on either database: on SQLite the
 // run's file and the side stores beside it (TableProbe); on PostgreSQL the schema's tables,
 // read from the server through a connection of the reader's own, and the side stores (the
-// dedup cache, the email provider: SQLite files in a folder of their own, SqliteFiles).
+// dedup cache, the email provider: ScenarioEnv::sides, once a lesson has made them).
 //
 // The PostgreSQL reader never waits for a consumer: each read is one SELECT of every table
 // (one snapshot, one round trip; MVCC: it sees what was committed when it began, takes no
