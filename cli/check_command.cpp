@@ -241,6 +241,7 @@ int GradeOne(const CheckArgs& args, const Parsed& parsed, const files::PgCheckSe
                                FormatFigures(g.replay->figures)),
            .events = g.events,
            .snapshots = g.tables,
+           .backend = args.backend,
            .ids_as_text = true});
     }
   }
@@ -312,12 +313,6 @@ int Run(const CheckArgs& args) {
   const bool postgres = args.backend == "postgres";
   if (!postgres && !args.dsn.empty()) {
     fmt::print(stderr, "dedupsim: --dsn needs --backend postgres\n");
-    return kExitUsage;
-  }
-  if (postgres && !args.html.empty()) {
-    fmt::print(stderr,
-               "dedupsim: --html reads the tables from the explorer's SQLite file; not with "
-               "--backend postgres yet\n");
     return kExitUsage;
   }
   if (args.worker) {

@@ -60,7 +60,7 @@ struct ExploreArgs {
 std::vector<const Strategy*> StoreStrategies() {
   std::vector<const Strategy*> out;
   for (const Strategy* s : AllStrategies()) {
-    if (s->handle_store) out.push_back(s);
+    if (s->RunsOnPostgres()) out.push_back(s);
   }
   return out;
 }
@@ -195,7 +195,7 @@ int Run(const ExploreArgs& args) {
     for (const Strategy* s : strategies) {
       const Strategy* partner = FindStrategy(s->partner);
       for (const Strategy* needed : {s, partner}) {
-        if (needed != nullptr && !needed->handle_store) {
+        if (needed != nullptr && !needed->RunsOnPostgres()) {
           missing += (missing.empty() ? "" : ", ") + std::string(needed->name);
         }
       }
@@ -216,11 +216,6 @@ int Run(const ExploreArgs& args) {
   const bool json = args.format == "json";
   if (!args.html.empty() && !args.counterexample) {
     return Usage("--html steps through a counterexample; it needs --counterexample");
-  }
-  if (!args.html.empty() && postgres) {
-    return Usage(
-        "--html reads the tables of the SQLite file after each step; not with --backend "
-        "postgres");
   }
 
   // The one rule for every output (cli/outputs.h); explore reads no file of the user's.

@@ -14,7 +14,6 @@
 #include "lesson/instances.h"
 #include "sqlite/error.h"
 #include "sqlite/sandbox.h"
-#include "sqlite/side_records.h"
 #include "sqlite/statement.h"
 #include "sqlite/store.h"
 
@@ -80,13 +79,13 @@ struct SecondStores {
 // under the same instance); the consumer's answer, or "failed".
 std::string Handle(ScenarioEnv& env, const SecondStores& stores, const ScenarioConsumer& c,
                    Connection& db, EmailProvider& email, const OrderPlaced& m, int number) {
-  // The explorer's strategies run on SQLite connections: the second store's too.
   std::unique_ptr<SideRecords> aux;
   if (auto [store, target] = stores.Of(c); store != nullptr) {
     aux = OpenTraced(env, *store, db.instance(), target, Delivered(m, number));
   }
   Clock& clock = env.clock;
-  explore::DeliveryContext context{db, aux ? &SqliteConnectionOf(*aux) : nullptr, clock, email};
+  SqliteStore store(db);
+  explore::StoreContext context{store, aux.get(), clock, email};
   std::string result;
   try {
     switch (c.strategy().handle(context, m)) {

@@ -13,7 +13,9 @@
 #include "explore/scheduler.h"
 #include "explore/step_label.h"
 #include "explore/strategies.h"
+#include "sqlite/side_records.h"
 #include "sqlite/statement.h"
+#include "sqlite/store.h"
 #include "sqlite/transaction.h"
 
 namespace explore_scheduler_test {
@@ -175,11 +177,14 @@ TEST_CASE("the same choices give the same run", "[explore]") {
 
 namespace {
 
+// The instance's SQLite connection under its store (these rows run on SQLite only).
+Connection& Db(StoreContext& c) { return dynamic_cast<SqliteStore&>(c.store).connection(); }
+
 // Locks the service's database and the second file, in an order the message decides:
 // quantity 1 takes the database first, any other the file first.
-DeliveryResult LockBoth(DeliveryContext& c, const OrderPlaced& m) {
-  Connection& first = m.quantity == 1 ? c.db : *c.aux;
-  Connection& second = m.quantity == 1 ? *c.aux : c.db;
+DeliveryResult LockBoth(StoreContext& c, const OrderPlaced& m) {
+  Connection& first = m.quantity == 1 ? Db(c) : SqliteConnectionOf(*c.side);
+  Connection& second = m.quantity == 1 ? SqliteConnectionOf(*c.side) : Db(c);
   Transaction outer(first, TransactionKind::kImmediate);
   Transaction inner(second, TransactionKind::kImmediate);
   inner.Commit();
@@ -200,9 +205,10 @@ const Strategy kLockBoth{
 };
 
 // Checks the Inbox inside a deferred transaction, then writes: a read then a write.
-DeliveryResult ReadThenWrite(DeliveryContext& c, const OrderPlaced& m) {
-  Transaction tx(c.db);
-  Statement& seen = c.db.Cached("SELECT count(*) FROM Inbox WHERE MessageId = ?1");
+DeliveryResult ReadThenWrite(StoreContext& c, const OrderPlaced& m) {
+  Connection& db = Db(c);
+  Transaction tx(db);
+  Statement& seen = db.Cached("SELECT count(*) FROM Inbox WHERE MessageId = ?1");
   seen.Bind(1, m.message_id);
   seen.Step();
   bool found = seen.ColumnInt(0) > 0;
@@ -211,10 +217,10 @@ DeliveryResult ReadThenWrite(DeliveryContext& c, const OrderPlaced& m) {
     tx.Commit();
     return DeliveryResult::kSkipped;
   }
-  c.db.Cached("INSERT INTO Inbox (MessageId, Consumer, ReceivedAt) VALUES (?1, 'c', 'now')")
+  db.Cached("INSERT INTO Inbox (MessageId, Consumer, ReceivedAt) VALUES (?1, 'c', 'now')")
       .Bind(1, m.message_id)
       .Execute();
-  c.db.Cached("UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2")
+  db.Cached("UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2")
       .Bind(1, m.quantity)
       .Bind(2, m.book_id)
       .Execute();

@@ -493,7 +493,7 @@ TEST_CASE("case 13: a failed write of the machine's stops the explorer with that
   // exploration stopped with "internal error: strategy naive declares crash points ...".
   explore::Strategy full = *explore::FindStrategy("naive");
   full.name = "full-disk";
-  full.handle = [](explore::DeliveryContext&, const OrderPlaced&) -> explore::DeliveryResult {
+  full.handle = [](explore::StoreContext&, const OrderPlaced&) -> explore::DeliveryResult {
     throw SqliteError(13, "/tmp/x.db: database or disk is full (code 13) in: COMMIT");
   };
   const explore::Strategy* extra[] = {&full};

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "page_data.h"
 #include "support.h"
 
 namespace dedupsim::testing::step_through_test {
@@ -16,41 +17,6 @@ namespace {
 
 std::string Example(const std::string& name) {
   return std::string(DEDUPSIM_SOURCE_DIR) + "/examples/consumers/" + name + ".toml";
-}
-
-// The JSON the page steps through (its <script id="data">).
-nlohmann::json PageData(const std::string& page) {
-  const std::string open = "<script type=\"application/json\" id=\"data\">";
-  size_t from = page.find(open);
-  REQUIRE(from != std::string::npos);
-  from += open.size();
-  size_t to = page.find("</script>", from);
-  REQUIRE(to != std::string::npos);
-  return nlohmann::json::parse(page.substr(from, to - from));
-}
-
-// A cell of a table shown after step i ("" when the table or column is not there).
-std::string CellAfter(const nlohmann::json& data, size_t i, const std::string& store,
-                      const std::string& table, const std::string& column, size_t row = 0) {
-  const int snapshot = data["steps"][i]["snapshot"];
-  if (snapshot < 0) return "";
-  for (const auto& t : data["snapshots"][static_cast<size_t>(snapshot)]["tables"]) {
-    if (t["store"] != store || t["name"] != table) continue;
-    const auto& columns = t["columns"];
-    for (size_t c = 0; c < columns.size(); ++c) {
-      if (columns[c] == column && row < t["rows"].size()) return t["rows"][row][c];
-    }
-  }
-  return "";
-}
-
-std::vector<size_t> StepsWith(const nlohmann::json& data, const std::string& text) {
-  std::vector<size_t> out;
-  for (size_t i = 0; i < data["steps"].size(); ++i) {
-    if (data["steps"][i]["text"].get<std::string>().find(text) != std::string::npos)
-      out.push_back(i);
-  }
-  return out;
 }
 
 }  // namespace

@@ -208,8 +208,9 @@ class Explorer {
   ScheduleResult Replay(const CellResult& cell, const Counterexample& c, Recorder* recorder,
                         std::vector<TablesSnapshot>* tables = nullptr);
   // The same, and after every step the replay records, the tables of the database (and of
-  // the second file, when there is one) as a reader sees them then, read from the files
-  // by a probe connection of its own (the step-through page's tables).
+  // the second file, when there is one) as a reader sees them then, read by a connection of
+  // the probe's own (the step-through page's tables): on SQLite from the files, on
+  // PostgreSQL from the explorer's schema, committed rows only, one snapshot per step.
   ScheduleResult ReplayShortest(const CellResult& cell, Recorder* recorder,
                                 std::vector<TablesSnapshot>* tables);
 

@@ -91,10 +91,6 @@ class Probe final : public EffectProbe {
     order_ = order;
     subscriber_ = subscriber;
   }
-  Connection& db() override {
-    if (impl_.pg_control) throw std::logic_error("a PostgreSQL run has no SQLite database");
-    return impl_.control;
-  }
   int64_t ReservedTimes(const LogicalOrder& order) override {
     const LogicalOrder& measured = impl_.plan->orders.at(order_);
     if (measured.order_id != order.order_id) {
@@ -103,7 +99,15 @@ class Probe final : public EffectProbe {
     auto it = reserved_.find({order_, subscriber_});
     return it == reserved_.end() ? 0 : it->second;
   }
-  Connection* aux() override { return impl_.aux_control ? &*impl_.aux_control : nullptr; }
+  int64_t ProviderEmailsSentFor(const LogicalOrder& order) override {
+    if (!impl_.aux_control) return 0;
+    Statement query =
+        impl_.aux_control->Prepare("SELECT count(*) FROM SentEmails WHERE Text = ?1");
+    query.Bind(1,
+               StockReservedText(OrderPlaced{"", order.order_id, order.book_id, order.quantity}));
+    query.Step();
+    return query.ColumnInt(0);
+  }
   int64_t EmailsSentFor(const LogicalOrder& order) override { return CountFor(impl_.sent, order); }
   int64_t PublishedFor(const LogicalOrder& order) override {
     return CountFor(impl_.published, order);

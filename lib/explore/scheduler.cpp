@@ -182,9 +182,9 @@ void Scheduler::Impl::Reset(const Plan& p) {
 // statement each cost eight: the reset was the largest share of a schedule's round trips).
 void Scheduler::Impl::ResetPostgres(const Plan& p) {
   for (const Strategy* s : p.subscribers) {
-    if (!s->handle_store) {
+    if (!s->RunsOnPostgres()) {
       throw std::logic_error(
-          fmt::format("strategy {} does not run on PostgreSQL (it has no store adapter)", s->name));
+          fmt::format("strategy {} does not run on PostgreSQL (it keeps a second file)", s->name));
     }
   }
   std::string script =

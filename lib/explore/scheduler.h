@@ -146,7 +146,7 @@ struct SchedulerOptions {
   int max_attempts = 5;     // deliveries of one message refused by the database, then given up
   RetryRule retry = RetryRule::kAfterAnyStep;
   // Run on this PostgreSQL schema instead of a temporary SQLite file (null: SQLite). Only
-  // strategies with handle_store run there. A statement the side connection shows waiting
+  // strategies that RunsOnPostgres() run there. A statement the side connection shows waiting
   // for a lock (pg_blocking_pids non-empty) is a blocked step: the instance is offered
   // again once its statement has its answer, which it gets when the blocker commits or
   // rolls back (the retry rule is SQLite's). The schema must outlive the scheduler.

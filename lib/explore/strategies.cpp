@@ -1,17 +1,12 @@
 // The explorer's rows: one per entry of the registry of consumers (consumers/registry.h),
-// in its order. A row adds what only the explorer needs: how to run the entry's handler on
-// an instance's SQLite connection or on its store (either backend), and how to read back
-// how many times the effect happened. An entry with a side store is SQLite's only: its
-// side store is the explorer's second file.
+// in its order. A row adds what only the explorer needs: how to run the entry's one handler
+// on an instance's store (either backend), and how to read back how many times the effect
+// happened. An entry with a side store is SQLite's only: its side store is the explorer's
+// second file.
 #include "explore/strategies.h"
 
 #include <algorithm>
-#include <optional>
 #include <vector>
-
-#include "sqlite/side_records.h"
-#include "sqlite/statement.h"
-#include "sqlite/store.h"
 
 namespace dedupsim::explore {
 
@@ -24,12 +19,7 @@ int64_t EmailApplied(EffectProbe& probe, const LogicalOrder& order) {
 }
 
 int64_t ProviderEmailsApplied(EffectProbe& probe, const LogicalOrder& order) {
-  Connection* aux = probe.aux();
-  if (aux == nullptr) return 0;
-  Statement query = aux->Prepare("SELECT count(*) FROM SentEmails WHERE Text = ?1");
-  query.Bind(1, StockReservedText(OrderPlaced{"", order.order_id, order.book_id, order.quantity}));
-  query.Step();
-  return query.ColumnInt(0);
+  return probe.ProviderEmailsSentFor(order);
 }
 
 int64_t EveryEffectOnce(int64_t effect, int64_t published) {
@@ -47,7 +37,7 @@ int64_t (*EffectReader(const ConsumerEntry& c))(EffectProbe&, const LogicalOrder
 }
 
 Strategy RowOf(const ConsumerEntry& c) {
-  Strategy s{
+  return Strategy{
       .name = c.name,
       .summary = c.summary,
       .effect = c.effect,
@@ -57,24 +47,12 @@ Strategy RowOf(const ConsumerEntry& c) {
       .aux_schema = SideStoreOf(c.side).schema,
       .aux_reset = SideStoreOf(c.side).reset,
       .aux_target = SideStoreOf(c.side).target,
-      // On SQLite, the same handler on a store over the instance's connection: both paths
-      // issue the same statements and pass the same hooks.
-      .handle = [&c](DeliveryContext& d, const OrderPlaced& m) {
-        SqliteStore store(d.db);
-        std::optional<SqliteSideRecords> side;
-        if (d.aux != nullptr) side.emplace(*d.aux);
-        ConsumerEnv env{store, d.clock, &d.email, side ? &*side : nullptr};
+      .handle = [&c](StoreContext& d, const OrderPlaced& m) {
+        ConsumerEnv env{d.store, d.clock, &d.email, d.side};
         return c.handle(env, m);
       },
       .applied = EffectReader(c),
   };
-  if (c.side == SideStoreKind::kNone) {
-    s.handle_store = [&c](StoreContext& d, const OrderPlaced& m) {
-      ConsumerEnv env{d.store, d.clock, &d.email, nullptr};
-      return c.handle(env, m);
-    };
-  }
-  return s;
 }
 
 struct Table {

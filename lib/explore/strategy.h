@@ -1,10 +1,11 @@
 // A strategy is one row of the explorer's matrix: a small adapter around a consumer. It
-// says how to set up the tables the consumer needs, how to handle one delivery on a
-// connection, which named steps a delivery goes through (the crash points), and how to
-// read back how many times the consumer's effect happened for an order.
+// says how to set up the tables the consumer needs, how to handle one delivery on a store
+// (either backend), which named steps a delivery goes through (the crash points), and how
+// to read back how many times the consumer's effect happened for an order.
 //
 // An adapter holds no state: the explorer calls it from one instance's thread at a time,
-// on that instance's connection, whose every statement and hook is a scheduled step.
+// on that instance's store, whose every statement and hook is a scheduled step. It names
+// no backend: the instance's store is SQLite's or PostgreSQL's (store/store.h).
 // The table of rows is in strategies.cpp, one per entry of the registry of consumers
 // (consumers/registry.h); a consumer file (lib/files/) makes a row of its own.
 #pragma once
@@ -20,7 +21,6 @@
 #include "consumers/registry.h"
 #include "core/clock.h"
 #include "core/message.h"
-#include "sqlite/connection.h"
 #include "store/store.h"
 
 namespace dedupsim::explore {
@@ -30,24 +30,17 @@ namespace dedupsim::explore {
 using ::dedupsim::DeliveryResult;
 using ::dedupsim::ToString;
 
-// What a delivery runs with. Every reference is valid for the call only.
-struct DeliveryContext {
-  Connection& db;        // this instance's connection to the service's database
-  Connection* aux;       // this instance's connection to the second file, or null
+// What a delivery runs with, on either backend. Every reference is valid for the call only.
+struct StoreContext {
+  Store& store;  // this instance's store: over its SQLite connection, or its PostgreSQL one
+  // The second file's records (store/side_store.h) on a scheduled connection of this
+  // instance's (Strategy::aux_schema), or null: the registry's side store
+  // (ConsumerEnv::side), which the handler hands on without reading it here.
+  SideRecords* side;
   Clock& clock;          // a ManualClock: the same timestamps in every schedule
   EmailProvider& email;  // counts sends; each send is a scheduled step (a crash point)
   // Hands a message the consumer publishes to the broker (a consumer file's publish step,
   // already a scheduled step); the explorer counts them per order. May be empty.
-  std::function<void(const std::string& topic, const OrderPlaced& message)> publish = {};
-};
-
-// What a delivery runs with on either backend: the instance's store (store/store.h), over
-// its SQLite connection or its PostgreSQL one, whose every statement and hook is a step.
-struct StoreContext {
-  Store& store;
-  Clock& clock;
-  EmailProvider& email;
-  // As DeliveryContext::publish. May be empty.
   std::function<void(const std::string& topic, const OrderPlaced& message)> publish = {};
 };
 
@@ -63,18 +56,18 @@ struct LogicalOrder {
 class EffectProbe {
  public:
   virtual ~EffectProbe() = default;
-  virtual Connection& db() = 0;  // the service's SQLite database, not scheduled
   // How many times the order's quantity was reserved by the subscriber being measured,
   // read on whichever backend the schedule ran on: what each book's Reserved moved by since
   // the plan started, shared out among the orders (and stock subscribers) of that book.
   // kNotWhole when it cannot be: the book moved by an amount no whole number of
   // reservations adds up to.
   virtual int64_t ReservedTimes(const LogicalOrder& order) = 0;
-  virtual Connection* aux() = 0;  // the second file, or null
+  // Emails the idempotent provider (in the second file) sent for the order: 0 without one.
+  virtual int64_t ProviderEmailsSentFor(const LogicalOrder& order) = 0;
   // Emails the provider accepted for any message of this order, sent by the subscriber
   // being measured.
   virtual int64_t EmailsSentFor(const LogicalOrder& order) = 0;
-  // Messages the subscriber being measured published (DeliveryContext::publish) for any
+  // Messages the subscriber being measured published (StoreContext::publish) for any
   // message of this order.
   virtual int64_t PublishedFor(const LogicalOrder& order) = 0;
 };
@@ -102,26 +95,26 @@ struct Strategy {
   // explorer emptied its own tables (null: nothing more).
   const char* pg_reset = nullptr;
   // The same for a second database file (a cache kept apart from the service's data).
-  // When aux_schema is set, DeliveryContext::aux is a scheduled connection to that file.
+  // When aux_schema is set, StoreContext::side is a scheduled connection to that file, and
+  // the row runs on SQLite only (RunsOnPostgres).
   const char* aux_schema = nullptr;
   const char* aux_reset = nullptr;
   // What the second file is, as its statements' trace events name their target ("cache",
   // "email provider"): the views draw it apart from the database, and the deliveries view
   // keeps its transactions apart from the database's.
   const char* aux_target = "second file";
-  // Handles one delivery. Throws what the consumer throws: SimulatedCrash from a crash
-  // point (the explorer's doing), SqliteError when the database refused, DeliveryFailed
-  // when the consumer gave up on its own (both: not acked, redelivered). A function object
-  // so that a consumer read from a file (lib/files/) can carry its steps.
-  std::function<DeliveryResult(DeliveryContext& context, const OrderPlaced& message)> handle;
-  // The row's one handler, through the store seam, so it runs on PostgreSQL too (null: the
-  // row is SQLite's only, its second file a SQLite file). On SQLite the explorer runs
-  // `handle`, which for such a row is this handler on a store over the instance's
-  // connection (strategies.cpp, OverConnection): one handler, the same steps.
-  std::function<DeliveryResult(StoreContext& context, const OrderPlaced& message)> handle_store =
-      nullptr;
+  // Handles one delivery: the row's one handler, on the instance's store of either
+  // backend. Throws what the consumer throws: SimulatedCrash from a crash point (the
+  // explorer's doing), StoreError when the database refused, DeliveryFailed when the
+  // consumer gave up on its own (both: not acked, redelivered). A function object so that a
+  // consumer read from a file (lib/files/) can carry its steps.
+  std::function<DeliveryResult(StoreContext& context, const OrderPlaced& message)> handle;
   // How many times the effect happened for the order (0, 1, 2 ...).
   int64_t (*applied)(EffectProbe& probe, const LogicalOrder& order) = nullptr;
+
+  // Whether the row runs on PostgreSQL: every row but those that keep a second file (a
+  // side store, a SQLite file the explorer keeps on SQLite only).
+  bool RunsOnPostgres() const { return aux_schema == nullptr; }
 };
 
 // Thrown by a consumer that gives up on a delivery without a database error (a consumer

@@ -13,6 +13,8 @@
 #include "postgres/lock_watch.h"
 #include "postgres/store.h"
 #include "sqlite/error.h"
+#include "sqlite/side_records.h"
+#include "sqlite/store.h"
 
 namespace dedupsim::explore {
 
@@ -278,25 +280,18 @@ bool Worker::Attempt(const Delivery& d, int attempt) {
        "");
   try {
     GatedProvider provider(*this);
-    DeliveryResult r = DeliveryResult::kProcessed;
-    bool open_transaction = false;
-    if (pg_) {
-      StoreContext context{*pg_, clock_, provider,
-                           [this](const std::string&, const OrderPlaced& m) {
-                             owner_.published.push_back({m.message_id, subscriber_});
-                           }};
-      r = d.subscriber->handle_store(context, d.message);
-      open_transaction = pg_->InTransaction();
-    } else {
-      DeliveryContext context{*db_, aux_ && aux_->is_open() ? &*aux_ : nullptr, clock_,
-                              provider,
-                              [this](const std::string&, const OrderPlaced& m) {
-                                owner_.published.push_back({m.message_id, subscriber_});
-                              }};
-      r = d.subscriber->handle(context, d.message);
-      open_transaction = db_->InTransaction();
-    }
-    if (open_transaction) {
+    // The one handler, on this instance's store: PostgreSQL's, or one over its SQLite
+    // connection for the attempt (with the second file, when the row keeps one).
+    std::optional<SqliteStore> sqlite;
+    Store& store = pg_ ? static_cast<Store&>(*pg_) : sqlite.emplace(*db_);
+    std::optional<SqliteSideRecords> side;
+    if (!pg_ && aux_ && aux_->is_open()) side.emplace(*aux_);
+    StoreContext context{store, side ? &*side : nullptr, clock_,
+                         provider, [this](const std::string&, const OrderPlaced& m) {
+                           owner_.published.push_back({m.message_id, subscriber_});
+                         }};
+    const DeliveryResult r = d.subscriber->handle(context, d.message);
+    if (store.InTransaction()) {
       throw std::logic_error(
           fmt::format("strategy {} returned with a transaction still open", d.subscriber->name));
     }

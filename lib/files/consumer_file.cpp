@@ -59,6 +59,12 @@ bool ConsumerFile::Publishes() const {
   return false;
 }
 
+std::string ConsumerFile::EmptyTablesSql() const {
+  std::string sql;
+  for (const std::string& table : tables) sql += fmt::format("DELETE FROM {};", QuoteSqlIdentifier(table));
+  return sql;
+}
+
 namespace {
 
 constexpr const char* kActions =

@@ -150,6 +150,10 @@ struct ConsumerFile {
   // provider that honours keys (its records in the second file) is used.
   bool SendsWithKey() const;
   bool Publishes() const;  // some step is a publish
+  // The statements that empty the file's own tables ("DELETE FROM ...;" each, the names
+  // quoted as identifiers, a quote inside doubled: no name can end the statement and start
+  // another), or "" when it has none.
+  std::string EmptyTablesSql() const;
 };
 
 // Reads and checks path. Throws FileError for a file that cannot be read or is wrong in any

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include "explore/strategies.h"
-#include "sqlite/side_records.h"
-#include "sqlite/sql_text.h"
 #include "world/email_provider.h"
 
 namespace dedupsim::files {
@@ -26,9 +24,7 @@ explore::DeliveryResult ToDelivery(Result r) {
 }  // namespace
 
 FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
-  // The names are the file's own: quoted as identifiers (a quote inside is doubled), so no
-  // name can end the statement and start another.
-  for (const std::string& table : file_.tables) reset_ += fmt::format("DELETE FROM {};", QuoteSqlIdentifier(table));
+  reset_ = file_.EmptyTablesSql();
   std::string partner = file_.partner;
   if (partner.empty()) partner = file_.effect == "stock" ? "email" : "inbox";
   const explore::Strategy* p = explore::FindStrategy(partner);
@@ -60,30 +56,23 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
     std::lock_guard<std::mutex> lock(taken_mutex_);
     taken_.emplace(step, reaction);
   };
-  strategy_.handle = [this, keyed, cache, record_taken](explore::DeliveryContext& c, const OrderPlaced& m) {
-    if (cache && c.aux == nullptr) throw std::logic_error(file_.name + " ran without its cache's file");
-    std::optional<SqliteSideRecords> records;
+  // On either backend, on the instance's store. On PostgreSQL the file's own database, set
+  // up by files/pg_grading.h (no second store there: a file that needs one is refused
+  // before it runs).
+  strategy_.handle = [this, keyed, cache, record_taken](explore::StoreContext& c, const OrderPlaced& m) {
+    if (cache && c.side == nullptr) throw std::logic_error(file_.name + " ran without its cache's file");
     std::optional<IdempotentEmailProvider> provider;
     if (keyed) {
-      if (c.aux == nullptr) throw std::logic_error(file_.name + " ran without its provider's file");
-      provider.emplace(records.emplace(*c.aux), c.clock);
+      if (c.side == nullptr) throw std::logic_error(file_.name + " ran without its provider's file");
+      provider.emplace(*c.side, c.clock);
     }
-    RunContext run{.db = &c.db,
+    RunContext run{.store = c.store,
                    .clock = c.clock,
                    .email = c.email,
                    .keyed_email = provider ? &*provider : nullptr,
-                   .second_store = cache ? c.aux : nullptr,
+                   .second_store = cache ? c.side : nullptr,
                    .publish = c.publish,
                    .taken = record_taken};
-    return ToDelivery(RunConsumer(file_, run, m));
-  };
-  // On PostgreSQL: the file's own database, set up by files/pg_grading.h (no second store
-  // there: a file that needs one is refused before it runs).
-  strategy_.handle_store = [this, record_taken](explore::StoreContext& c, const OrderPlaced& m) {
-    auto* pg = dynamic_cast<PgStore*>(&c.store);
-    if (pg == nullptr) throw std::logic_error(file_.name + " runs through a store on PostgreSQL only");
-    RunContext run{
-        .pg = pg, .clock = c.clock, .email = c.email, .publish = c.publish, .taken = record_taken};
     return ToDelivery(RunConsumer(file_, run, m));
   };
   // What a publish step publishes is an effect too: it must go out exactly once with the

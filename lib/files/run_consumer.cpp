@@ -9,9 +9,10 @@
 #include "postgres/error.h"
 #include "sqlite/sql_text.h"
 #include "sqlite/error.h"
-#include "sqlite/run_hook.h"
 #include "sqlite/sandbox.h"
+#include "sqlite/side_records.h"
 #include "sqlite/statement.h"
+#include "sqlite/store.h"
 
 namespace dedupsim::files {
 
@@ -120,27 +121,24 @@ SqlResult RunPgSqlStep(const ConsumerFile& file, const Step& s, PgConnection& db
 }  // namespace
 
 Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m) {
-  if ((c.db == nullptr) == (c.pg == nullptr)) {
+  // Which backend the store is: each runs the file's steps on its own connection, SQLite's
+  // in the sandbox (exactly one of the two is set).
+  PgStore* pg = dynamic_cast<PgStore*>(&c.store);
+  auto* sqlite = dynamic_cast<SqliteStore*>(&c.store);
+  if ((pg == nullptr) == (sqlite == nullptr)) {
     throw std::logic_error("RunConsumer needs one database: SQLite's or PostgreSQL's");
   }
-  std::optional<Transaction> tx;         // SQLite
-  std::optional<ScopedTransaction> ptx;  // PostgreSQL
-  auto open = [&] {
-    return (tx && tx->state() == Transaction::State::kActive) ||
-           (ptx && ptx->state() == ScopedTransaction::State::kActive);
-  };
+  Connection* db = sqlite != nullptr ? &sqlite->connection() : nullptr;
+  // The file's transaction, on the store: the same BEGIN, COMMIT and ROLLBACK on either
+  // backend (PostgreSQL takes the three kinds as BEGIN).
+  std::optional<ScopedTransaction> tx;
+  auto open = [&] { return tx && tx->state() == ScopedTransaction::State::kActive; };
   auto rollback = [&] {
     if (tx) tx->Rollback();
-    if (ptx) ptx->Rollback();
     tx.reset();
-    ptx.reset();
   };
   auto note = [&](const std::string& kind, const std::string& detail, const std::string& result) {
-    if (c.pg != nullptr) {
-      c.pg->Note(kind, detail, result);
-    } else {
-      c.db->Note(kind, detail, result);
-    }
+    c.store.Note(kind, detail, result);
   };
   size_t next = 0;  // the step to run next
   // The last send with an idempotency key was turned away by the provider (an email under
@@ -178,35 +176,25 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
       const Step& s = file.steps[next++];
       switch (s.kind) {
         case Step::Kind::kBegin:
-          if (c.pg != nullptr) {
-            ptx.emplace(*c.pg, s.begin);  // PostgreSQL treats the three kinds as BEGIN
-          } else {
-            tx.emplace(*c.db, s.begin);
-          }
+          tx.emplace(c.store, s.begin);
           break;
         case Step::Kind::kCommit:
-          if (ptx) ptx->Commit();
           if (tx) tx->Commit();
           tx.reset();
-          ptx.reset();
           break;
         case Step::Kind::kRollback:
           rollback();
           break;
         case Step::Kind::kHook:
-          if (c.pg != nullptr) {
-            c.pg->RunHook(s.name.c_str(), c.hook ? c.hook(s.name) : Hook{});
-          } else {
-            RunHook(*c.db, s.name.c_str(), c.hook ? c.hook(s.name) : Hook{});
-          }
+          c.store.RunHook(s.name.c_str(), c.hook ? c.hook(s.name) : Hook{});
           break;
         case Step::Kind::kPublish:
           try {
-            if (c.pg != nullptr) {
-              PgConnection& pc = c.pg->connection();
+            if (pg != nullptr) {
+              PgConnection& pc = pg->connection();
               if (pc.gate() != nullptr) pc.gate()->BeforeHook(pc, "Broker.Publish");
-            } else if (c.db->gate() != nullptr) {
-              c.db->gate()->BeforeHook(*c.db, "Broker.Publish");
+            } else if (db->gate() != nullptr) {
+              db->gate()->BeforeHook(*db, "Broker.Publish");
             }
           } catch (const SimulatedCrash&) {
             note("crash", "Broker.Publish", "SimulatedCrash thrown");
@@ -250,13 +238,14 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
           }
           SqlResult result;
           try {
-            if (c.pg != nullptr && !s.on_second_store) {
-              result = RunPgSqlStep(file, s, c.pg->connection(), c.clock, m);
+            if (pg != nullptr && !s.on_second_store) {
+              result = RunPgSqlStep(file, s, pg->connection(), c.clock, m);
             } else {
-              if (c.db == nullptr && c.second_store == nullptr) {
+              if (db == nullptr && c.second_store == nullptr) {
                 throw std::logic_error(file.name + " ran without its database");
               }
-              result = RunSqlStep(file, s, s.on_second_store ? *c.second_store : *c.db, c.clock, m);
+              result = RunSqlStep(file, s, s.on_second_store ? SqliteConnectionOf(*c.second_store) : *db,
+                                  c.clock, m);
             }
           } catch (const StoreError& e) {
             // on-duplicate = "throw" is the database's error itself: taken all the same.

@@ -1,6 +1,6 @@
 // Runs a consumer file's steps for one delivery (the file read by consumer_file.h) on a
-// real connection, through the same statements, trace and hooks as the consumers written in
-// C++. On SQLite each sql step runs in a SandboxScope with the rules its check found, so it
+// store of either backend (store/store.h), through the same statements, trace and hooks as
+// the consumers written in C++. On SQLite each sql step runs in a SandboxScope with the rules its check found, so it
 // touches only what its check allowed, on the database it is given (always one dedupsim
 // created). On PostgreSQL each runs its pg_sql on a store whose connection is the file's own
 // role in the file's own database (files/pg_grading.h): the server's privileges are the
@@ -26,12 +26,13 @@ namespace dedupsim::files {
 
 // What one delivery runs with. Every reference is valid for the call only.
 struct RunContext {
-  Connection* db = nullptr;  // SQLite: the service's database; or
-  PgStore* pg = nullptr;     // PostgreSQL: the file's store (exactly one of the two is set)
+  // The service's database: on SQLite a store over its connection, on PostgreSQL the file's
+  // store (files/pg_grading.h).
+  Store& store;
   Clock& clock;
   EmailProvider& email;                            // sends without a key
   IdempotentEmailProvider* keyed_email = nullptr;  // sends with one; required when SendsWithKey()
-  Connection* second_store = nullptr;              // required when the file has a second_store
+  SideRecords* second_store = nullptr;              // required when the file has a second_store
   std::function<Hook(const std::string&)> hook = {};  // the hook for a hook point, or empty
   std::function<void(const std::string& topic, const OrderPlaced&)> publish;  // may be empty
   // Called with a step's index and the reaction of it that a result called for

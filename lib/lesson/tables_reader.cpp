@@ -20,8 +20,8 @@ namespace {
 class PgTablesReader final : public TablesReader {
  public:
   // sides: where the lessons' side stores go; the reader reads them once a lesson has
-  // made their place, and never makes it.
-  PgTablesReader(const PgDatabase& db, const SideStores& sides) : db_(db), sides_(sides) {}
+  // made their place, and never makes it. Null: the schema's tables only.
+  PgTablesReader(const PgDatabase& db, const SideStores* sides) : db_(db), sides_(sides) {}
 
   TablesSnapshot Read(const TraceEvent& after) override {
     TablesSnapshot snap = SnapshotAfter(after);
@@ -33,8 +33,8 @@ class PgTablesReader final : public TablesReader {
       connection_.reset();  // a broken session is opened anew at the next read
     }
     // The side stores after the server's tables, as TableProbe lists them after its file's.
-    if (!side_) {
-      if (std::vector<std::pair<std::string, std::string>> places = sides_.Places();
+    if (!side_ && sides_ != nullptr) {
+      if (std::vector<std::pair<std::string, std::string>> places = sides_->Places();
           !places.empty()) {
         side_.emplace(std::move(places));
       }
@@ -139,7 +139,7 @@ class PgTablesReader final : public TablesReader {
   std::unique_ptr<PgConnection> connection_;
   std::vector<Table> tables_;
   std::string read_sql_;  // reads every table at once (Prepare)
-  const SideStores& sides_;
+  const SideStores* sides_;         // null: no side stores
   std::optional<TableProbe> side_;  // once the side stores' folder is made
 };
 
@@ -147,9 +147,13 @@ class PgTablesReader final : public TablesReader {
 
 std::unique_ptr<TablesReader> OpenTablesReader(ScenarioEnv& env) {
   if (const auto* pg = dynamic_cast<const PgBackend*>(&env.backend)) {
-    return std::make_unique<PgTablesReader>(pg->database(), env.sides);
+    return std::make_unique<PgTablesReader>(pg->database(), &env.sides);
   }
   return std::make_unique<TableProbe>(SqliteFileOf(env.backend).path());
+}
+
+std::unique_ptr<TablesReader> OpenTablesReader(const PgDatabase& db) {
+  return std::make_unique<PgTablesReader>(db, nullptr);
 }
 
 }  // namespace dedupsim

@@ -2,6 +2,8 @@
 // run's file and the side stores beside it (TableProbe); on PostgreSQL the schema's tables,
 // read from the server through a connection of the reader's own, and the side stores (the
 // dedup cache, the email provider: ScenarioEnv::sides, once a lesson has made them).
+// The explorer's replay of a counterexample on PostgreSQL reads its schema's tables the
+// same way (explore/explorer.h, Explorer::Replay).
 //
 // The PostgreSQL reader never waits for a consumer: each read is one SELECT of every table
 // (one snapshot, one round trip; MVCC: it sees what was committed when it began, takes no
@@ -18,8 +20,13 @@
 
 namespace dedupsim {
 
+class PgDatabase;
+
 // A reader of every table of env's stores, for Recorder::SetObserver. On a server it reads
 // the side stores once a lesson has made their folder, and makes nothing itself.
 std::unique_ptr<TablesReader> OpenTablesReader(ScenarioEnv& env);
+// A reader of the schema's tables alone, as above (the explorer's schema: its rows keep no
+// side store on PostgreSQL). db must outlive the reader.
+std::unique_ptr<TablesReader> OpenTablesReader(const PgDatabase& db);
 
 }  // namespace dedupsim

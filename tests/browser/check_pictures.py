@@ -18,7 +18,8 @@
                                                key presses, shows Reserved 2 then 4; and the
                                                page of check-then-process's crash
                                                counterexample (explore --counterexample
-                                               --html) shows 2 after the crash, then 4
+                                               --html, on SQLite and on PostgreSQL) shows
+                                               2 after the crash, then 4
 
 The checks run as a small script inside the page; Chromium prints the page after it ran
 (--dump-dom) and this script reads the verdict from it. A missing tool is a failure, not a
@@ -69,12 +70,13 @@ def dump(work, page, budget_ms=20000, size=None):
     return json.loads(html.unescape(m.group(1)))
 
 
-def run_each(dedupsim, argvs):
-    """Runs `dedupsim run ARGV` for each ARGV, several at once (a run mostly waits out its
-    holds and staggers, on its own database), and returns their outputs in order. A run
-    that fails fails the check, as one by one."""
+def run_each(dedupsim, argvs, command="run"):
+    """Runs `dedupsim COMMAND ARGV` for each ARGV (COMMAND None: `dedupsim ARGV`), several
+    at once (a run mostly waits out its holds and staggers, on its own database), and
+    returns their outputs in order. A run that fails fails the check, as one by one."""
+    prefix = [command] if command else []
     def one(argv):
-        return subprocess.run([dedupsim, "run"] + argv, capture_output=True, text=True,
+        return subprocess.run([dedupsim] + prefix + argv, capture_output=True, text=True,
                               check=True).stdout
     with ThreadPoolExecutor(max_workers=8) as pool:
         return list(pool.map(one, argvs))
@@ -102,6 +104,14 @@ def runs(dedupsim):
 PG_PAGES = [["concurrent", "--backend", "postgres"],
             ["crash-before-commit", "--backend", "postgres"],
             ["crash-before-commit", "--backend", "postgres", "--crash-mode", "kill"]]
+
+
+# Step-through pages of a counterexample as the explorer replays it (the whole command line:
+# `dedupsim explore ...`), on SQLite and on PostgreSQL (its schema's tables read from the
+# server after each step).
+COUNTEREXAMPLE = ["explore", "--strategy", "check-then-process", "--fault", "crash",
+                  "--counterexample"]
+COUNTEREXAMPLE_PAGES = [COUNTEREXAMPLE, COUNTEREXAMPLE + ["--backend", "postgres"]]
 
 
 SVG_CHECK = r"""
@@ -366,10 +376,12 @@ def check_pages(dedupsim, work):
     """Every scenario's step-through page at 1920 x 1080, at every step: each text at least
     16 px, no two texts overlap. The pages are iframes of one page: one Chromium start.
     With them, pages made on PostgreSQL (each run starts a throwaway server of its own),
-    whose tables the probe read from the server."""
-    all_args = runs(dedupsim) + PG_PAGES
+    whose tables the probe read from the server, and the counterexample pages of explore on
+    both backends."""
+    all_args = [["run"] + args for args in runs(dedupsim) + PG_PAGES] + COUNTEREXAMPLE_PAGES
     paths = [os.path.join(work, "p%d.html" % i) for i in range(len(all_args))]
-    run_each(dedupsim, [args + ["--html", path] for args, path in zip(all_args, paths)])
+    run_each(dedupsim, [args + ["--html", path] for args, path in zip(all_args, paths)],
+             command=None)
     frames = "".join('<iframe data-name="%s" src="file://%s" width="1920" height="1080"></iframe>' %
                      (html.escape(" ".join(args)), path) for args, path in zip(all_args, paths))
     page = os.path.join(work, "pages.html")
@@ -432,25 +444,29 @@ def check_html(dedupsim, work, screenshot):
 
 
 def check_counterexample_html(dedupsim, work):
-    page = os.path.join(work, "counterexample.html")
-    subprocess.run([dedupsim, "explore", "--strategy", "check-then-process", "--fault", "crash",
-                    "--counterexample", "--html", page], capture_output=True, check=True)
-    harness = os.path.join(work, "counterexample-harness.html")
-    with open(harness, "w", encoding="utf-8") as f:
-        f.write(open(page, encoding="utf-8").read().replace("</body>", HTML_CHECK + "</body>"))
-    steps = dump(work, harness)["steps"]
-    for i, s in enumerate(steps):
-        print("  %2d  Reserved %-5s %s" % (i + 1, s["reserved"], s["title"]))
-    crash = [i for i, s in enumerate(steps) if "crash at AfterStockCommitted" in s["title"]]
-    updates = [i for i, s in enumerate(steps) if "UPDATE StockItems" in s["title"]]
-    if len(crash) != 1 or len(updates) != 2 or not updates[0] < crash[0] < updates[1]:
-        fail("expected an update, the crash, then the redelivery's update; saw updates %s, crash %s"
-             % (updates, crash))
-    shown = [steps[updates[0]]["reserved"], steps[crash[0]]["reserved"], steps[updates[1]]["reserved"]]
-    if shown != ["2", "2", "4"]:
-        fail("Reserved after the first update, the crash and the second update: %s, expected "
-             "2, 2, 4" % shown)
-    print("PASS: stepping through the crash counterexample shows Reserved 2, 2 at the crash, then 4")
+    for backend in ([], ["--backend", "postgres"]):
+        name = backend[-1] if backend else "sqlite"
+        page = os.path.join(work, "counterexample-%s.html" % name)
+        subprocess.run([dedupsim] + COUNTEREXAMPLE + backend + ["--html", page],
+                       capture_output=True, check=True)
+        harness = os.path.join(work, "counterexample-%s-harness.html" % name)
+        with open(harness, "w", encoding="utf-8") as f:
+            f.write(open(page, encoding="utf-8").read().replace("</body>", HTML_CHECK + "</body>"))
+        steps = dump(work, harness)["steps"]
+        for i, s in enumerate(steps):
+            print("  %2d  Reserved %-5s %s" % (i + 1, s["reserved"], s["title"]))
+        crash = [i for i, s in enumerate(steps) if "crash at AfterStockCommitted" in s["title"]]
+        updates = [i for i, s in enumerate(steps) if "UPDATE StockItems" in s["title"]]
+        if len(crash) != 1 or len(updates) != 2 or not updates[0] < crash[0] < updates[1]:
+            fail("%s: expected an update, the crash, then the redelivery's update; saw updates "
+                 "%s, crash %s" % (name, updates, crash))
+        shown = [steps[updates[0]]["reserved"], steps[crash[0]]["reserved"],
+                 steps[updates[1]]["reserved"]]
+        if shown != ["2", "2", "4"]:
+            fail("%s: Reserved after the first update, the crash and the second update: %s, "
+                 "expected 2, 2, 4" % (name, shown))
+        print("PASS (%s): stepping through the crash counterexample shows Reserved 2, 2 at the "
+              "crash, then 4" % name)
 
 
 def main():

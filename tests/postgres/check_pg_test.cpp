@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "page_data.h"
 #include "pg_support.h"
 
 namespace dedupsim::check_pg_test {
@@ -169,6 +170,39 @@ TEST_CASE("check --backend postgres refuses statements that reach outside the fi
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one line
   }
   CHECK_FALSE(std::filesystem::exists(pwned));
+}
+
+}  // namespace dedupsim::check_pg_test
+
+namespace dedupsim::check_pg_test {
+
+// check --html on PostgreSQL: each counterexample's page with the file's database read after
+// every step, committed rows only. The deferred check: A's update shows only at A's COMMIT
+// (7, then 10), B's at B's (13: Dune reserved twice). Failed before: refused ("--html reads
+// the tables from the explorer's SQLite file", exit 2). Catches Explorer::Replay reading
+// the scheduler's SQLite file on PostgreSQL (no StockItems row: "" on the page).
+TEST_CASE("check --backend postgres --html: the file's database after each step, committed rows only",
+          "[check][postgres][html]") {
+  TempDir dir;
+  const std::string page = dir.File("deferred.html");
+  CliResult r = CheckPg({Data("wrong/8-deferred-check.toml"), "--fault", "concurrent", "--html", page});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 1);
+  const nlohmann::json data = testing::PageData(Slurp(page));
+  REQUIRE(data["sections"].size() == 1);
+  CHECK(data["sections"][0]["scenario"] == "8-deferred-check under concurrent");
+  auto reserved = [&](size_t i) {
+    return testing::CellAfter(data, i, "database", "StockItems", "Reserved");
+  };
+  const std::vector<size_t> updates = testing::StepsWith(data, "UPDATE StockItems");
+  const std::vector<size_t> commits = testing::StepsWith(data, "COMMIT");
+  REQUIRE(updates.size() == 2);
+  REQUIRE(commits.size() == 2);
+  CHECK(reserved(updates[0]) == "7");  // not committed yet: no other session sees it
+  CHECK(reserved(commits[0]) == "10");
+  CHECK(reserved(updates[1]) == "10");
+  CHECK(reserved(commits[1]) == "13");
+  CHECK(reserved(data["steps"].size() - 1) == "13");
 }
 
 }  // namespace dedupsim::check_pg_test

@@ -14,6 +14,7 @@
 #include "explore/faults.h"
 #include "explore/report.h"
 #include "explore/strategies.h"
+#include "page_data.h"
 #include "pg_support.h"
 #include "postgres/store.h"
 #include "support.h"
@@ -234,4 +235,49 @@ TEST_CASE("docs/explore.md shows the PostgreSQL matrix exactly as explore prints
 }
 
 }  // namespace
+}  // namespace dedupsim::explore::explore_pg_test
+
+namespace dedupsim::explore::explore_pg_test {
+
+// The step-through page of a counterexample on PostgreSQL: the replayed schedule, and after
+// each step the explorer's schema as one snapshot of its committed rows. Failed before:
+// refused ("--html reads the tables of the SQLite file after each step", exit 2; and
+// Explorer::Replay threw on PostgreSQL). Catches Explorer::Replay reading the scheduler's
+// SQLite file on PostgreSQL too (no StockItems row on the page: "" where 4 is expected).
+TEST_CASE("explore --backend postgres --counterexample --html: the schema's tables after each step",
+          "[postgres][html]") {
+  testing::TempDir dir;
+  const std::string page = dir.File("ctp.html");
+  testing::CliResult r =
+      testing::RunCli({"explore", "--strategy", "check-then-process", "--fault", "concurrent",
+                       "--counterexample", "--html", page, "--backend", "postgres", "--dsn",
+                       Conninfo(), "--pg-schema", "t_explore_html"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("check-then-process under concurrent: twice") != std::string::npos);
+  const nlohmann::json data = testing::PageData(testing::ReadFile(page));
+  REQUIRE(data["sections"].size() == 1);
+  CHECK(data["sections"][0]["scenario"] == "check-then-process under concurrent");
+  CHECK(data["sections"][0]["line"].get<std::string>().find("final: reserved 4") !=
+        std::string::npos);
+  auto reserved = [&](size_t i) {
+    return testing::CellAfter(data, i, "database", "StockItems", "Reserved");
+  };
+  // Both copies found no Inbox row and reserved: 0, then 2, then the doubled 4, read from
+  // the server after each update (each commits alone) and still 4 at the end.
+  const std::vector<size_t> updates = testing::StepsWith(data, "UPDATE StockItems");
+  REQUIRE(updates.size() == 2);
+  CHECK(reserved(updates[0] - 1) == "0");
+  CHECK(reserved(updates[0]) == "2");
+  CHECK(reserved(updates[1]) == "4");
+  CHECK(reserved(data["steps"].size() - 1) == "4");
+  CHECK(testing::CellAfter(data, data["steps"].size() - 1, "database", "Inbox", "MessageId") ==
+        "m1");
+  // Every step has its tables, read (one process: no step without a read).
+  for (const auto& s : data["steps"]) {
+    REQUIRE(s["snapshot"] >= 0);
+    CHECK(data["snapshots"][s["snapshot"].get<size_t>()]["unreadable"] == "");
+  }
+}
+
 }  // namespace dedupsim::explore::explore_pg_test

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "page_data.h"
 #include "pg_support.h"
 #include "postgres/connection.h"
 #include "postgres/error.h"
@@ -319,27 +320,9 @@ TEST_CASE("backend options that do not fit are usage errors", "[postgres]") {
 
 namespace {
 
-// The data a step-through page steps through (its <script id="data">).
-nlohmann::json PageData(const std::string& page) {
-  const std::string open = "<script type=\"application/json\" id=\"data\">";
-  const size_t begin = page.find(open);
-  REQUIRE(begin != std::string::npos);
-  const size_t end = page.find("</script>", begin);
-  return nlohmann::json::parse(page.substr(begin + open.size(), end - begin - open.size()));
-}
-
 // StockItems' Reserved as the page shows it after step i ("" when no table is shown).
 std::string ReservedAt(const nlohmann::json& data, size_t i) {
-  const int64_t snapshot = data["steps"][i]["snapshot"].get<int64_t>();
-  if (snapshot < 0) return "";
-  for (const auto& t : data["snapshots"][static_cast<size_t>(snapshot)]["tables"]) {
-    if (t["name"] != "StockItems" || t["rows"].empty()) continue;
-    const auto& columns = t["columns"];
-    for (size_t c = 0; c < columns.size(); ++c) {
-      if (columns[c] == "Reserved") return t["rows"][0][c].get<std::string>();
-    }
-  }
-  return "";
+  return testing::CellAfter(data, i, "database", "StockItems", "Reserved");
 }
 
 }  // namespace
@@ -357,7 +340,7 @@ TEST_CASE("on PostgreSQL the step-through page shows the server's committed tabl
   testing::CliResult r = RunPg({"run", "crash-before-commit", "--html", path}, "t_html");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  const nlohmann::json data = PageData(testing::ReadFile(path));
+  const nlohmann::json data = testing::PageData(testing::ReadFile(path));
   const auto& steps = data["steps"];
   std::vector<size_t> updates, commits;
   size_t crash = 0;
