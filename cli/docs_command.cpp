@@ -23,6 +23,7 @@
 #include "reference.h"
 #include "scenarios.h"
 #include "sqlite/database.h"
+#include "sqlite/side_store.h"
 #include "sqlite/store.h"
 #include "views/doc_page.h"
 
@@ -160,8 +161,8 @@ int Docs(const DocsArgs& args, CLI::App& app) {
   constexpr uint64_t kDocsIdSeed = 1;
   IdGenerator ids(kDocsIdSeed);
   SqliteBackend backend(db);
-  SqliteFiles sqlite(db);
-  ScenarioEnv env{options, backend, sqlite, clock, recorder, ids};
+  SqliteSideStores sides(db);
+  ScenarioEnv env{options, backend, sides, clock, recorder, ids};
   int status = kExitOk;
   for (const Scenario* scenario : AllScenarios()) {
     // The same ids for a scenario on every run, whatever ran before it: what the page

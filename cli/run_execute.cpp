@@ -181,8 +181,8 @@ int Run(const RunArgs& args) {
   Clock& clock = stepping ? static_cast<Clock&>(*stepping) : system_clock;
   Recorder recorder;
   IdGenerator ids = args.seed >= 0 ? IdGenerator(static_cast<uint64_t>(args.seed)) : IdGenerator();
-  SqliteFiles sqlite = db ? SqliteFiles(*db) : SqliteFiles(settings);
-  ScenarioEnv env{options, *backend, sqlite, clock, recorder, ids};
+  SqliteSideStores sides = db ? SqliteSideStores(*db) : SqliteSideStores(settings);
+  ScenarioEnv env{options, *backend, sides, clock, recorder, ids};
   env.brokers = &broker->brokers();
   try {
     return RunScenarios(args, scenarios, env, timeline, html);

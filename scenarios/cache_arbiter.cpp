@@ -34,9 +34,9 @@ Race RunRace(ScenarioEnv& env, const SideStore& store, CacheWrite write) {
     return StoreTask{instance, Delivered(message, delivery),
                      [&env, &store, message, write, instance, delivery](
                          Store& db, const Hook& hold_point) -> nlohmann::json {
-                       Connection cache_connection =
+                       std::unique_ptr<SideRecords> cache_records =
                            OpenTraced(env, store, instance, "cache", Delivered(message, delivery));
-                       DedupCache cache(cache_connection, env.clock);
+                       DedupCache cache(*cache_records, env.clock);
                        CacheDedupReserveStock consumer(db, cache, write);
                        consumer.after_cache_check = hold_point;
                        const bool processed = consumer.Handle(message);
@@ -57,7 +57,8 @@ Race RunRace(ScenarioEnv& env, const SideStore& store, CacheWrite write) {
 }
 
 Outcome Run(ScenarioEnv& env) {
-  SideStore store = CreateDedupCache(SideHome(env));
+  std::unique_ptr<SideStore> cache_store = env.sides.Create(SideStoreKind::kCache);
+  const SideStore& store = *cache_store;
 
   // A crash after the stock commit, before the cache write.
   env.recorder.BeginPart("crash after the stock commit");
@@ -65,8 +66,9 @@ Outcome Run(ScenarioEnv& env) {
   OrderPlaced message = NewOrder(env, dune);
   CrashReport crash = RunCrashingDelivery(env, "A", "AfterStockCommitted", [&](const Hook& hook) {
     std::unique_ptr<Store> db = OpenStore(env, "A", Delivered(message, 1));
-    Connection cache_connection = OpenTraced(env, store, "A", "cache", Delivered(message, 1));
-    DedupCache cache(cache_connection, env.clock);
+    std::unique_ptr<SideRecords> cache_records =
+        OpenTraced(env, store, "A", "cache", Delivered(message, 1));
+    DedupCache cache(*cache_records, env.clock);
     CacheDedupReserveStock consumer(*db, cache, CacheWrite::kCheckThenSet);
     consumer.after_stock_committed = hook;
     consumer.Handle(message);
@@ -76,14 +78,14 @@ Outcome Run(ScenarioEnv& env) {
   bool redelivery_processed;
   {
     {
-      Connection probe_cache = store.Connect();
-      probe_cache.SetTrace(&env.recorder, "check");
-      probe_cache.SetTraceRole(kActorProbe, "cache");
-      keys_after_crash = DedupCache(probe_cache, env.clock).Count();
+      std::unique_ptr<SideRecords> probe_cache = store.Open(&env.recorder, "check");
+      probe_cache->SetTraceRole(kActorProbe, "cache");
+      keys_after_crash = DedupCache(*probe_cache, env.clock).Count();
     }
     std::unique_ptr<Store> db = OpenStore(env, "A", Delivered(message, 2));
-    Connection cache_connection = OpenTraced(env, store, "A", "cache", Delivered(message, 2));
-    DedupCache cache(cache_connection, env.clock);
+    std::unique_ptr<SideRecords> cache_records =
+        OpenTraced(env, store, "A", "cache", Delivered(message, 2));
+    DedupCache cache(*cache_records, env.clock);
     redelivery_processed =
         CacheDedupReserveStock(*db, cache, CacheWrite::kCheckThenSet).Handle(message);
     NoteProcessed(*db, redelivery_processed, ReservedVerdict(env, dune, env.options.quantity));

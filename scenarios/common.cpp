@@ -105,7 +105,7 @@ OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book) {
 }
 
 Connection OpenTraced(ScenarioEnv& env, const std::string& instance, DeliveryRef delivery) {
-  Connection connection = SqliteFile(env).Connect();
+  Connection connection = SqliteFileOf(env.backend).Connect();
   connection.SetTrace(&env.recorder, instance);
   if (delivery.number == 0) delivery = env.recorder.TakeOfferedDelivery();
   connection.SetDelivery(std::move(delivery));
@@ -115,30 +115,29 @@ Connection OpenTraced(ScenarioEnv& env, const std::string& instance, DeliveryRef
 }
 
 Connection OpenActor(ScenarioEnv& env, const std::string& instance, const std::string& actor) {
-  Connection connection = SqliteFile(env).Connect();
+  Connection connection = SqliteFileOf(env.backend).Connect();
   connection.SetTrace(&env.recorder, instance);
   connection.SetTraceRole(actor, "database");
   return connection;
 }
 
-Connection OpenTraced(ScenarioEnv& env, const SideStore& store, const std::string& instance,
-                      const std::string& target, DeliveryRef delivery) {
-  Connection connection = store.Connect();
-  connection.SetTrace(&env.recorder, instance);
-  connection.SetTraceRole(kActorConsumer, target);
-  connection.SetDelivery(std::move(delivery));
-  return connection;
+std::unique_ptr<SideRecords> OpenTraced(ScenarioEnv& env, const SideStore& store,
+                                        const std::string& instance, const std::string& target,
+                                        DeliveryRef delivery) {
+  std::unique_ptr<SideRecords> records = store.Open(&env.recorder, instance);
+  records->SetTraceRole(kActorConsumer, target);
+  records->SetDelivery(std::move(delivery));
+  return records;
 }
 
-Connection OpenProvider(ScenarioEnv& env, const SideStore& store) {
-  Connection connection = store.Connect();
-  connection.SetTrace(&env.recorder, "provider");
-  connection.SetTraceRole(kActorEmailProvider, "email provider");
-  return connection;
+std::unique_ptr<SideRecords> OpenProvider(ScenarioEnv& env, const SideStore& store) {
+  std::unique_ptr<SideRecords> records = store.Open(&env.recorder, "provider");
+  records->SetTraceRole(kActorEmailProvider, "email provider");
+  return records;
 }
 
 Connection OpenProbe(ScenarioEnv& env) {
-  Connection connection = SqliteFile(env).Connect();
+  Connection connection = SqliteFileOf(env.backend).Connect();
   connection.SetTrace(&env.recorder, "check");
   connection.SetTraceRole(kActorProbe, "database");
   return connection;

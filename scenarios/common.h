@@ -12,7 +12,7 @@
 #include "world/broker/broker.h"
 #include "sqlite/connection.h"
 #include "sqlite/schema.h"
-#include "sqlite/side_store.h"
+#include "store/side_store.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -52,11 +52,12 @@ Connection OpenTraced(ScenarioEnv& env, const std::string& instance, DeliveryRef
 Connection OpenActor(ScenarioEnv& env, const std::string& instance, const std::string& actor);
 // A new connection to a side store (cache, provider), traced under `instance`; target
 // names the store in pictures ("cache", "email provider"); delivery as for the database.
-Connection OpenTraced(ScenarioEnv& env, const SideStore& store, const std::string& instance,
-                      const std::string& target, DeliveryRef delivery = {});
+std::unique_ptr<SideRecords> OpenTraced(ScenarioEnv& env, const SideStore& store,
+                                        const std::string& instance, const std::string& target,
+                                        DeliveryRef delivery = {});
 // The simulated email provider's own connection to its records (SentEmails, its requests):
 // its steps are the provider's (kActorEmailProvider), not those of the consumer calling it.
-Connection OpenProvider(ScenarioEnv& env, const SideStore& store);
+std::unique_ptr<SideRecords> OpenProvider(ScenarioEnv& env, const SideStore& store);
 // The scenario's own connection for its checks (counting rows, reading Reserved while the
 // story goes on): traced as the probe, never as a consumer step.
 Connection OpenProbe(ScenarioEnv& env);

@@ -30,29 +30,29 @@ Part CrashThenRedeliver(ScenarioEnv& env, const SideStore& store, const char* po
   OrderPlaced message = NewOrder(env, dune);
   int64_t sent_before, requests_before;
   {
-    Connection connection = store.Connect();
-    IdempotentEmailProvider provider(connection, env.clock);
+    std::unique_ptr<SideRecords> records = store.Open();
+    IdempotentEmailProvider provider(*records, env.clock);
     sent_before = provider.SentCount();
     requests_before = provider.RequestCount();
   }
   Part part;
   part.crashed = RunCrashingDelivery(env, "A", point, [&](const Hook& hook) {
                    std::unique_ptr<Store> db = OpenStore(env, "A", Delivered(message, 1));
-                   Connection provider_connection = OpenProvider(env, store);
-                   IdempotentEmailProvider provider(provider_connection, env.clock);
+                   std::unique_ptr<SideRecords> provider_records = OpenProvider(env, store);
+                   IdempotentEmailProvider provider(*provider_records, env.clock);
                    ReconcilingEmailSender consumer(*db, provider, env.clock);
                    (std::string_view(point) == "BeforeSend" ? consumer.before_send
                                                             : consumer.after_send) = hook;
                    consumer.Handle(message);
                  }).crashed;
   std::unique_ptr<Store> db = OpenStore(env, "A", Delivered(message, 2));
-  Connection provider_connection = OpenProvider(env, store);
-  IdempotentEmailProvider provider(provider_connection, env.clock);
+  std::unique_ptr<SideRecords> provider_records = OpenProvider(env, store);
+  IdempotentEmailProvider provider(*provider_records, env.clock);
   part.second = ReconcilingEmailSender(*db, provider, env.clock).Handle(message);
   {
     // The scenario's own count of what the provider did, on a connection of its own.
-    Connection connection = store.Connect();
-    IdempotentEmailProvider counted(connection, env.clock);
+    std::unique_ptr<SideRecords> records = store.Open();
+    IdempotentEmailProvider counted(*records, env.clock);
     part.emails_sent = counted.SentCount() - sent_before;
     part.provider_requests = counted.RequestCount() - requests_before;
   }
@@ -78,9 +78,9 @@ void AddFigures(const char* prefix, const Part& p, nlohmann::ordered_json& figur
 }
 
 Outcome Run(ScenarioEnv& env) {
-  SideStore store = CreateEmailProviderStore(SideHome(env));
-  Part after_send = CrashThenRedeliver(env, store, "AfterSend");
-  Part before_send = CrashThenRedeliver(env, store, "BeforeSend");
+  std::unique_ptr<SideStore> store = env.sides.Create(SideStoreKind::kEmailProvider);
+  Part after_send = CrashThenRedeliver(env, *store, "AfterSend");
+  Part before_send = CrashThenRedeliver(env, *store, "BeforeSend");
   Outcome out;
   out.figures["crashMode"] = ToString(env.options.crash_mode);
   AddFigures("afterSend", after_send, out.figures);

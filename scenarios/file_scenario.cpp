@@ -14,11 +14,8 @@
 #include "lesson/instances.h"
 #include "sqlite/error.h"
 #include "sqlite/sandbox.h"
-#include "sqlite/side_store.h"
 #include "sqlite/statement.h"
 #include "sqlite/store.h"
-#include "world/dedup_cache.h"
-#include "world/email_provider.h"
 
 namespace dedupsim {
 
@@ -50,15 +47,15 @@ std::string_view TraceWord(const std::string& result) {
 // provider that honours an idempotency key), each a side store next to the database, as
 // the built-in lessons keep them: created when the scenario starts, removed when it ends.
 struct SecondStores {
-  std::optional<SideStore> cache;
-  std::optional<SideStore> provider;
+  std::unique_ptr<SideStore> cache;
+  std::unique_ptr<SideStore> provider;
 
-  SecondStores(const ScenarioFile& file, const SideStoreHome& home) {
+  SecondStores(const ScenarioFile& file, SideStores& sides) {
     for (const ScenarioConsumer& c : file.consumers) {
       const char* schema = c.strategy().aux_schema;
-      if (schema == explore::kCacheSchema && !cache) cache.emplace(CreateDedupCache(home));
+      if (schema == explore::kCacheSchema && !cache) cache = sides.Create(SideStoreKind::kCache);
       if (schema == explore::kProviderSchema && !provider) {
-        provider.emplace(CreateEmailProviderStore(home));
+        provider = sides.Create(SideStoreKind::kEmailProvider);
       }
     }
   }
@@ -66,18 +63,15 @@ struct SecondStores {
   // The consumer's second store with its trace target, or null.
   std::pair<const SideStore*, const char*> Of(const ScenarioConsumer& c) const {
     const char* schema = c.strategy().aux_schema;
-    if (schema == explore::kCacheSchema) return {&*cache, "cache"};
-    if (schema == explore::kProviderSchema) return {&*provider, "email provider"};
+    if (schema == explore::kCacheSchema) return {cache.get(), "cache"};
+    if (schema == explore::kProviderSchema) return {provider.get(), "email provider"};
     return {nullptr, ""};
   }
 
   // Emails the provider sent (0 without one).
   int64_t ProviderSent() const {
     if (!provider) return 0;
-    Connection c = provider->Connect();
-    Statement q = c.Prepare("SELECT count(*) FROM SentEmails");
-    q.Step();
-    return q.ColumnInt(0);
+    return provider->Open()->ProviderSentCount();
   }
 };
 
@@ -85,13 +79,13 @@ struct SecondStores {
 // under the same instance); the consumer's answer, or "failed".
 std::string Handle(ScenarioEnv& env, const SecondStores& stores, const ScenarioConsumer& c,
                    Connection& db, EmailProvider& email, const OrderPlaced& m, int number) {
-  std::optional<Connection> aux;
+  std::unique_ptr<SideRecords> aux;
   if (auto [store, target] = stores.Of(c); store != nullptr) {
-    aux.emplace(OpenTraced(env, *store, db.instance(), target, Delivered(m, number)));
+    aux = OpenTraced(env, *store, db.instance(), target, Delivered(m, number));
   }
   Clock& clock = env.clock;
   SqliteStore store(db);
-  explore::StoreContext context{store, aux ? &*aux : nullptr, clock, email};
+  explore::StoreContext context{store, aux.get(), clock, email};
   std::string result;
   try {
     switch (c.strategy().handle(context, m)) {
@@ -176,9 +170,9 @@ nlohmann::json SqlFigure(Connection& probe, const ScenarioFigure& f, const Order
 Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
                         const FileRunOverrides& overrides) {
   StockItem dune = Restock(env);
-  const SecondStores stores(file, SideHome(env));
+  const SecondStores stores(file, env.sides);
   {
-    Connection setup = SqliteFile(env).Connect();
+    Connection setup = SqliteFileOf(env.backend).Connect();
     for (const ScenarioConsumer& c : file.consumers) {
       if (const char* schema = c.strategy().schema) RunSchema(setup, schema, c.file->file().tables);
       if (const char* reset = c.strategy().reset) setup.ExecScript(reset);

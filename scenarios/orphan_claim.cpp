@@ -91,7 +91,7 @@ Part DeadOwner(ScenarioEnv& env, ManualClock& clock) {
   InMemoryEmailProvider provider;
   RunOptions kill_options = env.options;
   kill_options.crash_mode = CrashMode::kKill;  // the death is real, whatever --crash-mode says
-  ScenarioEnv kill_env{kill_options, env.backend, env.sqlite, env.clock, env.recorder, env.ids};
+  ScenarioEnv kill_env{kill_options, env.backend, env.sides, env.clock, env.recorder, env.ids};
   const TimePoint claimed_at = clock.Now();
   RunCrashingDelivery(
       kill_env, "A", "BeforeSend",

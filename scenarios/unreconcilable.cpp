@@ -39,8 +39,8 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
     if (d.delivery_count == 1) {
       part.crashed = RunCrashingDelivery(env, "A", "AfterSend", [&](const Hook& hook) {
                        std::unique_ptr<Store> db = OpenStore(env, "A");
-                       Connection provider_db = OpenProvider(env, store);
-                       IdempotentEmailProvider provider(provider_db, env.clock);
+                       std::unique_ptr<SideRecords> provider_db = OpenProvider(env, store);
+                       IdempotentEmailProvider provider(*provider_db, env.clock);
                        SendStockReservedEmail consumer(*db, provider, env.clock);
                        consumer.after_send = hook;
                        consumer.Handle(d.message);
@@ -48,8 +48,8 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
       return Disposition::kAbandon;  // the consumer died: the lock expires, redelivered
     }
     std::unique_ptr<Store> db = OpenStore(env, "A");
-    Connection provider_db = OpenProvider(env, store);
-    IdempotentEmailProvider provider(provider_db, env.clock);
+    std::unique_ptr<SideRecords> provider_db = OpenProvider(env, store);
+    IdempotentEmailProvider provider(*provider_db, env.clock);
     EmailOutcome outcome = SendStockReservedEmail(*db, provider, env.clock).Handle(d.message);
     part.redelivery = ToString(outcome);
     if (outcome != EmailOutcome::kNeedsReconciliation || !park) return Disposition::kAck;
@@ -63,8 +63,8 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
   // The operator works through the dead-letter queue with the provider's records.
   for (const DeadLetter& letter : broker->dead_letters()) {
     std::unique_ptr<Store> db = OpenActorStore(env, "operator", kActorOperator);
-    Connection provider_db = OpenProvider(env, store);
-    IdempotentEmailProvider provider(provider_db, env.clock);
+    std::unique_ptr<SideRecords> provider_db = OpenProvider(env, store);
+    IdempotentEmailProvider provider(*provider_db, env.clock);
     ReconcileOutcome settled =
         SettleInProgressEmail(*db, provider, env.clock, letter.delivery.message);
     part.settled = settled.provider_knew ? "provider had sent it" : "provider never sent it";
@@ -74,8 +74,8 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
   part.completed = row && row->completed_at.has_value();
   // Read back untraced: the provider's records, not a step of the lesson. The key is
   // SentEmails' primary key: one email at most.
-  Connection provider_db = store.Connect();
-  part.emails = IdempotentEmailProvider(provider_db, env.clock).Find(message.message_id) ? 1 : 0;
+  std::unique_ptr<SideRecords> provider_db = store.Open();
+  part.emails = IdempotentEmailProvider(*provider_db, env.clock).Find(message.message_id) ? 1 : 0;
   return part;
 }
 
@@ -85,9 +85,9 @@ nlohmann::ordered_json ToJson(const Part& p) {
 }
 
 Outcome RunScenario(ScenarioEnv& env) {
-  SideStore store = CreateEmailProviderStore(SideHome(env));
-  Part silent = Run(env, store, false);
-  Part parked = Run(env, store, true);
+  std::unique_ptr<SideStore> store = env.sides.Create(SideStoreKind::kEmailProvider);
+  Part silent = Run(env, *store, false);
+  Part parked = Run(env, *store, true);
   Outcome out;
   out.figures["crashMode"] = ToString(env.options.crash_mode);
   out.figures["ackedSilently"] = ToJson(silent);

@@ -280,9 +280,9 @@ TEST_CASE("a side store keeps its creating connection open, idle, and never acro
   const std::string path = db.path() + ".cache";
   const std::string shm = path + "-shm";
   {
-    std::optional<SideStore> made;
-    made.emplace(SideStore::CreateNextTo(db, ".cache", "CREATE TABLE k (a)"));
-    SideStore moved(std::move(*made));
+    std::optional<SideStoreFile> made;
+    made.emplace(SideStoreFile::CreateNextTo(db, ".cache", "CREATE TABLE k (a)"));
+    SideStoreFile moved(std::move(*made));
     made.reset();  // the moved-from store is destroyed, as after a return
     CHECK(OpenDescriptorsOn(shm) == 1);
     {

@@ -13,6 +13,7 @@
 #include "explore/scheduler.h"
 #include "explore/step_label.h"
 #include "explore/strategies.h"
+#include "sqlite/side_records.h"
 #include "sqlite/statement.h"
 #include "sqlite/store.h"
 #include "sqlite/transaction.h"
@@ -182,8 +183,8 @@ Connection& Db(StoreContext& c) { return dynamic_cast<SqliteStore&>(c.store).con
 // Locks the service's database and the second file, in an order the message decides:
 // quantity 1 takes the database first, any other the file first.
 DeliveryResult LockBoth(StoreContext& c, const OrderPlaced& m) {
-  Connection& first = m.quantity == 1 ? Db(c) : *c.side;
-  Connection& second = m.quantity == 1 ? *c.side : Db(c);
+  Connection& first = m.quantity == 1 ? Db(c) : SqliteConnectionOf(*c.side);
+  Connection& second = m.quantity == 1 ? SqliteConnectionOf(*c.side) : Db(c);
   Transaction outer(first, TransactionKind::kImmediate);
   Transaction inner(second, TransactionKind::kImmediate);
   inner.Commit();

@@ -132,14 +132,14 @@ TEST_CASE("a side store refuses a foreign file at its path and removes its own",
   DatabaseFile db = DatabaseFile::Open(dir.File("main.db"), DatabaseSettings{});
   std::string path = dir.File("main.db.cache");
   WriteFile(path, "not mine");
-  CHECK_THROWS_AS(SideStore::CreateNextTo(db, ".cache", "CREATE TABLE k (a)"), DatabaseError);
+  CHECK_THROWS_AS(SideStoreFile::CreateNextTo(db, ".cache", "CREATE TABLE k (a)"), DatabaseError);
   CHECK(ReadFile(path) == "not mine");
   ::unlink(path.c_str());
   {
-    SideStore store = SideStore::CreateNextTo(db, ".cache", "CREATE TABLE k (a)");
+    SideStoreFile store = SideStoreFile::CreateNextTo(db, ".cache", "CREATE TABLE k (a)");
     CHECK(::access(path.c_str(), F_OK) == 0);
     // One left behind by an earlier run is ours, and is replaced.
-    SideStore second = SideStore::CreateNextTo(db, ".cache", "CREATE TABLE k (a)");
+    SideStoreFile second = SideStoreFile::CreateNextTo(db, ".cache", "CREATE TABLE k (a)");
     Connection c = second.Connect();
     CHECK(Count(c, "SELECT count(*) FROM k") == 0);
   }
@@ -155,7 +155,7 @@ TEST_CASE("a side store commits at the run's synchronous level, appending to a l
     settings.synchronous = level;
     DatabaseFile db =
         DatabaseFile::Open(dir.File(fmt::format("main-{}.db", ToString(level))), settings);
-    SideStore store = SideStore::CreateNextTo(db, ".cache", "CREATE TABLE k (a)");
+    SideStoreFile store = SideStoreFile::CreateNextTo(db, ".cache", "CREATE TABLE k (a)");
     // The set-up left its first frame in the log: a lesson's first commit appends to it
     // instead of starting a log (which syncs its header and the folder).
     struct stat wal {};

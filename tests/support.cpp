@@ -338,7 +338,7 @@ std::vector<std::string> PostLines() {
 Fixture::Fixture(RunOptions run_options, DatabaseSettings settings)
     : options(run_options),
       db(DatabaseFile::CreateTemporary(settings)),
-      env{options, backend, sqlite, clock, recorder, ids} {}
+      env{options, backend, sides, clock, recorder, ids} {}
 
 CpuHog::CpuHog() {
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());

@@ -12,6 +12,7 @@
 #include "core/message.h"
 #include "lesson/scenario.h"
 #include "sqlite/database.h"
+#include "sqlite/side_store.h"
 #include "sqlite/store.h"
 #include "trace/trace.h"
 
@@ -114,7 +115,7 @@ struct Fixture {
   RunOptions options;
   DatabaseFile db;
   SqliteBackend backend{db};
-  SqliteFiles sqlite{db};
+  SqliteSideStores sides{db};
   SystemClock clock;
   Recorder recorder;
   IdGenerator ids{42};

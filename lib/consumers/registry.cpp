@@ -97,7 +97,7 @@ EmailProvider& Email(const ConsumerEnv& e, std::string_view name) {
   return *e.email;
 }
 
-Connection& Side(const ConsumerEnv& e, std::string_view name) {
+SideRecords& Side(const ConsumerEnv& e, std::string_view name) {
   if (e.side == nullptr) throw std::logic_error(std::string(name) + " ran without its side store");
   return *e.side;
 }

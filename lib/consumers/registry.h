@@ -18,12 +18,11 @@
 
 #include "core/clock.h"
 #include "core/message.h"
+#include "store/side_store.h"
 #include "store/store.h"
 #include "world/email_provider.h"
 
 namespace dedupsim {
-
-class Connection;
 
 // What one delivery ended with, as the consumer reports it. All three are acked: a
 // skipped duplicate is a success, and a case that needs reconciliation goes where a
@@ -31,14 +30,6 @@ class Connection;
 enum class DeliveryResult { kProcessed, kSkipped, kNeedsReconciliation };
 
 std::string_view ToString(DeliveryResult result);  // "processed", "skipped", ...
-
-// Which side store (sqlite/side_store.h) a consumer keeps apart from the service's
-// database, in a second SQLite file.
-enum class SideStoreKind {
-  kNone,
-  kCache,          // the dedup cache (CacheKeys): cache-check-then-set, cache-set-if-absent
-  kEmailProvider,  // the provider that honours an idempotency key (SentEmails, ...)
-};
 
 // The side stores' tables: made once (CREATE TABLE IF NOT EXISTS ...), emptied before
 // each of the explorer's schedules.
@@ -58,7 +49,7 @@ struct ConsumerEnv {
   Store& store;           // the service's database, on either backend
   Clock& clock;
   EmailProvider* email;   // where an email consumer sends; null when none is given
-  Connection* side;       // the side store's file (SideStoreKind), null when the entry has none
+  SideRecords* side;      // the side store (SideStoreKind), null when the entry has none
 };
 
 struct ConsumerEntry {
@@ -75,7 +66,7 @@ struct ConsumerEntry {
   // SQL that empties the entry's own tables of the service's database (beyond Inbox and
   // StockItems) before each of the explorer's schedules; null: none.
   const char* reset = nullptr;
-  SideStoreKind side = SideStoreKind::kNone;
+  SideStoreKind side = SideStoreKind::kNone;  // store/side_store.h
   BenchRole bench = BenchRole::kNotRun;
   // Handles one delivery. Throws what the consumer throws (StoreError when the database
   // refused); std::logic_error when the entry's side store or email provider is missing.

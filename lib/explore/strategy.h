@@ -23,10 +23,6 @@
 #include "core/message.h"
 #include "store/store.h"
 
-namespace dedupsim {
-class Connection;  // a side store's file: see StoreContext::side
-}
-
 namespace dedupsim::explore {
 
 // What one delivery ended with: the registry's word (consumers/registry.h), one type for
@@ -37,10 +33,10 @@ using ::dedupsim::ToString;
 // What a delivery runs with, on either backend. Every reference is valid for the call only.
 struct StoreContext {
   Store& store;  // this instance's store: over its SQLite connection, or its PostgreSQL one
-  // The second file, a scheduled connection of this instance's (Strategy::aux_schema), or
-  // null: the registry's side store (ConsumerEnv::side), a SQLite file on either backend,
-  // which the handler hands on without reading it here.
-  Connection* side;
+  // The second file's records (store/side_store.h) on a scheduled connection of this
+  // instance's (Strategy::aux_schema), or null: the registry's side store
+  // (ConsumerEnv::side), which the handler hands on without reading it here.
+  SideRecords* side;
   Clock& clock;          // a ManualClock: the same timestamps in every schedule
   EmailProvider& email;  // counts sends; each send is a scheduled step (a crash point)
   // Hands a message the consumer publishes to the broker (a consumer file's publish step,

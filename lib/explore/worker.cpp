@@ -13,6 +13,7 @@
 #include "postgres/lock_watch.h"
 #include "postgres/store.h"
 #include "sqlite/error.h"
+#include "sqlite/side_records.h"
 #include "sqlite/store.h"
 
 namespace dedupsim::explore {
@@ -283,7 +284,9 @@ bool Worker::Attempt(const Delivery& d, int attempt) {
     // connection for the attempt (with the second file, when the row keeps one).
     std::optional<SqliteStore> sqlite;
     Store& store = pg_ ? static_cast<Store&>(*pg_) : sqlite.emplace(*db_);
-    StoreContext context{store, !pg_ && aux_ && aux_->is_open() ? &*aux_ : nullptr, clock_,
+    std::optional<SqliteSideRecords> side;
+    if (!pg_ && aux_ && aux_->is_open()) side.emplace(*aux_);
+    StoreContext context{store, side ? &*side : nullptr, clock_,
                          provider, [this](const std::string&, const OrderPlaced& m) {
                            owner_.published.push_back({m.message_id, subscriber_});
                          }};

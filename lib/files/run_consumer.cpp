@@ -10,6 +10,7 @@
 #include "sqlite/sql_text.h"
 #include "sqlite/error.h"
 #include "sqlite/sandbox.h"
+#include "sqlite/side_records.h"
 #include "sqlite/statement.h"
 #include "sqlite/store.h"
 
@@ -243,7 +244,8 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
               if (db == nullptr && c.second_store == nullptr) {
                 throw std::logic_error(file.name + " ran without its database");
               }
-              result = RunSqlStep(file, s, s.on_second_store ? *c.second_store : *db, c.clock, m);
+              result = RunSqlStep(file, s, s.on_second_store ? SqliteConnectionOf(*c.second_store) : *db,
+                                  c.clock, m);
             }
           } catch (const StoreError& e) {
             // on-duplicate = "throw" is the database's error itself: taken all the same.

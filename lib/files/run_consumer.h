@@ -32,7 +32,7 @@ struct RunContext {
   Clock& clock;
   EmailProvider& email;                            // sends without a key
   IdempotentEmailProvider* keyed_email = nullptr;  // sends with one; required when SendsWithKey()
-  Connection* second_store = nullptr;              // required when the file has a second_store
+  SideRecords* second_store = nullptr;              // required when the file has a second_store
   std::function<Hook(const std::string&)> hook = {};  // the hook for a hook point, or empty
   std::function<void(const std::string& topic, const OrderPlaced&)> publish;  // may be empty
   // Called with a step's index and the reaction of it that a result called for

@@ -17,8 +17,6 @@
 #include "os/this_pid.h"
 #include "os/unique_fd.h"
 #include "postgres/lock_waiter.h"
-#include "sqlite/journal_files.h"
-#include "sqlite/statement.h"
 #include "store/store.h"
 #include "trace/trace_json.h"
 
@@ -26,82 +24,11 @@ namespace dedupsim {
 
 namespace {
 
-std::string Plural(int64_t n, const char* word) {
-  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
-}
-
-// What the dead process left in the WAL, from its bytes: commit frames it wrote since it
-// started (the frames present at fork are someone else's) and an uncommitted tail.
-std::string DescribeWal(const WalFile& now, const WalFile& at_fork, pid_t pid) {
-  if (!now.exists) return fmt::format("no WAL file: pid {} left nothing in a log", pid);
-  if (now.bytes == 0) {
-    return fmt::format(
-        "empty WAL: no frame of pid {} is in the log, so the next open sees none of "
-        "its work",
-        pid);
-  }
-  if (!now.header_valid) {
-    return fmt::format("WAL of {} bytes with no valid header: the next open replays none of it",
-                       now.bytes);
-  }
-  int64_t commits = CommitsSince(now, at_fork);
-  int64_t tail = TailSince(now, at_fork);
-  std::string what = fmt::format(
-      "WAL of {} bytes, {} valid: pid {} wrote {} since it started, so the next open sees {} of "
-      "its work",
-      now.bytes, Plural(now.valid_frames, "frame"), pid, Plural(commits, "commit frame"),
-      commits == 0 ? std::string("none") : Plural(commits, "committed transaction"));
-  if (tail > 0) {
-    what += fmt::format(
-        "; {} after the last commit frame (its unfinished transaction) are "
-        "discarded",
-        Plural(tail, "frame"));
-  } else {
-    what +=
-        "; no frame after the last commit frame: its unfinished work, if any, never reached "
-        "the log";
-  }
-  return what;
-}
-
-std::string DescribeJournal(const JournalFile& journal, pid_t pid, bool removed) {
-  if (!journal.exists) {
-    return fmt::format("no rollback journal: pid {} left no unfinished transaction on disk", pid);
-  }
-  if (journal.bytes == 0 || !journal.hot) {
-    return fmt::format(
-        "journal of {} bytes left by pid {} is not hot (empty or header never finished; SQLite "
-        "finishes it just before changing the database file): the next open ignores it",
-        journal.bytes, pid);
-  }
-  return fmt::format(
-      "hot journal of {} bytes left by pid {} ({} of original pages): {}", journal.bytes, pid,
-      Plural(journal.page_records, "image"),
-      removed ? "rolled back and removed by the next open" : "rolled back by the next open");
-}
-
-// Opens the next connection after a process died, as SQLite's recovery needs, and notes
-// what the dead process left behind, read from the files before the open.
-void RecoverAndNote(ScenarioEnv& env, pid_t pid, const WalFile& wal_at_fork) {
-  const std::string& path = SqliteFile(env).path();
-  WalFile wal = ReadWal(path + "-wal");
-  JournalFile journal = ReadJournal(path + "-journal");
-  {
-    // The scenario's check opens the database next: its first read recovers. It is the
-    // probe's step, not the consumer's.
-    Connection next = SqliteFile(env).Connect();
-    next.SetTrace(&env.recorder, "check");
-    next.SetTraceRole(kActorProbe, "database");
-    next.Prepare("SELECT count(*) FROM Inbox").Step();
-  }
-  std::string what;
-  if (journal.exists) {
-    what = DescribeJournal(journal, pid, !ReadJournal(path + "-journal").exists);
-  } else if (wal.exists) {
-    what = DescribeWal(wal, wal_at_fork, pid);
-  } else {
-    what = fmt::format("no WAL and no rollback journal: pid {} left nothing to recover", pid);
-  }
+// Opens the next connection after a process died, as the database's recovery needs (the
+// backend's CrashRecovery, read before the process ran), and notes what the dead process
+// left behind.
+void RecoverAndNote(ScenarioEnv& env, pid_t pid, CrashRecovery& recovery) {
+  std::string what = recovery.Recover(env.recorder, static_cast<int>(pid));
   // What the database did on that open: the database's step.
   TraceEvent e;
   e.at_us = env.recorder.MicrosSinceOrigin();
@@ -292,8 +219,9 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
 
   const bool kill_mode = env.options.crash_mode == CrashMode::kKill;
   const bool server = OnServer(env);
-  // The log as it was before the child ran: its frames are not the child's.
-  const WalFile wal_at_fork = server ? WalFile{} : ReadWal(SqliteFile(env).path() + "-wal");
+  // What the database keeps for the next opener to recover (SQLite: the log as it was
+  // before the child ran: its frames are not the child's); null on a server.
+  const std::unique_ptr<CrashRecovery> recovery = env.backend.WatchForCrash();
   // On a server with a waiter, an exiting child waits at its crash point for the parent's
   // word, as a killed one waits for its SIGKILL.
   ChildAtHook child(env, instance, point, delivery, emails,
@@ -353,7 +281,7 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
     if (server) {
       if (report.server.measured) NoteServerRelease(env, pid, kill_mode, report);
     } else {
-      RecoverAndNote(env, pid, wal_at_fork);
+      if (recovery) RecoverAndNote(env, pid, *recovery);
     }
     return report;
   }

@@ -20,7 +20,6 @@
 #include "os/child_process.h"
 #include "os/process_error.h"
 #include "os/unique_fd.h"
-#include "sqlite/error.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -50,7 +49,7 @@ struct CrashReport {
 inline constexpr int kPlannedExitCode = 86;
 
 // Runs delivery(crash_hook). The delivery must open its own connection (a store of
-// env.backend, or a connection to SqliteFile(env); never one opened before the call) and
+// env.backend, or a connection to SqliteFileOf(env.backend); never one opened before the call) and
 // install crash_hook at the point named `point`.
 // Emails sent in a child are replayed into *emails, when given.
 //

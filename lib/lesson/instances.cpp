@@ -63,7 +63,7 @@ struct RaceChannels {
 class SqlitePairInstance final : public PairInstance {
  public:
   SqlitePairInstance(ScenarioEnv& env, const InstanceTask& task)
-      : db_(SqliteFile(env).Connect()), task_(task) {
+      : db_(SqliteFileOf(env.backend).Connect()), task_(task) {
     db_.SetTrace(&env.recorder, task.name);
     db_.KeepLockHistory();
   }

@@ -32,6 +32,7 @@
 #include "os/child_process.h"
 #include "os/unique_fd.h"
 #include "sqlite/connection.h"
+#include "sqlite/database.h"
 #include "store/store.h"
 
 namespace dedupsim {

@@ -9,29 +9,6 @@ namespace dedupsim {
 
 bool OnServer(const ScenarioEnv& env) { return env.backend.name() != "sqlite"; }
 
-const DatabaseFile& SqliteFiles::file() {
-  if (database_ == nullptr) {
-    throw std::logic_error("internal: a lesson asked for the SQLite database of a run on a server");
-  }
-  return *database_;
-}
-
-SideStoreHome SqliteFiles::side_home() {
-  if (database_ != nullptr) return HomeBeside(*database_);
-  if (!folder_) folder_.emplace(settings_);
-  return folder_->home();
-}
-
-std::optional<SideStoreHome> SqliteFiles::side_home_if_made() const {
-  if (database_ != nullptr) return HomeBeside(*database_);
-  if (folder_) return folder_->home();
-  return std::nullopt;
-}
-
-const DatabaseFile& SqliteFile(const ScenarioEnv& env) { return env.sqlite.file(); }
-
-SideStoreHome SideHome(const ScenarioEnv& env) { return env.sqlite.side_home(); }
-
 std::string_view ToString(CrashMode mode) {
   switch (mode) {
     case CrashMode::kThrow:

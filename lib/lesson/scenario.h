@@ -15,8 +15,7 @@
 
 #include "core/clock.h"
 #include "core/message.h"
-#include "sqlite/database.h"
-#include "sqlite/side_store.h"
+#include "store/side_store.h"
 #include "store/store.h"
 #include "trace/trace.h"
 #include "world/broker/broker.h"
@@ -51,39 +50,15 @@ struct RunOptions {
   BrokerKind broker = BrokerKind::kSimulated;
 };
 
-// The SQLite files of a run: on SQLite the run's database, for what only SQLite files do
-// (a connection of a lesson's own, the files a dead child left); on either backend the
-// home of a lesson's side stores (the dedup cache, the email provider: SQLite files of
-// their own). A run on a server database has no SQLite database: its side stores go in a
-// folder of their own, made when a lesson first asks for it (a run that never asks makes
-// none) and removed with this object. One thread at a time.
-class SqliteFiles {
- public:
-  explicit SqliteFiles(const DatabaseFile& database) : database_(&database) {}
-  // A run on a server: side stores with these settings, no database file.
-  explicit SqliteFiles(DatabaseSettings settings) : settings_(settings) {}
-  // The run's SQLite database. A run on a server has none: throws std::logic_error (a
-  // lesson that asks for one there is dedupsim's bug, and would leave an unused file).
-  const DatabaseFile& file();
-  // Where the run's side stores are created.
-  SideStoreHome side_home();
-  // side_home() if it is there already (always on SQLite; on a server once a lesson has
-  // asked for it), else nullopt: for a reader that must not make it.
-  std::optional<SideStoreHome> side_home_if_made() const;
-
- private:
-  const DatabaseFile* database_ = nullptr;
-  DatabaseSettings settings_;
-  std::optional<SideStoreFolder> folder_;
-};
-
 // What a scenario runs with. All of it is injected; scenarios hold no global state.
 struct ScenarioEnv {
   const RunOptions& options;
   // The database the lesson runs on: SQLite's (a SqliteBackend over the run's file), or a
   // server's for the scenarios on the store seam (kAnyBackend).
   const Backend& backend;
-  SqliteFiles& sqlite;
+  // Where the lesson's side stores go (the dedup cache, the email provider), on either
+  // backend: a run that makes none leaves no trace of them.
+  SideStores& sides;
   Clock& clock;
   Recorder& recorder;
   IdGenerator& ids;
@@ -93,10 +68,6 @@ struct ScenarioEnv {
 
 // True when the lesson runs on a server database (PostgreSQL), not on a SQLite file.
 bool OnServer(const ScenarioEnv& env);
-// env.sqlite.file(): the run's SQLite database (none on a server).
-const DatabaseFile& SqliteFile(const ScenarioEnv& env);
-// env.sqlite.side_home(): where the lesson's side stores go, on either backend.
-SideStoreHome SideHome(const ScenarioEnv& env);
 
 // A figure on the line judged by its value, whatever the lesson expects: correct (the
 // order took effect once, nothing doubled or lost) or wrong (doubled or lost). The colored

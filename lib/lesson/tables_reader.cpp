@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "postgres/store.h"
-#include "sqlite/side_store.h"
+#include "sqlite/database.h"
+#include "store/side_store.h"
 
 namespace dedupsim {
 
@@ -18,9 +19,9 @@ namespace {
 
 class PgTablesReader final : public TablesReader {
  public:
-  // sqlite: where the lessons' side stores go; the reader reads them once a lesson has
-  // made their folder, and never makes it. Null: the schema's tables only.
-  PgTablesReader(const PgDatabase& db, const SqliteFiles* sqlite) : db_(db), sqlite_(sqlite) {}
+  // sides: where the lessons' side stores go; the reader reads them once a lesson has
+  // made their place, and never makes it. Null: the schema's tables only.
+  PgTablesReader(const PgDatabase& db, const SideStores* sides) : db_(db), sides_(sides) {}
 
   TablesSnapshot Read(const TraceEvent& after) override {
     TablesSnapshot snap = SnapshotAfter(after);
@@ -32,11 +33,10 @@ class PgTablesReader final : public TablesReader {
       connection_.reset();  // a broken session is opened anew at the next read
     }
     // The side stores after the server's tables, as TableProbe lists them after its file's.
-    if (!side_ && sqlite_ != nullptr) {
-      if (std::optional<SideStoreHome> home = sqlite_->side_home_if_made()) {
-        side_.emplace(std::vector<std::pair<std::string, std::string>>{
-            {"cache", home->base + kDedupCacheSuffix},
-            {"email provider", home->base + kEmailProviderSuffix}});
+    if (!side_ && sides_ != nullptr) {
+      if (std::vector<std::pair<std::string, std::string>> places = sides_->Places();
+          !places.empty()) {
+        side_.emplace(std::move(places));
       }
     }
     if (!side_) return snap;
@@ -139,7 +139,7 @@ class PgTablesReader final : public TablesReader {
   std::unique_ptr<PgConnection> connection_;
   std::vector<Table> tables_;
   std::string read_sql_;  // reads every table at once (Prepare)
-  const SqliteFiles* sqlite_;       // null: no side stores
+  const SideStores* sides_;         // null: no side stores
   std::optional<TableProbe> side_;  // once the side stores' folder is made
 };
 
@@ -147,9 +147,9 @@ class PgTablesReader final : public TablesReader {
 
 std::unique_ptr<TablesReader> OpenTablesReader(ScenarioEnv& env) {
   if (const auto* pg = dynamic_cast<const PgBackend*>(&env.backend)) {
-    return std::make_unique<PgTablesReader>(pg->database(), &env.sqlite);
+    return std::make_unique<PgTablesReader>(pg->database(), &env.sides);
   }
-  return std::make_unique<TableProbe>(SqliteFile(env).path());
+  return std::make_unique<TableProbe>(SqliteFileOf(env.backend).path());
 }
 
 std::unique_ptr<TablesReader> OpenTablesReader(const PgDatabase& db) {

@@ -1,7 +1,7 @@
 // The step-through page's reader of a run's stores on either database: on SQLite the
 // run's file and the side stores beside it (TableProbe); on PostgreSQL the schema's tables,
 // read from the server through a connection of the reader's own, and the side stores (the
-// dedup cache, the email provider: SQLite files in a folder of their own, SqliteFiles).
+// dedup cache, the email provider: ScenarioEnv::sides, once a lesson has made them).
 // The explorer's replay of a counterexample on PostgreSQL reads its schema's tables the
 // same way (explore/explorer.h, Explorer::Replay).
 //

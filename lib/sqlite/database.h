@@ -112,4 +112,10 @@ void CheckIsDedupsimDatabase(const std::string& path);
 // ("dedupsim database", "dedupsim side store").
 void CheckApplicationId(const std::string& path, uint32_t application_id, const char* what);
 
+// The SQLite database a backend runs on, for what only SQLite files do (a lesson's own
+// connection, the files a dead child left). A run on a server has none: throws
+// std::logic_error (a lesson that asks for one there is dedupsim's bug, and would leave an
+// unused file).
+const DatabaseFile& SqliteFileOf(const Backend& backend);
+
 }  // namespace dedupsim

@@ -11,11 +11,13 @@
 #include <system_error>
 #include <vector>
 #include <cstring>
+#include <stdexcept>
 #include <utility>
 
 #include "os/run_files.h"
 #include "sqlite/error.h"
 #include "sqlite/kept_connection.h"
+#include "sqlite/side_records.h"
 
 namespace dedupsim {
 
@@ -29,21 +31,21 @@ std::vector<std::string> FilesOfDatabase(const std::string& db_path) {
   return files;
 }
 
-SideStore::SideStore(std::string path, std::chrono::milliseconds busy_timeout,
+SideStoreFile::SideStoreFile(std::string path, std::chrono::milliseconds busy_timeout,
                      Synchronous synchronous)
     : path_(std::move(path)),
       busy_timeout_(busy_timeout),
       synchronous_(synchronous),
       owner_pid_(static_cast<int>(getpid())) {}
 
-SideStore::SideStore(SideStore&& other) noexcept
+SideStoreFile::SideStoreFile(SideStoreFile&& other) noexcept
     : path_(std::exchange(other.path_, std::string())),
       busy_timeout_(other.busy_timeout_),
       synchronous_(other.synchronous_),
       owner_pid_(other.owner_pid_),
       kept_(std::move(other.kept_)) {}
 
-SideStore::~SideStore() {
+SideStoreFile::~SideStoreFile() {
   kept_.reset();  // the last connection closes before the files go
   if (!path_.empty() && owner_pid_ == static_cast<int>(getpid())) {
     RemoveDatabaseFiles(path_);  // every file at these names is this run's (see CreateNextTo)
@@ -87,12 +89,12 @@ SideStoreHome SideStoreFolder::home() const {
   return {path_ + "/run", settings_.busy_timeout, settings_.synchronous};
 }
 
-SideStore SideStore::CreateNextTo(const DatabaseFile& main, std::string_view suffix,
+SideStoreFile SideStoreFile::CreateNextTo(const DatabaseFile& main, std::string_view suffix,
                                   const std::string& schema) {
   return CreateIn(HomeBeside(main), suffix, schema);
 }
 
-SideStore SideStore::CreateIn(const SideStoreHome& home, std::string_view suffix,
+SideStoreFile SideStoreFile::CreateIn(const SideStoreHome& home, std::string_view suffix,
                               const std::string& schema) {
   std::string path = home.base + std::string(suffix);
   struct stat st {};
@@ -125,7 +127,7 @@ SideStore SideStore::CreateIn(const SideStoreHome& home, std::string_view suffix
         return path;
       },
       /*companions=*/true);
-  SideStore store(path, home.busy_timeout, home.synchronous);
+  SideStoreFile store(path, home.busy_timeout, home.synchronous);
   try {
     Connection connection = store.Connect();
     // A store lives for this run only (removed at its end): its set-up (mark, schema, the
@@ -152,7 +154,46 @@ SideStore SideStore::CreateIn(const SideStoreHome& home, std::string_view suffix
   return store;
 }
 
-Connection SideStore::Connect() const {
+SideStoreFile SideStoreFile::Create(const SideStoreHome& home, SideStoreKind kind) {
+  switch (kind) {
+    case SideStoreKind::kCache:
+      return CreateIn(home, kDedupCacheSuffix, kDedupCacheTables);
+    case SideStoreKind::kEmailProvider:
+      return CreateIn(home, kEmailProviderSuffix, kEmailProviderTables);
+    case SideStoreKind::kNone:
+      break;
+  }
+  throw std::logic_error("internal: a side store of no kind");
+}
+
+std::unique_ptr<SideRecords> SqliteSideStore::Open(Recorder* recorder,
+                                                   const std::string& instance) const {
+  Connection connection = file_.Connect();
+  if (recorder != nullptr) connection.SetTrace(recorder, instance);
+  return std::make_unique<SqliteSideRecords>(std::move(connection));
+}
+
+std::unique_ptr<SideStore> SqliteSideStores::Create(SideStoreKind kind) {
+  if (main_ != nullptr) {
+    return std::make_unique<SqliteSideStore>(SideStoreFile::Create(HomeBeside(*main_), kind));
+  }
+  if (!folder_) folder_.emplace(settings_);
+  return std::make_unique<SqliteSideStore>(SideStoreFile::Create(folder_->home(), kind));
+}
+
+std::vector<std::pair<std::string, std::string>> SqliteSideStores::Places() const {
+  std::string base;
+  if (main_ != nullptr) {
+    base = main_->path();
+  } else if (folder_) {
+    base = folder_->home().base;
+  } else {
+    return {};
+  }
+  return {{"cache", base + kDedupCacheSuffix}, {"email provider", base + kEmailProviderSuffix}};
+}
+
+Connection SideStoreFile::Connect() const {
   ConnectionOptions options;
   options.busy_timeout = busy_timeout_;
   Connection connection(path_, options);

@@ -1,8 +1,10 @@
-// A second SQLite file that stands for a system outside the inventory database: the cache
-// of cache-arbiter, the email provider of email-reconcile. It lives next to the main
-// database (its path plus a suffix, e.g. "inventory.db.cache"), is created when a scenario
-// starts and removed, with its -wal, -shm and -journal files, when the SideStore is
-// destroyed in the process that created it (a forked child that ends never removes it).
+// SQLite's side stores (store/side_store.h): each a second SQLite file that stands for a
+// system outside the inventory database: the cache of cache-arbiter, the email provider of
+// email-reconcile, on either backend of the inventory database. It lives next to the main
+// database (its path plus a suffix, e.g. "inventory.db.cache"), or in a folder of its own
+// on a server run, is created when a scenario starts and removed, with its -wal, -shm and
+// -journal files, when the SideStoreFile is destroyed in the process that created it (a
+// forked child that ends never removes it).
 //
 // Like DatabaseFile it only ever touches its own files: it is marked with its own
 // application_id, and a file at its path that does not carry that mark is refused with a
@@ -22,12 +24,15 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sqlite/connection.h"
 #include "sqlite/database.h"
+#include "store/side_store.h"
 
 namespace dedupsim {
 
@@ -35,8 +40,8 @@ class KeptConnection;
 
 inline constexpr uint32_t kSideStoreApplicationId = 0x64647373;  // "ddss"
 
-// The side stores' suffixes: the dedup cache (world/dedup_cache.h) and the email
-// provider (world/email_provider.h) next to the main database.
+// The side stores' suffixes: the dedup cache and the email provider next to the main
+// database.
 inline constexpr const char* kDedupCacheSuffix = ".cache";
 inline constexpr const char* kEmailProviderSuffix = ".provider";
 
@@ -76,19 +81,21 @@ class SideStoreFolder {
   int owner_pid_;
 };
 
-class SideStore {
+class SideStoreFile {
  public:
   // Creates the store at home.base + suffix and runs schema (CREATE TABLE ...) in it.
-  static SideStore CreateIn(const SideStoreHome& home, std::string_view suffix,
-                            const std::string& schema);
-  // CreateIn(HomeBeside(main), suffix, schema).
-  static SideStore CreateNextTo(const DatabaseFile& main, std::string_view suffix,
+  static SideStoreFile CreateIn(const SideStoreHome& home, std::string_view suffix,
                                 const std::string& schema);
-  ~SideStore();
-  SideStore(SideStore&&) noexcept;
-  SideStore& operator=(SideStore&&) = delete;
-  SideStore(const SideStore&) = delete;
-  SideStore& operator=(const SideStore&) = delete;
+  // CreateIn(HomeBeside(main), suffix, schema).
+  static SideStoreFile CreateNextTo(const DatabaseFile& main, std::string_view suffix,
+                                    const std::string& schema);
+  // The store of kind (not kNone) in home: its suffix and its tables (sqlite/side_records.h).
+  static SideStoreFile Create(const SideStoreHome& home, SideStoreKind kind);
+  ~SideStoreFile();
+  SideStoreFile(SideStoreFile&&) noexcept;
+  SideStoreFile& operator=(SideStoreFile&&) = delete;
+  SideStoreFile(const SideStoreFile&) = delete;
+  SideStoreFile& operator=(const SideStoreFile&) = delete;
 
   // A new connection with the main database's busy timeout and synchronous level. Safe in
   // a child after fork.
@@ -96,7 +103,7 @@ class SideStore {
   const std::string& path() const { return path_; }
 
  private:
-  SideStore(std::string path, std::chrono::milliseconds busy_timeout, Synchronous synchronous);
+  SideStoreFile(std::string path, std::chrono::milliseconds busy_timeout, Synchronous synchronous);
 
   std::string path_;
   std::chrono::milliseconds busy_timeout_;
@@ -105,6 +112,39 @@ class SideStore {
   // The connection that made the store, kept open and idle so that each lesson connection
   // finds the log's index in memory; closed before fork() (and not reopened after).
   std::unique_ptr<KeptConnection> kept_;
+};
+
+// A side store (store/side_store.h) in its file: each Open is a new connection to it, whose
+// records are SqliteSideRecords.
+class SqliteSideStore final : public SideStore {
+ public:
+  explicit SqliteSideStore(SideStoreFile file) : file_(std::move(file)) {}
+  std::unique_ptr<SideRecords> Open(Recorder* recorder = nullptr,
+                                    const std::string& instance = "") const override;
+  const SideStoreFile& file() const { return file_; }
+
+ private:
+  SideStoreFile file_;
+};
+
+// Where a run's side stores go (store/side_store.h): beside a SQLite run's database, or, on
+// a run on a server database, which has no SQLite file for them to sit beside, in a
+// SideStoreFolder made when a lesson first creates one (a run that never does makes none)
+// and removed with this object. One thread at a time.
+class SqliteSideStores final : public SideStores {
+ public:
+  // Beside main: its path and its settings.
+  explicit SqliteSideStores(const DatabaseFile& main) : main_(&main) {}
+  // A run on a server: side stores with these settings, in a folder of their own.
+  explicit SqliteSideStores(DatabaseSettings settings) : settings_(settings) {}
+
+  std::unique_ptr<SideStore> Create(SideStoreKind kind) override;
+  std::vector<std::pair<std::string, std::string>> Places() const override;
+
+ private:
+  const DatabaseFile* main_ = nullptr;
+  DatabaseSettings settings_;
+  std::optional<SideStoreFolder> folder_;
 };
 
 }  // namespace dedupsim

@@ -1,5 +1,7 @@
 #include "sqlite/store.h"
 
+#include <stdexcept>
+
 #include "sqlite/database.h"
 #include "sqlite/run_hook.h"
 #include "sqlite/schema.h"
@@ -141,6 +143,14 @@ void SqliteStore::Complete(InboxKey key, std::string_view message_id, std::strin
 std::optional<InboxRow> SqliteStore::Find(InboxKey key, std::string_view message_id,
                                           std::string_view consumer) {
   return FindInboxRow(*db_, key, message_id, consumer);
+}
+
+const DatabaseFile& SqliteFileOf(const Backend& backend) {
+  const auto* sqlite = dynamic_cast<const SqliteBackend*>(&backend);
+  if (sqlite == nullptr) {
+    throw std::logic_error("internal: a lesson asked for the SQLite database of a run on a server");
+  }
+  return sqlite->file();
 }
 
 std::unique_ptr<Store> SqliteBackend::Open(Recorder* recorder, const std::string& instance) const {

@@ -100,6 +100,9 @@ class SqliteBackend final : public Backend {
   void AddStock(const StockItem& item) const override;
   StockItem ReadStock(std::string_view book_id) const override;
   int64_t CountRows(std::string_view table) const override;
+  // sqlite/crash_recovery.h
+  std::unique_ptr<CrashRecovery> WatchForCrash() const override;
+  const DatabaseFile& file() const { return db_; }
 
  private:
   const DatabaseFile& db_;

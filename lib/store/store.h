@@ -163,6 +163,17 @@ class ScopedTransaction {
   State state_ = State::kActive;
 };
 
+// What a database keeps of a writer process that dies with its work unfinished, for the
+// next connection to recover: made before the process runs (Backend::WatchForCrash), it
+// reads what is there then; Recover, after the death, opens the next connection (traced
+// under recorder as the probe "check"), which recovers, and says in a sentence what the
+// dead process `pid` left and what became of it.
+class CrashRecovery {
+ public:
+  virtual ~CrashRecovery() = default;
+  virtual std::string Recover(Recorder& recorder, int pid) = 0;
+};
+
 // What a database's Open does where no database exists yet.
 enum class IfMissing { kCreate, kFail };
 
@@ -182,6 +193,10 @@ class Backend {
   virtual StockItem ReadStock(std::string_view book_id) const = 0;
   // Rows in a table of the schema (a fixed name: "Inbox", "StockItems", ...).
   virtual int64_t CountRows(std::string_view table) const = 0;
+  // Before a writer process that may die runs: what the next opener will recover from
+  // (SQLite: the files a dead writer leaves). Null where the database ends a dead
+  // connection's transaction itself (a server).
+  virtual std::unique_ptr<CrashRecovery> WatchForCrash() const { return nullptr; }
 };
 
 }  // namespace dedupsim

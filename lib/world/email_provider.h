@@ -1,21 +1,19 @@
 // A simulated email provider that honours an idempotency key, as many real providers do:
 // a second Send with a key it has already accepted sends nothing and says so, and Find
-// answers whether, and when, a key was sent. Its records live in a SideStore next to the
-// inventory database (not in it: the provider is another system), so they survive the
-// death of a child process that sent an email, and the parent can count them.
+// answers whether, and when, a key was sent. Its records live in a side store (store/
+// side_store.h), not in the inventory database (the provider is another system), so they
+// survive the death of a child process that sent an email, and the parent can count them.
 //
-// Every request is logged (ProviderRequests) as well as every email actually sent
-// (SentEmails): the difference is the duplicates the provider turned away.
+// Every request is logged as well as every email actually sent: the difference is the
+// duplicates the provider turned away.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "core/clock.h"
-#include "sqlite/connection.h"
-#include "sqlite/side_store.h"
+#include "store/side_store.h"
 
 namespace dedupsim {
 
@@ -26,17 +24,13 @@ class EmailProvider {
   virtual void Send(const std::string& idempotency_key, const std::string& text) = 0;
 };
 
-// Creates the provider's store in home (beside the run's database, or a server run's
-// folder for side stores); the returned store removes it when destroyed.
-SideStore CreateEmailProviderStore(const SideStoreHome& home);
-
 enum class ProviderSend { kSent, kAlreadySent };
 
 class IdempotentEmailProvider final : public EmailProvider {
  public:
-  // connection: to the provider's SideStore; must outlive this object.
-  IdempotentEmailProvider(Connection& connection, Clock& clock)
-      : connection_(connection), clock_(clock) {}
+  // records: a connection to a provider's store (SideStoreKind::kEmailProvider); must
+  // outlive this object.
+  IdempotentEmailProvider(SideRecords& records, Clock& clock) : records_(records), clock_(clock) {}
 
   // EmailProvider: sends unless the key was sent before.
   void Send(const std::string& idempotency_key, const std::string& text) override;
@@ -48,7 +42,7 @@ class IdempotentEmailProvider final : public EmailProvider {
   int64_t RequestCount();  // sends asked for, duplicates included
 
  private:
-  Connection& connection_;
+  SideRecords& records_;
   Clock& clock_;
 };
 

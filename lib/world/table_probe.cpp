@@ -7,8 +7,7 @@
 
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
-#include "world/dedup_cache.h"
-#include "world/email_provider.h"
+#include "sqlite/side_store.h"
 
 namespace dedupsim {
 
