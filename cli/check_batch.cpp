@@ -48,11 +48,11 @@ std::vector<int> CpusAllowed() {
   return cpus;
 }
 
-// One file's child: its pid, the pipe its JSON line comes on, its temporary folder.
+// One file's child: the process, the pipe its JSON line comes on, its temporary folder.
 struct Child {
   size_t file = 0;
   int cpu = -1;  // the CPU it runs on (all its threads: the explorer's hand-offs stay there)
-  pid_t pid = -1;
+  ChildProcess process;  // killed and reaped if the batch ends before it does
   UniqueFd fd;  // the pipe's read end: the child's stdout
   std::string out;
   std::string tmpdir;
@@ -116,8 +116,13 @@ Child Start(const BatchOptions& options, size_t file, int cpu) {
     throw;
   }
   c.started = SteadyClock::now();
-  c.pid = ForkChild();
-  if (c.pid == 0) {
+  try {
+    c.process = ChildProcess::Fork();
+  } catch (const ProcessError&) {
+    fs::remove_all(c.tmpdir);
+    throw;
+  }
+  if (c.process.in_child()) {
     // Each child on a CPU of its own (while there are enough): the explorer would otherwise
     // pin itself to whichever CPU it started on, maybe its neighbour's.
     if (cpu >= 0) {
@@ -130,18 +135,11 @@ Child Start(const BatchOptions& options, size_t file, int cpu) {
     ::execve("/proc/self/exe", argv.data(), envp.data());
     ::_exit(127);
   }
-  const int fork_error = errno;
   pipe.write.reset();  // the child's copy is the only one: its end is the pipe's EOF
-  if (c.pid < 0) {
-    fs::remove_all(c.tmpdir);
-    throw SystemCallFailed("fork", fork_error);
-  }
   c.fd = std::move(pipe.read);
-  // On an interrupt: the child first (so it creates nothing more), then its folder.
-  run_files::RegisterCleanup(CleanupKey(c.pid), [pid = c.pid, dir = c.tmpdir] {
-    ::kill(pid, SIGKILL);
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+  // On an interrupt its folder is removed; run_files kills and reaps the child (registered
+  // as it was forked) before it runs any cleanup, so the child creates nothing more.
+  run_files::RegisterCleanup(CleanupKey(c.process.pid()), [dir = c.tmpdir] {
     std::error_code ignored;
     fs::remove_all(dir, ignored);
   });
@@ -151,9 +149,8 @@ Child Start(const BatchOptions& options, size_t file, int cpu) {
 // The child ended (its pipe closed): reap it, remove its folder, read its line.
 Row Finish(const BatchOptions& options, Child& c) {
   c.fd.reset();
-  int status = 0;
-  WaitChild(c.pid, &status);
-  run_files::ForgetCleanup(CleanupKey(c.pid));
+  const int status = c.process.Wait();
+  run_files::ForgetCleanup(CleanupKey(c.process.pid()));
   std::error_code ignored;
   fs::remove_all(c.tmpdir, ignored);
   Row row;
@@ -396,7 +393,7 @@ int RunBatch(const BatchOptions& options) {
         }
       }
       if (!ended && limited && !c.killed && SteadyClock::now() - c.started > limit) {
-        ::kill(c.pid, SIGKILL);
+        c.process.Signal(SIGKILL);
         c.killed = true;  // its pipe closes: it ends on a later read
       }
       if (ended) {

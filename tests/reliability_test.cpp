@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include "core/duration.h"
 #include "exit_status.h"
 #include "os/atomic_file.h"
+#include "os/child_process.h"
 #include "os/process_error.h"
 #include "os/unique_fd.h"
 #include "sqlite/database.h"
@@ -609,6 +611,49 @@ TEST_CASE("a reader that goes away (dedupsim run all | head -1): exit 130, nothi
   CHECK(status == std::to_string(kExitInterrupted) + "\n");
   CHECK(ReadFile(dir.File("err")).find("interrupted by SIGPIPE") != std::string::npos);
   CHECK(Listing(dir.path()) == std::set<std::string>{"err", "pipe.sh", "status"});
+}
+
+// Issue 30: a child process is owned, not held as a pid. When its owner is left early (an
+// exception between fork and wait, as bench, soak and check may throw), the child is
+// killed and reaped at once: no process runs on, no zombie stays. The child here would
+// sleep for a minute; a watchdog kills it after five seconds if the owner did not.
+// Mutation caught: the ::kill in ~ChildProcess removed (the destructor then waits for the
+// sleeping child until the watchdog kills it: fired).
+TEST_CASE("a child process whose owner is left by an exception is killed and reaped at once",
+          "[reliability]") {
+  pid_t pid = -1;
+  std::atomic<bool> owner_gone{false};
+  std::atomic<bool> fired{false};
+  std::thread watchdog;
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    ChildProcess child = ChildProcess::Fork();
+    if (child.in_child()) {
+      ::sleep(60);
+      ::_exit(0);
+    }
+    pid = child.pid();
+    watchdog = std::thread([&] {
+      for (int i = 0; i < 500 && !owner_gone.load(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (!owner_gone.load()) {
+        fired = true;
+        ::kill(pid, SIGKILL);
+      }
+    });
+    REQUIRE(child.unreaped());
+    throw std::runtime_error("an early exit");
+  } catch (const std::runtime_error&) {
+  }
+  owner_gone = true;
+  watchdog.join();
+  CHECK_FALSE(fired.load());
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(4));
+  // Reaped, not a zombie: the pid is no process of ours any more.
+  errno = 0;
+  CHECK(::waitpid(pid, nullptr, WNOHANG) == -1);
+  CHECK(errno == ECHILD);
 }
 
 }  // namespace reliability_test

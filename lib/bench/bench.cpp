@@ -2,26 +2,23 @@
 
 #include <fmt/format.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
 #include <thread>
 
-#include "bench/pg_bench.h"
 #include "bench/shared_block.h"
 #include "lesson/crash.h"
 #include "os/child_process.h"
 #include "os/process_error.h"
-#include "os/run_files.h"
-#include "sqlite/error.h"
+#include "postgres/workload_database.h"
+#include "sqlite/workload_database.h"
 
 namespace dedupsim {
 
@@ -112,29 +109,33 @@ void RunInstances(const BenchOptions& options, BenchStrategy strategy, const Ope
                   const std::function<bool()>& interrupted) {
   const auto k = static_cast<size_t>(options.instances);
   std::vector<std::thread> threads;
-  std::vector<pid_t> children;
+  std::vector<ChildProcess> children;  // killed and reaped, if still running, on a throw
   std::string death;
+  // Judges each child that ended (block: waits for every one); the first death nobody
+  // planned is kept.
   auto reap = [&](bool block) {
-    for (pid_t& pid : children) {
-      if (pid <= 0) continue;
-      int status = 0;
-      pid_t got = ::waitpid(pid, &status, block ? 0 : WNOHANG);
-      if (got == 0 || (got < 0 && errno == EINTR)) continue;
-      if (got == pid) run_files::ForgetChild(pid);
+    for (ChildProcess& child : children) {
+      if (!child.unreaped()) continue;
+      if (block) {
+        child.Wait();
+      } else if (!child.TryWait()) {
+        continue;
+      }
+      const int status = child.status();
       // Exit 0: done; kInstanceFailed: the error is in its slot. Anything else is a death.
       const bool planned =
           WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == kInstanceFailed);
-      if (got == pid && !planned && death.empty()) {
+      if (!planned && death.empty()) {
         death = WIFSIGNALED(status) ? fmt::format("bench instance (pid {}) was killed by signal {}",
-                                                  pid, WTERMSIG(status))
+                                                  child.pid(), WTERMSIG(status))
                                     : fmt::format("bench instance (pid {}) exited with status {}",
-                                                  pid, WEXITSTATUS(status));
+                                                  child.pid(), WEXITSTATUS(status));
       }
-      pid = 0;
     }
   };
   auto live = [&] {
-    return std::count_if(children.begin(), children.end(), [](pid_t p) { return p > 0; });
+    return std::count_if(children.begin(), children.end(),
+                         [](const ChildProcess& c) { return c.unreaped(); });
   };
 
   for (size_t i = 0; i < k; ++i) {
@@ -142,22 +143,22 @@ void RunInstances(const BenchOptions& options, BenchStrategy strategy, const Ope
       threads.emplace_back([&, i] { RunInstance(open, workload, shared, i); });
       continue;
     }
-    std::fflush(nullptr);     // nothing buffered is written twice
-    pid_t pid = ForkChild();  // dies with the bench
-    if (pid < 0) {
-      const int fork_error = errno;  // before the joins and reaps below change it
+    ChildProcess child;
+    try {
+      child = ChildProcess::Fork();  // dies with the bench
+    } catch (const ProcessError&) {
       shared.go().store(1);  // let those started run out, then fail
       for (auto& t : threads) t.join();
       reap(true);
-      throw SystemCallFailed("fork", fork_error);
+      throw;
     }
-    if (pid == 0) {
+    if (child.in_child()) {
       ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the parent's to handle
       RunInstance(open, workload, shared, i);
       // No destructors in the child: the parent owns the database file.
       ::_exit(shared.slot(i).failed ? kInstanceFailed : 0);
     }
-    children.push_back(pid);
+    children.push_back(std::move(child));
   }
 
   while (shared.ready().load() < options.instances) {
@@ -214,45 +215,43 @@ std::chrono::nanoseconds Percentile(std::vector<int64_t>& values, double p) {
 StrategyResult Collect(const BenchOptions& options, BenchStrategy strategy, SharedBlock& shared,
                        size_t n);
 
+// The database of one run of a strategy: on PostgreSQL the options' schema, on SQLite a new
+// temporary file with the options' settings (removed with this object); stocked with the
+// workload's books and settled, so every strategy starts alike.
+class RunDatabase {
+ public:
+  RunDatabase(const BenchOptions& options, const Workload& workload) {
+    if (options.postgres != nullptr) {
+      db_ = std::make_unique<PgWorkloadDatabase>(*options.postgres, options.synchronous_commit);
+    } else {
+      file_.emplace(DatabaseFile::CreateTemporary(options.settings));
+      db_ = std::make_unique<SqliteWorkloadDatabase>(*file_, options.checkpoints_in_loop);
+    }
+    db_->StockBooks(workload.books);  // every strategy starts from empty tables
+    db_->Settle();
+  }
+  const WorkloadDatabase& operator*() const { return *db_; }
+  const WorkloadDatabase* operator->() const { return db_.get(); }
+
+ private:
+  std::optional<DatabaseFile> file_;  // SQLite: outlives db_, which refers to it
+  std::unique_ptr<WorkloadDatabase> db_;
+};
+
 StrategyResult RunOnce(const BenchOptions& options, BenchStrategy strategy, const Workload& workload,
                        BenchProgress* progress, const std::function<bool()>& interrupted) {
   const size_t n = workload.deliveries.size();
-  if (options.postgres != nullptr) {
-    const PgDatabase& pg = *options.postgres;
-    StockBooks(pg, workload);  // every strategy starts from empty tables
-    SharedBlock shared(n, static_cast<size_t>(options.instances));
-    const bool sync = options.synchronous_commit;
-    RunInstances(
-        options, strategy, [&] { return MakePgHandler(strategy, pg, sync); }, workload, shared,
-        progress, interrupted);
-    StrategyResult r = Collect(options, strategy, shared, n);
-    r.check = CheckEffects(pg, workload);
-    return r;
-  }
-  DatabaseFile db = DatabaseFile::CreateTemporary(options.settings);
-  {
-    // Closed again before any instance starts, let alone forks.
-    Connection setup = db.Connect();
-    StockBooks(setup, workload);
-    setup.ExecScript("PRAGMA wal_checkpoint(TRUNCATE)");  // every strategy starts alike
-  }
+  RunDatabase db(options, workload);
   SharedBlock shared(n, static_cast<size_t>(options.instances));
-  const bool checkpoints = options.checkpoints_in_loop;
   try {
     RunInstances(
-        options, strategy,
-        [&] {
-          std::unique_ptr<StrategyHandler> handler = MakeHandler(strategy, db);
-          if (!checkpoints) sqlite3_wal_autocheckpoint(handler->handle(), 0);
-          return handler;
-        },
-        workload, shared, progress, interrupted);
+        options, strategy, [&] { return MakeHandler(strategy, *db); }, workload, shared, progress,
+        interrupted);
   } catch (const DatabaseError& e) {
-    throw InDatabase(db.path(), e);  // every database error names the file
+    db->Rethrow(e);  // SQLite: every database error names the file
   }
   StrategyResult r = Collect(options, strategy, shared, n);
-  Connection check = db.Connect();
-  r.check = CheckEffects(check, workload);
+  r.check = CheckEffects(*db, workload);
   return r;
 }
 
@@ -305,21 +304,8 @@ StrategyResult Collect(const BenchOptions& options, BenchStrategy strategy, Shar
 BrokerRun RunThroughBroker(const BenchOptions& options, BenchStrategy strategy,
                            const Workload& workload, BenchProgress* progress,
                            const std::function<bool()>& interrupted) {
-  std::optional<DatabaseFile> db;  // outlives the handler
-  std::unique_ptr<StrategyHandler> handler;
-  if (options.postgres != nullptr) {
-    StockBooks(*options.postgres, workload);
-    handler = MakePgHandler(strategy, *options.postgres, options.synchronous_commit);
-  } else {
-    db.emplace(DatabaseFile::CreateTemporary(options.settings));
-    {
-      Connection setup = db->Connect();
-      StockBooks(setup, workload);
-      setup.ExecScript("PRAGMA wal_checkpoint(TRUNCATE)");
-    }
-    handler = MakeHandler(strategy, *db);
-    if (!options.checkpoints_in_loop) sqlite3_wal_autocheckpoint(handler->handle(), 0);
-  }
+  RunDatabase db(options, workload);  // outlives the handler
+  std::unique_ptr<StrategyHandler> handler = MakeHandler(strategy, *db);
   BrokerRun run;
   try {
     SystemClock clock;
@@ -364,16 +350,11 @@ BrokerRun RunThroughBroker(const BenchOptions& options, BenchStrategy strategy,
     run.p50 = Percentile(latencies, 0.50);
     run.p99 = Percentile(latencies, 0.99);
   } catch (const DatabaseError& e) {
-    if (db && dynamic_cast<const BrokerError*>(&e) == nullptr) throw InDatabase(db->path(), e);
-    throw;
+    if (dynamic_cast<const BrokerError*>(&e) == nullptr) db->Rethrow(e);
+    throw;  // the broker's errors name the broker
   }
   handler.reset();
-  if (db) {
-    Connection check = db->Connect();
-    run.check = CheckEffects(check, workload);
-  } else {
-    run.check = CheckEffects(*options.postgres, workload);
-  }
+  run.check = CheckEffects(*db, workload);
   const double seconds = std::chrono::duration<double>(run.elapsed).count();
   if (seconds > 0) {
     run.messages_per_second = static_cast<double>(run.processed + run.skipped) / seconds;

@@ -85,8 +85,9 @@ struct StrategyResult {
   std::string synchronous_commit;
   EffectCheck check;                              // read from the database after the run
   std::vector<double> round_messages_per_second;  // every round, in order
-  // Raw, inbox and natural-key promise each order once: for them a failed check is a
-  // failure. Naive and check-then-process are there to show what goes wrong.
+  // BenchStrategy::promises_exactly_once: the raw baseline and the registry's entries that
+  // say so (raw, inbox and natural-key) promise each order once, and for them a failed
+  // check is a failure. The others (naive, check-then-process) show what goes wrong.
   bool promises_exactly_once = false;
   // The same strategy through the broker (options.brokers), its median round.
   std::optional<BrokerRun> broker;

@@ -1,11 +1,6 @@
 #include "bench/strategy.h"
 
-#include <sqlite3.h>
-
-
-#include "bench/raw_inbox.h"
 #include "core/clock.h"
-#include "sqlite/store.h"
 
 namespace dedupsim {
 
@@ -46,101 +41,69 @@ std::string BenchStrategyNames() {
   return names;
 }
 
-namespace {
-
-// Counts what SQLite itself reports ending: the hooks run inside sqlite3_step, once per
-// transaction, and cost a call each.
-void CountTransactions(sqlite3* db, TransactionCounts* counts) {
-  sqlite3_commit_hook(
-      db,
-      [](void* arg) {
-        static_cast<TransactionCounts*>(arg)->commits++;
-        return 0;  // 0: let the commit go ahead
-      },
-      counts);
-  sqlite3_rollback_hook(
-      db, [](void* arg) { static_cast<TransactionCounts*>(arg)->rollbacks++; }, counts);
+std::string ExactlyOnceStrategyNames() {
+  std::vector<std::string_view> names;
+  for (BenchStrategy s : AllBenchStrategies()) {
+    if (s.promises_exactly_once()) names.push_back(s.name());
+  }
+  std::string said;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) said += i + 1 == names.size() ? " or " : ", ";
+    said += names[i];
+  }
+  return said;
 }
 
-// A connection of its own, the consumer's store over it. The counts live on the heap so
-// the hooks' pointer stays valid.
-class SqliteSession final : public BenchSession {
- public:
-  explicit SqliteSession(const DatabaseFile& db)
-      : connection_(db.Connect()),
-        store_(connection_),
-        counts_(std::make_unique<TransactionCounts>()) {
-    CountTransactions(connection_.handle(), counts_.get());
-  }
-
-  Store& store() override { return store_; }
-  BusyStats busy() const override { return connection_.busy(); }
-  TransactionCounts transactions() const override { return *counts_; }
-  void OnTransactionChange(std::function<void(bool open)> callback) override {
-    connection_.OnTransactionChange(std::move(callback));
-  }
-  sqlite3* handle() const override { return connection_.handle(); }
-
- private:
-  Connection connection_;
-  SqliteStore store_;
-  std::unique_ptr<TransactionCounts> counts_;
-};
+namespace {
 
 // A registry entry's handler on a session, whatever its backend.
 class ConsumerHandler final : public StrategyHandler {
  public:
-  ConsumerHandler(const ConsumerEntry& consumer, std::unique_ptr<BenchSession> session)
+  ConsumerHandler(const ConsumerEntry& consumer, std::unique_ptr<MeasuredSession> session)
       : consumer_(consumer), session_(std::move(session)) {}
 
   bool Handle(const OrderPlaced& m) override {
     ConsumerEnv env{session_->store(), clock_, nullptr, nullptr};
     return consumer_.handle(env, m) == DeliveryResult::kProcessed;
   }
-  BusyStats busy() const override { return session_->busy(); }
-  TransactionCounts transactions() const override { return session_->transactions(); }
+  const MeasuredConnection& measured() const override { return *session_; }
   void OnTransactionChange(std::function<void(bool open)> callback) override {
     session_->OnTransactionChange(std::move(callback));
-  }
-  sqlite3* handle() const override { return session_->handle(); }
-  int64_t statements() const override { return session_->statements(); }
-  std::optional<bool> synchronous_commit() const override {
-    return session_->synchronous_commit();
   }
 
  private:
   const ConsumerEntry& consumer_;
-  std::unique_ptr<BenchSession> session_;
+  std::unique_ptr<MeasuredSession> session_;
   SystemClock clock_;
 };
 
 class RawHandler final : public StrategyHandler {
  public:
-  explicit RawHandler(const DatabaseFile& db)
-      : raw_(db.path(), db.settings().synchronous, db.settings().busy_timeout),
-        counts_(std::make_unique<TransactionCounts>()) {
-    CountTransactions(raw_.handle(), counts_.get());
+  explicit RawHandler(std::unique_ptr<RawInbox> raw) : raw_(std::move(raw)) {}
+  bool Handle(const OrderPlaced& m) override { return raw_->Handle(m); }
+  const MeasuredConnection& measured() const override { return *raw_; }
+  void OnTransactionChange(std::function<void(bool open)> callback) override {
+    raw_->OnTransactionChange(std::move(callback));
   }
-  bool Handle(const OrderPlaced& m) override { return raw_.Handle(m); }
-  BusyStats busy() const override { return raw_.busy(); }
-  TransactionCounts transactions() const override { return *counts_; }
-  sqlite3* handle() const override { return raw_.handle(); }
 
  private:
-  RawInbox raw_;
-  std::unique_ptr<TransactionCounts> counts_;
+  std::unique_ptr<RawInbox> raw_;
 };
 
 }  // namespace
 
 std::unique_ptr<StrategyHandler> HandlerOn(const ConsumerEntry& consumer,
-                                           std::unique_ptr<BenchSession> session) {
+                                           std::unique_ptr<MeasuredSession> session) {
   return std::make_unique<ConsumerHandler>(consumer, std::move(session));
 }
 
-std::unique_ptr<StrategyHandler> MakeHandler(BenchStrategy strategy, const DatabaseFile& db) {
-  if (strategy.raw()) return std::make_unique<RawHandler>(db);
-  return HandlerOn(*strategy.consumer(), std::make_unique<SqliteSession>(db));
+std::unique_ptr<StrategyHandler> HandlerOn(std::unique_ptr<RawInbox> raw) {
+  return std::make_unique<RawHandler>(std::move(raw));
+}
+
+std::unique_ptr<StrategyHandler> MakeHandler(BenchStrategy strategy, const WorkloadDatabase& db) {
+  if (strategy.raw()) return HandlerOn(db.OpenRawInbox());
+  return HandlerOn(*strategy.consumer(), db.OpenSession());
 }
 
 }  // namespace dedupsim

@@ -1,8 +1,9 @@
 // The ways of consuming OrderPlaced that bench and soak compare, behind one small
 // interface so a run treats them alike: the consumers of the registry
-// (consumers/registry.h) whose entry says the bench runs them (BenchRole), each on a store
-// over either backend, and the raw baseline (the inbox's SQL straight on the sqlite3 C API,
-// see raw_inbox.h, or on libpq, pg_bench.cpp).
+// (consumers/registry.h) whose entry says the bench runs them (BenchRole), each on a
+// measured session over either backend, and the raw baseline (the inbox's SQL straight on
+// the backend's C API). Both come from the run's WorkloadDatabase
+// (store/workload_database.h), so nothing here names a backend.
 //
 // A handler owns its own connection: make it in the thread or process that uses it, after
 // any fork, and use it from that thread only.
@@ -18,11 +19,8 @@
 
 #include "consumers/registry.h"
 #include "core/message.h"
-#include "sqlite/connection.h"
-#include "sqlite/database.h"
 #include "store/store.h"
-
-struct sqlite3;
+#include "store/workload_database.h"
 
 namespace dedupsim {
 
@@ -53,57 +51,36 @@ std::optional<BenchStrategy> ParseBenchStrategy(std::string_view name);
 // registry's entries the bench runs, in the registry's order.
 const std::vector<BenchStrategy>& AllBenchStrategies();
 std::string BenchStrategyNames();  // "raw, naive, check-then-process, inbox, natural-key"
+// The strategies that promise exactly-once (promises_exactly_once), the ones whose broken
+// promise makes the bench exit 1, as the help says them: "raw, inbox or natural-key".
+std::string ExactlyOnceStrategyNames();
 // The strategies that are consumers, all but the baseline, in the registry's order: the
 // ones a soak runs (a consumer process handles, is killed, restarts; raw is no consumer).
 std::vector<BenchStrategy> ConsumerStrategies();
-
-// Transactions the handler's connection ended, counted by SQLite's commit and rollback
-// hooks: what the database did, not what the consumer meant to do.
-struct TransactionCounts {
-  int64_t commits = 0;
-  int64_t rollbacks = 0;
-};
 
 class StrategyHandler {
  public:
   virtual ~StrategyHandler() = default;
   // Handles one delivery. True when it did the work, false when it skipped a duplicate
-  // (naive always works). Throws SqliteError on a real failure.
+  // (naive always works). Throws StoreError on a real failure.
   virtual bool Handle(const OrderPlaced& m) = 0;
-  virtual BusyStats busy() const = 0;
-  virtual TransactionCounts transactions() const = 0;
-  // See Connection::OnTransactionChange; the raw baseline does not report.
-  virtual void OnTransactionChange(std::function<void(bool open)> /*callback*/) {}
-  // The handler's SQLite connection, for reading SQLite's own counters (tests); null on
-  // PostgreSQL.
-  virtual sqlite3* handle() const = 0;
-  // PostgreSQL: statements sent to the server so far (one round trip each), as the
-  // connection counted them; 0 on SQLite, which does not count.
-  virtual int64_t statements() const { return 0; }
-  // PostgreSQL: synchronous_commit as the server reported it for this connection.
-  virtual std::optional<bool> synchronous_commit() const { return std::nullopt; }
-};
-
-// A handler's connection seen through the store seam: what a consumer of the registry runs
-// on, and what the bench reads of the connection. One per backend (SQLite here, PostgreSQL
-// in pg_bench.cpp); the consumer's handler is the same on both (HandlerOn).
-class BenchSession {
- public:
-  virtual ~BenchSession() = default;
-  virtual Store& store() = 0;
-  virtual BusyStats busy() const = 0;
-  virtual TransactionCounts transactions() const = 0;
+  // What the handler's connection counted of itself (store/workload_database.h).
+  virtual const MeasuredConnection& measured() const = 0;
+  BusyStats busy() const { return measured().busy(); }
+  TransactionCounts transactions() const { return measured().transactions(); }
+  int64_t statements() const { return measured().statements(); }
+  std::optional<bool> synchronous_commit() const { return measured().synchronous_commit(); }
+  // See MeasuredConnection::OnTransactionChange; the raw baseline does not report.
   virtual void OnTransactionChange(std::function<void(bool open)> callback) = 0;
-  virtual sqlite3* handle() const { return nullptr; }
-  virtual int64_t statements() const { return 0; }
-  virtual std::optional<bool> synchronous_commit() const { return std::nullopt; }
 };
 
 // The registry entry's handler on the session's store.
 std::unique_ptr<StrategyHandler> HandlerOn(const ConsumerEntry& consumer,
-                                           std::unique_ptr<BenchSession> session);
+                                           std::unique_ptr<MeasuredSession> session);
+// The raw baseline's handler.
+std::unique_ptr<StrategyHandler> HandlerOn(std::unique_ptr<RawInbox> raw);
 
-// Opens a connection to db and returns the strategy's consumer on it.
-std::unique_ptr<StrategyHandler> MakeHandler(BenchStrategy strategy, const DatabaseFile& db);
+// Opens a connection to db and returns the strategy's handler on it.
+std::unique_ptr<StrategyHandler> MakeHandler(BenchStrategy strategy, const WorkloadDatabase& db);
 
 }  // namespace dedupsim

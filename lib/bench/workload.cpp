@@ -6,8 +6,6 @@
 #include <string>
 #include <unordered_map>
 
-#include "sqlite/statement.h"
-#include "sqlite/transaction.h"
 
 namespace dedupsim {
 
@@ -63,25 +61,9 @@ Workload MakeWorkload(const WorkloadSpec& spec) {
   return w;
 }
 
-void StockBooks(Connection& connection, const Workload& workload) {
-  Transaction tx(connection, TransactionKind::kImmediate);
-  Statement insert = connection.Prepare(
-      "INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, ?3, 0)");
-  int64_t n = 0;
-  for (const std::string& book : workload.books) {
-    insert.Bind(1, book).Bind(2, fmt::format("Book {}", ++n)).Bind(3, int64_t{1000000});
-    insert.Execute();
-  }
-  tx.Commit();
-}
-
-EffectCheck CheckEffects(Connection& connection, const Workload& workload,
+EffectCheck CheckEffects(const WorkloadDatabase& db, const Workload& workload,
                          const std::unordered_set<std::string>* unacked_orders) {
-  std::unordered_map<std::string, int64_t> reserved;
-  Statement query = connection.Prepare("SELECT BookId, Reserved FROM StockItems");
-  while (query.Step()) reserved[query.ColumnText(0)] = query.ColumnInt(1);
-  query.Reset();
-  return CheckEffects(reserved, workload, unacked_orders);
+  return CheckEffects(db.ReadReserved(), workload, unacked_orders);
 }
 
 EffectCheck CheckEffects(const std::unordered_map<std::string, int64_t>& reserved,

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/message.h"
-#include "sqlite/connection.h"
+#include "store/workload_database.h"
 
 namespace dedupsim {
 
@@ -42,9 +42,6 @@ struct Workload {
 // rate outside [0, 1]. At least one order is made, so a rate of 1 still has an original.
 Workload MakeWorkload(const WorkloadSpec& spec);
 
-// Inserts a StockItems row for every order's book (nothing reserved), in one transaction.
-void StockBooks(Connection& connection, const Workload& workload);
-
 // What the database says was applied, order by order. With shared books (spec.books > 0)
 // it is book by book instead: a book over its orders' total counts the excess units as
 // doubled (and the book in doubled_orders), a book under it counts the missing units as
@@ -68,7 +65,7 @@ struct EffectCheck {
 // unacked_orders (may be null): the OrderIds no copy of which was acked; an order among them
 // that was never applied counts as not_reached instead of lost (one book per order only:
 // with shared books only each book's total is known).
-EffectCheck CheckEffects(Connection& connection, const Workload& workload,
+EffectCheck CheckEffects(const WorkloadDatabase& db, const Workload& workload,
                          const std::unordered_set<std::string>* unacked_orders = nullptr);
 // The same check on Reserved per BookId, however it was read.
 EffectCheck CheckEffects(const std::unordered_map<std::string, int64_t>& reserved,

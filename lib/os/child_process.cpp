@@ -72,6 +72,31 @@ void ChildProcess::Signal(int sig) const {
   if (pid_ > 0 && !reaped_) ::kill(pid_, sig);
 }
 
+bool ChildProcess::TryWait() {
+  if (pid_ <= 0) return false;
+  if (reaped_) return true;
+  pid_t got = 0;
+  do {
+    got = ::waitpid(pid_, &status_, WNOHANG);
+  } while (got < 0 && errno == EINTR);
+  if (got == 0) return false;  // still running
+  run_files::ForgetChild(pid_);
+  reaped_ = true;
+  return true;
+}
+
+bool ChildProcess::Ended() const {
+  if (!unreaped()) return false;
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid_;
+}
+
+int ChildProcess::Kill() {
+  Signal(SIGKILL);
+  return Wait();
+}
+
 int ChildProcess::Wait() {
   if (pid_ > 0 && !reaped_) {
     WaitChild(pid_, &status_);

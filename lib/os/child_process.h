@@ -39,11 +39,21 @@ class ChildProcess {
 
   bool in_child() const { return pid_ == 0; }
   pid_t pid() const { return pid_; }
+  // True while the parent owns a child it has not reaped (it may have ended already).
+  bool unreaped() const { return pid_ > 0 && !reaped_; }
   // Sends sig to the child while it is not reaped (a reaped pid may be someone else's).
   void Signal(int sig) const;
   // Waits for the child (WaitChild) once and returns its wait status; afterwards returns
   // the same status at once.
   int Wait();
+  // Reaps the child if it has ended, without blocking (waitpid WNOHANG, retried after
+  // EINTR); true once it is reaped, its wait status then in status().
+  bool TryWait();
+  // True when the child has ended, without reaping it (waitid WNOWAIT): its status is
+  // left for Wait or TryWait. False once reaped.
+  bool Ended() const;
+  // SIGKILL, then Wait: the wait status (the child's own, if it had ended by itself first).
+  int Kill();
   bool reaped() const { return reaped_; }
   // The wait status Wait returned; 0 before the child is reaped.
   int status() const { return status_; }

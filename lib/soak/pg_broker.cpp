@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/pg_bench.h"
+#include "postgres/workload_database.h"
 #include "postgres/store.h"
 
 namespace dedupsim {

@@ -21,18 +21,13 @@
 #include <stdexcept>
 #include <thread>
 
-#include "bench/pg_bench.h"
 #include "os/child_process.h"
 #include "os/pause_point.h"
-#include "os/process_error.h"
-#include "os/run_files.h"
 #include "postgres/store.h"
 #include "soak/pg_broker.h"
 #include "soak/soak_db.h"
+#include "store/error.h"
 #include "world/broker/broker.h"
-#include "sqlite/error.h"
-#include "sqlite/schema.h"
-#include "sqlite/statement.h"
 
 namespace dedupsim {
 
@@ -109,8 +104,7 @@ void Validate(const SoakOptions& o) {
 // A consumer process: opens its own connections, then receives, handles and acks until
 // every entry is acked. Never returns.
 [[noreturn]] void ConsumerMain(const SoakOptions& options, const SoakDb& db, size_t slot,
-                               pid_t supervisor, Shared* shared) {
-  (void)supervisor;           // ForkChild made sure it never outlives the supervisor
+                               Shared* shared) {
   ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the supervisor's to handle
   int code = 0;
   try {
@@ -142,8 +136,7 @@ void Validate(const SoakOptions& o) {
       }
     }
   } catch (const StoreError& e) {  // SQLite's and PostgreSQL's
-    const auto* sqlite = dynamic_cast<const SqliteError*>(&e);
-    code = sqlite != nullptr && sqlite->IsBusy()        ? kExitBusy
+    code = e.kind() == StoreErrorKind::kBusy          ? kExitBusy
            : e.kind() == StoreErrorKind::kEnvironment ? kExitEnvironment
                                                       : kExitError;
     std::snprintf(shared->errors[slot], sizeof shared->errors[slot], "%s", e.what());
@@ -161,13 +154,13 @@ class Supervisor {
         db_(db),
         report_(report),
         shared_(shared),
-        pids_(static_cast<size_t>(options.consumers), 0),
+        children_(static_cast<size_t>(options.consumers)),
         rng_(options.workload.seed ^ 0x6b696c6c73ULL) {}
 
   void Run(SoakProgress* progress, const std::function<bool()>& interrupted) {
     const auto started = SteadyClock::now();
     const auto deadline = started + options_.timeout;
-    for (size_t slot = 0; slot < pids_.size(); ++slot) Start(slot);
+    for (size_t slot = 0; slot < children_.size(); ++slot) Start(slot);
     auto next_kill = started + NextGap();
     auto last_report = started;
     while (Live() > 0) {
@@ -185,7 +178,7 @@ class Supervisor {
       if (!environment_error_.empty()) break;
       if (options_.kill_every.count() > 0 && !finished_ && now >= next_kill) {
         // Drawn whether or not the slot is live, so the schedule depends on the seed only.
-        auto victim = static_cast<size_t>(rng_() % pids_.size());
+        auto victim = static_cast<size_t>(rng_() % children_.size());
         if (AwaitTransaction(victim, deadline, interrupted)) Kill(victim);
         // The gap counts from this kill: a kill that waited for its victim does not make the
         // next ones come in a burst.
@@ -215,24 +208,22 @@ class Supervisor {
 
   size_t Live() const {
     size_t n = 0;
-    for (pid_t pid : pids_) n += pid > 0 ? 1 : 0;
+    for (const ChildProcess& child : children_) {
+      if (child.unreaped()) ++n;
+    }
     return n;
   }
 
   void Start(size_t slot) {
-    std::fflush(nullptr);
-    const pid_t supervisor = ::getpid();
     shared_->open_transactions[slot].store(0);  // before the fork: the child counts from 0
     shared_->receiving[slot].store(0);
-    pid_t pid = ForkChild();                    // dies with the supervisor
-    if (pid < 0) throw SystemCallFailed("fork", errno);
-    if (pid == 0) ConsumerMain(options_, db_, slot, supervisor, shared_);
-    pids_[slot] = pid;
+    ChildProcess child = ChildProcess::Fork();  // dies with the supervisor
+    if (child.in_child()) ConsumerMain(options_, db_, slot, shared_);
+    children_[slot] = std::move(child);
   }
 
   // What to do about a consumer that ended by itself.
   void Ended(size_t slot, int status) {
-    pids_[slot] = 0;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
       finished_ = true;  // it saw every entry acked: no more kills, no restart
       return;
@@ -265,14 +256,9 @@ class Supervisor {
   }
 
   void ReapExited() {
-    for (size_t slot = 0; slot < pids_.size(); ++slot) {
-      if (pids_[slot] <= 0) continue;
-      int status = 0;
-      pid_t got = ::waitpid(pids_[slot], &status, WNOHANG);
-      if (got == pids_[slot]) {
-        run_files::ForgetChild(got);
-        Ended(slot, status);
-      }
+    for (size_t slot = 0; slot < children_.size(); ++slot) {
+      ChildProcess& child = children_[slot];
+      if (child.unreaped() && child.TryWait()) Ended(slot, child.status());
     }
   }
 
@@ -295,8 +281,8 @@ class Supervisor {
                         const std::function<bool()>& interrupted) {
     static constexpr auto kAimAt = std::chrono::milliseconds(20);
     static constexpr auto kLook = std::chrono::milliseconds(10);  // at the victim's life
-    const pid_t pid = pids_[slot];
-    if (pid <= 0) return true;
+    const ChildProcess& victim = children_[slot];
+    if (!victim.unreaped()) return true;
     std::atomic<int>& open = shared_->open_transactions[slot];
     std::optional<SteadyClock::time_point> until;  // from when it receives
     shared_->awaited[slot].store(1);  // before the reads: either we see it, or it wakes us
@@ -317,11 +303,7 @@ class Supervisor {
       }
       // Still starting: wait until it receives, looking every kLook whether it ended
       // instead (it failed to start) or the run was interrupted.
-      siginfo_t info{};
-      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-          info.si_pid == pid) {
-        break;  // it ended: the main loop reaps it
-      }
+      if (victim.Ended()) break;  // it ended: the main loop reaps it
       if (interrupted && interrupted()) {
         kill = false;
         break;
@@ -333,16 +315,13 @@ class Supervisor {
   }
 
   void Kill(size_t slot) {
-    pid_t pid = pids_[slot];
-    if (pid <= 0) return;
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    WaitChild(pid, &status);
+    ChildProcess& victim = children_[slot];
+    if (!victim.unreaped()) return;
+    const int status = victim.Kill();
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
       report_.kills++;
       // Read once the victim is dead: what it had open when it died.
       if (shared_->open_transactions[slot].exchange(0) > 0) report_.kills_mid_transaction++;
-      pids_[slot] = 0;
       Restart(slot);
     } else {
       Ended(slot, status);  // it had already ended by itself
@@ -350,20 +329,15 @@ class Supervisor {
   }
 
   void StopAll() {
-    for (pid_t& pid : pids_) {
-      if (pid <= 0) continue;
-      ::kill(pid, SIGKILL);
-      int status = 0;
-      WaitChild(pid, &status);
-      pid = 0;
-    }
+    for (ChildProcess& child : children_) child.Kill();
   }
 
   const SoakOptions& options_;
   const SoakDb& db_;
   SoakReport& report_;
   Shared* shared_;
-  std::vector<pid_t> pids_;  // 0: the slot has no live consumer
+  // One per slot; a slot whose child is reaped (or never forked) has no live consumer.
+  std::vector<ChildProcess> children_;
   std::mt19937_64 rng_;
   bool finished_ = false;  // a consumer saw every entry acked
   std::string environment_error_;  // a consumer's kExitEnvironment: the run stops with it
@@ -422,18 +396,7 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
     through(db);
     return report;
   }
-  DatabaseFile file = options.db_path.empty()
-                          ? DatabaseFile::CreateTemporary(options.settings)
-                          : DatabaseFile::Open(options.db_path, options.settings);
-  SqliteSoakDb db(file);
-  try {
-    // Every consumer is gone before the supervisor connects again (Read).
-    through(db);
-  } catch (const BrokerError&) {
-    throw;  // the broker's errors name the broker
-  } catch (const DatabaseError& e) {
-    throw InDatabase(file.path(), e);  // every database error names the file
-  }
+  RunOnSqlite(options, through);
   return report;
 }
 

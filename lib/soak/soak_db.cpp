@@ -7,15 +7,17 @@
 #include <string>
 #include <unordered_set>
 
-#include "bench/pg_bench.h"
 #include "os/child_process.h"
 #include "os/pipe_io.h"
 #include "os/process_error.h"
 #include "os/unique_fd.h"
 #include "postgres/store.h"
+#include "postgres/workload_database.h"
 #include "soak/nats_queue.h"
 #include "soak/pg_broker.h"
+#include "sqlite/database.h"
 #include "sqlite/schema.h"
+#include "sqlite/workload_database.h"
 #include "world/broker/broker.h"
 
 namespace dedupsim {
@@ -27,12 +29,12 @@ void SqliteSoakDb::SetUp(const Workload& workload) const {
       "BEGIN IMMEDIATE; DELETE FROM Inbox; DELETE FROM StockItems; "
       "DELETE FROM StockReservations; COMMIT;");
   ResetBroker(setup);
-  StockBooks(setup, workload);
+  StockBooks(setup, workload.books);
   Enqueue(setup, workload.deliveries);
 }
 
 std::unique_ptr<StrategyHandler> SqliteSoakDb::OpenHandler(BenchStrategy strategy) const {
-  return MakeHandler(strategy, db_);
+  return MakeHandler(strategy, SqliteWorkloadDatabase(db_));
 }
 
 std::unique_ptr<BrokerQueue> SqliteSoakDb::OpenBroker(
@@ -63,22 +65,36 @@ void SqliteSoakDb::Read(SoakReport& report, const Workload& workload) const {
   Connection check = db_.Connect();
   report.broker = ReadBrokerCounts(check);
   const std::unordered_set<std::string> unacked = UnackedOrders(check);
-  report.check = CheckEffects(check, workload, &unacked);
+  report.check = CheckEffects(ReadReserved(check), workload, &unacked);
 }
 
 void SqliteSoakDb::ReadEffects(SoakReport& report, const Workload& workload) const {
   Connection check = db_.Connect();
-  report.check = CheckEffects(check, workload);
+  report.check = CheckEffects(ReadReserved(check), workload);
+}
+
+void RunOnSqlite(const SoakOptions& options, const std::function<void(const SoakDb&)>& run) {
+  DatabaseFile file = options.db_path.empty()
+                          ? DatabaseFile::CreateTemporary(options.settings)
+                          : DatabaseFile::Open(options.db_path, options.settings);
+  SqliteSoakDb db(file);
+  try {
+    run(db);
+  } catch (const BrokerError&) {
+    throw;  // the broker's errors name the broker
+  } catch (const DatabaseError& e) {
+    throw InDatabase(file.path(), e);  // every database error names the file
+  }
 }
 
 void PgSoakDb::SetUp(const Workload& workload) const {
-  StockBooks(db_, workload);
+  PgWorkloadDatabase(db_, true).StockBooks(workload.books);
   ResetBroker(db_);
   Enqueue(db_, workload.deliveries);
 }
 
 std::unique_ptr<StrategyHandler> PgSoakDb::OpenHandler(BenchStrategy strategy) const {
-  return MakePgHandler(strategy, db_, true);
+  return MakeHandler(strategy, PgWorkloadDatabase(db_, true));
 }
 
 std::unique_ptr<BrokerQueue> PgSoakDb::OpenBroker(
@@ -105,11 +121,11 @@ std::unique_ptr<BrokerQueue> PgSoakDb::OpenBroker(
 void PgSoakDb::Read(SoakReport& report, const Workload& workload) const {
   report.broker = ReadBrokerCounts(db_);
   const std::unordered_set<std::string> unacked = UnackedOrders(db_);
-  report.check = CheckEffects(db_, workload, &unacked);
+  report.check = CheckEffects(PgWorkloadDatabase(db_, true), workload, &unacked);
 }
 
 void PgSoakDb::ReadEffects(SoakReport& report, const Workload& workload) const {
-  report.check = CheckEffects(db_, workload);
+  report.check = CheckEffects(PgWorkloadDatabase(db_, true), workload);
 }
 
 void NatsSoakDb::SetUp(const Workload& workload) const {

@@ -59,6 +59,12 @@ class SqliteSoakDb final : public SoakDb {
   const DatabaseFile& db_;
 };
 
+// The soak on SQLite: the file options.db_path names, or a new temporary one (removed
+// afterwards), its SqliteSoakDb handed to run. Every consumer is gone before the
+// supervisor connects again (SoakDb::Read). A database error comes out naming the file;
+// a broker's error names the broker and comes out as it is.
+void RunOnSqlite(const SoakOptions& options, const std::function<void(const SoakDb&)>& run);
+
 // A PostgreSQL schema: the broker is its table; each broker call is one statement in its
 // own transaction, so count_open hears nothing from it.
 class PgSoakDb final : public SoakDb {

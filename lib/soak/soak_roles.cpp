@@ -5,7 +5,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include "bench/pg_bench.h"
 #include "postgres/store.h"
 #include "soak/nats_queue.h"
 #include "soak/pg_broker.h"

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "store/workload_database.h"
 #include "trace/trace.h"
 
 struct sqlite3;
@@ -72,11 +73,7 @@ struct ConnectionOptions {
   std::chrono::milliseconds busy_timeout{5000};
 };
 
-// What the busy handler saw since the connection opened.
-struct BusyStats {
-  int64_t calls = 0;
-  std::chrono::microseconds waited{0};
-};
+// What the busy handler saw since the connection opened: BusyStats (store/workload_database.h).
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 

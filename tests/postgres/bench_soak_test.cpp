@@ -16,11 +16,12 @@
 #include <thread>
 #include <vector>
 
-#include "bench/pg_bench.h"
+#include "bench/strategy.h"
 #include "bench/workload.h"
 #include "pg_support.h"
 #include "postgres/connection.h"
 #include "postgres/store.h"
+#include "postgres/workload_database.h"
 #include "support.h"
 
 extern char** environ;
@@ -60,10 +61,11 @@ struct PgRun {
 // One handler takes the whole workload on a freshly stocked schema; what it sent is the
 // connection's own count, what it wrote is read back from the server.
 PgRun HandleAll(BenchStrategy strategy, const Workload& workload, const PgDatabase& db) {
-  StockBooks(db, workload);
+  PgWorkloadDatabase on(db, true);
+  on.StockBooks(workload.books);
   PgRun run;
   {
-    std::unique_ptr<StrategyHandler> handler = MakePgHandler(strategy, db, true);
+    std::unique_ptr<StrategyHandler> handler = MakeHandler(strategy, on);
     const int64_t before = handler->statements();
     for (const OrderPlaced& m : workload.deliveries) run.processed += handler->Handle(m) ? 1 : 0;
     run.statements = handler->statements() - before;

@@ -1,4 +1,4 @@
-#include "bench/raw_inbox.h"
+#include "sqlite/raw_inbox.h"
 
 #include <sqlite3.h>
 #include <time.h>
@@ -10,12 +10,11 @@
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
 #include "sqlite/library.h"
+#include "sqlite/workload_database.h"
 
 namespace dedupsim {
 
 namespace {
-
-constexpr char kConsumer[] = "inventory.reserve-stock";
 
 int64_t NowMicros() {
   timespec ts{};
@@ -24,7 +23,7 @@ int64_t NowMicros() {
 }
 
 int OnBusy(void* arg, int count) {
-  auto* busy = static_cast<RawInbox::Busy*>(arg);
+  auto* busy = static_cast<SqliteRawInbox::Busy*>(arg);
   int64_t now = NowMicros();
   if (count == 0) busy->started_us = now;
   if (now - busy->started_us >= busy->timeout.count() * 1000) return 0;
@@ -36,27 +35,8 @@ int OnBusy(void* arg, int count) {
 
 }  // namespace
 
-// 2026-11-30T22:41:04.123Z, as FormatTimestamp writes it, by hand: gmtime_r and the text
-// of the date and time of day once per second, then three digits of milliseconds.
-const char* RawInbox::Stamp::Now() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  if (ts.tv_sec != second) {
-    tm utc{};
-    gmtime_r(&ts.tv_sec, &utc);
-    std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.000Z", utc.tm_year + 1900,
-                  utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
-    second = ts.tv_sec;
-  }
-  const auto millis = static_cast<unsigned>(ts.tv_nsec / 1000000);
-  text[20] = static_cast<char>('0' + millis / 100);
-  text[21] = static_cast<char>('0' + millis / 10 % 10);
-  text[22] = static_cast<char>('0' + millis % 10);
-  return text;
-}
-
-RawInbox::RawInbox(const std::string& path, Synchronous synchronous,
-                   std::chrono::milliseconds busy_timeout) {
+SqliteRawInbox::SqliteRawInbox(const std::string& path, Synchronous synchronous,
+                               std::chrono::milliseconds busy_timeout) {
   busy_.timeout = busy_timeout;
   ConfigureSqliteLibrary();  // what every connection of the process runs with
   int rc = sqlite3_open_v2(PlainFileName(path).c_str(), &db_,
@@ -76,23 +56,24 @@ RawInbox::RawInbox(const std::string& path, Synchronous synchronous,
       "INSERT INTO Inbox (MessageId, Consumer, ReceivedAt, CompletedAt) VALUES (?1, ?2, ?3, ?4)");
   update_ = Prepare("UPDATE StockItems SET Reserved = Reserved + ?1 WHERE BookId = ?2");
   // The consumer's name never changes: bound once (sqlite3_reset keeps bindings).
-  sqlite3_bind_text(insert_, 2, kConsumer, sizeof kConsumer - 1, SQLITE_STATIC);
+  sqlite3_bind_text(insert_, 2, kRawInboxConsumer, sizeof kRawInboxConsumer - 1, SQLITE_STATIC);
   commit_ = Prepare("COMMIT");
   rollback_ = Prepare("ROLLBACK");
+  CountTransactions(db_, counts_.get());
 }
 
-RawInbox::~RawInbox() {
+SqliteRawInbox::~SqliteRawInbox() {
   for (sqlite3_stmt* s : {begin_, insert_, update_, commit_, rollback_}) sqlite3_finalize(s);
   sqlite3_close_v2(db_);
 }
 
-sqlite3_stmt* RawInbox::Prepare(const char* sql) {
+sqlite3_stmt* SqliteRawInbox::Prepare(const char* sql) {
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) != SQLITE_OK) Fail(sql);
   return stmt;
 }
 
-void RawInbox::Fail(const char* what) {
+void SqliteRawInbox::Fail(const char* what) {
   int code = sqlite3_extended_errcode(db_);
   std::string message =
       DescribeFailure(db_, code, std::string(sqlite3_errmsg(db_)) + " in: " + what);
@@ -100,15 +81,15 @@ void RawInbox::Fail(const char* what) {
   throw SqliteError(code, message);
 }
 
-bool RawInbox::Handle(const OrderPlaced& m) {
+bool SqliteRawInbox::Handle(const OrderPlaced& m) {
   if (sqlite3_step(begin_) != SQLITE_DONE) Fail("BEGIN");
   sqlite3_reset(begin_);
 
   const char* stamp = stamp_.Now();
   sqlite3_bind_text(insert_, 1, m.message_id.data(), static_cast<int>(m.message_id.size()),
                     SQLITE_STATIC);
-  sqlite3_bind_text(insert_, 3, stamp, Stamp::kLength, SQLITE_STATIC);
-  sqlite3_bind_text(insert_, 4, stamp, Stamp::kLength, SQLITE_STATIC);
+  sqlite3_bind_text(insert_, 3, stamp, RawStamp::kLength, SQLITE_STATIC);
+  sqlite3_bind_text(insert_, 4, stamp, RawStamp::kLength, SQLITE_STATIC);
   int rc = sqlite3_step(insert_);
   int code = rc == SQLITE_DONE ? 0 : sqlite3_extended_errcode(db_);
   sqlite3_reset(insert_);
@@ -130,7 +111,7 @@ bool RawInbox::Handle(const OrderPlaced& m) {
   return true;
 }
 
-BusyStats RawInbox::busy() const {
+BusyStats SqliteRawInbox::busy() const {
   return BusyStats{busy_.calls, std::chrono::microseconds(busy_.waited_us)};
 }
 

@@ -1,4 +1,4 @@
-#include "bench/pg_bench.h"
+#include "postgres/workload_database.h"
 
 #include <fmt/format.h>
 #include <libpq-fe.h>
@@ -7,15 +7,12 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "bench/raw_inbox.h"
 #include "postgres/error.h"
 #include "postgres/store.h"
 
 namespace dedupsim {
 
 namespace {
-
-constexpr char kConsumer[] = "inventory.reserve-stock";
 
 const char* OnOff(bool on) { return on ? "on" : "off"; }
 
@@ -149,16 +146,15 @@ bool SetSynchronousCommit(PgConnection& c, bool on) {
 }
 
 // A connection of its own to the schema, the consumer's store over it, counted.
-class PgSession final : public BenchSession {
+class PgMeasuredSession final : public MeasuredSession {
  public:
-  PgSession(const PgDatabase& db, bool synchronous_commit)
+  PgMeasuredSession(const PgDatabase& db, bool synchronous_commit)
       : store_(db.Connect(), Isolation::kReadCommitted), counting_(store_) {
     synchronous_commit_ = SetSynchronousCommit(store_.connection(), synchronous_commit);
     base_statements_ = store_.connection().statements_sent();
   }
 
   Store& store() override { return counting_; }
-  BusyStats busy() const override { return {}; }
   TransactionCounts transactions() const override { return counting_.counts; }
   void OnTransactionChange(std::function<void(bool open)> callback) override {
     counting_.on_change = std::move(callback);
@@ -180,9 +176,9 @@ class PgSession final : public BenchSession {
 // INSERT, ROLLBACK for a duplicate), the consumer's name and the timestamp's text made
 // without allocation, a duplicate key read from the result's SQLSTATE, no trace, no
 // exception on the duplicate path. It writes the rows IdempotentReserveStock writes.
-class RawPgHandler final : public StrategyHandler {
+class PgRawInbox final : public RawInbox {
  public:
-  RawPgHandler(const PgDatabase& db, bool synchronous_commit) {
+  PgRawInbox(const PgDatabase& db, bool synchronous_commit) {
     conn_ = PQconnectdb(db.conninfo().c_str());
     if (conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK) {
       std::string message = conn_ ? PQerrorMessage(conn_) : "out of memory";
@@ -208,14 +204,14 @@ class RawPgHandler final : public StrategyHandler {
     Prepare("c", "COMMIT", 0);
     Prepare("r", "ROLLBACK", 0);
   }
-  ~RawPgHandler() override { PQfinish(conn_); }
-  RawPgHandler(const RawPgHandler&) = delete;
-  RawPgHandler& operator=(const RawPgHandler&) = delete;
+  ~PgRawInbox() override { PQfinish(conn_); }
+  PgRawInbox(const PgRawInbox&) = delete;
+  PgRawInbox& operator=(const PgRawInbox&) = delete;
 
   bool Handle(const OrderPlaced& m) override {
     Command("b", 0, nullptr, "BEGIN");
     const char* stamp = stamp_.Now();
-    const char* insert[4] = {m.message_id.c_str(), kConsumer, stamp, stamp};
+    const char* insert[4] = {m.message_id.c_str(), kRawInboxConsumer, stamp, stamp};
     PGresult* r = Send("i", 4, insert);
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
       const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
@@ -239,9 +235,7 @@ class RawPgHandler final : public StrategyHandler {
     counts_.commits++;
     return true;
   }
-  BusyStats busy() const override { return {}; }
   TransactionCounts transactions() const override { return counts_; }
-  sqlite3* handle() const override { return nullptr; }
   int64_t statements() const override { return sent_; }
   std::optional<bool> synchronous_commit() const override { return synchronous_commit_; }
 
@@ -276,7 +270,7 @@ class RawPgHandler final : public StrategyHandler {
   }
 
   PGconn* conn_ = nullptr;
-  RawInbox::Stamp stamp_;
+  RawStamp stamp_;
   TransactionCounts counts_;
   int64_t sent_ = 0;
   bool synchronous_commit_ = true;
@@ -284,10 +278,16 @@ class RawPgHandler final : public StrategyHandler {
 
 }  // namespace
 
-std::unique_ptr<StrategyHandler> MakePgHandler(BenchStrategy strategy, const PgDatabase& db,
-                                               bool synchronous_commit) {
-  if (strategy.raw()) return std::make_unique<RawPgHandler>(db, synchronous_commit);
-  return HandlerOn(*strategy.consumer(), std::make_unique<PgSession>(db, synchronous_commit));
+std::unique_ptr<MeasuredSession> PgWorkloadDatabase::OpenSession() const {
+  return std::make_unique<PgMeasuredSession>(db_, synchronous_commit_);
+}
+
+std::unique_ptr<RawInbox> PgWorkloadDatabase::OpenRawInbox() const {
+  return std::make_unique<PgRawInbox>(db_, synchronous_commit_);
+}
+
+void PgWorkloadDatabase::Rethrow(const DatabaseError& /*e: the exception being handled*/) const {
+  throw;
 }
 
 std::string PgTextArray(const std::vector<std::string>& values) {
@@ -304,27 +304,26 @@ std::string PgTextArray(const std::vector<std::string>& values) {
   return out + "}";
 }
 
-void StockBooks(const PgDatabase& db, const Workload& workload) {
-  PgConnection c = db.Connect();
+void PgWorkloadDatabase::StockBooks(const std::vector<std::string>& books) const {
+  PgConnection c = db_.Connect();
   std::vector<std::string> titles;
-  titles.reserve(workload.books.size());
-  for (size_t n = 1; n <= workload.books.size(); ++n) titles.push_back(fmt::format("Book {}", n));
+  titles.reserve(books.size());
+  for (size_t n = 1; n <= books.size(); ++n) titles.push_back(fmt::format("Book {}", n));
   c.ExecScript("BEGIN; TRUNCATE Inbox, InboxByMessageId, StockReservations, StockItems");
   c.Exec(
       "INSERT INTO StockItems (BookId, Title, OnHand, Reserved) "
       "SELECT b, t, 1000000, 0 FROM unnest($1::text[], $2::text[]) AS u(b, t)",
-      {PgTextArray(workload.books), PgTextArray(titles)});
+      {PgTextArray(books), PgTextArray(titles)});
   c.ExecScript("COMMIT");
   c.ExecScript("ANALYZE StockItems");  // the planner's figures for this run's rows
 }
 
-EffectCheck CheckEffects(const PgDatabase& db, const Workload& workload,
-                         const std::unordered_set<std::string>* unacked_orders) {
-  PgConnection c = db.Connect();
+std::unordered_map<std::string, int64_t> PgWorkloadDatabase::ReadReserved() const {
+  PgConnection c = db_.Connect();
   PgResult r = c.Exec("SELECT BookId, Reserved FROM StockItems");
   std::unordered_map<std::string, int64_t> reserved;
   for (int row = 0; row < r.rows(); ++row) reserved[r.Text(row, 0)] = r.Int(row, 1);
-  return CheckEffects(reserved, workload, unacked_orders);
+  return reserved;
 }
 
 }  // namespace dedupsim
