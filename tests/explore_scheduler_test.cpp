@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 
 #include "explore/explorer.h"
 #include "explore/faults.h"
@@ -287,6 +288,29 @@ TEST_CASE("a deferred read-then-write refused at once is redelivered, not waited
   }));
   CHECK(r.figures.deliveries == 3);  // B's second attempt finds A's row
   CHECK(r.outcome == Outcome::kOnce);
+}
+
+// A subscriber checked for the first time inside a cell (the partner of second-subscriber)
+// whose first clean delivery runs into the budget's deadline: the budget ran out, and the
+// cell says it was not exhaustive. Before, OutOfTime left the cell and check reported it as
+// an internal error (exit 3; seen once on PostgreSQL under a load of 15 on two cores).
+// Mutation caught: either catch of OutOfTime around CheckCrashPoints in explorer.cpp
+// (ExploreCell's ordered plans, Sample's walks) removed: the cell throws.
+TEST_CASE("a partner's first delivery cut by the budget's deadline leaves the cell not exhaustive",
+          "[explore]") {
+  Explorer explorer;
+  const Strategy& naive = *FindStrategy("naive");
+  REQUIRE(FindStrategy(naive.partner) != &naive);
+  explorer.CheckCrashPoints(naive);  // the row's own steps, learnt before the budget
+  const auto now = std::chrono::steady_clock::now();
+  explorer.scheduler().StopAt(now - std::chrono::seconds(1));  // every run stops at once
+  const CellBudget budget{now + std::chrono::seconds(30), now + std::chrono::seconds(30), 1};
+  CellResult cell;
+  REQUIRE_NOTHROW(cell = explorer.ExploreCell(naive, *FindFault("second-subscriber"), &budget));
+  explorer.scheduler().StopAt(std::nullopt);
+  CHECK_FALSE(cell.exhaustive);
+  CHECK(cell.schedules == 0);
+  CHECK(cell.Safe());  // nothing seen, nothing claimed
 }
 
 }  // namespace explore_scheduler_test

@@ -191,7 +191,15 @@ CellResult Explorer::ExploreCell(const Strategy& strategy, const Fault& fault,
   auto now = [] { return std::chrono::steady_clock::now(); };
   for (size_t p = 0; p < plans.size(); ++p) {
     add_variants();
-    for (const Strategy* s : plans[p].subscribers) CheckCrashPoints(*s);
+    try {
+      for (const Strategy* s : plans[p].subscribers) CheckCrashPoints(*s);
+    } catch (const OutOfTime&) {
+      // A subscriber's first clean delivery ran into the budget's deadline (a partner
+      // checked here for the first time, on a loaded machine): the budget ran out.
+      if (budget == nullptr) throw;
+      cell.exhaustive = false;
+      break;
+    }
     if (budget != nullptr && now() >= budget->ordered_until) {
       cell.exhaustive = false;
       break;
@@ -265,7 +273,11 @@ void Explorer::Sample(CellResult& cell, std::vector<Plan>& plans, std::vector<bo
     }
     if (open.empty()) break;
     const size_t p = open[rng() % open.size()];
-    for (const Strategy* s : plans[p].subscribers) CheckCrashPoints(*s);
+    try {
+      for (const Strategy* s : plans[p].subscribers) CheckCrashPoints(*s);
+    } catch (const OutOfTime&) {
+      break;  // as a walk stopped by the deadline
+    }
     RandomWalk walk(rng);
     ScheduleResult run = scheduler_.Run(plans[p], walk);
     if (run.out_of_time) break;
