@@ -34,7 +34,7 @@ Outcome Run(ScenarioEnv& env) {
         store.ClaimCompleted(InboxKey::kMessageIdAndConsumer, message.message_id,
                              CheckThenProcessReserveStock::kName, env.clock.Now());
       });
-  broker->LoseAck(first);  // the consumer died before it acked: the broker redelivers
+  broker->ReleaseUnacked(first);  // the consumer died before it acked: the broker redelivers
   int64_t after_crash = CurrentStock(env, dune).reserved;
   bool redelivery_processed;
   {

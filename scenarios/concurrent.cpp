@@ -215,7 +215,7 @@ Outcome Run(ScenarioEnv& env) {
   DeliveryLog log;
   const Delivery first = ReceiveNext(*broker, "A's delivery");
   log.Add(first);
-  broker->LoseAck(first);
+  broker->ReleaseUnacked(first);
   const Delivery second = ReceiveNext(*broker, "the redelivery to B");
   log.Add(second);
   PairOutcome pair =

@@ -34,7 +34,7 @@ Outcome Run(ScenarioEnv& env) {
         store.ClaimCompleted(InboxKey::kMessageIdAndConsumer, message.message_id,
                              IdempotentReserveStock::kName, env.clock.Now());
       });
-  broker->LoseAck(first);  // the consumer died before it acked: the broker redelivers
+  broker->ReleaseUnacked(first);  // the consumer died before it acked: the broker redelivers
   int64_t after_crash = CurrentStock(env, dune).reserved;
   int64_t inbox_after_crash = ProbeRows(env, "Inbox");
   bool redelivery_processed;

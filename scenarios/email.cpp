@@ -35,7 +35,7 @@ Outcome Run(ScenarioEnv& env) {
         store.ClaimInProgress(InboxKey::kMessageIdAndConsumer, message.message_id,
                               SendStockReservedEmail::kName, env.clock.Now());
       });
-  broker->LoseAck(first);  // the consumer died before it acked: the broker redelivers
+  broker->ReleaseUnacked(first);  // the consumer died before it acked: the broker redelivers
   EmailOutcome redelivered;
   {
     const Delivery second = ReceiveNext(*broker, "the redelivery");

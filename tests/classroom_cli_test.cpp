@@ -105,11 +105,18 @@ TEST_CASE("run --diagram changes when the run changes", "[cli][mermaid]") {
   REQUIRE(thrown.exit_code == 0);
   CHECK(Has(thrown.out, "Note over CA: crash at BeforeCommit: SimulatedCrash thrown\n"));
   CHECK_FALSE(Has(thrown.out, "pid"));
+  // A crashed consumer sent no ack: the broker released its delivery unacked, its own step,
+  // never an ack of A's "lost on the way".
+  CHECK(Has(thrown.out, "Note over Broker: no ack for m1 (delivery 1): back in the queue\n"));
+  CHECK_FALSE(Has(thrown.out, "lost on the way"));
+  CHECK_FALSE(Has(thrown.out, "CA-xBroker"));
 
   CliResult killed = RunCli({"run", "crash-before-commit", "--crash-mode", "kill", "--journal",
                              "delete", "--diagram", "mermaid"});
   REQUIRE(killed.exit_code == 0);
-  CHECK(Has(killed.out, "crash at BeforeCommit: waiting for SIGKILL"));
+  // The child stands at its hook alive; its death is the parent's note, from its wait status.
+  CHECK(Has(killed.out, "Note over CA: stands at BeforeCommit: until its parent signals it\n"));
+  CHECK_FALSE(Has(killed.out, "crash at BeforeCommit"));
   CHECK(std::regex_search(killed.out,
                           std::regex("died at BeforeCommit: pid [0-9]+ killed by SIGKILL")));
   CHECK(Has(killed.out, "Note over DB: on the next open: "));
@@ -190,7 +197,9 @@ TEST_CASE("run --timeline marks the crash and the killed process", "[cli][svg]")
   REQUIRE(r.exit_code == 0);
   std::string svg = ReadFile(path);
   CHECK(Has(svg, "class=\"bar died\""));
-  CHECK(Has(svg, "crash at BeforeCommit: waiting"));
+  // The child stood at its hook alive until the SIGKILL: its death is the crash, said once.
+  CHECK(Has(svg, "stands at BeforeCommit"));
+  CHECK_FALSE(Has(svg, "crash at BeforeCommit"));
   // Read from the child's wait status, however the card wrapped it.
   CHECK(std::regex_search(svg, std::regex("killed by(</text>\n<text [^>]*>| )SIGKILL")));
   CHECK(Has(svg, "on the next open: "));
@@ -515,6 +524,22 @@ TEST_CASE("long work shows a progress bar on a terminal's stderr, never when pip
   CHECK(piped.exit_code == 0);
   CHECK_FALSE(Has(piped.err, "explore: cells"));
   CHECK_FALSE(Has(piped.err, "\r"));
+}
+
+// hung-consumer's A is never said to crash: it stands at its hook alive, then the parent
+// notes what its wait status showed: stopped (SIGSTOP) in the hung half, killed (SIGKILL)
+// in both halves. Mutation caught: the child noting "crash at BeforeCommit: waiting for
+// SIGKILL" (as it did, before the hung half's "stopped by SIGSTOP").
+TEST_CASE("hung-consumer says what A's process did, from its wait status", "[cli][mermaid]") {
+  CliResult r = RunCli({"run", "hung-consumer", "--diagram", "mermaid"});
+  REQUIRE(r.exit_code == 0);
+  CHECK_FALSE(Has(r.out, "crash at"));
+  CHECK_FALSE(Has(r.out, "waiting for SIGKILL"));
+  CHECK(std::regex_search(r.out, std::regex("Note over CAp2: stands at BeforeCommit: until its "
+                                            "parent signals it\n    Note over CAp2: stopped at "
+                                            "BeforeCommit: pid [0-9]+ stopped by SIGSTOP\n")));
+  CHECK(std::regex_search(r.out,
+                          std::regex("Note over CA: died at BeforeCommit: pid [0-9]+ killed by SIGKILL")));
 }
 
 }  // namespace classroom_cli_test

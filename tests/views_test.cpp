@@ -2,6 +2,7 @@
 // transactions, the Mermaid diagram, the SVG timeline, color, wrapping, the docs pages'
 // generated sections, and the atomic output file.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -164,6 +165,21 @@ TEST_CASE("results are described with or without timings", "[views]") {
   CHECK(StatementResult(waited, {.timings = false}) ==
         "duplicate key (1555), after waiting for the write lock");
   CHECK(ScrubPids("pid 123 killed; left by pid 45") == "pid N killed; left by pid N");
+}
+
+// A SQLSTATE of five digits is PostgreSQL's, not a SQLite code: B's duplicate claim on
+// PostgreSQL is "duplicate key (23505)" in every view, never "error 23505".
+TEST_CASE("a PostgreSQL error of five digits is said by its meaning", "[views]") {
+  TraceEvent dup = Sql(1, "B", 1, "INSERT", "Inbox", "sqlstate 23505");
+  dup.error = "23505";
+  CHECK(StatementResult(dup) == "duplicate key (23505)");
+  dup.error = "40001";
+  CHECK(StatementResult(dup) == "serialization failure (40001)");
+  dup.error = "2067";  // SQLite's SQLITE_CONSTRAINT_UNIQUE
+  CHECK(StatementResult(dup) == "duplicate key (2067)");
+  ShortIds ids({dup});
+  dup.error = "23505";
+  CHECK(DescribeStep(dup, ids).Text() == "INSERT Inbox: duplicate key (23505)");
 }
 
 TEST_CASE("message ids are short in pictures", "[views]") {
@@ -385,6 +401,27 @@ TEST_CASE("the Mermaid diagram numbers deliveries once, by the broker, and draws
   CHECK(d.find("CA->>Broker: ack m1\n") != std::string::npos);
   CHECK(d.find("Note over CA: outcome: Processed\n") != std::string::npos);
   CHECK(d.find(kMessage) == std::string::npos);  // short ids only
+}
+
+// A delivery released with no ack from anyone (its consumer crashed, or never got to it) is
+// the broker's own step: never drawn as the consumer's ack lost on the way. Mutation caught:
+// "unacked" said or drawn as "ack-lost" (IsSettle or BrokerWords treating them alike).
+TEST_CASE("a delivery released unacked is the broker's step, not a lost ack", "[views]") {
+  std::vector<TraceEvent> events = BrokerEvents();
+  for (TraceEvent& e : events) {
+    if (e.op == "ack-lost") e.op = "unacked";
+  }
+  ShortIds ids(events);
+  const auto unacked = std::find_if(events.begin(), events.end(),
+                                    [](const TraceEvent& e) { return e.op == "unacked"; });
+  REQUIRE(unacked != events.end());
+  CHECK(DescribeStep(*unacked, ids).Text() == "no ack for m1 (delivery 1): back in the queue");
+  CHECK(StepLaneKeys(events)[unacked - events.begin()] == "broker");
+  const std::string d = MermaidDiagram(events, {});
+  CHECK(d.find("Note over Broker: no ack for m1 (delivery 1): back in the queue\n") !=
+        std::string::npos);
+  CHECK(d.find("lost on the way") == std::string::npos);
+  CHECK(d.find("-xBroker") == std::string::npos);
 }
 
 TEST_CASE("the Mermaid diagram has the Email provider only when an email was sent",

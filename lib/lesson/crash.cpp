@@ -158,9 +158,13 @@ ChildAtHook::ChildAtHook(ScenarioEnv& env, const std::string& instance, const st
     word.write.reset();
     env.recorder.Clear();
     Hook crash = [&, point] {
-      env.recorder.Note(instance, "crash", point,
-                        end == Ending::kSigkill ? "waiting for SIGKILL"
-                                                : fmt::format("_exit({})", kPlannedExitCode));
+      // What the child does here, as it knows it: it _exits, or it stands (killed, or
+      // stopped, later: the parent notes which from the child's wait status).
+      if (end == Ending::kSigkill) {
+        env.recorder.Note(instance, "stand", point, "until its parent signals it");
+      } else {
+        env.recorder.Note(instance, "crash", point, fmt::format("_exit({})", kPlannedExitCode));
+      }
       nlohmann::json message;
       message["events"] = EventsToJson(env.recorder.Events());
       nlohmann::json sent = nlohmann::json::array();

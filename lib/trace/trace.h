@@ -37,7 +37,8 @@ struct TraceEvent {
                        // "DELETE", "PRAGMA", "SAVEPOINT", "RELEASE", "ROLLBACK TO",
                        // "OTHER" (from SQLite's own reading of the
                        // statement at prepare time); broker: "send", "drop", "deliver", "ack",
-                       // "abandon", "ack-lost", "dead-letter", "replay"; consumer: "outcome"
+                       // "abandon", "ack-lost" (an ack sent and lost), "unacked" (released
+                       // with no ack from anyone), "dead-letter", "replay"; consumer: "outcome"
   std::string table;   // the table a statement writes, else the first it reads
   std::string target;  // what a statement talks to: "database" or a side store ("cache",
                        // "email provider"); "" for steps that are not statements

@@ -11,8 +11,11 @@ namespace dedupsim {
 
 namespace {
 
-bool CodeIsNumber(std::string_view s) {
-  if (s.empty()) return false;
+// SQLite's extended result codes are numbers below 10000 (at most 4 digits); a SQLSTATE is
+// always 5 characters, some of them all digits ("23505", "40001"): a 5-character code is
+// PostgreSQL's, whatever its characters.
+bool IsSqliteCode(std::string_view s) {
+  if (s.empty() || s.size() >= 5) return false;
   for (char c : s) {
     if (!std::isdigit(static_cast<unsigned char>(c))) return false;
   }
@@ -65,6 +68,10 @@ StepWords BrokerWords(const TraceEvent& e, ShortIds& ids) {
   } else if (e.op == "ack-lost") {
     w.what = fmt::format("ack for {} lost on the way", m);
     w.result = dead ? "dead-lettered (max deliveries)" : "back in the queue";
+  } else if (e.op == "unacked") {
+    // The broker's own release: no ack came from anyone (Broker::ReleaseUnacked).
+    w.what = fmt::format("no ack for {} (delivery {})", m, e.delivery);
+    w.result = dead ? "dead-lettered (max deliveries)" : "back in the queue";
   } else if (e.op == "dead-letter") {
     w.what = fmt::format("dead-letter {}", m);
     w.result = ids.Shorten(e.result);
@@ -103,7 +110,7 @@ std::string StepWords::Text() const { return result.empty() ? what : what + ": "
 std::string ErrorMeaning(std::string_view code) {
   if (code.empty()) return "";
   std::string meaning;
-  if (CodeIsNumber(code)) {
+  if (IsSqliteCode(code)) {
     const int n = std::stoi(std::string(code));
     switch (n & 0xff) {
       case 5:
@@ -241,6 +248,14 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
   } else if (kind == "crash") {
     w.what = "crash at " + e.detail;
     if (!e.result.empty() && e.result != "crash") w.result = e.result;
+  } else if (kind == "stopped") {
+    w.what = "stopped at " + e.detail;  // SIGSTOP, seen in the child's wait status
+    w.result = options.pids ? e.result : ScrubPids(e.result);
+  } else if (kind == "stand") {
+    // A child standing at its hook point, alive: what came next (killed, stopped) is the
+    // parent's note, read from the child's wait status.
+    w.what = "stands at " + e.detail;
+    w.result = e.result;
   } else if (kind == "died") {
     w.what = "died at " + e.detail;
     w.result = options.pids ? e.result : ScrubPids(e.result);

@@ -328,9 +328,10 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
         if (us >= kGapWorthNotingUs) gap = fmt::format(", its next step {} ms later", RoundMs(us));
       }
       out += fmt::format("    Note over {}: {}{}\n", who, Clean(w.what), gap);
-    } else if (e.kind == "crash" || e.kind == "died" || e.kind == "session-ended") {
+    } else if (e.kind == "crash" || e.kind == "stand" || e.kind == "died" ||
+               e.kind == "session-ended") {
       out += fmt::format("    Note over {}: {}\n", who, NoteText(text(w.Text())));
-      if (e.kind != "crash") {
+      if (e.kind == "died" || e.kind == "session-ended") {
         while (active[who] > 0) {  // its open transaction died with it
           out += fmt::format("    deactivate {}\n", who);
           --active[who];

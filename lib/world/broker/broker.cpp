@@ -74,12 +74,21 @@ void Broker::Note(const char* op, const Delivery& about, const std::string& deta
     e.instance = sender_ != nullptr ? sender_->instance : "producer";
     if (sender_ != nullptr && sender_->pid != 0) e.pid = sender_->pid;
   }
-  e.op = op;
+  e.op = unacked_ && std::string_view(op) == "ack-lost" ? "unacked" : op;
   e.key = about.message.message_id;
   e.delivery = about.delivery_count;
   e.detail = detail;
   e.result = result;
   recorder_->Record(std::move(e));
+}
+
+void Broker::ReleaseUnacked(const Delivery& delivery) {
+  struct Restore {
+    bool& flag;
+    ~Restore() { flag = false; }
+  } restore{unacked_};
+  unacked_ = true;
+  LoseAck(delivery);
 }
 
 SendResult Broker::SendAs(const OrderPlaced& message, const TraceEvent& sender) {

@@ -123,6 +123,10 @@ class Broker {
   virtual bool Ack(const Delivery& delivery) = 0;
   virtual void Abandon(const Delivery& delivery) = 0;
   virtual void LoseAck(const Delivery& delivery) = 0;
+  // LoseAck's release of a delivery its consumer never acked (it died at a crash point, or
+  // the broker gave up waiting while it still worked): recorded as "unacked", not as an ack
+  // that was sent and lost on the way.
+  void ReleaseUnacked(const Delivery& delivery);
   virtual void DeadLetterIt(const Delivery& delivery, const std::string& reason,
                             const std::string& description) = 0;
 
@@ -150,6 +154,7 @@ class Broker {
  private:
   Recorder* recorder_;
   const TraceEvent* sender_ = nullptr;  // whose send Send records; null: the producer's
+  bool unacked_ = false;                // in ReleaseUnacked: LoseAck's note is "unacked"
 };
 
 // Where lessons get their brokers: one kind of broker, one server, for a whole command.
