@@ -105,6 +105,13 @@ TEST_CASE("explore --counterexample prints the trace of the shortest failing sch
   CHECK(r.out.find("crash at AfterStockCommitted") != std::string::npos);
   CHECK(r.out.find(" ms  A pid ") != std::string::npos);  // FormatTraceLine
   CHECK(std::regex_search(r.out, std::regex("crash at AfterStockCommitted +→ SimulatedCrash thrown")));
+  // After the crash the message goes back to the queue: the broker's step, with the broker's
+  // number for the delivery that got no ack, not a "redeliver" said by the consumer that died.
+  // Mutations caught: the worker's NoteUnacked recorded as the consumer's note again; the
+  // broker's delivery number zeroed in ExplorerTraceLine.
+  CHECK(std::regex_search(
+      r.out, std::regex(" ms  broker pid [0-9]+ +no ack for [0-9a-f-]+ \\(delivery 1\\) +→ back in the queue")));
+  CHECK_FALSE(std::regex_search(r.out, std::regex(" ms  A pid [0-9]+ +redeliver")));
   CHECK(r.out.find("final: reserved 4 (once per order: 2), inbox rows 1, emails sent 0") !=
         std::string::npos);
 

@@ -66,7 +66,9 @@ std::string Trace(const std::vector<TraceEvent>& events) {
 
 std::string ExplorerTraceLine(const TraceEvent& event) {
   TraceEvent e = event;
-  e.delivery = 0;  // each attempt's "deliver" line names its message and attempt already
+  // Each attempt's "deliver" line names its message and attempt already; the broker's own
+  // steps ("no ack for ... (delivery N)") keep the broker's number.
+  if (e.kind != "broker") e.delivery = 0;
   return FormatTraceLine(e);
 }
 

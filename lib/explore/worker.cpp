@@ -181,6 +181,23 @@ void Worker::Note(const std::string& kind, const std::string& detail, const std:
   RecordNote(*recorder_, std::move(e), kind, detail, result);
 }
 
+void Worker::NoteUnacked(const DeliveryRef& released) {
+  if (recorder_ == nullptr) return;
+  // The broker's step, not the consumer's: no ack came for this delivery, so the message
+  // goes back to the queue (the same event as Broker::ReleaseUnacked records in a lesson).
+  TraceEvent e;
+  e.at_us = recorder_->MicrosSinceOrigin();
+  e.instance = "broker";
+  e.pid = static_cast<int>(getpid());
+  e.kind = "broker";
+  e.actor = kActorBroker;
+  e.op = "unacked";
+  e.key = released.key;
+  e.delivery = released.number;
+  e.detail = "the consumer's connection closed without a commit";
+  recorder_->Record(std::move(e));
+}
+
 Connection Worker::OpenGated(const DatabaseFile& file) {
   Connection c = file.Connect();
   c.SetGate(this);
@@ -305,13 +322,13 @@ bool Worker::Attempt(const Delivery& d, int attempt) {
       dead_ = false;
       return false;
     }
+    const DeliveryRef released = delivery_;  // CloseAll forgets the attempt
     CloseAll();
     dead_ = false;
     owner_.crashes++;
     // The thread threw (the post's crash by exception); its connection is closed without a
     // commit, as a dead process's would be, and the broker delivers the message again.
-    Note("redeliver",
-         "SimulatedCrash thrown: the connection closed without a commit; delivered again", "");
+    NoteUnacked(released);
     return true;
   } catch (const StoreError& e) {  // SQLite's and PostgreSQL's refusals
     if (e.kind() == StoreErrorKind::kEnvironment) {

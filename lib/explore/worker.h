@@ -108,6 +108,8 @@ class Worker final : public StepGate, public PgStepGate {
   // Stamped with the delivery attempt it belongs to (the message and the broker's number
   // of this delivery), as the connections stamp their statements.
   void Note(const std::string& kind, const std::string& detail, const std::string& result);
+  // Records the broker's release of the attempt's message after a crash: no ack came.
+  void NoteUnacked(const DeliveryRef& released);
 
   Connection OpenGated(const DatabaseFile& file);
 
