@@ -78,31 +78,16 @@ class CountingStore final : public Store {
   }
   InsertResult ClaimCompleted(InboxKey key, std::string_view message_id, std::string_view consumer,
                               TimePoint now) override {
-    InsertResult result = InsertResult::kInserted;
-    Write([&] {
-      result = inner_.ClaimCompleted(key, message_id, consumer, now);
-      return result == InsertResult::kInserted;
-    });
-    return result;
+    return Claim([&] { return inner_.ClaimCompleted(key, message_id, consumer, now); });
   }
   StockItem ReadStock(std::string_view book_id) override { return inner_.ReadStock(book_id); }
   InsertResult ClaimCompletedIfAbsent(InboxKey key, std::string_view message_id,
                                       std::string_view consumer, TimePoint now) override {
-    InsertResult result = InsertResult::kInserted;
-    Write([&] {
-      result = inner_.ClaimCompletedIfAbsent(key, message_id, consumer, now);
-      return result == InsertResult::kInserted;
-    });
-    return result;
+    return Claim([&] { return inner_.ClaimCompletedIfAbsent(key, message_id, consumer, now); });
   }
   InsertResult ClaimInProgress(InboxKey key, std::string_view message_id, std::string_view consumer,
                                TimePoint now) override {
-    InsertResult result = InsertResult::kInserted;
-    Write([&] {
-      result = inner_.ClaimInProgress(key, message_id, consumer, now);
-      return result == InsertResult::kInserted;
-    });
-    return result;
+    return Claim([&] { return inner_.ClaimInProgress(key, message_id, consumer, now); });
   }
   void Complete(InboxKey key, std::string_view message_id, std::string_view consumer,
                 TimePoint now) override {
@@ -131,6 +116,16 @@ class CountingStore final : public Store {
       throw;
     }
     if (autocommit) (kept ? counts.commits : counts.rollbacks)++;
+  }
+  // A claim is kept (counted as a commit outside BEGIN) only when it inserted the row.
+  template <typename F>
+  InsertResult Claim(F claim) {
+    InsertResult result = InsertResult::kInserted;
+    Write([&] {
+      result = claim();
+      return result == InsertResult::kInserted;
+    });
+    return result;
   }
   void Opened(bool open) {
     if (on_change) on_change(open);
