@@ -58,8 +58,14 @@ build() {  # $1 folder, $2 sanitizers, the rest: targets (none: every target)
   shift 2
   local targets=()
   if [ $# -gt 0 ]; then targets=(--target "$@"); fi
+  # The ASan+UBSan executables are linked without PIE: as PIE, each of the suite's many
+  # dedupsim processes spent about 0.3 s of its start applying 3.1 million relative
+  # relocations (0.66 s against 0.31 s for `dedupsim --help`, measured 2026-12-06). TSan
+  # needs PIE, so its build keeps it.
+  local link=()
+  case "$sanitizers" in *address*) link=(-DCMAKE_EXE_LINKER_FLAGS=-no-pie) ;; esac
   cmake -S . -B "$folder" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" \
-    -DDEDUPSIM_SANITIZE="$sanitizers" -DDEDUPSIM_TESTS=ON "${launcher[@]}" >/dev/null
+    -DDEDUPSIM_SANITIZE="$sanitizers" -DDEDUPSIM_TESTS=ON "${launcher[@]}" "${link[@]}" >/dev/null
   cmake --build "$folder" -j"$jobs" "${targets[@]}"
 }
 
