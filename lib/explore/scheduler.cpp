@@ -417,12 +417,13 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     if ((released & kAuxFile) != 0) ++releases[1];
     Footprint footprint = w.footprint();
     if (retry && any_step) footprint.all = true;
+    if (on_release && !postgres) footprint = WithLockChange(footprint, held, w.WriteLocks());
     auto advance = [&] {
       ++progress;
-      uint8_t files = static_cast<uint8_t>(footprint.reads | footprint.writes);
-      if (footprint.all) files = kMainWhole | kAuxFile;
+      const uint16_t files =
+          footprint.all ? kMainWhole | kAuxWhole : footprint.reads | footprint.writes;
       if ((files & kMainWhole) != 0) ++touched[0];
-      if ((files & kAuxFile) != 0) ++touched[1];
+      if ((files & kAuxWhole) != 0) ++touched[1];
     };
     if (w.crashed_last_step()) {
       what = "crash at " + label;
