@@ -202,6 +202,12 @@ void Scheduler::Impl::ResetPostgres(const Plan& p) {
   pg_control->ExecScript(script);
 }
 
+PgConnection Scheduler::Impl::NewPgConnection() {
+  PgConnectionStart next = pg_spare ? std::move(*pg_spare) : options.postgres->StartConnect();
+  pg_spare.emplace(options.postgres->StartConnect());
+  return next.Open();
+}
+
 void Scheduler::Impl::Settle(int except) {
   if (!pg_control) return;
   for (bool changed = true; changed;) {

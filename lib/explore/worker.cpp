@@ -218,7 +218,7 @@ void Worker::EnsureOpen(const Strategy& subscriber) {
   if (owner_.options.postgres != nullptr) {
     if (!pg_ || !pg_->connection().is_open()) {
       pg_ =
-          std::make_unique<PgStore>(owner_.options.postgres->Connect(), owner_.options.isolation);
+          std::make_unique<PgStore>(owner_.NewPgConnection(), owner_.options.isolation);
       if (pg_watch_ == nullptr) {
         pg_watch_ = std::make_shared<PgLockWatch>(owner_.options.postgres->conninfo());
       }
