@@ -250,6 +250,11 @@ Axis DrawAxis(const PartLayout& part, const Band& band, double lanes_top, double
     // every band of the sub-run, on its one scale.
     const double step =
         NiceStep(static_cast<double>(std::max<int64_t>(part.span_us, 1000)) / 1000.0, 7);
+    // A continued band says where it starts in time, however short it is.
+    if (b > 0) {
+      const double lo_ms = static_cast<double>(band.lo_us) / 1000.0;
+      tick(layout.x[layout.Index(band.lo_us)], FormatMs(lo_ms, std::min(step, 1.0)));
+    }
     for (double t = std::ceil(static_cast<double>(band.lo_us) / 1000.0 / step) * step;
          t * 1000.0 <= static_cast<double>(band.hi_us) + 1e-6; t += step) {
       const auto us = static_cast<int64_t>(std::llround(t * 1000.0));
