@@ -20,12 +20,17 @@ auto WithBackend(ScenarioEnv& env, F f) {
 
 StockItem Restock(ScenarioEnv& env) {
   StockItem dune{env.ids.Next(), "Dune", 10, 0};
-  WithBackend(env, [&](const Backend& b) {
-    b.ResetInventory(dune);
-    return 0;
-  });
-  env.recorder.NoteReset(fmt::format("every table emptied, {} stocked with {}", dune.title,
-                                     dune.on_hand));
+  const std::vector<std::string> emptied =
+      WithBackend(env, [&](const Backend& b) { return b.ResetInventory(dune); });
+  // What the reset did, as the database counted it: the tables it emptied (a side store,
+  // such as the cache's CacheKeys, is not the database's and keeps its rows).
+  std::string tables;
+  for (size_t i = 0; i < emptied.size(); ++i) {
+    tables += (i == 0 ? "" : i + 1 == emptied.size() ? " and " : ", ") + emptied[i];
+  }
+  env.recorder.NoteReset(fmt::format("{}, {} stocked with {}",
+                                     tables.empty() ? "no table held a row" : tables + " emptied",
+                                     dune.title, dune.on_hand));
   return dune;
 }
 

@@ -6,6 +6,9 @@
 #include <regex>
 #include <set>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "scenarios.h"
 #include "support.h"
 #include "views/color.h"
@@ -117,15 +120,13 @@ TEST_CASE("run --diagram changes when the run changes", "[cli][mermaid]") {
   // The child stands at its hook alive; its death is the parent's note, from its wait status.
   CHECK(Has(killed.out, "Note over CA: stands at BeforeCommit: until its parent signals it\n"));
   CHECK_FALSE(Has(killed.out, "crash at BeforeCommit"));
-  CHECK(std::regex_search(killed.out,
-                          std::regex("died at BeforeCommit: pid [0-9]+ killed by SIGKILL")));
+  CHECK(Has(killed.out, "died at BeforeCommit: child process 1 killed by SIGKILL"));
   CHECK(Has(killed.out, "Note over DB: on the next open: "));
   // The killed child and the process that handled the redelivery are two participants,
-  // each named by its pid; neither was "restarted" (the parent was never started again).
-  CHECK(std::regex_search(killed.out,
-                          std::regex("participant CA as Consumer A \\(pid [0-9]+\\)\n")));
-  CHECK(std::regex_search(killed.out,
-                          std::regex("participant CAp2 as Consumer A \\(pid [0-9]+\\)\n")));
+  // each named by its role in the run; neither was "restarted" (the parent was never
+  // started again).
+  CHECK(Has(killed.out, "participant CA as Consumer A (child process 1)\n"));
+  CHECK(Has(killed.out, "participant CAp2 as Consumer A (main process)\n"));
   CHECK_FALSE(Has(killed.out, "restarted"));
   CHECK(Has(killed.out, "Broker->>CAp2: m1 delivery 2\n"));
   // The scenario's count is its own read, and says what it found: no row.
@@ -207,15 +208,151 @@ TEST_CASE("run --timeline marks the crash and the killed process", "[cli][svg]")
   // Consumer A (nothing was started again); the scenario's count is its own grey lane.
   // (On a loaded machine the child's start can push the steps into a second band, where
   // each lane's title is written again: the lanes are counted by their processes.)
-  std::set<std::string> a_pids;
-  const std::regex lane_pid(">Consumer A</text>\n<text class=\"sub\" [^>]*>pid ([0-9]+)<");
-  for (std::sregex_iterator it(svg.begin(), svg.end(), lane_pid), end; it != end; ++it) {
-    a_pids.insert((*it)[1].str());
+  std::set<std::string> a_processes;
+  const std::regex lane_process(">Consumer A</text>\n<text class=\"sub\" [^>]*>([^<]*)<");
+  for (std::sregex_iterator it(svg.begin(), svg.end(), lane_process), end; it != end; ++it) {
+    a_processes.insert((*it)[1].str());
   }
-  CHECK(a_pids.size() == 2);
+  CHECK(a_processes == std::set<std::string>{"child process 1", "main process"});
   CHECK_FALSE(Has(svg, "restarted"));
   CHECK(Has(svg, "<g class=\"lane-group secondary\">\n<text class=\"lane secondary\""));
   CHECK(Has(svg, ">scenario check</text>"));
+}
+
+namespace {
+
+// What a picture says, as a set of its texts with the milliseconds measured on this run
+// masked: the diagram's lines, the timeline's labels (not its time ticks) and the page's
+// step texts and notes.
+std::set<std::string> PictureTexts(const std::string& diagram, const std::string& svg,
+                                   const std::string& page) {
+  static const std::regex kMs("[0-9]+(\\.[0-9]+)? ms");
+  std::set<std::string> out;
+  auto add = [&](const std::string& where, const std::string& text) {
+    out.insert(where + ": " + std::regex_replace(text, kMs, "N ms"));
+  };
+  for (const std::string& line : SplitLines(diagram)) add("diagram", line);
+  const std::regex label("<text class=\"([^\"]*)\"[^>]*>(.*?)</text>");
+  for (std::sregex_iterator it(svg.begin(), svg.end(), label), end; it != end; ++it) {
+    if ((*it)[1].str() != "tick") add("timeline", (*it)[2].str());
+  }
+  const std::regex step("\"(text|note)\":\"((\\\\.|[^\"\\\\])*)\"");
+  for (std::sregex_iterator it(page.begin(), page.end(), step), end; it != end; ++it) {
+    add("page", (*it)[2].str());
+  }
+  return out;
+}
+
+}  // namespace
+
+// A rehearsal draws the lecture's pictures (issue 28, walkthrough item 1: pids changed from
+// run to run in "Consumer A (pid N)", the lanes' subtitles and notes such as "lease claimed
+// by A (pid N)"): each process is named by its role in the run. Mutation caught: the
+// pictures' words naming processes by pid (event_text.h: kPictureWords `.pids = false` ->
+// `.pids = true`).
+TEST_CASE("two runs with the same seed draw the same pictures", "[cli][svg][seed]") {
+  TempDir dir;
+  for (const std::vector<std::string> run :
+       {std::vector<std::string>{"crash-before-commit", "--crash-mode", "kill"},
+        std::vector<std::string>{"orphan-claim"}}) {
+    std::vector<std::set<std::string>> said;
+    for (int i = 0; i < 2; ++i) {
+      const std::string svg = dir.File(fmt::format("{}{}.svg", run[0], i));
+      const std::string page = dir.File(fmt::format("{}{}.html", run[0], i));
+      std::vector<std::string> args = {"run"};
+      args.insert(args.end(), run.begin(), run.end());
+      for (const char* a : {"--seed", "7", "--diagram", "mermaid", "--format", "json"}) {
+        args.emplace_back(a);
+      }
+      args.insert(args.end(), {"--timeline", svg, "--html", page});
+      CliResult r = RunCli(args);
+      REQUIRE(r.exit_code == 0);
+      const std::string diagram = nlohmann::json::parse(SplitLines(r.out).front())["diagram"];
+      said.push_back(PictureTexts(diagram, ReadFile(svg), ReadFile(page)));
+      const std::regex pid("pid [0-9]");
+      for (const std::string& text : said.back()) {
+        INFO(text);
+        CHECK_FALSE(std::regex_search(text, pid));
+      }
+    }
+    CHECK(said[0].size() > 30);
+    CHECK(said[0] == said[1]);
+  }
+}
+
+// A count read says its count, from the value the database returned (issue 28,
+// walkthrough item 3: retention's cleanup read "SELECT Inbox -> 1 row", the count query's
+// one result row, not the Inbox's rows). Mutation caught: a one-row read of computed
+// values recorded without them (statement.cpp: `columns == 1 || computed` -> `columns ==
+// 1`).
+TEST_CASE("retention's count after its DELETE says the count in every view", "[cli][trace]") {
+  CliResult r = RunCli({"run", "retention", "--format", "json", "--trace", "--diagram", "mermaid"});
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
+  bool deleted = false;
+  int counts = 0;
+  for (const auto& e : j["events"]) {
+    if (e["op"] == "DELETE" && e["rows"] == 1) deleted = true;
+    if (deleted && e["op"] == "SELECT" && e["actor"] == "cleanup") {
+      CHECK(e["value"] == "InboxRows = 0, UnfinishedPastCutoff = 0");  // its one row is gone
+      ++counts;
+      deleted = false;
+    }
+  }
+  CHECK(counts == 1);
+  const std::string diagram = j["diagram"];
+  CHECK(diagram.find("InboxRows = 0, UnfinishedPastCutoff = 0") != std::string::npos);
+  CHECK(diagram.find("DB-->>Ccleanup: 1 row\n") == std::string::npos);
+}
+
+// A reset says what it emptied, as the database counted it (issue 28, walkthrough item 4:
+// "every table emptied" while the cache's CacheKeys, a store of its own, kept its rows).
+// naive leaves only StockItems rows; inbox leaves StockItems and Inbox rows. Mutation
+// caught: every table named whether it held rows (schema.cpp: the `if (!has_rows[i])
+// continue;` dropped).
+TEST_CASE("a reset names the tables it emptied", "[cli][trace]") {
+  auto resets = [](const std::string& first, const std::string& second) {
+    CliResult r = RunCli({"run", first, second, "--format", "json", "--trace"});
+    REQUIRE(r.exit_code == 0);
+    std::vector<std::string> out;
+    for (const std::string& line : SplitLines(r.out)) {
+      const nlohmann::json j = nlohmann::json::parse(line);
+      for (const auto& e : j["events"]) {
+        if (e["kind"] == "reset") out.push_back(e["detail"]);
+      }
+    }
+    return out;
+  };
+  CHECK(resets("naive", "inbox") ==
+        std::vector<std::string>{"no table held a row, Dune stocked with 10",
+                                 "StockItems emptied, Dune stocked with 10"});
+  CHECK(resets("inbox", "naive") ==
+        std::vector<std::string>{"no table held a row, Dune stocked with 10",
+                                 "StockItems and Inbox emptied, Dune stocked with 10"});
+}
+
+// A write says what the database did (issue 28, walkthrough item 2: in cache-arbiter's
+// check-then-set race A's INSERT OR REPLACE took the place of B's key, and the step read
+// "1 row inserted"). Read from SQLite (its preupdate hook saw the replaced row deleted),
+// not from the SQL text. Mutation caught: statement.cpp's `e.replaced = ...` line dropped.
+TEST_CASE("cache-arbiter: the set that replaced the other's key says replaced", "[cli][trace]") {
+  CliResult r = RunCli({"run", "cache-arbiter", "--format", "json", "--trace", "--diagram",
+                        "mermaid", "--hold-ms", "200"});
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
+  std::string part;
+  std::vector<std::string> sets;  // instance: inserted or replaced, in the check-then-set race
+  for (const auto& e : j["events"]) {
+    if (e["kind"] == "part") part = e["detail"];
+    if (part == "two at once: check-then-set" && e["op"] == "INSERT" && e["target"] == "cache") {
+      sets.push_back(e["instance"].get<std::string>() + ": " +
+                     (e.value("replaced", 0) == 1 ? "replaced" : "inserted"));
+    }
+  }
+  CHECK(sets == std::vector<std::string>{"B: inserted", "A: replaced"});
+  const std::string diagram = j["diagram"];
+  CHECK(diagram.find("-->>CA: 1 row replaced") != std::string::npos);
+  CHECK(diagram.find("-->>CB: 1 row inserted") != std::string::npos);
 }
 
 TEST_CASE("run --timeline to a path that cannot be written: exit 3 before running", "[cli][svg]") {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <regex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,8 @@
 #include "views/mermaid.h"
 #include "views/step_text.h"
 #include "views/svg_timeline.h"
+#include "views/timeline_layout.h"
+#include "views/timeline_text.h"
 #include "views/html_steps.h"
 #include "views/trace_text.h"
 #include "world/table_probe.h"
@@ -161,10 +164,15 @@ TEST_CASE("results are described with or without timings", "[views]") {
   TraceEvent waited = Sql(1, "B", 1, "INSERT", "Inbox", "constraint 1555", 402400, 600);
   waited.error = "1555";
   waited.waited_on = "the write lock";
-  CHECK(StatementResult(waited) == "duplicate key (1555), after waiting 402 ms for the write lock");
-  CHECK(StatementResult(waited, {.timings = false}) ==
+  CHECK(StatementResult(waited, ShortIds::Full()) == "duplicate key (1555), after waiting 402 ms for the write lock");
+  CHECK(StatementResult(waited, ShortIds::Full(), {.timings = false}) ==
         "duplicate key (1555), after waiting for the write lock");
-  CHECK(ScrubPids("pid 123 killed; left by pid 45") == "pid N killed; left by pid N");
+  // Processes by their role in the run, not by their pids (issue 28: a rehearsal's
+  // pictures must equal the lecture's). Mutation caught: naming the main process by the
+  // first event's pid (the killed child here).
+  const ShortIds named(KilledEvents());
+  CHECK(named.NameProcesses("pid 21 killed; left by pid 20; pid 7") ==
+        "child process 1 killed; left by main process; pid N");
 }
 
 // A SQLSTATE of five digits is PostgreSQL's, not a SQLite code: B's duplicate claim on
@@ -172,11 +180,11 @@ TEST_CASE("results are described with or without timings", "[views]") {
 TEST_CASE("a PostgreSQL error of five digits is said by its meaning", "[views]") {
   TraceEvent dup = Sql(1, "B", 1, "INSERT", "Inbox", "sqlstate 23505");
   dup.error = "23505";
-  CHECK(StatementResult(dup) == "duplicate key (23505)");
+  CHECK(StatementResult(dup, ShortIds::Full()) == "duplicate key (23505)");
   dup.error = "40001";
-  CHECK(StatementResult(dup) == "serialization failure (40001)");
+  CHECK(StatementResult(dup, ShortIds::Full()) == "serialization failure (40001)");
   dup.error = "2067";  // SQLite's SQLITE_CONSTRAINT_UNIQUE
-  CHECK(StatementResult(dup) == "duplicate key (2067)");
+  CHECK(StatementResult(dup, ShortIds::Full()) == "duplicate key (2067)");
   ShortIds ids({dup});
   dup.error = "23505";
   CHECK(DescribeStep(dup, ids).Text() == "INSERT Inbox: duplicate key (23505)");
@@ -249,6 +257,11 @@ TEST_CASE("a killed child, the process after it and the scenario's check are lan
   CHECK(lanes[3].title == "Consumer A");
   CHECK(lanes[3].sub == "pid 20");
   CHECK(lanes[3].pid == 20);
+  // In the pictures, each by its role in the run.
+  std::vector<Lane> named = BuildLanes(KilledEvents(), ids, kPictureWords);
+  CHECK(named[0].sub == "child process 1");
+  CHECK(named[0].spans[0].end_detail == "child process 1 killed by SIGKILL");
+  CHECK(named[3].sub == "main process");
   // A process that really was started again says so.
   std::vector<TraceEvent> restarted = KilledEvents();
   for (TraceEvent& e : restarted) {
@@ -360,14 +373,14 @@ TEST_CASE("the Mermaid diagram follows the events", "[views][mermaid]") {
 TEST_CASE("the Mermaid diagram shows a killed process, the one after it, the check and the recovery",
           "[views][mermaid]") {
   std::string d = MermaidDiagram(KilledEvents(), {});
-  CHECK(d.find("participant CA as Consumer A (pid 21)\n") != std::string::npos);
-  CHECK(d.find("participant CAp2 as Consumer A (pid 20)\n") != std::string::npos);
+  CHECK(d.find("participant CA as Consumer A (child process 1)\n") != std::string::npos);
+  CHECK(d.find("participant CAp2 as Consumer A (main process)\n") != std::string::npos);
   // No parentheses in the box's title: Mermaid would read them as the colour's (item 8).
   CHECK(d.find("box rgb(238,238,238) the scenario's own reads, not a consumer\n    participant "
                "Check as scenario check\n    end\n") != std::string::npos);
   CHECK(d.find("Broker->>CA: m1 delivery 1\n") != std::string::npos);
   CHECK(d.find("Note over CA: crash at BeforeCommit: waiting for SIGKILL\n") != std::string::npos);
-  CHECK(d.find("Note over CA: died at BeforeCommit: pid 21 killed by SIGKILL\n") !=
+  CHECK(d.find("Note over CA: died at BeforeCommit: child process 1 killed by SIGKILL\n") !=
         std::string::npos);
   // The scenario's count is its own, not the consumer's.
   CHECK(d.find("Check->>DB: SELECT Inbox\n") != std::string::npos);
@@ -382,8 +395,8 @@ TEST_CASE("the Mermaid diagram shows a killed process, the one after it, the che
   stable.timings = false;
   std::string s = MermaidDiagram(KilledEvents(), stable);
   CHECK(s.find("pid 2") == std::string::npos);
-  CHECK(s.find("participant CAp2 as Consumer A (process 2)\n") != std::string::npos);
-  CHECK(s.find("died at BeforeCommit: pid N killed by SIGKILL") != std::string::npos);
+  CHECK(s.find("participant CAp2 as Consumer A (main process)\n") != std::string::npos);
+  CHECK(s.find("died at BeforeCommit: child process 1 killed by SIGKILL") != std::string::npos);
 }
 
 TEST_CASE("the Mermaid diagram numbers deliveries once, by the broker, and draws acks",
@@ -472,7 +485,7 @@ TEST_CASE("the SVG timeline draws lanes, bars, waits and cards", "[views][svg]")
   CHECK(svg.find("<rect class=\"wait\"") != std::string::npos);
   CHECK(svg.find(">waits for a lock</text>") != std::string::npos);
   CHECK(svg.find("crash at BeforeCommit: waiting for SIGKILL") != std::string::npos);
-  CHECK(svg.find(">pid 21</text>") != std::string::npos);
+  CHECK(svg.find(">child process 1</text>") != std::string::npos);
   CHECK(svg.find(">100 ms</text>") != std::string::npos);  // the concurrent pair's time axis
   CHECK(svg.find(">-0 ms</text>") == std::string::npos);
   CHECK(svg.find("no steps were recorded") != std::string::npos);
@@ -843,6 +856,101 @@ TEST_CASE("a heading without markers gets them, replacing a pasted block", "[vie
                   DocPageError);
   CHECK_THROWS_AS(RewritePage(EndMarker("output") + "\n" + BeginMarker("output") + "\n", sections),
                   DocPageError);
+}
+
+// A time axis is one scale for the whole sub-run (issue 28, walkthrough: the axis stretched
+// to fit cards, so equal durations were drawn at unequal lengths, and the continued band had
+// no time labels). Twelve deliveries a millisecond apart on one lane make more cards than
+// the width holds: they go on in a second band, on the same scale. Mutation caught: a
+// card's stamp moved right to the end of the card before it on its lane
+// (PlaceStamps: `x = base[k] - shift;` -> `x = std::max(x, base[k] - shift);` with the
+// cards' `x = std::max(x, lane_free[c->lane])` applied on a time axis too).
+TEST_CASE("a time axis draws equal durations at equal lengths, in every band", "[views][svg]") {
+  std::vector<TraceEvent> events;
+  for (int i = 0; i < 12; ++i) {
+    events.push_back(Open(i, "A", 10, fmt::format("0b1c2d3e-1111-4222-8333-44445555{:04}", i), 1));
+  }
+  events.push_back(Sql(100, "B", 10, "UPDATE", "StockItems"));
+  ShortIds ids(events);
+  const std::vector<Lane> lanes = BuildLanes(events, ids, kPictureWords);
+  const timeline::PartLayout part = timeline::LayOutPart(lanes, events);
+  const timeline::Layout& layout = part.layout;
+  REQUIRE(layout.time_axis);
+  REQUIRE(layout.bands >= 2);
+  std::vector<double> per_us;  // px per microsecond between stamps of one band
+  for (size_t k = 1; k < layout.stamps.size(); ++k) {
+    if (layout.band[k] != layout.band[k - 1]) continue;
+    per_us.push_back((layout.x[k] - layout.x[k - 1]) /
+                     static_cast<double>(layout.stamps[k] - layout.stamps[k - 1]));
+  }
+  REQUIRE(per_us.size() >= 3);
+  for (double r : per_us) CHECK(r == Approx(per_us.front()).epsilon(1e-9));
+  // Every band's axis has its time written under it.
+  for (int b = 0; b < layout.bands; ++b) {
+    const timeline::Axis axis = timeline::DrawAxis(part, timeline::BandOf(layout, b), 0, 500);
+    CHECK(axis.axis.find("class=\"tick\"") != std::string::npos);
+  }
+  // No card covers the one before it on its lane.
+  for (size_t i = 1; i < part.cards.size(); ++i) {
+    const timeline::Card& a = part.cards[i - 1];
+    const timeline::Card& c = part.cards[i];
+    if (a.lane == c.lane && layout.band[a.first] == layout.band[c.first]) {
+      CHECK(c.left >= a.left + a.width);
+    }
+  }
+}
+
+// A lane's name ends clear of the marks at the plot's left edge (issue 28, walkthrough
+// item 8: outbox's "Consumer downstream", bold 20 px, ran past the title column, and a
+// settle-mark at the first stamp of a band crossed it under load). Mutation caught: the
+// title not wrapped (timeline_lane.cpp: `Wrap(lane.title, kLaneTitleChars)` ->
+// `Wrap(lane.title, 100)`).
+TEST_CASE("a long lane name is wrapped inside the title column", "[views][svg]") {
+  std::vector<TraceEvent> events = {Open(1, "downstream", 10, kMessage, 1),
+                                    Sql(2, "downstream", 10, "UPDATE", "StockItems")};
+  const std::string svg = SvgTimeline({{"outbox", "[outbox] x", events}});
+  CHECK(svg.find(">Consumer</text>") != std::string::npos);
+  CHECK(svg.find(">downstream</text>") != std::string::npos);
+  const std::regex lane_text("<text class=\"lane[^\"]*\" [^>]*>([^<]*)</text>");
+  for (std::sregex_iterator it(svg.begin(), svg.end(), lane_text), end; it != end; ++it) {
+    // Bold 20 px sans: about 0.72 em a glyph, from the margin; the marks start 9 px left of
+    // the plot.
+    CHECK(timeline::kMargin + 0.72 * 20 * static_cast<double>(timeline::Glyphs((*it)[1].str())) <=
+          timeline::kPlotLeft - 10);
+  }
+}
+
+// The broker's steps and a consumer's are drawn in the order they happened (issue 28,
+// walkthrough item 6: concurrent's "no ack for m1 (delivery 1)" came before the arrow of
+// m1's delivery 1, which the broker had handed out before it). Mutation caught: the
+// delivery's arrow drawn at the consumer's opening (mermaid.cpp: `opened[numbered]++ >=
+// announced[numbered]` -> `true`, and the broker's deliver left to its note).
+TEST_CASE("the Mermaid diagram draws a delivery where the broker handed it out", "[views][mermaid]") {
+  auto broker = [](int64_t at_ms, std::string op, int delivery) {
+    TraceEvent e = Ev(at_ms, "broker", 10, "broker", op);
+    e.actor = kActorBroker;
+    e.op = std::move(op);
+    e.key = kMessage;
+    e.delivery = delivery;
+    return e;
+  };
+  TraceEvent unacked = broker(2, "unacked", 1);
+  unacked.result = "back in the queue";
+  const std::vector<TraceEvent> events = {broker(1, "deliver", 1), unacked,
+                                          broker(3, "deliver", 2), Open(4, "A", 10, kMessage, 1),
+                                          Sql(5, "A", 10, "UPDATE", "StockItems"),
+                                          Open(6, "B", 10, kMessage, 2)};
+  const std::string d = MermaidDiagram(events, {});
+  const size_t first = d.find("Broker->>CA: m1 delivery 1\n");
+  const size_t note = d.find("Note over Broker: no ack for m1 (delivery 1)");
+  const size_t second = d.find("Broker->>CB: m1 delivery 2\n");
+  REQUIRE(first != std::string::npos);
+  REQUIRE(note != std::string::npos);
+  REQUIRE(second != std::string::npos);
+  CHECK(first < note);
+  CHECK(note < second);
+  CHECK(second < d.find("CA->>DB: UPDATE StockItems"));
+  CHECK(Count(d, "delivery 1\n") == 1);
 }
 
 TEST_CASE("an atomic file appears whole, or not at all", "[views][file]") {

@@ -473,9 +473,15 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
     } else if (ok && PQresultStatus(ok) == PGRES_TUPLES_OK) {
       e.rows = PQntuples(ok);
       e.result = e.rows > 0 ? "row" : "ok";
-      if (e.rows == 1 && PQnfields(ok) == 1) {
-        e.value = fmt::format("{} = {}", PQfname(ok, 0),
-                              PQgetisnull(ok, 0, 0) ? "NULL" : PQgetvalue(ok, 0, 0));
+      // A value: one column, or values the statement computed (no table's column).
+      const int columns = PQnfields(ok);
+      bool computed = true;
+      for (int i = 0; i < columns; ++i) computed = computed && PQftable(ok, i) == 0;
+      if (e.rows == 1 && (columns == 1 || computed)) {
+        for (int i = 0; i < columns; ++i) {
+          e.value += fmt::format("{}{} = {}", i > 0 ? ", " : "", PQfname(ok, i),
+                                 PQgetisnull(ok, 0, i) ? "NULL" : PQgetvalue(ok, 0, i));
+        }
       }
     } else {
       e.result = "ok";

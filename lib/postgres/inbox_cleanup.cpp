@@ -13,7 +13,8 @@ CleanupResult DeleteInboxRecordsOlderThan(PgConnection& db, TimePoint now,
   result.deleted = db.Exec("DELETE FROM Inbox WHERE ReceivedAt < $1 AND CompletedAt IS NOT NULL",
                            {result.cutoff})
                        .affected();
-  PgResult left = db.Exec("SELECT count(*), count(CASE WHEN ReceivedAt < $1 THEN 1 END) FROM Inbox",
+  PgResult left = db.Exec("SELECT count(*) AS \"InboxRows\", count(CASE WHEN ReceivedAt < $1 "
+                          "THEN 1 END) AS \"UnfinishedPastCutoff\" FROM Inbox",
                           {result.cutoff});
   result.kept = left.Int(0, 0);
   result.kept_in_progress = left.Int(0, 1);

@@ -70,7 +70,9 @@ CleanupResult PgLessonTables::DeleteInboxRecordsOlderThan(TimePoint now,
                               {result.cutoff}, "Inbox")
                          .affected();
     PgResult left = db_.Exec(
-        "SELECT count(*), count(CASE WHEN ReceivedAt < $1 THEN 1 END) FROM Inbox", {result.cutoff});
+        "SELECT count(*) AS \"InboxRows\", count(CASE WHEN ReceivedAt < $1 THEN 1 END) AS "
+        "\"UnfinishedPastCutoff\" FROM Inbox",
+        {result.cutoff});
     result.kept = left.Int(0, 0);
     result.kept_in_progress = left.Int(0, 1);
     db_.Exec("COMMIT");

@@ -179,6 +179,7 @@ DEDUPSIM_LIBPQ_FORWARD(char*, PQfname, (const PGresult* res, int field_num), (re
 DEDUPSIM_LIBPQ_FORWARD(int, PQfnumber, (const PGresult* res, const char* field_name),
                        (res, field_name))
 DEDUPSIM_LIBPQ_FORWARD(Oid, PQftype, (const PGresult* res, int field_num), (res, field_num))
+DEDUPSIM_LIBPQ_FORWARD(Oid, PQftable, (const PGresult* res, int field_num), (res, field_num))
 DEDUPSIM_LIBPQ_FORWARD(char*, PQcmdStatus, (PGresult * res), (res))
 DEDUPSIM_LIBPQ_FORWARD(char*, PQcmdTuples, (PGresult * res), (res))
 DEDUPSIM_LIBPQ_FORWARD(char*, PQgetvalue, (const PGresult* res, int tup_num, int field_num),

@@ -367,15 +367,18 @@ std::unique_ptr<Store> PgBackend::Open(Recorder* recorder, const std::string& in
   return std::make_unique<PgStore>(std::move(connection), isolation_);
 }
 
-void PgBackend::ResetInventory(const StockItem& item) const {
+std::vector<std::string> PgBackend::ResetInventory(const StockItem& item) const {
   PgConnection c = db_.Connect();
-  c.ExecScript(
-      "BEGIN; DELETE FROM Inbox; DELETE FROM InboxByMessageId; DELETE FROM StockReservations; "
-      "DELETE FROM Outbox; DELETE FROM ShipmentRequests; DELETE FROM AuditLog; "
-      "DELETE FROM StockItems");
+  c.ExecScript("BEGIN");
+  std::vector<std::string> emptied;  // in the order SQLite's reset names them
+  for (const char* table : {"StockItems", "Inbox", "InboxByMessageId", "StockReservations",
+                            "Outbox", "AuditLog", "ShipmentRequests"}) {
+    if (c.Exec(fmt::format("DELETE FROM {}", table)).affected() > 0) emptied.emplace_back(table);
+  }
   c.Exec("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ($1, $2, $3, $4)",
          {item.book_id, item.title, std::to_string(item.on_hand), std::to_string(item.reserved)});
   c.ExecScript("COMMIT");
+  return emptied;
 }
 
 void PgBackend::AddStock(const StockItem& item) const {

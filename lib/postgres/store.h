@@ -147,7 +147,7 @@ class PgBackend final : public Backend {
   const PgDatabase& database() const { return db_; }
   // The store's connection is watched for lock waits from a side connection.
   std::unique_ptr<Store> Open(Recorder* recorder, const std::string& instance) const override;
-  void ResetInventory(const StockItem& item) const override;
+  std::vector<std::string> ResetInventory(const StockItem& item) const override;
   void AddStock(const StockItem& item) const override;
   StockItem ReadStock(std::string_view book_id) const override;
   int64_t CountRows(std::string_view table) const override;

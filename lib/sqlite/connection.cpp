@@ -72,7 +72,23 @@ struct Connection::TraceState {
   std::string op;     // of the statement being prepared
   std::string table;  // of the statement being prepared
   int rank = 0;       // how telling op is: transaction 4, write 3, read 2, pragma 1
+  int64_t deletes = 0;  // rows deleted by this connection's statements (preupdate hook)
 };
+
+namespace {
+
+#ifdef SQLITE_ENABLE_PREUPDATE_HOOK
+// Counts the rows a statement deletes itself (depth 0): in an INSERT, those are the rows an
+// OR REPLACE removed to make room for the new one.
+void CountDeletes(void* state, sqlite3* db, int op, const char*, const char*, sqlite3_int64,
+                  sqlite3_int64) {
+  if (op == SQLITE_DELETE && sqlite3_preupdate_depth(db) == 0) {
+    ++static_cast<Connection::TraceState*>(state)->deletes;
+  }
+}
+#endif
+
+}  // namespace
 
 struct Connection::AuthState {
   StatementGuard* guard = nullptr;
@@ -466,6 +482,9 @@ void Connection::SetTrace(Recorder* recorder, std::string instance) {
     auth_->trace = trace_.get();
     // Statements prepared before this are expired by SQLite and read again on next use.
     sqlite3_set_authorizer(handle(), &Authorize, auth_.get());
+#ifdef SQLITE_ENABLE_PREUPDATE_HOOK
+    sqlite3_preupdate_hook(handle(), &CountDeletes, trace_.get());
+#endif
     // Holders of cached statements (SqliteStore's hot ones) fetch them again through
     // Cached, which names those prepared before the trace began.
     cache_generation_ = NewCacheGeneration();
@@ -482,6 +501,8 @@ void Connection::SetGuard(StatementGuard* guard) {
 }
 
 StatementGuard* Connection::guard() const { return auth_ ? auth_->guard : nullptr; }
+
+int64_t Connection::RowsDeleted() const { return trace_ ? trace_->deletes : 0; }
 
 void Connection::SetTraceRole(std::string actor, std::string target) {
   if (!trace_) return;

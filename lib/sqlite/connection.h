@@ -178,6 +178,10 @@ class Connection {
   const DeliveryRef& delivery() const;
   // Fills e's instance, pid, actor, target, key and delivery from this connection.
   void Stamp(TraceEvent& e) const;
+  // Rows this connection's statements deleted themselves since it was traced (an INSERT OR
+  // REPLACE's replaced row among them), as SQLite's preupdate hook saw them; 0 untraced, or
+  // where SQLite was built without the hook.
+  int64_t RowsDeleted() const;
 
   // Hands the scheduling of this connection's steps to gate (nullptr: none). The gate must
   // outlive the connection.

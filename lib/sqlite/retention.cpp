@@ -17,7 +17,8 @@ CleanupResult DeleteInboxRecordsOlderThan(Connection& db, TimePoint now,
       .Execute();
   result.deleted = db.Changes();
   Statement left = db.Prepare(
-      "SELECT count(*), count(CASE WHEN ReceivedAt < ?1 THEN 1 END) FROM Inbox");
+      "SELECT count(*) AS \"InboxRows\", count(CASE WHEN ReceivedAt < ?1 THEN 1 END) AS "
+      "\"UnfinishedPastCutoff\" FROM Inbox");
   left.Bind(1, result.cutoff);
   left.Step();
   result.kept = left.ColumnInt(0);

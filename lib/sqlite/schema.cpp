@@ -191,7 +191,7 @@ void UpgradeSchema(Connection& connection) {
 
 void CreateSchema(Connection& connection) { UpgradeSchema(connection); }
 
-void ResetInventory(Connection& connection, const StockItem& item) {
+std::vector<std::string> ResetInventory(Connection& connection, const StockItem& item) {
   // Cached: a run's kept set-up connection (DatabaseFile::WithSetUpConnection) restocks
   // before every lesson and prepares these once. Only the tables that hold rows are
   // cleared: clearing an empty table still rewrites its root page, a frame in the log for
@@ -214,8 +214,11 @@ void ResetInventory(Connection& connection, const StockItem& item) {
     has_rows[i] = holding.ColumnInt(static_cast<int>(i)) != 0;
   }
   holding.Reset();
+  std::vector<std::string> emptied;
   for (size_t i = 0; i < has_rows.size(); ++i) {
-    if (has_rows[i]) connection.Cached(statements.second[i]).Execute();
+    if (!has_rows[i]) continue;
+    connection.Cached(statements.second[i]).Execute();
+    emptied.emplace_back(kTableNames[i]);
   }
   connection
       .Cached("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, ?3, ?4)")
@@ -225,6 +228,7 @@ void ResetInventory(Connection& connection, const StockItem& item) {
       .Bind(4, item.reserved)
       .Execute();
   tx.Commit();
+  return emptied;
 }
 
 StockItem ReadStock(Connection& connection, std::string_view book_id) {

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sqlite/connection.h"
 #include "store/records.h"
@@ -44,9 +45,9 @@ std::optional<std::string> SchemaDifference(Connection& connection);
 int SchemaVersion(Connection& connection);
 
 // Empties the Inbox tables, StockReservations, Outbox, ShipmentRequests, AuditLog
-// and StockItems and stocks one book, in one
-// IMMEDIATE transaction.
-void ResetInventory(Connection& connection, const StockItem& item);
+// and StockItems and stocks one book, in one IMMEDIATE transaction. Returns the tables that
+// held rows (the others are left alone), in the schema's order.
+std::vector<std::string> ResetInventory(Connection& connection, const StockItem& item);
 
 // The stock row of book_id; throws DatabaseError when there is none.
 StockItem ReadStock(Connection& connection, std::string_view book_id);

@@ -107,6 +107,7 @@ int Statement::StepRaw() {
   if (first && connection_->gate() != nullptr) connection_->gate()->BeforeStatement(*connection_, sql());
   BusyStats before = connection_->busy();
   Connection::StepMark mark = connection_->StepStarting();
+  const int64_t deleted_before = connection_->RowsDeleted();
   int rc = sqlite3_step(stmt_);
   connection_->StepEnded(mark);
   // Read the extended code now: a later reset or rollback would replace it.
@@ -141,6 +142,8 @@ int Statement::StepRaw() {
     if (rc == SQLITE_DONE && write) {
       e.rows = sqlite3_changes(sqlite3_db_handle(stmt_));
       if (e.rows == 0) e.result = "ok: no row changed";
+      // An INSERT's own deletes are the rows its OR REPLACE took the place of.
+      if (op_ == "INSERT") e.replaced = connection_->RowsDeleted() - deleted_before;
     } else if (rc == SQLITE_DONE && op_ == "SELECT") {
       e.rows = 0;
     }
@@ -155,10 +158,19 @@ int Statement::StepRaw() {
     if (rc == SQLITE_ROW) {
       // Recorded once the execution ends, with every row it read.
       e.rows = 1;
-      if (sqlite3_column_count(stmt_) == 1) {
-        const unsigned char* text = sqlite3_column_text(stmt_, 0);
-        e.value = fmt::format("{} = {}", sqlite3_column_name(stmt_, 0),
-                              text != nullptr ? reinterpret_cast<const char*>(text) : "NULL");
+      // A value is a read of one column, or of values the statement computed (counts): "1
+      // row" would say nothing of what was counted. A stored row stays "1 row".
+      const int columns = sqlite3_column_count(stmt_);
+      bool computed = true;
+      for (int i = 0; i < columns; ++i) {
+        computed = computed && sqlite3_column_decltype(stmt_, i) == nullptr;
+      }
+      if (columns == 1 || computed) {
+        for (int i = 0; i < columns; ++i) {
+          const unsigned char* text = sqlite3_column_text(stmt_, i);
+          e.value += fmt::format("{}{} = {}", i > 0 ? ", " : "", sqlite3_column_name(stmt_, i),
+                                 text != nullptr ? reinterpret_cast<const char*>(text) : "NULL");
+        }
       }
       pending_ = std::make_unique<TraceEvent>(std::move(e));
     } else {

@@ -159,10 +159,12 @@ std::unique_ptr<Store> SqliteBackend::Open(Recorder* recorder, const std::string
   return std::make_unique<SqliteStore>(std::move(connection));
 }
 
-void SqliteBackend::ResetInventory(const StockItem& item) const {
+std::vector<std::string> SqliteBackend::ResetInventory(const StockItem& item) const {
   // dedupsim's set-up, not the lesson's
+  std::vector<std::string> emptied;
   db_.WithSetUpConnection(
-      [&](Connection& connection) { dedupsim::ResetInventory(connection, item); });
+      [&](Connection& connection) { emptied = dedupsim::ResetInventory(connection, item); });
+  return emptied;
 }
 
 void SqliteBackend::AddStock(const StockItem& item) const {

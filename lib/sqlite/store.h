@@ -96,7 +96,7 @@ class SqliteBackend final : public Backend {
   explicit SqliteBackend(const DatabaseFile& db) : db_(db) {}
   std::string_view name() const override { return "sqlite"; }
   std::unique_ptr<Store> Open(Recorder* recorder, const std::string& instance) const override;
-  void ResetInventory(const StockItem& item) const override;
+  std::vector<std::string> ResetInventory(const StockItem& item) const override;
   void AddStock(const StockItem& item) const override;
   StockItem ReadStock(std::string_view book_id) const override;
   int64_t CountRows(std::string_view table) const override;

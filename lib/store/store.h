@@ -185,8 +185,10 @@ class Backend {
   virtual std::string_view name() const = 0;  // "sqlite", "postgres"
   // A new connection whose statements are traced under instance (recorder may be null).
   virtual std::unique_ptr<Store> Open(Recorder* recorder, const std::string& instance) const = 0;
-  // Empties the Inbox tables, StockReservations and StockItems and stocks one book.
-  virtual void ResetInventory(const StockItem& item) const = 0;
+  // Empties the schema's tables (the Inbox tables, StockReservations, StockItems, ...; not
+  // a side store's) and stocks one book. Returns the tables that held rows and were
+  // emptied, in the schema's order, as the database counted them.
+  virtual std::vector<std::string> ResetInventory(const StockItem& item) const = 0;
   // Inserts one more stock item (beside what ResetInventory left).
   virtual void AddStock(const StockItem& item) const = 0;
   // The stock row of book_id; throws DatabaseError when there is none.

@@ -51,6 +51,10 @@ struct TraceEvent {
   // What a statement did, read from the database as it answered (both backends), so no
   // view reads it back out of `result`:
   int64_t rows = -1;   // SELECT: rows read; INSERT, UPDATE, DELETE: rows changed; -1: unknown
+  // INSERT: of its rows, those that replaced a row holding the same key (SQLite's INSERT OR
+  // REPLACE deleted the conflicting row, seen by SQLite's preupdate hook); 0: none, or not
+  // known (a SQLite built without the hook).
+  int64_t replaced = 0;
   std::string value;   // a read of one row of one column: "count(*) = 0", "Reserved = 2"
   std::string error;   // the statement's error code: SQLite's extended code ("1555", "5"),
                        // PostgreSQL's SQLSTATE ("23505", "40001", "25P02"); "" when it succeeded

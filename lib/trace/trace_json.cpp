@@ -20,6 +20,7 @@ nlohmann::ordered_json EventToJson(const TraceEvent& e) {
   j["delivery"] = e.delivery;
   j["rows"] = e.rows;
   j["value"] = e.value;
+  if (e.replaced > 0) j["replaced"] = e.replaced;  // only where it happened
   j["error"] = e.error;
   j["waitedOn"] = e.waited_on;
   j["lockMode"] = e.lock_mode;
@@ -58,6 +59,7 @@ std::vector<TraceEvent> EventsFromJson(const nlohmann::json& array) {
     e.delivery = j.value("delivery", 0);
     e.rows = j.value("rows", int64_t{-1});
     e.value = j.value("value", std::string());
+    e.replaced = j.value("replaced", int64_t{0});
     e.error = j.value("error", std::string());
     e.waited_on = j.value("waitedOn", std::string());
     e.lock_mode = j.value("lockMode", std::string());

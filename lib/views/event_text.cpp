@@ -28,9 +28,6 @@ std::string MsWord(int64_t us) {
   return fmt::format("{} ms", std::lround(static_cast<double>(us) / 1000.0));
 }
 
-std::string PidWord(int pid, const WordOptions& options) {
-  return options.pids ? fmt::format("pid {}", pid) : std::string("pid N");
-}
 
 StepWords SqlWords(const TraceEvent& e, ShortIds& ids, const WordOptions& options) {
   StepWords w;
@@ -39,7 +36,7 @@ StepWords SqlWords(const TraceEvent& e, ShortIds& ids, const WordOptions& option
   if (!e.target.empty() && e.target != "database" && e.target != ActorOf(e)) {
     w.what += " (" + e.target + ")";
   }
-  w.result = StatementResult(e, options);
+  w.result = StatementResult(e, ids, options);
   w.result = ids.Shorten(w.result);
   w.failed = !e.error.empty();
   return w;
@@ -139,19 +136,22 @@ std::string ErrorMeaning(std::string_view code) {
   return meaning.empty() ? fmt::format("error {}", code) : fmt::format("{} ({})", meaning, code);
 }
 
-std::string WaitTarget(const TraceEvent& e, const WordOptions& options) {
+std::string WaitTarget(const TraceEvent& e, const ShortIds& ids, const WordOptions& options) {
   if (e.waited_on.empty()) return "a lock";
   if (e.lock_mode.empty() && e.wait_event.empty() && e.blocked_by == 0) return e.waited_on;
   std::vector<std::string> how;
   if (!e.lock_mode.empty()) how.push_back(e.lock_mode);
   if (!e.wait_event.empty()) how.push_back("wait event " + e.wait_event);
-  if (e.blocked_by != 0) how.push_back("held by " + PidWord(e.blocked_by, options));
+  if (e.blocked_by != 0) {
+    how.push_back("held by " + (options.pids ? fmt::format("pid {}", e.blocked_by)
+                                             : ids.Process(e.blocked_by)));
+  }
   std::string out = e.waited_on + " (";
   for (size_t i = 0; i < how.size(); ++i) out += (i ? ", " : "") + how[i];
   return out + ")";
 }
 
-std::string StatementResult(const TraceEvent& e, const WordOptions& options) {
+std::string StatementResult(const TraceEvent& e, const ShortIds& ids, const WordOptions& options) {
   std::string result;
   if (!e.error.empty()) {
     result = ErrorMeaning(e.error);
@@ -169,6 +169,10 @@ std::string StatementResult(const TraceEvent& e, const WordOptions& options) {
     const std::string& done = kDone.at(e.op);
     if (e.rows == 0) {
       result = fmt::format("no row {}", done);
+    } else if (e.replaced > 0 && e.replaced >= e.rows) {
+      result = fmt::format("{} replaced", RowsWord(e.rows));  // each took a key's row's place
+    } else if (e.replaced > 0) {
+      result = fmt::format("{} {}, {} replaced", RowsWord(e.rows - e.replaced), done, e.replaced);
     } else if (e.rows > 0) {
       result = fmt::format("{} {}", RowsWord(e.rows), done);
     } else {
@@ -179,8 +183,8 @@ std::string StatementResult(const TraceEvent& e, const WordOptions& options) {
   }
   if (e.busy_calls > 0 || (!e.waited_on.empty() && e.waited_us > 0)) {
     result += options.timings ? fmt::format(", after waiting {} for {}", MsWord(e.waited_us),
-                                            WaitTarget(e, options))
-                              : fmt::format(", after waiting for {}", WaitTarget(e, options));
+                                            WaitTarget(e, ids, options))
+                              : fmt::format(", after waiting for {}", WaitTarget(e, ids, options));
   }
   return result;
 }
@@ -239,7 +243,7 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
     w.what = "reset the database";
     w.result = ids.Shorten(e.detail);
   } else if (kind == "wait") {
-    w.what = "waits for " + WaitTarget(e, options);
+    w.what = "waits for " + WaitTarget(e, ids, options);
   } else if (kind == "lock") {
     w.what = e.detail;
     if (!e.result.empty() && e.result != "holding") w.result = e.result;
@@ -250,7 +254,7 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
     if (!e.result.empty() && e.result != "crash") w.result = e.result;
   } else if (kind == "stopped") {
     w.what = "stopped at " + e.detail;  // SIGSTOP, seen in the child's wait status
-    w.result = options.pids ? e.result : ScrubPids(e.result);
+    w.result = options.pids ? e.result : ids.NameProcesses(e.result);
   } else if (kind == "stand") {
     // A child standing at its hook point, alive: what came next (killed, stopped) is the
     // parent's note, read from the child's wait status.
@@ -258,22 +262,22 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
     w.result = e.result;
   } else if (kind == "died") {
     w.what = "died at " + e.detail;
-    w.result = options.pids ? e.result : ScrubPids(e.result);
+    w.result = options.pids ? e.result : ids.NameProcesses(e.result);
   } else if (kind == "session-ended") {
     // The server ended the session (a timeout) while its process lived on.
     w.what = "session ended by the server";
-    w.result = options.pids ? e.result : ScrubPids(e.result);
+    w.result = options.pids ? e.result : ids.NameProcesses(e.result);
   } else if (kind == "recover") {
     w.what = "on the next open";
-    w.result = ids.Shorten(options.pids ? e.detail : ScrubPids(e.detail));
+    w.result = ids.Shorten(options.pids ? e.detail : ids.NameProcesses(e.detail));
   } else if (kind == "send" || kind == "reconcile") {
     w.what = ids.Shorten(e.detail);
     w.result = ids.Shorten(e.result);
   } else {
     w.what = ids.Shorten(e.detail.empty() ? e.kind : e.kind + " " + e.detail);
-    w.result = ids.Shorten(options.pids ? e.result : ScrubPids(e.result));
+    w.result = ids.Shorten(options.pids ? e.result : ids.NameProcesses(e.result));
   }
-  if (kind != "sql" && !options.pids) w.what = ScrubPids(w.what);
+  if (kind != "sql" && !options.pids) w.what = ids.NameProcesses(w.what);
   w.tone = ToneOf(e);
   return w;
 }

@@ -41,9 +41,14 @@ struct WordOptions {
   // Waits with their milliseconds ("after waiting 398 ms"); without, the words do not change
   // from run to run ("after waiting").
   bool timings = true;
-  // Backend pids as they were; without, "pid N" (output that must not change between runs).
+  // Pids as they were (--trace); without, each process named by its role in the run
+  // (ShortIds::Process: "main process", "child process 1", "backend 1"), so pictures of two
+  // runs with the same --seed say the same.
   bool pids = true;
 };
+
+// The words of the pictures (timeline, page, diagram): timings, processes by their role.
+inline constexpr WordOptions kPictureWords{.timings = true, .pids = false};
 
 // The words for e. ids shortens the message ids and other UUIDs it names.
 StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& options = {});
@@ -51,7 +56,8 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
 // A statement's result alone: "no row", "1 row", "count(*) = 0", "1 row inserted", "no row
 // changed", "duplicate key (1555)", "serialization failure (40001)", with ", after waiting
 // N ms for the write lock" when it waited.
-std::string StatementResult(const TraceEvent& e, const WordOptions& options = {});
+std::string StatementResult(const TraceEvent& e, const ShortIds& ids,
+                            const WordOptions& options = {});
 
 // What a database's error code means: "duplicate key", "serialization failure",
 // "transaction aborted", "database is locked", "lock not available", ...; the code alone
@@ -59,8 +65,9 @@ std::string StatementResult(const TraceEvent& e, const WordOptions& options = {}
 std::string ErrorMeaning(std::string_view code);
 
 // What a wait was for, as the database reported it: "the write lock" (SQLite), or "key
-// Inbox (ShareLock, wait event transactionid, held by pid 123)" (PostgreSQL).
-std::string WaitTarget(const TraceEvent& e, const WordOptions& options = {});
+// Inbox (ShareLock, wait event transactionid, held by pid 123)" (PostgreSQL; "held by
+// backend 1" without pids).
+std::string WaitTarget(const TraceEvent& e, const ShortIds& ids, const WordOptions& options = {});
 
 // Who did e, as pictures name actors: "Consumer A", "Producer", "Broker", "Dispatcher",
 // "Email provider", "scenario check", "Database", "set-up", "Operator"; "Consumer A

@@ -300,7 +300,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
     const std::vector<TraceEvent> events = CausalOrder(section.events);
     ShortIds ids = section.ids_as_text ? ShortIds::Cut(events) : ShortIds(events);
     std::map<std::string, std::string> titles;
-    for (const Lane& lane : BuildLanes(events, ids)) titles[lane.key] = lane.title;
+    for (const Lane& lane : BuildLanes(events, ids, kPictureWords)) titles[lane.key] = lane.title;
     // A consumer's ack (or the ack it lost) is its own step, as in the other pictures.
     const std::vector<std::string> lane_keys = StepLaneKeys(events);
     // Snapshots by the event (seq) they were read after.
@@ -368,7 +368,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
         }
         if (e.detail == "write lock released") l.holds = false;
       } else if (e.kind == "wait") {
-        mine[target].waits = WaitTarget(e);
+        mine[target].waits = WaitTarget(e, ids, kPictureWords);
       } else if (e.kind == "died" || e.kind == "session-ended") {
         mine.clear();
       }
@@ -379,7 +379,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       // (its state shows at the statement: the COMMIT's changes appear at the COMMIT).
       if (e.kind == "lock") continue;
 
-      const StepWords words = DescribeStep(e, ids);
+      const StepWords words = DescribeStep(e, ids, kPictureWords);
       Json step;
       step["section"] = si;
       step["kind"] = e.kind;
@@ -430,9 +430,9 @@ Json PageData(const std::vector<HtmlSection>& sections) {
                                         ? "the tables shown were read after an earlier step"
                                         : "no tables are shown before the first read";
         note = other ? fmt::format(
-                           "this step ran in another process (pid {}), after whose steps "
+                           "this step ran in another process ({}), after whose steps "
                            "the tables are not read; {}",
-                           e.pid, earlier)
+                           ids.Process(e.pid), earlier)
                      : earlier;
       }
       step["snapshot"] = last_snapshot;

@@ -36,7 +36,7 @@ void AddStatement(LaneBuilder& b, const TraceEvent& e, ShortIds& ids, const Word
     wait->waited_us = e.waited_us;
     wait->statement = label;
     wait->result = words.result;
-    if (!e.waited_on.empty()) wait->target = WaitTarget(e, options);
+    if (!e.waited_on.empty()) wait->target = WaitTarget(e, ids, options);
     b.waiting.reset();
   }
   if (words.failed) {
@@ -146,7 +146,7 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
       b.lane.secondary = b.lane.actor == kActorProbe;
       b.lane.title = ActorName(e);
       if (b.lane.actor == kActorConsumer) {
-        b.lane.sub = options.pids ? fmt::format("pid {}", e.pid) : std::string();
+        b.lane.sub = options.pids ? fmt::format("pid {}", e.pid) : ids.Process(e.pid);
       } else if (b.lane.secondary) {
         b.lane.sub = "not a consumer step";
       }
@@ -195,7 +195,7 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
     if (e.kind == "sql") {
       AddStatement(b, e, ids, options);
     } else if (e.kind == "wait") {
-      b.lane.waits.push_back(LockWait{e.at_us, e.at_us, 0, "", "", WaitTarget(e, options)});
+      b.lane.waits.push_back(LockWait{e.at_us, e.at_us, 0, "", "", WaitTarget(e, ids, options)});
       b.waiting = b.lane.waits.size() - 1;
     } else if (e.kind == "hook") {
       mark(Mark::Kind::kHook);

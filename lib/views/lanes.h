@@ -95,7 +95,8 @@ struct LaneStep {
 struct Lane {
   std::string key;    // LaneKey of its events
   std::string title;  // ActorName: "Consumer A", "Broker", "Dispatcher", "scenario check"
-  std::string sub;    // under the title: "pid 123", "not a consumer step", or ""
+  std::string sub;    // under the title: its process ("main process", "child process 1";
+                      // "pid 123" with WordOptions::pids), "not a consumer step", or ""
   std::string actor;  // ActorOf its events
   std::string instance;
   int pid = 0;

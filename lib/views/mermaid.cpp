@@ -139,7 +139,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
   ShortIds ids = options.ids_as_text ? ShortIds::Cut(events) : ShortIds(events);
   WordOptions words_options;
   words_options.timings = options.timings;
-  words_options.pids = options.timings;
+  words_options.pids = false;  // processes by their role: the same on every run
   auto words = [&](const TraceEvent& e) { return DescribeStep(e, ids, words_options); };
   // A payload hash (16 hex digits) is drawn as its first 8.
   auto text = [&](std::string_view s) {
@@ -171,20 +171,24 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       id = "C" + Alnum(lane.instance) + (n > 1 ? fmt::format("p{}", n) : "");
       if (id == "C") id = "Cx";
       // Two processes of one instance (a killed child, then the parent): each named by its
-      // pid where times are shown, by its number otherwise (pids change from run to run).
-      if (processes[lane.instance] > 1) {
-        title += options.timings ? fmt::format(" (pid {})", lane.pid)
-                                 : fmt::format(" (process {})", n);
-      }
+      // role in the run ("child process 1", "main process"), not by its pid, which changes
+      // from run to run.
+      if (processes[lane.instance] > 1) title += " (" + ids.Process(lane.pid) + ")";
     }
     lane_ids[lane.key] = id;
     participants.try_emplace(id, Participant{id, title, OrderOf(lane.key, lane.actor), i,
                                              lane.actor == kActorConsumer ? lane.instance : ""});
   }
   bool deliveries = false;
-  std::set<std::pair<std::string, int>> taken;  // deliveries a consumer opened
+  // Each delivery's openings by consumers, in order, and how many times the broker's own
+  // step handed it out: the n-th handing out is drawn, in the order of events, as an arrow
+  // to the n-th consumer that opened it.
+  using Numbered = std::pair<std::string, int>;
+  std::map<Numbered, std::vector<std::string>> taken;
+  std::map<Numbered, size_t> announced;
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
+    if (e.kind == "broker" && e.op == "deliver") announced[{e.key, e.delivery}]++;
     if (e.kind == "sql" && LaneKey(e) != "email provider") {
       participants.try_emplace(TargetId(e.target),
                                Participant{TargetId(e.target), TargetTitle(e.target),
@@ -197,7 +201,8 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     }
     if (e.kind == "open" && e.delivery > 0) {
       deliveries = true;
-      taken.insert({e.key, e.delivery});
+      const std::string key = LaneKey(e);
+      taken[{e.key, e.delivery}].push_back(lane_ids.count(key) ? lane_ids.at(key) : "Cx");
     }
   }
   if (deliveries) participants.try_emplace("Broker", Participant{"Broker", "Broker", 1, 0, ""});
@@ -239,6 +244,8 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
   std::map<std::string, int> active;
   std::map<std::string, bool> in_transaction;                       // per participant
   std::map<std::pair<std::string, int>, std::string> delivered_to;  // (key, delivery) -> id
+  std::map<Numbered, size_t> opened;  // openings drawn so far
+  std::map<Numbered, size_t> handed;  // the broker's handings out drawn so far
   auto next_in_lane = [&](size_t i, bool sql_only) -> std::optional<size_t> {
     for (size_t j = i + 1; j < events.size(); ++j) {
       if (LaneKey(events[j]) != LaneKey(events[i])) continue;
@@ -257,15 +264,23 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     if (key.empty()) continue;
     const std::string who = lane_ids.count(key) ? lane_ids[key] : "Cx";
     const StepWords w = words(e);
+    // A delivery's arrow: where the broker handed it out, to the consumer that opened it
+    // (at the consumer's opening where no step of the broker's handed it out).
+    const Numbered numbered{e.key, e.delivery};
+    auto arrow = [&](const std::string& to) {
+      delivered_to[numbered] = to;
+      out += fmt::format("    Broker->>{}: {} delivery {}\n", to, ids.Name(e.key), e.delivery);
+    };
     if (e.kind == "open") {
-      if (e.delivery > 0) {
-        delivered_to[{e.key, e.delivery}] = who;
-        out += fmt::format("    Broker->>{}: {} delivery {}\n", who, ids.Name(e.key), e.delivery);
-      }
+      if (e.delivery > 0 && opened[numbered]++ >= announced[numbered]) arrow(who);
       continue;
     }
     if (e.kind == "broker") {
-      if (e.op == "deliver" && taken.count({e.key, e.delivery})) continue;  // its arrow comes
+      if (auto to = taken.find(numbered);
+          e.op == "deliver" && to != taken.end() && handed[numbered] < to->second.size()) {
+        arrow(to->second[handed[numbered]++]);
+        continue;
+      }
       auto to = delivered_to.find({e.key, e.delivery});
       if (e.op == "send" || e.op == "drop") {
         out += fmt::format("    {}->>Broker: {}\n", who, Clean(w.what));

@@ -36,28 +36,65 @@ std::string DescribeResult(const TraceEvent& e, bool with_timings) {
   return result;
 }
 
-std::string ScrubPids(std::string_view text) {
-  std::string out;
-  size_t i = 0;
-  while (i < text.size()) {
-    if (text.substr(i, 4) == "pid " && i + 4 < text.size() &&
-        std::isdigit(static_cast<unsigned char>(text[i + 4]))) {
-      out += "pid N";
-      i += 4;
-      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-    } else {
-      out.push_back(text[i++]);
-    }
-  }
-  return out;
-}
-
 ShortIds::ShortIds(const std::vector<TraceEvent>& events) {
   for (const TraceEvent& e : events) {
     if (!e.key.empty() && !keys_.count(e.key)) {
       keys_.emplace(e.key, fmt::format("m{}", keys_.size() + 1));
     }
   }
+  NameProcessesOf(events);
+}
+
+void ShortIds::NameProcessesOf(const std::vector<TraceEvent>& events) {
+  // The main process runs the set-up, the broker and the scenario's checks: the first step
+  // of an actor other than a consumer is its (the first step at all where there is none).
+  for (const TraceEvent& e : events) {
+    if (e.pid != 0 && ActorOf(e) != kActorConsumer) {
+      processes_.emplace(e.pid, "main process");
+      break;
+    }
+  }
+  int children = 0;
+  int backends = 0;
+  for (const TraceEvent& e : events) {
+    if (e.pid != 0 && !processes_.count(e.pid)) {
+      processes_.emplace(e.pid, processes_.empty() ? std::string("main process")
+                                                   : fmt::format("child process {}", ++children));
+    }
+  }
+  for (const TraceEvent& e : events) {
+    if (e.blocked_by != 0 && !processes_.count(e.blocked_by)) {
+      processes_.emplace(e.blocked_by, fmt::format("backend {}", ++backends));
+    }
+  }
+}
+
+std::string ShortIds::Process(int pid) const {
+  if (full_) return fmt::format("pid {}", pid);
+  auto it = processes_.find(pid);
+  return it == processes_.end() ? std::string("pid N") : it->second;
+}
+
+std::string ShortIds::NameProcesses(std::string_view text) const {
+  if (full_) return std::string(text);
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text.substr(i, 4) == "pid " && i + 4 < text.size() &&
+        std::isdigit(static_cast<unsigned char>(text[i + 4]))) {
+      size_t end = i + 4;
+      int pid = 0;
+      while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])) &&
+             pid < 100000000) {
+        pid = pid * 10 + (text[end++] - '0');
+      }
+      out += Process(pid);
+      i = end;
+    } else {
+      out.push_back(text[i++]);
+    }
+  }
+  return out;
 }
 
 namespace {
@@ -81,6 +118,7 @@ ShortIds ShortIds::Cut(const std::vector<TraceEvent>& events) {
   for (const TraceEvent& e : events) {
     if (!e.key.empty()) ids.keys_.emplace(e.key, CutId(e.key));
   }
+  ids.NameProcessesOf(events);
   return ids;
 }
 

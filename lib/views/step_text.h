@@ -27,13 +27,14 @@ bool IsWrite(const TraceEvent& e);  // INSERT, UPDATE, DELETE
 // out, so the text does not change from run to run).
 std::string DescribeResult(const TraceEvent& event, bool with_timings);
 
-// Replaces each "pid <digits>" in text with "pid N", for output that must not change
-// between runs.
-std::string ScrubPids(std::string_view text);
-
 // Short names for pictures: each MessageId the events carry becomes m1, m2, ... in the
 // order it first appears; any other UUID in a text (order and book ids) becomes id-1, ...
-// JSON keeps the full ids.
+// Processes are named by their role in the run, not by their pid (which changes from run
+// to run): the process that runs the set-up, the broker and the checks (the first step of
+// an actor other than a consumer) is "main process", every other process
+// that recorded a step is "child process 1", "child process 2", ... in the order it first
+// appears, and a PostgreSQL backend a wait was blocked by is "backend 1", ... So two runs
+// with the same --seed name them alike. JSON and --trace keep the full ids and the pids.
 class ShortIds {
  public:
   explicit ShortIds(const std::vector<TraceEvent>& events);
@@ -53,9 +54,17 @@ class ShortIds {
   std::string Shorten(std::string_view text);
   // "m1 = <full id>", one per key, in order.
   std::vector<std::string> Legend() const;
+  // "main process", "child process 2", "backend 1" (see above); "pid N" for a pid the
+  // events do not name, and "pid <pid>" for Full().
+  std::string Process(int pid) const;
+  // text with each "pid <digits>" replaced by Process of it.
+  std::string NameProcesses(std::string_view text) const;
 
  private:
+  void NameProcessesOf(const std::vector<TraceEvent>& events);
+
   std::map<std::string, std::string> keys_;
+  std::map<int, std::string> processes_;
   std::map<std::string, std::string> others_;
   std::vector<std::string> longest_first_;  // the keys, longest first (made on first use)
   bool full_ = false;

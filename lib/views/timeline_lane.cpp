@@ -139,9 +139,22 @@ LaneDrawing DrawLane(const Lane& lane, size_t index, const PartLayout& part, con
     if (c.lane != index || layout.band[c.first] != b) continue;
     const double left = c.left;
     tallest = std::max(tallest, c.height());
-    card_svg +=
-        fmt::format("<line class=\"leader\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
-                    Num(layout.x[c.first]), Num(bar_y + kBarHeight), Num(cards_top));
+    const double at = layout.x[c.first];
+    if (left <= at) {
+      card_svg += fmt::format(
+          "<line class=\"leader\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", Num(at),
+          Num(bar_y + kBarHeight), Num(cards_top));
+    } else {
+      // The card stands right of its step (the card before it on the lane is under it): the
+      // leader goes down, then along the gap above the cards, then down into the card.
+      const double turn = cards_top - 6;
+      const double into = left + kCardPad;
+      card_svg += fmt::format(
+          "<line class=\"leader\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n"
+          "<line class=\"leader\" x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\"/>\n"
+          "<line class=\"leader\" x1=\"{3}\" y1=\"{2}\" x2=\"{3}\" y2=\"{4}\"/>\n",
+          Num(at), Num(bar_y + kBarHeight), Num(turn), Num(into), Num(cards_top));
+    }
     card_svg += fmt::format(
         "<rect class=\"card\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"4\"/>\n", Num(left),
         Num(cards_top), Num(c.width), Num(c.height()));
@@ -152,8 +165,12 @@ LaneDrawing DrawLane(const Lane& lane, size_t index, const PartLayout& part, con
       baseline += kLine;
     }
   }
+  // The lane's name, wrapped to end clear of the plot (a mark at its left edge), and what
+  // is under it.
+  const std::vector<std::string> title = Wrap(lane.title, kLaneTitleChars);
+  const double title_extra = static_cast<double>(title.size() - 1) * kLine;
   LaneDrawing out;
-  out.height = std::max(kBarTop + kBarHeight + 12 + tallest + 12, 84.0);
+  out.height = std::max(kBarTop + kBarHeight + 12 + tallest + 12, 84.0 + title_extra);
   const bool secondary = lane.secondary;
   if (shaded) {
     out.background =
@@ -163,12 +180,14 @@ LaneDrawing DrawLane(const Lane& lane, size_t index, const PartLayout& part, con
   }
   std::string& body = out.body;
   body += fmt::format("<g class=\"{}\">\n", secondary ? "lane-group secondary" : "lane-group");
-  body +=
-      fmt::format("<text class=\"lane{}\" x=\"{}\" y=\"{}\">{}</text>\n",
-                  secondary ? " secondary" : "", Num(kMargin), Num(bar_y + 19), Escape(lane.title));
+  for (size_t i = 0; i < title.size(); ++i) {
+    body += fmt::format("<text class=\"lane{}\" x=\"{}\" y=\"{}\">{}</text>\n",
+                        secondary ? " secondary" : "", Num(kMargin),
+                        Num(bar_y + 19 + static_cast<double>(i) * kLine), Escape(title[i]));
+  }
   if (!lane.sub.empty()) {
     body += fmt::format("<text class=\"sub\" x=\"{}\" y=\"{}\">{}</text>\n", Num(kMargin),
-                        Num(bar_y + 44), Escape(lane.sub));
+                        Num(bar_y + 44 + title_extra), Escape(lane.sub));
   }
   body += bars + card_svg + "</g>\n";
   return out;

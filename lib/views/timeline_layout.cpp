@@ -99,16 +99,23 @@ void PlaceStamps(Layout& layout, const std::vector<double>& base, std::vector<Ca
   int band = 0;
   size_t band_start = 0;
   double shift = 0;  // a time axis: base minus this is the x within the band
-  // x for stamp k, and whether every card starting there fits: a card starts at its step,
-  // or, near the plot's end, ends at the edge with its step above it, never over the card
-  // before it on its lane.
+  // x for stamp k, and whether every card starting there fits. On a time axis x is the
+  // time's, never moved for a card (equal durations are equal lengths); a card starts at its
+  // step or, when the card before it on its lane is still there, just after that one (its
+  // leader bends to it). On a step axis x moves on past the cards before it on the lanes
+  // of the cards starting there. Near the plot's end a card ends at the edge, its step above
+  // it; never over the card before it on its lane.
   auto place = [&](size_t k) {
     double x = k == band_start ? kPlotLeft : layout.x[k - 1] + (layout.time_axis ? 0 : kStep);
-    if (layout.time_axis) x = std::max(x, base[k] - shift);
-    for (const Card* c : starting[k]) x = std::max(x, lane_free[c->lane]);
+    if (layout.time_axis) {
+      x = base[k] - shift;
+    } else {
+      for (const Card* c : starting[k]) x = std::max(x, lane_free[c->lane]);
+    }
     bool fits = x <= kPlotRight;
     for (const Card* c : starting[k]) {
-      fits = fits && std::min(x, kPlotRight - c->width) >= lane_free[c->lane];
+      fits = fits && std::min(std::max(x, lane_free[c->lane]), kPlotRight - c->width) >=
+                         lane_free[c->lane];
     }
     return std::make_pair(x, fits);
   };
@@ -124,7 +131,8 @@ void PlaceStamps(Layout& layout, const std::vector<double>& base, std::vector<Ca
     layout.x[k] = x;
     layout.band[k] = band;
     for (Card* c : starting[k]) {
-      c->left = std::max(kPlotLeft, std::min(x, kPlotRight - c->width));
+      const double after = std::max(x, lane_free[c->lane]);  // its step, or the card before
+      c->left = std::max(kPlotLeft, std::min(after, kPlotRight - c->width));
       lane_free[c->lane] = c->left + c->width + kCardGap;
     }
   }
@@ -217,7 +225,8 @@ Axis DrawAxis(const PartLayout& part, const Band& band, double lanes_top, double
   } else {
     caption = "ms since the run began";
   }
-  if (b > 0) caption += " (continued)";
+  // A continued band's caption is short: its first ticks stand at the plot's left edge.
+  if (b > 0) caption = layout.time_axis ? "ms, continued" : caption + " (continued)";
   double free_from = std::max(kPlotLeft - 40, kMargin + TextWidth(caption, 16) + 14);
   auto tick = [&](double x, const std::string& label) {
     grid += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
@@ -237,9 +246,15 @@ Axis DrawAxis(const PartLayout& part, const Band& band, double lanes_top, double
       if (layout.band[k] == b) tick(layout.x[k], c->detail);
     }
   } else {
-    // Times between two stamps are placed between their x, in proportion.
+    // Times between two stamps are placed between their x, in proportion; one step for
+    // every band of the sub-run, on its one scale.
     const double step =
-        NiceStep(static_cast<double>(std::max<int64_t>(band.hi_us - band.lo_us, 1000)) / 1000.0, 7);
+        NiceStep(static_cast<double>(std::max<int64_t>(part.span_us, 1000)) / 1000.0, 7);
+    // A continued band says where it starts in time, however short it is.
+    if (b > 0) {
+      const double lo_ms = static_cast<double>(band.lo_us) / 1000.0;
+      tick(layout.x[layout.Index(band.lo_us)], FormatMs(lo_ms, std::min(step, 1.0)));
+    }
     for (double t = std::ceil(static_cast<double>(band.lo_us) / 1000.0 / step) * step;
          t * 1000.0 <= static_cast<double>(band.hi_us) + 1e-6; t += step) {
       const auto us = static_cast<int64_t>(std::llround(t * 1000.0));

@@ -3,11 +3,13 @@
 // The axis is time where the sub-run waited for a lock or lasted long enough to matter
 // (kTimeAxisFromUs), else its steps in order; a sub-run driven by a simulated clock is
 // always drawn by its steps, with the days written in. Every distinct stamp gets an x, left
-// to right in the order things happened: on a time axis no earlier than its time puts it,
-// on a step axis one step after the last; and no earlier than the end of the card before it
-// on its own lane, so the cards of a lane stand side by side and nothing needs a second row.
+// to right in the order things happened: on a time axis where its time puts it, on one scale
+// for the whole sub-run (equal durations are drawn at equal lengths, in every band), a card
+// that would cover the one before it on its lane moved right of it with a bent leader; on a
+// step axis one step after the last and no earlier than the end of the card before it on
+// its own lane. So the cards of a lane stand side by side and nothing needs a second row.
 // What does not fit the plot's width goes on in a band below (as a long line of text
-// would), whole cards at a time.
+// would), whole cards at a time, on the same scale.
 //
 // Pure functions of the lanes and events; thread-safe. A PartLayout points into the events
 // it was laid out from (its clocks): they must outlive it.

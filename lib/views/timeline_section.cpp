@@ -84,13 +84,14 @@ Drawn DrawPart(const Part& part, ShortIds& ids, double top) {
   // The set-up's resets, as titled steps of the sub-run: what the tables were reset to.
   for (const TraceEvent& e : part.events) {
     if (e.kind != "reset") continue;
-    for (const std::string& line : Wrap("set-up: " + DescribeStep(e, ids).Text(), 170)) {
+    const std::string words = DescribeStep(e, ids, kPictureWords).Text();
+    for (const std::string& line : Wrap("set-up: " + words, 170)) {
       s += fmt::format("<text class=\"reset\" x=\"{}\" y=\"{}\">{}</text>\n", Num(kMargin + 20),
                        Num(y + 17), Escape(line));
       y += kLine;
     }
   }
-  const std::vector<Lane> lanes = BuildLanes(part.events, ids);
+  const std::vector<Lane> lanes = BuildLanes(part.events, ids, kPictureWords);
   if (lanes.empty()) {
     if (part.title.empty() && y == top) {
       s += fmt::format("<text class=\"note\" x=\"{}\" y=\"{}\">no steps were recorded</text>\n",

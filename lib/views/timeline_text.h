@@ -32,6 +32,9 @@ constexpr double kBarHeight = 26;
 constexpr double kCardPad = 7;
 constexpr size_t kCardChars = 48;  // a card's lines are wrapped at this many characters
 constexpr size_t kCardSteps = 12;  // and a card holds at most this many steps
+// A lane's name is bold 20 px sans (about 0.72 em a glyph, wider than the labels' mono):
+// wrapped at this many characters it ends clear of the marks at the plot's left edge.
+constexpr size_t kLaneTitleChars = 16;
 constexpr double kAutocommitBar = 10;
 constexpr double kMinBar = 6;
 // A sub-run shorter than this, with no lock wait, is drawn against its steps in order: its
