@@ -46,6 +46,28 @@ Footprint StatementFootprint(const std::string& label, uint8_t file, uint8_t tab
   return f;
 }
 
+Footprint WalStatementFootprint(const std::string& label, uint8_t file, uint8_t tables) {
+  if (label == "BEGIN") return {};  // deferred: no lock until its first statement
+  if (file == kMainFile && tables != 0) return StatementFootprint(label, file, tables);
+  const uint16_t rows = file == kMainFile ? kMainTables : kAuxData;
+  const uint16_t lock = file;
+  if (label.starts_with("SELECT")) return {.reads = rows};
+  if (label.starts_with("BEGIN")) return {.reads = static_cast<uint16_t>(rows | lock)};
+  if (label.starts_with("INSERT") || label.starts_with("UPDATE") ||
+      label.starts_with("DELETE") || label.starts_with("COMMIT") ||
+      label.starts_with("ROLLBACK") || label.starts_with("END")) {
+    return {.reads = lock, .writes = rows};
+  }
+  return {.writes = static_cast<uint16_t>(rows | lock)};  // anything else: the whole file
+}
+
+Footprint WithLockChange(Footprint f, uint8_t held_before, uint8_t held_after) {
+  f.writes |= static_cast<uint16_t>((held_before ^ held_after) & (kMainFile | kAuxFile));
+  return f;
+}
+
+Footprint BlockedFootprint(uint8_t file) { return {.reads = file}; }
+
 uint8_t MainTableBits(std::string_view sql, const std::vector<std::string>& tables) {
   auto word_char = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' ||

@@ -202,6 +202,12 @@ void Scheduler::Impl::ResetPostgres(const Plan& p) {
   pg_control->ExecScript(script);
 }
 
+PgConnection Scheduler::Impl::NewPgConnection() {
+  PgConnectionStart next = pg_spare ? std::move(*pg_spare) : options.postgres->StartConnect();
+  pg_spare.emplace(options.postgres->StartConnect());
+  return next.Open();
+}
+
 void Scheduler::Impl::Settle(int except) {
   if (!pg_control) return;
   for (bool changed = true; changed;) {
@@ -417,12 +423,13 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
     if ((released & kAuxFile) != 0) ++releases[1];
     Footprint footprint = w.footprint();
     if (retry && any_step) footprint.all = true;
+    if (on_release && !postgres) footprint = WithLockChange(footprint, held, w.WriteLocks());
     auto advance = [&] {
       ++progress;
-      uint8_t files = static_cast<uint8_t>(footprint.reads | footprint.writes);
-      if (footprint.all) files = kMainWhole | kAuxFile;
+      const uint16_t files =
+          footprint.all ? kMainWhole | kAuxWhole : footprint.reads | footprint.writes;
       if ((files & kMainWhole) != 0) ++touched[0];
-      if ((files & kAuxFile) != 0) ++touched[1];
+      if ((files & kAuxWhole) != 0) ++touched[1];
     };
     if (w.crashed_last_step()) {
       what = "crash at " + label;

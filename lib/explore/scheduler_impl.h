@@ -60,6 +60,11 @@ struct Scheduler::Impl {
   std::optional<DatabaseFile> aux_db;
   Connection control;  // set-up and read-back; never scheduled
   std::optional<PgConnection> pg_control;  // the same on PostgreSQL
+  // PostgreSQL: the next instance connection, started in the background when the last one
+  // was taken (NewPgConnection), so an instance restarted after a crash finds its new
+  // backend already started while the run went on.
+  std::optional<PgConnectionStart> pg_spare;
+  PgConnection NewPgConnection();
   // PostgreSQL: the Inbox rows, read by ReadBooks with the books (one round trip).
   int64_t pg_inbox_rows = 0;
   std::optional<Connection> aux_control;

@@ -105,7 +105,9 @@ void Worker::BeforeStatement(Connection& c, std::string_view sql) {
   last_file_ = aux_ && &c == &*aux_ ? kAuxFile : kMainFile;
   const uint8_t tables =
       last_file_ == kMainFile && !c.InTransaction() ? MainTableBits(sql, owner_.main_tables) : 0;
-  next_footprint_ = StatementFootprint(label, last_file_, tables);
+  next_footprint_ = owner_.options.retry == RetryRule::kAfterRelease
+                        ? WalStatementFootprint(label, last_file_, tables)
+                        : StatementFootprint(label, last_file_, tables);
   Arrive(label, true);
 }
 
@@ -120,15 +122,22 @@ bool Worker::OnBusy(Connection& c, int) {
   Note("wait", current_ + ": the database is locked; blocked until scheduled again", "busy");
   blocked_file_ = aux_ && &c == &*aux_ ? kAuxFile : kMainFile;
   const bool any_step = owner_.options.retry == RetryRule::kAfterAnyStep;
+  const bool on_release = owner_.options.retry == RetryRule::kAfterRelease;
   // Ends blocked. Under kAfterAnyStep when it may retry depends on every other step;
-  // under kAfterStepOnItsFile only on the steps on that file.
+  // under kAfterStepOnItsFile only on the steps on that file; under kAfterRelease on the
+  // steps that take or release its lock.
   if (any_step) {
     footprint_.all = true;
+  } else if (on_release) {
+    footprint_ = BlockedFootprint(blocked_file_);
   } else {
     footprint_.writes |= blocked_file_;
   }
   owner_.baton.Yield(index_);
-  footprint_ = any_step ? Footprint{.all = true} : Footprint{.writes = blocked_file_};  // a retry
+  // A retry: under kAfterRelease it runs the statement, with what the statement touches.
+  footprint_ = any_step     ? Footprint{.all = true}
+               : on_release ? statement_footprint_
+                            : Footprint{.writes = blocked_file_};
   state_ = WorkerState::kRunning;
   if (!owner_.abort) return true;  // retry the statement
   dead_ = true;                    // the statement fails with SQLITE_BUSY; nothing more runs
@@ -151,6 +160,7 @@ void Worker::Arrive(const std::string& label, bool note_crash) {
   redelivery_wait_ = false;
   state_ = WorkerState::kRunning;
   footprint_ = next_footprint_;
+  statement_footprint_ = footprint_;
   next_footprint_ = Footprint{};
   current_ = label;
   if (owner_.abort) {
@@ -208,7 +218,7 @@ void Worker::EnsureOpen(const Strategy& subscriber) {
   if (owner_.options.postgres != nullptr) {
     if (!pg_ || !pg_->connection().is_open()) {
       pg_ =
-          std::make_unique<PgStore>(owner_.options.postgres->Connect(), owner_.options.isolation);
+          std::make_unique<PgStore>(owner_.NewPgConnection(), owner_.options.isolation);
       if (pg_watch_ == nullptr) {
         pg_watch_ = std::make_shared<PgLockWatch>(owner_.options.postgres->conninfo());
       }
@@ -233,10 +243,10 @@ void Worker::EnsureOpen(const Strategy& subscriber) {
   }
 }
 
-uint8_t Worker::OpenFiles() const {
+uint16_t Worker::OpenFiles() const {
   if (pg_) return pg_->connection().is_open() ? kEveryTable : 0;
-  return static_cast<uint8_t>((db_ && db_->is_open() ? kMainWhole : 0) |
-                              (aux_ && aux_->is_open() ? kAuxFile : 0));
+  return static_cast<uint16_t>((db_ && db_->is_open() ? kMainWhole : 0) |
+                               (aux_ && aux_->is_open() ? kAuxWhole : 0));
 }
 
 void Worker::CloseAll() {

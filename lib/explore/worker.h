@@ -115,7 +115,7 @@ class Worker final : public StepGate, public PgStepGate {
 
   void EnsureOpen(const Strategy& subscriber);
 
-  uint8_t OpenFiles() const;
+  uint16_t OpenFiles() const;
 
   void CloseAll();
 
@@ -164,6 +164,7 @@ class Worker final : public StepGate, public PgStepGate {
   ManualClock clock_{TimePoint{}};  // this attempt's :Now
   Footprint next_footprint_;  // what the step it waits to take will touch
   Footprint footprint_;       // what the step it is taking touched so far
+  Footprint statement_footprint_;  // what its current statement touches when it runs
   bool dead_ = false;         // crashed: unwinding, nothing more runs
   bool crashed_now_ = false;
   bool done_ = false;

@@ -52,8 +52,57 @@ std::string QuoteIdentifier(std::string_view name) {
 
 void PgStepGate::Answered(PgConnection&, std::string_view) {}
 
+PgConnectionStart::PgConnectionStart(const std::string& conninfo, std::string search_path)
+    : conn_(PQconnectStart(conninfo.c_str())),
+      polling_(PGRES_POLLING_WRITING),
+      conninfo_(conninfo),
+      search_path_(std::move(search_path)) {
+  if (conn_ == nullptr || PQstatus(conn_) == CONNECTION_BAD) return;  // Open says why
+  // Up to the start-up message: from then on the server works on its own.
+  while (polling_ == PGRES_POLLING_WRITING) {
+    pollfd p{PQsocket(conn_), POLLOUT, 0};
+    if (::poll(&p, 1, -1) < 0 && errno != EINTR) return;
+    polling_ = PQconnectPoll(conn_);
+  }
+}
+
+PgConnectionStart::~PgConnectionStart() {
+  if (conn_) PQfinish(conn_);
+}
+
+PgConnectionStart::PgConnectionStart(PgConnectionStart&& other) noexcept {
+  *this = std::move(other);
+}
+
+PgConnectionStart& PgConnectionStart::operator=(PgConnectionStart&& other) noexcept {
+  if (this != &other) {
+    if (conn_) PQfinish(conn_);
+    conn_ = std::exchange(other.conn_, nullptr);
+    polling_ = other.polling_;
+    conninfo_ = std::move(other.conninfo_);
+    search_path_ = std::move(other.search_path_);
+  }
+  return *this;
+}
+
+PgConnection PgConnectionStart::Open() {
+  if (conn_ == nullptr) throw DatabaseError("PostgreSQL: out of memory connecting");
+  while (polling_ == PGRES_POLLING_READING || polling_ == PGRES_POLLING_WRITING) {
+    pollfd p{PQsocket(conn_), static_cast<short>(polling_ == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
+    if (::poll(&p, 1, -1) < 0 && errno != EINTR) break;
+    polling_ = PQconnectPoll(conn_);
+  }
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    std::string message = LibpqMessage(PQerrorMessage(conn_));
+    throw DatabaseError(fmt::format("PostgreSQL: cannot connect ({}): {}", conninfo_, message));
+  }
+  return PgConnection(std::exchange(conn_, nullptr), search_path_);
+}
+
 PgConnection::PgConnection(const std::string& conninfo, const std::string& search_path)
-    : conn_(ConnectOrThrow(conninfo)) {
+    : PgConnection(ConnectOrThrow(conninfo), search_path) {}
+
+PgConnection::PgConnection(pg_conn* conn, const std::string& search_path) : conn_(conn) {
   pid_ = PQbackendPID(conn_);
   const char* host = PQhost(conn_);
   const char* port = PQport(conn_);
@@ -242,7 +291,7 @@ void PgConnection::CancelAndDrain() noexcept {
 }
 
 void PgConnection::CloseAndAwaitExit() {
-  if (watch_ == nullptr || conn_ == nullptr) {
+  if (watch_ == nullptr || conn_ == nullptr || PQtransactionStatus(conn_) == PQTRANS_IDLE) {
     Close();
     return;
   }
@@ -357,14 +406,22 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
       if (ready > 0 && p[0].revents != 0) continue;  // the statement's answer first
       if (looking) {
         if (ready > 0 && p[1].revents != 0) {
+          bool resumed = false;  // back from the gate: other statements ran meanwhile
           if (CheckWait(wait, target) && gate_ != nullptr) {
             gated_wait = true;
             if (!gate_->Blocked(*this)) {
               CancelAndDrain();
               throw PgError("57014", "the statement was given up while it waited for a lock");
             }
+            resumed = true;
           }
-          if (!watch_->busy()) next_look = SteadyClock::now() + std::chrono::milliseconds(kWatchPollMs);
+          // Back from the gate, the statement is looked at again at once (is it still
+          // waiting?), not a millisecond later: the scheduler asks after every step.
+          if (!watch_->busy()) {
+            next_look = SteadyClock::now() +
+                        (resumed ? SteadyClock::duration::zero()
+                                 : std::chrono::milliseconds(kWatchPollMs));
+          }
         }
         continue;
       }

@@ -72,6 +72,30 @@ class PgStepGate {
   virtual void Answered(PgConnection& connection, std::string_view sql);
 };
 
+// A connection being opened in the background (libpq's non-blocking connect): the
+// constructor sends the start-up message and returns, so the server starts the backend
+// while the caller goes on; Open waits for it and gives the connection. A start never
+// opened is closed by the destructor. One thread at a time, as a PgConnection.
+class PgConnectionStart {
+ public:
+  PgConnectionStart(const std::string& conninfo, std::string search_path);
+  ~PgConnectionStart();
+  PgConnectionStart(PgConnectionStart&& other) noexcept;
+  PgConnectionStart& operator=(PgConnectionStart&& other) noexcept;
+  PgConnectionStart(const PgConnectionStart&) = delete;
+  PgConnectionStart& operator=(const PgConnectionStart&) = delete;
+
+  // The connection, with the search_path set; throws DatabaseError, as PgConnection's
+  // constructor does, when the server could not be reached. Once only.
+  PgConnection Open();
+
+ private:
+  pg_conn* conn_ = nullptr;
+  int polling_ = 0;  // libpq's PostgresPollingStatusType of the last step
+  std::string conninfo_;
+  std::string search_path_;
+};
+
 class PgConnection {
  public:
   // Connects with a libpq conninfo string; throws DatabaseError when the server cannot be
@@ -145,9 +169,11 @@ class PgConnection {
   // Closes the connection now: an open transaction is discarded by the server, as when the
   // process dies. Later calls throw.
   void Close() noexcept;
-  // Closes the connection like Close, then waits until the server's backend for it has
-  // exited (its pid gone from pg_stat_activity, asked on the side connection), so its
-  // transaction is rolled back and its locks released before anything else runs. Needs
+  // Closes the connection like Close, then, when it was inside a transaction, waits until
+  // the server's backend for it has exited (its pid gone from pg_stat_activity, asked on
+  // the side connection), so its transaction is rolled back and its locks released before
+  // anything else runs. Outside a transaction the backend holds no lock and keeps nothing:
+  // its exit changes nothing another connection can see, and is not waited for. Needs
   // WatchWaits; without it, the same as Close.
   void CloseAndAwaitExit();
 
@@ -160,6 +186,9 @@ class PgConnection {
   std::string holder_key() const { return HolderKey(pid_); }
 
  private:
+  friend class PgConnectionStart;
+  // Takes conn, connected: reads its identity and sets search_path.
+  PgConnection(pg_conn* conn, const std::string& search_path);
   struct Prepared {
     std::string sql;
     std::string name;        // the server's name for it, "s1", "s2", ...

@@ -192,6 +192,8 @@ PgDatabase PgDatabase::Open(const std::string& conninfo, const std::string& sche
 
 PgConnection PgDatabase::Connect() const { return PgConnection(conninfo_, schema_); }
 
+PgConnectionStart PgDatabase::StartConnect() const { return PgConnectionStart(conninfo_, schema_); }
+
 void PgStore::Begin(TransactionKind) {
   static constexpr const char* kBegin[] = {"BEGIN", "BEGIN ISOLATION LEVEL REPEATABLE READ",
                                            "BEGIN ISOLATION LEVEL SERIALIZABLE"};

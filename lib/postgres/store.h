@@ -39,6 +39,8 @@ class PgDatabase {
 
   // A new connection with search_path set to the schema.
   PgConnection Connect() const;
+  // The same, opened in the background (PgConnectionStart::Open gives it).
+  PgConnectionStart StartConnect() const;
   const std::string& conninfo() const { return conninfo_; }
   const std::string& schema() const { return schema_; }
 
