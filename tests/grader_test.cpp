@@ -315,15 +315,24 @@ TEST_CASE("past its budget a file is sampled, and says it was not exhaustive", "
   const nlohmann::json& file = j["consumers"][0];
   CHECK(file["verdict"] == "no failure found, not exhaustive");
   CHECK(file["exhaustive"] == false);
+  // A cut cell's estimate is never below what it ran; a small cell cut on a loaded machine
+  // may have run its few schedules more than once at random (estimated == schedules), and
+  // its first walk may have met the scheduler's deadline (sampled 0, seen at load 20), but
+  // the crash cells' thousands of plans are beyond what one second runs.
   bool cut = false;
+  bool beyond = false;
+  bool sampled = false;
   for (const auto& c : file["cells"]) {
     if (c["exhaustive"] == true) continue;
     cut = true;
-    CHECK(c["sampled"].get<int64_t>() > 0);
-    CHECK(c["estimated"].get<double>() > c["schedules"].get<double>());
+    if (c["sampled"].get<int64_t>() > 0) sampled = true;
+    CHECK(c["estimated"].get<double>() >= c["schedules"].get<double>());
+    if (c["estimated"].get<double>() > c["schedules"].get<double>()) beyond = true;
     CHECK(c["sampleSeed"] == 1);
   }
   CHECK(cut);
+  CHECK(beyond);
+  CHECK(sampled);
   CliResult text = RunCli({"check", Data("long/forty-nine-steps.toml"), "--budget", "1s"});
   CHECK(text.exit_code == 5);
   CHECK(text.out.find("(forty-nine-steps): no failure found, not exhaustive, score 10 of 10\n") !=

@@ -219,7 +219,13 @@ CellResult Explorer::ExploreCell(const Strategy& strategy, const Fault& fault,
     }
   }
   add_variants();
-  if (!cell.exhaustive) Sample(cell, plans, done, *budget, count, add_variants);
+  if (!cell.exhaustive) {
+    Sample(cell, plans, done, *budget, count, add_variants);
+    // The walks finished every plan the ordered search left (plans of one instance have one
+    // schedule each; on a loaded machine a small cell's ordered share can end before them):
+    // every schedule ran, so the cell is exhaustive, not "not exhaustive" of as many as it ran.
+    if (std::all_of(done.begin(), done.end(), [](bool d) { return d; })) cell.exhaustive = true;
+  }
   progress_.done++;
   if (options_.progress) options_.progress(progress_);
   return cell;

@@ -266,9 +266,13 @@ TEST_CASE("soak over NATS with SIGKILLed consumers, on SQLite and on PostgreSQL:
     CHECK(j["deliveries"].get<int>() == 400 + j["redeliveries"].get<int>());
     // acked by processed or skipped: the consumers' own books on NATS (the server does not
     // know why an ack came), counted after the server took the ack, so a consumer killed
-    // between the two leaves one ack uncounted; never more than the server's.
+    // between the two leaves one ack uncounted. They count acks, not entries: a consumer
+    // still working when its AckWait ran out (starved on a loaded machine) acks late, and the
+    // server takes that ack as well as the redelivery's (401 against 400 seen at load 11 to
+    // 16; with --lease-ms 10, 404 and 407). Each delivery is acked at most once, by the one
+    // consumer that holds it, so never more than the deliveries.
     const int booked = j["ackedProcessed"].get<int>() + j["duplicatesSkipped"].get<int>();
-    CHECK(booked <= 400);
+    CHECK(booked <= j["deliveries"].get<int>());
     CHECK(booked >= 400 - j["kills"].get<int>());
   }
   CHECK(Listing(tmp.path()).empty());
