@@ -10,12 +10,14 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
 #include "bench/shared_block.h"
 #include "lesson/crash.h"
 #include "os/child_process.h"
+#include "os/pipe_io.h"
 #include "os/process_error.h"
 #include "postgres/workload_database.h"
 #include "sqlite/workload_database.h"
@@ -121,15 +123,19 @@ void RunInstances(const BenchOptions& options, BenchStrategy strategy, const Ope
       } else if (!child.TryWait()) {
         continue;
       }
-      const int status = child.status();
-      // Exit 0: done; kInstanceFailed: the error is in its slot. Anything else is a death.
-      const bool planned =
-          WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == kInstanceFailed);
+      const std::optional<int> status = child.status();
+      // Exit 0: done; kInstanceFailed: the error is in its slot. Anything else is a death,
+      // an unknown status too.
+      const bool planned = status && WIFEXITED(*status) &&
+                           (WEXITSTATUS(*status) == 0 || WEXITSTATUS(*status) == kInstanceFailed);
       if (!planned && death.empty()) {
-        death = WIFSIGNALED(status) ? fmt::format("bench instance (pid {}) was killed by signal {}",
-                                                  child.pid(), WTERMSIG(status))
-                                    : fmt::format("bench instance (pid {}) exited with status {}",
-                                                  child.pid(), WEXITSTATUS(status));
+        death = !status ? fmt::format("bench instance (pid {}) {}", child.pid(),
+                                      DescribeWaitStatus(status))
+                : WIFSIGNALED(*status)
+                    ? fmt::format("bench instance (pid {}) was killed by signal {}", child.pid(),
+                                  WTERMSIG(*status))
+                    : fmt::format("bench instance (pid {}) exited with status {}", child.pid(),
+                                  WEXITSTATUS(*status));
       }
     }
   };

@@ -23,6 +23,7 @@
 
 #include "os/child_process.h"
 #include "os/pause_point.h"
+#include "os/pipe_io.h"
 #include "postgres/store.h"
 #include "soak/pg_broker.h"
 #include "soak/soak_db.h"
@@ -223,7 +224,17 @@ class Supervisor {
   }
 
   // What to do about a consumer that ended by itself.
-  void Ended(size_t slot, int status) {
+  void Ended(size_t slot, std::optional<int> known) {
+    if (!known) {  // reaped elsewhere: how it ended is unknown, a death nobody planned
+      report_.other_errors++;
+      if (report_.errors.size() < 5) {
+        report_.errors.push_back(
+            fmt::format("consumer {}: {}", slot + 1, DescribeWaitStatus(known)));
+      }
+      if (!finished_) Restart(slot);
+      return;
+    }
+    const int status = *known;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
       finished_ = true;  // it saw every entry acked: no more kills, no restart
       return;
@@ -317,8 +328,8 @@ class Supervisor {
   void Kill(size_t slot) {
     ChildProcess& victim = children_[slot];
     if (!victim.unreaped()) return;
-    const int status = victim.Kill();
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+    const std::optional<int> status = victim.Kill();
+    if (status && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL) {
       report_.kills++;
       // Read once the victim is dead: what it had open when it died.
       if (shared_->open_transactions[slot].exchange(0) > 0) report_.kills_mid_transaction++;

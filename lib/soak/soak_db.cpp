@@ -146,9 +146,9 @@ void NatsSoakDb::SetUp(const Workload& workload) const {
   }
   pipe.write.reset();
   const std::string error = ReadAll(pipe.read.get());
-  const int status = child.Wait();
+  const std::optional<int> status = child.Wait();
   if (!error.empty()) throw BrokerError(error);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
     // Not the broker's answer: the child ended before it could give one.
     throw ProcessError("NATS: the child that fills the soak's stream " +
                        DescribeWaitStatus(status));
