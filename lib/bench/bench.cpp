@@ -19,8 +19,7 @@
 #include "os/child_process.h"
 #include "os/pipe_io.h"
 #include "os/process_error.h"
-#include "postgres/workload_database.h"
-#include "sqlite/workload_database.h"
+#include "lesson/databases.h"
 
 namespace dedupsim {
 
@@ -227,12 +226,14 @@ StrategyResult Collect(const BenchOptions& options, BenchStrategy strategy, Shar
 class RunDatabase {
  public:
   RunDatabase(const BenchOptions& options, const Workload& workload) {
-    if (options.postgres != nullptr) {
-      db_ = std::make_unique<PgWorkloadDatabase>(*options.postgres, options.synchronous_commit);
-    } else {
-      file_.emplace(DatabaseFile::CreateTemporary(options.settings));
-      db_ = std::make_unique<SqliteWorkloadDatabase>(*file_, options.checkpoints_in_loop);
-    }
+    std::unique_ptr<Databases> sqlite;  // no databases given: new temporary SQLite files
+    if (options.databases == nullptr) sqlite = OpenDatabases(DatabaseChoice{});
+    const Databases& databases = sqlite ? *sqlite : *options.databases;
+    db_ = databases.CreateWorkload(WorkloadSettings{.file = options.settings,
+                                                    .automatic_checkpoints =
+                                                        options.checkpoints_in_loop,
+                                                    .synchronous_commit =
+                                                        options.synchronous_commit});
     db_->StockBooks(workload.books);  // every strategy starts from empty tables
     db_->Settle();
   }
@@ -240,8 +241,7 @@ class RunDatabase {
   const WorkloadDatabase* operator->() const { return db_.get(); }
 
  private:
-  std::optional<DatabaseFile> file_;  // SQLite: outlives db_, which refers to it
-  std::unique_ptr<WorkloadDatabase> db_;
+  std::unique_ptr<WorkloadDatabase> db_;  // SQLite's temporary file goes with it
 };
 
 StrategyResult RunOnce(const BenchOptions& options, BenchStrategy strategy, const Workload& workload,

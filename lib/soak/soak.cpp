@@ -24,8 +24,6 @@
 #include "os/child_process.h"
 #include "os/pause_point.h"
 #include "os/pipe_io.h"
-#include "postgres/store.h"
-#include "soak/pg_broker.h"
 #include "soak/soak_db.h"
 #include "store/error.h"
 #include "world/broker/broker.h"
@@ -401,13 +399,7 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
     report.broker.acked_processed = shared.get()->acked_processed.load();
     report.broker.acked_skipped = shared.get()->acked_skipped.load();
   };
-  if (options.postgres != nullptr) {
-    // PostgreSQL's errors name the server or schema themselves.
-    PgSoakDb db(*options.postgres);
-    through(db);
-    return report;
-  }
-  RunOnSqlite(options, through);
+  RunOnDatabase(options, through);
   return report;
 }
 
