@@ -17,8 +17,7 @@
 #include "commands.h"
 #include "exit_status.h"
 #include "options.h"
-#include "postgres/cluster.h"
-#include "postgres/store.h"
+#include "lesson/databases.h"
 #include "progress.h"
 #include "world/broker/broker_setup.h"
 
@@ -120,12 +119,11 @@ int Run(const BenchArgs& args) {
 
   // PostgreSQL: a throwaway cluster for the whole command unless --dsn names a server, and
   // our own schema in it. Stopped and removed when Run returns or unwinds.
-  std::optional<ThrowawayCluster> cluster;
-  std::optional<PgDatabase> pg;
+  std::unique_ptr<Databases> databases;
   if (postgres) {
-    if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
-    pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
-    options.postgres = &*pg;
+    databases = OpenDatabases(
+        DatabaseChoice{.backend = "postgres", .dsn = args.dsn, .schema = args.pg_schema});
+    options.databases = databases.get();
   }
 
   // The broker: a private server for this command (unless --broker-url names one), stopped

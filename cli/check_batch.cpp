@@ -14,9 +14,11 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "exit_status.h"
 #include "os/child_process.h"
+#include "os/pipe_io.h"
 #include "os/process_error.h"
 #include "os/run_files.h"
 #include "os/unique_fd.h"
@@ -149,7 +151,7 @@ Child Start(const BatchOptions& options, size_t file, int cpu) {
 // The child ended (its pipe closed): reap it, remove its folder, read its line.
 Row Finish(const BatchOptions& options, Child& c) {
   c.fd.reset();
-  const int status = c.process.Wait();
+  const std::optional<int> status = c.process.Wait();
   run_files::ForgetCleanup(CleanupKey(c.process.pid()));
   std::error_code ignored;
   fs::remove_all(c.tmpdir, ignored);
@@ -165,12 +167,16 @@ Row Finish(const BatchOptions& options, Child& c) {
                      row.seconds, options.budget.count()));
     return row;
   }
-  if (WIFSIGNALED(status)) {
-    died(fmt::format("the grading process died of signal {}", WTERMSIG(status)));
+  if (!status) {
+    died(fmt::format("the grading process {}", DescribeWaitStatus(status)));
     return row;
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    died(fmt::format("the grading process exited with status {}", WEXITSTATUS(status)));
+  if (WIFSIGNALED(*status)) {
+    died(fmt::format("the grading process died of signal {}", WTERMSIG(*status)));
+    return row;
+  }
+  if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
+    died(fmt::format("the grading process exited with status {}", WEXITSTATUS(*status)));
     return row;
   }
   nlohmann::ordered_json line = nlohmann::ordered_json::parse(c.out, nullptr, false);

@@ -14,10 +14,8 @@
 #include "core/duration.h"
 #include "exit_status.h"
 #include "options.h"
-#include "postgres/inbox_cleanup.h"
-#include "postgres/store.h"
-#include "sqlite/database.h"
-#include "sqlite/retention.h"
+#include "lesson/databases.h"
+#include "store/lesson_tables.h"
 
 namespace dedupsim::cli {
 
@@ -52,23 +50,15 @@ int Cleanup(const CleanupArgs& args) {
   }
   SystemClock clock;
   CleanupResult result;
-  std::string where;
-  if (postgres) {
-    // Only a schema a dedupsim run created and marked; nothing is created here.
-    PgDatabase pg = PgDatabase::Open(args.dsn, args.pg_schema, IfMissing::kFail);
-    PgConnection connection = pg.Connect();
-    result = DeleteInboxRecordsOlderThan(connection, clock.Now(), age);
-    where = "schema " + args.pg_schema;
-  } else {
-    DatabaseFile db = DatabaseFile::Open(args.db, DatabaseSettings{}, IfMissing::kFail);
-    try {
-      Connection connection = db.Connect();
-      result = DeleteInboxRecordsOlderThan(connection, clock.Now(), age);
-    } catch (const DatabaseError& e) {
-      throw InDatabase(db.path(), e);
-    }
-    where = db.path();
-  }
+  // Only a file or a schema a dedupsim run created and marked; nothing is created here.
+  WithExistingStore(DatabaseChoice{.backend = args.backend,
+                                   .path = args.db,
+                                   .dsn = args.dsn,
+                                   .schema = args.pg_schema},
+                    [&](Store& store) {
+                      result = store.tables().DeleteInboxRecordsOlderThan(clock.Now(), age);
+                    });
+  const std::string& where = args.db;
   if (args.format == "json") {
     nlohmann::ordered_json j;
     if (postgres) {

@@ -2,14 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "lesson/databases.h"
 #include "os/atomic_file.h"
-#include "sqlite/side_store.h"
 
 namespace dedupsim::cli {
 
 std::vector<UsedFile> DatabaseFiles(const std::string& path) {
   std::vector<UsedFile> files;
-  for (const std::string& file : FilesOfDatabase(path)) {
+  for (const std::string& file : FilesOfDatabase(DatabaseChoice{.path = path})) {
     files.push_back({file, file == path ? fmt::format("the database {}", path)
                                         : fmt::format("a file of the database {}", path)});
   }

@@ -15,8 +15,7 @@
 #include "options.h"
 #include "world/broker/nats_library.h"
 #include "world/broker/nats_server.h"
-#include "postgres/cluster.h"
-#include "postgres/store.h"
+#include "lesson/databases.h"
 #include "progress.h"
 #include "soak/soak.h"
 #include "soak/soak_report.h"
@@ -137,12 +136,11 @@ int Run(const SoakArgs& args) {
   }
   // PostgreSQL: a throwaway cluster for the command unless --dsn names a server, and our
   // own schema in it; stopped and removed when Run returns or unwinds.
-  std::optional<ThrowawayCluster> cluster;
-  std::optional<PgDatabase> pg;
+  std::unique_ptr<Databases> databases;
   if (postgres) {
-    if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
-    pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
-    options.postgres = &*pg;
+    databases = OpenDatabases(
+        DatabaseChoice{.backend = "postgres", .dsn = args.dsn, .schema = args.pg_schema});
+    options.databases = databases.get();
   }
 
   // Ctrl-C or SIGTERM: cli/interrupt.h kills the consumers, removes a temporary database

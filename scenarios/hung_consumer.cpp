@@ -201,7 +201,7 @@ Outcome RunOnServer(ScenarioEnv& env) {
     const auto killed_at = Steady::now();
     a.End();
     killed = b.Finish();
-    const int status = a.Reap();
+    const std::optional<int> status = a.Reap();
     NoteProcess(env, a.pid(), "died",
                 fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)), killed_at);
     if (killed.waited) killed.after_event_ms = MsBetween(killed_at, b.answered);
@@ -247,7 +247,7 @@ Outcome RunOnServer(ScenarioEnv& env) {
     }
     // A never outlives the lesson: killed (and reaped) here, stopped as it is.
     a.End();
-    const int status = a.Reap();
+    const std::optional<int> status = a.Reap();
     NoteProcess(env, a.pid(), "died",
                 fmt::format("pid {} {} at the end", a.pid(), ChildAtHook::HowItEnded(status)));
   }
@@ -368,7 +368,7 @@ Outcome RunOnSqlite(ScenarioEnv& env) {
     const auto killed_at = Steady::now();
     a.End();
     killed = b.Finish();
-    const int status = a.Reap();
+    const std::optional<int> status = a.Reap();
     NoteProcess(env, a.pid(), "died",
                 fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)), killed_at);
     if (killed.waited && b.resumed != SteadyTime{})
@@ -394,7 +394,7 @@ Outcome RunOnSqlite(ScenarioEnv& env) {
     // broker's redelivery.
     const auto killed_at = Steady::now();
     a.End();
-    const int status = a.Reap();
+    const std::optional<int> status = a.Reap();
     NoteProcess(env, a.pid(), "died",
                 fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)), killed_at);
     if (!hung.sqlstate.empty()) {

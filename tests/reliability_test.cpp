@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -27,6 +28,7 @@
 #include "exit_status.h"
 #include "os/atomic_file.h"
 #include "os/child_process.h"
+#include "os/pipe_io.h"
 #include "os/process_error.h"
 #include "os/unique_fd.h"
 #include "sqlite/database.h"
@@ -654,6 +656,40 @@ TEST_CASE("a child process whose owner is left by an exception is killed and rea
   errno = 0;
   CHECK(::waitpid(pid, nullptr, WNOHANG) == -1);
   CHECK(errno == ECHILD);
+}
+
+// Issue 30: a child reaped elsewhere (waitpid then fails with ECHILD) is gone, but how it
+// ended is unknown: TryWait and Wait say so (nullopt) instead of a status of 0, which every
+// caller would read as exit 0, "done as planned". The child exits 3; the test reaps it
+// behind its owner's back first.
+// Mutation caught: TryWait storing its untouched local status on ECHILD (status_ = status
+// whatever waitpid returned): status() then reads 0, exit 0.
+TEST_CASE("a child reaped behind its owner's back has an unknown status, never exit 0",
+          "[reliability]") {
+  for (bool try_wait : {true, false}) {
+    ChildProcess child = ChildProcess::Fork();
+    if (child.in_child()) ::_exit(3);
+    int elsewhere = 0;
+    REQUIRE(::waitpid(child.pid(), &elsewhere, 0) == child.pid());  // reaped elsewhere
+    REQUIRE(WIFEXITED(elsewhere));
+    REQUIRE(WEXITSTATUS(elsewhere) == 3);
+    if (try_wait) {
+      CHECK(child.TryWait());
+    } else {
+      CHECK_FALSE(child.Wait().has_value());
+    }
+    CHECK(child.reaped());
+    CHECK_FALSE(child.unreaped());
+    CHECK_FALSE(child.status().has_value());
+    CHECK(DescribeWaitStatus(child.status()) == "ended, but waitpid could not tell how");
+  }
+  // A child reaped by its owner keeps the status waitpid gave.
+  ChildProcess child = ChildProcess::Fork();
+  if (child.in_child()) ::_exit(3);
+  const std::optional<int> status = child.Wait();
+  REQUIRE(status.has_value());
+  CHECK(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 3);
 }
 
 }  // namespace reliability_test

@@ -17,7 +17,7 @@
 #include <unordered_set>
 
 #include "bench/workload.h"
-#include "soak/broker.h"
+#include "sqlite/durable_queue.h"
 #include "support.h"
 
 extern char** environ;

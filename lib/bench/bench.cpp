@@ -10,15 +10,16 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
 #include "bench/shared_block.h"
 #include "lesson/crash.h"
 #include "os/child_process.h"
+#include "os/pipe_io.h"
 #include "os/process_error.h"
-#include "postgres/workload_database.h"
-#include "sqlite/workload_database.h"
+#include "lesson/databases.h"
 
 namespace dedupsim {
 
@@ -121,15 +122,19 @@ void RunInstances(const BenchOptions& options, BenchStrategy strategy, const Ope
       } else if (!child.TryWait()) {
         continue;
       }
-      const int status = child.status();
-      // Exit 0: done; kInstanceFailed: the error is in its slot. Anything else is a death.
-      const bool planned =
-          WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == kInstanceFailed);
+      const std::optional<int> status = child.status();
+      // Exit 0: done; kInstanceFailed: the error is in its slot. Anything else is a death,
+      // an unknown status too.
+      const bool planned = status && WIFEXITED(*status) &&
+                           (WEXITSTATUS(*status) == 0 || WEXITSTATUS(*status) == kInstanceFailed);
       if (!planned && death.empty()) {
-        death = WIFSIGNALED(status) ? fmt::format("bench instance (pid {}) was killed by signal {}",
-                                                  child.pid(), WTERMSIG(status))
-                                    : fmt::format("bench instance (pid {}) exited with status {}",
-                                                  child.pid(), WEXITSTATUS(status));
+        death = !status ? fmt::format("bench instance (pid {}) {}", child.pid(),
+                                      DescribeWaitStatus(status))
+                : WIFSIGNALED(*status)
+                    ? fmt::format("bench instance (pid {}) was killed by signal {}", child.pid(),
+                                  WTERMSIG(*status))
+                    : fmt::format("bench instance (pid {}) exited with status {}", child.pid(),
+                                  WEXITSTATUS(*status));
       }
     }
   };
@@ -221,12 +226,14 @@ StrategyResult Collect(const BenchOptions& options, BenchStrategy strategy, Shar
 class RunDatabase {
  public:
   RunDatabase(const BenchOptions& options, const Workload& workload) {
-    if (options.postgres != nullptr) {
-      db_ = std::make_unique<PgWorkloadDatabase>(*options.postgres, options.synchronous_commit);
-    } else {
-      file_.emplace(DatabaseFile::CreateTemporary(options.settings));
-      db_ = std::make_unique<SqliteWorkloadDatabase>(*file_, options.checkpoints_in_loop);
-    }
+    std::unique_ptr<Databases> sqlite;  // no databases given: new temporary SQLite files
+    if (options.databases == nullptr) sqlite = OpenDatabases(DatabaseChoice{});
+    const Databases& databases = sqlite ? *sqlite : *options.databases;
+    db_ = databases.CreateWorkload(WorkloadSettings{.file = options.settings,
+                                                    .automatic_checkpoints =
+                                                        options.checkpoints_in_loop,
+                                                    .synchronous_commit =
+                                                        options.synchronous_commit});
     db_->StockBooks(workload.books);  // every strategy starts from empty tables
     db_->Settle();
   }
@@ -234,8 +241,7 @@ class RunDatabase {
   const WorkloadDatabase* operator->() const { return db_.get(); }
 
  private:
-  std::optional<DatabaseFile> file_;  // SQLite: outlives db_, which refers to it
-  std::unique_ptr<WorkloadDatabase> db_;
+  std::unique_ptr<WorkloadDatabase> db_;  // SQLite's temporary file goes with it
 };
 
 StrategyResult RunOnce(const BenchOptions& options, BenchStrategy strategy, const Workload& workload,

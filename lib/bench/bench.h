@@ -18,12 +18,10 @@
 #include "bench/strategy.h"
 #include "bench/workload.h"
 #include "lesson/scenario.h"
-#include "sqlite/database.h"
+#include "store/databases.h"
 #include "world/broker/broker.h"
 
 namespace dedupsim {
-
-class PgDatabase;
 
 struct BenchOptions {
   WorkloadSpec workload;
@@ -36,10 +34,13 @@ struct BenchOptions {
   // on each instance's connection), so the figures show what the strategy costs without
   // SQLite's checkpoint work. True, the default, is what a real consumer pays.
   bool checkpoints_in_loop = true;
-  // PostgreSQL: the schema every strategy runs in (each round empties and restocks its
-  // tables); null: SQLite, a new temporary file each round. The caller owns the server.
-  const PgDatabase* postgres = nullptr;
+  // Where each run's database is made (store/databases.h; the caller owns it): on
+  // PostgreSQL the schema every strategy runs in (each round empties and restocks its
+  // tables). Null: SQLite, a new temporary file each round.
+  const Databases* databases = nullptr;
   bool synchronous_commit = true;  // PostgreSQL: each instance's session setting
+
+  bool postgres() const { return databases != nullptr && databases->backend() == "postgres"; }
   // A broker the deliveries also go through (bench --broker): each strategy then runs a
   // second time per round, on a fresh database, with every delivery published to a new
   // queue on this broker and one consumer receiving, handling and acking them one at a
@@ -125,7 +126,7 @@ class BenchInterrupted : public std::runtime_error {
 
 // Runs every strategy of options, options.repeat times, interleaved (round 1 runs each
 // strategy once, then round 2...), each time on a new temporary database with the given
-// settings (in $TMPDIR), or on options.postgres, emptied and restocked. progress and interrupted may be null; interrupted is polled every
+// settings (in $TMPDIR), or on options.databases' (PostgreSQL's schema, emptied and restocked). progress and interrupted may be null; interrupted is polled every
 // few milliseconds while instances run. Throws std::invalid_argument for options out of
 // range, DatabaseError (or UnplannedDeath) when an instance fails, BenchInterrupted.
 BenchReport RunBench(const BenchOptions& options, BenchProgress* progress,

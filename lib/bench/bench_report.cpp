@@ -19,7 +19,7 @@ double Micros(std::chrono::nanoseconds ns) {
 }
 
 std::string Settings(const BenchOptions& o) {
-  if (o.postgres != nullptr) {
+  if (o.postgres()) {
     return fmt::format("postgres, synchronous_commit {}, {} instance{} ({}){}",
                        o.synchronous_commit ? "on" : "off", o.instances,
                        o.instances == 1 ? "" : "s", ToString(o.mode),
@@ -52,7 +52,7 @@ nlohmann::ordered_json BenchReportToJson(const BenchReport& report) {
   j["duplicates"] = report.duplicates;
   j["seed"] = o.workload.seed;
   if (o.workload.books > 0) j["books"] = o.workload.books;
-  if (o.postgres != nullptr) {
+  if (o.postgres()) {
     j["backend"] = "postgres";
     j["synchronousCommit"] = o.synchronous_commit ? "on" : "off";
   } else {
@@ -62,7 +62,7 @@ nlohmann::ordered_json BenchReportToJson(const BenchReport& report) {
   j["instancesCount"] = o.instances;
   j["instances"] = ToString(o.mode);
   j["repeat"] = o.repeat;
-  if (o.postgres == nullptr) j["checkpoints"] = o.checkpoints_in_loop ? "inside" : "after";
+  if (!o.postgres()) j["checkpoints"] = o.checkpoints_in_loop ? "inside" : "after";
   if (o.brokers != nullptr) j["broker"] = ToString(o.brokers->kind());
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   for (const StrategyResult& r : report.results) {
@@ -80,7 +80,7 @@ nlohmann::ordered_json BenchReportToJson(const BenchReport& report) {
     e["p99Us"] = Micros(r.p99);
     e["busyWaits"] = r.busy.calls;
     e["busyWaitedMs"] = Round(static_cast<double>(r.busy.waited.count()) / 1000.0, 1);
-    if (o.postgres != nullptr) {
+    if (o.postgres()) {
       // Counted by the instances' connections; the server's own view of the setting.
       e["statements"] = r.statements;
       e["statementsPerMessage"] =
@@ -151,7 +151,7 @@ std::string FormatBenchTable(const BenchReport& report) {
   out +=
       fmt::format("{:<19} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>10} {:>7} {:>6}  {}\n", "strategy",
                   "msg/s", "tx/s", "processed", "skipped", "p50 us", "p99 us",
-                  o.postgres != nullptr ? "stmts/msg" : "busy waits", "doubled", "lost", "check");
+                  o.postgres() ? "stmts/msg" : "busy waits", "doubled", "lost", "check");
   for (const StrategyResult& r : report.results) {
     std::string check;
     if (r.check.held()) {
@@ -162,7 +162,7 @@ std::string FormatBenchTable(const BenchReport& report) {
     }
     // PostgreSQL has no busy handler: its column is the statements sent per message.
     std::string waits_or_statements =
-        o.postgres != nullptr
+        o.postgres()
             ? fmt::format("{:.2f}", r.messages > 0 ? static_cast<double>(r.statements) /
                                                          static_cast<double>(r.messages)
                                                    : 0.0)

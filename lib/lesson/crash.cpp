@@ -160,12 +160,12 @@ bool ChildAtHook::Stop() {
   return r == 0 && info.si_code == CLD_STOPPED;
 }
 
-std::string ChildAtHook::HowItEnded(int status) {
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) return "killed by SIGKILL";
+std::string ChildAtHook::HowItEnded(std::optional<int> status) {
+  if (status && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL) return "killed by SIGKILL";
   return DescribeWaitStatus(status);
 }
 
-int ChildAtHook::Reap() {
+std::optional<int> ChildAtHook::Reap() {
   if (child_.reaped()) return child_.Wait();
   report_fd_.reset();
   word_fd_.reset();  // EOF is the word too: the child never hangs on it
@@ -174,7 +174,9 @@ int ChildAtHook::Reap() {
 
 bool ChildAtHook::DiedAsPlanned() const {
   if (!reached_) return false;
-  const int status = child_.status();
+  const std::optional<int> known = child_.status();
+  if (!known) return false;
+  const int status = *known;
   return end_ == Ending::kSigkill
              ? (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
              : (WIFEXITED(status) && WEXITSTATUS(status) == kPlannedExitCode);
@@ -255,9 +257,11 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
           std::chrono::duration_cast<std::chrono::microseconds>(w->answered - died_at).count();
     }
   }
-  const int status = child.Reap();
-  const bool planned = kill_mode ? (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && reached)
-                                 : (WIFEXITED(status) && WEXITSTATUS(status) == kPlannedExitCode);
+  const std::optional<int> known = child.Reap();  // unknown: a death nobody planned
+  const int status = known.value_or(-1);          // -1: neither exited nor signalled
+  const bool planned =
+      known && (kill_mode ? (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && reached)
+                          : (WIFEXITED(status) && WEXITSTATUS(status) == kPlannedExitCode));
   if (planned) {
     report.crashed = true;
     report.pid = static_cast<int>(pid);
@@ -285,12 +289,12 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
     }
     return report;
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+  if (known && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     report.pid = static_cast<int>(pid);
     return report;  // never reached the crash point
   }
   throw UnplannedDeath(fmt::format("child {} ({}) {} before reaching {}", pid, instance,
-                                   DescribeWaitStatus(status), point));
+                                   DescribeWaitStatus(known), point));
 }
 
 }  // namespace dedupsim

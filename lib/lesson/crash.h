@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,10 +94,10 @@ class ChildAtHook {
   // until the child is seen stopped (its wait status, left to be reaped later): true when
   // it stopped, false when it ended instead.
   bool Stop();
-  // Waits for the child (once) and returns its wait status.
-  int Reap();
+  // Waits for the child (once) and returns its wait status (nullopt: unknown, ChildProcess).
+  std::optional<int> Reap();
   // How a wait status says the child ended: "killed by SIGKILL", "exited with status 3".
-  static std::string HowItEnded(int status);
+  static std::string HowItEnded(std::optional<int> status);
   // Reached the hook and died the planned way (after Reap).
   bool DiedAsPlanned() const;
 

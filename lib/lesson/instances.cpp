@@ -334,9 +334,9 @@ std::vector<ChildReport> CollectChildReports(ScenarioEnv& env,
   for (ChildInstance& child : children) {
     std::string text = ReadAll(child.report.get());
     child.report.reset();
-    const int status = child.process.Wait();
+    const std::optional<int> status = child.process.Wait();
     nlohmann::json message = nlohmann::json::parse(text, nullptr, false);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.is_discarded()) {
+    if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0 || message.is_discarded()) {
       if (failure.empty()) {
         failure = fmt::format("instance {} (pid {}) {}", child.name, child.process.pid(),
                               DescribeWaitStatus(status));

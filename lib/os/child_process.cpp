@@ -37,10 +37,13 @@ pid_t ForkChild() {
   return pid;
 }
 
-void WaitChild(pid_t pid, int* status) {
-  while (::waitpid(pid, status, 0) < 0 && errno == EINTR) {
-  }
+bool WaitChild(pid_t pid, int* status) {
+  pid_t got = 0;
+  do {
+    got = ::waitpid(pid, status, 0);
+  } while (got < 0 && errno == EINTR);
   run_files::ForgetChild(pid);
+  return got == pid;
 }
 
 ChildProcess ChildProcess::Fork() {
@@ -75,13 +78,16 @@ void ChildProcess::Signal(int sig) const {
 bool ChildProcess::TryWait() {
   if (pid_ <= 0) return false;
   if (reaped_) return true;
+  int status = 0;
   pid_t got = 0;
   do {
-    got = ::waitpid(pid_, &status_, WNOHANG);
+    got = ::waitpid(pid_, &status, WNOHANG);
   } while (got < 0 && errno == EINTR);
   if (got == 0) return false;  // still running
   run_files::ForgetChild(pid_);
   reaped_ = true;
+  // got < 0 (ECHILD): gone, but nobody can say how; not a made-up exit 0.
+  if (got == pid_) status_ = status;
   return true;
 }
 
@@ -92,14 +98,15 @@ bool ChildProcess::Ended() const {
          info.si_pid == pid_;
 }
 
-int ChildProcess::Kill() {
+std::optional<int> ChildProcess::Kill() {
   Signal(SIGKILL);
   return Wait();
 }
 
-int ChildProcess::Wait() {
+std::optional<int> ChildProcess::Wait() {
   if (pid_ > 0 && !reaped_) {
-    WaitChild(pid_, &status_);
+    int status = 0;
+    if (WaitChild(pid_, &status)) status_ = status;
     reaped_ = true;
   }
   return status_;

@@ -70,4 +70,9 @@ std::string DescribeWaitStatus(int status) {
   return fmt::format("ended with wait status {}", status);
 }
 
+std::string DescribeWaitStatus(std::optional<int> status) {
+  if (!status) return "ended, but waitpid could not tell how";
+  return DescribeWaitStatus(*status);
+}
+
 }  // namespace dedupsim

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 namespace dedupsim {
@@ -20,5 +21,8 @@ std::string ReadLine(int fd);
 bool WaitReadable(int fd, std::chrono::milliseconds timeout);
 // "exited with status 3", "was killed by signal 9 (Killed)".
 std::string DescribeWaitStatus(int status);
+// The same for a child whose status may be unknown (os/child_process.h): nullopt is
+// "ended, but waitpid could not tell how".
+std::string DescribeWaitStatus(std::optional<int> status);
 
 }  // namespace dedupsim

@@ -118,14 +118,14 @@ RunAs ChooseUser() {
   _exit(127);
 }
 
-// Forks under the interrupt registry's lock (os/run_files.h): kill_on_interrupt registers
-// the child to be killed and reaped on an interrupt (initdb), else in_parent records its
-// pid where the registered cleanup will stop it (the server), so no interrupt falls
-// between the fork and the record.
-pid_t Spawn(const RunAs& as, const std::string& log, const std::vector<std::string>& argv,
-            bool kill_on_interrupt, const std::function<void(pid_t)>& in_parent = {}) {
+// The server: forked under the interrupt registry's lock (os/run_files.h), not as a child
+// to be killed on an interrupt (a ChildProcess, as initdb is) but with in_parent recording
+// its pid where the registered cleanup will stop it with a grace period (StopAndRemove), so
+// no interrupt falls between the fork and the record.
+pid_t SpawnServer(const RunAs& as, const std::string& log, const std::vector<std::string>& argv,
+                  const std::function<void(pid_t)>& in_parent) {
   pid_t parent = ::getpid();
-  pid_t pid = run_files::ForkUnderLock(kill_on_interrupt, in_parent);
+  pid_t pid = run_files::ForkUnderLock(/*kill_on_interrupt=*/false, in_parent);
   if (pid < 0) throw SystemCallFailed("fork", errno);
   if (pid == 0) ExecChild(as, parent, log, argv);
   return pid;
@@ -211,11 +211,14 @@ void RunInitdb(const std::string& bin, const RunAs& as, const std::string& data,
   std::vector<std::string> argv = {bin + "/initdb", "-D", data};
   const std::vector<std::string> args = InitdbArgs(user);
   argv.insert(argv.end(), args.begin(), args.end());
-  const pid_t initdb = Spawn(as, log, argv, /*kill_on_interrupt=*/true);
+  // Owned like every child dedupsim forks (os/child_process.h): registered to be killed and
+  // reaped on an interrupt, and killed and reaped if this function is left before it ends.
+  const pid_t parent = ::getpid();
+  ChildProcess initdb = ChildProcess::Fork();
+  if (initdb.in_child()) ExecChild(as, parent, log, argv);
   PauseHere("initdb-started");  // tests interrupt here, while initdb writes the folder
-  int status = 0;
-  WaitChild(initdb, &status);  // reaped, then forgotten by the interrupt registry
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  const std::optional<int> status = initdb.Wait();  // reaped, then forgotten by the registry
+  if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
     throw DatabaseError(fmt::format(
         "initdb ({} as {}) failed: {}{}", bin, as.name, Tail(log, 3),
         as.change ? fmt::format(" (the server runs as {}: every folder above {} must be "
@@ -248,10 +251,10 @@ bool DropTemplateDatabases(const std::string& conninfo) {
 std::string StartServer(pid_t& server, std::atomic<pid_t>& live, const std::string& folder,
                         int port, const std::string& info, const std::string& bin,
                         const RunAs& as, const std::string& data, const std::string& log) {
-  server = Spawn(as, log,
-                 {bin + "/postgres", "-D", data, "-k", folder, "-p", std::to_string(port), "-c",
-                  "listen_addresses=", "-c", "fsync=off", "-c", "full_page_writes=off"},
-                 /*kill_on_interrupt=*/false, [&live](pid_t pid) { live.store(pid); });
+  server = SpawnServer(as, log,
+                       {bin + "/postgres", "-D", data, "-k", folder, "-p", std::to_string(port),
+                        "-c", "listen_addresses=", "-c", "fsync=off", "-c", "full_page_writes=off"},
+                       [&live](pid_t pid) { live.store(pid); });
   auto deadline = SteadyClock::now() + std::chrono::seconds(60);
   for (;;) {
     if (PQping(info.c_str()) == PQPING_OK) return "";

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "postgres/durable_queue.h"
 #include "postgres/error.h"
 #include "postgres/store.h"
 
@@ -279,6 +280,48 @@ std::unique_ptr<MeasuredSession> PgWorkloadDatabase::OpenSession() const {
 
 std::unique_ptr<RawInbox> PgWorkloadDatabase::OpenRawInbox() const {
   return std::make_unique<PgRawInbox>(db_, synchronous_commit_);
+}
+
+void PgWorkloadDatabase::FillQueue(const std::vector<OrderPlaced>& messages) const {
+  ResetBroker(db_);
+  Enqueue(db_, messages);
+}
+
+std::unique_ptr<BrokerQueue> PgWorkloadDatabase::OpenQueue(
+    std::chrono::milliseconds lease, int64_t consumer,
+    const std::function<void(bool open)>& /*count_open*/) const {
+  // Each queue call is one statement in its own transaction: never open between calls.
+  class Owned final : public BrokerQueue {
+   public:
+    Owned(PgConnection c, std::chrono::milliseconds lease, int64_t consumer)
+        : c_(std::move(c)), broker_(c_, lease, consumer) {}
+    std::optional<LeasedDelivery> Receive() override { return broker_.Receive(); }
+    bool Ack(const LeasedDelivery& d, bool processed) override {
+      return broker_.Ack(d, processed);
+    }
+    bool AllAcked() override { return broker_.AllAcked(); }
+
+   private:
+    PgConnection c_;
+    PgDurableBroker broker_;
+  };
+  return std::make_unique<Owned>(db_.Connect(), lease, consumer);
+}
+
+BrokerCounts PgWorkloadDatabase::ReadQueueCounts() const { return ReadBrokerCounts(db_); }
+
+std::unordered_set<std::string> PgWorkloadDatabase::UnackedOrders() const {
+  return dedupsim::UnackedOrders(db_);
+}
+
+PgDatabases::PgDatabases(const std::string& dsn, const std::string& schema) {
+  if (dsn.empty()) cluster_.emplace(ThrowawayCluster::Start());
+  db_.emplace(PgDatabase::Open(dsn.empty() ? cluster_->conninfo() : dsn, schema));
+}
+
+std::unique_ptr<WorkloadDatabase> PgDatabases::CreateWorkload(
+    const WorkloadSettings& settings) const {
+  return std::make_unique<PgWorkloadDatabase>(*db_, settings.synchronous_commit);
 }
 
 void PgWorkloadDatabase::Rethrow(const DatabaseError& /*e: the exception being handled*/) const {

@@ -11,6 +11,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include <optional>
+
+#include "postgres/cluster.h"
+#include "postgres/store.h"
+#include "store/databases.h"
 #include "store/workload_database.h"
 
 namespace dedupsim {
@@ -30,12 +35,36 @@ class PgWorkloadDatabase final : public WorkloadDatabase {
   std::unordered_map<std::string, int64_t> ReadReserved() const override;
   std::unique_ptr<MeasuredSession> OpenSession() const override;
   std::unique_ptr<RawInbox> OpenRawInbox() const override;
+  void FillQueue(const std::vector<OrderPlaced>& messages) const override;
+  // Each queue call is one statement in its own transaction: count_open hears nothing.
+  std::unique_ptr<BrokerQueue> OpenQueue(
+      std::chrono::milliseconds lease, int64_t consumer,
+      const std::function<void(bool open)>& count_open) const override;
+  BrokerCounts ReadQueueCounts() const override;
+  std::unordered_set<std::string> UnackedOrders() const override;
   // PostgreSQL's errors name the server or schema themselves: rethrown as they are.
   [[noreturn]] void Rethrow(const DatabaseError& e) const override;
 
  private:
   const PgDatabase& db_;
   bool synchronous_commit_;
+};
+
+// The Databases of PostgreSQL (store/databases.h): dedupsim's schema on a server, a
+// throwaway cluster started for it (stopped and removed with this object) when dsn is
+// empty. Each CreateWorkload is a PgWorkloadDatabase on the schema.
+class PgDatabases final : public Databases {
+ public:
+  // Starts the cluster (dsn empty), then opens the schema, creating it where missing.
+  // Throws DatabaseError: a server that does not start or answer, a schema not dedupsim's.
+  PgDatabases(const std::string& dsn, const std::string& schema);
+  std::string_view backend() const override { return "postgres"; }
+  std::unique_ptr<WorkloadDatabase> CreateWorkload(const WorkloadSettings& settings) const override;
+  const PgDatabase& database() const { return *db_; }
+
+ private:
+  std::optional<ThrowawayCluster> cluster_;  // declared first: stopped after db_ goes
+  std::optional<PgDatabase> db_;
 };
 
 // A text[] literal of the values, for one statement that takes many rows (unnest($1)).

@@ -1,4 +1,4 @@
-// The soak's durable broker (soak/broker.h's BrokerQueue) on NATS JetStream: one stream of
+// The soak's durable broker (store/durable_queue.h's BrokerQueue) on NATS JetStream: one stream of
 // the workload's deliveries with one durable pull consumer that every consumer process
 // shares. The lease is the consumer's AckWait: a delivery a SIGKILLed consumer took comes
 // back once it passes; an ack is synchronous (the server's answer read); nothing is ever
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/message.h"
-#include "soak/broker.h"
+#include "store/durable_queue.h"
 
 namespace dedupsim {
 

@@ -23,8 +23,7 @@
 
 #include "os/child_process.h"
 #include "os/pause_point.h"
-#include "postgres/store.h"
-#include "soak/pg_broker.h"
+#include "os/pipe_io.h"
 #include "soak/soak_db.h"
 #include "store/error.h"
 #include "world/broker/broker.h"
@@ -223,7 +222,17 @@ class Supervisor {
   }
 
   // What to do about a consumer that ended by itself.
-  void Ended(size_t slot, int status) {
+  void Ended(size_t slot, std::optional<int> known) {
+    if (!known) {  // reaped elsewhere: how it ended is unknown, a death nobody planned
+      report_.other_errors++;
+      if (report_.errors.size() < 5) {
+        report_.errors.push_back(
+            fmt::format("consumer {}: {}", slot + 1, DescribeWaitStatus(known)));
+      }
+      if (!finished_) Restart(slot);
+      return;
+    }
+    const int status = *known;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
       finished_ = true;  // it saw every entry acked: no more kills, no restart
       return;
@@ -317,8 +326,8 @@ class Supervisor {
   void Kill(size_t slot) {
     ChildProcess& victim = children_[slot];
     if (!victim.unreaped()) return;
-    const int status = victim.Kill();
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+    const std::optional<int> status = victim.Kill();
+    if (status && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL) {
       report_.kills++;
       // Read once the victim is dead: what it had open when it died.
       if (shared_->open_transactions[slot].exchange(0) > 0) report_.kills_mid_transaction++;
@@ -390,13 +399,7 @@ SoakReport RunSoak(const SoakOptions& options, SoakProgress* progress,
     report.broker.acked_processed = shared.get()->acked_processed.load();
     report.broker.acked_skipped = shared.get()->acked_skipped.load();
   };
-  if (options.postgres != nullptr) {
-    // PostgreSQL's errors name the server or schema themselves.
-    PgSoakDb db(*options.postgres);
-    through(db);
-    return report;
-  }
-  RunOnSqlite(options, through);
+  RunOnDatabase(options, through);
   return report;
 }
 

@@ -19,12 +19,11 @@
 
 #include "bench/strategy.h"
 #include "bench/workload.h"
-#include "soak/broker.h"
-#include "sqlite/database.h"
+#include "store/database_settings.h"
+#include "store/databases.h"
+#include "store/durable_queue.h"
 
 namespace dedupsim {
-
-class PgDatabase;
 
 struct SoakOptions {
   WorkloadSpec workload{5000, 0.3, 1};
@@ -35,13 +34,17 @@ struct SoakOptions {
   std::chrono::seconds timeout{300};         // give up (and fail) after this long
   DatabaseSettings settings;
   std::string db_path;  // empty: a temporary database, removed at the end
-  // PostgreSQL: the schema the soak runs in (its tables emptied first); null: SQLite. The
-  // caller owns the server. Each consumer process opens its own connections after fork.
-  const PgDatabase* postgres = nullptr;
+  // Where the soak's database is made (store/databases.h; the caller owns it): on
+  // PostgreSQL the schema the soak runs in (its tables emptied first). Null: SQLite, the
+  // db_path file or a temporary one. Each consumer process opens its own connections after
+  // fork.
+  const Databases* databases = nullptr;
   // NATS JetStream (--broker nats): the deliveries go through this server instead of the
   // database's broker table, in a stream of that name (created, marked, deleted at the end).
   std::string nats_url;
   std::string nats_stream = "dedupsim-soak";
+
+  bool postgres() const { return databases != nullptr && databases->backend() == "postgres"; }
 };
 
 struct SoakReport {

@@ -11,121 +11,52 @@
 #include "os/pipe_io.h"
 #include "os/process_error.h"
 #include "os/unique_fd.h"
-#include "postgres/store.h"
-#include "postgres/workload_database.h"
+#include "lesson/databases.h"
 #include "soak/nats_queue.h"
-#include "soak/pg_broker.h"
-#include "sqlite/database.h"
-#include "sqlite/schema.h"
-#include "sqlite/workload_database.h"
+#include "store/databases.h"
 #include "world/broker/broker.h"
 
 namespace dedupsim {
 
-void SqliteSoakDb::SetUp(const Workload& workload) const {
-  Connection setup = db_.Connect();
-  CreateSchema(setup);  // a --db file made by an older dedupsim may lack a table
-  setup.ExecScript(
-      "BEGIN IMMEDIATE; DELETE FROM Inbox; DELETE FROM StockItems; "
-      "DELETE FROM StockReservations; COMMIT;");
-  ResetBroker(setup);
-  StockBooks(setup, workload.books);
-  Enqueue(setup, workload.deliveries);
+void DatabaseSoakDb::SetUp(const Workload& workload) const {
+  db_.StockBooks(workload.books);  // what a run before left goes first
+  db_.FillQueue(workload.deliveries);
 }
 
-std::unique_ptr<StrategyHandler> SqliteSoakDb::OpenHandler(BenchStrategy strategy) const {
-  return MakeHandler(strategy, SqliteWorkloadDatabase(db_));
+std::unique_ptr<StrategyHandler> DatabaseSoakDb::OpenHandler(BenchStrategy strategy) const {
+  return MakeHandler(strategy, db_);
 }
 
-std::unique_ptr<BrokerQueue> SqliteSoakDb::OpenBroker(
+std::unique_ptr<BrokerQueue> DatabaseSoakDb::OpenBroker(
     std::chrono::milliseconds lease, int64_t consumer,
     const std::function<void(bool open)>& count_open) const {
-  // The broker owns its connection.
-  class Owned final : public BrokerQueue {
-   public:
-    Owned(Connection c, std::chrono::milliseconds lease, int64_t consumer)
-        : c_(std::move(c)), broker_(c_, lease, consumer) {}
-    std::optional<LeasedDelivery> Receive() override { return broker_.Receive(); }
-    bool Ack(const LeasedDelivery& d, bool processed) override {
-      return broker_.Ack(d, processed);
-    }
-    bool AllAcked() override { return broker_.AllAcked(); }
-    Connection& connection() { return c_; }
-
-   private:
-    Connection c_;
-    DurableBroker broker_;
-  };
-  auto owned = std::make_unique<Owned>(db_.Connect(), lease, consumer);
-  owned->connection().OnTransactionChange(count_open);
-  return owned;
+  return db_.OpenQueue(lease, consumer, count_open);
 }
 
-void SqliteSoakDb::Read(SoakReport& report, const Workload& workload) const {
-  Connection check = db_.Connect();
-  report.broker = ReadBrokerCounts(check);
-  const std::unordered_set<std::string> unacked = UnackedOrders(check);
-  report.check = CheckEffects(ReadReserved(check), workload, &unacked);
+void DatabaseSoakDb::Read(SoakReport& report, const Workload& workload) const {
+  report.broker = db_.ReadQueueCounts();
+  const std::unordered_set<std::string> unacked = db_.UnackedOrders();
+  report.check = CheckEffects(db_, workload, &unacked);
 }
 
-void SqliteSoakDb::ReadEffects(SoakReport& report, const Workload& workload) const {
-  Connection check = db_.Connect();
-  report.check = CheckEffects(ReadReserved(check), workload);
+void DatabaseSoakDb::ReadEffects(SoakReport& report, const Workload& workload) const {
+  report.check = CheckEffects(db_, workload);
 }
 
-void RunOnSqlite(const SoakOptions& options, const std::function<void(const SoakDb&)>& run) {
-  DatabaseFile file = options.db_path.empty()
-                          ? DatabaseFile::CreateTemporary(options.settings)
-                          : DatabaseFile::Open(options.db_path, options.settings);
-  SqliteSoakDb db(file);
+void RunOnDatabase(const SoakOptions& options, const std::function<void(const SoakDb&)>& run) {
+  std::unique_ptr<Databases> sqlite;  // no databases given: SQLite's file
+  if (options.databases == nullptr) sqlite = OpenDatabases(DatabaseChoice{.path = options.db_path});
+  const Databases& databases = sqlite ? *sqlite : *options.databases;
+  const std::unique_ptr<WorkloadDatabase> db =
+      databases.CreateWorkload(WorkloadSettings{.file = options.settings});
+  DatabaseSoakDb soak_db(*db);
   try {
-    run(db);
+    run(soak_db);
   } catch (const BrokerError&) {
     throw;  // the broker's errors name the broker
   } catch (const DatabaseError& e) {
-    throw InDatabase(file.path(), e);  // every database error names the file
+    db->Rethrow(e);  // SQLite: every database error names the file
   }
-}
-
-void PgSoakDb::SetUp(const Workload& workload) const {
-  PgWorkloadDatabase(db_, true).StockBooks(workload.books);
-  ResetBroker(db_);
-  Enqueue(db_, workload.deliveries);
-}
-
-std::unique_ptr<StrategyHandler> PgSoakDb::OpenHandler(BenchStrategy strategy) const {
-  return MakeHandler(strategy, PgWorkloadDatabase(db_, true));
-}
-
-std::unique_ptr<BrokerQueue> PgSoakDb::OpenBroker(
-    std::chrono::milliseconds lease, int64_t consumer,
-    const std::function<void(bool open)>& /*count_open*/) const {
-  // Each broker call is one statement in its own transaction: never open between calls.
-  class Owned final : public BrokerQueue {
-   public:
-    Owned(PgConnection c, std::chrono::milliseconds lease, int64_t consumer)
-        : c_(std::move(c)), broker_(c_, lease, consumer) {}
-    std::optional<LeasedDelivery> Receive() override { return broker_.Receive(); }
-    bool Ack(const LeasedDelivery& d, bool processed) override {
-      return broker_.Ack(d, processed);
-    }
-    bool AllAcked() override { return broker_.AllAcked(); }
-
-   private:
-    PgConnection c_;
-    PgDurableBroker broker_;
-  };
-  return std::make_unique<Owned>(db_.Connect(), lease, consumer);
-}
-
-void PgSoakDb::Read(SoakReport& report, const Workload& workload) const {
-  report.broker = ReadBrokerCounts(db_);
-  const std::unordered_set<std::string> unacked = UnackedOrders(db_);
-  report.check = CheckEffects(PgWorkloadDatabase(db_, true), workload, &unacked);
-}
-
-void PgSoakDb::ReadEffects(SoakReport& report, const Workload& workload) const {
-  report.check = CheckEffects(PgWorkloadDatabase(db_, true), workload);
 }
 
 void NatsSoakDb::SetUp(const Workload& workload) const {
@@ -146,9 +77,9 @@ void NatsSoakDb::SetUp(const Workload& workload) const {
   }
   pipe.write.reset();
   const std::string error = ReadAll(pipe.read.get());
-  const int status = child.Wait();
+  const std::optional<int> status = child.Wait();
   if (!error.empty()) throw BrokerError(error);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
     // Not the broker's answer: the child ended before it could give one.
     throw ProcessError("NATS: the child that fills the soak's stream " +
                        DescribeWaitStatus(status));

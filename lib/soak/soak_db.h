@@ -1,7 +1,7 @@
 // Where a soak runs, for the supervisor and its consumers alike: the inventory and the
-// effects in a database (a SQLite file or a PostgreSQL schema), the deliveries in that
-// database's broker table (broker.h, pg_broker.h) or in a NATS JetStream stream
-// (nats_queue.h). SetUp and Read run in the supervisor while no consumer lives; Open* run
+// effects in a database (a SQLite file or a PostgreSQL schema, store/workload_database.h),
+// the deliveries in that database's durable queue (store/durable_queue.h) or in a NATS
+// JetStream stream (nats_queue.h). SetUp and Read run in the supervisor while no consumer lives; Open* run
 // in a consumer, after fork, and open connections of its own, which the caller then owns.
 //
 // A SoakDb keeps references to what it was made with (the database, the inner SoakDb, the
@@ -17,12 +17,11 @@
 
 #include "bench/strategy.h"
 #include "bench/workload.h"
-#include "soak/broker.h"
 #include "soak/soak.h"
+#include "store/durable_queue.h"
+#include "store/workload_database.h"
 
 namespace dedupsim {
-
-class PgDatabase;
 
 class SoakDb {
  public:
@@ -43,10 +42,11 @@ class SoakDb {
   virtual void ReadEffects(SoakReport& report, const Workload& workload) const = 0;
 };
 
-// A SQLite file: the broker is its table, each consumer's connections its own.
-class SqliteSoakDb final : public SoakDb {
+// A database, SQLite's or PostgreSQL's: the broker is its durable queue, each consumer's
+// connections its own.
+class DatabaseSoakDb final : public SoakDb {
  public:
-  explicit SqliteSoakDb(const DatabaseFile& db) : db_(db) {}
+  explicit DatabaseSoakDb(const WorkloadDatabase& db) : db_(db) {}
   void SetUp(const Workload& workload) const override;
   std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const override;
   std::unique_ptr<BrokerQueue> OpenBroker(
@@ -56,31 +56,15 @@ class SqliteSoakDb final : public SoakDb {
   void ReadEffects(SoakReport& report, const Workload& workload) const override;
 
  private:
-  const DatabaseFile& db_;
+  const WorkloadDatabase& db_;
 };
 
-// The soak on SQLite: the file options.db_path names, or a new temporary one (removed
-// afterwards), its SqliteSoakDb handed to run. Every consumer is gone before the
-// supervisor connects again (SoakDb::Read). A database error comes out naming the file;
-// a broker's error names the broker and comes out as it is.
-void RunOnSqlite(const SoakOptions& options, const std::function<void(const SoakDb&)>& run);
-
-// A PostgreSQL schema: the broker is its table; each broker call is one statement in its
-// own transaction, so count_open hears nothing from it.
-class PgSoakDb final : public SoakDb {
- public:
-  explicit PgSoakDb(const PgDatabase& db) : db_(db) {}
-  void SetUp(const Workload& workload) const override;
-  std::unique_ptr<StrategyHandler> OpenHandler(BenchStrategy strategy) const override;
-  std::unique_ptr<BrokerQueue> OpenBroker(
-      std::chrono::milliseconds lease, int64_t consumer,
-      const std::function<void(bool open)>& count_open) const override;
-  void Read(SoakReport& report, const Workload& workload) const override;
-  void ReadEffects(SoakReport& report, const Workload& workload) const override;
-
- private:
-  const PgDatabase& db_;
-};
+// The soak's database, as options.databases makes it (null: SQLite, the file
+// options.db_path names, or a new temporary one removed afterwards), its DatabaseSoakDb
+// handed to run. Every consumer is gone before the supervisor connects again
+// (SoakDb::Read). A database error comes out as the database says it (SQLite's naming the
+// file); a broker's error names the broker and comes out as it is.
+void RunOnDatabase(const SoakOptions& options, const std::function<void(const SoakDb&)>& run);
 
 // The deliveries through NATS JetStream (options.nats_url, options.nats_stream), the
 // inventory and the effects in the database of `inner` (its broker table is not used).

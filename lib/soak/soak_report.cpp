@@ -61,7 +61,7 @@ nlohmann::ordered_json SoakReportToJson(const SoakReport& r) {
     j["killEveryMs"] = o.kill_every.count();
   }
   if (!r.supervisor_only) j["leaseMs"] = o.lease.count();
-  if (o.postgres != nullptr) {
+  if (o.postgres()) {
     j["backend"] = "postgres";
   } else {
     j["journal"] = ToString(o.settings.journal);
@@ -121,7 +121,7 @@ std::string FormatSoakReport(const SoakReport& r) {
                 o.workload.messages, r.distinct_orders, r.duplicates, o.workload.seed,
                 ToString(o.strategy), o.consumers, o.consumers == 1 ? "" : "es",
                 o.kill_every.count(), o.lease.count(),
-                (o.postgres != nullptr
+                (o.postgres()
                      ? std::string("postgres")
                      : fmt::format("journal {}, synchronous {}", ToString(o.settings.journal),
                                    ToString(o.settings.synchronous))) +
@@ -149,7 +149,7 @@ std::string FormatSoakReport(const SoakReport& r) {
       r.supervisor_only
           ? std::string("elapsed ")  // the consumers' errors are on their own terminals
           : fmt::format("{}other consumer errors {}, ",
-                        o.postgres != nullptr
+                        o.postgres()
                             ? std::string()  // no SQLITE_BUSY on a server that locks rows
                             : fmt::format("SQLITE_BUSY escaped {}, ", r.busy_errors),
                         r.other_errors);

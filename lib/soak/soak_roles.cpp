@@ -5,9 +5,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include "postgres/durable_queue.h"
 #include "postgres/store.h"
+#include "postgres/workload_database.h"
 #include "soak/nats_queue.h"
-#include "soak/pg_broker.h"
 #include "soak/soak.h"
 #include "soak/soak_db.h"
 
@@ -21,9 +22,14 @@ namespace {
 
 void ValidateRole(const SoakOptions& options) {
   ValidateSoakOptions(options);
-  if (options.postgres == nullptr) {
+  if (!options.postgres()) {
     throw std::invalid_argument("--role supervisor and consumer need --backend postgres");
   }
+}
+
+// The roles share a run through PostgreSQL's control table (postgres/durable_queue.h).
+const PgDatabase& ServerOf(const SoakOptions& options) {
+  return dynamic_cast<const PgDatabases&>(*options.databases).database();
 }
 
 }  // namespace
@@ -36,8 +42,9 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
   report.options = options;
   report.distinct_orders = static_cast<int64_t>(workload.orders.size());
   report.duplicates = workload.duplicates;
-  const PgDatabase& pg = *options.postgres;
-  PgSoakDb pg_db(pg);
+  const PgDatabase& pg = ServerOf(options);
+  const PgWorkloadDatabase workload_db(pg, true);
+  DatabaseSoakDb pg_db(workload_db);
   NatsSoakDb nats_db(pg_db, options);
   const bool nats = !options.nats_url.empty();
   const SoakDb& db = nats ? static_cast<const SoakDb&>(nats_db) : pg_db;
@@ -93,14 +100,15 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
 SoakConsumerReport RunSoakConsumer(const SoakOptions& options,
                                    const std::function<bool()>& interrupted) {
   ValidateRole(options);
-  const PgDatabase& pg = *options.postgres;
+  const PgDatabase& pg = ServerOf(options);
   EnsureBrokerTables(pg);
   SoakConsumerReport report;
   // Consumers on several machines may share a pid: a random id names this one.
   std::random_device device;
   report.consumer = static_cast<int64_t>(((static_cast<uint64_t>(device()) << 31) ^ device()) &
                                          0x3fffffffffffffffULL);
-  PgSoakDb pg_db(pg);
+  const PgWorkloadDatabase workload_db(pg, true);
+  DatabaseSoakDb pg_db(workload_db);
   NatsSoakDb nats_db(pg_db, options);
   const SoakDb& db = options.nats_url.empty() ? static_cast<const SoakDb&>(pg_db) : nats_db;
   std::unique_ptr<StrategyHandler> handler = db.OpenHandler(options.strategy);

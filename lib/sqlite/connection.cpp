@@ -20,19 +20,6 @@
 
 namespace dedupsim {
 
-std::string_view ToString(JournalMode mode) { return mode == JournalMode::kWal ? "wal" : "delete"; }
-
-std::string_view ToString(Synchronous level) {
-  switch (level) {
-    case Synchronous::kOff:
-      return "off";
-    case Synchronous::kNormal:
-      return "normal";
-    case Synchronous::kFull:
-      return "full";
-  }
-  return "normal";
-}
 
 std::string PlainFileName(const std::string& path) {
   return path.empty() || path.front() == '/' ? path : "./" + path;

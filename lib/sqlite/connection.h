@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "store/database_settings.h"
 #include "store/workload_database.h"
 #include "trace/trace.h"
 
@@ -55,11 +56,7 @@ class StatementGuard {
                         const char* inner) = 0;
 };
 
-enum class JournalMode { kWal, kDelete };
-enum class Synchronous { kOff, kNormal, kFull };
-
-std::string_view ToString(JournalMode mode);   // "wal", "delete"
-std::string_view ToString(Synchronous level);  // "off", "normal", "full"
+// JournalMode and Synchronous: store/database_settings.h.
 
 // The name to hand sqlite3_open_v2 for the file at path: "./" before a relative path, so
 // that "file:x.db", ":memory:" and the like name plain files, whatever SQLITE_USE_URI the

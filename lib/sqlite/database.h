@@ -24,6 +24,7 @@
 #include "os/unique_fd.h"
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
+#include "store/database_settings.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -32,11 +33,7 @@ class KeptConnection;
 
 inline constexpr uint32_t kApplicationId = 0x64647331;  // "dds1"
 
-struct DatabaseSettings {
-  JournalMode journal = JournalMode::kWal;
-  Synchronous synchronous = Synchronous::kNormal;
-  std::chrono::milliseconds busy_timeout{5000};
-};
+// DatabaseSettings (journal, synchronous, busy timeout): store/database_settings.h.
 
 // What CreateTemporary does with its set-up connection once the file is ready. kKeep (a
 // WAL database only): dedupsim keeps it open, idle, for its own set-up and read-backs

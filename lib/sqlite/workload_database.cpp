@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "sqlite/durable_queue.h"
 #include "sqlite/raw_inbox.h"
+#include "sqlite/schema.h"
 #include "sqlite/statement.h"
 #include "sqlite/store.h"
 #include "sqlite/transaction.h"
@@ -53,6 +55,14 @@ Store& SqliteMeasuredSession::store() { return *store_; }
 
 void SqliteWorkloadDatabase::StockBooks(const std::vector<std::string>& books) const {
   Connection setup = db_.Connect();
+  if (!db_.temporary()) {
+    // A kept file (soak --db): what a run before left goes first; one made by an older
+    // dedupsim may lack a table.
+    CreateSchema(setup);
+    setup.ExecScript(
+        "BEGIN IMMEDIATE; DELETE FROM Inbox; DELETE FROM StockItems; "
+        "DELETE FROM StockReservations; COMMIT;");
+  }
   dedupsim::StockBooks(setup, books);
 }
 
@@ -79,6 +89,87 @@ std::unique_ptr<RawInbox> SqliteWorkloadDatabase::OpenRawInbox() const {
   return raw;
 }
 
+void SqliteWorkloadDatabase::FillQueue(const std::vector<OrderPlaced>& messages) const {
+  Connection setup = db_.Connect();
+  ResetBroker(setup);
+  Enqueue(setup, messages);
+}
+
+std::unique_ptr<BrokerQueue> SqliteWorkloadDatabase::OpenQueue(
+    std::chrono::milliseconds lease, int64_t consumer,
+    const std::function<void(bool open)>& count_open) const {
+  // The queue owns its connection.
+  class Owned final : public BrokerQueue {
+   public:
+    Owned(Connection c, std::chrono::milliseconds lease, int64_t consumer)
+        : c_(std::move(c)), broker_(c_, lease, consumer) {}
+    std::optional<LeasedDelivery> Receive() override { return broker_.Receive(); }
+    bool Ack(const LeasedDelivery& d, bool processed) override {
+      return broker_.Ack(d, processed);
+    }
+    bool AllAcked() override { return broker_.AllAcked(); }
+    Connection& connection() { return c_; }
+
+   private:
+    Connection c_;
+    DurableBroker broker_;
+  };
+  auto owned = std::make_unique<Owned>(db_.Connect(), lease, consumer);
+  owned->connection().OnTransactionChange(count_open);
+  return owned;
+}
+
+BrokerCounts SqliteWorkloadDatabase::ReadQueueCounts() const {
+  Connection check = db_.Connect();
+  return ReadBrokerCounts(check);
+}
+
+std::unordered_set<std::string> SqliteWorkloadDatabase::UnackedOrders() const {
+  Connection check = db_.Connect();
+  return dedupsim::UnackedOrders(check);
+}
+
 void SqliteWorkloadDatabase::Rethrow(const DatabaseError& e) const { throw InDatabase(db_.path(), e); }
+
+namespace {
+
+// A workload's database with its file: a temporary file goes with it.
+class OwnedSqliteWorkload final : public WorkloadDatabase {
+ public:
+  OwnedSqliteWorkload(DatabaseFile file, bool automatic_checkpoints)
+      : file_(std::move(file)), db_(file_, automatic_checkpoints) {}
+  void StockBooks(const std::vector<std::string>& books) const override { db_.StockBooks(books); }
+  void Settle() const override { db_.Settle(); }
+  std::unordered_map<std::string, int64_t> ReadReserved() const override {
+    return db_.ReadReserved();
+  }
+  std::unique_ptr<MeasuredSession> OpenSession() const override { return db_.OpenSession(); }
+  std::unique_ptr<RawInbox> OpenRawInbox() const override { return db_.OpenRawInbox(); }
+  void FillQueue(const std::vector<OrderPlaced>& messages) const override {
+    db_.FillQueue(messages);
+  }
+  std::unique_ptr<BrokerQueue> OpenQueue(
+      std::chrono::milliseconds lease, int64_t consumer,
+      const std::function<void(bool open)>& count_open) const override {
+    return db_.OpenQueue(lease, consumer, count_open);
+  }
+  BrokerCounts ReadQueueCounts() const override { return db_.ReadQueueCounts(); }
+  std::unordered_set<std::string> UnackedOrders() const override { return db_.UnackedOrders(); }
+  [[noreturn]] void Rethrow(const DatabaseError& e) const override { db_.Rethrow(e); }
+
+ private:
+  DatabaseFile file_;           // declared first: outlives db_, which refers to it
+  SqliteWorkloadDatabase db_;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkloadDatabase> SqliteDatabases::CreateWorkload(
+    const WorkloadSettings& settings) const {
+  return std::make_unique<OwnedSqliteWorkload>(
+      path_.empty() ? DatabaseFile::CreateTemporary(settings.file)
+                    : DatabaseFile::Open(path_, settings.file),
+      settings.automatic_checkpoints);
+}
 
 }  // namespace dedupsim

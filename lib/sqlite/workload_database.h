@@ -15,6 +15,7 @@
 
 #include "sqlite/connection.h"
 #include "sqlite/database.h"
+#include "store/databases.h"
 #include "store/workload_database.h"
 
 struct sqlite3;
@@ -60,12 +61,32 @@ class SqliteWorkloadDatabase final : public WorkloadDatabase {
   std::unordered_map<std::string, int64_t> ReadReserved() const override;
   std::unique_ptr<MeasuredSession> OpenSession() const override;
   std::unique_ptr<RawInbox> OpenRawInbox() const override;
+  void FillQueue(const std::vector<OrderPlaced>& messages) const override;
+  std::unique_ptr<BrokerQueue> OpenQueue(
+      std::chrono::milliseconds lease, int64_t consumer,
+      const std::function<void(bool open)>& count_open) const override;
+  BrokerCounts ReadQueueCounts() const override;
+  std::unordered_set<std::string> UnackedOrders() const override;
   // InDatabase: the message names the file.
   [[noreturn]] void Rethrow(const DatabaseError& e) const override;
 
  private:
   const DatabaseFile& db_;
   bool automatic_checkpoints_;
+};
+
+// The Databases of SQLite (store/databases.h): each CreateWorkload a new temporary file
+// with the settings (removed with the database made of it), or, when path names one, that
+// file, opened with the settings and kept (its StockBooks first empties what a run before
+// left there, as PostgreSQL's schema is emptied).
+class SqliteDatabases final : public Databases {
+ public:
+  explicit SqliteDatabases(std::string path = "") : path_(std::move(path)) {}
+  std::string_view backend() const override { return "sqlite"; }
+  std::unique_ptr<WorkloadDatabase> CreateWorkload(const WorkloadSettings& settings) const override;
+
+ private:
+  std::string path_;
 };
 
 }  // namespace dedupsim

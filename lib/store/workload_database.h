@@ -21,9 +21,11 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/message.h"
+#include "store/durable_queue.h"
 #include "store/error.h"
 #include "store/store.h"
 
@@ -103,6 +105,21 @@ class WorkloadDatabase {
   virtual std::unordered_map<std::string, int64_t> ReadReserved() const = 0;
   virtual std::unique_ptr<MeasuredSession> OpenSession() const = 0;
   virtual std::unique_ptr<RawInbox> OpenRawInbox() const = 0;
+
+  // The soak's durable queue kept in this database (store/durable_queue.h): its table
+  // created where missing and emptied, then every message enqueued in order, all visible
+  // at once.
+  virtual void FillQueue(const std::vector<OrderPlaced>& messages) const = 0;
+  // One consumer's handle on the queue, on a connection of its own; count_open hears the
+  // transactions that connection opens and ends (SQLite's; each of PostgreSQL's calls is
+  // one statement in its own transaction, and it hears nothing).
+  virtual std::unique_ptr<BrokerQueue> OpenQueue(
+      std::chrono::milliseconds lease, int64_t consumer,
+      const std::function<void(bool open)>& count_open) const = 0;
+  virtual BrokerCounts ReadQueueCounts() const = 0;
+  // The OrderIds no entry of which was acked (none when every entry was).
+  virtual std::unordered_set<std::string> UnackedOrders() const = 0;
+
   // Called in a catch block with a database error of a run on this database: throws it
   // as the user should read it (SQLite names its file; PostgreSQL's name the server).
   [[noreturn]] virtual void Rethrow(const DatabaseError& e) const = 0;

@@ -1,4 +1,4 @@
-// The soak's durable broker (soak/broker.h) in PostgreSQL's dialect: the same table, the
+// The soak's durable queue (store/durable_queue.h) in PostgreSQL's dialect: the same table, the
 // same lease design (a visibility timeout, the delivery count as the lease token, an ack
 // refused once the lease is lost), kept in dedupsim's marked schema. Receive takes the
 // oldest visible entry with FOR UPDATE SKIP LOCKED, so consumers on any number of
@@ -15,7 +15,7 @@
 
 #include "core/message.h"
 #include "postgres/connection.h"
-#include "soak/broker.h"
+#include "store/durable_queue.h"
 
 namespace dedupsim {
 

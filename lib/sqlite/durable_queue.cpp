@@ -1,4 +1,4 @@
-#include "soak/broker.h"
+#include "sqlite/durable_queue.h"
 
 #include "sqlite/statement.h"
 #include "sqlite/transaction.h"

@@ -1,4 +1,4 @@
-#include "soak/pg_broker.h"
+#include "postgres/durable_queue.h"
 
 #include <fmt/format.h>
 
