@@ -20,7 +20,7 @@
 #include "views/svg_timeline.h"
 #include "views/html_steps.h"
 #include "views/trace_text.h"
-#include "world/table_probe.h"
+#include "store/tables_reader.h"
 
 namespace views_test {
 
