@@ -271,12 +271,12 @@ Scheduler::Scheduler(std::span<const Strategy* const> strategies, SchedulerOptio
 
 Scheduler::~Scheduler() = default;
 
-std::unique_ptr<TablesReader> Scheduler::OpenTablesReader() const {
+std::unique_ptr<TablesReader> Scheduler::OpenTablesReader(bool second_file) const {
   if (impl_->options.postgres != nullptr) {
     return OpenPgTablesReader(*impl_->options.postgres, nullptr);  // no side store there
   }
   std::vector<std::pair<std::string, std::string>> stores = {{"database", impl_->db.path()}};
-  if (impl_->aux_db) stores.emplace_back("second file", impl_->aux_db->path());
+  if (second_file && impl_->aux_db) stores.emplace_back("second file", impl_->aux_db->path());
   return std::make_unique<TableProbe>(std::move(stores));
 }
 

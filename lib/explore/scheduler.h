@@ -175,9 +175,10 @@ class Scheduler {
 
   // A reader of every table of the explorer's database as a run left it or leaves it
   // (store/tables_reader.h): on SQLite its file and the second file (a cache strategy's,
-  // when a strategy has one), each through a read-only connection; on PostgreSQL the
-  // schema's tables, committed rows only. The scheduler must outlive the reader.
-  std::unique_ptr<TablesReader> OpenTablesReader() const;
+  // when a strategy has one and second_file is true), each through a read-only connection;
+  // on PostgreSQL the schema's tables, committed rows only. The scheduler must outlive the
+  // reader.
+  std::unique_ptr<TablesReader> OpenTablesReader(bool second_file = true) const;
   JournalMode journal() const;
 
   struct Impl;
