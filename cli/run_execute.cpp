@@ -17,7 +17,6 @@
 #include "core/duration.h"
 #include "exit_status.h"
 #include "lesson/runner.h"
-#include "lesson/tables_reader.h"
 #include "options.h"
 #include "os/atomic_file.h"
 #include "postgres/cluster.h"
@@ -33,7 +32,7 @@
 #include "views/svg_timeline.h"
 #include "views/trace_text.h"
 #include "world/broker/broker_setup.h"
-#include "world/table_probe.h"
+#include "store/tables_reader.h"
 
 namespace dedupsim::cli {
 
@@ -53,7 +52,7 @@ int RunScenarios(const RunArgs& args, const std::vector<const Scenario*>& scenar
   std::vector<TablesSnapshot> snapshots;
   std::unique_ptr<TablesReader> probe;
   if (html) {
-    probe = OpenTablesReader(env);
+    probe = env.backend.OpenTablesReader(&env.sides);
     env.recorder.SetObserver([&](const TraceEvent& e) { snapshots.push_back(probe->Read(e)); });
   }
   for (const Scenario* scenario : scenarios) {

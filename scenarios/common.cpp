@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "world/broker/broker.h"
+#include "sqlite/database.h"
 #include "sqlite/store.h"
 #include "world/broker/simulated_broker.h"
 

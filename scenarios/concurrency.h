@@ -41,8 +41,7 @@ struct PairOutcome {
 // The pair's timing from the run options (--hold-ms, --stagger-ms): see instances.h.
 PairTiming TimingFrom(const RunOptions& options);
 
-// One instance's work on its own store, on whichever backend the scenario runs: the same
-// body runs on a SQLite connection of RunInstancePair or on a server store of its own.
+// One instance's work on its own store, on whichever backend the scenario runs.
 struct StoreTask {
   std::string name;      // "A", "B": the trace's instance
   DeliveryRef delivery;  // what its steps work for; none (number 0) to mark none
@@ -52,9 +51,9 @@ struct StoreTask {
 };
 
 // Runs the pair in RunGatedPair's order and timing (instances.h), as threads or processes
-// per the options. On SQLite the lock intervals are kept; on a server database
-// (env.backend not SQLite) each instance has its own store, and the second's statements
-// are kept as the server saw them (watched).
+// per the options, each instance on a store of its own. On SQLite the lock intervals are
+// kept (Store::lock_waits); on a server database (env.backend not SQLite) the second's
+// statements are kept as the server saw them (watched).
 // first_processed and second_processed are left for the caller to read from the values.
 // timing: TimingFrom(env.options) unless given (e.g. second_blocks false where the second
 // meets no lock of the first's on SQLite).

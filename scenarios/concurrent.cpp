@@ -15,7 +15,6 @@
 #include "consumers/idempotent.h"
 #include "lesson/instances.h"
 #include "scenarios.h"
-#include "sqlite/store.h"
 #include "store/error.h"
 #include "store/store.h"
 
@@ -41,18 +40,15 @@ PairTiming TimingFrom(const RunOptions& options) {
   return PairTiming{.hold = options.hold, .stagger = options.stagger};
 }
 
-namespace {
-
-// The pair on a server database: RunGatedPair (instances.h) with each task on a store of
-// its own, opened in the thread or process that runs it (after any fork), blocked when the
-// server shows one of its statements waiting for a lock (a side connection). The second's
-// end releases the first as its wait does, so the first always waits for one or the other
-// (second_blocks), never for a lock the second does not meet.
-std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTask& first,
-                                                 const StoreTask& second, PairTiming timing) {
-  timing.second_blocks = true;
+PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second,
+                         const std::optional<PairTiming>& timing) {
+  PairTiming used = timing ? *timing : TimingFrom(env.options);
+  // On a server the second's end releases the first as its wait does, so the first always
+  // waits for one or the other (second_blocks), never for a lock the second does not meet.
+  const bool watched = OnServer(env);
+  if (watched) used.second_blocks = true;
   const std::array<const StoreTask*, 2> tasks{&first, &second};
-  return RunGatedPair(
+  std::vector<InstanceResult> results = RunGatedPair(
       env, {first.name, second.name},
       [&env, &tasks](int index) {
         const StoreTask& task = *tasks[static_cast<size_t>(index)];
@@ -65,31 +61,11 @@ std::vector<InstanceResult> RunStorePairOnServer(ScenarioEnv& env, const StoreTa
               return task.body(store, hold_point);
             });
       },
-      timing);
-}
-
-// The same task on a SQLite connection of RunInstancePair: a store borrowing it.
-InstanceTask OnSqlite(const StoreTask& task) {
-  return {task.name, [task](Connection& db, const Hook& hold_point) -> nlohmann::json {
-            if (task.delivery.number != 0) BeginDelivery(db, task.delivery);
-            SqliteStore store(db);
-            return task.body(store, hold_point);
-          }};
-}
-
-}  // namespace
-
-PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second,
-                         const std::optional<PairTiming>& timing) {
+      used);
   PairOutcome out;
-  std::vector<InstanceResult> results;
-  const PairTiming used = timing ? *timing : TimingFrom(env.options);
-  if (OnServer(env)) {
-    results = RunStorePairOnServer(env, first, second, used);
+  if (watched) {
     out.second_statements = results[1].statements;
     out.watched = true;
-  } else {
-    results = RunInstancePair(env, OnSqlite(first), OnSqlite(second), used);
   }
   out.first = std::move(results[0]);
   out.second = std::move(results[1]);

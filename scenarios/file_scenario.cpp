@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common.h"
+#include "concurrency.h"
 #include "explore/strategy.h"
 #include "files/scenario_line.h"
 #include "lesson/crash.h"
@@ -220,9 +221,10 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
       hold_used = timing.hold;
       stagger_used = timing.stagger;
       auto body = [&env, &stores, &consumer, message, &fault](int number, bool holds) {
-        return [&env, &stores, &consumer, message, &fault, number, holds](Connection& db,
+        return [&env, &stores, &consumer, message, &fault, number, holds](Store& store,
                                                                           const Hook& hold_point) {
-          BeginDelivery(db, Delivered(message, number));
+          // A lesson file runs on SQLite only: its instance's store is a connection's.
+          Connection& db = dynamic_cast<SqliteStore&>(store).connection();
           if (holds) db.SetHookFaults(At(fault.point, hold_point));
           InMemoryEmailProvider sent;
           std::string result = Handle(env, stores, consumer, db, sent, message, number);
@@ -231,13 +233,14 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
       };
       const int first = ++delivered[message.message_id];
       const int second = ++delivered[message.message_id];
-      std::vector<InstanceResult> pair =
-          RunInstancePair(env, {"A", body(first, true)}, {"B", body(second, false)}, timing);
-      for (const InstanceResult& r : pair) {
-        ReplayEmails(r.value["emails"], emails);
-        records.push_back({consumer.name, r.value["result"].get<std::string>(), false});
+      const PairOutcome pair =
+          RunStorePair(env, {"A", Delivered(message, first), body(first, true)},
+                       {"B", Delivered(message, second), body(second, false)}, timing);
+      for (const InstanceResult* r : {&pair.first, &pair.second}) {
+        ReplayEmails(r->value["emails"], emails);
+        records.push_back({consumer.name, r->value["result"].get<std::string>(), false});
       }
-      records.back().waited = WaitedFor(pair[1].locks, pair[0].locks);
+      records.back().waited = pair.SecondWaited();
       continue;
     }
     nlohmann::json copies = d.copies.Evaluate(option);

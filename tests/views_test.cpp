@@ -23,7 +23,7 @@
 #include "views/timeline_text.h"
 #include "views/html_steps.h"
 #include "views/trace_text.h"
-#include "world/table_probe.h"
+#include "store/tables_reader.h"
 
 namespace views_test {
 

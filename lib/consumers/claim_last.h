@@ -5,37 +5,38 @@
 // SQLite it waits for the write lock at that UPDATE rather than at the Inbox insert.
 //
 // The consumer reports what happened inside its transaction, so a scenario can show it:
-// rows its UPDATE changed, Reserved as the transaction saw it, and the busy handler's
-// calls and wait during each of the two statements.
+// rows its UPDATE changed, Reserved as the transaction saw it, and, where the store
+// measures its own lock waits (Store::lock_waits: SQLite's busy handler), the waits during
+// each of the two statements. On a store that keeps no such measure (PostgreSQL: its waits
+// are the server's, Store::WatchedStatements) those two figures are absent, never zero.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "core/clock.h"
 #include "core/hooks.h"
 #include "core/message.h"
-#include "sqlite/connection.h"
+#include "store/lock_waits.h"
 #include "store/store.h"
 
 namespace dedupsim {
 
 struct ClaimLastReport {
   bool processed = false;
-  int64_t stock_update_changes = 0;  // Changes() right after the UPDATE
-  int64_t reserved_inside = 0;       // Reserved read back inside the transaction
-  BusyStats stock_update_wait;       // busy handler during the UPDATE
-  BusyStats claim_wait;              // busy handler during the Inbox INSERT
-  bool rolled_back = false;          // the transaction ended in ROLLBACK
+  int64_t stock_update_changes = 0;          // rows the UPDATE changed (LessonTables::LastChanges)
+  int64_t reserved_inside = 0;               // Reserved read back inside the transaction
+  std::optional<BusyStats> stock_update_wait;  // the store's lock waits during the UPDATE
+  std::optional<BusyStats> claim_wait;         // ... during the Inbox INSERT
+  bool rolled_back = false;                  // the transaction ended in ROLLBACK
 };
 
 class ClaimLastReserveStock {
  public:
   static constexpr const char* kName = "inventory.reserve-stock";
 
-  ClaimLastReserveStock(Connection& db, Clock& clock) : db_(&db), clock_(clock) {}
-  // Through the store seam (either backend): the same steps; the report's busy figures,
-  // SQLite's busy handler's, stay 0, and stock_update_changes is not measured (0).
-  ClaimLastReserveStock(Store& store, Clock& clock) : store_(&store), clock_(clock) {}
+  // store must outlive the consumer.
+  ClaimLastReserveStock(Store& store, Clock& clock) : store_(store), clock_(clock) {}
 
   Hook before_commit;
 
@@ -43,10 +44,7 @@ class ClaimLastReserveStock {
   ClaimLastReport Handle(const OrderPlaced& m);
 
  private:
-  ClaimLastReport HandleOnStore(const OrderPlaced& m);
-
-  Connection* db_ = nullptr;
-  Store* store_ = nullptr;
+  Store& store_;
   Clock& clock_;
 };
 

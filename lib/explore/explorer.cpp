@@ -13,7 +13,6 @@
 #include "explore/deliveries.h"
 #include "explore/search.h"
 #include "explore/strategies.h"
-#include "lesson/tables_reader.h"
 
 namespace dedupsim::explore {
 
@@ -441,18 +440,8 @@ ScheduleResult Explorer::Replay(const CellResult& cell, const Counterexample& c,
     return *run;
   }
   // On SQLite the explorer's files, each through a read-only connection; on PostgreSQL the
-  // schema's tables, committed rows only, one snapshot per step (lesson/tables_reader.h).
-  std::unique_ptr<TablesReader> probe;
-  if (options_.postgres != nullptr) {
-    probe = OpenTablesReader(*options_.postgres);
-  } else {
-    std::vector<std::pair<std::string, std::string>> stores = {
-        {"database", scheduler_.database().path()}};
-    if (const DatabaseFile* second = scheduler_.second_database()) {
-      stores.emplace_back("second file", second->path());
-    }
-    probe = std::make_unique<TableProbe>(std::move(stores));
-  }
+  // schema's tables, committed rows only, one snapshot per step.
+  std::unique_ptr<TablesReader> probe = scheduler_.OpenTablesReader();
   // Only one instance runs at a time, and it records its step once the step returned: the
   // probe reads while nothing else moves.
   recorder->SetObserver([&](const TraceEvent& e) { tables->push_back(probe->Read(e)); });

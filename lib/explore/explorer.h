@@ -20,7 +20,7 @@
 #include "explore/outcome.h"
 #include "explore/plan.h"
 #include "explore/scheduler.h"
-#include "world/table_probe.h"
+#include "store/tables_reader.h"
 
 namespace dedupsim::explore {
 

@@ -15,10 +15,12 @@
 #include "explore/worker.h"
 #include "postgres/connection.h"
 #include "postgres/store.h"
+#include "postgres/tables_reader.h"
 #include "sqlite/error.h"
 #include "sqlite/sandbox.h"
 #include "sqlite/schema.h"
 #include "sqlite/statement.h"
+#include "sqlite/table_probe.h"
 
 namespace dedupsim::explore {
 
@@ -275,13 +277,17 @@ Scheduler::Scheduler(std::span<const Strategy* const> strategies, SchedulerOptio
 
 Scheduler::~Scheduler() = default;
 
-const DatabaseFile& Scheduler::database() const { return impl_->db; }
+std::unique_ptr<TablesReader> Scheduler::OpenTablesReader(bool second_file) const {
+  if (impl_->options.postgres != nullptr) {
+    return OpenPgTablesReader(*impl_->options.postgres, nullptr);  // no side store there
+  }
+  std::vector<std::pair<std::string, std::string>> stores = {{"database", impl_->db.path()}};
+  if (second_file && impl_->aux_db) stores.emplace_back("second file", impl_->aux_db->path());
+  return std::make_unique<TableProbe>(std::move(stores));
+}
 
 void Scheduler::StopAt(std::optional<std::chrono::steady_clock::time_point> deadline) {
   impl_->deadline = deadline;
-}
-const DatabaseFile* Scheduler::second_database() const {
-  return impl_->aux_db ? &*impl_->aux_db : nullptr;
 }
 JournalMode Scheduler::journal() const { return impl_->options.journal; }
 

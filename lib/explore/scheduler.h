@@ -30,6 +30,7 @@
 #include "explore/outcome.h"
 #include "explore/plan.h"
 #include "sqlite/database.h"
+#include "store/tables_reader.h"
 #include "trace/trace.h"
 
 namespace dedupsim {
@@ -172,9 +173,12 @@ class Scheduler {
   // abandoned with out_of_time. nullopt: no deadline.
   void StopAt(std::optional<std::chrono::steady_clock::time_point> deadline);
 
-  const DatabaseFile& database() const;
-  // The second file (a cache strategy's), or null when no strategy has one.
-  const DatabaseFile* second_database() const;
+  // A reader of every table of the explorer's database as a run left it or leaves it
+  // (store/tables_reader.h): on SQLite its file and the second file (a cache strategy's,
+  // when a strategy has one and second_file is true), each through a read-only connection;
+  // on PostgreSQL the schema's tables, committed rows only. The scheduler must outlive the
+  // reader.
+  std::unique_ptr<TablesReader> OpenTablesReader(bool second_file = true) const;
   JournalMode journal() const;
 
   struct Impl;

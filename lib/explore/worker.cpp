@@ -15,6 +15,7 @@
 #include "sqlite/error.h"
 #include "sqlite/side_records.h"
 #include "sqlite/store.h"
+#include "world/broker/broker.h"
 
 namespace dedupsim::explore {
 
@@ -195,17 +196,8 @@ void Worker::NoteUnacked(const DeliveryRef& released) {
   if (recorder_ == nullptr) return;
   // The broker's step, not the consumer's: no ack came for this delivery, so the message
   // goes back to the queue (the same event as Broker::ReleaseUnacked records in a lesson).
-  TraceEvent e;
-  e.at_us = recorder_->MicrosSinceOrigin();
-  e.instance = "broker";
-  e.pid = static_cast<int>(getpid());
-  e.kind = "broker";
-  e.actor = kActorBroker;
-  e.op = "unacked";
-  e.key = released.key;
-  e.delivery = released.number;
-  e.detail = "the consumer's connection closed without a commit";
-  recorder_->Record(std::move(e));
+  recorder_->Record(BrokerEvent(*recorder_, "unacked", released,
+                                "the consumer's connection closed without a commit"));
 }
 
 Connection Worker::OpenGated(const DatabaseFile& file) {

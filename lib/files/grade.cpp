@@ -168,8 +168,7 @@ namespace {
 std::vector<BookFigure> ReadBookFigures(explore::Explorer& explorer, const explore::Plan& plan) {
   std::vector<BookFigure> books;
   if (explorer.options().postgres != nullptr || plan.books.empty()) return books;
-  TableProbe probe({{"database", explorer.scheduler().database().path()}});
-  const TablesSnapshot snap = probe.Read(TraceEvent{});
+  const TablesSnapshot snap = explorer.scheduler().OpenTablesReader(/*second_file=*/false)->Read(TraceEvent{});
   const TableState* stock = nullptr;
   for (const TableState& t : snap.tables) {
     if (t.name == "StockItems") stock = &t;

@@ -16,7 +16,7 @@
 #include "explore/explorer.h"
 #include "explore/faults.h"
 #include "trace/trace.h"
-#include "world/table_probe.h"
+#include "store/tables_reader.h"
 
 namespace dedupsim::files {
 

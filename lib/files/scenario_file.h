@@ -8,7 +8,7 @@
 //
 // Running one (scenarios/file_scenario.h) reuses the scenarios' machinery: Restock,
 // OpenTraced/OpenProbe, the crash runner (RunCrashingDelivery, so --crash-mode throw/exit/kill) and
-// the pair of racing instances (RunInstancePair, so --hold-ms/--stagger-ms/--instances). Faults
+// the pair of racing instances (RunGatedPair, so --hold-ms/--stagger-ms/--instances). Faults
 // reach a consumer through Connection::SetHookFaults, at the hook points it already passes.
 #pragma once
 

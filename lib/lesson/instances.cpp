@@ -58,46 +58,31 @@ struct RaceChannels {
   }
 };
 
-// SQLite's instance: a traced connection keeping its lock history; blocked when its busy
-// handler runs.
-class SqlitePairInstance final : public PairInstance {
- public:
-  SqlitePairInstance(ScenarioEnv& env, const InstanceTask& task)
-      : db_(SqliteFileOf(env.backend).Connect()), task_(task) {
-    db_.SetTrace(&env.recorder, task.name);
-    db_.KeepLockHistory();
-  }
-  void OnBlocked(std::function<void()> on_blocked) override {
-    db_.OnBlocked(std::move(on_blocked));
-  }
-  void KeepWaitingWhile(std::function<bool()> first_pending, int first_ended_fd) override {
-    db_.KeepWaitingWhile(std::move(first_pending), first_ended_fd);
-  }
-  nlohmann::json Run(const Hook& hold_point) override { return task_.body(db_, hold_point); }
-  void Finish(InstanceResult& result, SteadyTime started) override {
-    result.busy = db_.busy();
-    db_.Close();  // a transaction still open ends here, and its hold with it
-    result.locks = db_.lock_history();
-    result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Steady::now() - started);
-  }
-
- private:
-  Connection db_;
-  const InstanceTask& task_;
-};
-
 // A store's instance: blocked when the store's wait listener is called.
 class StoreInstance final : public PairInstance {
  public:
   StoreInstance(std::function<std::unique_ptr<Store>()> open,
                 std::function<nlohmann::json(Store&, const Hook&)> body)
-      : store_(open()), body_(std::move(body)) {}
+      : store_(open()), body_(std::move(body)) {
+    if (LockWaits* waits = store_->lock_waits()) waits->KeepLockHistory();
+  }
   void OnBlocked(std::function<void()> on_blocked) override {
     store_->SetWaitListener(std::move(on_blocked));
   }
-  void KeepWaitingWhile(std::function<bool()>, int) override {}  // the server waits, no timeout
+  // A store that measures its waits has a busy timeout to keep from running out; a server
+  // waits without one.
+  void KeepWaitingWhile(std::function<bool()> first_pending, int first_ended_fd) override {
+    if (LockWaits* waits = store_->lock_waits()) {
+      waits->KeepWaitingWhile(std::move(first_pending), first_ended_fd);
+    }
+  }
   nlohmann::json Run(const Hook& hold_point) override { return body_(*store_, hold_point); }
   void Finish(InstanceResult& result, SteadyTime started) override {
+    if (LockWaits* waits = store_->lock_waits()) {
+      result.busy = waits->busy();
+      waits->Close();  // a transaction still open ends here, and its hold with it
+      result.locks = waits->lock_history();
+    }
     result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Steady::now() - started);
     result.statements = store_->WatchedStatements();
     store_.reset();  // closed before anyone reads the tables
@@ -361,17 +346,6 @@ std::vector<InstanceResult> RunGatedPair(ScenarioEnv& env, const std::array<std:
   return env.options.instances == InstanceMode::kProcesses
              ? RunAsProcesses(env, names, open, timing)
              : RunAsThreads(names, open, timing);
-}
-
-std::vector<InstanceResult> RunInstancePair(ScenarioEnv& env, const InstanceTask& first,
-                                            const InstanceTask& second, const PairTiming& timing) {
-  const std::array<const InstanceTask*, 2> tasks{&first, &second};
-  return RunGatedPair(
-      env, {first.name, second.name},
-      [&env, &tasks](int index) -> std::unique_ptr<PairInstance> {
-        return std::make_unique<SqlitePairInstance>(env, *tasks[static_cast<size_t>(index)]);
-      },
-      timing);
 }
 
 std::unique_ptr<PairInstance> StorePairInstance(

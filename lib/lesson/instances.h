@@ -12,11 +12,12 @@
 // A starved thread or process changes the timings, never which of the two happens; and the
 // second's busy timeout starts only once the first instance has ended, so neither a hold
 // longer than that timeout nor a stalled first instance makes it give up. The waits stay
-// real lock waits. On SQLite each instance keeps its lock history (when it held the
-// write lock, when it was blocked), on the steady clock that threads and forked processes
-// share, so a scenario can tell who waited for whom from the intervals; on a server the
-// second's waits are the server's word, seen from a side connection (PairInstance: the
-// runner is one, the gate per backend).
+// real lock waits. Each instance runs on a store of its own. Where the store measures its
+// own lock waits (Store::lock_waits: SQLite's busy handler) each instance keeps its lock
+// history (when it held the write lock, when it was blocked), on the steady clock that
+// threads and forked processes share, so a scenario can tell who waited for whom from the
+// intervals; on a server the second's waits are the server's word, seen from a side
+// connection (Store::WatchedStatements).
 #pragma once
 
 #include <array>
@@ -31,19 +32,10 @@
 #include "lesson/scenario.h"
 #include "os/child_process.h"
 #include "os/unique_fd.h"
-#include "sqlite/connection.h"
-#include "sqlite/database.h"
+#include "store/lock_waits.h"
 #include "store/store.h"
 
 namespace dedupsim {
-
-struct InstanceTask {
-  std::string name;  // "A", "B": the trace's instance
-  // The consumer's work on the instance's own traced connection; returns what the scenario
-  // wants back (e.g. processed: true). Runs in a child in process mode. The first instance
-  // runs hold_point at its hold point; the second gets a hook that does nothing.
-  std::function<nlohmann::json(Connection&, const Hook& hold_point)> body;
-};
 
 struct PairTiming {
   std::chrono::milliseconds hold{0};     // the first goes on this long after its hold point
@@ -58,15 +50,17 @@ struct InstanceResult {
   int pid = 0;
   nlohmann::json value;
   std::chrono::microseconds elapsed{0};  // from its release to its end
-  BusyStats busy;                        // SQLite: what its busy handler saw
-  LockHistory locks;                     // SQLite: its write-lock holds and blocked waits
+  // Where the store measures its own lock waits (SQLite): what its busy handler saw, and
+  // its write-lock holds and blocked waits. Zero and empty where it does not (a server).
+  BusyStats busy;
+  LockHistory locks;
   // A server: its statements as the server showed them from a side connection.
   std::vector<WatchedStatement> statements;
 };
 
-// One instance of the pair on its own connection: the runner's gate, per backend. The
-// runner (RunGatedPair) orders the pair by events; the instance says how its backend shows
-// a wait and how it runs its task.
+// One instance of the pair on its own connection: the runner's gate. The runner
+// (RunGatedPair) orders the pair by events; the instance says how its store shows a wait
+// and how it runs its task (StorePairInstance, on either backend).
 class PairInstance {
  public:
   virtual ~PairInstance() = default;
@@ -97,14 +91,11 @@ using PairInstanceOpener = std::function<std::unique_ptr<PairInstance>(int index
 std::vector<InstanceResult> RunGatedPair(ScenarioEnv& env, const std::array<std::string, 2>& names,
                                          const PairInstanceOpener& open, const PairTiming& timing);
 
-// RunGatedPair with SQLite instances: each task on its own traced connection keeping its
-// lock history, blocked when its busy handler runs.
-std::vector<InstanceResult> RunInstancePair(ScenarioEnv& env, const InstanceTask& first,
-                                            const InstanceTask& second, const PairTiming& timing);
-
-// An instance of RunGatedPair on a store of its own (a server's: the store shows its waits
-// through Store::SetWaitListener and keeps its WatchedStatements). open makes the store
-// (in the thread or process that runs it); body is the task.
+// An instance of RunGatedPair on a store of its own: blocked when the store shows a wait
+// (Store::SetWaitListener: SQLite's busy handler, or the server seen from a side
+// connection); it keeps its lock history where the store measures its waits
+// (Store::lock_waits), or the statements as the server showed them (WatchedStatements).
+// open makes the store (in the thread or process that runs it); body is the task.
 std::unique_ptr<PairInstance> StorePairInstance(
     std::function<std::unique_ptr<Store>()> open,
     std::function<nlohmann::json(Store&, const Hook& hold_point)> body);

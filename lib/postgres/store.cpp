@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "postgres/error.h"
+#include "postgres/tables_reader.h"
 
 namespace dedupsim {
 
@@ -399,6 +400,10 @@ int64_t PgBackend::CountRows(std::string_view table) const {
   if (!IsOurTable(Lower(table))) throw DatabaseError("not a dedupsim table: " + std::string(table));
   PgConnection c = db_.Connect();
   return c.Exec(fmt::format("SELECT count(*) FROM {}", table)).Int(0, 0);
+}
+
+std::unique_ptr<TablesReader> PgBackend::OpenTablesReader(const SideStores* sides) const {
+  return OpenPgTablesReader(db_, sides);
 }
 
 }  // namespace dedupsim

@@ -151,6 +151,8 @@ class PgBackend final : public Backend {
   void AddStock(const StockItem& item) const override;
   StockItem ReadStock(std::string_view book_id) const override;
   int64_t CountRows(std::string_view table) const override;
+  // postgres/tables_reader.h
+  std::unique_ptr<TablesReader> OpenTablesReader(const SideStores* sides) const override;
 
  private:
   const PgDatabase& db_;

@@ -82,17 +82,6 @@ struct Connection::AuthState {
   TraceState* trace = nullptr;
 };
 
-bool WaitedFor(const LockHistory& waiter, const LockHistory& holder) {
-  for (const BlockedWait& w : waiter.waits) {
-    for (const LockHold& h : holder.held) {
-      const bool overlaps = w.blocked < h.released && w.resumed > h.acquire_started;
-      const bool resumed_after = w.resumed >= h.release_started;
-      if (overlaps && resumed_after) return true;
-    }
-  }
-  return false;
-}
-
 namespace {
 
 // A savepoint statement's op, from the authorizer's first argument.

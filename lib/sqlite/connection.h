@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "store/database_settings.h"
+#include "store/lock_waits.h"
 #include "store/workload_database.h"
 #include "trace/trace.h"
 
@@ -70,42 +71,9 @@ struct ConnectionOptions {
   std::chrono::milliseconds busy_timeout{5000};
 };
 
-// What the busy handler saw since the connection opened: BusyStats (store/workload_database.h).
-
-using SteadyTime = std::chrono::steady_clock::time_point;
-
-// One stretch of this connection's transaction holding the write lock, on the steady clock
-// (CLOCK_MONOTONIC, shared by threads and by processes forked from one another). The lock
-// was taken during the statement that ran from acquire_started to acquired, and was free
-// again somewhere between release_started and released (the COMMIT or ROLLBACK step, or
-// the close that dropped the transaction).
-struct LockHold {
-  SteadyTime acquire_started;
-  SteadyTime acquired;
-  SteadyTime release_started;
-  SteadyTime released;
-};
-
-// One stretch of a statement blocked on a lock: from the busy handler's first call to the
-// statement's return.
-struct BlockedWait {
-  SteadyTime blocked;
-  SteadyTime resumed;
-};
-
-// What a connection kept of its locks (see Connection::KeepLockHistory).
-struct LockHistory {
-  std::vector<LockHold> held;
-  std::vector<BlockedWait> waits;
-};
-
-// True when some wait of `waiter` was blocked while `holder` held the write lock and went
-// on only after that hold ended: the wait overlaps the hold, and it resumed no earlier than
-// the step that released the lock began. A busy call that overlaps no hold of the holder
-// (WAL-index or checkpoint contention, another writer) does not count.
-bool WaitedFor(const LockHistory& waiter, const LockHistory& holder);
-
-class Connection {
+// A LockWaits (store/lock_waits.h): its busy handler's figures, its lock history, its waits
+// kept going while another instance's transaction is known to go on, and its Close.
+class Connection final : public LockWaits {
  public:
   // Opens path; throws SqliteError when SQLite cannot open it.
   Connection(const std::string& path, const ConnectionOptions& options);
@@ -134,12 +102,12 @@ class Connection {
   int64_t Changes() const;
   // True while a transaction is open on this connection.
   bool InTransaction() const;
-  BusyStats busy() const;
+  BusyStats busy() const override;
 
   // Keeps every write-lock hold and every blocked wait from now on (off by default: the
   // bench and soak run millions of transactions). Kept across moves.
-  void KeepLockHistory();
-  LockHistory lock_history() const;
+  void KeepLockHistory() override;
+  LockHistory lock_history() const override;
   // Called (on this connection's thread) at the first busy-handler call of each wait, after
   // the wait's "wait" event is recorded (when tracing): what the callback causes comes after.
   void OnBlocked(std::function<void()> callback);
@@ -147,13 +115,13 @@ class Connection {
   void SetBusyTimeout(std::chrono::milliseconds timeout);
   // While other_holds() returns true (asked at each busy-handler call), a wait does not use
   // up the busy timeout: the timeout runs from the first call at which it returns false.
-  // For a wait whose end is known by an event (RunInstancePair: the first instance's
+  // For a wait whose end is known by an event (lesson/instances.h: the first instance's
   // transaction, held as long as --hold-ms asks or a loaded machine stalls it), so that
   // neither the hold nor the scheduler decides whether the waiter gives up. wake_fd >= 0:
   // a descriptor that turns readable (data or EOF) when that event comes; the busy
   // handler's pause between two tries of the lock ends as soon as it does (once: later
   // pauses are the plain 0.5 ms), so the retry follows the holder's end at once.
-  void KeepWaitingWhile(std::function<bool()> other_holds, int wake_fd = -1);
+  void KeepWaitingWhile(std::function<bool()> other_holds, int wake_fd = -1) override;
   // Called after a step or close that opened (true) or ended (false) a transaction: from
   // BEGIN's return to COMMIT's or ROLLBACK's return, the connection is in a transaction.
   void OnTransactionChange(std::function<void(bool open)> callback);
@@ -207,7 +175,7 @@ class Connection {
 
   // Closes the handle now, committing nothing: an open transaction is discarded, as when
   // the process dies. Later calls throw.
-  void Close() noexcept;
+  void Close() noexcept override;
   bool is_open() const { return db_ != nullptr; }
   // True while this connection's transaction holds the file's write lock (it has written:
   // SQLite's SQLITE_TXN_WRITE); false when closed or not in a write transaction.

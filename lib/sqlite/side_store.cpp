@@ -18,6 +18,7 @@
 #include "sqlite/error.h"
 #include "sqlite/kept_connection.h"
 #include "sqlite/side_records.h"
+#include "sqlite/table_probe.h"
 
 namespace dedupsim {
 
@@ -181,16 +182,17 @@ std::unique_ptr<SideStore> SqliteSideStores::Create(SideStoreKind kind) {
   return std::make_unique<SqliteSideStore>(SideStoreFile::Create(folder_->home(), kind));
 }
 
-std::vector<std::pair<std::string, std::string>> SqliteSideStores::Places() const {
+std::unique_ptr<TablesReader> SqliteSideStores::OpenTablesReader() const {
   std::string base;
   if (main_ != nullptr) {
     base = main_->path();
   } else if (folder_) {
     base = folder_->home().base;
   } else {
-    return {};
+    return nullptr;
   }
-  return {{"cache", base + kDedupCacheSuffix}, {"email provider", base + kEmailProviderSuffix}};
+  return std::make_unique<TableProbe>(std::vector<std::pair<std::string, std::string>>{
+      {"cache", base + kDedupCacheSuffix}, {"email provider", base + kEmailProviderSuffix}});
 }
 
 Connection SideStoreFile::Connect() const {

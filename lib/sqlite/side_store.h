@@ -139,7 +139,8 @@ class SqliteSideStores final : public SideStores {
   explicit SqliteSideStores(DatabaseSettings settings) : settings_(settings) {}
 
   std::unique_ptr<SideStore> Create(SideStoreKind kind) override;
-  std::vector<std::pair<std::string, std::string>> Places() const override;
+  // Its files' tables (sqlite/table_probe.h).
+  std::unique_ptr<TablesReader> OpenTablesReader() const override;
 
  private:
   const DatabaseFile* main_ = nullptr;

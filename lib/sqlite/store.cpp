@@ -6,6 +6,7 @@
 #include "sqlite/run_hook.h"
 #include "sqlite/schema.h"
 #include "sqlite/statement.h"
+#include "sqlite/table_probe.h"
 #include "sqlite/transaction.h"
 
 namespace dedupsim {
@@ -157,6 +158,13 @@ std::unique_ptr<Store> SqliteBackend::Open(Recorder* recorder, const std::string
   Connection connection = db_.Connect();
   if (recorder != nullptr) connection.SetTrace(recorder, instance);
   return std::make_unique<SqliteStore>(std::move(connection));
+}
+
+std::unique_ptr<TablesReader> SqliteBackend::OpenTablesReader(const SideStores* sides) const {
+  // A run's side stores on SQLite sit beside its file (sqlite/side_store.h, HomeBeside).
+  if (sides != nullptr) return std::make_unique<TableProbe>(db_.path());
+  return std::make_unique<TableProbe>(
+      std::vector<std::pair<std::string, std::string>>{{"database", db_.path()}});
 }
 
 std::vector<std::string> SqliteBackend::ResetInventory(const StockItem& item) const {

@@ -46,6 +46,11 @@ class SqliteStore final : public Store {
   void SetTraceRole(std::string actor, std::string target) override {
     db_->SetTraceRole(std::move(actor), std::move(target));
   }
+  void SetWaitListener(std::function<void()> on_wait) override {
+    db_->OnBlocked(std::move(on_wait));
+  }
+  // The connection's busy handler and lock history.
+  LockWaits* lock_waits() override { return db_; }
 
   void AddReserved(std::string_view book_id, int64_t quantity) override;
   StockItem ReadStock(std::string_view book_id) override;
@@ -102,6 +107,9 @@ class SqliteBackend final : public Backend {
   int64_t CountRows(std::string_view table) const override;
   // sqlite/crash_recovery.h
   std::unique_ptr<CrashRecovery> WatchForCrash() const override;
+  // Its file's tables through a read-only connection, and the side stores beside it
+  // (sqlite/table_probe.h).
+  std::unique_ptr<TablesReader> OpenTablesReader(const SideStores* sides) const override;
   const DatabaseFile& file() const { return db_; }
 
  private:

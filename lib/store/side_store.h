@@ -25,6 +25,8 @@
 
 namespace dedupsim {
 
+class TablesReader;
+
 // Which side store: a consumer keeps at most one apart from the service's database.
 enum class SideStoreKind {
   kNone,
@@ -75,10 +77,10 @@ class SideStores {
   // A new, empty side store of kind (not kNone) for the run. Throws DatabaseError when it
   // cannot be made (something not of dedupsim's where it would go is left untouched).
   virtual std::unique_ptr<SideStore> Create(SideStoreKind kind) = 0;
-  // Where the stores of each kind are or would be, for a reader of their tables (the
-  // step-through page): (label, path) pairs, the cache's then the provider's; empty while
+  // A reader of every table of the run's side stores (store/tables_reader.h: the cache's,
+  // then the provider's, each read once it exists), for the step-through page; null while
   // the run has made no place for them (and asking makes none).
-  virtual std::vector<std::pair<std::string, std::string>> Places() const = 0;
+  virtual std::unique_ptr<TablesReader> OpenTablesReader() const = 0;
 };
 
 }  // namespace dedupsim

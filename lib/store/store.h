@@ -25,6 +25,9 @@
 namespace dedupsim {
 
 class LessonTables;
+class LockWaits;
+class SideStores;
+class TablesReader;
 class Recorder;
 class KeyedStores;
 
@@ -95,9 +98,14 @@ class Session {
   // Every statement so far, where the backend watches them from the server's side (a store
   // a PgBackend opened); empty on SQLite, whose waits are its busy handler's.
   virtual std::vector<WatchedStatement> WatchedStatements() const { return {}; }
-  // Runs on_wait, on this session's thread, whenever the server shows a statement of it
-  // waiting for a lock (where statements are watched: PostgreSQL). SQLite never calls it.
+  // Runs on_wait, on this session's thread, whenever a statement of it is seen waiting for
+  // a lock: where statements are watched, when the server shows it waiting (PostgreSQL);
+  // on SQLite, at the busy handler's first call of each wait.
   virtual void SetWaitListener(std::function<void()> on_wait) { (void)on_wait; }
+  // The session's own measure of its waits for locks (store/lock_waits.h: SQLite's busy
+  // handler and write-lock history), or null where the backend keeps none (PostgreSQL,
+  // whose waits are the server's: WatchedStatements). Lives as long as the session.
+  virtual LockWaits* lock_waits() { return nullptr; }
 };
 
 class StockStore {
@@ -199,6 +207,10 @@ class Backend {
   // (SQLite: the files a dead writer leaves). Null where the database ends a dead
   // connection's transaction itself (a server).
   virtual std::unique_ptr<CrashRecovery> WatchForCrash() const { return nullptr; }
+  // A reader of every table of the database (store/tables_reader.h) and, when sides is
+  // given, of the run's side stores after them, for the step-through page. The backend and
+  // sides must outlive the reader.
+  virtual std::unique_ptr<TablesReader> OpenTablesReader(const SideStores* sides) const = 0;
 };
 
 }  // namespace dedupsim

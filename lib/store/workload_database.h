@@ -27,15 +27,10 @@
 #include "core/message.h"
 #include "store/durable_queue.h"
 #include "store/error.h"
+#include "store/lock_waits.h"
 #include "store/store.h"
 
 namespace dedupsim {
-
-// What a busy handler saw since the connection opened (SQLite's; zero elsewhere).
-struct BusyStats {
-  int64_t calls = 0;
-  std::chrono::microseconds waited{0};
-};
 
 // Transactions a connection ended, as the database reported them (SQLite's commit and
 // rollback hooks) or as its store counted them (PostgreSQL): what the database did, not

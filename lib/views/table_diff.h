@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "world/table_probe.h"
+#include "store/tables_reader.h"
 
 namespace dedupsim {
 
@@ -21,7 +21,7 @@ struct TableDiff {
 };
 
 // How `now` differs from `before` (null: the table did not exist: every row is added).
-// A read holds at most TableProbe::kMaxRows rows: a row missing from a partial read is not
+// A read holds at most TablesReader::kMaxRows rows: a row missing from a partial read is not
 // said to be deleted, and one missing from a partial earlier read is not said to be added.
 TableDiff DiffTable(const TableState* before, const TableState& now);
 

@@ -331,7 +331,7 @@ std::string ReservedAt(const nlohmann::json& data, size_t i) {
 // committed at that moment. crash-before-commit: the first delivery's UPDATE is not
 // committed (Reserved still 0 on the page, also at the crash), the redelivery's COMMIT
 // shows 2. Failed before (--html was refused on PostgreSQL, exit 2). Catches
-// OpenTablesReader returning the SQLite TableProbe on a server (no StockItems on the page),
+// Backend::OpenTablesReader returning SQLite's TableProbe on a server (no StockItems on the page),
 // and a reader that reads inside the consumer's transaction (Reserved 2 before any COMMIT).
 TEST_CASE("on PostgreSQL the step-through page shows the server's committed tables after each step",
           "[postgres][html]") {

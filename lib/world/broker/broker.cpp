@@ -59,26 +59,35 @@ std::optional<OrderPlaced> DecodeOrder(std::string_view body) {
                      j["bookId"].get<std::string>(), j["quantity"].get<int64_t>()};
 }
 
-void Broker::Note(const char* op, const Delivery& about, const std::string& detail,
-                  const std::string& result) {
-  if (recorder_ == nullptr) return;
+TraceEvent BrokerEvent(const Recorder& recorder, std::string_view op, const DeliveryRef& about,
+                       std::string detail, std::string result) {
   TraceEvent e;
-  e.at_us = recorder_->MicrosSinceOrigin();
+  e.at_us = recorder.MicrosSinceOrigin();
   e.instance = "broker";
   e.pid = ThisPid();
   e.kind = "broker";
-  e.actor = std::string_view(op) == "replay" ? kActorOperator : kActorBroker;
+  e.actor = kActorBroker;
+  e.op = op;
+  e.key = about.key;
+  e.delivery = about.number;
+  e.detail = std::move(detail);
+  e.result = std::move(result);
+  return e;
+}
+
+void Broker::Note(const char* op, const Delivery& about, const std::string& detail,
+                  const std::string& result) {
+  if (recorder_ == nullptr) return;
+  TraceEvent e = BrokerEvent(*recorder_, unacked_ && std::string_view(op) == "ack-lost" ? "unacked" : op,
+                             DeliveryRef{about.message.message_id, about.delivery_count}, detail,
+                             result);
+  if (std::string_view(op) == "replay") e.actor = kActorOperator;
   if (std::string_view(op) == "send" || std::string_view(op) == "drop") {
     // A send is its sender's step.
     e.actor = sender_ != nullptr && !sender_->actor.empty() ? sender_->actor : kActorProducer;
     e.instance = sender_ != nullptr ? sender_->instance : "producer";
     if (sender_ != nullptr && sender_->pid != 0) e.pid = sender_->pid;
   }
-  e.op = unacked_ && std::string_view(op) == "ack-lost" ? "unacked" : op;
-  e.key = about.message.message_id;
-  e.delivery = about.delivery_count;
-  e.detail = detail;
-  e.result = result;
   recorder_->Record(std::move(e));
 }
 

@@ -157,6 +157,14 @@ class Broker {
   bool unacked_ = false;                // in ReleaseUnacked: LoseAck's note is "unacked"
 };
 
+// A step of the broker's as the trace records it: instance "broker" in this process, kind
+// "broker", the broker's actor, op (TraceEvent::op), about the message `about` names with the
+// broker's number for that delivery (0 for a send), stamped now on recorder's clock.
+// Broker::Note records each of its steps from it; the explorer, whose plan is its broker,
+// records its release of an unacked delivery with it.
+TraceEvent BrokerEvent(const Recorder& recorder, std::string_view op, const DeliveryRef& about,
+                       std::string detail, std::string result = "");
+
 // Where lessons get their brokers: one kind of broker, one server, for a whole command.
 class BrokerFactory {
  public:

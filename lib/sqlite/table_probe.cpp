@@ -1,4 +1,4 @@
-#include "world/table_probe.h"
+#include "sqlite/table_probe.h"
 
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -65,17 +65,6 @@ TableProbe::TableProbe(std::vector<std::pair<std::string, std::string>> stores) 
 }
 
 TableProbe::~TableProbe() = default;
-
-TablesSnapshot SnapshotAfter(const TraceEvent& after) {
-  TablesSnapshot snap;
-  snap.seq = after.seq;
-  snap.at_us = after.at_us;
-  snap.pid = after.pid;
-  snap.kind = after.kind;
-  snap.instance = after.instance;
-  snap.detail = after.detail;
-  return snap;
-}
 
 TablesSnapshot TableProbe::Read(const TraceEvent& after) {
   TablesSnapshot snap = SnapshotAfter(after);

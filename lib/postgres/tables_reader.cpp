@@ -1,4 +1,4 @@
-#include "lesson/tables_reader.h"
+#include "postgres/tables_reader.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -10,8 +10,6 @@
 #include <vector>
 
 #include "postgres/store.h"
-#include "sqlite/database.h"
-#include "store/side_store.h"
 
 namespace dedupsim {
 
@@ -32,13 +30,9 @@ class PgTablesReader final : public TablesReader {
       snap.unreadable = std::string("database: ") + e.what();
       connection_.reset();  // a broken session is opened anew at the next read
     }
-    // The side stores after the server's tables, as TableProbe lists them after its file's.
-    if (!side_ && sides_ != nullptr) {
-      if (std::vector<std::pair<std::string, std::string>> places = sides_->Places();
-          !places.empty()) {
-        side_.emplace(std::move(places));
-      }
-    }
+    // The side stores after the server's tables, as SQLite's reader lists them after its
+    // file's.
+    if (!side_ && sides_ != nullptr) side_ = sides_->OpenTablesReader();
     if (!side_) return snap;
     TablesSnapshot side = side_->Read(after);
     if (snap.unreadable.empty()) {
@@ -106,7 +100,7 @@ class PgTablesReader final : public TablesReader {
       sql += fmt::format(
           "{}(SELECT coalesce(json_agg(json_build_array({})), '[]')::text FROM "
           "(SELECT * FROM {}{} LIMIT {}) AS r), (SELECT count(*) FROM {})",
-          t == 0 ? "" : ", ", cells, qualified, order_by, TableProbe::kMaxRows, qualified);
+          t == 0 ? "" : ", ", cells, qualified, order_by, TablesReader::kMaxRows, qualified);
       tables_.push_back(std::move(table));
     }
     read_sql_ = tables_.empty() ? "" : sql;
@@ -140,20 +134,13 @@ class PgTablesReader final : public TablesReader {
   std::vector<Table> tables_;
   std::string read_sql_;  // reads every table at once (Prepare)
   const SideStores* sides_;         // null: no side stores
-  std::optional<TableProbe> side_;  // once the side stores' folder is made
+  std::unique_ptr<TablesReader> side_;  // once the side stores' folder is made
 };
 
 }  // namespace
 
-std::unique_ptr<TablesReader> OpenTablesReader(ScenarioEnv& env) {
-  if (const auto* pg = dynamic_cast<const PgBackend*>(&env.backend)) {
-    return std::make_unique<PgTablesReader>(pg->database(), &env.sides);
-  }
-  return std::make_unique<TableProbe>(SqliteFileOf(env.backend).path());
-}
-
-std::unique_ptr<TablesReader> OpenTablesReader(const PgDatabase& db) {
-  return std::make_unique<PgTablesReader>(db, nullptr);
+std::unique_ptr<TablesReader> OpenPgTablesReader(const PgDatabase& db, const SideStores* sides) {
+  return std::make_unique<PgTablesReader>(db, sides);
 }
 
 }  // namespace dedupsim
