@@ -52,9 +52,9 @@ struct SecondStores {
 
   SecondStores(const ScenarioFile& file, SideStores& sides) {
     for (const ScenarioConsumer& c : file.consumers) {
-      const char* schema = c.strategy().aux_schema;
-      if (schema == explore::kCacheSchema && !cache) cache = sides.Create(SideStoreKind::kCache);
-      if (schema == explore::kProviderSchema && !provider) {
+      const SideStoreKind side = c.strategy().side;
+      if (side == SideStoreKind::kCache && !cache) cache = sides.Create(SideStoreKind::kCache);
+      if (side == SideStoreKind::kEmailProvider && !provider) {
         provider = sides.Create(SideStoreKind::kEmailProvider);
       }
     }
@@ -62,9 +62,14 @@ struct SecondStores {
 
   // The consumer's second store with its trace target, or null.
   std::pair<const SideStore*, const char*> Of(const ScenarioConsumer& c) const {
-    const char* schema = c.strategy().aux_schema;
-    if (schema == explore::kCacheSchema) return {cache.get(), "cache"};
-    if (schema == explore::kProviderSchema) return {provider.get(), "email provider"};
+    switch (c.strategy().side) {
+      case SideStoreKind::kCache:
+        return {cache.get(), "cache"};
+      case SideStoreKind::kEmailProvider:
+        return {provider.get(), "email provider"};
+      case SideStoreKind::kNone:
+        break;
+    }
     return {nullptr, ""};
   }
 

@@ -27,6 +27,7 @@ namespace dedupsim {
 class LessonTables;
 class Recorder;
 class KeyedStores;
+class UntrustedSql;
 
 // How a transaction starts. SQLite takes the write lock at BEGIN IMMEDIATE/EXCLUSIVE;
 // PostgreSQL locks rows as statements touch them and treats all three as BEGIN.
@@ -98,6 +99,14 @@ class Session {
   // Runs on_wait, on this session's thread, whenever the server shows a statement of it
   // waiting for a lock (where statements are watched: PostgreSQL). SQLite never calls it.
   virtual void SetWaitListener(std::function<void()> on_wait) { (void)on_wait; }
+  // From now on, each hook point of this session runs the lesson's fault there first
+  // (faults(name): a crash, a sleep), then the consumer's own hook.
+  virtual void SetHookFaults(HookFaults faults) = 0;
+  // A step of the consumer's own that is neither a statement nor a hook (a consumer file's
+  // publish), named for a scheduler that orders this session's steps (the explorer's gate),
+  // which may switch to another consumer here. Records nothing; under no scheduler it does
+  // nothing. Throws what the scheduler throws there (SimulatedCrash).
+  virtual void SchedulingPoint(std::string_view name) { (void)name; }
 };
 
 class StockStore {
@@ -140,6 +149,10 @@ class Store : public Session, public StockStore, public InboxStore {
   // The other lessons' tables (store/lesson_tables.h) on this store's connection, in its
   // transaction when one is open. Lives as long as the store.
   virtual LessonTables& tables() = 0;
+  // Running SQL that dedupsim did not write (store/untrusted_sql.h) on this store's
+  // connection, in its transaction when one is open; throws DatabaseError on a store that
+  // runs none. Lives as long as the store.
+  virtual UntrustedSql& untrusted();
 };
 
 // A transaction on a session: Begin in the constructor, Rollback in the destructor unless
