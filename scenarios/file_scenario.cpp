@@ -12,10 +12,9 @@
 #include "files/scenario_line.h"
 #include "lesson/crash.h"
 #include "lesson/instances.h"
-#include "sqlite/error.h"
-#include "sqlite/sandbox.h"
-#include "sqlite/statement.h"
 #include "sqlite/store.h"
+#include "store/error.h"
+#include "store/untrusted_sql.h"
 
 namespace dedupsim {
 
@@ -80,16 +79,16 @@ struct SecondStores {
   }
 };
 
-// One delivery of m to the consumer on db (and its second store, opened for the delivery
-// under the same instance); the consumer's answer, or "failed".
+// One delivery of m to the consumer on store, traced as instance (and its second store,
+// opened for the delivery under the same instance); the consumer's answer, or "failed".
 std::string Handle(ScenarioEnv& env, const SecondStores& stores, const ScenarioConsumer& c,
-                   Connection& db, EmailProvider& email, const OrderPlaced& m, int number) {
+                   Store& store, const std::string& instance, EmailProvider& email,
+                   const OrderPlaced& m, int number) {
   std::unique_ptr<SideRecords> aux;
-  if (auto [store, target] = stores.Of(c); store != nullptr) {
-    aux = OpenTraced(env, *store, db.instance(), target, Delivered(m, number));
+  if (auto [side, target] = stores.Of(c); side != nullptr) {
+    aux = OpenTraced(env, *side, instance, target, Delivered(m, number));
   }
   Clock& clock = env.clock;
-  SqliteStore store(db);
   explore::StoreContext context{store, aux.get(), clock, email};
   std::string result;
   try {
@@ -104,20 +103,20 @@ std::string Handle(ScenarioEnv& env, const SecondStores& stores, const ScenarioC
         result = "needs-reconciliation";
         break;
     }
-  } catch (const SqliteError& e) {
+  } catch (const StoreError& e) {
     // A full disk or an I/O error is the machine's, not the delivery's outcome.
     if (e.kind() == StoreErrorKind::kEnvironment) throw;
-    db.Note("outcome", "Failed", e.what());
+    store.Note("outcome", "Failed", e.what());
     return "failed";
   } catch (const explore::DeliveryFailed& e) {
-    db.Note("outcome", "Failed", e.what());
+    store.Note("outcome", "Failed", e.what());
     return "failed";
   }
-  NoteOutcome(db, TraceWord(result));
+  NoteOutcome(store, TraceWord(result));
   return result;
 }
 
-Connection::HookFaults At(const std::string& point, Hook hook) {
+HookFaults At(const std::string& point, Hook hook) {
   return [point, hook = std::move(hook)](std::string_view name) -> Hook {
     return name == point ? hook : Hook{};
   };
@@ -135,40 +134,32 @@ void ReplayEmails(const nlohmann::json& sent, InMemoryEmailProvider& emails) {
   }
 }
 
-nlohmann::json SqlFigureValue(Connection& probe, const ScenarioFigure& f, const OrderPlaced& first,
-                              const StockItem& book) {
-  Statement query = probe.Prepare(f.sql);
-  for (int i = 1; i <= query.ParameterCount(); ++i) {
-    const std::string name = query.ParameterName(i);
-    if (name == ":BookId") {
-      query.Bind(i, book.book_id);
-    } else if (name == ":OrderId") {
-      query.Bind(i, first.order_id);
-    } else if (name == ":MessageId") {
-      query.Bind(i, first.message_id);
-    } else {
-      query.Bind(i, first.quantity);
-    }
-  }
-  if (!query.Step() || query.ColumnIsNull(0)) return nullptr;
-  if (query.ColumnIsInteger(0)) return query.ColumnInt(0);
-  return query.ColumnText(0);
-}
-
-// A figure's statement in the sandbox, with the rules its check found. Stopped by the
-// sandbox (past its budget, or refused now): the file's fault, FileError at the figure.
-nlohmann::json SqlFigure(Connection& probe, const ScenarioFigure& f, const OrderPlaced& first,
+// A figure's statement on the probe, with the rules its check found: the first column of
+// its first row (null when none). Stopped by the database (past its budget, or refused
+// now): the file's fault, FileError at the figure.
+nlohmann::json SqlFigure(Store& probe, const ScenarioFigure& f, const OrderPlaced& first,
                          const StockItem& book) {
-  SandboxScope scope(probe, f.rules);
-  try {
-    return SqlFigureValue(probe, f, first, book);
-  } catch (const SqliteError&) {
-    if (scope.over_budget()) throw files::ErrorAt(f.sql_at, scope.BudgetMessage());
-    if (!scope.refusal().empty()) {
-      throw files::ErrorAt(f.sql_at, fmt::format("refused when it ran: {}", scope.refusal()));
+  UntrustedStatement statement{.sql = f.sql, .rules = &f.rules, .values = {}, .query = true};
+  for (const std::string& name : f.parameters) {
+    if (name == ":BookId") {
+      statement.values.emplace_back(book.book_id);
+    } else if (name == ":OrderId") {
+      statement.values.emplace_back(first.order_id);
+    } else if (name == ":MessageId") {
+      statement.values.emplace_back(first.message_id);
+    } else {
+      statement.values.emplace_back(static_cast<int64_t>(first.quantity));
     }
-    throw;
   }
+  UntrustedAnswer answer;
+  try {
+    answer = probe.untrusted().Run(statement);
+  } catch (const SqlStopped& e) {
+    throw files::ErrorAt(f.sql_at, e.what());
+  }
+  if (!answer.first) return nullptr;
+  if (const int64_t* n = std::get_if<int64_t>(&*answer.first)) return *n;
+  return std::get<std::string>(*answer.first);
 }
 }  // namespace
 
@@ -177,10 +168,12 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
   StockItem dune = Restock(env);
   const SecondStores stores(file, env.sides);
   {
-    Connection setup = SqliteFileOf(env.backend).Connect();
+    std::unique_ptr<Store> setup = OpenUntraced(env);
     for (const ScenarioConsumer& c : file.consumers) {
-      if (const char* schema = c.strategy().schema) RunSchema(setup, schema, c.file->file().tables);
-      if (const char* reset = c.strategy().reset) setup.ExecScript(reset);
+      const char* schema = c.strategy().schema;
+      setup->untrusted().SetUpTables(schema, schema != nullptr ? c.file->file().tables
+                                                               : std::vector<std::string>{},
+                                     c.strategy().reset);
     }
   }
   std::vector<OrderPlaced> messages;
@@ -230,7 +223,8 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
           BeginDelivery(db, Delivered(message, number));
           if (holds) db.SetHookFaults(At(fault.point, hold_point));
           InMemoryEmailProvider sent;
-          std::string result = Handle(env, stores, consumer, db, sent, message, number);
+          SqliteStore store(db);
+          std::string result = Handle(env, stores, consumer, store, db.instance(), sent, message, number);
           return nlohmann::json{{"result", result}, {"emails", sent.sent()}};
         };
       };
@@ -259,9 +253,9 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
         CrashReport report = RunCrashingDelivery(
             env, instance, d.fault->point,
             [&](const Hook& crash) {
-              Connection db = OpenTraced(env, instance, Delivered(message, number));
-              db.SetHookFaults(At(d.fault->point, crash));
-              result = Handle(env, stores, consumer, db, emails, message, number);
+              std::unique_ptr<Store> store = OpenStore(env, instance, Delivered(message, number));
+              store->SetHookFaults(At(d.fault->point, crash));
+              result = Handle(env, stores, consumer, *store, instance, emails, message, number);
             },
             &emails);
         records.push_back({consumer.name,
@@ -271,18 +265,19 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
                            false});
         continue;
       }
-      Connection db = OpenTraced(env, instance, Delivered(message, number));
-      if (faulty) db.SetHookFaults(At(d.fault->point, Sleep(d.fault->hold)));
-      records.push_back(
-          {consumer.name, Handle(env, stores, consumer, db, emails, message, number), false});
+      std::unique_ptr<Store> store = OpenStore(env, instance, Delivered(message, number));
+      if (faulty) store->SetHookFaults(At(d.fault->point, Sleep(d.fault->hold)));
+      records.push_back({consumer.name,
+                         Handle(env, stores, consumer, *store, instance, emails, message, number),
+                         false});
     }
   }
 
   Outcome out;
-  Connection probe = OpenProbe(env);
+  std::unique_ptr<Store> probe = OpenProbeStore(env);
   for (const ScenarioFigure& f : file.figures) {
     if (f.kind == ScenarioFigure::Kind::kSql) {
-      out.figures[f.name] = SqlFigure(probe, f, messages.front(), dune);
+      out.figures[f.name] = SqlFigure(*probe, f, messages.front(), dune);
     } else if (f.outcome == "emails") {
       // Sent without a key (counted here) or through the provider that honours one.
       out.figures[f.name] = emails.sent_count() + stores.ProviderSent();
