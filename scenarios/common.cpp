@@ -5,6 +5,7 @@
 #include "world/broker/broker.h"
 #include "sqlite/database.h"
 #include "sqlite/store.h"
+#include "store/lesson_tables.h"
 #include "world/broker/simulated_broker.h"
 
 namespace dedupsim {
@@ -99,10 +100,7 @@ void AddStock(ScenarioEnv& env, const StockItem& item) {
 }
 
 int64_t ProbeRows(ScenarioEnv& env, std::string_view table) {
-  if (!OnServer(env)) {
-    Connection db = OpenProbe(env);
-    return CountRows(db, table);
-  }
+  if (!OnServer(env)) return OpenProbeStore(env)->tables().CountRows(table);
   return env.backend.CountRows(table);
 }
 

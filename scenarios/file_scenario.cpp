@@ -13,10 +13,8 @@
 #include "files/scenario_line.h"
 #include "lesson/crash.h"
 #include "lesson/instances.h"
-#include "sqlite/error.h"
-#include "sqlite/sandbox.h"
-#include "sqlite/statement.h"
-#include "sqlite/store.h"
+#include "store/error.h"
+#include "store/untrusted_sql.h"
 
 namespace dedupsim {
 
@@ -53,9 +51,9 @@ struct SecondStores {
 
   SecondStores(const ScenarioFile& file, SideStores& sides) {
     for (const ScenarioConsumer& c : file.consumers) {
-      const char* schema = c.strategy().aux_schema;
-      if (schema == explore::kCacheSchema && !cache) cache = sides.Create(SideStoreKind::kCache);
-      if (schema == explore::kProviderSchema && !provider) {
+      const SideStoreKind side = c.strategy().side;
+      if (side == SideStoreKind::kCache && !cache) cache = sides.Create(SideStoreKind::kCache);
+      if (side == SideStoreKind::kEmailProvider && !provider) {
         provider = sides.Create(SideStoreKind::kEmailProvider);
       }
     }
@@ -63,9 +61,14 @@ struct SecondStores {
 
   // The consumer's second store with its trace target, or null.
   std::pair<const SideStore*, const char*> Of(const ScenarioConsumer& c) const {
-    const char* schema = c.strategy().aux_schema;
-    if (schema == explore::kCacheSchema) return {cache.get(), "cache"};
-    if (schema == explore::kProviderSchema) return {provider.get(), "email provider"};
+    switch (c.strategy().side) {
+      case SideStoreKind::kCache:
+        return {cache.get(), "cache"};
+      case SideStoreKind::kEmailProvider:
+        return {provider.get(), "email provider"};
+      case SideStoreKind::kNone:
+        break;
+    }
     return {nullptr, ""};
   }
 
@@ -76,16 +79,16 @@ struct SecondStores {
   }
 };
 
-// One delivery of m to the consumer on db (and its second store, opened for the delivery
-// under the same instance); the consumer's answer, or "failed".
+// One delivery of m to the consumer on store, traced as instance (and its second store,
+// opened for the delivery under the same instance); the consumer's answer, or "failed".
 std::string Handle(ScenarioEnv& env, const SecondStores& stores, const ScenarioConsumer& c,
-                   Connection& db, EmailProvider& email, const OrderPlaced& m, int number) {
+                   Store& store, const std::string& instance, EmailProvider& email,
+                   const OrderPlaced& m, int number) {
   std::unique_ptr<SideRecords> aux;
-  if (auto [store, target] = stores.Of(c); store != nullptr) {
-    aux = OpenTraced(env, *store, db.instance(), target, Delivered(m, number));
+  if (auto [side, target] = stores.Of(c); side != nullptr) {
+    aux = OpenTraced(env, *side, instance, target, Delivered(m, number));
   }
   Clock& clock = env.clock;
-  SqliteStore store(db);
   explore::StoreContext context{store, aux.get(), clock, email};
   std::string result;
   try {
@@ -100,20 +103,20 @@ std::string Handle(ScenarioEnv& env, const SecondStores& stores, const ScenarioC
         result = "needs-reconciliation";
         break;
     }
-  } catch (const SqliteError& e) {
+  } catch (const StoreError& e) {
     // A full disk or an I/O error is the machine's, not the delivery's outcome.
     if (e.kind() == StoreErrorKind::kEnvironment) throw;
-    db.Note("outcome", "Failed", e.what());
+    store.Note("outcome", "Failed", e.what());
     return "failed";
   } catch (const explore::DeliveryFailed& e) {
-    db.Note("outcome", "Failed", e.what());
+    store.Note("outcome", "Failed", e.what());
     return "failed";
   }
-  NoteOutcome(db, TraceWord(result));
+  NoteOutcome(store, TraceWord(result));
   return result;
 }
 
-Connection::HookFaults At(const std::string& point, Hook hook) {
+HookFaults At(const std::string& point, Hook hook) {
   return [point, hook = std::move(hook)](std::string_view name) -> Hook {
     return name == point ? hook : Hook{};
   };
@@ -131,40 +134,32 @@ void ReplayEmails(const nlohmann::json& sent, InMemoryEmailProvider& emails) {
   }
 }
 
-nlohmann::json SqlFigureValue(Connection& probe, const ScenarioFigure& f, const OrderPlaced& first,
-                              const StockItem& book) {
-  Statement query = probe.Prepare(f.sql);
-  for (int i = 1; i <= query.ParameterCount(); ++i) {
-    const std::string name = query.ParameterName(i);
-    if (name == ":BookId") {
-      query.Bind(i, book.book_id);
-    } else if (name == ":OrderId") {
-      query.Bind(i, first.order_id);
-    } else if (name == ":MessageId") {
-      query.Bind(i, first.message_id);
-    } else {
-      query.Bind(i, first.quantity);
-    }
-  }
-  if (!query.Step() || query.ColumnIsNull(0)) return nullptr;
-  if (query.ColumnIsInteger(0)) return query.ColumnInt(0);
-  return query.ColumnText(0);
-}
-
-// A figure's statement in the sandbox, with the rules its check found. Stopped by the
-// sandbox (past its budget, or refused now): the file's fault, FileError at the figure.
-nlohmann::json SqlFigure(Connection& probe, const ScenarioFigure& f, const OrderPlaced& first,
+// A figure's statement on the probe, with the rules its check found: the first column of
+// its first row (null when none). Stopped by the database (past its budget, or refused
+// now): the file's fault, FileError at the figure.
+nlohmann::json SqlFigure(Store& probe, const ScenarioFigure& f, const OrderPlaced& first,
                          const StockItem& book) {
-  SandboxScope scope(probe, f.rules);
-  try {
-    return SqlFigureValue(probe, f, first, book);
-  } catch (const SqliteError&) {
-    if (scope.over_budget()) throw files::ErrorAt(f.sql_at, scope.BudgetMessage());
-    if (!scope.refusal().empty()) {
-      throw files::ErrorAt(f.sql_at, fmt::format("refused when it ran: {}", scope.refusal()));
+  UntrustedStatement statement{.sql = f.sql, .rules = &f.rules, .values = {}, .query = true};
+  for (const std::string& name : f.parameters) {
+    if (name == ":BookId") {
+      statement.values.emplace_back(book.book_id);
+    } else if (name == ":OrderId") {
+      statement.values.emplace_back(first.order_id);
+    } else if (name == ":MessageId") {
+      statement.values.emplace_back(first.message_id);
+    } else {
+      statement.values.emplace_back(static_cast<int64_t>(first.quantity));
     }
-    throw;
   }
+  UntrustedAnswer answer;
+  try {
+    answer = probe.untrusted().Run(statement);
+  } catch (const SqlStopped& e) {
+    throw files::ErrorAt(f.sql_at, e.what());
+  }
+  if (!answer.first) return nullptr;
+  if (const int64_t* n = std::get_if<int64_t>(&*answer.first)) return *n;
+  return std::get<std::string>(*answer.first);
 }
 }  // namespace
 
@@ -173,10 +168,12 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
   StockItem dune = Restock(env);
   const SecondStores stores(file, env.sides);
   {
-    Connection setup = SqliteFileOf(env.backend).Connect();
+    std::unique_ptr<Store> setup = OpenUntraced(env);
     for (const ScenarioConsumer& c : file.consumers) {
-      if (const char* schema = c.strategy().schema) RunSchema(setup, schema, c.file->file().tables);
-      if (const char* reset = c.strategy().reset) setup.ExecScript(reset);
+      const char* schema = c.strategy().schema;
+      setup->untrusted().SetUpTables(schema, schema != nullptr ? c.file->file().tables
+                                                               : std::vector<std::string>{},
+                                     c.strategy().reset);
     }
   }
   std::vector<OrderPlaced> messages;
@@ -220,22 +217,22 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
       timing.stagger = overrides.stagger ? env.options.stagger : d.stagger;
       hold_used = timing.hold;
       stagger_used = timing.stagger;
-      auto body = [&env, &stores, &consumer, message, &fault](int number, bool holds) {
-        return [&env, &stores, &consumer, message, &fault, number, holds](Store& store,
-                                                                          const Hook& hold_point) {
-          // A lesson file runs on SQLite only: its instance's store is a connection's.
-          Connection& db = dynamic_cast<SqliteStore&>(store).connection();
-          if (holds) db.SetHookFaults(At(fault.point, hold_point));
+      auto body = [&env, &stores, &consumer, message, &fault](const std::string& instance,
+                                                              int number, bool holds) {
+        return [&env, &stores, &consumer, message, &fault, instance, number, holds](
+                   Store& store, const Hook& hold_point) {
+          if (holds) store.SetHookFaults(At(fault.point, hold_point));
           InMemoryEmailProvider sent;
-          std::string result = Handle(env, stores, consumer, db, sent, message, number);
+          std::string result =
+              Handle(env, stores, consumer, store, instance, sent, message, number);
           return nlohmann::json{{"result", result}, {"emails", sent.sent()}};
         };
       };
       const int first = ++delivered[message.message_id];
       const int second = ++delivered[message.message_id];
       const PairOutcome pair =
-          RunStorePair(env, {"A", Delivered(message, first), body(first, true)},
-                       {"B", Delivered(message, second), body(second, false)}, timing);
+          RunStorePair(env, {"A", Delivered(message, first), body("A", first, true)},
+                       {"B", Delivered(message, second), body("B", second, false)}, timing);
       for (const InstanceResult* r : {&pair.first, &pair.second}) {
         ReplayEmails(r->value["emails"], emails);
         records.push_back({consumer.name, r->value["result"].get<std::string>(), false});
@@ -257,9 +254,9 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
         CrashReport report = RunCrashingDelivery(
             env, instance, d.fault->point,
             [&](const Hook& crash) {
-              Connection db = OpenTraced(env, instance, Delivered(message, number));
-              db.SetHookFaults(At(d.fault->point, crash));
-              result = Handle(env, stores, consumer, db, emails, message, number);
+              std::unique_ptr<Store> store = OpenStore(env, instance, Delivered(message, number));
+              store->SetHookFaults(At(d.fault->point, crash));
+              result = Handle(env, stores, consumer, *store, instance, emails, message, number);
             },
             &emails);
         records.push_back({consumer.name,
@@ -269,18 +266,19 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
                            false});
         continue;
       }
-      Connection db = OpenTraced(env, instance, Delivered(message, number));
-      if (faulty) db.SetHookFaults(At(d.fault->point, Sleep(d.fault->hold)));
-      records.push_back(
-          {consumer.name, Handle(env, stores, consumer, db, emails, message, number), false});
+      std::unique_ptr<Store> store = OpenStore(env, instance, Delivered(message, number));
+      if (faulty) store->SetHookFaults(At(d.fault->point, Sleep(d.fault->hold)));
+      records.push_back({consumer.name,
+                         Handle(env, stores, consumer, *store, instance, emails, message, number),
+                         false});
     }
   }
 
   Outcome out;
-  Connection probe = OpenProbe(env);
+  std::unique_ptr<Store> probe = OpenProbeStore(env);
   for (const ScenarioFigure& f : file.figures) {
     if (f.kind == ScenarioFigure::Kind::kSql) {
-      out.figures[f.name] = SqlFigure(probe, f, messages.front(), dune);
+      out.figures[f.name] = SqlFigure(*probe, f, messages.front(), dune);
     } else if (f.outcome == "emails") {
       // Sent without a key (counted here) or through the provider that honours one.
       out.figures[f.name] = emails.sent_count() + stores.ProviderSent();

@@ -13,7 +13,7 @@
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
 #include "sqlite/sandbox.h"
-#include "sqlite/sql_text.h"
+#include "store/sql_text.h"
 #include "sqlite/statement.h"
 #include "support.h"
 

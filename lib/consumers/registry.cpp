@@ -37,39 +37,16 @@ std::string_view ToString(DeliveryResult result) {
   return "?";
 }
 
-// The provider of email-reconcile, which honours an idempotency key, keeps its records in
-// a second file; its statements are steps like the consumer's.
-const char* const kProviderSchema = R"sql(
-    CREATE TABLE IF NOT EXISTS SentEmails (
-      IdempotencyKey TEXT NOT NULL PRIMARY KEY,
-      Text           TEXT NOT NULL,
-      SentAt         TEXT NOT NULL
-    ) WITHOUT ROWID;
-    CREATE TABLE IF NOT EXISTS ProviderRequests (
-      Id             INTEGER PRIMARY KEY,
-      IdempotencyKey TEXT NOT NULL,
-      Result         TEXT NOT NULL,
-      At             TEXT NOT NULL
-    );
-)sql";
-const char* const kProviderReset = "DELETE FROM SentEmails; DELETE FROM ProviderRequests;";
-
-// The dedup cache of the cache rows, in a second file.
-const char* const kCacheSchema =
-    "CREATE TABLE IF NOT EXISTS CacheKeys (Key TEXT NOT NULL PRIMARY KEY, SetAt TEXT NOT NULL) "
-    "WITHOUT ROWID;";
-const char* const kCacheReset = "DELETE FROM CacheKeys;";
-
-SideStoreInfo SideStoreOf(SideStoreKind side) {
+const char* SideStoreTarget(SideStoreKind side) {
   switch (side) {
     case SideStoreKind::kNone:
       break;
     case SideStoreKind::kCache:
-      return {kCacheSchema, kCacheReset, "cache"};
+      return "cache";
     case SideStoreKind::kEmailProvider:
-      return {kProviderSchema, kProviderReset, "email provider"};
+      return "email provider";
   }
-  return {nullptr, nullptr, "second file"};
+  return "second file";
 }
 
 namespace {

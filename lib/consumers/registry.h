@@ -31,13 +31,6 @@ enum class DeliveryResult { kProcessed, kSkipped, kNeedsReconciliation };
 
 std::string_view ToString(DeliveryResult result);  // "processed", "skipped", ...
 
-// The side stores' tables: made once (CREATE TABLE IF NOT EXISTS ...), emptied before
-// each of the explorer's schedules.
-extern const char* const kCacheSchema;
-extern const char* const kCacheReset;
-extern const char* const kProviderSchema;
-extern const char* const kProviderReset;
-
 // Whether the bench and the soak run the consumer on their workload (a stock consumer that
 // needs the service's database alone, on either backend), and what it promises there:
 // each order reserved exactly once through duplicates and racing instances (no crash), a
@@ -80,12 +73,9 @@ const ConsumerEntry* FindConsumer(std::string_view name);
 // "naive, check-then-process, ..." for error messages.
 std::string ConsumerNames();
 
-// A side store's tables and what its statements' trace events name as their target.
-struct SideStoreInfo {
-  const char* schema;  // null for kNone
-  const char* reset;   // null for kNone
-  const char* target;  // "cache", "email provider"
-};
-SideStoreInfo SideStoreOf(SideStoreKind side);
+// What a side store's statements' trace events name as their target: "cache", "email
+// provider" ("second file" for kNone). Its tables are the backend's that keeps it
+// (lib/sqlite/side_records.h: SideStoreTables).
+const char* SideStoreTarget(SideStoreKind side);
 
 }  // namespace dedupsim

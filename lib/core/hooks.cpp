@@ -14,6 +14,15 @@ void RunNotedHook(const NoteFn& note, const char* name, const Hook& hook,
   }
 }
 
+Hook WithFault(const HookFaults& faults, const char* name, const Hook& hook) {
+  Hook fault = faults ? faults(name) : Hook{};
+  if (!fault) return hook;
+  return [fault = std::move(fault), hook] {
+    fault();
+    if (hook) hook();
+  };
+}
+
 Hook CrashHook(const std::string& name) {
   return [name] { throw SimulatedCrash(name); };
 }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace dedupsim {
 
@@ -26,6 +27,13 @@ using NoteFn = std::function<void(const std::string&, const std::string&, const 
 // a hook point appears on a trace, for every backend.
 void RunNotedHook(const NoteFn& note, const char* name, const Hook& hook,
                   const std::function<void()>& before = {});
+
+// A lesson's faults at named hook points (a crash, a sleep): the hook to run at a point,
+// before the consumer's own, or an empty Hook where the lesson has none.
+using HookFaults = std::function<Hook(std::string_view point)>;
+
+// What runs at hook point name: the fault faults gives there (if any), then hook.
+Hook WithFault(const HookFaults& faults, const char* name, const Hook& hook);
 
 // A hook that throws SimulatedCrash(name).
 Hook CrashHook(const std::string& name);

@@ -19,6 +19,7 @@
 #include "sqlite/error.h"
 #include "sqlite/sandbox.h"
 #include "sqlite/schema.h"
+#include "sqlite/side_records.h"
 #include "sqlite/statement.h"
 #include "sqlite/table_probe.h"
 
@@ -51,6 +52,15 @@ std::vector<BookRow> BooksOf(const Plan& p) {
     books.push_back({order.book_id, kTitles[books.size() % 4], 10, 0});
   }
   return books;
+}
+
+// A row's second file: a side store's tables and the statements that empty them, as SQLite
+// keeps them (sqlite/side_records.h), or a test's own; null where it keeps none.
+const char* AuxSchema(const Strategy& s) {
+  return s.test_aux_schema != nullptr ? s.test_aux_schema : SideStoreTables(s.side);
+}
+const char* AuxReset(const Strategy& s) {
+  return s.test_aux_schema != nullptr ? s.test_aux_reset : SideStoreReset(s.side);
 }
 
 // The statements of a script, each as its own text, so each can be prepared once.
@@ -87,14 +97,14 @@ Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions op
   bool any_aux = false;
   for (const Strategy* s : strategies) {
     if (s->schema != nullptr) RunSchema(control, s->schema, {});  // a file's: sandboxed
-    if (s->aux_schema != nullptr) any_aux = true;
+    if (s->KeepsSecondFile()) any_aux = true;
   }
   if (any_aux) {
     aux_db.emplace(DatabaseFile::CreateTemporary(
         DatabaseSettings{opts.journal, opts.synchronous, std::chrono::milliseconds(2000)}));
     aux_control.emplace(aux_db->Connect());
     for (const Strategy* s : strategies) {
-      if (s->aux_schema != nullptr) aux_control->ExecScript(s->aux_schema);
+      if (s->KeepsSecondFile()) aux_control->ExecScript(AuxSchema(*s));
     }
   }
   for (int i = 0; i < kMaxInstances; ++i) {
@@ -103,7 +113,7 @@ Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions op
   for (const Strategy* s : strategies) {
     ResetSql r;
     r.main = SplitScript(control, s->reset);
-    if (aux_control) r.aux = SplitScript(*aux_control, s->aux_reset);
+    if (aux_control) r.aux = SplitScript(*aux_control, AuxReset(*s));
     reset_sql[s] = std::move(r);
   }
   if (options.postgres == nullptr) ReadMainTables();
@@ -240,15 +250,15 @@ void Scheduler::Impl::ReadMainTables() {
 const Scheduler::Impl::ResetSql& Scheduler::Impl::ResetOf(const Strategy* s) {
   auto it = reset_sql.find(s);
   if (it != reset_sql.end()) return it->second;
-  if (s->aux_schema != nullptr && !aux_control) {
+  if (s->KeepsSecondFile() && !aux_control) {
     throw std::logic_error(fmt::format(
         "strategy {} needs a second file, and the scheduler was set up without one", s->name));
   }
   if (s->schema != nullptr) RunSchema(control, s->schema, {});  // a file's: sandboxed
-  if (s->aux_schema != nullptr) aux_control->ExecScript(s->aux_schema);
+  if (s->KeepsSecondFile()) aux_control->ExecScript(AuxSchema(*s));
   ResetSql r;
   r.main = SplitScript(control, s->reset);
-  if (aux_control) r.aux = SplitScript(*aux_control, s->aux_reset);
+  if (aux_control) r.aux = SplitScript(*aux_control, AuxReset(*s));
   if (!pg_control) ReadMainTables();
   strategies.push_back(s);
   return reset_sql.emplace(s, std::move(r)).first->second;

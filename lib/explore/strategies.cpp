@@ -44,9 +44,8 @@ Strategy RowOf(const ConsumerEntry& c) {
       .partner = c.partner,
       .crash_points = c.crash_points,
       .reset = c.reset,
-      .aux_schema = SideStoreOf(c.side).schema,
-      .aux_reset = SideStoreOf(c.side).reset,
-      .aux_target = SideStoreOf(c.side).target,
+      .side = c.side,
+      .aux_target = SideStoreTarget(c.side),
       .handle = [&c](StoreContext& d, const OrderPlaced& m) {
         ConsumerEnv env{d.store, d.clock, &d.email, d.side};
         return c.handle(env, m);

@@ -34,7 +34,7 @@ using ::dedupsim::ToString;
 struct StoreContext {
   Store& store;  // this instance's store: over its SQLite connection, or its PostgreSQL one
   // The second file's records (store/side_store.h) on a scheduled connection of this
-  // instance's (Strategy::aux_schema), or null: the registry's side store
+  // instance's (Strategy::side), or null: the registry's side store
   // (ConsumerEnv::side), which the handler hands on without reading it here.
   SideRecords* side;
   Clock& clock;          // a ManualClock: the same timestamps in every schedule
@@ -94,11 +94,15 @@ struct Strategy {
   // database, files/pg_grading.h); this runs before every schedule there, after the
   // explorer emptied its own tables (null: nothing more).
   const char* pg_reset = nullptr;
-  // The same for a second database file (a cache kept apart from the service's data).
-  // When aux_schema is set, StoreContext::side is a scheduled connection to that file, and
-  // the row runs on SQLite only (RunsOnPostgres).
-  const char* aux_schema = nullptr;
-  const char* aux_reset = nullptr;
+  // The side store kept in a second database file (a cache kept apart from the service's
+  // data), made with its tables and emptied before each schedule as the backend that keeps
+  // it says (lib/sqlite/side_records.h). When it is not kNone, StoreContext::side is a
+  // scheduled connection to that file, and the row runs on SQLite only (RunsOnPostgres).
+  SideStoreKind side = SideStoreKind::kNone;
+  // Test only: a second file's own tables and the statements that empty them, in place of
+  // a side store's (side stays kNone).
+  const char* test_aux_schema = nullptr;
+  const char* test_aux_reset = nullptr;
   // What the second file is, as its statements' trace events name their target ("cache",
   // "email provider"): the views draw it apart from the database, and the deliveries view
   // keeps its transactions apart from the database's.
@@ -114,7 +118,11 @@ struct Strategy {
 
   // Whether the row runs on PostgreSQL: every row but those that keep a second file (a
   // side store, a SQLite file the explorer keeps on SQLite only).
-  bool RunsOnPostgres() const { return aux_schema == nullptr; }
+  bool RunsOnPostgres() const { return !KeepsSecondFile(); }
+  // The row keeps a second file: a side store, or a test's own tables.
+  bool KeepsSecondFile() const {
+    return side != SideStoreKind::kNone || test_aux_schema != nullptr;
+  }
 };
 
 // Thrown by a consumer that gives up on a delivery without a database error (a consumer
@@ -133,11 +141,5 @@ int64_t ProviderEmailsApplied(EffectProbe& probe, const LogicalOrder& order);
 // consumer publishes), as one count for the invariant: more than once if either happened
 // more than once (the larger count), else the smaller (0: one of them was lost).
 int64_t EveryEffectOnce(int64_t effect, int64_t published);
-// The side stores' tables (consumers/registry.h), for a strategy that keeps one in the
-// second file.
-using ::dedupsim::kCacheReset;
-using ::dedupsim::kCacheSchema;
-using ::dedupsim::kProviderReset;
-using ::dedupsim::kProviderSchema;
 
 }  // namespace dedupsim::explore

@@ -225,7 +225,7 @@ void Worker::EnsureOpen(const Strategy& subscriber) {
     db_->SetGate(this);  // the move rebinds the busy handler; the gate goes with it
   }
   db_->SetTrace(recorder_, name_);
-  if (subscriber.aux_schema != nullptr && owner_.aux_db) {
+  if (subscriber.KeepsSecondFile() && owner_.aux_db) {
     if (!aux_ || !aux_->is_open()) {
       aux_.emplace(OpenGated(*owner_.aux_db));
       aux_->SetGate(this);

@@ -1,10 +1,10 @@
 // Reading a consumer file: the TOML read into a ConsumerFile, every step checked (its SQL
-// prepared in the sandbox on a scratch database, its reactions, labels and transactions).
+// prepared by the check of store/untrusted_sql.h on a scratch database, its reactions,
+// labels and transactions).
 // Running the steps is run_consumer.cpp's.
 #include "files/consumer_file.h"
 
 #include <fmt/format.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,13 +12,8 @@
 #include <set>
 #include <sstream>
 
-#include "explore/strategy.h"
 #include "files/toml_reader.h"
-#include "sqlite/database.h"
-#include "sqlite/error.h"
-#include "sqlite/sandbox.h"
-#include "sqlite/sql_text.h"
-#include "sqlite/statement.h"
+#include "store/sql_text.h"
 
 namespace dedupsim::files {
 
@@ -130,27 +125,12 @@ bool IsIdentifier(std::string_view s) {
   return true;
 }
 
-// A scratch dedupsim database: the file's SQL is prepared here to find its mistakes and its
-// parameters; nothing of the file runs anywhere else while it is loaded.
-class Scratch {
- public:
-  Scratch()
-      : file_(DatabaseFile::CreateTemporary(DatabaseSettings{JournalMode::kWal, Synchronous::kOff,
-                                                             std::chrono::milliseconds(1000)})),
-        db_(file_.Connect()) {}
-  Connection& db() { return db_; }
-
- private:
-  DatabaseFile file_;
-  Connection db_;
-};
-
-// Runs the file's schema in the sandbox (only CREATE TABLE, CREATE INDEX on its own
-// tables): the tables it creates are the file's.
-void ApplySchema(ConsumerFile& file, const Value& v, Connection& db) {
+// Runs the file's schema on the checker's scratch (only CREATE TABLE, CREATE INDEX on its
+// own tables): the tables it creates are the file's.
+void ApplySchema(ConsumerFile& file, const Value& v, UntrustedSqlChecker& scratch) {
   const std::string& text = v.String();
   try {
-    file.tables = RunSchema(db, text, {});
+    file.tables = scratch.RunSchema(text, {});
   } catch (const SqlRefused& e) {
     throw v.TextError(e.offset(), fmt::format("schema: {} (in: {})", e.what(), e.statement()));
   }
@@ -158,13 +138,13 @@ void ApplySchema(ConsumerFile& file, const Value& v, Connection& db) {
   file.schema_at = v.position();
 }
 
-// Checks the step's SQL in the sandbox on the scratch database: one statement that reads
-// or writes rows of the run's tables, naming only the message's parameters.
-void CheckSql(Step& step, const Value& v, Connection& db) {
+// Checks the step's SQL on the scratch database: one statement that reads or writes rows
+// of the run's tables, naming only the message's parameters.
+void CheckSql(Step& step, const Value& v, UntrustedSqlChecker& scratch) {
   const std::string& text = v.String();
   CheckedSql checked;
   try {
-    checked = CheckOneStatement(db, text, SqlUse::kStep);
+    checked = scratch.CheckOne(text, SqlUse::kStep);
   } catch (const SqlRefused& e) {
     throw v.TextError(e.offset(), fmt::format("{} (in: {})", e.what(), e.statement()));
   }
@@ -291,7 +271,7 @@ Parameter ReadKeyParameter(const Value& value) {
 }
 
 // second: the scratch of the file's second store, or null when it names none.
-Step ReadStep(const Value& table, Connection& scratch, Connection* second,
+Step ReadStep(const Value& table, UntrustedSqlChecker& scratch, UntrustedSqlChecker* second,
               std::map<std::string, Position>& hooks) {
   Step step;
   step.at = table.position();
@@ -634,7 +614,9 @@ ConsumerFile ParseConsumerFile(std::string_view text, const std::string& path) {
     stem = stem.substr(slash + 1);
   if (size_t dot = stem.find('.'); dot != std::string::npos) stem = stem.substr(0, dot);
   file.name = stem;
-  Scratch scratch;
+  // The file's SQL is prepared here to find its mistakes and its parameters; nothing of the
+  // file runs anywhere else while it is loaded.
+  const std::unique_ptr<UntrustedSqlChecker> scratch = UntrustedSqlChecker::NewScratch();
   std::map<std::string, Position> hooks;
   std::optional<Value> steps;
   std::optional<Value> schema;
@@ -693,19 +675,15 @@ ConsumerFile ParseConsumerFile(std::string_view text, const std::string& path) {
     throw root.Error("missing effect = \"stock\" or \"email\" (what exactly-once is counted on)");
   }
   if (file.consumer.empty()) file.consumer = file.name;
-  if (schema) ApplySchema(file, *schema, scratch.db());
-  // The second store's scratch: a private in-memory database with the cache's table only,
-  // as the explorer's second file has.
-  std::optional<Connection> second;
-  if (!file.second_store.empty()) {
-    second.emplace("", ConnectionOptions{.create = true, .in_memory = true});
-    second->ExecScript(explore::kCacheSchema);
-  }
+  if (schema) ApplySchema(file, *schema, *scratch);
+  // The second store's scratch: the cache's table only, as the explorer's second file has.
+  std::unique_ptr<UntrustedSqlChecker> second;
+  if (!file.second_store.empty()) second = UntrustedSqlChecker::NewScratch(SideStoreKind::kCache);
   if (!steps) throw root.Error("no steps: a consumer is a list of [[step]] tables");
   for (const Value& table : steps->Items()) {
     if (!table.IsTable()) throw table.Error("each step is a table: [[step]] then its keys");
     file.steps.push_back(
-        ReadStep(table, scratch.db(), second ? &*second : nullptr, hooks));
+        ReadStep(table, *scratch, second.get(), hooks));
   }
   if (file.steps.empty()) throw steps->Error("no steps: a consumer is a list of [[step]] tables");
   if (!file.second_store.empty() && file.SendsWithKey()) {

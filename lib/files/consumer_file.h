@@ -3,10 +3,11 @@
 // RunConsumer (files/run_consumer.h) on a real connection through the same statements, trace
 // and hooks as the consumers written in C++. The format is documented by example in docs/files.md.
 //
-// Loading only reads the file. Its SQL is prepared in the sandbox (lib/sqlite/sandbox.h)
-// against a scratch dedupsim database to find mistakes early (FileError, "FILE:LINE:COLUMN:
-// ...", at the failing character of the SQL), and later runs only on the database it is
-// given, which is always one dedupsim created, under the same sandbox.
+// Loading only reads the file. Its SQL is prepared by the check of untrusted SQL
+// (store/untrusted_sql.h: SQLite's sandbox) against a scratch dedupsim database to find
+// mistakes early (FileError, "FILE:LINE:COLUMN: ...", at the failing character of the SQL),
+// and later runs only on the database it is given, which is always one dedupsim created,
+// under the rules the check found.
 //
 // A ConsumerFile is plain data; RunConsumer keeps no state between calls.
 #pragma once
@@ -24,9 +25,8 @@
 #include "core/hooks.h"
 #include "core/input_error.h"
 #include "core/message.h"
-#include "sqlite/connection.h"
-#include "sqlite/sandbox.h"
-#include "sqlite/transaction.h"
+#include "store/store.h"
+#include "store/untrusted_sql.h"
 #include "world/email_provider.h"
 
 namespace dedupsim::files {
@@ -93,7 +93,7 @@ struct Step {
   // parameters by index (1-based; index i-1 here), and what to do with its result.
   std::string sql;
   Position sql_at;  // where the statement's first token is written
-  SqlRules rules;   // what it may touch when it runs (the sandbox's check found them)
+  SqlRules rules;   // what it may touch when it runs (the check found them)
   std::map<std::string, std::string> other_dialects;  // "postgres" -> its text as written
   // On PostgreSQL (check --backend postgres): the `postgres` text where the file gives one,
   // else the SQLite text, with each :Name parameter written $1, $2 ... (pg_parameters, by

@@ -42,14 +42,11 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
   strategy_.schema = file_.schema.empty() ? nullptr : file_.schema.c_str();
   strategy_.reset = reset_.empty() ? nullptr : reset_.c_str();
   if (keyed) {
-    strategy_.aux_schema = explore::kProviderSchema;
-    strategy_.aux_reset = explore::kProviderReset;
-    strategy_.aux_target = "email provider";
+    strategy_.side = SideStoreKind::kEmailProvider;
   } else if (file_.second_store == "cache") {
-    strategy_.aux_schema = explore::kCacheSchema;
-    strategy_.aux_reset = explore::kCacheReset;
-    strategy_.aux_target = "cache";
+    strategy_.side = SideStoreKind::kCache;
   }
+  if (strategy_.side != SideStoreKind::kNone) strategy_.aux_target = SideStoreTarget(strategy_.side);
   const bool cache = file_.second_store == "cache";
   // Each reaction a delivery took (UntakenBranches lists the others).
   auto record_taken = [this](size_t step, const char* reaction) {

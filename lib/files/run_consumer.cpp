@@ -1,18 +1,14 @@
 // Running a consumer file's steps for one delivery (RunConsumer, run_consumer.h): each sql
-// step in the sandbox with the rules its check found, each hook, send and publish a step of
-// the connection's gate. Reading and checking the file is consumer_file.cpp's.
+// step through the store's UntrustedSql with the rules its check found, each hook, send and
+// publish a step of the store's scheduler. Reading and checking the file is
+// consumer_file.cpp's.
 #include "files/run_consumer.h"
 
 #include <fmt/format.h>
 
 #include "explore/strategy.h"
-#include "postgres/error.h"
-#include "sqlite/sql_text.h"
-#include "sqlite/error.h"
-#include "sqlite/sandbox.h"
-#include "sqlite/side_records.h"
-#include "sqlite/statement.h"
-#include "sqlite/store.h"
+#include "store/error.h"
+#include "store/untrusted_sql.h"
 
 namespace dedupsim::files {
 
@@ -45,90 +41,42 @@ struct Ended {
 // What a sql step's statement did, for the step's reactions.
 enum class SqlResult { kRow, kRowWithNull, kNoRow, kDuplicate, kZeroRows, kChanged };
 
-// Runs the step's statement in the sandbox, with the rules its check found. A statement the
-// sandbox stopped (past its budget, or refused now) is the file's fault: FileError at it.
-SqlResult RunSqlStep(const ConsumerFile& file, const Step& s, Connection& db, Clock& clock,
+// Runs the step's statement on sql, in the text of its dialect (SQLite's with the rules its
+// check found; PostgreSQL's as the file's role). A statement the database stopped for the
+// file's doing (past its budget or statement_timeout, or refused now) is the file's fault:
+// FileError at the text that ran.
+SqlResult RunSqlStep(const ConsumerFile& file, const Step& s, UntrustedSql& sql, Clock& clock,
                      const OrderPlaced& m) {
-  SandboxScope scope(db, s.rules);
-  try {
-    Statement& st = db.Cached(s.sql);
-    for (size_t i = 0; i < s.parameters.size(); ++i) {
-      int index = static_cast<int>(i) + 1;
-      if (s.parameters[i] == Parameter::kQuantity) {
-        st.Bind(index, m.quantity);
-      } else {
-        st.Bind(index, ParameterValue(s.parameters[i], file, m, clock));
-      }
+  const bool pg = sql.dialect() == "postgres";
+  UntrustedStatement statement{.sql = pg ? s.pg_sql : s.sql,
+                               .rules = &s.rules,
+                               .values = {},
+                               .query = pg ? s.pg_query : s.query,
+                               .duplicate_is_error = s.on_duplicate.action == Action::kThrow};
+  for (Parameter p : pg ? s.pg_parameters : s.parameters) {
+    if (p == Parameter::kQuantity && !pg) {
+      statement.values.emplace_back(m.quantity);
+    } else {
+      statement.values.emplace_back(ParameterValue(p, file, m, clock));
     }
-    if (s.query) {
-      bool row = st.Step();
-      bool null_first = row && st.ColumnIsNull(0);
-      st.Reset();  // a statement left mid-read would keep its read transaction open
-      if (!row) return SqlResult::kNoRow;
-      return null_first ? SqlResult::kRowWithNull : SqlResult::kRow;
-    }
-    if (s.on_duplicate.action == Action::kThrow) {
-      st.Execute();  // a duplicate key is the SqliteError itself
-    } else if (st.ExecuteInsert() == InsertResult::kDuplicateKey) {
-      return SqlResult::kDuplicate;
-    }
-    return db.Changes() == 0 ? SqlResult::kZeroRows : SqlResult::kChanged;
-  } catch (const SqliteError&) {
-    if (scope.over_budget()) throw ErrorAt(s.sql_at, scope.BudgetMessage());
-    if (!scope.refusal().empty()) {
-      throw ErrorAt(s.sql_at, fmt::format("refused when it ran: {}", scope.refusal()));
-    }
-    throw;
   }
-}
-
-// The same on PostgreSQL: the step's pg_sql as the file's role. What the server stopped for
-// the file's own doing (its statement_timeout, a privilege it lacks) is the file's fault.
-SqlResult RunPgSqlStep(const ConsumerFile& file, const Step& s, PgConnection& db, Clock& clock,
-                       const OrderPlaced& m) {
-  PgParams params;
-  for (Parameter p : s.pg_parameters) params.emplace_back(ParameterValue(p, file, m, clock));
+  UntrustedAnswer answer;
   try {
-    if (s.pg_query) {
-      PgResult r = db.Exec(s.pg_sql, params);
-      if (r.rows() == 0) return SqlResult::kNoRow;
-      return r.Get(0, 0) ? SqlResult::kRow : SqlResult::kRowWithNull;
-    }
-    if (s.on_duplicate.action == Action::kThrow) {
-      db.Exec(s.pg_sql, params);  // a duplicate key is the PgError itself
-    } else if (db.ExecInsert(s.pg_sql, params) == InsertResult::kDuplicateKey) {
-      return SqlResult::kDuplicate;
-    }
-    return db.changes() == 0 ? SqlResult::kZeroRows : SqlResult::kChanged;
-  } catch (const PgError& e) {
-    std::string what = e.what();
-    if (size_t nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-    if (what.rfind("ERROR:  ", 0) == 0) what.erase(0, 8);
-    if (e.sqlstate() == "57014" && what.find("statement timeout") != std::string::npos) {
-      throw ErrorAt(s.pg_sql_at,
-                    fmt::format("on PostgreSQL, the statement ran past its statement_timeout "
-                                "and was stopped: {}",
-                                SqlForMessage(s.pg_sql)));
-    }
-    if (e.sqlstate() == "42501") {  // insufficient_privilege: outside what the file may do
-      throw ErrorAt(s.pg_sql_at, fmt::format("refused when it ran on PostgreSQL: {} (in: {})", what,
-                                             SqlForMessage(s.pg_sql)));
-    }
-    throw;
+    answer = sql.Run(statement);
+  } catch (const SqlStopped& e) {
+    throw ErrorAt(pg ? s.pg_sql_at : s.sql_at, e.what());
   }
+  if (statement.query) {
+    if (!answer.row) return SqlResult::kNoRow;
+    return answer.first ? SqlResult::kRow : SqlResult::kRowWithNull;
+  }
+  if (answer.insert == InsertResult::kDuplicateKey) return SqlResult::kDuplicate;
+  return answer.changes == 0 ? SqlResult::kZeroRows : SqlResult::kChanged;
 }
 
 }  // namespace
 
 Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m) {
-  // Which backend the store is: each runs the file's steps on its own connection, SQLite's
-  // in the sandbox (exactly one of the two is set).
-  PgStore* pg = dynamic_cast<PgStore*>(&c.store);
-  auto* sqlite = dynamic_cast<SqliteStore*>(&c.store);
-  if ((pg == nullptr) == (sqlite == nullptr)) {
-    throw std::logic_error("RunConsumer needs one database: SQLite's or PostgreSQL's");
-  }
-  Connection* db = sqlite != nullptr ? &sqlite->connection() : nullptr;
   // The file's transaction, on the store: the same BEGIN, COMMIT and ROLLBACK on either
   // backend (PostgreSQL takes the three kinds as BEGIN).
   std::optional<ScopedTransaction> tx;
@@ -190,12 +138,7 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
           break;
         case Step::Kind::kPublish:
           try {
-            if (pg != nullptr) {
-              PgConnection& pc = pg->connection();
-              if (pc.gate() != nullptr) pc.gate()->BeforeHook(pc, "Broker.Publish");
-            } else if (db->gate() != nullptr) {
-              db->gate()->BeforeHook(*db, "Broker.Publish");
-            }
+            c.store.SchedulingPoint("Broker.Publish");
           } catch (const SimulatedCrash&) {
             note("crash", "Broker.Publish", "SimulatedCrash thrown");
             throw;
@@ -238,15 +181,9 @@ Result RunConsumer(const ConsumerFile& file, RunContext& c, const OrderPlaced& m
           }
           SqlResult result;
           try {
-            if (pg != nullptr && !s.on_second_store) {
-              result = RunPgSqlStep(file, s, pg->connection(), c.clock, m);
-            } else {
-              if (db == nullptr && c.second_store == nullptr) {
-                throw std::logic_error(file.name + " ran without its database");
-              }
-              result = RunSqlStep(file, s, s.on_second_store ? SqliteConnectionOf(*c.second_store) : *db,
-                                  c.clock, m);
-            }
+            result = RunSqlStep(file, s,
+                                s.on_second_store ? c.second_store->untrusted() : c.store.untrusted(),
+                                c.clock, m);
           } catch (const StoreError& e) {
             // on-duplicate = "throw" is the database's error itself: taken all the same.
             if (e.IsDuplicateKey() && c.taken) c.taken(next - 1, "on-duplicate");

@@ -1,10 +1,11 @@
 // Runs a consumer file's steps for one delivery (the file read by consumer_file.h) on a
 // store of either backend (store/store.h), through the same statements, trace and hooks as
-// the consumers written in C++. On SQLite each sql step runs in a SandboxScope with the rules its check found, so it
-// touches only what its check allowed, on the database it is given (always one dedupsim
-// created). On PostgreSQL each runs its pg_sql on a store whose connection is the file's own
+// the consumers written in C++. Each sql step runs through the store's UntrustedSql
+// (store/untrusted_sql.h) in the text of its dialect: on SQLite under the rules its check
+// found, so it touches only what its check allowed, on the database it is given (always one
+// dedupsim created); on PostgreSQL its pg_sql on a store whose connection is the file's own
 // role in the file's own database (files/pg_grading.h): the server's privileges are the
-// sandbox there.
+// rules there.
 //
 // RunConsumer keeps no state between calls; it is safe to call from several threads on
 // different connections at once.
@@ -18,8 +19,8 @@
 #include "core/hooks.h"
 #include "core/message.h"
 #include "files/consumer_file.h"
-#include "postgres/store.h"
-#include "sqlite/connection.h"
+#include "store/side_store.h"
+#include "store/store.h"
 #include "world/email_provider.h"
 
 namespace dedupsim::files {
@@ -40,9 +41,9 @@ struct RunContext {
   std::function<void(size_t step, const char* reaction)> taken = {};
 };
 
-// Handles one delivery by running the file's steps, each sql step in a SandboxScope with
-// the rules its check found (SQLite) or as the file's role (PostgreSQL). Throws what the
-// database throws (SqliteError, PgError), SimulatedCrash from a hook,
+// Handles one delivery by running the file's steps, each sql step under the rules its check
+// found (SQLite) or as the file's role (PostgreSQL). Throws what the database throws
+// (StoreError), SimulatedCrash from a hook,
 // explore::DeliveryFailed for a `throw` action, and FileError at the step for a statement
 // the sandbox stopped (past its budget or PostgreSQL's statement_timeout, or refused when
 // it ran).

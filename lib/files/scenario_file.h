@@ -70,7 +70,8 @@ struct ScenarioFigure {
   Kind kind = Kind::kSql;
   std::string sql;       // kSql: one read-only statement, first column of the first row
   Position sql_at;       // kSql: where the statement's first token is written
-  SqlRules rules;        // kSql: what it may read when it runs (the sandbox's check found them)
+  SqlRules rules;        // kSql: what it may read when it runs (the check found them)
+  std::vector<std::string> parameters;  // kSql: its parameters by index, as written (":BookId")
   std::string outcome;   // kCount/kEach: processed, skipped, needs-reconciliation, failed,
                          // crashed, waited (a race's B blocked on A's lock), deliveries
                          // (count only), emails (count only)

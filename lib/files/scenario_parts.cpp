@@ -9,10 +9,8 @@
 #include "consumers/registry.h"
 #include "core/duration.h"
 #include "explore/strategies.h"
-#include "sqlite/connection.h"
-#include "sqlite/database.h"
-#include "sqlite/sandbox.h"
-#include "sqlite/sql_text.h"
+#include "store/sql_text.h"
+#include "store/untrusted_sql.h"
 
 namespace dedupsim::files {
 
@@ -319,12 +317,10 @@ ScenarioFigure ReadFigure(const Value& table, const ScenarioFile& file) {
 }
 
 void CheckFigureSql(ScenarioFile& file, const std::vector<Value>& sql_values) {
-  DatabaseFile scratch = DatabaseFile::CreateTemporary(
-      DatabaseSettings{JournalMode::kWal, Synchronous::kOff, std::chrono::milliseconds(1000)});
-  Connection db = scratch.Connect();
+  const std::unique_ptr<UntrustedSqlChecker> scratch = UntrustedSqlChecker::NewScratch();
   for (const ScenarioConsumer& c : file.consumers) {
     if (const char* schema = c.strategy().schema) {
-      RunSchema(db, schema, c.file ? c.file->file().tables : std::vector<std::string>{});
+      scratch->RunSchema(schema, c.file ? c.file->file().tables : std::vector<std::string>{});
     }
   }
   size_t n = 0;
@@ -333,13 +329,14 @@ void CheckFigureSql(ScenarioFile& file, const std::vector<Value>& sql_values) {
     const Value& v = sql_values[n++];
     CheckedSql checked;
     try {
-      checked = CheckOneStatement(db, f.sql, SqlUse::kFigure);
+      checked = scratch->CheckOne(f.sql, SqlUse::kFigure);
     } catch (const SqlRefused& e) {
       throw v.TextError(e.offset(),
                         fmt::format("figure '{}': {} (in: {})", f.name, e.what(), e.statement()));
     }
     f.sql_at = v.TextPosition(checked.begin);
     f.rules = checked.rules;
+    f.parameters = checked.parameters;
     for (const std::string& name : checked.parameters) {
       if (name != ":BookId" && name != ":OrderId" && name != ":MessageId" && name != ":Quantity") {
         const size_t at = FindSqlParameter(f.sql, name, checked.begin);

@@ -8,6 +8,9 @@
 
 namespace dedupsim {
 
+// Rows in one of dedupsim's tables, on connection (DatabaseError for another name).
+int64_t CountTableRows(PgConnection& connection, std::string_view table);
+
 class PgLessonTables final : public LessonTables {
  public:
   // Borrows db, which must outlive this object.
@@ -29,6 +32,7 @@ class PgLessonTables final : public LessonTables {
                                             std::chrono::milliseconds older_than) override;
 
   int64_t LastChanges() override { return db_.changes(); }
+  int64_t CountRows(std::string_view table) override { return CountTableRows(db_, table); }
 
  private:
   PgConnection& db_;

@@ -7,6 +7,7 @@
 
 #include "postgres/error.h"
 #include "postgres/tables_reader.h"
+#include "postgres/lesson_tables.h"
 
 namespace dedupsim {
 
@@ -226,10 +227,14 @@ void PgStore::Rollback() {
   if (db_.is_open() && db_.InTransaction()) db_.Exec(Hot(hot_.rollback, "ROLLBACK"));
 }
 
+void PgStore::SchedulingPoint(std::string_view name) {
+  if (db_.gate() != nullptr) db_.gate()->BeforeHook(db_, name);
+}
+
 void PgStore::RunHook(const char* name, const Hook& hook) {
   RunNotedHook([this](const std::string& kind, const std::string& detail,
                       const std::string& result) { db_.Note(kind, detail, result); },
-               name, hook,
+               name, hook_faults_ ? WithFault(hook_faults_, name, hook) : hook,
                [this, name] {
                  if (db_.gate() != nullptr) db_.gate()->BeforeHook(db_, name);
                });
@@ -396,10 +401,14 @@ StockItem PgBackend::ReadStock(std::string_view book_id) const {
   return StockItem{r.Text(0, 0), r.Text(0, 1), r.Int(0, 2), r.Int(0, 3)};
 }
 
-int64_t PgBackend::CountRows(std::string_view table) const {
+int64_t CountTableRows(PgConnection& connection, std::string_view table) {
   if (!IsOurTable(Lower(table))) throw DatabaseError("not a dedupsim table: " + std::string(table));
+  return connection.Exec(fmt::format("SELECT count(*) FROM {}", table)).Int(0, 0);
+}
+
+int64_t PgBackend::CountRows(std::string_view table) const {
   PgConnection c = db_.Connect();
-  return c.Exec(fmt::format("SELECT count(*) FROM {}", table)).Int(0, 0);
+  return CountTableRows(c, table);
 }
 
 std::unique_ptr<TablesReader> PgBackend::OpenTablesReader(const SideStores* sides) const {

@@ -84,6 +84,7 @@ class PgStore final : public Store {
   Isolation isolation() const override { return isolation_; }
   void SetIsolation(Isolation level) override { isolation_ = level; }
   void RunHook(const char* name, const Hook& hook) override;
+  void SetHookFaults(HookFaults faults) override { hook_faults_ = std::move(faults); }
   void Note(const std::string& kind, const std::string& detail, const std::string& result) override;
   void SetDelivery(DeliveryRef delivery) override { db_.SetDelivery(std::move(delivery)); }
   void StampTrace(TraceEvent& e) const override { db_.Stamp(e); }
@@ -115,6 +116,10 @@ class PgStore final : public Store {
 
   // On this store's connection (postgres/lesson_tables.h), made on first use.
   LessonTables& tables() override;
+  // A file's statements in its PostgreSQL text (postgres/untrusted_sql.cpp), made on first use.
+  UntrustedSql& untrusted() override;
+  // The explorer's gate on the connection sees the point as it sees a hook's.
+  void SchedulingPoint(std::string_view name) override;
 
  private:
   // The statement sql on db_, found by its text on the first call only (slot keeps it).
@@ -137,7 +142,9 @@ class PgStore final : public Store {
   TimestampFormatter stamp_;
   std::shared_ptr<PgKeyedStores> keyed_;  // made on first use; borrows db_ (remade after a move)
   std::shared_ptr<LessonTables> tables_;
-  std::unique_ptr<PgStepGate> wait_listener_;  // the gate SetWaitListener put on db_
+  std::shared_ptr<UntrustedSql> untrusted_;  // made on first use; borrows db_
+  std::unique_ptr<PgStepGate> wait_listener_;
+  HookFaults hook_faults_;  // SetHookFaults  // the gate SetWaitListener put on db_
 };
 
 class PgBackend final : public Backend {

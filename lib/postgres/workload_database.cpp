@@ -54,6 +54,8 @@ class CountingStore final : public Store {
   Isolation isolation() const override { return inner_.isolation(); }
   void SetIsolation(Isolation level) override { inner_.SetIsolation(level); }
   void RunHook(const char* name, const Hook& hook) override { inner_.RunHook(name, hook); }
+  void SetHookFaults(HookFaults faults) override { inner_.SetHookFaults(std::move(faults)); }
+  void SchedulingPoint(std::string_view name) override { inner_.SchedulingPoint(name); }
   void Note(const std::string& kind, const std::string& detail,
             const std::string& result) override {
     inner_.Note(kind, detail, result);

@@ -14,7 +14,7 @@
 #include "os/this_pid.h"
 #include "sqlite/error.h"
 #include "sqlite/library.h"
-#include "sqlite/sql_text.h"
+#include "store/sql_text.h"
 #include "sqlite/statement.h"
 #include "trace/trace.h"
 

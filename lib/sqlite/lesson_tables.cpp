@@ -1,6 +1,7 @@
 #include "sqlite/lesson_tables.h"
 
 #include "sqlite/retention.h"
+#include "sqlite/schema.h"
 #include "sqlite/statement.h"
 #include "sqlite/store.h"
 
@@ -80,6 +81,10 @@ int64_t SqliteLessonTables::CountAuditEntries(std::string_view order_id) {
 CleanupResult SqliteLessonTables::DeleteInboxRecordsOlderThan(
     TimePoint now, std::chrono::milliseconds older_than) {
   return dedupsim::DeleteInboxRecordsOlderThan(db_, now, older_than);
+}
+
+int64_t SqliteLessonTables::CountRows(std::string_view table) {
+  return dedupsim::CountRows(db_, table);
 }
 
 LessonTables& SqliteStore::tables() {

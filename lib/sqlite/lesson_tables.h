@@ -28,6 +28,7 @@ class SqliteLessonTables final : public LessonTables {
                                             std::chrono::milliseconds older_than) override;
 
   int64_t LastChanges() override { return db_.Changes(); }
+  int64_t CountRows(std::string_view table) override;
 
  private:
   Connection& db_;

@@ -12,8 +12,12 @@
 #include <stdexcept>
 
 #include "os/pause_point.h"
-#include "sqlite/sql_text.h"
+#include "store/sql_text.h"
+#include "sqlite/database.h"
+#include "sqlite/error.h"
+#include "sqlite/side_records.h"
 #include "sqlite/statement.h"
+#include "sqlite/store.h"
 
 namespace dedupsim {
 
@@ -336,11 +340,6 @@ void CheckKind(const SqlRules& rules, const SandboxScope::Guard& guard, sqlite3_
 
 }  // namespace
 
-std::chrono::milliseconds StatementBudget() {
-  static const long test_only = TestOnlySetting("DEDUPSIM_TEST_ONLY_STATEMENT_BUDGET_MS");
-  return test_only > 0 ? std::chrono::milliseconds(test_only) : kStatementBudget;
-}
-
 void SandboxScope::Guard::Deny(std::string reason, const char* name) {
   if (!refusal.empty()) return;
   refusal = std::move(reason);
@@ -615,6 +614,89 @@ std::vector<std::string> RunSchema(Connection& db, std::string_view text,
     if (std::find(before.begin(), before.end(), t) == before.end()) created.push_back(t);
   }
   return created;
+}
+
+UntrustedAnswer RunUntrusted(Connection& db, const UntrustedStatement& s) {
+  if (s.rules == nullptr) throw std::logic_error("a file's statement ran on SQLite without its rules");
+  SandboxScope scope(db, *s.rules);
+  try {
+    Statement& st = db.Cached(s.sql);
+    for (size_t i = 0; i < s.values.size(); ++i) {
+      const int index = static_cast<int>(i) + 1;
+      if (const int64_t* n = std::get_if<int64_t>(&s.values[i])) {
+        st.Bind(index, *n);
+      } else {
+        st.Bind(index, std::get<std::string>(s.values[i]));
+      }
+    }
+    UntrustedAnswer answer;
+    if (s.query) {
+      answer.row = st.Step();
+      if (answer.row && !st.ColumnIsNull(0)) {
+        answer.first = st.ColumnIsInteger(0) ? SqlValue(st.ColumnInt(0)) : SqlValue(st.ColumnText(0));
+      }
+      st.Reset();  // a statement left mid-read would keep its read transaction open
+      return answer;
+    }
+    if (s.duplicate_is_error) {
+      st.Execute();  // a duplicate key is the SqliteError itself
+    } else {
+      answer.insert = st.ExecuteInsert();
+    }
+    if (answer.insert == InsertResult::kInserted) answer.changes = db.Changes();
+    return answer;
+  } catch (const SqliteError&) {
+    if (scope.over_budget()) throw SqlStopped(scope.BudgetMessage());
+    if (!scope.refusal().empty()) {
+      throw SqlStopped(fmt::format("refused when it ran: {}", scope.refusal()));
+    }
+    throw;
+  }
+}
+
+UntrustedSql& SqliteStore::untrusted() {
+  if (!untrusted_) untrusted_ = std::make_shared<SqliteUntrustedSql>(*db_);
+  return *untrusted_;
+}
+
+UntrustedSql& SqliteSideRecords::untrusted() {
+  if (!untrusted_) untrusted_ = std::make_shared<SqliteUntrustedSql>(*connection_);
+  return *untrusted_;
+}
+
+namespace {
+
+// SQLite's check: a scratch database in a temporary file of its own (the service's tables)
+// or in memory (a side store's), on which nothing of a file runs but its schema.
+class SqliteChecker final : public UntrustedSqlChecker {
+ public:
+  explicit SqliteChecker(SideStoreKind tables) {
+    if (tables == SideStoreKind::kNone) {
+      file_.emplace(DatabaseFile::CreateTemporary(DatabaseSettings{
+          JournalMode::kWal, Synchronous::kOff, std::chrono::milliseconds(1000)}));
+      db_.emplace(file_->Connect());
+    } else {
+      db_.emplace("", ConnectionOptions{.create = true, .in_memory = true});
+      db_->ExecScript(SideStoreTables(tables));
+    }
+  }
+  std::vector<std::string> RunSchema(std::string_view text,
+                                     const std::vector<std::string>& own_tables) override {
+    return dedupsim::RunSchema(*db_, text, own_tables);
+  }
+  CheckedSql CheckOne(std::string_view text, SqlUse use) override {
+    return CheckOneStatement(*db_, text, use);
+  }
+
+ private:
+  std::optional<DatabaseFile> file_;  // before db_: closed after it
+  std::optional<Connection> db_;
+};
+
+}  // namespace
+
+std::unique_ptr<UntrustedSqlChecker> UntrustedSqlChecker::NewScratch(SideStoreKind tables) {
+  return std::make_unique<SqliteChecker>(tables);
 }
 
 }  // namespace dedupsim

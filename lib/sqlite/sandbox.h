@@ -17,11 +17,13 @@
 //   of database pages. CPU time, not wall time: a statement that waits for a lock (the
 //   lesson) or on a loaded machine is not cut.
 //
-// Two halves. When a file is loaded, CheckStatement prepares its SQL on a scratch dedupsim
-// database and says what it is, or throws SqlRefused with the byte offset of the fault, so
-// the file's reader reports FILE:LINE:COLUMN. When it runs, a SandboxScope holds the
-// connection to the same rules (the tables the check found) for as long as it lives, and
-// RunSchema runs a schema one statement at a time under them.
+// Two halves, SQLite's side of store/untrusted_sql.h (which holds the rules, the check's
+// answer and its errors). When a file is loaded, CheckOneStatement prepares its SQL on a
+// scratch dedupsim database (UntrustedSqlChecker::NewScratch) and says what it is, or
+// throws SqlRefused with the byte offset of the fault, so the file's reader reports
+// FILE:LINE:COLUMN. When it runs, a SandboxScope holds the connection to the same rules
+// (the tables the check found) for as long as it lives (RunUntrusted, a SQLite store's
+// UntrustedSql), and RunSchema runs a schema one statement at a time under them.
 //
 // Not thread-safe: a connection is used by one thread at a time (connection.h), and so is
 // a scope on it.
@@ -35,70 +37,17 @@
 #include <string_view>
 #include <vector>
 
-#include "core/input_error.h"
 #include "sqlite/connection.h"
+#include "store/untrusted_sql.h"
 
 struct sqlite3;
 
 namespace dedupsim {
 
-// What a file's statement is for, and so what it may do.
-enum class SqlUse {
-  kSchema,  // create tables, and indexes on the tables it creates (CREATE TABLE, CREATE INDEX)
-  kStep,    // read or write rows of the run's tables (SELECT, INSERT, UPDATE, DELETE, REPLACE)
-  kFigure,  // read rows of the run's tables (SELECT)
-};
-
-// The CPU time one statement may take before it is ended (docs/reliability.md).
-inline constexpr std::chrono::milliseconds kStatementBudget{1000};
 // The database pages a scope's statements may write (10 MB of dedupsim's 4 KiB pages)
 // before the statement is ended: within its CPU time an endless INSERT could write
 // hundreds of MB.
 inline constexpr int kStatementPagesWritten = 2560;
-// kStatementBudget; in the test build only (DEDUPSIM_TESTS), the milliseconds in
-// DEDUPSIM_TEST_ONLY_STATEMENT_BUDGET_MS when set, so an end-to-end test of an endless
-// statement costs a fraction of a second.
-std::chrono::milliseconds StatementBudget();
-
-// What a statement may touch. Table names compare as SQLite compares them (ASCII letters
-// without case).
-struct SqlRules {
-  SqlUse use = SqlUse::kStep;
-  // kStep, kFigure: the tables it may read (kStep: and write). kSchema: the tables that are
-  // its own already (it may create them again and index them), besides those it creates.
-  std::vector<std::string> tables;
-  // kSchema: tables that exist and are not its own: it may read them, never create or
-  // index them.
-  std::vector<std::string> reserved;
-  std::chrono::milliseconds budget = StatementBudget();
-};
-
-// A statement the sandbox refused, or that SQLite could not prepare or run. what() is the
-// reason, naming the rule broken; offset() is the byte of the text given where the fault
-// is (SQLite's error offset, the name denied, or the statement's first token).
-class SqlRefused : public InputError {
- public:
-  SqlRefused(const std::string& reason, size_t offset, std::string statement)
-      : InputError(reason), offset_(offset), statement_(std::move(statement)) {}
-  size_t offset() const { return offset_; }
-  // The statement, one line and cut (SqlForMessage), for "(in: ...)".
-  const std::string& statement() const { return statement_; }
-
- private:
-  size_t offset_;
-  std::string statement_;
-};
-
-// What a checked statement is.
-struct CheckedSql {
-  size_t begin = 0;  // its first token in the text
-  size_t end = 0;    // the first byte after it (SQLite's tail: after its ';' if any)
-  bool query = false;      // returns rows (SELECT, or a write with RETURNING)
-  bool read_only = false;  // changes nothing (sqlite3_stmt_readonly)
-  std::vector<std::string> parameters;  // as written: ":BookId", "?1", "?" for an anonymous one
-  // The rules it runs under later: its use and the tables it was seen to touch.
-  SqlRules rules;
-};
 
 // Prepares, without running it, the statement of text that starts at or after from, on db
 // under the rules of use, with every table now in db's main schema as the run's tables
@@ -164,6 +113,30 @@ class SandboxScope {
   Connection& db_;
   Guard guard_;
   std::vector<std::pair<int, int>> saved_limits_;  // limit id, value before
+};
+
+// Runs statement on db in a SandboxScope with its rules (required: std::logic_error
+// without), binding values by index: SQLite's UntrustedSql::Run. Throws SqlStopped when the
+// scope ended it (past its budget) or denied what it did when it ran, SqliteError for every
+// other failure (a duplicate key when statement.duplicate_is_error).
+UntrustedAnswer RunUntrusted(Connection& db, const UntrustedStatement& statement);
+
+// UntrustedSql on a SQLite connection (a store's, a side store's), which must outlive it.
+class SqliteUntrustedSql final : public UntrustedSql {
+ public:
+  explicit SqliteUntrustedSql(Connection& db) : db_(db) {}
+  std::string_view dialect() const override { return "sqlite"; }
+  UntrustedAnswer Run(const UntrustedStatement& statement) override {
+    return RunUntrusted(db_, statement);
+  }
+  void SetUpTables(const char* schema, const std::vector<std::string>& own_tables,
+                   const char* reset) override {
+    if (schema != nullptr) RunSchema(db_, schema, own_tables);
+    if (reset != nullptr) db_.ExecScript(reset);
+  }
+
+ private:
+  Connection& db_;
 };
 
 }  // namespace dedupsim

@@ -7,6 +7,43 @@
 
 namespace dedupsim {
 
+const char* SideStoreTables(SideStoreKind kind) {
+  switch (kind) {
+    case SideStoreKind::kCache:
+      return "CREATE TABLE IF NOT EXISTS CacheKeys (Key TEXT NOT NULL PRIMARY KEY, SetAt TEXT NOT "
+             "NULL) WITHOUT ROWID;";
+    case SideStoreKind::kEmailProvider:
+      return R"sql(
+    CREATE TABLE IF NOT EXISTS SentEmails (
+      IdempotencyKey TEXT NOT NULL PRIMARY KEY,
+      Text           TEXT NOT NULL,
+      SentAt         TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS ProviderRequests (
+      Id             INTEGER PRIMARY KEY,
+      IdempotencyKey TEXT NOT NULL,
+      Result         TEXT NOT NULL,
+      At             TEXT NOT NULL
+    );
+)sql";
+    case SideStoreKind::kNone:
+      break;
+  }
+  return nullptr;
+}
+
+const char* SideStoreReset(SideStoreKind kind) {
+  switch (kind) {
+    case SideStoreKind::kCache:
+      return "DELETE FROM CacheKeys;";
+    case SideStoreKind::kEmailProvider:
+      return "DELETE FROM SentEmails; DELETE FROM ProviderRequests;";
+    case SideStoreKind::kNone:
+      break;
+  }
+  return nullptr;
+}
+
 Connection& SqliteConnectionOf(SideRecords& records) {
   auto* sqlite = dynamic_cast<SqliteSideRecords*>(&records);
   if (sqlite == nullptr) throw std::logic_error("internal: a side store not of SQLite's on SQLite");

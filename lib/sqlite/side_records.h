@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -14,22 +15,12 @@
 
 namespace dedupsim {
 
-// The side stores' tables, as SQLite creates them in a new side store.
-inline constexpr const char* kDedupCacheTables =
-    "CREATE TABLE CacheKeys (Key TEXT NOT NULL PRIMARY KEY, SetAt TEXT NOT NULL) WITHOUT ROWID";
-inline constexpr const char* kEmailProviderTables = R"sql(
-    CREATE TABLE SentEmails (
-      IdempotencyKey TEXT NOT NULL PRIMARY KEY,
-      Text           TEXT NOT NULL,
-      SentAt         TEXT NOT NULL
-    ) WITHOUT ROWID;
-    CREATE TABLE ProviderRequests (
-      Id             INTEGER PRIMARY KEY,
-      IdempotencyKey TEXT NOT NULL,
-      Result         TEXT NOT NULL,
-      At             TEXT NOT NULL
-    );
-  )sql";
+// The side stores' tables, the one definition of each: made once (CREATE TABLE IF NOT
+// EXISTS) in a new side store (side_store.h), in the explorer's second file and in a
+// checker's scratch (UntrustedSqlChecker::NewScratch); null for kNone.
+const char* SideStoreTables(SideStoreKind kind);
+// The statements that empty them (before each of the explorer's schedules); null for kNone.
+const char* SideStoreReset(SideStoreKind kind);
 
 class SqliteSideRecords final : public SideRecords {
  public:
@@ -55,11 +46,15 @@ class SqliteSideRecords final : public SideRecords {
   int64_t ProviderSentCount() override;
   int64_t ProviderRequestCount() override;
 
+  // A file's statements on its second store, in the sandbox (sqlite/sandbox.h).
+  UntrustedSql& untrusted() override;
+
   Connection& connection() { return *connection_; }
 
  private:
   std::optional<Connection> owned_;
   Connection* connection_;
+  std::shared_ptr<UntrustedSql> untrusted_;  // made on first use
 };
 
 // The SQLite connection under records (a SqliteSideRecords: a side store SQLite made), for

@@ -158,9 +158,9 @@ SideStoreFile SideStoreFile::CreateIn(const SideStoreHome& home, std::string_vie
 SideStoreFile SideStoreFile::Create(const SideStoreHome& home, SideStoreKind kind) {
   switch (kind) {
     case SideStoreKind::kCache:
-      return CreateIn(home, kDedupCacheSuffix, kDedupCacheTables);
+      return CreateIn(home, kDedupCacheSuffix, SideStoreTables(kind));
     case SideStoreKind::kEmailProvider:
-      return CreateIn(home, kEmailProviderSuffix, kEmailProviderTables);
+      return CreateIn(home, kEmailProviderSuffix, SideStoreTables(kind));
     case SideStoreKind::kNone:
       break;
   }

@@ -10,7 +10,7 @@
 
 #include "sqlite/connection.h"
 #include "sqlite/error.h"
-#include "sqlite/sql_text.h"
+#include "store/sql_text.h"
 #include "trace/trace.h"
 
 namespace dedupsim {

@@ -74,6 +74,10 @@ void SqliteStore::ReleaseSavepoint(std::string_view name) {
   db_->Cached("RELEASE SAVEPOINT " + std::string(name)).Execute();
 }
 
+void SqliteStore::SchedulingPoint(std::string_view name) {
+  if (db_->gate() != nullptr) db_->gate()->BeforeHook(*db_, name);
+}
+
 void SqliteStore::RunHook(const char* name, const Hook& hook) {
   dedupsim::RunHook(*db_, name, hook);
 }

@@ -37,6 +37,7 @@ class SqliteStore final : public Store {
   Isolation isolation() const override { return Isolation::kSerializable; }
   void SetIsolation(Isolation) override {}
   void RunHook(const char* name, const Hook& hook) override;
+  void SetHookFaults(HookFaults faults) override { db_->SetHookFaults(std::move(faults)); }
   void Note(const std::string& kind, const std::string& detail, const std::string& result) override;
   void SetDelivery(DeliveryRef delivery) override { db_->SetDelivery(std::move(delivery)); }
   void StampTrace(TraceEvent& e) const override { db_->Stamp(e); }
@@ -70,6 +71,10 @@ class SqliteStore final : public Store {
 
   // On this store's connection (sqlite/lesson_tables.h), made on first use.
   LessonTables& tables() override;
+  // A file's statements in the sandbox (sqlite/sandbox.h), made on first use.
+  UntrustedSql& untrusted() override;
+  // The explorer's gate on the connection sees the point as it sees a hook's.
+  void SchedulingPoint(std::string_view name) override;
 
  private:
   // The hot path's statements, found in the connection's cache on first use and kept
@@ -93,6 +98,7 @@ class SqliteStore final : public Store {
   std::shared_ptr<LessonTables> tables_;
   TimestampFormatter stamp_;  // ReceivedAt and CompletedAt, without allocating
   std::shared_ptr<KeyedStores> keyed_;  // made on first use
+  std::shared_ptr<UntrustedSql> untrusted_;  // made on first use
 };
 
 // Stores on a dedupsim database file. The file must outlive the backend.

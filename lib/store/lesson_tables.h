@@ -1,7 +1,8 @@
 // The tables of the lessons beyond the post's inbox, as small interfaces by mechanism: the
 // transactional outbox and the downstream consumer's shipment requests (outbox), an audit
 // log a handler writes on its own (second-connection), the inbox's retention cleanup
-// (retention), and the count of rows a statement changed (poison-message's check). Each
+// (retention), the count of rows a statement changed (poison-message's check), and a
+// table's rows as a probe counts them (crash-before-commit). Each
 // backend implements them on one store's connection, with its own SQL (lib/sqlite/
 // lesson_tables.h, lib/postgres/lesson_tables.h); a consumer reaches them through
 // Store::tables(), so they run inside the store's transaction when one is open.
@@ -79,11 +80,21 @@ class ChangeCount {
   virtual int64_t LastChanges() = 0;
 };
 
+// Rows in a table of the schema (a fixed name: "Inbox", "StockItems", ...), read on this
+// store's connection and traced like its other statements: a lesson's probe counting what
+// a step left. Throws DatabaseError for a name that is not one of dedupsim's tables.
+class RowCount {
+ public:
+  virtual ~RowCount() = default;
+  virtual int64_t CountRows(std::string_view table) = 0;
+};
+
 // All of the above, on one store's connection.
 class LessonTables : public OutboxStore,
                      public ShipmentStore,
                      public AuditStore,
                      public RetentionStore,
-                     public ChangeCount {};
+                     public ChangeCount,
+                     public RowCount {};
 
 }  // namespace dedupsim

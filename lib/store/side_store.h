@@ -26,6 +26,7 @@
 namespace dedupsim {
 
 class TablesReader;
+class UntrustedSql;
 
 // Which side store: a consumer keeps at most one apart from the service's database.
 enum class SideStoreKind {
@@ -59,6 +60,11 @@ class SideRecords {
   virtual std::optional<std::string> ProviderFind(const std::string& idempotency_key) = 0;
   virtual int64_t ProviderSentCount() = 0;     // emails that went out
   virtual int64_t ProviderRequestCount() = 0;  // sends asked for, duplicates included
+
+  // Running SQL that dedupsim did not write (a consumer file's steps on its second store,
+  // store/untrusted_sql.h) on this connection; throws DatabaseError where none runs. Lives
+  // as long as the records.
+  virtual UntrustedSql& untrusted();
 };
 
 class SideStore {

@@ -30,6 +30,7 @@ class SideStores;
 class TablesReader;
 class Recorder;
 class KeyedStores;
+class UntrustedSql;
 
 // How a transaction starts. SQLite takes the write lock at BEGIN IMMEDIATE/EXCLUSIVE;
 // PostgreSQL locks rows as statements touch them and treats all three as BEGIN.
@@ -106,6 +107,14 @@ class Session {
   // handler and write-lock history), or null where the backend keeps none (PostgreSQL,
   // whose waits are the server's: WatchedStatements). Lives as long as the session.
   virtual LockWaits* lock_waits() { return nullptr; }
+  // From now on, each hook point of this session runs the lesson's fault there first
+  // (faults(name): a crash, a sleep), then the consumer's own hook.
+  virtual void SetHookFaults(HookFaults faults) = 0;
+  // A step of the consumer's own that is neither a statement nor a hook (a consumer file's
+  // publish), named for a scheduler that orders this session's steps (the explorer's gate),
+  // which may switch to another consumer here. Records nothing; under no scheduler it does
+  // nothing. Throws what the scheduler throws there (SimulatedCrash).
+  virtual void SchedulingPoint(std::string_view name) { (void)name; }
 };
 
 class StockStore {
@@ -148,6 +157,10 @@ class Store : public Session, public StockStore, public InboxStore {
   // The other lessons' tables (store/lesson_tables.h) on this store's connection, in its
   // transaction when one is open. Lives as long as the store.
   virtual LessonTables& tables() = 0;
+  // Running SQL that dedupsim did not write (store/untrusted_sql.h) on this store's
+  // connection, in its transaction when one is open; throws DatabaseError on a store that
+  // runs none. Lives as long as the store.
+  virtual UntrustedSql& untrusted();
 };
 
 // A transaction on a session: Begin in the constructor, Rollback in the destructor unless

@@ -1,4 +1,4 @@
-#include "sqlite/sql_text.h"
+#include "store/sql_text.h"
 
 #include <fmt/format.h>
 

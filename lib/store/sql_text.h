@@ -1,8 +1,9 @@
 // SQL text as people read it, never as a decision: the one-line form a trace and a
 // message show, cut when long, and where a statement's first token starts. These follow
 // SQLite's tokenizer only as far as comments and quotes go (-- to the end of the line,
-// /* to */, '...', "...", [...], `...`); what a statement is and does is read from
-// SQLite's own parse (lib/sqlite/sandbox.h), never from here.
+// /* to */, '...', "...", [...], `...`), which reads PostgreSQL's comments and quotes the
+// same way; what a statement is and does is read from the database's own parse (the check
+// of store/untrusted_sql.h), never from here.
 #pragma once
 
 #include <cstddef>
