@@ -154,25 +154,25 @@ int Docs(const DocsArgs& args, CLI::App& app) {
     if (index_status != kExitOk && index_status != kExitCheckFailed) return index_status;
     if (cli_status == kExitOk) cli_status = index_status;
   }
-  DatabaseFile db = DatabaseFile::CreateTemporary(DatabaseSettings{}, SetUpConnection::kKeep);
   RunOptions options;  // the defaults of `dedupsim run`
   SteppingClock clock;  // the same times on every run: a page shows what it read
   Recorder recorder;
   constexpr uint64_t kDocsIdSeed = 1;
-  IdGenerator ids(kDocsIdSeed);
-  SqliteBackend backend(db);
-  SqliteSideStores sides(db);
-  ScenarioEnv env{options, backend, sides, clock, recorder, ids};
   int status = kExitOk;
   for (const Scenario* scenario : AllScenarios()) {
-    // The same ids for a scenario on every run, whatever ran before it: what the page
-    // shows of them (a payload hash covers the order's ids) cannot drift.
-    ids = IdGenerator(kDocsIdSeed);
     const std::string path = fmt::format("{}/{}.md", args.folder, scenario->name);
     if (!IsFile(path)) {
       fmt::print(stderr, "dedupsim: docs: no page for scenario '{}' ({})\n", scenario->name, path);
       continue;
     }
+    // Each lesson on a database of its own and the same ids on every run, whatever ran
+    // before it and whichever pages are asked for: what the page shows (the reset's note of
+    // the tables it emptied, a payload hash over the order's ids) cannot drift.
+    DatabaseFile db = DatabaseFile::CreateTemporary(DatabaseSettings{}, SetUpConnection::kKeep);
+    IdGenerator ids(kDocsIdSeed);
+    SqliteBackend backend(db);
+    SqliteSideStores sides(db);
+    ScenarioEnv env{options, backend, sides, clock, recorder, ids};
     ScenarioResult result;
     try {
       result = RunScenario(*scenario, env, /*check=*/true);

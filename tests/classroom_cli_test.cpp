@@ -674,9 +674,9 @@ TEST_CASE("hung-consumer says what A's process did, from its wait status", "[cli
   CHECK_FALSE(Has(r.out, "waiting for SIGKILL"));
   CHECK(std::regex_search(r.out, std::regex("Note over CAp2: stands at BeforeCommit: until its "
                                             "parent signals it\n    Note over CAp2: stopped at "
-                                            "BeforeCommit: pid [0-9]+ stopped by SIGSTOP\n")));
+                                            "BeforeCommit: child process [0-9]+ stopped by SIGSTOP\n")));
   CHECK(std::regex_search(r.out,
-                          std::regex("Note over CA: died at BeforeCommit: pid [0-9]+ killed by SIGKILL")));
+                          std::regex("Note over CA: died at BeforeCommit: child process [0-9]+ killed by SIGKILL")));
 }
 
 }  // namespace classroom_cli_test
