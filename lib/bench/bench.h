@@ -125,8 +125,9 @@ class BenchInterrupted : public std::runtime_error {
 };
 
 // Runs every strategy of options, options.repeat times, interleaved (round 1 runs each
-// strategy once, then round 2...), each time on a new temporary database with the given
-// settings (in $TMPDIR), or on options.databases' (PostgreSQL's schema, emptied and restocked). progress and interrupted may be null; interrupted is polled every
+// strategy once, then round 2...), each time on a new temporary SQLite file with the
+// options' settings (in $TMPDIR), or on options.databases' when given (PostgreSQL's schema,
+// emptied and restocked). progress and interrupted may be null; interrupted is polled every
 // few milliseconds while instances run. Throws std::invalid_argument for options out of
 // range, DatabaseError (or UnplannedDeath) when an instance fails, BenchInterrupted.
 BenchReport RunBench(const BenchOptions& options, BenchProgress* progress,

@@ -14,13 +14,14 @@ namespace dedupsim::explore {
 
 // What one step touched, for partial-order reduction: which database files it read and
 // which it wrote (bit 0 the service's file, bit 1 the second file; on PostgreSQL one bit
-// per table, and COMMIT, ROLLBACK and a crash every table), or `all` when its
-// effect on the others cannot be told from that: under RetryRule::kAfterAnyStep it found
-// the database locked or was a retry after that; on PostgreSQL it waited or resumed.
-// Under kAfterRelease a file's lock and its rows are apart (WalStatementFootprint below). A hook, an email send and a deferred
-// BEGIN touch no file. Reads are SELECTs; INSERT, UPDATE, DELETE, BEGIN IMMEDIATE,
-// COMMIT, ROLLBACK and anything else write; a crash writes every file its instance had
-// open (closing a connection ends its transaction and releases its locks).
+// per table, and COMMIT, ROLLBACK and a crash every table), or `all` when its effect on
+// the others cannot be told from that: under RetryRule::kAfterAnyStep it found the
+// database locked or was a retry after that; on PostgreSQL it waited or resumed. A hook, an
+// email send and a deferred BEGIN touch no file. Under kAfterAnyStep (StatementFootprint)
+// reads are SELECTs; INSERT, UPDATE, DELETE, BEGIN IMMEDIATE, COMMIT, ROLLBACK and anything
+// else write. Under kAfterRelease (the WAL journal) a file's write lock and its rows are
+// apart (WalStatementFootprint). A crash writes every file its instance had open (closing
+// a connection ends its transaction and releases its locks).
 struct Footprint {
   uint16_t reads = 0;
   uint16_t writes = 0;
