@@ -252,7 +252,7 @@ std::set<std::string> PictureTexts(const std::string& diagram, const std::string
 // `.pids = true`).
 TEST_CASE("two runs with the same seed draw the same pictures", "[cli][svg][seed]") {
   TempDir dir;
-  for (const std::vector<std::string> run :
+  for (const std::vector<std::string>& run :
        {std::vector<std::string>{"crash-before-commit", "--crash-mode", "kill"},
         std::vector<std::string>{"orphan-claim"}}) {
     std::vector<std::set<std::string>> said;
