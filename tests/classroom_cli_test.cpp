@@ -280,6 +280,30 @@ TEST_CASE("two runs with the same seed draw the same pictures", "[cli][svg][seed
   }
 }
 
+// A refused copy is right for the business (docs/pictures.md, Colour): in cache-arbiter's
+// set-if-absent race B finds the key A set and skips while A still holds at its hook, before
+// A reserves; the line's "set-if-absent processed: True, False" is right, and so is B's
+// Skipped in every picture (issue 28, walkthrough: it was judged by Reserved == once at
+// B's moment, 0, and drawn red). Mutation caught: the skip judged as the work is
+// (cache_arbiter.cpp RaceVerdict: `if (processed)` -> `if (true)`).
+TEST_CASE("cache-arbiter's refused copy is right for the business", "[cli][trace]") {
+  CliResult r = RunCli({"run", "cache-arbiter", "--format", "json", "--trace"});
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
+  REQUIRE(j["setIfAbsentProcessed"] == nlohmann::json({true, false}));
+  std::vector<std::string> skips;
+  bool set_if_absent = false;
+  for (const auto& e : j["events"]) {
+    if (e["kind"] == "part") set_if_absent = e["detail"].get<std::string>().find("set-if-absent") != std::string::npos;
+    if (set_if_absent && e["op"] == "outcome") {
+      INFO(e.dump());
+      CHECK(e["verdict"] == "right");  // A's Processed (reserved once) and B's Skipped
+      if (e["detail"] == "Skipped") skips.push_back(e["instance"]);
+    }
+  }
+  CHECK(skips == std::vector<std::string>{"B"});
+}
+
 // A count read says its count, from the value the database returned (issue 28,
 // walkthrough item 3: retention's cleanup read "SELECT Inbox -> 1 row", the count query's
 // one result row, not the Inbox's rows). Mutation caught: a one-row read of computed
