@@ -304,6 +304,27 @@ TEST_CASE("cache-arbiter's refused copy is right for the business", "[cli][trace
   CHECK(skips == std::vector<std::string>{"B"});
 }
 
+// The inbox consumer's first delivery in broker-dedup's "ack lost: inbox" reserves once and
+// is right for the business; its redelivery is a refused duplicate, right too (issue 28,
+// walkthrough: the verdict's read of Reserved and the delivery were arguments of one call,
+// and g++ read Reserved, 0, before the work: the first delivery was drawn wrong). Mutation
+// caught: broker_dedup.cpp NoteInbox back to `NoteProcessed(db,
+// IdempotentReserveStock(db, clock).Handle(m), ReservedVerdict(env, book, m.quantity));`.
+TEST_CASE("broker-dedup's inbox deliveries are judged after their work", "[cli][trace]") {
+  CliResult r = RunCli({"run", "broker-dedup", "--format", "json", "--trace"});
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
+  std::vector<std::string> outcomes;
+  std::string part;
+  for (const auto& e : j["events"]) {
+    if (e["kind"] == "part") part = e["detail"];
+    if (part == "ack lost: inbox" && e["op"] == "outcome") {
+      outcomes.push_back(e["detail"].get<std::string>() + " " + e["verdict"].get<std::string>());
+    }
+  }
+  CHECK(outcomes == std::vector<std::string>{"Processed right", "Skipped right"});
+}
+
 // A count read says its count, from the value the database returned (issue 28,
 // walkthrough item 3: retention's cleanup read "SELECT Inbox -> 1 row", the count query's
 // one result row, not the Inbox's rows). Mutation caught: a one-row read of computed
