@@ -472,6 +472,11 @@ def check_postgres(dedupsim, work, conninfo_file):
     run_each(dedupsim, [args + ["--timeline", svg, "--html", page]
                         for args, svg, page in zip(all_args, svgs, pages)])
     named = [args[:args.index("--dsn")] for args in all_args]  # no conninfo in the names
+    # Made on the server: concurrent's second copy met PostgreSQL's duplicate key (23505).
+    concurrent = open(svgs[[a[0] for a in named].index("concurrent")], encoding="utf-8").read()
+    if "duplicate key (23505)" not in concurrent:
+        fail("concurrent's timeline shows no PostgreSQL duplicate key (23505): not made on "
+             "PostgreSQL")
     check_svg_files(work, named, svgs)
     check_page_files(work, [["run"] + args for args in named], pages)
 
