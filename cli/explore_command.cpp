@@ -257,8 +257,11 @@ int Run(const ExploreArgs& args) {
     if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
     pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
     options.postgres = &*pg;
+    // At most 4: a lane holds up to 18 connections (its control, its spare, and for each of
+    // up to 8 instances its own and its lock watch's), and the cluster takes 100.
+    constexpr size_t kMostLanes = 4;
     const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-    for (size_t i = 1; cluster && i < std::min(cores, strategies.size()); ++i) {
+    for (size_t i = 1; cluster && i < std::min({cores, strategies.size(), kMostLanes}); ++i) {
       lanes.push_back(
           PgDatabase::Open(cluster->conninfo(), fmt::format("{}_{}", args.pg_schema, i + 1)));
     }
