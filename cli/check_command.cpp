@@ -30,8 +30,6 @@
 #include "options.h"
 #include "outputs.h"
 #include "os/atomic_file.h"
-#include "postgres/cluster.h"
-#include "postgres/libpq.h"
 #include "progress.h"
 #include "views/html_steps.h"
 #include "views/mermaid.h"
@@ -327,13 +325,8 @@ int Run(const CheckArgs& args) {
   // PostgreSQL: one server for the whole command (a throwaway one unless --dsn names one);
   // each file gets a database and a role of its own on it. No server programs or libpq: one
   // line, exit 3 (DatabaseError, cli/main.cpp).
-  std::optional<ThrowawayCluster> cluster;
   std::unique_ptr<files::PgCheckServer> server;
-  if (postgres) {
-    RequireLibpq();
-    if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
-    server = files::PgCheckServer::Prepare(args.dsn.empty() ? cluster->conninfo() : args.dsn);
-  }
+  if (postgres) server = files::PgCheckServer::Start(args.dsn);
   if (args.inputs.size() == 1 && files->size() == 1 && (*files)[0] == args.inputs[0]) {
     return GradeOne(args, *parsed, server.get());
   }

@@ -17,14 +17,12 @@
 #include "commands.h"
 #include "exit_status.h"
 #include "lesson/crash.h"
+#include "lesson/databases.h"
 #include "lesson/runner.h"
 #include "options.h"
 #include "os/atomic_file.h"
 #include "reference.h"
 #include "scenarios.h"
-#include "sqlite/database.h"
-#include "sqlite/side_store.h"
-#include "sqlite/store.h"
 #include "views/doc_page.h"
 
 namespace dedupsim::cli {
@@ -168,16 +166,15 @@ int Docs(const DocsArgs& args, CLI::App& app) {
     // Each lesson on a database of its own and the same ids on every run, whatever ran
     // before it and whichever pages are asked for: what the page shows (the reset's note of
     // the tables it emptied, a payload hash over the order's ids) cannot drift.
-    DatabaseFile db = DatabaseFile::CreateTemporary(DatabaseSettings{}, SetUpConnection::kKeep);
+    // A new temporary SQLite file, removed after the page (lesson/databases.h).
+    const std::unique_ptr<LessonDatabase> db = OpenLessonDatabase(DatabaseChoice{}, LessonSettings{});
     IdGenerator ids(kDocsIdSeed);
-    SqliteBackend backend(db);
-    SqliteSideStores sides(db);
-    ScenarioEnv env{options, backend, sides, clock, recorder, ids};
+    ScenarioEnv env{options, db->backend(), db->sides(), clock, recorder, ids};
     ScenarioResult result;
     try {
       result = RunScenario(*scenario, env, /*check=*/true);
     } catch (const DatabaseError& e) {
-      throw InDatabase(db.path(), e);  // every database error names the file
+      db->Rethrow(e);  // every database error names the file
     }
     if (!result.differences.empty()) {
       // A page must show what the lesson says; a run that went otherwise is not written.

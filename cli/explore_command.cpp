@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "commands.h"
@@ -246,12 +247,25 @@ int Run(const ExploreArgs& args) {
   // PostgreSQL: one throwaway cluster (or the --dsn server's schema) for the whole command;
   // every schedule starts from the same reset of its tables. The SQLite matrix of the same
   // cells is explored too, to mark where the two differ.
+  // On the throwaway cluster the matrix's rows are shared out among a schema per core, each
+  // explored by a thread of its own (ExploreOptions::postgres_lanes); a --dsn server gets the
+  // one schema named, nothing more.
   std::optional<ThrowawayCluster> cluster;
   std::optional<PgDatabase> pg;
+  std::vector<PgDatabase> lanes;
   if (postgres) {
     if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
     pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
     options.postgres = &*pg;
+    // At most 4: a lane holds up to 18 connections (its control, its spare, and for each of
+    // up to 8 instances its own and its lock watch's), and the cluster takes 100.
+    constexpr size_t kMostLanes = 4;
+    const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    for (size_t i = 1; cluster && i < std::min({cores, strategies.size(), kMostLanes}); ++i) {
+      lanes.push_back(
+          PgDatabase::Open(cluster->conninfo(), fmt::format("{}_{}", args.pg_schema, i + 1)));
+    }
+    for (const PgDatabase& lane : lanes) options.postgres_lanes.push_back(&lane);
     options.isolation = args.isolation == "serializable"      ? Isolation::kSerializable
                         : args.isolation == "repeatable-read" ? Isolation::kRepeatableRead
                                                               : Isolation::kReadCommitted;
@@ -316,6 +330,7 @@ int Run(const ExploreArgs& args) {
   if (postgres) {
     ExploreOptions on_sqlite = options;
     on_sqlite.postgres = nullptr;
+    on_sqlite.postgres_lanes.clear();
     on_sqlite.progress = {};
     Explorer other(on_sqlite);
     sqlite.emplace(other.ExploreMatrix(strategies, faults));

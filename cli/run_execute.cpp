@@ -1,5 +1,5 @@
-// dedupsim run, once its plan holds (cli/run_plan.h): the run's world (the SQLite file or
-// the PostgreSQL schema, the broker, the clock, the ids) set up before the trace's clock
+// dedupsim run, once its plan holds (cli/run_plan.h): the run's world (its database,
+// lesson/databases.h: the SQLite file or the PostgreSQL schema; the broker, the clock, the ids) set up before the trace's clock
 // starts and torn down when Run returns or unwinds, then each scenario run and printed: its
 // line (or JSON Lines), the trace on request, the differences --check finds, a Mermaid
 // diagram after each line (--diagram), an SVG timeline (--timeline) and a step-through
@@ -16,16 +16,12 @@
 
 #include "core/duration.h"
 #include "exit_status.h"
+#include "lesson/databases.h"
 #include "lesson/runner.h"
 #include "options.h"
 #include "os/atomic_file.h"
-#include "postgres/cluster.h"
-#include "postgres/store.h"
 #include "run_args.h"
 #include "run_plan.h"
-#include "sqlite/database.h"
-#include "sqlite/side_store.h"
-#include "sqlite/store.h"
 #include "views/color.h"
 #include "views/html_steps.h"
 #include "views/mermaid.h"
@@ -125,7 +121,6 @@ int Run(const RunArgs& args) {
     return kExitUsage;
   }
   const std::vector<const Scenario*>& scenarios = plan.scenarios;
-  const bool postgres = args.backend == "postgres";
   const BrokerKind broker_kind = *ParseBrokerKind(args.broker);  // checked by the parser
 
   std::optional<AtomicFile> timeline, html;
@@ -133,15 +128,21 @@ int Run(const RunArgs& args) {
     return status;
   }
 
-  DatabaseSettings settings;
-  settings.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
-  settings.synchronous = args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
-  // SQLite: the run's file, a temporary one unless --db names it. A PostgreSQL run has none.
-  std::optional<DatabaseFile> db;
-  if (!postgres) {
-    db.emplace(args.db.empty() ? DatabaseFile::CreateTemporary(settings, SetUpConnection::kKeep)
-                               : DatabaseFile::Open(args.db, settings));
-  }
+  // The run's database and its side stores (lesson/databases.h): SQLite's file, a temporary
+  // one unless --db names it; or PostgreSQL's schema on a throwaway cluster for this command
+  // (unless --dsn names a server), which a PostgreSQL run has instead of a file. Destroyed
+  // (a temporary file removed, the cluster stopped and removed) when Run returns or unwinds.
+  // Made before the trace's clock starts.
+  LessonSettings settings;
+  settings.file.journal = args.journal == "delete" ? JournalMode::kDelete : JournalMode::kWal;
+  settings.file.synchronous =
+      args.synchronous == "full" ? Synchronous::kFull : Synchronous::kNormal;
+  settings.isolation = args.isolation == "serializable"      ? Isolation::kSerializable
+                       : args.isolation == "repeatable-read" ? Isolation::kRepeatableRead
+                                                             : Isolation::kReadCommitted;
+  const std::unique_ptr<LessonDatabase> database = OpenLessonDatabase(
+      {.backend = args.backend, .path = args.db, .dsn = args.dsn, .schema = args.pg_schema},
+      settings);
 
   RunOptions options = args.options;
   options.broker = broker_kind;
@@ -149,23 +150,6 @@ int Run(const RunArgs& args) {
     // A real broker's duplicate window is the server's, waited out in real time (at most
     // 30s: checked by PlanRun).
     if (!args.Given("--dedup-window")) options.dedup_window = std::chrono::seconds(1);
-  }
-
-  // PostgreSQL: a throwaway cluster for this command (unless --dsn names a server), our own
-  // schema in it, and the backend the scenarios run on. Destroyed (the cluster stopped and
-  // removed) when Run returns or unwinds. Started before the trace's clock starts.
-  std::optional<ThrowawayCluster> cluster;
-  std::optional<PgDatabase> pg;
-  std::unique_ptr<Backend> backend;
-  if (postgres) {
-    if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
-    pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
-    Isolation isolation = args.isolation == "serializable"      ? Isolation::kSerializable
-                          : args.isolation == "repeatable-read" ? Isolation::kRepeatableRead
-                                                                : Isolation::kReadCommitted;
-    backend = std::make_unique<PgBackend>(*pg, isolation);
-  } else {
-    backend = std::make_unique<SqliteBackend>(*db);
   }
 
   // The broker: a private server for this command (unless --broker-url names one), stopped
@@ -180,20 +164,20 @@ int Run(const RunArgs& args) {
   Clock& clock = stepping ? static_cast<Clock&>(*stepping) : system_clock;
   Recorder recorder;
   IdGenerator ids = args.seed >= 0 ? IdGenerator(static_cast<uint64_t>(args.seed)) : IdGenerator();
-  SqliteSideStores sides = db ? SqliteSideStores(*db) : SqliteSideStores(settings);
-  ScenarioEnv env{options, *backend, sides, clock, recorder, ids};
+  ScenarioEnv env{options, database->backend(), database->sides(), clock, recorder, ids};
   env.brokers = &broker->brokers();
+  int status = kExitOk;
   try {
-    return RunScenarios(args, scenarios, env, timeline, html);
+    status = RunScenarios(args, scenarios, env, timeline, html);
   } catch (const files::FileError& e) {
     fmt::print(stderr, "dedupsim: {}\n", e.what());
     return kExitUsage;
   } catch (const BrokerError&) {
     throw;  // the broker's errors name the broker themselves
   } catch (const DatabaseError& e) {
-    if (postgres) throw;             // PostgreSQL's errors name the server or schema themselves
-    throw InDatabase(db->path(), e);  // every database error names the file
+    database->Rethrow(e);  // every database error names the file, or the server or schema
   }
+  return status;
 }
 
 }  // namespace dedupsim::cli

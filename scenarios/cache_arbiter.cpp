@@ -23,6 +23,19 @@ struct Race {
   int64_t reserved = 0;
 };
 
+// The business's verdict on one copy of the race, read from the database as it ended
+// (untraced). A copy that did the work is right when the order took effect once. A copy
+// refused because the other had set the key (Skipped) is a refused duplicate: right unless
+// the order already took effect twice; the other copy may not have reserved yet (set-if-
+// absent: B skips while A holds at its hook), and that copy's own verdict tells whether
+// it then did, once.
+const char* RaceVerdict(ScenarioEnv& env, const OrderPlaced& message, bool processed) {
+  if (processed) return ReservedVerdictApart(env, message.book_id, message.quantity);
+  return OpenUntraced(env)->ReadStock(message.book_id).reserved <= message.quantity
+             ? kVerdictRight
+             : kVerdictWrong;
+}
+
 // Two copies at once: A stops at AfterCacheCheck for options.hold, B starts
 // options.stagger later.
 Race RunRace(ScenarioEnv& env, const SideStore& store, CacheWrite write) {
@@ -40,8 +53,7 @@ Race RunRace(ScenarioEnv& env, const SideStore& store, CacheWrite write) {
                        CacheDedupReserveStock consumer(db, cache, write);
                        consumer.after_cache_check = hold_point;
                        const bool processed = consumer.Handle(message);
-                       NoteProcessed(db, processed,
-                                     ReservedVerdictApart(env, message.book_id, message.quantity));
+                       NoteProcessed(db, processed, RaceVerdict(env, message, processed));
                        return processed;
                      }};
   };

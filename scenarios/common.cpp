@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include "world/broker/broker.h"
-#include "sqlite/database.h"
-#include "sqlite/store.h"
 #include "store/lesson_tables.h"
 #include "world/broker/simulated_broker.h"
 
@@ -108,23 +106,6 @@ OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book) {
   return OrderPlaced{env.ids.Next(), env.ids.Next(), book.book_id, env.options.quantity};
 }
 
-Connection OpenTraced(ScenarioEnv& env, const std::string& instance, DeliveryRef delivery) {
-  Connection connection = SqliteFileOf(env.backend).Connect();
-  connection.SetTrace(&env.recorder, instance);
-  if (delivery.number == 0) delivery = env.recorder.TakeOfferedDelivery();
-  connection.SetDelivery(std::move(delivery));
-  // Each delivery opens its own connection; the views start a delivery at this step.
-  connection.Note("open", "new connection", "ok");
-  return connection;
-}
-
-Connection OpenActor(ScenarioEnv& env, const std::string& instance, const std::string& actor) {
-  Connection connection = SqliteFileOf(env.backend).Connect();
-  connection.SetTrace(&env.recorder, instance);
-  connection.SetTraceRole(actor, "database");
-  return connection;
-}
-
 std::unique_ptr<SideRecords> OpenTraced(ScenarioEnv& env, const SideStore& store,
                                         const std::string& instance, const std::string& target,
                                         DeliveryRef delivery) {
@@ -140,18 +121,6 @@ std::unique_ptr<SideRecords> OpenProvider(ScenarioEnv& env, const SideStore& sto
   return records;
 }
 
-Connection OpenProbe(ScenarioEnv& env) {
-  Connection connection = SqliteFileOf(env.backend).Connect();
-  connection.SetTrace(&env.recorder, "check");
-  connection.SetTraceRole(kActorProbe, "database");
-  return connection;
-}
-
-void BeginDelivery(Connection& db, DeliveryRef delivery) {
-  db.SetDelivery(std::move(delivery));
-  db.Note("open", "new connection", "ok");
-}
-
 void BeginDelivery(Store& store, DeliveryRef delivery) {
   store.SetDelivery(std::move(delivery));
   store.Note("open", "new connection", "ok");
@@ -162,10 +131,6 @@ std::unique_ptr<Store> OpenQuietStore(ScenarioEnv& env, const std::string& insta
 }
 
 DeliveryRef Delivered(const OrderPlaced& message, int n) { return {message.message_id, n}; }
-
-void NoteOutcome(Connection& db, std::string_view outcome, const char* verdict) {
-  db.NoteOutcome(std::string(outcome), verdict);
-}
 
 void NoteOutcome(Session& store, std::string_view outcome, const char* verdict) {
   store.NoteOutcome(std::string(outcome), verdict);

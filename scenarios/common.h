@@ -10,8 +10,6 @@
 #include "core/message.h"
 #include "lesson/scenario.h"
 #include "world/broker/broker.h"
-#include "sqlite/connection.h"
-#include "sqlite/schema.h"
 #include "store/side_store.h"
 #include "store/store.h"
 
@@ -43,13 +41,6 @@ class DeliveryLog {
   std::vector<bool> redelivered_;
   std::vector<int64_t> tags_;
 };
-// A new connection whose statements are traced under `instance`, for one delivery: its
-// "open" step marks where the delivery begins in the diagram and the timeline. Its steps
-// carry `delivery` (the scenario playing the broker numbers it), or else the delivery a
-// Broker just handed out (Recorder::OfferDelivery), or none.
-Connection OpenTraced(ScenarioEnv& env, const std::string& instance, DeliveryRef delivery = {});
-// A new connection of a non-consumer actor (cleanup, operator, ...) traced under instance.
-Connection OpenActor(ScenarioEnv& env, const std::string& instance, const std::string& actor);
 // A new connection to a side store (cache, provider), traced under `instance`; target
 // names the store in pictures ("cache", "email provider"); delivery as for the database.
 std::unique_ptr<SideRecords> OpenTraced(ScenarioEnv& env, const SideStore& store,
@@ -58,46 +49,42 @@ std::unique_ptr<SideRecords> OpenTraced(ScenarioEnv& env, const SideStore& store
 // The simulated email provider's own connection to its records (SentEmails, its requests):
 // its steps are the provider's (kActorEmailProvider), not those of the consumer calling it.
 std::unique_ptr<SideRecords> OpenProvider(ScenarioEnv& env, const SideStore& store);
-// The scenario's own connection for its checks (counting rows, reading Reserved while the
-// story goes on): traced as the probe, never as a consumer step.
-Connection OpenProbe(ScenarioEnv& env);
-// Marks db (opened by RunInstances) as working on delivery: its "open" step and the rest.
-void BeginDelivery(Connection& db, DeliveryRef delivery);
+// Marks store (opened by RunInstances) as working on delivery: its "open" step and the rest.
 void BeginDelivery(Store& store, DeliveryRef delivery);
 // A store on the scenario's backend traced under instance, working on no delivery yet and
 // with no "open" step: for an instance connected before its delivery begins (BeginDelivery).
 std::unique_ptr<Store> OpenQuietStore(ScenarioEnv& env, const std::string& instance);
 // "delivery n of message", for scenarios that deliver by hand (no Broker).
 DeliveryRef Delivered(const OrderPlaced& message, int n);
-// The same through the scenario's backend (env.backend): a store on a
-// new connection, traced under `instance`, with the same "open" step and delivery.
+// A store on the scenario's backend (env.backend), on a new connection whose statements are
+// traced under `instance`, for one delivery: its "open" step marks where the delivery begins
+// in the diagram and the timeline. Its steps carry `delivery` (the scenario playing the
+// broker numbers it), or else the delivery a Broker just handed out
+// (Recorder::OfferDelivery), or none.
 std::unique_ptr<Store> OpenStore(ScenarioEnv& env, const std::string& instance,
                                  DeliveryRef delivery = {});
 // A store on the scenario's backend whose statements are not traced: for reading figures
 // back (the run's own connection, never a consumer's step).
 std::unique_ptr<Store> OpenUntraced(ScenarioEnv& env);
 // A store of a non-consumer actor (cleanup, operator, ...) traced under instance, on the
-// scenario's backend: OpenActor's store.
+// scenario's backend.
 std::unique_ptr<Store> OpenActorStore(ScenarioEnv& env, const std::string& instance,
                                       const std::string& actor);
-// The scenario's own store for its checks, traced as the probe: OpenProbe's store.
+// The scenario's own store for its checks (counting rows, reading Reserved while the story
+// goes on): traced as the probe, never as a consumer step.
 std::unique_ptr<Store> OpenProbeStore(ScenarioEnv& env);
 // The number of rows in a table of the scenario's backend, read by the scenario's probe
-// (traced as the probe on SQLite, as OpenProbe).
+// (traced as the probe on SQLite, as OpenProbeStore).
 int64_t ProbeRows(ScenarioEnv& env, std::string_view table);
 // Records what the consumer made of its delivery ("Processed", "Skipped",
 // "NeedsReconciliation", "AlreadySent"), on its connection or store, with the business's
 // verdict on it where the scenario knows it: kVerdictRight (the order took effect once, a
 // duplicate was refused, a half-done send was flagged), kVerdictWrong (it took effect again,
 // or a message was lost or silenced), or "" (not judged).
-void NoteOutcome(Connection& db, std::string_view outcome, const char* verdict = "");
 void NoteOutcome(Session& store, std::string_view outcome, const char* verdict = "");
 // "Processed" or "Skipped" for an inbox-style consumer. Right either way when the delivery
 // is a copy of one message the key guards: once processed, every other copy skipped. The
 // caller that knows the delivery went wrong says so with NoteOutcome.
-inline void NoteProcessed(Connection& db, bool processed, const char* verdict = "") {
-  NoteOutcome(db, processed ? "Processed" : "Skipped", verdict);
-}
 inline void NoteProcessed(Session& store, bool processed, const char* verdict = "") {
   NoteOutcome(store, processed ? "Processed" : "Skipped", verdict);
 }

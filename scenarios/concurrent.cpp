@@ -160,8 +160,10 @@ void AddWaitFigures(const ScenarioEnv& env, const PairOutcome& pair,
     return;
   }
   figures[key("secondWaited")] = pair.SecondWaited();
-  figures[key("waitMs")] = std::lround(ms(pair.second.busy.waited));
-  figures[key("busyRetries")] = pair.second.busy.calls;
+  if (pair.second.busy) {  // what B's busy handler counted
+    figures[key("waitMs")] = std::lround(ms(pair.second.busy->waited));
+    figures[key("busyRetries")] = pair.second.busy->calls;
+  }
   figures[key("secondMs")] = std::lround(ms(pair.second.elapsed));
   figures[key("firstMs")] = std::lround(ms(pair.first.elapsed));
   nlohmann::ordered_json held = nlohmann::ordered_json::array();

@@ -19,12 +19,10 @@
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "lesson/crash.h"
-#include "postgres/connection.h"
-#include "postgres/lock_waiter.h"
-#include "postgres/store.h"
+#include "lesson/lock_waiter.h"
 #include "scenarios.h"
-#include "sqlite/store.h"
 #include "store/error.h"
+#include "store/lock_waits.h"
 
 namespace dedupsim {
 namespace hung_consumer_file {
@@ -49,8 +47,7 @@ std::function<void(const Hook&)> Holder(ScenarioEnv& env, const OrderPlaced& m,
   return [&env, m, idle_timeout](const Hook& stand) {
     std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(m, 1));
     if (idle_timeout.count() > 0) {
-      static_cast<PgStore&>(*store).connection().ExecScript(
-          fmt::format("SET idle_in_transaction_session_timeout = {}", idle_timeout.count()));
+      store->SetIdleInTransactionTimeout(idle_timeout);
       store->Note("set",
                   fmt::format("idle_in_transaction_session_timeout = {} ms", idle_timeout.count()),
                   "ok");
@@ -124,8 +121,7 @@ struct ServerDelivery {
       : waiter(env.backend, &env.recorder, "B", kActorConsumer, Delivered(m, number),
                [this, &env, m, lock_timeout](Store& store) {
                  if (lock_timeout.count() > 0) {
-                   static_cast<PgStore&>(store).connection().ExecScript(
-                       fmt::format("SET lock_timeout = {}", lock_timeout.count()));
+                   store.SetLockTimeout(lock_timeout);
                    store.Note("set", fmt::format("lock_timeout = {} ms", lock_timeout.count()),
                               "ok");
                  }
@@ -158,22 +154,6 @@ struct ServerDelivery {
   LockWaiter waiter;
 };
 
-// Has backend pid left pg_stat_activity? A backend whose session the server ended
-// releases its locks first and leaves the list a moment later: waits for that, up to 5 s.
-bool BackendGone(const ScenarioEnv& env, int pid) {
-  const auto& pg = static_cast<const PgBackend&>(env.backend);
-  PgConnection side(pg.database().conninfo());
-  const auto until = Steady::now() + std::chrono::seconds(5);
-  for (;;) {
-    if (side.Exec("SELECT 1 FROM pg_stat_activity WHERE pid = $1::int", {std::to_string(pid)})
-            .rows() == 0) {
-      return true;
-    }
-    if (Steady::now() >= until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
-
 // What let a delivery of the hung half end: its own lock_timeout (55P03), or, for one that
 // went through, A's session ended by the server (A's backend, a_backend, gone from
 // pg_stat_activity while A's process is still stopped). A redelivery that came after the
@@ -181,7 +161,11 @@ bool BackendGone(const ScenarioEnv& env, int pid) {
 std::string FreedBy(const ScenarioEnv& env, const Attempt& a, int a_backend) {
   if (a.sqlstate == "55P03") return "lock_timeout";
   if (!a.sqlstate.empty() || a_backend == 0) return "none";
-  return BackendGone(env, a_backend) ? "idle_in_transaction_session_timeout" : "none";
+  // A's backend gone from pg_stat_activity (it frees its locks first and leaves the list a
+  // moment later: waited for up to 5 s).
+  return env.backend.AwaitSessionGone(a_backend, std::chrono::seconds(5))
+             ? "idle_in_transaction_session_timeout"
+             : "none";
 }
 
 Outcome RunOnServer(ScenarioEnv& env) {
@@ -284,31 +268,33 @@ Outcome RunOnServer(ScenarioEnv& env) {
   return out;
 }
 
-// SQLite: B on a connection of its own in a thread, its waits in its busy handler.
+// SQLite: B on a store of its own in a thread, its waits in its busy handler (the store's
+// LockWaits).
 struct SqliteDelivery {
   SqliteDelivery(ScenarioEnv& env, const OrderPlaced& m, int number,
                  std::chrono::milliseconds busy_timeout) {
     thread = std::thread([this, &env, m, number, busy_timeout] {
       try {
-        Connection db = OpenTraced(env, "B", Delivered(m, number));
-        db.SetBusyTimeout(busy_timeout);
-        db.KeepLockHistory();
-        db.OnBlocked([this] {
+        std::unique_ptr<Store> store = OpenStore(env, "B", Delivered(m, number));
+        store->SetLockTimeout(busy_timeout);
+        LockWaits* waits = store->lock_waits();
+        if (waits == nullptr) throw DatabaseError("hung-consumer: the store keeps no lock waits");
+        waits->KeepLockHistory();
+        store->SetWaitListener([this] {
           std::lock_guard<std::mutex> lock(mu);
           blocked = true;
           changed.notify_all();
         });
-        SqliteStore store(db);
         try {
-          attempt.processed = IdempotentReserveStock(store, env.clock).Handle(m);
-          NoteProcessed(store, attempt.processed);
+          attempt.processed = IdempotentReserveStock(*store, env.clock).Handle(m);
+          NoteProcessed(*store, attempt.processed);
         } catch (const StoreError& e) {
           attempt.sqlstate = e.backend_code();
-          NoteOutcome(store, "Failed: SQLite " + e.backend_code() + ", nacked");
+          NoteOutcome(*store, "Failed: SQLite " + e.backend_code() + ", nacked");
         }
-        busy = db.busy();
-        db.Close();
-        history = db.lock_history();
+        busy = waits->busy();
+        waits->Close();
+        history = waits->lock_history();
       } catch (...) {
         error = std::current_exception();
       }

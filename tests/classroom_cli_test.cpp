@@ -252,7 +252,7 @@ std::set<std::string> PictureTexts(const std::string& diagram, const std::string
 // `.pids = true`).
 TEST_CASE("two runs with the same seed draw the same pictures", "[cli][svg][seed]") {
   TempDir dir;
-  for (const std::vector<std::string> run :
+  for (const std::vector<std::string>& run :
        {std::vector<std::string>{"crash-before-commit", "--crash-mode", "kill"},
         std::vector<std::string>{"orphan-claim"}}) {
     std::vector<std::set<std::string>> said;
@@ -278,6 +278,51 @@ TEST_CASE("two runs with the same seed draw the same pictures", "[cli][svg][seed
     CHECK(said[0].size() > 30);
     CHECK(said[0] == said[1]);
   }
+}
+
+// A refused copy is right for the business (docs/pictures.md, Colour): in cache-arbiter's
+// set-if-absent race B finds the key A set and skips while A still holds at its hook, before
+// A reserves; the line's "set-if-absent processed: True, False" is right, and so is B's
+// Skipped in every picture (issue 28, walkthrough: it was judged by Reserved == once at
+// B's moment, 0, and drawn red). Mutation caught: the skip judged as the work is
+// (cache_arbiter.cpp RaceVerdict: `if (processed)` -> `if (true)`).
+TEST_CASE("cache-arbiter's refused copy is right for the business", "[cli][trace]") {
+  CliResult r = RunCli({"run", "cache-arbiter", "--format", "json", "--trace"});
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
+  REQUIRE(j["setIfAbsentProcessed"] == nlohmann::json({true, false}));
+  std::vector<std::string> skips;
+  bool set_if_absent = false;
+  for (const auto& e : j["events"]) {
+    if (e["kind"] == "part") set_if_absent = e["detail"].get<std::string>().find("set-if-absent") != std::string::npos;
+    if (set_if_absent && e["op"] == "outcome") {
+      INFO(e.dump());
+      CHECK(e["verdict"] == "right");  // A's Processed (reserved once) and B's Skipped
+      if (e["detail"] == "Skipped") skips.push_back(e["instance"]);
+    }
+  }
+  CHECK(skips == std::vector<std::string>{"B"});
+}
+
+// The inbox consumer's first delivery in broker-dedup's "ack lost: inbox" reserves once and
+// is right for the business; its redelivery is a refused duplicate, right too (issue 28,
+// walkthrough: the verdict's read of Reserved and the delivery were arguments of one call,
+// and g++ read Reserved, 0, before the work: the first delivery was drawn wrong). Mutation
+// caught: broker_dedup.cpp NoteInbox back to `NoteProcessed(db,
+// IdempotentReserveStock(db, clock).Handle(m), ReservedVerdict(env, book, m.quantity));`.
+TEST_CASE("broker-dedup's inbox deliveries are judged after their work", "[cli][trace]") {
+  CliResult r = RunCli({"run", "broker-dedup", "--format", "json", "--trace"});
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
+  std::vector<std::string> outcomes;
+  std::string part;
+  for (const auto& e : j["events"]) {
+    if (e["kind"] == "part") part = e["detail"];
+    if (part == "ack lost: inbox" && e["op"] == "outcome") {
+      outcomes.push_back(e["detail"].get<std::string>() + " " + e["verdict"].get<std::string>());
+    }
+  }
+  CHECK(outcomes == std::vector<std::string>{"Processed right", "Skipped right"});
 }
 
 // A count read says its count, from the value the database returned (issue 28,

@@ -12,12 +12,13 @@
 # with its reason in tests/CMakeLists.txt: the list may only shrink. Catches a new file
 # above the backends that calls SQLite or libpq directly.
 #
-# MODE=sqlite_headers: no file of ROOTS ('|'-separated folders of the repository above
-# lib/sqlite: world/ up to cli/) includes a header of lib/sqlite/ ("sqlite/...") but the
-# files LIST names (tests/sqlite_above.txt: one path a line, '#' starts a comment): the list
-# may only shrink. Catches a new SQLite type named above the backend (a consumer that
-# includes "sqlite/connection.h" again), which the build cannot refuse while the listed
-# files still need lib/sqlite's include root.
+# MODE=backend_headers: no file of ROOTS ('|'-separated folders of the repository above the
+# backends: world/ up to cli/) includes a header of lib/BACKEND/ (BACKEND: sqlite or
+# postgres; "sqlite/...", "postgres/...") but the files LIST names (tests/sqlite_above.txt,
+# tests/postgres_above.txt: one path a line, '#' starts a comment): the list may only
+# shrink. Catches a new backend type named above the backend (a consumer that includes
+# "sqlite/connection.h" again, a lesson that includes "postgres/store.h"), which the build
+# cannot refuse while the listed files still need the backend's include root.
 #
 # MODE=table: for each library named in LAYERS (entries folder=its include directories
 # joined by '|', the entries joined by ','), the folders it reaches (the last part of each include root under layers/) must be
@@ -76,7 +77,10 @@ elseif(MODE STREQUAL "backends")
   endif()
   list(LENGTH found n)
   message(STATUS "${n} files above the backends include a backend's C API, each listed")
-elseif(MODE STREQUAL "sqlite_headers")
+elseif(MODE STREQUAL "backend_headers")
+  if(NOT BACKEND MATCHES "^(sqlite|postgres)$")
+    message(FATAL_ERROR "BACKEND must be sqlite or postgres")
+  endif()
   file(STRINGS ${LIST} lines)
   set(allowed "")
   foreach(line IN LISTS lines)
@@ -91,7 +95,7 @@ elseif(MODE STREQUAL "sqlite_headers")
   foreach(root IN LISTS ROOTS)
     file(GLOB_RECURSE sources RELATIVE ${SOURCE} ${SOURCE}/${root}/*.h ${SOURCE}/${root}/*.cpp)
     foreach(f IN LISTS sources)
-      file(STRINGS ${SOURCE}/${f} hits REGEX "^[ \t]*#[ \t]*include[ \t]*\"sqlite/")
+      file(STRINGS ${SOURCE}/${f} hits REGEX "^[ \t]*#[ \t]*include[ \t]*\"${BACKEND}/")
       if(hits)
         list(APPEND found ${f})
       endif()
@@ -106,13 +110,13 @@ elseif(MODE STREQUAL "sqlite_headers")
     list(REMOVE_ITEM gone ${found})
   endif()
   if(unexpected)
-    message(FATAL_ERROR "above lib/sqlite, these include a header of lib/sqlite/: ${unexpected} (work through store/store.h; a file about SQLite itself goes in ${LIST} with its reason)")
+    message(FATAL_ERROR "above lib/${BACKEND}, these include a header of lib/${BACKEND}/: ${unexpected} (work through store/store.h and lesson/databases.h; a file about the backend itself goes in ${LIST} with its reason)")
   endif()
   if(gone)
-    message(FATAL_ERROR "no longer include a header of lib/sqlite/, strike them from ${LIST}: ${gone}")
+    message(FATAL_ERROR "no longer include a header of lib/${BACKEND}/, strike them from ${LIST}: ${gone}")
   endif()
   list(LENGTH found n)
-  message(STATUS "${n} files above lib/sqlite include a header of it, each listed")
+  message(STATUS "${n} files above lib/${BACKEND} include a header of it, each listed")
 elseif(MODE STREQUAL "table")
   file(STRINGS ${DOC} rows REGEX "^\\| [0-9]+ \\| `[a-z]+/` \\|")
   set(checked 0)
@@ -161,5 +165,5 @@ elseif(MODE STREQUAL "table")
   endif()
   message(STATUS "${checked} libraries reach exactly the folders the page names")
 else()
-  message(FATAL_ERROR "MODE must be refuses, backends, sqlite_headers or table")
+  message(FATAL_ERROR "MODE must be refuses, backends, backend_headers or table")
 endif()

@@ -234,6 +234,36 @@ TEST_CASE("hung-consumer draws A's death after B blocked and before B went on", 
   }
 }
 
+// SQLite's busy handler is armed on every connection and counts its calls: each of the
+// pair's statements carries its count in the JSON events (0 where the handler never ran),
+// and B's waiting statement a count above 0, threads and processes alike (a child sends its
+// events and its busy figures to the parent). Mutations caught: EventToJson dropping the
+// measured count (trace_json.cpp: `if (e.busy_calls)` -> `if (false)`), and a child's busy
+// figures not sent (instances.cpp: `if (r.busy)` -> `if (false)`: busyRetries gone).
+TEST_CASE("SQLite's concurrent lesson keeps the busy calls it counted", "[races][cli]") {
+  for (const char* instances : {"threads", "processes"}) {
+    INFO(instances);
+    auto r = dedupsim::testing::RunCli({"run", "concurrent", "--format", "json", "--trace",
+                                        "--hold-ms", "150", "--stagger-ms", "20", "--instances",
+                                        instances});
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    REQUIRE(j["secondWaited"] == true);
+    CHECK(j.value("busyRetries", int64_t{0}) > 0);
+    int statements = 0;
+    int64_t b_calls = 0;
+    for (const auto& e : j["events"]) {
+      if (e["kind"] != "sql" || (e["instance"] != "A" && e["instance"] != "B")) continue;
+      INFO(e.dump());
+      REQUIRE(e.contains("busyCalls"));
+      ++statements;
+      if (e["instance"] == "B") b_calls += e["busyCalls"].get<int64_t>();
+    }
+    CHECK(statements >= 6);
+    CHECK(b_calls > 0);
+  }
+}
+
 // Mutation caught: the trace recording waited_us = 0 (or busy_calls = 0) for the statement
 // that waited: the JSON event and the Mermaid result lose the wait ("waited 0 ms"). The SVG
 // draws B's wait from its first busy call to the statement's end, so it keeps it; its label

@@ -3,12 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 #include "explore/deliveries.h"
 #include "explore/search.h"
@@ -67,6 +71,7 @@ std::vector<const Strategy*> TableAnd(std::span<const Strategy* const> extra) {
 
 Explorer::Explorer(ExploreOptions options, std::span<const Strategy* const> extra)
     : options_(options),
+      extra_(extra.begin(), extra.end()),
       strategies_(TableAnd(extra)),
       scheduler_(strategies_, SchedulerOptions{.journal = options.journal,
                                                .synchronous = options.synchronous,
@@ -391,17 +396,82 @@ MatrixResult Explorer::ExploreMatrix(std::span<const Strategy* const> strategies
   m.strategies.assign(strategies.begin(), strategies.end());
   m.faults.assign(faults.begin(), faults.end());
   ExpectCells(progress_.done + static_cast<int64_t>(strategies.size() * faults.size()));
-  for (const Strategy* s : strategies) {
-    for (const Fault* f : faults) {
-      m.cells.push_back(ExploreCell(*s, *f));
-      m.schedules += m.cells.back().schedules;
-      m.steps += m.cells.back().steps;
-      m.pruned += m.cells.back().pruned;
+  std::vector<std::vector<CellResult>> rows(strategies.size());
+  if (options_.postgres != nullptr && !options_.postgres_lanes.empty() && strategies.size() > 1) {
+    ExploreRowsInLanes(strategies, faults, rows);
+  } else {
+    for (size_t r = 0; r < strategies.size(); ++r) {
+      for (const Fault* f : faults) rows[r].push_back(ExploreCell(*strategies[r], *f));
+    }
+  }
+  for (std::vector<CellResult>& row : rows) {
+    for (CellResult& cell : row) {
+      m.schedules += cell.schedules;
+      m.steps += cell.steps;
+      m.pruned += cell.pruned;
+      m.cells.push_back(std::move(cell));
     }
   }
   m.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return m;
+}
+
+void Explorer::ExploreRowsInLanes(std::span<const Strategy* const> strategies,
+                                  std::span<const Fault* const> faults,
+                                  std::vector<std::vector<CellResult>>& cells) {
+  // One progress for every lane: each lane's explorer reports its own counts, and what they
+  // moved by is added here (under the lock) before the caller's callback is called.
+  std::mutex lock;
+  ExploreProgress shared = progress_;
+  const ExploreProgressFn report = options_.progress;
+  auto lane_progress = [&lock, &shared, &report](ExploreProgress last) {
+    return [&lock, &shared, &report, last](const ExploreProgress& p) mutable {
+      const std::lock_guard<std::mutex> hold(lock);
+      shared.done += p.done - last.done;
+      shared.schedules += p.schedules - last.schedules;
+      last = p;
+      if (report) report(shared);
+    };
+  };
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto explore_rows = [&](Explorer& explorer) {
+    for (size_t r = next++; r < strategies.size() && !failed; r = next++) {
+      for (const Fault* f : faults) cells[r].push_back(explorer.ExploreCell(*strategies[r], *f));
+    }
+  };
+  std::vector<std::exception_ptr> errors(options_.postgres_lanes.size() + 1);
+  std::vector<std::thread> lanes;
+  for (size_t i = 0; i < options_.postgres_lanes.size(); ++i) {
+    ExploreOptions options = options_;
+    options.postgres = options_.postgres_lanes[i];
+    options.postgres_lanes.clear();
+    options.progress = lane_progress({});
+    lanes.emplace_back([&, options = std::move(options), i] {
+      try {
+        Explorer lane(options, extra_);  // its scheduler's fibers live on this thread
+        explore_rows(lane);
+      } catch (...) {
+        errors[i + 1] = std::current_exception();
+        failed = true;
+      }
+    });
+  }
+  // This explorer's scheduler runs on this thread (its fibers were started here).
+  options_.progress = lane_progress(progress_);
+  try {
+    explore_rows(*this);
+  } catch (...) {
+    errors[0] = std::current_exception();
+    failed = true;
+  }
+  for (std::thread& lane : lanes) lane.join();
+  options_.progress = report;
+  progress_ = shared;
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 std::optional<size_t> ShortestFailingCell(const std::vector<CellResult>& cells) {

@@ -149,6 +149,13 @@ struct ExploreOptions {
   bool graded = false;
   // Explore on this PostgreSQL schema (null: a temporary SQLite file); see SchedulerOptions.
   const PgDatabase* postgres = nullptr;
+  // More schemas of the same server, each dedupsim's and empty of other work: ExploreMatrix
+  // on PostgreSQL shares the matrix's rows out among postgres and these, each schema
+  // explored by a thread of its own with its own scheduler and connections (the server's
+  // backends run on the cores while each thread waits for its answers). Each cell is the
+  // same whichever schema explores it: every schedule starts from its reset, and a
+  // schema's locks are its own. The schemas must outlive the explorer. Empty: one.
+  std::vector<const PgDatabase*> postgres_lanes{};
   Isolation isolation = Isolation::kReadCommitted;
   // Called after every schedule run by ExploreCell/ExploreMatrix (may be empty).
   ExploreProgressFn progress{};
@@ -227,8 +234,16 @@ class Explorer {
               const std::function<void(size_t, const ScheduleResult&)>& count,
               const std::function<void()>& add_variants);
 
+  // ExploreMatrix's rows shared out among options_.postgres (this explorer, on the calling
+  // thread) and each of options_.postgres_lanes (an explorer of its own on a thread of its
+  // own), a row at a time, each row's cells in cells[row].
+  void ExploreRowsInLanes(std::span<const Strategy* const> strategies,
+                          std::span<const Fault* const> faults,
+                          std::vector<std::vector<CellResult>>& cells);
+
   ExploreOptions options_;
   ExploreProgress progress_;
+  std::vector<const Strategy*> extra_;       // the consumers read from files
   std::vector<const Strategy*> strategies_;  // the table's, then the extra ones
   Scheduler scheduler_;
   std::set<const Strategy*> checked_;

@@ -6,7 +6,9 @@
 #include <atomic>
 #include <chrono>
 
+#include "postgres/cluster.h"
 #include "postgres/error.h"
+#include "postgres/libpq.h"
 
 namespace dedupsim::files {
 
@@ -106,6 +108,15 @@ std::string WithDatabase(const std::string& conninfo, const std::string& dbname,
   std::string out = conninfo + " dbname=" + ConninfoValue(dbname);
   if (!user.empty()) out += " user=" + ConninfoValue(user);
   return out;
+}
+
+std::unique_ptr<PgCheckServer> PgCheckServer::Start(const std::string& dsn) {
+  RequireLibpq();
+  if (!dsn.empty()) return Prepare(dsn);
+  auto cluster = std::make_unique<ThrowawayCluster>(ThrowawayCluster::Start());
+  std::unique_ptr<PgCheckServer> s = Prepare(cluster->conninfo());
+  s->cluster_ = std::move(cluster);
+  return s;
 }
 
 std::unique_ptr<PgCheckServer> PgCheckServer::Prepare(const std::string& conninfo) {

@@ -32,6 +32,10 @@
 #include "files/consumer_file.h"
 #include "postgres/store.h"
 
+namespace dedupsim {
+class ThrowawayCluster;
+}  // namespace dedupsim
+
 namespace dedupsim::files {
 
 // The server as one check command uses it: where its administering connections go and what
@@ -43,6 +47,12 @@ namespace dedupsim::files {
 // what it made (never throws).
 class PgCheckServer {
  public:
+  // The server one check command grades on: the one dsn names (as a role that may create
+  // databases and roles), or, when dsn is empty, a throwaway cluster started here and
+  // stopped and removed with this object (after what was made in it is dropped); then
+  // Prepare. First asks for libpq (postgres/libpq.h's RequireLibpq), before anything is
+  // started. Throws DatabaseError when libpq, the server programs or the server fail.
+  static std::unique_ptr<PgCheckServer> Start(const std::string& dsn);
   // conninfo: as a role that may create databases and roles.
   static std::unique_ptr<PgCheckServer> Prepare(const std::string& conninfo);
   // What a batch's child is handed (--dsn, --pg-template): no databases of its own to drop.
@@ -61,6 +71,7 @@ class PgCheckServer {
   std::string admin_conninfo_;  // where administering connections go
   std::string template_;
   std::vector<std::string> made_;  // databases to drop
+  std::unique_ptr<ThrowawayCluster> cluster_;  // Start with no dsn: stopped after made_ drops
 };
 
 class PgFileDatabase {

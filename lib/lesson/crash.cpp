@@ -16,7 +16,7 @@
 #include "os/pipe_io.h"
 #include "os/this_pid.h"
 #include "os/unique_fd.h"
-#include "postgres/lock_waiter.h"
+#include "lesson/lock_waiter.h"
 #include "store/store.h"
 #include "trace/trace_json.h"
 

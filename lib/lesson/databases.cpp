@@ -11,6 +11,42 @@
 
 namespace dedupsim {
 
+namespace {
+
+class SqliteLessonDatabase final : public LessonDatabase {
+ public:
+  explicit SqliteLessonDatabase(DatabaseFile file)
+      : file_(std::move(file)), backend_(file_), sides_(file_) {}
+  const Backend& backend() const override { return backend_; }
+  SideStores& sides() override { return sides_; }
+  [[noreturn]] void Rethrow(const DatabaseError& e) const override {
+    throw InDatabase(file_.path(), e);  // every database error names the file
+  }
+
+ private:
+  DatabaseFile file_;
+  SqliteBackend backend_;  // borrows file_
+  SqliteSideStores sides_;  // beside file_
+};
+
+class PgLessonDatabase final : public LessonDatabase {
+ public:
+  PgLessonDatabase(const DatabaseChoice& choice, const LessonSettings& settings)
+      : databases_(choice.dsn, choice.schema),
+        backend_(databases_.database(), settings.isolation),
+        sides_(settings.file) {}
+  const Backend& backend() const override { return backend_; }
+  SideStores& sides() override { return sides_; }
+  [[noreturn]] void Rethrow(const DatabaseError&) const override { throw; }
+
+ private:
+  PgDatabases databases_;  // the cluster (unless --dsn) and the schema
+  PgBackend backend_;      // borrows databases_'s schema
+  SqliteSideStores sides_;  // in a folder of their own
+};
+
+}  // namespace
+
 std::unique_ptr<Databases> OpenDatabases(const DatabaseChoice& choice) {
   if (choice.backend == "postgres") return std::make_unique<PgDatabases>(choice.dsn, choice.schema);
   if (choice.backend == "sqlite") return std::make_unique<SqliteDatabases>(choice.path);
@@ -37,6 +73,15 @@ void WithExistingStore(const DatabaseChoice& choice, const std::function<void(St
   } catch (const DatabaseError& e) {
     throw InDatabase(db.path(), e);
   }
+}
+
+std::unique_ptr<LessonDatabase> OpenLessonDatabase(const DatabaseChoice& choice,
+                                                   const LessonSettings& settings) {
+  if (choice.backend == "postgres") return std::make_unique<PgLessonDatabase>(choice, settings);
+  if (choice.backend != "sqlite") throw std::invalid_argument("unknown backend: " + choice.backend);
+  return std::make_unique<SqliteLessonDatabase>(
+      choice.path.empty() ? DatabaseFile::CreateTemporary(settings.file, SetUpConnection::kKeep)
+                          : DatabaseFile::Open(choice.path, settings.file));
 }
 
 }  // namespace dedupsim

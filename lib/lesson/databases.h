@@ -1,7 +1,8 @@
 // The one place where what a command line chose for its database (store/databases.h's
-// DatabaseChoice) becomes a backend's Databases: SQLite's files (sqlite/workload_database.h)
-// or PostgreSQL's schema (postgres/workload_database.h). Everything above asks the
-// Databases it returns and names neither backend.
+// DatabaseChoice) becomes a backend's: the Databases of a workload (SQLite's files,
+// sqlite/workload_database.h, or PostgreSQL's schema, postgres/workload_database.h), or the
+// LessonDatabase a run of lessons works on. Everything above asks what these return and
+// names neither backend.
 #pragma once
 
 #include <functional>
@@ -9,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "store/database_settings.h"
 #include "store/databases.h"
+#include "store/error.h"
+#include "store/side_store.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -31,5 +35,39 @@ std::vector<std::string> FilesOfDatabase(const DatabaseChoice& choice);
 // Throws DatabaseError when they do not, or when f's statements fail: SQLite's naming the
 // file.
 void WithExistingStore(const DatabaseChoice& choice, const std::function<void(Store&)>& f);
+
+// How the database of a run of lessons is set up.
+struct LessonSettings {
+  DatabaseSettings file;  // SQLite: the file's journal, synchronous, busy timeout (and the
+                          // side stores', on either backend)
+  Isolation isolation = Isolation::kReadCommitted;  // PostgreSQL: the consumers' sessions'
+};
+
+// The database a run of lessons works on (`run`, each page of `docs`): the Backend the
+// scenarios open stores on, the run's side stores (store/side_store.h), and what must live
+// as long as they do. Destroyed, it removes what it made for the run (a temporary file, a
+// throwaway cluster, the side stores' folder) and leaves a kept file (--db) or a server's
+// schema (--dsn) as the lessons left it. Used by one thread at a time.
+class LessonDatabase {
+ public:
+  virtual ~LessonDatabase() = default;
+  virtual const Backend& backend() const = 0;
+  virtual SideStores& sides() = 0;
+  // Rethrows e, the exception being handled, so that its message names the database:
+  // SQLite's names the file; PostgreSQL's name the server or the schema themselves and are
+  // rethrown as they are.
+  [[noreturn]] virtual void Rethrow(const DatabaseError& e) const = 0;
+};
+
+// Opens the database choice names for a run of lessons. SQLite: the file choice.path
+// (created where missing) or else a new temporary file, its set-up connection kept open
+// (sqlite/database.h, SetUpConnection::kKeep), the side stores beside it. PostgreSQL: the
+// schema choice.schema on a throwaway cluster started here (unless choice.dsn names a
+// server), created where missing; the side stores in a folder of their own, made only when
+// a lesson first keeps one (a run makes no SQLite file it does not use). Throws
+// DatabaseError when it cannot (as OpenDatabases), std::invalid_argument for an unknown
+// backend.
+std::unique_ptr<LessonDatabase> OpenLessonDatabase(const DatabaseChoice& choice,
+                                                   const LessonSettings& settings);
 
 }  // namespace dedupsim

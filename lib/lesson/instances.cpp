@@ -289,8 +289,10 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env,
         nlohmann::json message;
         message["value"] = r.value;
         message["elapsedUs"] = r.elapsed.count();
-        message["busyCalls"] = r.busy.calls;
-        message["waitedUs"] = r.busy.waited.count();
+        if (r.busy) {
+          message["busyCalls"] = r.busy->calls;
+          message["waitedUs"] = r.busy->waited.count();
+        }
         message["locks"] = LocksToJson(r.locks);
         message["statements"] = StatementsToJson(r.statements);
         message["events"] = EventsToJson(env.recorder.Events());
@@ -311,8 +313,10 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env,
        CollectChildReports(env, children)) {
     InstanceResult r = std::move(report.result);
     const nlohmann::json& message = report.message;
-    r.busy.calls = message.value("busyCalls", int64_t{0});
-    r.busy.waited = std::chrono::microseconds(message.value("waitedUs", int64_t{0}));
+    if (message.contains("busyCalls")) {
+      r.busy = BusyStats{message["busyCalls"].get<int64_t>(),
+                         std::chrono::microseconds(message.value("waitedUs", int64_t{0}))};
+    }
     r.locks = LocksFromJson(message["locks"]);
     r.statements = StatementsFromJson(message.value("statements", nlohmann::json::array()));
     results.push_back(std::move(r));

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -53,8 +54,8 @@ struct InstanceResult {
   nlohmann::json value;
   std::chrono::microseconds elapsed{0};  // from its release to its end
   // Where the store measures its own lock waits (SQLite): what its busy handler saw, and
-  // its write-lock holds and blocked waits. Zero and empty where it does not (a server).
-  BusyStats busy;
+  // its write-lock holds and blocked waits. Absent and empty where it does not (a server).
+  std::optional<BusyStats> busy;
   LockHistory locks;
   // A server: its statements as the server showed them from a side connection.
   std::vector<WatchedStatement> statements;

@@ -162,4 +162,21 @@ std::unordered_set<std::string> UnackedOrders(const PgDatabase& db) {
   return orders;
 }
 
+PgSharedRun::PgSharedRun(const PgDatabase& db) : db_(db), connection_(db.Connect()) {}
+
+void PgSharedRun::EnsureTables() { EnsureBrokerTables(db_); }
+
+void PgSharedRun::Start() { StartRun(db_); }
+
+void PgSharedRun::End() { EndRun(db_); }
+
+SharedRun::Progress PgSharedRun::ReadProgress() {
+  PgResult r = connection_.Exec("SELECT count(AckedAt), count(*) FROM BrokerMessages");
+  return Progress{.acked = r.Int(0, 0), .entries = r.Int(0, 1)};
+}
+
+int64_t PgSharedRun::ConsumersSeen() {
+  return connection_.Exec("SELECT count(DISTINCT LeaseOwner) FROM BrokerMessages").Int(0, 0);
+}
+
 }  // namespace dedupsim

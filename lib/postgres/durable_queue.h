@@ -56,4 +56,22 @@ void EndRun(const PgDatabase& db);
 // nullopt: no run was ever started in this schema; else whether the last one is done.
 std::optional<bool> RunDone(PgConnection& c);
 
+// The run shared by consumers on several machines (store/durable_queue.h) in db's schema:
+// the functions above, and the queue's counts read on a connection of its own. db must
+// outlive it.
+class PgSharedRun final : public SharedRun {
+ public:
+  explicit PgSharedRun(const PgDatabase& db);
+  void EnsureTables() override;
+  void Start() override;
+  void End() override;
+  std::optional<bool> Done() override { return RunDone(connection_); }
+  Progress ReadProgress() override;
+  int64_t ConsumersSeen() override;
+
+ private:
+  const PgDatabase& db_;
+  PgConnection connection_;
+};
+
 }  // namespace dedupsim

@@ -30,13 +30,31 @@ std::vector<int> ParsePidArray(const std::string& text) {
   return pids;
 }
 
+// The look (see lock_watch.h), prepared once per side connection: its views (pg_stat_activity,
+// pg_locks) and sub-selects cost the server more to parse and plan than to run, and it is
+// sent after every statement that has not answered within a millisecond.
+constexpr const char* kLookName = "dedupsim_look";
+constexpr const char* kLook =
+    "SELECT a.wait_event_type, a.wait_event, "
+    "(SELECT coalesce(array_agg(b.pid), '{}')::text FROM pg_stat_activity b "
+    " WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND b.backend_type = 'client backend'), "
+    "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+    " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1), "
+    "(SELECT l.mode FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1) "
+    "FROM pg_stat_activity a WHERE a.pid = $1";
+
 }  // namespace
 
 bool GaveUpWaiting(std::string_view sqlstate) {
   return sqlstate == "55P03" || sqlstate == "57014" || sqlstate == "40P01";
 }
 
-PgLockWatch::PgLockWatch(const std::string& conninfo) : side_(ConnectOrThrow(conninfo)) {}
+PgLockWatch::PgLockWatch(const std::string& conninfo) : side_(ConnectOrThrow(conninfo)) {
+  // Not prepared (a server that refuses): each look sends its text, as before.
+  pg_result* prepared = PQprepare(side_, kLookName, kLook, 1, nullptr);
+  prepared_ = prepared != nullptr && PQresultStatus(prepared) == PGRES_COMMAND_OK;
+  PQclear(prepared);
+}
 
 PgLockWatch::~PgLockWatch() { PQfinish(side_); }
 
@@ -50,18 +68,12 @@ void PgLockWatch::Drain() {
 }
 
 bool PgLockWatch::Send(int pid) {
-  static constexpr const char* kLook =
-      "SELECT a.wait_event_type, a.wait_event, "
-      "(SELECT coalesce(array_agg(b.pid), '{}')::text FROM pg_stat_activity b "
-      " WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND b.backend_type = 'client backend'), "
-      "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
-      " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1), "
-      "(SELECT l.mode FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1) "
-      "FROM pg_stat_activity a WHERE a.pid = $1";
   Drain();
   std::string pid_text = std::to_string(pid);
   const char* values[1] = {pid_text.c_str()};
-  in_flight_ = PQsendQueryParams(side_, kLook, 1, nullptr, values, nullptr, nullptr, 0) == 1;
+  in_flight_ = (prepared_ ? PQsendQueryPrepared(side_, kLookName, 1, values, nullptr, nullptr, 0)
+                          : PQsendQueryParams(side_, kLook, 1, nullptr, values, nullptr, nullptr,
+                                              0)) == 1;
   return in_flight_;
 }
 

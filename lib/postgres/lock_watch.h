@@ -68,6 +68,7 @@ class PgLockWatch {
   void Drain();  // waits for and drops the look in flight, if any
 
   pg_conn* side_;
+  bool prepared_ = false;  // the look is prepared on side_ (as "dedupsim_look")
   bool in_flight_ = false;
   bool abandoned_ = false;
 };

@@ -4,6 +4,8 @@
 
 #include <cctype>
 #include <charconv>
+#include <chrono>
+#include <thread>
 
 #include "postgres/error.h"
 #include "postgres/tables_reader.h"
@@ -413,6 +415,27 @@ int64_t PgBackend::CountRows(std::string_view table) const {
 
 std::unique_ptr<TablesReader> PgBackend::OpenTablesReader(const SideStores* sides) const {
   return OpenPgTablesReader(db_, sides);
+}
+
+bool PgBackend::AwaitSessionGone(int server_pid, std::chrono::milliseconds wait) const {
+  PgConnection side(db_.conninfo());
+  const auto until = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    if (side.Exec("SELECT 1 FROM pg_stat_activity WHERE pid = $1::int", {std::to_string(server_pid)})
+            .rows() == 0) {
+      return true;
+    }
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void PgStore::SetLockTimeout(std::chrono::milliseconds timeout) {
+  db_.ExecScript(fmt::format("SET lock_timeout = {}", timeout.count()));
+}
+
+void PgStore::SetIdleInTransactionTimeout(std::chrono::milliseconds timeout) {
+  db_.ExecScript(fmt::format("SET idle_in_transaction_session_timeout = {}", timeout.count()));
 }
 
 }  // namespace dedupsim

@@ -97,6 +97,9 @@ class PgStore final : public Store {
   std::vector<WatchedStatement> WatchedStatements() const override { return db_.watched(); }
   // Through a gate on the connection, so it cannot share one with the explorer's.
   void SetWaitListener(std::function<void()> on_wait) override;
+  // SET lock_timeout and SET idle_in_transaction_session_timeout on the session.
+  void SetLockTimeout(std::chrono::milliseconds timeout) override;
+  void SetIdleInTransactionTimeout(std::chrono::milliseconds timeout) override;
 
   void AddReserved(std::string_view book_id, int64_t quantity) override;
   StockItem ReadStock(std::string_view book_id) override;
@@ -160,6 +163,8 @@ class PgBackend final : public Backend {
   int64_t CountRows(std::string_view table) const override;
   // postgres/tables_reader.h
   std::unique_ptr<TablesReader> OpenTablesReader(const SideStores* sides) const override;
+  // Polls pg_stat_activity from a side connection of its own, every millisecond.
+  bool AwaitSessionGone(int server_pid, std::chrono::milliseconds wait) const override;
 
  private:
   const PgDatabase& db_;

@@ -326,6 +326,10 @@ std::unique_ptr<WorkloadDatabase> PgDatabases::CreateWorkload(
   return std::make_unique<PgWorkloadDatabase>(*db_, settings.synchronous_commit);
 }
 
+std::unique_ptr<SharedRun> PgDatabases::OpenSharedRun() const {
+  return std::make_unique<PgSharedRun>(*db_);
+}
+
 void PgWorkloadDatabase::Rethrow(const DatabaseError& /*e: the exception being handled*/) const {
   throw;
 }

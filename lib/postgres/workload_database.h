@@ -60,6 +60,8 @@ class PgDatabases final : public Databases {
   PgDatabases(const std::string& dsn, const std::string& schema);
   std::string_view backend() const override { return "postgres"; }
   std::unique_ptr<WorkloadDatabase> CreateWorkload(const WorkloadSettings& settings) const override;
+  // postgres/durable_queue.h's PgSharedRun on the schema.
+  std::unique_ptr<SharedRun> OpenSharedRun() const override;
   const PgDatabase& database() const { return *db_; }
 
  private:

@@ -1,16 +1,16 @@
 // soak --role supervisor and --role consumer (soak.h): one PostgreSQL server, its durable
-// broker table (or a NATS stream), any number of consumer processes started separately.
+// broker table (or a NATS stream), any number of consumer processes started separately,
+// sharing a run through the database (store/durable_queue.h's SharedRun).
 #include <optional>
 #include <random>
 #include <stdexcept>
 #include <thread>
 
-#include "postgres/durable_queue.h"
-#include "postgres/store.h"
-#include "postgres/workload_database.h"
 #include "soak/nats_queue.h"
 #include "soak/soak.h"
 #include "soak/soak_db.h"
+#include "store/databases.h"
+#include "store/durable_queue.h"
 
 namespace dedupsim {
 
@@ -27,11 +27,6 @@ void ValidateRole(const SoakOptions& options) {
   }
 }
 
-// The roles share a run through PostgreSQL's control table (postgres/durable_queue.h).
-const PgDatabase& ServerOf(const SoakOptions& options) {
-  return dynamic_cast<const PgDatabases&>(*options.databases).database();
-}
-
 }  // namespace
 
 SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
@@ -42,19 +37,20 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
   report.options = options;
   report.distinct_orders = static_cast<int64_t>(workload.orders.size());
   report.duplicates = workload.duplicates;
-  const PgDatabase& pg = ServerOf(options);
-  const PgWorkloadDatabase workload_db(pg, true);
-  DatabaseSoakDb pg_db(workload_db);
+  // The roles share a run through the server's control table (SharedRun).
+  const std::unique_ptr<WorkloadDatabase> workload_db =
+      options.databases->CreateWorkload(WorkloadSettings{});
+  DatabaseSoakDb pg_db(*workload_db);
   NatsSoakDb nats_db(pg_db, options);
   const bool nats = !options.nats_url.empty();
   const SoakDb& db = nats ? static_cast<const SoakDb&>(nats_db) : pg_db;
-  EnsureBrokerTables(pg);
-  EndRun(pg);  // consumers of an earlier run stop before its tables are emptied
+  const std::unique_ptr<SharedRun> run = options.databases->OpenSharedRun();
+  run->EnsureTables();
+  run->End();  // consumers of an earlier run stop before its tables are emptied
   db.SetUp(workload);
   const auto started = SteadyClock::now();
-  StartRun(pg);
+  run->Start();
   {
-    PgConnection c = pg.Connect();
     for (;;) {
       int64_t acked = 0;
       int64_t entries = 0;
@@ -63,9 +59,9 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
         acked = counts.acked;
         entries = counts.entries;
       } else {
-        PgResult r = c.Exec("SELECT count(AckedAt), count(*) FROM BrokerMessages");
-        acked = r.Int(0, 0);
-        entries = r.Int(0, 1);
+        const SharedRun::Progress p = run->ReadProgress();
+        acked = p.acked;
+        entries = p.entries;
       }
       const auto now = SteadyClock::now();
       if (progress != nullptr) {
@@ -83,7 +79,7 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
-  EndRun(pg);
+  run->End();
   report.elapsed = SteadyClock::now() - started;
   if (progress != nullptr) progress->Finished();
   report.supervisor_only = true;
@@ -91,8 +87,7 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
   if (nats) {
     report.consumers_seen = -1;  // one shared NATS consumer: the server does not say who
   } else {
-    PgConnection c = pg.Connect();
-    report.consumers_seen = c.Exec("SELECT count(DISTINCT LeaseOwner) FROM BrokerMessages").Int(0, 0);
+    report.consumers_seen = run->ConsumersSeen();
   }
   return report;
 }
@@ -100,19 +95,19 @@ SoakReport RunSoakSupervisor(const SoakOptions& options, SoakProgress* progress,
 SoakConsumerReport RunSoakConsumer(const SoakOptions& options,
                                    const std::function<bool()>& interrupted) {
   ValidateRole(options);
-  const PgDatabase& pg = ServerOf(options);
-  EnsureBrokerTables(pg);
+  const std::unique_ptr<SharedRun> run = options.databases->OpenSharedRun();
+  run->EnsureTables();
   SoakConsumerReport report;
   // Consumers on several machines may share a pid: a random id names this one.
   std::random_device device;
   report.consumer = static_cast<int64_t>(((static_cast<uint64_t>(device()) << 31) ^ device()) &
                                          0x3fffffffffffffffULL);
-  const PgWorkloadDatabase workload_db(pg, true);
-  DatabaseSoakDb pg_db(workload_db);
+  const std::unique_ptr<WorkloadDatabase> workload_db =
+      options.databases->CreateWorkload(WorkloadSettings{});
+  DatabaseSoakDb pg_db(*workload_db);
   NatsSoakDb nats_db(pg_db, options);
   const SoakDb& db = options.nats_url.empty() ? static_cast<const SoakDb&>(pg_db) : nats_db;
   std::unique_ptr<StrategyHandler> handler = db.OpenHandler(options.strategy);
-  PgConnection control = pg.Connect();
   std::unique_ptr<BrokerQueue> broker;  // NATS: once a run is going (its stream is made then)
   const auto deadline = SteadyClock::now() + options.timeout;
   bool running = false;  // seen a run going: from then on, a run done is ours to end on
@@ -126,7 +121,7 @@ SoakConsumerReport RunSoakConsumer(const SoakOptions& options,
       break;
     }
     if (!running) {
-      std::optional<bool> done = RunDone(control);
+      std::optional<bool> done = run->Done();
       if (!done.has_value() || *done) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));  // no run going yet
         continue;
@@ -136,7 +131,7 @@ SoakConsumerReport RunSoakConsumer(const SoakOptions& options,
     }
     std::optional<LeasedDelivery> delivery = broker->Receive();
     if (!delivery) {
-      if (RunDone(control).value_or(false)) {
+      if (run->Done().value_or(false)) {
         report.run_done = true;
         break;
       }

@@ -52,6 +52,8 @@ class SqliteStore final : public Store {
   }
   // The connection's busy handler and lock history.
   LockWaits* lock_waits() override { return db_; }
+  // The connection's busy timeout (Connection::SetBusyTimeout).
+  void SetLockTimeout(std::chrono::milliseconds timeout) override { db_->SetBusyTimeout(timeout); }
 
   void AddReserved(std::string_view book_id, int64_t quantity) override;
   StockItem ReadStock(std::string_view book_id) override;

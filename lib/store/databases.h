@@ -46,6 +46,10 @@ class Databases {
   // yet: SQLite's a new temporary file (removed with the returned object) or the kept file;
   // PostgreSQL's the schema (StockBooks empties what a run before left).
   virtual std::unique_ptr<WorkloadDatabase> CreateWorkload(const WorkloadSettings& settings) const = 0;
+  // The run shared by consumers on several machines (store/durable_queue.h), in the
+  // database every workload of these Databases uses: PostgreSQL's schema. Throws
+  // DatabaseError where the database is not shared between machines (SQLite's files).
+  virtual std::unique_ptr<SharedRun> OpenSharedRun() const;
 };
 
 }  // namespace dedupsim

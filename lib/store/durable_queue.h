@@ -55,4 +55,30 @@ struct BrokerCounts {
   int64_t acked_skipped = 0;    // acked by a consumer that skipped a duplicate
 };
 
+// Consumers on several machines sharing one durable queue (soak --role): the database's one
+// row that says whether a run is going, and what the queue's table says while it goes. The
+// supervisor starts a run once the queue is filled and ends it once every entry is acked; a
+// consumer works from the first time it sees a run going until it sees it done. Made by
+// Databases::OpenSharedRun (store/databases.h), on a connection of its own; one thread at a
+// time. Throws the backend's StoreError.
+class SharedRun {
+ public:
+  virtual ~SharedRun() = default;
+  // Creates the queue's and the run's tables when missing.
+  virtual void EnsureTables() = 0;
+  // A run going (done false), or the last one done.
+  virtual void Start() = 0;
+  virtual void End() = 0;
+  // nullopt: no run was ever started in this database; else whether the last one is done.
+  virtual std::optional<bool> Done() = 0;
+  // The queue's entries and how many of them are acked, read now.
+  struct Progress {
+    int64_t acked = 0;
+    int64_t entries = 0;
+  };
+  virtual Progress ReadProgress() = 0;
+  // How many consumers leased an entry of the queue (the distinct lease owners).
+  virtual int64_t ConsumersSeen() = 0;
+};
+
 }  // namespace dedupsim

@@ -1,5 +1,7 @@
 #include "store/store.h"
 
+#include <fmt/format.h>
+
 #include "store/error.h"
 
 namespace dedupsim {
@@ -14,6 +16,18 @@ std::string_view ToString(Isolation level) {
       break;
   }
   return "read-committed";
+}
+
+void Session::SetLockTimeout(std::chrono::milliseconds) {
+  throw DatabaseError("this session sets no lock timeout");
+}
+
+void Session::SetIdleInTransactionTimeout(std::chrono::milliseconds) {
+  throw DatabaseError("this database has no timeout for a session idle in a transaction");
+}
+
+bool Backend::AwaitSessionGone(int, std::chrono::milliseconds) const {
+  throw DatabaseError(fmt::format("{}: the database has no sessions of its own to wait for", name()));
 }
 
 ScopedTransaction::ScopedTransaction(Session& session, TransactionKind kind) : session_(session) {

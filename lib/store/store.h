@@ -107,6 +107,17 @@ class Session {
   // handler and write-lock history), or null where the backend keeps none (PostgreSQL,
   // whose waits are the server's: WatchedStatements). Lives as long as the session.
   virtual LockWaits* lock_waits() { return nullptr; }
+  // From now on, a statement of this session that waits for a lock longer than timeout
+  // (more than 0) gives up with StoreError: SQLite's busy timeout (code "5", SQLITE_BUSY),
+  // PostgreSQL's lock_timeout (55P03; set on the session, untraced). Throws DatabaseError
+  // on a session that sets none.
+  virtual void SetLockTimeout(std::chrono::milliseconds timeout);
+  // From now on, the database ends this session once it has stood idle in an open
+  // transaction longer than timeout (more than 0): its transaction rolled back, its locks
+  // freed (PostgreSQL's idle_in_transaction_session_timeout, set untraced). Throws
+  // DatabaseError where the database has no such timeout (SQLite: nothing but the death of
+  // the process ends a writer's transaction).
+  virtual void SetIdleInTransactionTimeout(std::chrono::milliseconds timeout);
   // From now on, each hook point of this session runs the lesson's fault there first
   // (faults(name): a crash, a sleep), then the consumer's own hook.
   virtual void SetHookFaults(HookFaults faults) = 0;
@@ -224,6 +235,12 @@ class Backend {
   // given, of the run's side stores after them, for the step-through page. The backend and
   // sides must outlive the reader.
   virtual std::unique_ptr<TablesReader> OpenTablesReader(const SideStores* sides) const = 0;
+  // Where the database is a server of sessions: waits up to `wait` for the session whose
+  // server pid is server_pid (one WatchedStatement::blocking_pids named) to leave the
+  // server's list of sessions (a session the server ended frees its locks first and leaves
+  // the list a moment later); true once it has, false when it is still there. Throws
+  // DatabaseError where the database has no sessions of its own (SQLite).
+  virtual bool AwaitSessionGone(int server_pid, std::chrono::milliseconds wait) const;
 };
 
 }  // namespace dedupsim

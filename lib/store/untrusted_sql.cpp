@@ -15,8 +15,4 @@ UntrustedSql& Store::untrusted() {
   throw DatabaseError("this store runs no SQL of a file (no UntrustedSql on its connection)");
 }
 
-UntrustedSql& SideRecords::untrusted() {
-  throw DatabaseError("this side store runs no SQL of a file (no UntrustedSql on its connection)");
-}
-
 }  // namespace dedupsim

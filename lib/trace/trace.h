@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,7 +29,10 @@ struct TraceEvent {
   std::string detail;      // statement text, hook name, or what happened
   std::string result;      // "ok", "row", "constraint 1555", "busy", ...
   int64_t waited_us = 0;   // time spent in the busy handler during this step
-  int64_t busy_calls = 0;  // busy handler calls during this step
+  // SQLite's busy handler calls during this statement, counted by the connection's handler
+  // (0 when it was armed and never called); absent wherever nothing counted them (another
+  // database, a step that is not a statement): never a 0 that nobody measured.
+  std::optional<int64_t> busy_calls;
 
   // What the step means, set where it is recorded. Empty / 0 when not known (events made
   // by hand or by older code); ActorOf() then infers the actor from the instance.

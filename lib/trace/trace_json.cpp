@@ -11,7 +11,7 @@ nlohmann::ordered_json EventToJson(const TraceEvent& e) {
   j["detail"] = e.detail;
   j["result"] = e.result;
   j["waitedUs"] = e.waited_us;
-  j["busyCalls"] = e.busy_calls;
+  if (e.busy_calls) j["busyCalls"] = *e.busy_calls;  // only where a busy handler counted
   j["actor"] = ActorOf(e);
   j["op"] = e.op;
   j["table"] = e.table;
@@ -50,7 +50,7 @@ std::vector<TraceEvent> EventsFromJson(const nlohmann::json& array) {
     e.detail = j.value("detail", std::string());
     e.result = j.value("result", std::string());
     e.waited_us = j.value("waitedUs", int64_t{0});
-    e.busy_calls = j.value("busyCalls", int64_t{0});
+    if (j.contains("busyCalls")) e.busy_calls = j["busyCalls"].get<int64_t>();
     e.actor = j.value("actor", std::string());
     e.op = j.value("op", std::string());
     e.table = j.value("table", std::string());

@@ -331,7 +331,7 @@ std::vector<TraceEvent> CausalOrder(std::vector<TraceEvent> events) {
   };
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
-    if (e.kind != "sql" || e.busy_calls == 0) continue;
+    if (e.kind != "sql" || !(e.busy_calls > 0)) continue;
     // The first COMMIT or ROLLBACK of another instance stamped just after the waiting
     // statement; moved only if its own lane has no step in between (its order is kept).
     std::optional<size_t> end;

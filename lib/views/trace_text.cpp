@@ -20,7 +20,7 @@ std::string Line(const TraceEvent& e, ShortIds& ids, bool shorten) {
   if (e.kind == "sql") {
     detail = shorten ? ids.Shorten(e.detail) : e.detail;
     result = words.result;
-    if (e.busy_calls > 0) result += fmt::format(" ({} busy calls)", e.busy_calls);
+    if (e.busy_calls > 0) result += fmt::format(" ({} busy calls)", *e.busy_calls);
   } else {
     detail = words.what;
     result = words.result;

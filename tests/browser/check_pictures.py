@@ -20,6 +20,11 @@
                                                counterexample (explore --counterexample
                                                --html, on SQLite and on PostgreSQL) shows
                                                2 after the crash, then 4
+  check_pictures.py postgres DEDUPSIM WORKDIR CONNINFO_FILE
+                                               every scenario's --timeline and --html made on
+                                               PostgreSQL (the server CONNINFO_FILE names,
+                                               each run in a schema of its own): the svg
+                                               checks and the html checks at every step
 
 The checks run as a small script inside the page; Chromium prints the page after it ran
 (--dump-dom) and this script reads the verdict from it. A missing tool is a failure, not a
@@ -172,10 +177,15 @@ SVG_CHECK = r"""
 
 
 def check_svg(dedupsim, work):
-    parts = []
     all_args = runs(dedupsim)
     paths = [os.path.join(work, "t%d.svg" % i) for i in range(len(all_args))]
     run_each(dedupsim, [args + ["--timeline", path] for args, path in zip(all_args, paths)])
+    check_svg_files(work, all_args, paths)
+
+
+def check_svg_files(work, all_args, paths):
+    """SVG_CHECK on the timelines at paths (made by `dedupsim run ARGS`), one Chromium start."""
+    parts = []
     for args, path in zip(all_args, paths):
         svg = open(path, encoding="utf-8").read()
         svg = svg[svg.index("<svg"):]
@@ -403,6 +413,27 @@ def check_html(dedupsim, work, screenshot):
         harnesses[name] = os.path.join(work, name + "-harness.html")
         with open(harnesses[name], "w", encoding="utf-8") as f:
             f.write(open(path, encoding="utf-8").read().replace("</body>", HTML_CHECK + "</body>"))
+    stepped_verdicts = check_page_files(work, all_args, paths, harnesses)
+    if sorted(stepped_verdicts) != sorted(harnesses):
+        fail("the stepped pages gave no verdict: %s" % sorted(stepped_verdicts))
+    steps = check_naive_steps(stepped_verdicts["naive"])
+    for backend in ("sqlite", "postgres"):
+        check_counterexample_steps(backend, stepped_verdicts["counterexample-" + backend]["steps"])
+    if screenshot:
+        updates = [s for s in steps if "UPDATE StockItems" in s["title"]]
+        n = steps.index(updates[1]) + 1
+        run = chromium(work, ["--window-size=1280,720", "--screenshot=" + screenshot,
+                              "file://%s#step-%d" % (naive, n)])
+        if not os.path.exists(screenshot):
+            print(run.stderr[-2000:])
+            fail("no screenshot")
+        print("screenshot: " + screenshot)
+
+
+def check_page_files(work, all_args, paths, harnesses=None):
+    """PAGE_CHECK on the pages at paths (made by `dedupsim ARGS`), every step of each, and
+    the stepped harnesses' verdicts returned: all iframes of one page, one Chromium start."""
+    harnesses = harnesses or {}
     frames = "".join('<iframe data-name="%s" src="file://%s" width="1920" height="1080"></iframe>' %
                      (html.escape(" ".join(args)), path) for args, path in zip(all_args, paths))
     frames += "".join('<iframe class="harness" data-name="%s" src="file://%s" width="1920" '
@@ -424,21 +455,30 @@ def check_html(dedupsim, work, screenshot):
     if verdict["count"]:
         fail("%d problems on the pages" % verdict["count"])
     print("PASS: every page reads at 1920 x 1080: texts of 16 px or more, none overlapping")
-    stepped_verdicts = verdict["stepped"]
-    if sorted(stepped_verdicts) != sorted(harnesses):
-        fail("the stepped pages gave no verdict: %s" % sorted(stepped_verdicts))
-    steps = check_naive_steps(stepped_verdicts["naive"])
-    for backend in ("sqlite", "postgres"):
-        check_counterexample_steps(backend, stepped_verdicts["counterexample-" + backend]["steps"])
-    if screenshot:
-        updates = [s for s in steps if "UPDATE StockItems" in s["title"]]
-        n = steps.index(updates[1]) + 1
-        run = chromium(work, ["--window-size=1280,720", "--screenshot=" + screenshot,
-                              "file://%s#step-%d" % (naive, n)])
-        if not os.path.exists(screenshot):
-            print(run.stderr[-2000:])
-            fail("no screenshot")
-        print("screenshot: " + screenshot)
+    return verdict["stepped"]
+
+
+def check_postgres(dedupsim, work, conninfo_file):
+    """Every scenario's timeline and page made on PostgreSQL (the runs and variants of the
+    svg check, each in a schema of its own on the server conninfo_file names): SVG_CHECK on
+    the timelines, PAGE_CHECK at every step of the pages."""
+    dsn = open(conninfo_file, encoding="utf-8").read().strip()
+    if not dsn:
+        fail("no server: %s is empty" % conninfo_file)
+    all_args = [args + ["--backend", "postgres", "--dsn", dsn, "--pg-schema", "pictures_%d" % i]
+                for i, args in enumerate(runs(dedupsim))]
+    svgs = [os.path.join(work, "t%d.svg" % i) for i in range(len(all_args))]
+    pages = [os.path.join(work, "p%d.html" % i) for i in range(len(all_args))]
+    run_each(dedupsim, [args + ["--timeline", svg, "--html", page]
+                        for args, svg, page in zip(all_args, svgs, pages)])
+    named = [args[:args.index("--dsn")] for args in all_args]  # no conninfo in the names
+    # Made on the server: concurrent's second copy met PostgreSQL's duplicate key (23505).
+    concurrent = open(svgs[[a[0] for a in named].index("concurrent")], encoding="utf-8").read()
+    if "duplicate key (23505)" not in concurrent:
+        fail("concurrent's timeline shows no PostgreSQL duplicate key (23505): not made on "
+             "PostgreSQL")
+    check_svg_files(work, named, svgs)
+    check_page_files(work, [["run"] + args for args in named], pages)
 
 
 def check_naive_steps(verdict):
@@ -497,6 +537,8 @@ def main():
         check_mermaid(dedupsim, work)
     elif mode == "html":
         check_html(dedupsim, work, shot)
+    elif mode == "postgres" and len(sys.argv) > 4:
+        check_postgres(dedupsim, work, sys.argv[4])
     else:
         fail("unknown mode " + mode)
 

@@ -219,6 +219,43 @@ TEST_CASE(
   CHECK(refused.err.find("not on --backend postgres yet: email-reconcile") != std::string::npos);
 }
 
+// The matrix's rows shared out among schemas, each explored by a thread of its own
+// (ExploreOptions::postgres_lanes), are the matrix of one schema: the same cells, counts and
+// counterexamples in the same order, and one progress that counts each cell and schedule
+// once. Fails when a lane's progress is added in whole rather than by what it moved
+// (shared.done += p.done), or a row's cells land in another row's place.
+TEST_CASE("explore on PostgreSQL: rows explored in parallel schemas give one schema's matrix",
+          "[postgres]") {
+  const std::vector<const Strategy*> rows = {FindStrategy("naive"), FindStrategy("inbox"),
+                                             FindStrategy("check-then-process"),
+                                             FindStrategy("claim-last")};
+  const std::vector<const Fault*> faults = {FindFault("duplicate"), FindFault("crash"),
+                                            FindFault("concurrent")};
+  auto without_timing = [](const MatrixResult& m) {
+    nlohmann::ordered_json j = MatrixToJson(m);
+    j.erase("elapsedMs");
+    j.erase("schedulesPerSecond");
+    return j.dump();
+  };
+  PgDatabase one = PgDatabase::Open(Conninfo(), "t_explore_lanes_1");
+  ExploreOptions options;
+  options.postgres = &one;
+  const std::string alone = without_timing(Explorer(options).ExploreMatrix(rows, faults));
+
+  PgDatabase second = PgDatabase::Open(Conninfo(), "t_explore_lanes_2");
+  PgDatabase third = PgDatabase::Open(Conninfo(), "t_explore_lanes_3");
+  options.postgres_lanes = {&second, &third};
+  std::vector<ExploreProgress> seen;
+  options.progress = [&seen](const ExploreProgress& p) { seen.push_back(p); };
+  Explorer explorer(options);
+  const MatrixResult m = explorer.ExploreMatrix(rows, faults);
+  CHECK(without_timing(m) == alone);
+  REQUIRE(!seen.empty());
+  CHECK(seen.back().done == static_cast<int64_t>(rows.size() * faults.size()));
+  CHECK(seen.back().total == static_cast<int64_t>(rows.size() * faults.size()));
+  CHECK(seen.back().schedules == m.schedules);
+}
+
 TEST_CASE("docs/explore.md shows the PostgreSQL matrix exactly as explore prints it",
           "[postgres]") {
   testing::CliResult r = testing::RunCli(

@@ -26,6 +26,25 @@ nlohmann::json RunJson(const std::vector<std::string>& args, const std::string& 
 
 }  // namespace
 
+// PostgreSQL's waits are the server's (waitedOn, lockMode, blockedBy): no busy handler runs,
+// so no event carries a busy count and no figure a busy retry, not even a 0 (issue 28: every
+// event said "busyCalls": 0). Mutation caught: EventToJson writing the count unmeasured
+// (trace_json.cpp: `if (e.busy_calls) j["busyCalls"] = *e.busy_calls;` ->
+// `j["busyCalls"] = e.busy_calls.value_or(0);`).
+TEST_CASE("on PostgreSQL no event or figure claims a busy-handler count", "[postgres]") {
+  const nlohmann::json j = RunJson({"run", "concurrent", "--format", "json", "--trace"},
+                                   "t_no_busy_calls");
+  CHECK(j["secondWaited"] == true);
+  CHECK_FALSE(j.contains("busyRetries"));
+  int statements = 0;
+  for (const auto& e : j["events"]) {
+    INFO(e.dump());
+    CHECK_FALSE(e.contains("busyCalls"));
+    if (e["kind"] == "sql") ++statements;
+  }
+  CHECK(statements >= 6);
+}
+
 // A gap of 10 ms between B's release and A's commit: without the events, B would have to
 // connect, begin and reach its statement within it; with them, A holds until B waits.
 TEST_CASE("on PostgreSQL the pair follows the options under a CPU hog", "[postgres][hog]") {

@@ -1,14 +1,16 @@
 // A lesson's second party on a server database: a store's work (a claim, a whole
 // delivery) run on a thread of its own, so the lesson can act while that work waits inside
 // the server for a lock someone else holds (kill the holder, stop it, let a timeout fire)
-// and then read, from the server's own account (WatchedStatement), whether it waited, on
-// what, for whom, and when its answer came.
+// and then read, from the server's own account (Session::WatchedStatements), whether it
+// waited, on what, for whom, and when its answer came.
 //
-// AwaitBlocked returns once the waiter's own watch (PgConnection's side connection:
-// wait_event Lock and pg_blocking_pids) has seen its statement blocked, told through
-// Store::SetWaitListener; never a timer: the lesson acts only once the wait is real
-// and recorded. A LockWaiter is used by the thread that made it; the destructor joins the
-// thread (the work must end: it ends when the lock is freed or a timeout fires).
+// AwaitBlocked returns once the store's own watch has seen its statement blocked, told
+// through Store::SetWaitListener (PostgreSQL's side connection: wait_event Lock and
+// pg_blocking_pids); never a timer: the lesson acts only once the wait is real and
+// recorded. Any backend's store runs the work, but only a server's watches its statements
+// (on SQLite statements() stays empty). A LockWaiter is used by the thread that made it;
+// the destructor joins the thread (the work must end: it ends when the lock is freed or a
+// timeout fires).
 #pragma once
 
 #include <chrono>
@@ -31,16 +33,14 @@ class LockWaiter {
  public:
   using SteadyTime = std::chrono::steady_clock::time_point;
 
-  // Opens a store of backend (a PgBackend) traced under instance as actor (kActorConsumer,
-  // kActorProbe), marks it as working on delivery, and runs work(store) on a new thread.
+  // Opens a store of backend traced under instance as actor (kActorConsumer, kActorProbe),
+  // marks it as working on delivery, and runs work(store) on a new thread.
   LockWaiter(const Backend& backend, Recorder* recorder, std::string instance, std::string actor,
              DeliveryRef delivery, std::function<void(Store&)> work);
   ~LockWaiter();
   LockWaiter(const LockWaiter&) = delete;
   LockWaiter& operator=(const LockWaiter&) = delete;
 
-  // The waiter's backend pid, once its store is open; 0 when opening failed.
-  int backend_pid();
   // Waits until the waiter's statement has been seen blocked by another backend, or the
   // work has ended, or timeout passed. True when it was seen blocked.
   bool AwaitBlocked(std::chrono::milliseconds timeout);
@@ -62,7 +62,6 @@ class LockWaiter {
   std::mutex mu_;
   bool blocked_ = false;
   std::condition_variable changed_;
-  int pid_ = -1;  // -1: not open yet; 0: failed
   bool done_ = false;
   std::vector<WatchedStatement> statements_;
   std::exception_ptr error_;
