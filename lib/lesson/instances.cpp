@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -27,6 +28,9 @@ using Steady = std::chrono::steady_clock;
 // other failed, or met no lock): the outcome is then reported as it happened.
 constexpr std::chrono::milliseconds kEventTimeout{30000};
 
+// On the blocked pipe: the second ended (or failed) without being seen blocked.
+constexpr const char* kSecondEnded = "ended\n";
+
 int64_t Ns(SteadyTime t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
@@ -35,8 +39,8 @@ SteadyTime FromNs(int64_t ns) {
 }
 
 // The events between the pair, as pipes so one mechanism serves threads and processes:
-// reached (first -> second: the hold point's time), blocked (second -> first), ended
-// (first -> second).
+// reached (first -> second: the hold point's time), blocked (second -> first: the time the
+// second was seen blocked, or kSecondEnded), ended (first -> second).
 struct RaceChannels {
   Pipe reached = MakePipe(), blocked = MakePipe(), ended = MakePipe();
   void CloseAll() {
@@ -110,8 +114,14 @@ InstanceResult RunFirst(const std::string& name, const PairInstanceOpener& open,
       SteadyTime reached = Steady::now();
       announce(reached);
       std::this_thread::sleep_until(reached + timing.hold);
-      if (timing.stagger < timing.hold && timing.second_blocks) {
-        WaitReadable(ch.blocked.read.get(), kEventTimeout);
+      if (timing.stagger < timing.hold && timing.second_blocks &&
+          WaitReadable(ch.blocked.read.get(), kEventTimeout)) {
+        // The second waits hold - stagger from the moment it was blocked, however late a
+        // starved second got there: on time, that is reached + hold, already passed.
+        const std::string line = ReadLine(ch.blocked.read.get());
+        if (!line.empty() && std::isdigit(static_cast<unsigned char>(line[0]))) {
+          std::this_thread::sleep_until(FromNs(std::stoll(line)) + timing.hold - timing.stagger);
+        }
       }
     };
     result.value = instance->Run(hold_point);
@@ -135,11 +145,11 @@ InstanceResult RunSecond(const std::string& name, const PairInstanceOpener& open
   try {
     result = RunSecondUnguarded(name, open, timing, ch);
   } catch (...) {
-    WriteAll(ch.blocked.write.get(), "b");  // never leave the first waiting
+    WriteAll(ch.blocked.write.get(), kSecondEnded);  // never leave the first waiting
     throw;
   }
   // Ended without meeting the first's lock: the first need not wait any longer.
-  WriteAll(ch.blocked.write.get(), "b");
+  WriteAll(ch.blocked.write.get(), kSecondEnded);
   return result;
 }
 
@@ -152,7 +162,7 @@ InstanceResult RunSecondUnguarded(const std::string& name, const PairInstanceOpe
   bool told = false;
   instance->OnBlocked([&] {
     if (told) return;
-    WriteAll(ch.blocked.write.get(), "b");
+    WriteAll(ch.blocked.write.get(), fmt::format("{}\n", Ns(Steady::now())));
     told = true;
   });
   // The first instance's transaction ends when it says so (or dies): until then, waiting

@@ -7,7 +7,9 @@
 // at R + stagger; the first goes on at R + hold. Events settle what the clock alone cannot:
 //  - stagger < hold: the first goes on only once the second is blocked too (its busy
 //    handler ran; the server showed it waiting) or has ended, so the second really meets
-//    the first's lock however late it ran;
+//    the first's lock however late it ran; and no earlier than the moment the second was
+//    blocked plus hold - stagger, so a second that a starved scheduler ran late still waits
+//    hold - stagger (on time, blocked at R + stagger, that is R + hold);
 //  - stagger >= hold: the second starts only after the first instance has ended.
 // A starved thread or process changes the timings, never which of the two happens; and the
 // second's busy timeout starts only once the first instance has ended, so neither a hold

@@ -107,7 +107,7 @@ TEST_CASE("on a server of the user's, a queue of dedupsim's name declared by som
 // and the node, its epmd and its folder stay); the node's epmd started as a daemon (it
 // would outlive the run: the process check below finds it, by its environment).
 TEST_CASE("an interrupt stops the private RabbitMQ node and its epmd, and removes its folder",
-          "[rabbitmq]") {
+          "[rabbitmq][private-node]") {
   TempDir tmp;
   BackgroundRun run({"run", "naive", "--broker", "rabbitmq"},
                     {"TMPDIR=" + tmp.path(), "DEDUPSIM_PAUSE_AT=broker-server-started", "NO_COLOR=1"});
@@ -129,7 +129,7 @@ TEST_CASE("an interrupt stops the private RabbitMQ node and its epmd, and remove
 // right after the fork leaves the node to its parent-death signal, alive when dedupsim has
 // exited (a node script deaf to SIGTERM shows it).
 TEST_CASE("an interrupt right after the RabbitMQ node is forked stops it and epmd before exit 130",
-          "[rabbitmq]") {
+          "[rabbitmq][private-node]") {
   TempDir tmp;
   const auto run =
       dedupsim::testing::InterruptRightAfterServerForked("rabbitmq", "DEDUPSIM_RABBITMQ_SERVER", tmp);
