@@ -206,6 +206,31 @@ TEST_CASE("message ids are short in pictures", "[views]") {
   CHECK(both.Shorten("row " + outgoing.key + " from " + kMessage) == "row m2 from m1");
 }
 
+// A sub-run's axis follows its events, not the machine's speed (a rehearsal on a loaded
+// laptop draws the lecture's picture; "two runs with the same seed draw the same pictures"
+// failed under load): time where a consumer waited for a lock or two consumers acted at
+// once, else the steps in order, however long they took. Mutations caught: the old rule
+// `part.span_us >= kTimeAxisFromUs || waited` (the slow lone consumer gets a time axis), and
+// dropping `at_once` (the quick race gets steps).
+TEST_CASE("a sub-run's axis is chosen by what happened, not by how long it took", "[views]") {
+  const std::vector<TraceEvent> slow_alone = {Sql(1, "A", 1, "UPDATE", "StockItems"),
+                                              Sql(900, "A", 1, "UPDATE", "StockItems")};
+  ShortIds ids1(slow_alone);
+  CHECK_FALSE(timeline::LayOutPart(BuildLanes(slow_alone, ids1), slow_alone).layout.time_axis);
+  const std::vector<TraceEvent> quick_race = {Sql(1, "A", 1, "BEGIN", ""),
+                                              Sql(2, "B", 2, "BEGIN", ""),
+                                              Sql(3, "A", 1, "COMMIT", ""),
+                                              Sql(4, "B", 2, "COMMIT", "")};
+  ShortIds ids2(quick_race);
+  CHECK(timeline::LayOutPart(BuildLanes(quick_race, ids2), quick_race).layout.time_axis);
+  const std::vector<TraceEvent> one_after_other = {Sql(1, "A", 1, "BEGIN", ""),
+                                                   Sql(2, "A", 1, "COMMIT", ""),
+                                                   Sql(3, "B", 2, "BEGIN", ""),
+                                                   Sql(4, "B", 2, "COMMIT", "")};
+  ShortIds ids3(one_after_other);
+  CHECK_FALSE(timeline::LayOutPart(BuildLanes(one_after_other, ids3), one_after_other).layout.time_axis);
+}
+
 TEST_CASE("lanes hold transactions, autocommit statements and lock waits", "[views]") {
   ShortIds ids(ConcurrentEvents());
   std::vector<Lane> lanes = BuildLanes(ConcurrentEvents(), ids);

@@ -161,6 +161,15 @@ PartLayout LayOutPart(const std::vector<Lane>& lanes, const std::vector<TraceEve
   Layout& layout = part.layout;
   int64_t lo = lanes.front().first_us, hi = lanes.front().last_us;
   bool waited = false;
+  // Two consumer instances at once: one acted between the other's first and last steps (by
+  // the order of their steps, not by how long they took).
+  bool at_once = false;
+  for (const Lane& a : lanes) {
+    for (const Lane& b : lanes) {
+      at_once |= a.actor == kActorConsumer && b.actor == kActorConsumer &&
+                 a.instance != b.instance && a.first_us < b.first_us && b.first_us < a.last_us;
+    }
+  }
   for (const Lane& lane : lanes) {
     lo = std::min(lo, lane.first_us);
     hi = std::max(hi, lane.last_us);
@@ -177,7 +186,7 @@ PartLayout LayOutPart(const std::vector<Lane>& lanes, const std::vector<TraceEve
   std::sort(layout.stamps.begin(), layout.stamps.end());
   layout.stamps.erase(std::unique(layout.stamps.begin(), layout.stamps.end()), layout.stamps.end());
   part.span_us = hi - lo;
-  layout.time_axis = part.clocks.empty() && (part.span_us >= kTimeAxisFromUs || waited);
+  layout.time_axis = part.clocks.empty() && (waited || at_once);
   // Who acted at each stamp: a lane's card goes on while no other lane acted in between.
   std::vector<int> owner(layout.stamps.size(), -2);
   for (size_t li = 0; li < lanes.size(); ++li) {

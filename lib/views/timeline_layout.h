@@ -1,7 +1,9 @@
 // Where each step of one sub-run goes on the --timeline drawing, and the scale under it.
 //
-// The axis is time where the sub-run waited for a lock or lasted long enough to matter
-// (kTimeAxisFromUs), else its steps in order; a sub-run driven by a simulated clock is
+// The axis is time where the sub-run waited for a lock or two consumers acted at once (one
+// stepped between the other's first and last steps), else its steps in order however long
+// they took, so the same events draw the same picture on any machine; a sub-run driven by
+// a simulated clock is
 // always drawn by its steps, with the days written in. Every distinct stamp gets an x, left
 // to right in the order things happened: on a time axis where its time puts it, on one scale
 // for the whole sub-run (equal durations are drawn at equal lengths, in every band), a card

@@ -37,9 +37,6 @@ constexpr size_t kCardSteps = 12;  // and a card holds at most this many steps
 constexpr size_t kLaneTitleChars = 16;
 constexpr double kAutocommitBar = 10;
 constexpr double kMinBar = 6;
-// A sub-run shorter than this, with no lock wait, is drawn against its steps in order: its
-// times are a few fractions of a millisecond apart and say nothing a class needs.
-constexpr int64_t kTimeAxisFromUs = 20000;
 
 // `text` with & < > " ' written as XML entities: safe in an element or an attribute.
 std::string Escape(std::string_view text);
