@@ -894,8 +894,10 @@ TEST_CASE("a time axis draws equal durations at equal lengths, in every band", "
   std::vector<TraceEvent> events;
   for (int i = 0; i < 12; ++i) {
     events.push_back(Open(i, "A", 10, fmt::format("0b1c2d3e-1111-4222-8333-44445555{:04}", i), 1));
+    // B starts while A goes on: two consumers at once, so the sub-run is drawn on time.
+    if (i == 5) events.push_back(Sql(5, "B", 11, "BEGIN", ""));
   }
-  events.push_back(Sql(100, "B", 10, "UPDATE", "StockItems"));
+  events.push_back(Sql(100, "B", 11, "UPDATE", "StockItems"));
   ShortIds ids(events);
   const std::vector<Lane> lanes = BuildLanes(events, ids, kPictureWords);
   const timeline::PartLayout part = timeline::LayOutPart(lanes, events);
