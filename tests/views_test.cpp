@@ -213,22 +213,23 @@ TEST_CASE("message ids are short in pictures", "[views]") {
 // `part.span_us >= kTimeAxisFromUs || waited` (the slow lone consumer gets a time axis), and
 // dropping `at_once` (the quick race gets steps).
 TEST_CASE("a sub-run's axis is chosen by what happened, not by how long it took", "[views]") {
-  const std::vector<TraceEvent> slow_alone = {Sql(1, "A", 1, "UPDATE", "StockItems"),
-                                              Sql(900, "A", 1, "UPDATE", "StockItems")};
-  ShortIds ids1(slow_alone);
-  CHECK_FALSE(timeline::LayOutPart(BuildLanes(slow_alone, ids1), slow_alone).layout.time_axis);
-  const std::vector<TraceEvent> quick_race = {Sql(1, "A", 1, "BEGIN", ""),
-                                              Sql(2, "B", 2, "BEGIN", ""),
-                                              Sql(3, "A", 1, "COMMIT", ""),
-                                              Sql(4, "B", 2, "COMMIT", "")};
-  ShortIds ids2(quick_race);
-  CHECK(timeline::LayOutPart(BuildLanes(quick_race, ids2), quick_race).layout.time_axis);
-  const std::vector<TraceEvent> one_after_other = {Sql(1, "A", 1, "BEGIN", ""),
-                                                   Sql(2, "A", 1, "COMMIT", ""),
-                                                   Sql(3, "B", 2, "BEGIN", ""),
-                                                   Sql(4, "B", 2, "COMMIT", "")};
-  ShortIds ids3(one_after_other);
-  CHECK_FALSE(timeline::LayOutPart(BuildLanes(one_after_other, ids3), one_after_other).layout.time_axis);
+  auto time_axis = [](const std::vector<TraceEvent>& events) {
+    ShortIds ids(events);
+    return timeline::LayOutPart(BuildLanes(events, ids), events).layout.time_axis;
+  };
+  // A's transaction and B's, B beginning at b_begin_ms (A's is from 1 to 3 ms).
+  auto pair = [](int64_t b_begin_ms) {
+    std::vector<TraceEvent> events = {Sql(1, "A", 1, "BEGIN", ""), Sql(3, "A", 1, "COMMIT", ""),
+                                      Sql(b_begin_ms, "B", 2, "BEGIN", ""),
+                                      Sql(b_begin_ms + 2, "B", 2, "COMMIT", "")};
+    std::sort(events.begin(), events.end(),
+              [](const TraceEvent& x, const TraceEvent& y) { return x.at_us < y.at_us; });
+    return events;
+  };
+  CHECK_FALSE(time_axis({Sql(1, "A", 1, "UPDATE", "StockItems"),
+                         Sql(900, "A", 1, "UPDATE", "StockItems")}));  // slow, alone
+  CHECK(time_axis(pair(2)));        // quick, B begins while A goes on
+  CHECK_FALSE(time_axis(pair(4)));  // quick, one after the other
 }
 
 TEST_CASE("lanes hold transactions, autocommit statements and lock waits", "[views]") {
