@@ -109,6 +109,14 @@ std::optional<Parsed> ParseOptions(const CheckArgs& args) {
   return p;
 }
 
+// The server the files are graded on (lesson/databases.h's OpenFileDatabases): none on SQLite.
+DatabaseChoice ServerChoice(const CheckArgs& args) {
+  DatabaseChoice choice;
+  choice.backend = args.backend;
+  choice.dsn = args.dsn;
+  return choice;
+}
+
 // The explorer for one file: its own temporary database (on PostgreSQL: the file's own
 // database, pg), the class world.
 explore::ExploreOptions GradingOptions(const CheckArgs& args, const FileDatabase* pg) {
@@ -287,7 +295,7 @@ int GradeForBatch(const CheckArgs& args, const Parsed& parsed) {
   const std::string& path = args.inputs[0];
   std::unique_ptr<FileDatabase> pg;
   std::unique_ptr<FileDatabases> server =
-      AdoptFileDatabases({.backend = args.backend, .dsn = args.dsn}, args.pg_template);
+      AdoptFileDatabases(ServerChoice(args), args.pg_template);
   auto consumer = LoadForGrading(path, server.get(), &pg);
   const explore::Strategy* extra[] = {&consumer->strategy()};
   explore::Explorer explorer(GradingOptions(args, pg.get()), extra);
@@ -327,7 +335,7 @@ int Run(const CheckArgs& args) {
   // each file gets a database and a role of its own on it. No server programs or libpq: one
   // line, exit 3 (DatabaseError, cli/main.cpp).
   std::unique_ptr<FileDatabases> server =
-      OpenFileDatabases({.backend = args.backend, .dsn = args.dsn});
+      OpenFileDatabases(ServerChoice(args));
   if (args.inputs.size() == 1 && files->size() == 1 && (*files)[0] == args.inputs[0]) {
     return GradeOne(args, *parsed, server.get());
   }
