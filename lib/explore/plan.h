@@ -37,7 +37,7 @@ struct Delivery {
   std::chrono::milliseconds redelivered_after{0};
 };
 
-// A book on the shelf when a plan starts: its StockItems row (store/explore_database.h).
+// A book on the shelf when a plan starts: its StockItems row (store/records.h's StockItem).
 using ::dedupsim::BookRow;
 
 struct InstanceScript {

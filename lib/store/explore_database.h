@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "store/database_settings.h"
+#include "store/records.h"
 #include "store/side_store.h"
 #include "store/store.h"
 #include "store/tables_reader.h"
@@ -33,13 +34,8 @@
 
 namespace dedupsim {
 
-// A book on the shelf when a plan starts: its StockItems row.
-struct BookRow {
-  std::string book_id;
-  std::string title;
-  int64_t on_hand = 10;
-  int64_t reserved = 0;
-};
+// A book on the shelf: its StockItems row (store/records.h).
+using BookRow = StockItem;
 
 // The tables one row of the explorer needs, as each backend reads them: SQLite runs schema
 // once and reset before every schedule (and keeps the side store, or a test's own tables, in
