@@ -135,7 +135,7 @@ class PgFileDatabase final : public FileDatabase {
   PgFileDatabase(const PgFileDatabase&) = delete;
   PgFileDatabase& operator=(const PgFileDatabase&) = delete;
 
-  const PgDatabase& schema() const override { return *database_; }
+  const ExploreServer& schema() const override { return *database_; }
   const std::string& reset() const override { return reset_; }
 
   std::string admin_conninfo_;

@@ -25,10 +25,9 @@
 #include <vector>
 
 #include "core/input_error.h"
+#include "store/explore_database.h"
 
 namespace dedupsim {
-
-class PgDatabase;
 
 // What of a consumer file its database is set up with, in the server's dialect.
 struct FileSql {
@@ -62,7 +61,7 @@ class FileDatabase {
   virtual ~FileDatabase() = default;
   // The schema the explorer runs the file on, connected to as the file's role
   // (ExploreOptions::postgres).
-  virtual const PgDatabase& schema() const = 0;
+  virtual const ExploreServer& schema() const = 0;
   // dedupsim's statements that empty the file's own tables (FileStrategy::SetPostgresReset);
   // "" when it has none.
   virtual const std::string& reset() const = 0;
