@@ -24,9 +24,10 @@
 #include "explore/faults.h"
 #include "explore/report.h"
 #include "files/consumer_file.h"
+#include "files/file_database.h"
 #include "files/file_strategy.h"
 #include "files/grade.h"
-#include "files/pg_grading.h"
+#include "lesson/databases.h"
 #include "options.h"
 #include "outputs.h"
 #include "os/atomic_file.h"
@@ -108,12 +109,20 @@ std::optional<Parsed> ParseOptions(const CheckArgs& args) {
   return p;
 }
 
+// The server the files are graded on (lesson/databases.h's OpenFileDatabases): none on SQLite.
+DatabaseChoice ServerChoice(const CheckArgs& args) {
+  DatabaseChoice choice;
+  choice.backend = args.backend;
+  choice.dsn = args.dsn;
+  return choice;
+}
+
 // The explorer for one file: its own temporary database (on PostgreSQL: the file's own
 // database, pg), the class world.
-explore::ExploreOptions GradingOptions(const CheckArgs& args, const files::PgFileDatabase* pg) {
+explore::ExploreOptions GradingOptions(const CheckArgs& args, const FileDatabase* pg) {
   explore::ExploreOptions options;
   if (pg != nullptr) {
-    options.postgres = &pg->database();
+    options.postgres = &pg->schema();
     options.isolation = Isolation::kReadCommitted;  // PostgreSQL's default, as a service runs
   }
   options.seed = args.seed;
@@ -162,22 +171,22 @@ std::string CounterexampleDiagrams(const files::Grade& grade) {
   return out;
 }
 
-// The file read, and on PostgreSQL (server: a conninfo; "" for SQLite) set up in a
-// database and role of its own (files/pg_grading.h), dropped when *pg goes.
+// The file read, and on PostgreSQL (server: null for SQLite) set up in a database and role
+// of its own (files/file_database.h), dropped when *pg goes.
 std::unique_ptr<files::FileStrategy> LoadForGrading(const std::string& path,
-                                                    const files::PgCheckServer* server,
-                                                    std::unique_ptr<files::PgFileDatabase>* pg) {
+                                                    const FileDatabases* server,
+                                                    std::unique_ptr<FileDatabase>* pg) {
   files::ConsumerFile file = files::LoadConsumerFile(path);
-  if (server != nullptr) *pg = files::PgFileDatabase::Create(*server, file);
+  if (server != nullptr) *pg = files::SetUpFileDatabase(*server, file);
   auto consumer = std::make_unique<files::FileStrategy>(std::move(file));
   if (*pg) consumer->SetPostgresReset((*pg)->reset());
   return consumer;
 }
 
-int GradeOne(const CheckArgs& args, const Parsed& parsed, const files::PgCheckServer* server) {
+int GradeOne(const CheckArgs& args, const Parsed& parsed, const FileDatabases* server) {
   using namespace dedupsim::explore;
   const std::string& path = args.inputs[0];
-  std::unique_ptr<files::PgFileDatabase> pg;
+  std::unique_ptr<FileDatabase> pg;
   std::unique_ptr<files::FileStrategy> consumer;
   try {
     consumer = LoadForGrading(path, server, &pg);
@@ -284,9 +293,9 @@ int GradeForBatchOrError(const CheckArgs& args, const Parsed& parsed) {
 
 int GradeForBatch(const CheckArgs& args, const Parsed& parsed) {
   const std::string& path = args.inputs[0];
-  std::unique_ptr<files::PgFileDatabase> pg;
-  std::unique_ptr<files::PgCheckServer> server;
-  if (args.backend == "postgres") server = files::PgCheckServer::Adopt(args.dsn, args.pg_template);
+  std::unique_ptr<FileDatabase> pg;
+  std::unique_ptr<FileDatabases> server =
+      AdoptFileDatabases(ServerChoice(args), args.pg_template);
   auto consumer = LoadForGrading(path, server.get(), &pg);
   const explore::Strategy* extra[] = {&consumer->strategy()};
   explore::Explorer explorer(GradingOptions(args, pg.get()), extra);
@@ -325,8 +334,8 @@ int Run(const CheckArgs& args) {
   // PostgreSQL: one server for the whole command (a throwaway one unless --dsn names one);
   // each file gets a database and a role of its own on it. No server programs or libpq: one
   // line, exit 3 (DatabaseError, cli/main.cpp).
-  std::unique_ptr<files::PgCheckServer> server;
-  if (postgres) server = files::PgCheckServer::Start(args.dsn);
+  std::unique_ptr<FileDatabases> server =
+      OpenFileDatabases(ServerChoice(args));
   if (args.inputs.size() == 1 && files->size() == 1 && (*files)[0] == args.inputs[0]) {
     return GradeOne(args, *parsed, server.get());
   }
@@ -354,7 +363,7 @@ int Run(const CheckArgs& args) {
   if (args.trace) batch.child_args.emplace_back("--trace");
   if (postgres) {
     batch.child_args.insert(batch.child_args.end(),
-                            {"--backend", "postgres", "--dsn", server->admin_conninfo(),
+                            {"--backend", "postgres", "--dsn", server->dsn(),
                              "--pg-template", server->template_db()});
   }
   if (!args.diagram.empty()) batch.child_args.insert(batch.child_args.end(), {"--diagram", args.diagram});

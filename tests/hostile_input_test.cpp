@@ -621,7 +621,7 @@ TEST_CASE("a file's SQL never reaches PostgreSQL: run --file on postgres is refu
           "[hostile]") {
   // run's sandbox is SQLite's (an authorizer, limits, a budget); on PostgreSQL a file's SQL
   // needs a role limited to its own database and statement_timeout, which only `check`
-  // sets up (files/pg_grading.h): until run uses it too, no lesson file's SQL may run there. Mutation caught: a scenario file
+  // sets up (files/file_database.h): until run uses it too, no lesson file's SQL may run there. Mutation caught: a scenario file
   // given kAnyBackend (lib/files/scenario_file.cpp): the run starts a cluster and runs the
   // file's SQL unsandboxed (exit 0 or 3, not 2).
   TempDir dir;

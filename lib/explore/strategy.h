@@ -92,7 +92,7 @@ struct Strategy {
   const char* schema = nullptr;
   const char* reset = nullptr;
   // On PostgreSQL the tables are made where the schema is (a consumer file's: its own
-  // database, files/pg_grading.h); this runs before every schedule there, after the
+  // database, store/file_databases.h); this runs before every schedule there, after the
   // explorer emptied its own tables (null: nothing more).
   const char* pg_reset = nullptr;
   // The side store kept in a second database file (a cache kept apart from the service's

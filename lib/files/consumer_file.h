@@ -98,7 +98,7 @@ struct Step {
   // On PostgreSQL (check --backend postgres): the `postgres` text where the file gives one,
   // else the SQLite text, with each :Name parameter written $1, $2 ... (pg_parameters, by
   // index), and where that text is written. pg_query is learnt from the server when the file
-  // is set up there (files/pg_grading.h): its statement returns rows.
+  // is set up there (files/file_database.h): its statement returns rows.
   std::string pg_sql;
   Position pg_sql_at;
   std::vector<Parameter> pg_parameters;

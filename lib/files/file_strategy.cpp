@@ -54,7 +54,7 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
     taken_.emplace(step, reaction);
   };
   // On either backend, on the instance's store. On PostgreSQL the file's own database, set
-  // up by files/pg_grading.h (no second store there: a file that needs one is refused
+  // up by files/file_database.h (no second store there: a file that needs one is refused
   // before it runs).
   strategy_.handle = [this, keyed, cache, record_taken](explore::StoreContext& c, const OrderPlaced& m) {
     if (cache && c.side == nullptr) throw std::logic_error(file_.name + " ran without its cache's file");

@@ -31,7 +31,7 @@ class FileStrategy {
   const explore::Strategy& strategy() const { return strategy_; }
 
   // The statements that empty the file's tables on PostgreSQL before every schedule
-  // (PgFileDatabase::reset(), files/pg_grading.h).
+  // (FileDatabase::reset(), store/file_databases.h).
   void SetPostgresReset(std::string reset);
 
   // Sets the crash points to the steps of a clean first delivery, as the explorer (which

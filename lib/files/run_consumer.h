@@ -4,7 +4,7 @@
 // (store/untrusted_sql.h) in the text of its dialect: on SQLite under the rules its check
 // found, so it touches only what its check allowed, on the database it is given (always one
 // dedupsim created); on PostgreSQL its pg_sql on a store whose connection is the file's own
-// role in the file's own database (files/pg_grading.h): the server's privileges are the
+// role in the file's own database (files/file_database.h): the server's privileges are the
 // rules there.
 //
 // RunConsumer keeps no state between calls; it is safe to call from several threads on
@@ -28,7 +28,7 @@ namespace dedupsim::files {
 // What one delivery runs with. Every reference is valid for the call only.
 struct RunContext {
   // The service's database: on SQLite a store over its connection, on PostgreSQL the file's
-  // store (files/pg_grading.h).
+  // store (files/file_database.h).
   Store& store;
   Clock& clock;
   EmailProvider& email;                            // sends without a key

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "postgres/cluster.h"
+#include "postgres/file_databases.h"
 #include "postgres/store.h"
 #include "postgres/workload_database.h"
 #include "sqlite/database.h"
@@ -113,6 +114,19 @@ void WithExistingStore(const DatabaseChoice& choice, const std::function<void(St
   } catch (const DatabaseError& e) {
     throw InDatabase(db.path(), e);
   }
+}
+
+std::unique_ptr<FileDatabases> OpenFileDatabases(const DatabaseChoice& choice) {
+  if (choice.backend == "postgres") return StartPgFileDatabases(choice.dsn);
+  if (choice.backend == "sqlite") return nullptr;
+  throw std::invalid_argument("unknown backend: " + choice.backend);
+}
+
+std::unique_ptr<FileDatabases> AdoptFileDatabases(const DatabaseChoice& choice,
+                                                  const std::string& template_db) {
+  if (choice.backend == "postgres") return AdoptPgFileDatabases(choice.dsn, template_db);
+  if (choice.backend == "sqlite") return nullptr;
+  throw std::invalid_argument("unknown backend: " + choice.backend);
 }
 
 std::unique_ptr<LessonDatabase> OpenLessonDatabase(const DatabaseChoice& choice,

@@ -16,6 +16,7 @@
 #include "store/databases.h"
 #include "store/error.h"
 #include "store/explore_database.h"
+#include "store/file_databases.h"
 #include "store/side_store.h"
 #include "store/store.h"
 
@@ -38,6 +39,19 @@ std::vector<std::string> FilesOfDatabase(const DatabaseChoice& choice);
 // Throws DatabaseError when they do not, or when f's statements fail: SQLite's naming the
 // file.
 void WithExistingStore(const DatabaseChoice& choice, const std::function<void(Store&)>& f);
+
+// The server `check` grades each consumer file on in a database and role of its own
+// (store/file_databases.h): for PostgreSQL the one choice.dsn names, or a throwaway cluster
+// started here (stopped and removed with the returned object); null for SQLite, whose
+// files are graded in the explorer's temporary files. Throws DatabaseError when it cannot
+// be had (as OpenDatabases), std::invalid_argument for an unknown backend.
+std::unique_ptr<FileDatabases> OpenFileDatabases(const DatabaseChoice& choice);
+
+// What a batch's child grades on: the server a parent's OpenFileDatabases had, adopted from
+// what it handed over (choice.dsn: FileDatabases::dsn(); template_db), with nothing of its
+// own to drop; null for SQLite.
+std::unique_ptr<FileDatabases> AdoptFileDatabases(const DatabaseChoice& choice,
+                                                  const std::string& template_db);
 
 // How the database of a run of lessons is set up.
 struct LessonSettings {

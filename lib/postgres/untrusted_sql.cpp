@@ -1,6 +1,6 @@
 // PostgreSQL's UntrustedSql (store/untrusted_sql.h): a file's statement in its PostgreSQL
 // text, on the store's connection, which is the file's own role in the file's own database
-// (files/pg_grading.h): the server's privileges and the role's statement_timeout are the
+// (postgres/file_databases.h): the server's privileges and the role's statement_timeout are the
 // rules there. What the server stopped for the file's own doing (that timeout, a privilege
 // the role lacks) is SqlStopped; everything else is the PgError it threw.
 #include <fmt/format.h>
@@ -65,7 +65,7 @@ class PgUntrustedSql final : public UntrustedSql {
   void SetUpTables(const char*, const std::vector<std::string>&, const char*) override {
     throw DatabaseError(
         "on PostgreSQL a consumer file's tables are made by its grading set-up, in its own "
-        "database (files/pg_grading.h), not on a run's store");
+        "database (postgres/file_databases.h), not on a run's store");
   }
 
  private:

@@ -145,7 +145,7 @@ class UntrustedSql {
   // (null: none), dedupsim's own statements that empty the consumer's tables
   // (ConsumerFile::EmptyTablesSql, a registry entry's reset). Throws SqlRefused for the
   // schema, DatabaseError where a file's tables are made elsewhere (PostgreSQL: by the
-  // file's grading set-up, files/pg_grading.h).
+  // file's grading set-up, postgres/file_databases.h).
   virtual void SetUpTables(const char* schema, const std::vector<std::string>& own_tables,
                            const char* reset) = 0;
 };

@@ -1,5 +1,5 @@
 // dedupsim check --backend postgres on the fixture's server: each file in a database and a
-// role of its own (files/pg_grading.h). Each test names the one-line mutation it catches.
+// role of its own (files/file_database.h). Each test names the one-line mutation it catches.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>

@@ -1,16 +1,19 @@
-#include "files/pg_grading.h"
+#include "postgres/file_databases.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <optional>
+#include <vector>
 
 #include "postgres/cluster.h"
 #include "postgres/error.h"
 #include "postgres/libpq.h"
+#include "postgres/store.h"
 
-namespace dedupsim::files {
+namespace dedupsim {
 
 namespace {
 
@@ -82,14 +85,6 @@ std::string Forbidden(PgConnection& admin, const std::string& role) {
   return r.rows() == 0 ? "" : r.Text(0, 0);
 }
 
-// SQL for a one-line message: on one line, cut to 160 characters.
-std::string SqlForMessage(const std::string& sql) {
-  std::string out;
-  for (char ch : sql) out += (ch == '\n' || ch == '\r' || ch == '\t') ? ' ' : ch;
-  if (out.size() > 160) out = out.substr(0, 160) + "...";
-  return out;
-}
-
 // The server's message on one line: its first, without "ERROR:  " (the rest points at the
 // text with a caret on lines of its own).
 std::string ServerSaid(const std::exception& e) {
@@ -101,26 +96,59 @@ std::string ServerSaid(const std::exception& e) {
   return text;
 }
 
-}  // namespace
-
+// The conninfo with dbname and user replaced (a libpq conninfo: later keywords win).
 std::string WithDatabase(const std::string& conninfo, const std::string& dbname,
-                         const std::string& user) {
+                         const std::string& user = "") {
   std::string out = conninfo + " dbname=" + ConninfoValue(dbname);
   if (!user.empty()) out += " user=" + ConninfoValue(user);
   return out;
 }
 
-std::unique_ptr<PgCheckServer> PgCheckServer::Start(const std::string& dsn) {
-  RequireLibpq();
-  if (!dsn.empty()) return Prepare(dsn);
-  auto cluster = std::make_unique<ThrowawayCluster>(ThrowawayCluster::Start());
-  std::unique_ptr<PgCheckServer> s = Prepare(cluster->conninfo());
-  s->cluster_ = std::move(cluster);
-  return s;
-}
+class PgFileDatabases final : public FileDatabases {
+ public:
+  static std::unique_ptr<PgFileDatabases> Prepare(const std::string& conninfo);
+  static std::unique_ptr<PgFileDatabases> Adopt(const std::string& admin_conninfo,
+                                                const std::string& template_db);
+  ~PgFileDatabases() override;
+  PgFileDatabases(const PgFileDatabases&) = delete;
+  PgFileDatabases& operator=(const PgFileDatabases&) = delete;
 
-std::unique_ptr<PgCheckServer> PgCheckServer::Prepare(const std::string& conninfo) {
-  std::unique_ptr<PgCheckServer> s(new PgCheckServer());
+  std::unique_ptr<FileDatabase> Create(const FileSql& sql,
+                                       const FileStatementPrepared& prepared) const override;
+  const std::string& dsn() const override { return admin_conninfo_; }
+  const std::string& template_db() const override { return template_; }
+
+  std::unique_ptr<ThrowawayCluster> cluster;  // Start with no dsn: stopped after made_ drops
+
+ private:
+  PgFileDatabases() = default;
+  std::string conninfo_;        // as given
+  std::string admin_conninfo_;  // where administering connections go
+  std::string template_;
+  std::vector<std::string> made_;  // databases to drop
+};
+
+class PgFileDatabase final : public FileDatabase {
+ public:
+  PgFileDatabase() = default;
+  ~PgFileDatabase() override;
+  PgFileDatabase(const PgFileDatabase&) = delete;
+  PgFileDatabase& operator=(const PgFileDatabase&) = delete;
+
+  const ExploreServer& schema() const override { return *database_; }
+  const std::string& reset() const override { return reset_; }
+
+  std::string admin_conninfo_;
+  std::string name_;  // the database's
+  std::string role_;
+  bool role_made_ = false;
+  bool database_made_ = false;
+  std::optional<PgDatabase> database_;  // dedupsim's schema, connected to as the role
+  std::string reset_;
+};
+
+std::unique_ptr<PgFileDatabases> PgFileDatabases::Prepare(const std::string& conninfo) {
+  std::unique_ptr<PgFileDatabases> s(new PgFileDatabases());
   s->conninfo_ = conninfo;
   s->admin_conninfo_ = conninfo;
   PgConnection c(conninfo);
@@ -146,16 +174,16 @@ std::unique_ptr<PgCheckServer> PgCheckServer::Prepare(const std::string& conninf
   return s;
 }
 
-std::unique_ptr<PgCheckServer> PgCheckServer::Adopt(const std::string& admin_conninfo,
-                                                    const std::string& template_db) {
-  std::unique_ptr<PgCheckServer> s(new PgCheckServer());
+std::unique_ptr<PgFileDatabases> PgFileDatabases::Adopt(const std::string& admin_conninfo,
+                                                        const std::string& template_db) {
+  std::unique_ptr<PgFileDatabases> s(new PgFileDatabases());
   s->conninfo_ = admin_conninfo;
   s->admin_conninfo_ = admin_conninfo;
   s->template_ = template_db;
   return s;
 }
 
-PgCheckServer::~PgCheckServer() {
+PgFileDatabases::~PgFileDatabases() {
   if (made_.empty()) return;
   try {
     PgConnection c(conninfo_);
@@ -167,25 +195,16 @@ PgCheckServer::~PgCheckServer() {
   }
 }
 
-std::unique_ptr<PgFileDatabase> PgFileDatabase::Create(const PgCheckServer& server,
-                                                       ConsumerFile& file) {
-  const std::string& admin_conninfo = server.admin_conninfo();
-  for (const Step& s : file.steps) {
-    if (s.on_second_store || s.idempotency_key) {
-      throw ErrorAt(s.at,
-                    "this step needs a second store (the cache, or the email provider that "
-                    "honours an idempotency key), which check keeps in a SQLite file only: "
-                    "grade this file without --backend postgres");
-    }
-  }
-  std::unique_ptr<PgFileDatabase> db(new PgFileDatabase());
-  db->admin_conninfo_ = admin_conninfo;
+std::unique_ptr<FileDatabase> PgFileDatabases::Create(const FileSql& sql,
+                                                      const FileStatementPrepared& prepared) const {
+  auto db = std::make_unique<PgFileDatabase>();
+  db->admin_conninfo_ = admin_conninfo_;
   db->name_ = UniqueName();
   db->role_ = db->name_;
   const std::string role = QuoteIdentifier(db->role_);
   const std::string dbname = QuoteIdentifier(db->name_);
   {
-    PgConnection admin(admin_conninfo);
+    PgConnection admin(admin_conninfo_);
     admin.ExecScript(fmt::format(
         "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS "
         "NOINHERIT CONNECTION LIMIT 8",
@@ -194,14 +213,14 @@ std::unique_ptr<PgFileDatabase> PgFileDatabase::Create(const PgCheckServer& serv
     admin.ExecScript(fmt::format("ALTER ROLE {} SET statement_timeout = '{}'", role,
                                  kStatementTimeout));
     admin.ExecScript(fmt::format("ALTER ROLE {} SET lock_timeout = '{}'", role, kLockTimeout));
-    admin.ExecScript(fmt::format("CREATE DATABASE {} TEMPLATE {}", dbname,
-                                 QuoteIdentifier(server.template_db())));
+    admin.ExecScript(
+        fmt::format("CREATE DATABASE {} TEMPLATE {}", dbname, QuoteIdentifier(template_)));
     db->database_made_ = true;
     admin.ExecScript(fmt::format("REVOKE ALL ON DATABASE {} FROM PUBLIC", dbname));
     admin.ExecScript(fmt::format("GRANT CONNECT ON DATABASE {} TO {}", dbname, role));
   }
-  const std::string admin_here = WithDatabase(admin_conninfo, db->name_);
-  const std::string role_here = WithDatabase(admin_conninfo, db->name_, db->role_);
+  const std::string admin_here = WithDatabase(admin_conninfo_, db->name_);
+  const std::string role_here = WithDatabase(admin_conninfo_, db->name_, db->role_);
   PgDatabase::Open(admin_here, "dedupsim");  // dedupsim's schema and tables, marked
   PgConnection admin(admin_here);
   std::string lockdown = "REVOKE ALL ON SCHEMA public FROM PUBLIC;"
@@ -218,20 +237,20 @@ std::unique_ptr<PgFileDatabase> PgFileDatabase::Create(const PgCheckServer& serv
   db->database_.emplace(PgDatabase::Open(role_here, "dedupsim"));
 
   // The file's schema, as its role: only CREATE in dedupsim's schema is open to it.
-  if (!file.schema.empty()) {
+  if (!sql.schema.empty()) {
     try {
       PgConnection as_role = db->database_->Connect();
-      as_role.ExecScript(file.schema);
+      as_role.ExecScript(sql.schema);
     } catch (const PgError& e) {
-      throw ErrorAt(file.schema_at, fmt::format("schema: PostgreSQL does not take it: {} (in: {})",
-                                                ServerSaid(e), SqlForMessage(file.schema)));
+      throw FileSqlRefused(FileSqlRefused::kSchema, FileSqlRefused::Fault::kNotTaken,
+                           fmt::format("PostgreSQL does not take it: {}", ServerSaid(e)));
     }
     if (std::string what = Forbidden(admin, db->role_); !what.empty()) {
-      throw ErrorAt(file.schema_at,
-                    fmt::format("schema: {} is not allowed: a schema only creates tables, and "
-                                "indexes on the tables it creates (CREATE TABLE, CREATE INDEX) "
-                                "(on PostgreSQL)",
-                                what));
+      throw FileSqlRefused(
+          FileSqlRefused::kSchema, FileSqlRefused::Fault::kNotAllowed,
+          fmt::format("{} is not allowed: a schema only creates tables, and indexes on the "
+                      "tables it creates (CREATE TABLE, CREATE INDEX) (on PostgreSQL)",
+                      what));
     }
     PgResult tables = admin.Exec(
         "SELECT c.relname FROM pg_class c JOIN pg_roles o ON o.oid = c.relowner WHERE o.rolname "
@@ -249,29 +268,20 @@ std::unique_ptr<PgFileDatabase> PgFileDatabase::Create(const PgCheckServer& serv
       "GRANT USAGE ON ALL SEQUENCES IN SCHEMA dedupsim TO {0};",
       role));
 
-  // Each step's statement, as its role: one SELECT, INSERT, UPDATE, DELETE, MERGE or VALUES
-  // (the only statements PREPARE takes), which PostgreSQL prepares.
+  // Each statement, as the role: one SELECT, INSERT, UPDATE, DELETE, MERGE or VALUES (the
+  // only statements PREPARE takes), which PostgreSQL prepares.
   PgConnection as_role = db->database_->Connect();
-  for (Step& s : file.steps) {
-    if (s.kind != Step::Kind::kSql) continue;
+  for (size_t i = 0; i < sql.statements.size(); ++i) {
+    const std::string& text = sql.statements[i];
     try {
       as_role.ExecScript("DEALLOCATE ALL");
-      as_role.Exec("PREPARE dedupsim_step AS " + s.pg_sql);
+      as_role.Exec("PREPARE dedupsim_step AS " + text);
     } catch (const PgError& e) {
-      throw ErrorAt(s.pg_sql_at,
-                    fmt::format("PostgreSQL does not take this statement: {} (a step runs one "
-                                "SELECT, INSERT, UPDATE, DELETE or MERGE; give its PostgreSQL "
-                                "text with sql = {{ sqlite = \"...\", postgres = \"...\" }}) "
-                                "(in: {})",
-                                ServerSaid(e), SqlForMessage(s.pg_sql)));
+      throw FileSqlRefused(
+          i, FileSqlRefused::Fault::kNotTaken,
+          fmt::format("PostgreSQL does not take this statement: {}", ServerSaid(e)));
     }
-    s.pg_query = as_role.DescribeColumns(s.pg_sql) > 0;
-    if (s.pg_query != s.query) {
-      throw ErrorAt(s.pg_sql_at,
-                    fmt::format("the PostgreSQL text {} rows where the SQLite one {} (in: {})",
-                                s.pg_query ? "returns" : "returns no", s.query ? "does" : "does not",
-                                SqlForMessage(s.pg_sql)));
-    }
+    prepared(i, as_role.DescribeColumns(text) > 0);
   }
   return db;
 }
@@ -289,4 +299,20 @@ PgFileDatabase::~PgFileDatabase() {
   }
 }
 
-}  // namespace dedupsim::files
+}  // namespace
+
+std::unique_ptr<FileDatabases> StartPgFileDatabases(const std::string& dsn) {
+  RequireLibpq();
+  if (!dsn.empty()) return PgFileDatabases::Prepare(dsn);
+  auto cluster = std::make_unique<ThrowawayCluster>(ThrowawayCluster::Start());
+  std::unique_ptr<PgFileDatabases> s = PgFileDatabases::Prepare(cluster->conninfo());
+  s->cluster = std::move(cluster);
+  return s;
+}
+
+std::unique_ptr<FileDatabases> AdoptPgFileDatabases(const std::string& admin_conninfo,
+                                                    const std::string& template_db) {
+  return PgFileDatabases::Adopt(admin_conninfo, template_db);
+}
+
+}  // namespace dedupsim
