@@ -112,15 +112,17 @@ void Recorder::SetObserver(Observer observer) {
 namespace {
 
 // An event of the run itself, not of a connection: now, by this process, kind, detail, actor.
-void RecordRunEvent(Recorder& recorder, const char* kind, const std::string& detail,
-                    const char* actor) {
+int64_t RecordRunEvent(Recorder& recorder, const char* kind, const std::string& detail,
+                       const char* actor) {
   TraceEvent e;
   e.at_us = recorder.MicrosSinceOrigin();
+  const int64_t at_us = e.at_us;
   e.pid = ThisPid();
   e.kind = kind;
   e.detail = detail;
   e.actor = actor;
   recorder.Record(std::move(e));
+  return at_us;
 }
 
 }  // namespace
@@ -131,8 +133,25 @@ void Recorder::BeginPart(const std::string& title) {
 
 void Recorder::NoteReset(const std::string& what) { RecordRunEvent(*this, "reset", what, kActorSetup); }
 
+// A clock mark never shares its microsecond with another event of this process: it is
+// stamped after the latest event recorded so far, and returns only once the clock has moved
+// past its stamp, so a step recorded next is later too. Two events of one microsecond are
+// one stamp on the timeline's step axis, where a mark of its own splits the lane's card: a
+// tie that came and went with the machine's speed drew the same seed two ways. The waits
+// are of a microsecond at most.
 void Recorder::MarkTime(const std::string& label) {
-  RecordRunEvent(*this, "clock", label, kActorScenario);
+  int64_t latest = -1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [who, at_us] : last_at_) latest = std::max(latest, at_us);
+  }
+  // (A stamp more than a millisecond ahead is not waited for: none is, and a wait must end.)
+  const int64_t start = MicrosSinceOrigin();
+  while (latest - start < 1000 && MicrosSinceOrigin() <= latest) {
+  }
+  const int64_t marked = RecordRunEvent(*this, "clock", label, kActorScenario);
+  while (MicrosSinceOrigin() <= marked) {
+  }
 }
 
 void Recorder::OfferDelivery(DeliveryRef delivery) {

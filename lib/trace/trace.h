@@ -162,7 +162,9 @@ class Recorder {
   int64_t LastAtOf(int pid, const std::string& instance) const;
 
   // Marks where a scenario driven by a ManualClock set its simulated time ("day 15",
-  // "+1 min"): a "clock" event; the timeline then draws steps on a logical axis.
+  // "+1 min"): a "clock" event; the timeline then draws steps on a logical axis. Its stamp
+  // is later than every event recorded before it and earlier than any this process stamps
+  // after it returns (it waits out the microsecond).
   void MarkTime(const std::string& label);
 
   // Starts a titled sub-run ("naive", "inbox"): a "part" event the views separate on.
