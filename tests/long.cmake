@@ -87,3 +87,15 @@ set_tests_properties(
   "rabbitmq:an interrupt stops the private RabbitMQ node and its epmd, and removes its folder"
   "rabbitmq:an interrupt right after the RabbitMQ node is forked stops it and epmd before exit 130"
   PROPERTIES LABELS long)
+
+# Moved by the quick part's second pass (issue 29 item 5; docs/testing.md): the quick part's
+# longest tests that no mechanism needs there (1.4 to 2.4 s each in its runs at load 4; SQLite
+# keeps every other lesson, bench and file test in the quick part, PostgreSQL its 36 others).
+set_tests_properties(
+  "a statement that never ends is a row of the batch, at its line"
+  "dedupsim bench prints a table, and the strategies asked for only"
+  "a side store never overwrites a foreign file, and removes its own"
+  "the shipped lessons give their figures and pass --check"
+  "soak with naive doubles at least every duplicate"
+  "postgres:a schema of ours made before the receipt and lease columns gets them on open"
+  PROPERTIES LABELS long)

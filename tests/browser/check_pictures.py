@@ -1,22 +1,29 @@
 #!/usr/bin/env python3
 """Renders dedupsim's pictures in headless Chromium and checks them from the rendered page.
 
-  check_pictures.py svg     DEDUPSIM WORKDIR [--screenshot PNG]
+  check_pictures.py runs    DEDUPSIM RUNSDIR  every scenario's run (and the variants below) once,
+                                               writing its --timeline, its --html page and its
+                                               --diagram mermaid into RUNSDIR (emptied first):
+                                               the pictures the three checks below read (a
+                                               CTest fixture, so the runs are made once)
+  check_pictures.py svg     DEDUPSIM RUNSDIR WORKDIR [--screenshot PNG]
                                                every scenario's --timeline at 1920 x 1080:
                                                1920 wide, every label at least 16 px on
                                                screen, no two labels overlap, no label
                                                crosses a leader line or a mark, nothing is
                                                cut at the edge
-  check_pictures.py mermaid DEDUPSIM WORKDIR   every scenario's --diagram mermaid parses and
+  check_pictures.py mermaid DEDUPSIM RUNSDIR WORKDIR
+                                               every scenario's --diagram mermaid parses and
                                                renders with the pinned mermaid 11; the
                                                scenario check's box is grey
-  check_pictures.py html    DEDUPSIM WORKDIR [--screenshot PNG]
+  check_pictures.py html    DEDUPSIM RUNSDIR WORKDIR CONNINFO_FILE [--screenshot PNG]
                                                every scenario's --html page at 1920 x 1080
-                                               (and pages made on PostgreSQL),
-                                               at every step: every text at least 16 px, no
-                                               two texts overlap; naive's page, stepped by
-                                               key presses, shows Reserved 2 then 4; and the
-                                               page of check-then-process's crash
+                                               (and pages made on PostgreSQL, on the server
+                                               CONNINFO_FILE names, each in a schema of its
+                                               own), at every step: every text at least
+                                               16 px, no two texts overlap; naive's page,
+                                               stepped by key presses, shows Reserved 2 then
+                                               4; and the page of check-then-process's crash
                                                counterexample (explore --counterexample
                                                --html, on SQLite and on PostgreSQL) shows
                                                2 after the crash, then 4
@@ -25,6 +32,9 @@
                                                PostgreSQL (the server CONNINFO_FILE names,
                                                each run in a schema of its own): the svg
                                                checks and the html checks at every step
+
+A check fails if RUNSDIR was not made by `runs` for this dedupsim's scenarios (its list of
+runs differs): never a check of stale pictures.
 
 The checks run as a small script inside the page; Chromium prints the page after it ran
 (--dump-dom) and this script reads the verdict from it. A missing tool is a failure, not a
@@ -176,10 +186,45 @@ SVG_CHECK = r"""
 """
 
 
-def check_svg(dedupsim, work):
+RUNS_LIST = "runs.json"
+
+
+def make_runs(dedupsim, runs_dir):
+    """Each of runs(dedupsim) once, with its timeline (t<i>.svg), its step-through page
+    (p<i>.html) and its Mermaid diagrams (m<i>.json, the run's --format json lines) written
+    into runs_dir, and the list of runs last (runs.json): a folder without it is not whole."""
+    shutil.rmtree(runs_dir, ignore_errors=True)
+    os.makedirs(runs_dir)
     all_args = runs(dedupsim)
-    paths = [os.path.join(work, "t%d.svg" % i) for i in range(len(all_args))]
-    run_each(dedupsim, [args + ["--timeline", path] for args, path in zip(all_args, paths)])
+    outs = run_each(dedupsim, [args + ["--timeline", os.path.join(runs_dir, "t%d.svg" % i),
+                                       "--html", os.path.join(runs_dir, "p%d.html" % i),
+                                       "--diagram", "mermaid", "--format", "json"]
+                               for i, args in enumerate(all_args)])
+    for i, out in enumerate(outs):
+        with open(os.path.join(runs_dir, "m%d.json" % i), "w", encoding="utf-8") as f:
+            f.write(out)
+    with open(os.path.join(runs_dir, RUNS_LIST), "w", encoding="utf-8") as f:
+        json.dump(all_args, f)
+    print("runs: %d, each with its timeline, page and diagrams in %s" % (len(all_args), runs_dir))
+
+
+def made_runs(dedupsim, runs_dir, kind):
+    """The runs' arguments and the paths of their files of one kind ("t" timelines, "p"
+    pages, "m" diagrams) in runs_dir, made by make_runs for this dedupsim's scenarios."""
+    listed = os.path.join(runs_dir, RUNS_LIST)
+    if not os.path.exists(listed):
+        fail("%s has no %s: the pictures were not made (check_pictures.py runs)" %
+             (runs_dir, RUNS_LIST))
+    all_args = json.load(open(listed, encoding="utf-8"))
+    if all_args != runs(dedupsim):
+        fail("%s was made for other runs than this dedupsim's: %s" % (runs_dir, all_args))
+    ext = {"t": "svg", "p": "html", "m": "json"}[kind]
+    return all_args, [os.path.join(runs_dir, "%s%d.%s" % (kind, i, ext))
+                      for i in range(len(all_args))]
+
+
+def check_svg(dedupsim, runs_dir, work):
+    all_args, paths = made_runs(dedupsim, runs_dir, "t")
     check_svg_files(work, all_args, paths)
 
 
@@ -256,12 +301,12 @@ MERMAID_CHECK = r"""
 """
 
 
-def check_mermaid(dedupsim, work):
+def check_mermaid(dedupsim, runs_dir, work):
     if not os.path.exists(MERMAID):
         fail("mermaid is not installed in tests/browser (run: sh tools/setup.sh --tests)")
     cases = []
-    all_args = runs(dedupsim)
-    outs = run_each(dedupsim, [args + ["--diagram", "mermaid", "--format", "json"] for args in all_args])
+    all_args, paths = made_runs(dedupsim, runs_dir, "m")
+    outs = [open(path, encoding="utf-8").read() for path in paths]
     for args, out in zip(all_args, outs):
         for line in out.splitlines():
             j = json.loads(line)
@@ -389,17 +434,28 @@ window.addEventListener('load', function () {
 """
 
 
-def check_html(dedupsim, work, screenshot):
+def check_html(dedupsim, runs_dir, work, conninfo_file, screenshot):
     """Every scenario's step-through page at 1920 x 1080, at every step: each text at least
-    16 px, no two texts overlap. With them, pages made on PostgreSQL (each run starts a
-    throwaway server of its own), whose tables the probe read from the server, and the
-    counterexample pages of explore on both backends. Then naive's page and the two
-    counterexample pages stepped by key presses (HTML_CHECK, a copy of each page with the
-    script added). All of them are iframes of one page: one Chromium start for the lot."""
-    all_args = [["run"] + args for args in runs(dedupsim) + PG_PAGES] + COUNTEREXAMPLE_PAGES
-    paths = [os.path.join(work, "p%d.html" % i) for i in range(len(all_args))]
-    run_each(dedupsim, [args + ["--html", path] for args, path in zip(all_args, paths)],
+    16 px, no two texts overlap. With them, pages made on PostgreSQL (on the server
+    conninfo_file names, each run in a schema of its own), whose tables the probe read from
+    the server, and the counterexample pages of explore on both backends. Then naive's page
+    and the two counterexample pages stepped by key presses (HTML_CHECK, a copy of each page
+    with the script added). All of them are iframes of one page: one Chromium start for the
+    lot."""
+    made_args, made_paths = made_runs(dedupsim, runs_dir, "p")
+    dsn = open(conninfo_file, encoding="utf-8").read().strip()
+    if not dsn:
+        fail("no server: %s is empty" % conninfo_file)
+    own_args = [["run"] + args for args in PG_PAGES] + COUNTEREXAMPLE_PAGES
+    own_paths = [os.path.join(work, "p%d.html" % i) for i in range(len(own_args))]
+    # On the shared server: each run in a schema of its own (none of check_postgres's).
+    on_server = [args + (["--dsn", dsn, "--pg-schema", "pictures_html_%d" % i]
+                         if "postgres" in args else [])
+                 for i, args in enumerate(own_args)]
+    run_each(dedupsim, [args + ["--html", path] for args, path in zip(on_server, own_paths)],
              command=None)
+    all_args = [["run"] + args for args in made_args] + own_args
+    paths = made_paths + own_paths
     naive = paths[all_args.index(["run", "naive"])]
     text = open(naive, encoding="utf-8").read()
     for needle in ("http://", "https://", "<link", " src="):
@@ -526,21 +582,28 @@ def check_counterexample_steps(name, steps):
 def main():
     if len(sys.argv) < 4:
         fail(__doc__)
-    mode, dedupsim, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    mode, dedupsim, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    shot = None
+    if len(args) >= 2 and args[-2] == "--screenshot":
+        shot, args = args[-1], args[:-2]
+    wanted = {"runs": 1, "svg": 2, "mermaid": 2, "html": 3, "postgres": 2}
+    if mode not in wanted or len(args) != wanted[mode]:
+        fail("unknown mode or arguments: %s\n%s" % (" ".join(sys.argv[1:]), __doc__))
+    if mode == "runs":
+        make_runs(dedupsim, args[0])
+        return
+    work = args[0] if mode == "postgres" else args[1]
     os.makedirs(work, exist_ok=True)
-    shot = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--screenshot" else None
     if mode == "svg":
-        check_svg(dedupsim, work)
+        check_svg(dedupsim, args[0], work)
         if shot:
             timeline_shot(dedupsim, work, shot)
     elif mode == "mermaid":
-        check_mermaid(dedupsim, work)
+        check_mermaid(dedupsim, args[0], work)
     elif mode == "html":
-        check_html(dedupsim, work, shot)
-    elif mode == "postgres" and len(sys.argv) > 4:
-        check_postgres(dedupsim, work, sys.argv[4])
+        check_html(dedupsim, args[0], work, args[2], shot)
     else:
-        fail("unknown mode " + mode)
+        check_postgres(dedupsim, work, args[1])
 
 
 if __name__ == "__main__":
