@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "backends/databases.h"
 #include "bench/bench.h"
 #include "bench/bench_report.h"
 #include "commands.h"
 #include "exit_status.h"
 #include "options.h"
-#include "lesson/databases.h"
 #include "progress.h"
 #include "world/broker/broker_setup.h"
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/databases.h"
 #include "check_batch.h"
 #include "commands.h"
 #include "core/duration.h"
@@ -27,7 +28,6 @@
 #include "files/file_database.h"
 #include "files/file_strategy.h"
 #include "files/grade.h"
-#include "lesson/databases.h"
 #include "options.h"
 #include "outputs.h"
 #include "os/atomic_file.h"
@@ -109,7 +109,7 @@ std::optional<Parsed> ParseOptions(const CheckArgs& args) {
   return p;
 }
 
-// The server the files are graded on (lesson/databases.h's OpenFileDatabases): none on SQLite.
+// The server the files are graded on (backends/databases.h's OpenFileDatabases): none on SQLite.
 DatabaseChoice ServerChoice(const CheckArgs& args) {
   DatabaseChoice choice;
   choice.backend = args.backend;

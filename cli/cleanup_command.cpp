@@ -9,12 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "backends/databases.h"
 #include "commands.h"
 #include "core/clock.h"
 #include "core/duration.h"
 #include "exit_status.h"
 #include "options.h"
-#include "lesson/databases.h"
 #include "store/lesson_tables.h"
 
 namespace dedupsim::cli {

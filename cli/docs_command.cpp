@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "backends/databases.h"
 #include "commands.h"
 #include "exit_status.h"
 #include "lesson/crash.h"
-#include "lesson/databases.h"
 #include "lesson/runner.h"
 #include "options.h"
 #include "os/atomic_file.h"
@@ -166,7 +166,7 @@ int Docs(const DocsArgs& args, CLI::App& app) {
     // Each lesson on a database of its own and the same ids on every run, whatever ran
     // before it and whichever pages are asked for: what the page shows (the reset's note of
     // the tables it emptied, a payload hash over the order's ids) cannot drift.
-    // A new temporary SQLite file, removed after the page (lesson/databases.h).
+    // A new temporary SQLite file, removed after the page (backends/databases.h).
     const std::unique_ptr<LessonDatabase> db = OpenLessonDatabase(DatabaseChoice{}, LessonSettings{});
     IdGenerator ids(kDocsIdSeed);
     ScenarioEnv env{options, db->backend(), db->sides(), clock, recorder, ids};

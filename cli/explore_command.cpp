@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/databases.h"
 #include "commands.h"
 #include "exit_status.h"
 #include "explore/explorer.h"
@@ -19,7 +20,6 @@
 #include "explore/random_mode.h"
 #include "explore/report.h"
 #include "explore/strategies.h"
-#include "lesson/databases.h"
 #include "options.h"
 #include "outputs.h"
 #include "os/atomic_file.h"

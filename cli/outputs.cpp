@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "lesson/databases.h"
+#include "backends/databases.h"
 #include "os/atomic_file.h"
 
 namespace dedupsim::cli {

@@ -1,5 +1,5 @@
 // dedupsim run, once its plan holds (cli/run_plan.h): the run's world (its database,
-// lesson/databases.h: the SQLite file or the PostgreSQL schema; the broker, the clock, the ids) set up before the trace's clock
+// backends/databases.h: the SQLite file or the PostgreSQL schema; the broker, the clock, the ids) set up before the trace's clock
 // starts and torn down when Run returns or unwinds, then each scenario run and printed: its
 // line (or JSON Lines), the trace on request, the differences --check finds, a Mermaid
 // diagram after each line (--diagram), an SVG timeline (--timeline) and a step-through
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "backends/databases.h"
 #include "core/duration.h"
 #include "exit_status.h"
-#include "lesson/databases.h"
 #include "lesson/runner.h"
 #include "options.h"
 #include "os/atomic_file.h"
@@ -128,7 +128,7 @@ int Run(const RunArgs& args) {
     return status;
   }
 
-  // The run's database and its side stores (lesson/databases.h): SQLite's file, a temporary
+  // The run's database and its side stores (backends/databases.h): SQLite's file, a temporary
   // one unless --db names it; or PostgreSQL's schema on a throwaway cluster for this command
   // (unless --dsn names a server), which a PostgreSQL run has instead of a file. Destroyed
   // (a temporary file removed, the cluster stopped and removed) when Run returns or unwinds.

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "backends/databases.h"
 #include "commands.h"
 #include "exit_status.h"
 #include "options.h"
 #include "world/broker/nats_library.h"
 #include "world/broker/nats_server.h"
-#include "lesson/databases.h"
 #include "progress.h"
 #include "soak/soak.h"
 #include "soak/soak_report.h"

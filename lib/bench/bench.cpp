@@ -14,12 +14,12 @@
 #include <stdexcept>
 #include <thread>
 
+#include "backends/databases.h"
 #include "bench/shared_block.h"
 #include "lesson/crash.h"
 #include "os/child_process.h"
 #include "os/pipe_io.h"
 #include "os/process_error.h"
-#include "lesson/databases.h"
 
 namespace dedupsim {
 

@@ -10,9 +10,9 @@
 #include <array>
 #include <stdexcept>
 
+#include "backends/databases.h"
 #include "explore/scheduler_impl.h"
 #include "explore/worker.h"
-#include "lesson/databases.h"
 
 namespace dedupsim::explore {
 

@@ -1,5 +1,5 @@
 // A consumer file set up for `dedupsim check --backend postgres`: in a database and a role of
-// its own on the command's server (store/file_databases.h, made by lesson/databases.h's
+// its own on the command's server (store/file_databases.h, made by backends/databases.h's
 // OpenFileDatabases), which the explorer then runs it on (FileDatabase::schema()).
 //
 // A file that needs a second store (a cache, the provider that honours keys) is refused:

@@ -1,6 +1,6 @@
 // PostgreSQL's FileDatabases (store/file_databases.h): `dedupsim check --backend postgres`
 // sets each consumer file up in a database of its own on the server, and a role of its own
-// that the file's statements run as. Made by lesson/databases.h only.
+// that the file's statements run as. Made by backends/databases.h only.
 //
 // Created, as a role that may create databases and roles (the throwaway server's superuser):
 //   - a role (LOGIN, no superuser, no CREATEDB/CREATEROLE/REPLICATION/BYPASSRLS, at most 8

@@ -7,11 +7,11 @@
 #include <string>
 #include <unordered_set>
 
+#include "backends/databases.h"
 #include "os/child_process.h"
 #include "os/pipe_io.h"
 #include "os/process_error.h"
 #include "os/unique_fd.h"
-#include "lesson/databases.h"
 #include "soak/nats_queue.h"
 #include "store/databases.h"
 #include "world/broker/broker.h"

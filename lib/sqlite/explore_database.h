@@ -3,7 +3,7 @@
 // tables); a control connection on each for the resets and the read-backs, never
 // scheduled; each instance's session one connection per file, its StepGate reporting to
 // the instance's ExploreGate. A consumer file's schema runs sandboxed (sqlite/sandbox.h).
-// Only lib/lesson/databases.cpp opens one.
+// Only lib/backends/databases.cpp opens one.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
 // Where a command's databases are made, whichever the backend (the backend factory), so a
 // command and the libraries above the backends never name one: the command line says what
-// it chose (a DatabaseChoice), lesson/databases.h's OpenDatabases opens it once (the one
+// it chose (a DatabaseChoice), backends/databases.h's OpenDatabases opens it once (the one
 // place that names both backends), and everything after asks the Databases.
 //
 // SQLite's (sqlite/workload_database.h, SqliteDatabases) are files: a new temporary file

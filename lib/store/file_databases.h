@@ -1,5 +1,5 @@
 // A server on which `dedupsim check` grades each consumer file in a database and a role of
-// its own, whichever the backend, so that files/ and cli/ name none: lesson/databases.h's
+// its own, whichever the backend, so that files/ and cli/ name none: backends/databases.h's
 // OpenFileDatabases makes it (PostgreSQL's: postgres/file_databases.h; on SQLite each file
 // is graded in the explorer's temporary file and there is no server).
 //
@@ -14,7 +14,7 @@
 // - A FileDatabases outlives every FileDatabase made from it; destroyed, it drops what it
 //   made on the server (and stops a server it started). Not thread-safe; one per command.
 //   Never carried across fork(): a batch's child adopts the server instead (dsn(),
-//   template_db(); lesson/databases.h's AdoptFileDatabases).
+//   template_db(); backends/databases.h's AdoptFileDatabases).
 #pragma once
 
 #include <cstddef>

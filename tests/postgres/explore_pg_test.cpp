@@ -228,7 +228,7 @@ TEST_CASE(
 // it makes no SQLite file, where its scheduler made a temporary one with every row's tables
 // and never used it. A counterexample's search is on the schema alone (the matrix compares
 // with SQLite's, which needs its file). Mutation caught: OpenExploreDatabase ignoring the
-// server (lib/lesson/databases.cpp): the scheduler then makes its SQLite file, and fails
+// server (lib/backends/databases.cpp): the scheduler then makes its SQLite file, and fails
 // with nowhere to put it.
 TEST_CASE("explore on PostgreSQL makes no SQLite file: it runs where a temporary file cannot be made",
           "[postgres]") {

@@ -1,4 +1,4 @@
-#include "lesson/databases.h"
+#include "backends/databases.h"
 
 #include <fmt/format.h>
 
