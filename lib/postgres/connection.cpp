@@ -173,6 +173,7 @@ void PgConnection::SetDelivery(DeliveryRef delivery) { delivery_ = std::move(del
 void PgConnection::Stamp(TraceEvent& e) const {
   e.instance = instance_;
   e.pid = static_cast<int>(getpid());
+  e.backend = pid_;
   e.actor = actor_;
   e.target = target_;
   e.key = delivery_.key;

@@ -161,7 +161,7 @@ class PgConnection {
   void SetTraceRole(std::string actor, std::string target);
   void SetDelivery(DeliveryRef delivery);
   void Note(const std::string& kind, const std::string& detail, const std::string& result);
-  // Fills e's instance, pid, actor, target, key and delivery from this connection.
+  // Fills e's instance, pid, backend, actor, target, key and delivery from this connection.
   void Stamp(TraceEvent& e) const;
   // Records the delivery's outcome with the business's verdict (Session::NoteOutcome).
   void NoteOutcome(const std::string& outcome, const std::string& verdict);

@@ -340,5 +340,39 @@ TEST_CASE(
   }
 }
 
+// issue 28 (PostgreSQL, item 1 of the leftovers): a wait's holder is named in the pictures
+// after the consumer whose connection holds the lock, read from the backend pid each of its
+// statements carries (PQbackendPID), never "backend 1". concurrent: A holds the Inbox key
+// while B waits; hung-consumer: A's killed child, then A's stopped one. The JSON's events
+// say the same: the wait's blockedBy is the backend of A's statements. Failed before
+// ("held by backend 1"). Catches PgConnection::Stamp not setting the event's backend.
+TEST_CASE("on PostgreSQL a wait's holder is named after the consumer that holds the lock",
+          "[postgres]") {
+  testing::CliResult c =
+      RunPg({"run", "concurrent", "--diagram", "mermaid"}, "t_holder_named");
+  INFO(c.err);
+  REQUIRE(c.exit_code == 0);
+  CHECK(Has(c.out, "held by Consumer A)"));
+  CHECK_FALSE(Has(c.out, "held by backend"));
+  testing::CliResult h = RunPg({"run", "hung-consumer", "--diagram", "mermaid"}, "t_holder_hung");
+  INFO(h.err);
+  REQUIRE(h.exit_code == 0);
+  CHECK(Has(h.out, "held by Consumer A (child process 1))"));
+  CHECK(Has(h.out, "held by Consumer A (child process 2))"));
+  CHECK_FALSE(Has(h.out, "held by backend"));
+  nlohmann::json j = RunJson({"run", "concurrent", "--trace"}, "t_holder_json");
+  int holder = 0;
+  std::vector<int> a_backends;
+  for (const auto& e : j["events"]) {
+    if (e.value("kind", "") == "wait" && e.value("blockedBy", 0) != 0) holder = e["blockedBy"];
+    if (e.value("instance", "") == "A" && e.value("kind", "") == "sql") {
+      a_backends.push_back(e.value("backend", 0));
+    }
+  }
+  REQUIRE(holder != 0);
+  REQUIRE_FALSE(a_backends.empty());
+  for (int b : a_backends) CHECK(b == holder);
+}
+
 }  // namespace
 }  // namespace dedupsim::lock_lessons_pg_test
