@@ -205,8 +205,9 @@ class PgConnection {
   size_t Resolve(PgStatement statement) const;  // its index; throws for a foreign one
   // Points values_ at params, copied one after the other (each with its NUL) into params_.
   void CopyParams(std::initializer_list<std::string_view> params);
-  // True when the backend waits for a lock now, held by another backend.
-  bool CheckWait(WatchedStatement& wait, std::string_view target);
+  // True when the backend waits for a lock now, held by another backend. sent_us: when the
+  // statement was sent (the recorder's clock), the earliest its wait can have begun.
+  bool CheckWait(WatchedStatement& wait, std::string_view target, int64_t sent_us);
   void CancelAndDrain() noexcept;
 
   pg_conn* conn_ = nullptr;

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -372,6 +373,25 @@ TEST_CASE("on PostgreSQL a wait's holder is named after the consumer that holds 
   REQUIRE(holder != 0);
   REQUIRE_FALSE(a_backends.empty());
   for (int b : a_backends) CHECK(b == holder);
+}
+
+// issue 28 (PostgreSQL, item 2 of the leftovers): the wait is drawn from when it began, as
+// the server dated it (pg_locks.waitstart, PostgreSQL 14+), not from when the watch's look
+// saw it (a millisecond or more later, tens under load): the wait event's atUs lies before
+// its seenUs (the look's moment) and not before B's BEGIN (its statement was sent after).
+// Failed before (no seenUs: the wait stamped when seen). Catches CheckWait stamping the
+// note with seen_us instead of the clamped start.
+TEST_CASE("on PostgreSQL a lock wait begins when the server says it began, not when it was seen",
+          "[postgres]") {
+  nlohmann::json j = RunJson({"run", "concurrent", "--trace"}, "t_wait_start");
+  const size_t begin = IndexOf(j, "B", "sql", "BEGIN");
+  const size_t wait = IndexOf(j, "B", "wait");
+  REQUIRE(begin < j["events"].size());
+  REQUIRE(wait < j["events"].size());
+  const auto& w = j["events"][wait];
+  REQUIRE(w.contains("seenUs"));
+  CHECK(w["atUs"].get<int64_t>() < w["seenUs"].get<int64_t>());
+  CHECK(w["atUs"].get<int64_t>() >= j["events"][begin]["atUs"].get<int64_t>());
 }
 
 }  // namespace
