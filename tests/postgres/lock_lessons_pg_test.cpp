@@ -394,5 +394,27 @@ TEST_CASE("on PostgreSQL a lock wait begins when the server says it began, not w
   CHECK(w["atUs"].get<int64_t>() >= j["events"][begin]["atUs"].get<int64_t>());
 }
 
+// issue 28 (PostgreSQL, item 4 of the leftovers): crash-before-commit's count of Inbox
+// after the crash is the scenario check's read on PostgreSQL as on SQLite, so its pictures
+// draw it on the "scenario check" lane: a traced probe statement whose count is the figure
+// inboxRowsAfterCrash. Failed before (read on an untraced connection: no probe step).
+// Catches ProbeRows reading through env.backend on a server.
+TEST_CASE("on PostgreSQL crash-before-commit's count after the crash is the scenario check's step",
+          "[postgres]") {
+  nlohmann::json j = RunJson({"run", "crash-before-commit", "--trace"}, "t_probe_lane");
+  int counts = 0;
+  for (const auto& e : j["events"]) {
+    if (e.value("actor", "") == "probe" && e.value("kind", "") == "sql" &&
+        e.value("table", "") == "Inbox") {
+      ++counts;
+      const std::string value = e.value("value", "");
+      const std::string figure = " = " + std::to_string(j["inboxRowsAfterCrash"].get<int64_t>());
+      CHECK(value.size() > figure.size());
+      CHECK(value.substr(value.size() - std::min(value.size(), figure.size())) == figure);
+    }
+  }
+  CHECK(counts == 1);
+}
+
 }  // namespace
 }  // namespace dedupsim::lock_lessons_pg_test
