@@ -19,11 +19,10 @@
 #include "explore/random_mode.h"
 #include "explore/report.h"
 #include "explore/strategies.h"
+#include "lesson/databases.h"
 #include "options.h"
 #include "outputs.h"
 #include "os/atomic_file.h"
-#include "postgres/cluster.h"
-#include "postgres/store.h"
 #include "progress.h"
 #include "views/html_steps.h"
 
@@ -250,22 +249,17 @@ int Run(const ExploreArgs& args) {
   // On the throwaway cluster the matrix's rows are shared out among a schema per core, each
   // explored by a thread of its own (ExploreOptions::postgres_lanes); a --dsn server gets the
   // one schema named, nothing more.
-  std::optional<ThrowawayCluster> cluster;
-  std::optional<PgDatabase> pg;
-  std::vector<PgDatabase> lanes;
+  std::unique_ptr<ExploreServers> servers;
   if (postgres) {
-    if (args.dsn.empty()) cluster.emplace(ThrowawayCluster::Start());
-    pg.emplace(PgDatabase::Open(args.dsn.empty() ? cluster->conninfo() : args.dsn, args.pg_schema));
-    options.postgres = &*pg;
     // At most 4: a lane holds up to 18 connections (its control, its spare, and for each of
     // up to 8 instances its own and its lock watch's), and the cluster takes 100.
     constexpr size_t kMostLanes = 4;
     const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-    for (size_t i = 1; cluster && i < std::min({cores, strategies.size(), kMostLanes}); ++i) {
-      lanes.push_back(
-          PgDatabase::Open(cluster->conninfo(), fmt::format("{}_{}", args.pg_schema, i + 1)));
-    }
-    for (const PgDatabase& lane : lanes) options.postgres_lanes.push_back(&lane);
+    servers = OpenExploreServers(
+        DatabaseChoice{.backend = "postgres", .dsn = args.dsn, .schema = args.pg_schema},
+        std::min({cores, strategies.size(), kMostLanes}));
+    options.postgres = &servers->schema();
+    options.postgres_lanes = servers->lanes();
     options.isolation = args.isolation == "serializable"      ? Isolation::kSerializable
                         : args.isolation == "repeatable-read" ? Isolation::kRepeatableRead
                                                               : Isolation::kReadCommitted;

@@ -148,14 +148,14 @@ struct ExploreOptions {
   // of the lesson world's plans; see faults.h.
   bool graded = false;
   // Explore on this PostgreSQL schema (null: a temporary SQLite file); see SchedulerOptions.
-  const PgDatabase* postgres = nullptr;
+  const ExploreServer* postgres = nullptr;
   // More schemas of the same server, each dedupsim's and empty of other work: ExploreMatrix
   // on PostgreSQL shares the matrix's rows out among postgres and these, each schema
   // explored by a thread of its own with its own scheduler and connections (the server's
   // backends run on the cores while each thread waits for its answers). Each cell is the
   // same whichever schema explores it: every schedule starts from its reset, and a
   // schema's locks are its own. The schemas must outlive the explorer. Empty: one.
-  std::vector<const PgDatabase*> postgres_lanes{};
+  std::vector<const ExploreServer*> postgres_lanes{};
   Isolation isolation = Isolation::kReadCommitted;
   // Called after every schedule run by ExploreCell/ExploreMatrix (may be empty).
   ExploreProgressFn progress{};

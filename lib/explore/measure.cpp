@@ -11,8 +11,6 @@
 #include <set>
 
 #include "explore/scheduler_impl.h"
-#include "postgres/connection.h"
-#include "sqlite/statement.h"
 
 namespace dedupsim::explore {
 
@@ -39,7 +37,7 @@ void Scheduler::Impl::RecordGivenUp(const Delivery& d) { tallies[TallySlot(d)].g
 void Scheduler::Impl::AfterAttempt(const Delivery& d) {
   if (plan->instances.size() != 1) return;  // others' steps may be in between: not its alone
   std::map<std::string, int64_t>& mine = moved[TallySlot(d)];
-  for (const BookRow& b : ReadBooks()) {
+  for (const BookRow& b : database->ReadBooks()) {
     int64_t& before = reserved_now[b.book_id];
     if (b.reserved != before) mine[b.book_id] += b.reserved - before;
     before = b.reserved;
@@ -100,13 +98,8 @@ class Probe final : public EffectProbe {
     return it == reserved_.end() ? 0 : it->second;
   }
   int64_t ProviderEmailsSentFor(const LogicalOrder& order) override {
-    if (!impl_.aux_control) return 0;
-    Statement query =
-        impl_.aux_control->Prepare("SELECT count(*) FROM SentEmails WHERE Text = ?1");
-    query.Bind(1,
-               StockReservedText(OrderPlaced{"", order.order_id, order.book_id, order.quantity}));
-    query.Step();
-    return query.ColumnInt(0);
+    return impl_.database->ProviderEmailsSent(
+        StockReservedText(OrderPlaced{"", order.order_id, order.book_id, order.quantity}));
   }
   int64_t EmailsSentFor(const LogicalOrder& order) override { return CountFor(impl_.sent, order); }
   int64_t PublishedFor(const LogicalOrder& order) override {
@@ -136,37 +129,12 @@ class Probe final : public EffectProbe {
 
 }  // namespace
 
-std::vector<BookRow> Scheduler::Impl::ReadBooks() {
-  std::vector<BookRow> out;
-  if (pg_control) {
-    // One round trip for the books and the Inbox rows (a round trip per figure was a fifth
-    // of a schedule's); a row of NULLs carries the count when no book is left.
-    PgResult rows = pg_control->Exec(
-        "SELECT BookId, Title, OnHand, Reserved, (SELECT count(*) FROM Inbox) FROM StockItems "
-        "UNION ALL SELECT NULL, NULL, NULL, NULL, (SELECT count(*) FROM Inbox) WHERE NOT EXISTS "
-        "(SELECT 1 FROM StockItems) ORDER BY 1");
-    pg_inbox_rows = rows.Int(0, 4);
-    for (int r = 0; r < rows.rows(); ++r) {
-      if (!rows.Get(r, 0)) continue;
-      out.push_back({rows.Text(r, 0), rows.Text(r, 1), rows.Int(r, 2), rows.Int(r, 3)});
-    }
-    return out;
-  }
-  Statement& q =
-      control.Cached("SELECT BookId, Title, OnHand, Reserved FROM StockItems ORDER BY BookId");
-  while (q.Step()) {
-    out.push_back({q.ColumnText(0), q.ColumnText(1), q.ColumnInt(2), q.ColumnInt(3)});
-  }
-  q.Reset();
-  return out;
-}
-
 Figures Scheduler::Impl::Measure(const Plan& p, ScheduleResult& result) {
   Figures f;
   // The books as the run left them, against how they started: each book's Reserved is
   // shared out among the reservations expected on it; a book no order names must not
   // move, and nothing else of a row may change.
-  std::vector<BookRow> after = ReadBooks();
+  std::vector<BookRow> after = database->ReadBooks();
   std::map<std::pair<size_t, size_t>, int64_t> reserved;  // (order, subscriber) -> times
   std::vector<std::string> wrong;                          // what moved that should not have
   std::set<std::string> seen;
@@ -256,14 +224,7 @@ Figures Scheduler::Impl::Measure(const Plan& p, ScheduleResult& result) {
     std::string what = fmt::format("{}", fmt::join(wrong, "; "));
     result.note = result.note.empty() ? what : result.note + "; " + what;
   }
-  if (pg_control) {
-    f.inbox_rows = pg_inbox_rows;
-  } else {
-    Statement& rows = control.Cached("SELECT count(*) FROM Inbox");
-    rows.Step();
-    f.inbox_rows = rows.ColumnInt(0);
-    rows.Reset();
-  }
+  f.inbox_rows = database->InboxRows();
   f.emails_sent = static_cast<int64_t>(sent.size());
   f.crashes = crashes;
   f.deliveries = attempts;

@@ -37,13 +37,8 @@ struct Delivery {
   std::chrono::milliseconds redelivered_after{0};
 };
 
-// A book on the shelf when a plan starts: its StockItems row.
-struct BookRow {
-  std::string book_id;
-  std::string title;
-  int64_t on_hand = 10;
-  int64_t reserved = 0;
-};
+// A book on the shelf when a plan starts: its StockItems row (store/records.h's StockItem).
+using ::dedupsim::BookRow;
 
 struct InstanceScript {
   std::vector<Delivery> deliveries;

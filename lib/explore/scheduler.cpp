@@ -5,7 +5,6 @@
 #include "explore/scheduler.h"
 
 #include <fmt/format.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <array>
@@ -13,20 +12,11 @@
 
 #include "explore/scheduler_impl.h"
 #include "explore/worker.h"
-#include "postgres/connection.h"
-#include "postgres/store.h"
-#include "postgres/tables_reader.h"
-#include "sqlite/error.h"
-#include "sqlite/sandbox.h"
-#include "sqlite/schema.h"
-#include "sqlite/side_records.h"
-#include "sqlite/statement.h"
-#include "sqlite/table_probe.h"
+#include "lesson/databases.h"
 
 namespace dedupsim::explore {
 
 namespace {
-
 
 const TimePoint kEpoch =
     std::chrono::sys_days{std::chrono::year{2026} / 1 / 5} + std::chrono::hours{9};
@@ -54,35 +44,11 @@ std::vector<BookRow> BooksOf(const Plan& p) {
   return books;
 }
 
-// A row's second file: a side store's tables and the statements that empty them, as SQLite
-// keeps them (sqlite/side_records.h), or a test's own; null where it keeps none.
-const char* AuxSchema(const Strategy& s) {
-  return s.test_aux_schema != nullptr ? s.test_aux_schema : SideStoreTables(s.side);
-}
-const char* AuxReset(const Strategy& s) {
-  return s.test_aux_schema != nullptr ? s.test_aux_reset : SideStoreReset(s.side);
-}
-
-// The statements of a script, each as its own text, so each can be prepared once.
-std::vector<std::string> SplitScript(Connection& connection, const char* script) {
-  std::vector<std::string> out;
-  if (script == nullptr) return out;
-  const char* rest = script;
-  while (*rest != '\0') {
-    sqlite3_stmt* stmt = nullptr;
-    const char* tail = nullptr;
-    int rc = sqlite3_prepare_v2(connection.handle(), rest, -1, &stmt, &tail);
-    if (rc != SQLITE_OK) {
-      throw SqliteError(
-          rc, fmt::format("prepare failed: {} in: {}", sqlite3_errmsg(connection.handle()), rest));
-    }
-    if (stmt != nullptr) {
-      out.emplace_back(sqlite3_sql(stmt));
-      sqlite3_finalize(stmt);
-    }
-    if (tail == nullptr || tail == rest) break;
-    rest = tail;
-  }
+// The rows' tables, as the explorer's database reads them.
+std::vector<ExploreTables> TablesOf(std::span<const Strategy* const> strategies) {
+  std::vector<ExploreTables> out;
+  out.reserve(strategies.size());
+  for (const Strategy* s : strategies) out.push_back(s->tables());
   return out;
 }
 
@@ -90,34 +56,14 @@ std::vector<std::string> SplitScript(Connection& connection, const char* script)
 
 Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions opts)
     : options(opts),
-      strategies(list.begin(), list.end()),
-      db(DatabaseFile::CreateTemporary(
-          DatabaseSettings{opts.journal, opts.synchronous, std::chrono::milliseconds(2000)})),
-      control(db.Connect()) {
-  bool any_aux = false;
-  for (const Strategy* s : strategies) {
-    if (s->schema != nullptr) RunSchema(control, s->schema, {});  // a file's: sandboxed
-    if (s->KeepsSecondFile()) any_aux = true;
-  }
-  if (any_aux) {
-    aux_db.emplace(DatabaseFile::CreateTemporary(
-        DatabaseSettings{opts.journal, opts.synchronous, std::chrono::milliseconds(2000)}));
-    aux_control.emplace(aux_db->Connect());
-    for (const Strategy* s : strategies) {
-      if (s->KeepsSecondFile()) aux_control->ExecScript(AuxSchema(*s));
-    }
-  }
+      database(OpenExploreDatabase(
+          opts.postgres,
+          DatabaseSettings{opts.journal, opts.synchronous, std::chrono::milliseconds(2000)},
+          TablesOf(list))),
+      waits_in_server(database->waits_in_server()) {
   for (int i = 0; i < kMaxInstances; ++i) {
     workers.push_back(std::make_unique<Worker>(*this, i));
   }
-  for (const Strategy* s : strategies) {
-    ResetSql r;
-    r.main = SplitScript(control, s->reset);
-    if (aux_control) r.aux = SplitScript(*aux_control, AuxReset(*s));
-    reset_sql[s] = std::move(r);
-  }
-  if (options.postgres == nullptr) ReadMainTables();
-  if (options.postgres != nullptr) pg_control.emplace(options.postgres->Connect());
   for (int i = 0; i < kMaxInstances; ++i) {
     baton.Spawn(i, [w = workers[static_cast<size_t>(i)].get()] { w->Main(); });
   }
@@ -150,78 +96,14 @@ void Scheduler::Impl::Reset(const Plan& p) {
     for (const Delivery& d : script.deliveries) order_of_message[d.message.message_id] = d.order;
   }
   tallies.assign(p.orders.size() * p.subscribers.size(), Tally{});
-  if (pg_control) {
-    ResetPostgres(p);
-    return;
-  }
-  for (const Strategy* s : p.subscribers) ResetOf(s);  // a strategy met for the first time
-
-  control.Cached("BEGIN IMMEDIATE").Execute();
-  control.Cached("DELETE FROM Inbox").Execute();
-  control.Cached("DELETE FROM StockItems").Execute();
-  for (const BookRow& book : books) {
-    control
-        .Cached("INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES (?1, ?2, ?3, ?4)")
-        .Bind(1, book.book_id)
-        .Bind(2, book.title)
-        .Bind(3, book.on_hand)
-        .Bind(4, book.reserved)
-        .Execute();
-  }
-  // Every known strategy's tables, not only the plan's: a strategy may write tables another
-  // one declares (a consumer file reserving through StockReservations), and a table left
-  // with a previous plan's rows would change this plan's outcome. The statements are
-  // prepared once, so an empty table costs little.
-  bool aux_used = false;
-  for (const Strategy* s : strategies) {
-    const ResetSql& r = reset_sql.at(s);
-    for (const std::string& sql : r.main) control.Cached(sql).Execute();
-    aux_used = aux_used || !r.aux.empty();
-  }
-  control.Cached("COMMIT").Execute();
-  if (aux_used && aux_control) {
-    aux_control->Cached("BEGIN IMMEDIATE").Execute();
-    for (const Strategy* s : strategies) {
-      for (const std::string& sql : reset_sql.at(s).aux) aux_control->Cached(sql).Execute();
-    }
-    aux_control->Cached("COMMIT").Execute();
-  }
-}
-
-// One transaction on the control connection: every table of ours emptied, the books
-// restocked. DELETE rather than TRUNCATE: cheaper on tables this small, and it takes row
-// locks only, so nothing waits on it. Sent as one script (one round trip, where a
-// statement each cost eight: the reset was the largest share of a schedule's round trips).
-void Scheduler::Impl::ResetPostgres(const Plan& p) {
-  for (const Strategy* s : p.subscribers) {
-    if (!s->RunsOnPostgres()) {
-      throw std::logic_error(
-          fmt::format("strategy {} does not run on PostgreSQL (it keeps a second file)", s->name));
-    }
-  }
-  std::string script =
-      "BEGIN; DELETE FROM Inbox; DELETE FROM InboxByMessageId; DELETE FROM StockReservations; "
-      "DELETE FROM StockItems;";
-  for (const BookRow& book : books) {
-    script += fmt::format(
-        " INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ({}, {}, {}, {});",
-        QuoteLiteral(book.book_id), QuoteLiteral(book.title), book.on_hand, book.reserved);
-  }
-  for (const Strategy* s : p.subscribers) {
-    if (s->pg_reset != nullptr) script += fmt::format(" {}", s->pg_reset);
-  }
-  script += " COMMIT";
-  pg_control->ExecScript(script);
-}
-
-PgConnection Scheduler::Impl::NewPgConnection() {
-  PgConnectionStart next = pg_spare ? std::move(*pg_spare) : options.postgres->StartConnect();
-  pg_spare.emplace(options.postgres->StartConnect());
-  return next.Open();
+  std::vector<ExploreTables> subscribers;
+  subscribers.reserve(p.subscribers.size());
+  for (const Strategy* s : p.subscribers) subscribers.push_back(s->tables());
+  database->Reset(books, subscribers);
 }
 
 void Scheduler::Impl::Settle(int except) {
-  if (!pg_control) return;
+  if (!waits_in_server) return;
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t i = 0; i < workers.size(); ++i) {
@@ -234,34 +116,6 @@ void Scheduler::Impl::Settle(int except) {
       changed = changed || w.released();
     }
   }
-}
-
-// A strategy the scheduler was not set up with (a test's variant, a consumer read from a
-// file) gets its tables on first use, in the scheduler's own temporary files.
-void Scheduler::Impl::ReadMainTables() {
-  main_tables.clear();
-  Statement& q = control.Cached(
-      "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-      "ORDER BY rowid");
-  while (q.Step()) main_tables.push_back(q.ColumnText(0));
-  q.Reset();
-}
-
-const Scheduler::Impl::ResetSql& Scheduler::Impl::ResetOf(const Strategy* s) {
-  auto it = reset_sql.find(s);
-  if (it != reset_sql.end()) return it->second;
-  if (s->KeepsSecondFile() && !aux_control) {
-    throw std::logic_error(fmt::format(
-        "strategy {} needs a second file, and the scheduler was set up without one", s->name));
-  }
-  if (s->schema != nullptr) RunSchema(control, s->schema, {});  // a file's: sandboxed
-  if (s->KeepsSecondFile()) aux_control->ExecScript(AuxSchema(*s));
-  ResetSql r;
-  r.main = SplitScript(control, s->reset);
-  if (aux_control) r.aux = SplitScript(*aux_control, AuxReset(*s));
-  if (!pg_control) ReadMainTables();
-  strategies.push_back(s);
-  return reset_sql.emplace(s, std::move(r)).first->second;
 }
 
 void Scheduler::Impl::Abort() {
@@ -288,12 +142,7 @@ Scheduler::Scheduler(std::span<const Strategy* const> strategies, SchedulerOptio
 Scheduler::~Scheduler() = default;
 
 std::unique_ptr<TablesReader> Scheduler::OpenTablesReader(bool second_file) const {
-  if (impl_->options.postgres != nullptr) {
-    return OpenPgTablesReader(*impl_->options.postgres, nullptr);  // no side store there
-  }
-  std::vector<std::pair<std::string, std::string>> stores = {{"database", impl_->db.path()}};
-  if (second_file && impl_->aux_db) stores.emplace_back("second file", impl_->aux_db->path());
-  return std::make_unique<TableProbe>(std::move(stores));
+  return impl_->database->OpenTablesReader(second_file);
 }
 
 void Scheduler::StopAt(std::optional<std::chrono::steady_clock::time_point> deadline) {
@@ -325,7 +174,7 @@ ScheduleResult Scheduler::RunUnguarded(const Plan& plan, Chooser& chooser, Recor
   int64_t progress = 0;  // steps that did not end blocked: a blocked instance may retry after one
   // Under RetryRule::kAfterStepOnItsFile: such steps that touched each file.
   const bool any_step = s.options.retry == RetryRule::kAfterAnyStep;
-  const bool postgres = s.pg_control.has_value();
+  const bool postgres = s.waits_in_server;
   std::array<int64_t, 2> touched{};
   // Under RetryRule::kAfterRelease: steps that released a write lock held on each file.
   const bool on_release = s.options.retry == RetryRule::kAfterRelease;

@@ -1,7 +1,8 @@
-// Runs a plan once, under one interleaving, on a real SQLite file. Each consumer instance
-// is a fiber (a stack of its own on the caller's thread, baton.h) with its own connection;
-// the connection's StepGate parks the instance before every statement, hook and email send,
-// and whenever SQLite finds the database locked. Exactly one instance runs at a time: the
+// Runs a plan once, under one interleaving, on a real SQLite file (or a PostgreSQL schema:
+// store/explore_database.h, which names the backend so this does not). Each consumer
+// instance is a fiber (a stack of its own on the caller's thread, baton.h) with its own
+// session; the session's ExploreGate parks the instance before every statement, hook and
+// email send, and whenever the database is locked. Exactly one instance runs at a time: the
 // scheduler hands a baton to the instance a Chooser picks, and waits until that instance
 // parks again. The same choices on the same plan
 // always give the same run.
@@ -29,13 +30,10 @@
 #include "explore/footprint.h"
 #include "explore/outcome.h"
 #include "explore/plan.h"
-#include "sqlite/database.h"
+#include "store/database_settings.h"
+#include "store/explore_database.h"
 #include "store/tables_reader.h"
 #include "trace/trace.h"
-
-namespace dedupsim {
-class PgDatabase;
-}
 
 namespace dedupsim::explore {
 
@@ -151,7 +149,7 @@ struct SchedulerOptions {
   // for a lock (pg_blocking_pids non-empty) is a blocked step: the instance is offered
   // again once its statement has its answer, which it gets when the blocker commits or
   // rolls back (the retry rule is SQLite's). The schema must outlive the scheduler.
-  const PgDatabase* postgres = nullptr;
+  const ExploreServer* postgres = nullptr;
   Isolation isolation = Isolation::kReadCommitted;  // PostgreSQL's; SQLite ignores it
 };
 

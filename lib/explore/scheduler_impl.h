@@ -19,8 +19,7 @@
 
 #include "explore/baton.h"
 #include "explore/scheduler.h"
-#include "postgres/connection.h"
-#include "sqlite/connection.h"
+#include "store/explore_database.h"
 
 namespace dedupsim::explore {
 
@@ -38,15 +37,11 @@ struct Scheduler::Impl {
   ~Impl();
 
   void Reset(const Plan& plan);
-  void ResetPostgres(const Plan& plan);
   // Lets every PostgreSQL instance whose statement waits in the server look again, until
   // each is either still waiting or has its answer (the blocker committed or rolled back).
   void Settle(int except);
   void Abort();
-  struct ResetSql;
-  const ResetSql& ResetOf(const Strategy* s);
   Figures Measure(const Plan& plan, ScheduleResult& result);
-  std::vector<BookRow> ReadBooks();  // StockItems as it is now, by BookId
   void RecordResult(const Delivery& delivery, DeliveryResult r);
   void RecordGivenUp(const Delivery& delivery);
   // A plan with one instance: what the books moved by during the attempt that just ended is
@@ -55,32 +50,14 @@ struct Scheduler::Impl {
   size_t TallySlot(const Delivery& delivery) const;
 
   SchedulerOptions options;
-  std::vector<const Strategy*> strategies;
-  DatabaseFile db;
-  std::optional<DatabaseFile> aux_db;
-  Connection control;  // set-up and read-back; never scheduled
-  std::optional<PgConnection> pg_control;  // the same on PostgreSQL
-  // PostgreSQL: the next instance connection, started in the background when the last one
-  // was taken (NewPgConnection), so an instance restarted after a crash finds its new
-  // backend already started while the run went on.
-  std::optional<PgConnectionStart> pg_spare;
-  PgConnection NewPgConnection();
-  // PostgreSQL: the Inbox rows, read by ReadBooks with the books (one round trip).
-  int64_t pg_inbox_rows = 0;
-  std::optional<Connection> aux_control;
+  // The tables, their resets and read-backs, and each instance's session: SQLite's
+  // temporary files, or options.postgres's schema (store/explore_database.h).
+  std::unique_ptr<ExploreDatabase> database;
+  // PostgreSQL's way: a statement that meets a lock waits in the server (Blocked, Released,
+  // Settle), and no write lock is seen; else SQLite's (OnBusy, the files' write locks).
+  const bool waits_in_server;
   Baton baton{kMaxInstances};
   std::vector<std::unique_ptr<Worker>> workers;
-
-  // Each strategy's reset scripts, split into statements prepared once on the controls.
-  struct ResetSql {
-    std::vector<std::string> main;
-    std::vector<std::string> aux;
-  };
-  std::unordered_map<const Strategy*, ResetSql> reset_sql;
-  // The service file's tables, in the order of its schema (MainTableBits reads them);
-  // read again whenever a schema is run.
-  std::vector<std::string> main_tables;
-  void ReadMainTables();
 
   // Per run; touched only by the baton holder.
   const Plan* plan = nullptr;

@@ -21,6 +21,7 @@
 #include "consumers/registry.h"
 #include "core/clock.h"
 #include "core/message.h"
+#include "store/explore_database.h"
 #include "store/store.h"
 
 namespace dedupsim::explore {
@@ -120,8 +121,17 @@ struct Strategy {
   // side store, a SQLite file the explorer keeps on SQLite only).
   bool RunsOnPostgres() const { return !KeepsSecondFile(); }
   // The row keeps a second file: a side store, or a test's own tables.
-  bool KeepsSecondFile() const {
-    return side != SideStoreKind::kNone || test_aux_schema != nullptr;
+  bool KeepsSecondFile() const { return tables().KeepsSecondFile(); }
+  // The row's tables, as the explorer's database reads them (store/explore_database.h).
+  ExploreTables tables() const {
+    return ExploreTables{.id = this,
+                         .name = name,
+                         .schema = schema,
+                         .reset = reset,
+                         .pg_reset = pg_reset,
+                         .side = side,
+                         .test_aux_schema = test_aux_schema,
+                         .test_aux_reset = test_aux_reset};
   }
 };
 

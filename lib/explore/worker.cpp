@@ -9,15 +9,12 @@
 #include "core/input_error.h"
 #include "explore/scheduler_impl.h"
 #include "explore/step_label.h"
-#include "postgres/error.h"
-#include "postgres/lock_watch.h"
-#include "postgres/store.h"
-#include "sqlite/error.h"
-#include "sqlite/side_records.h"
-#include "sqlite/store.h"
 #include "world/broker/broker.h"
 
 namespace dedupsim::explore {
+
+static_assert(kExploreMainFile == kMainFile && kExploreSecondFile == kAuxFile,
+              "a session's files are the footprints' files");
 
 // Sends go through the gate: the instance may crash just before the provider accepts.
 class Worker::GatedProvider final : public EmailProvider {
@@ -44,13 +41,7 @@ void Worker::Assign(const InstanceScript* script, Recorder* recorder) {
   released_ = false;
 }
 
-uint8_t Worker::WriteLocks() const {
-  if (pg_) return 0;
-  auto holds = [](const std::optional<Connection>& c) {
-    return c && c->HoldsWriteLock();
-  };
-  return static_cast<uint8_t>((holds(db_) ? kMainFile : 0) | (holds(aux_) ? kAuxFile : 0));
-}
+uint8_t Worker::WriteLocks() const { return session_ ? session_->WriteLocks() : 0; }
 
 void Worker::Main() {
   // Started by the scheduler's first Give; each later Give after a run starts the next.
@@ -60,24 +51,10 @@ void Worker::Main() {
     state_ = WorkerState::kDone;
     owner_.baton.Yield(index_);
   }
-  db_.reset();
-  aux_.reset();
-  pg_.reset();
-  pg_watch_.reset();
+  session_.reset();
 }  // the fiber's end hands the turn back for the last time
 
-void Worker::BeforeStatement(PgConnection&, std::string_view sql) {
-  std::string label = StepLabel(sql);
-  next_footprint_ = PgStatementFootprint(label);
-  Arrive(label, true);
-}
-
-void Worker::BeforeHook(PgConnection&, std::string_view name) {
-  next_footprint_ = Footprint{};
-  Arrive(std::string(name), false);
-}
-
-bool Worker::Blocked(PgConnection&) {
+bool Worker::Blocked() {
   if (dead_ || owner_.abort) {
     dead_ = true;
     return false;
@@ -93,7 +70,7 @@ bool Worker::Blocked(PgConnection&) {
   return true;  // Settle: look again
 }
 
-void Worker::Released(PgConnection&) {
+void Worker::Released() {
   released_ = true;
   owner_.baton.Yield(index_);
   released_ = false;
@@ -101,27 +78,33 @@ void Worker::Released(PgConnection&) {
   state_ = WorkerState::kRunning;
 }
 
-void Worker::BeforeStatement(Connection& c, std::string_view sql) {
+void Worker::BeforeStatement(uint8_t file, std::string_view sql, bool in_transaction) {
   std::string label = StepLabel(sql);
-  last_file_ = aux_ && &c == &*aux_ ? kAuxFile : kMainFile;
-  const uint8_t tables =
-      last_file_ == kMainFile && !c.InTransaction() ? MainTableBits(sql, owner_.main_tables) : 0;
+  if (owner_.waits_in_server) {
+    next_footprint_ = PgStatementFootprint(label);
+    Arrive(label, true);
+    return;
+  }
+  last_file_ = file;
+  const uint8_t tables = last_file_ == kMainFile && !in_transaction
+                             ? MainTableBits(sql, owner_.database->main_tables())
+                             : 0;
   next_footprint_ = owner_.options.retry == RetryRule::kAfterRelease
                         ? WalStatementFootprint(label, last_file_, tables)
                         : StatementFootprint(label, last_file_, tables);
   Arrive(label, true);
 }
 
-void Worker::BeforeHook(Connection&, std::string_view name) {
+void Worker::BeforeHook(std::string_view name) {
   next_footprint_ = Footprint{};
   Arrive(std::string(name), false);
 }
 
-bool Worker::OnBusy(Connection& c, int) {
+bool Worker::OnBusy(uint8_t file) {
   if (dead_ || owner_.abort) return false;
   state_ = WorkerState::kBlocked;
   Note("wait", current_ + ": the database is locked; blocked until scheduled again", "busy");
-  blocked_file_ = aux_ && &c == &*aux_ ? kAuxFile : kMainFile;
+  blocked_file_ = file;
   const bool any_step = owner_.options.retry == RetryRule::kAfterAnyStep;
   const bool on_release = owner_.options.retry == RetryRule::kAfterRelease;
   // Ends blocked. Under kAfterAnyStep when it may retry depends on every other step;
@@ -200,71 +183,28 @@ void Worker::NoteUnacked(const DeliveryRef& released) {
                                 "the consumer's connection closed without a commit"));
 }
 
-Connection Worker::OpenGated(const DatabaseFile& file) {
-  Connection c = file.Connect();
-  c.SetGate(this);
-  return c;
-}
-
 void Worker::EnsureOpen(const Strategy& subscriber) {
-  if (owner_.options.postgres != nullptr) {
-    if (!pg_ || !pg_->connection().is_open()) {
-      pg_ =
-          std::make_unique<PgStore>(owner_.NewPgConnection(), owner_.options.isolation);
-      if (pg_watch_ == nullptr) {
-        pg_watch_ = std::make_shared<PgLockWatch>(owner_.options.postgres->conninfo());
-      }
-      pg_->connection().WatchWaits(pg_watch_);
-      pg_->connection().SetGate(this);
-    }
-    pg_->connection().SetTrace(recorder_, name_);
-    return;
-  }
-  if (!db_ || !db_->is_open()) {
-    db_.emplace(OpenGated(owner_.db));
-    db_->SetGate(this);  // the move rebinds the busy handler; the gate goes with it
-  }
-  db_->SetTrace(recorder_, name_);
-  if (subscriber.KeepsSecondFile() && owner_.aux_db) {
-    if (!aux_ || !aux_->is_open()) {
-      aux_.emplace(OpenGated(*owner_.aux_db));
-      aux_->SetGate(this);
-    }
-    aux_->SetTrace(recorder_, name_);
-    if (recorder_ != nullptr) aux_->SetTraceRole(kActorConsumer, subscriber.aux_target);
-  }
+  if (!session_) session_ = owner_.database->NewSession(*this, owner_.options.isolation);
+  session_->Open(subscriber.KeepsSecondFile(), recorder_, name_, subscriber.aux_target);
 }
 
 uint16_t Worker::OpenFiles() const {
-  if (pg_) return pg_->connection().is_open() ? kEveryTable : 0;
-  return static_cast<uint16_t>((db_ && db_->is_open() ? kMainWhole : 0) |
-                               (aux_ && aux_->is_open() ? kAuxWhole : 0));
+  const uint8_t open = session_ ? session_->OpenFiles() : 0;
+  if (owner_.waits_in_server) return open != 0 ? kEveryTable : 0;
+  return static_cast<uint16_t>(((open & kMainFile) != 0 ? kMainWhole : 0) |
+                               ((open & kAuxFile) != 0 ? kAuxWhole : 0));
 }
 
 void Worker::CloseAll() {
-  // A dead process's backend rolls back when the server sees the socket close; wait for
-  // it, so its locks are gone before another instance moves.
-  if (pg_) pg_->connection().CloseAndAwaitExit();
-  if (db_) db_->Close();
-  if (aux_) aux_->Close();
+  if (session_) session_->Close();
 }
 
 void Worker::Unwind() {
-  if (pg_ && pg_->connection().is_open()) {
-    try {
-      pg_->connection().ExecScript("ROLLBACK");
-      if (!pg_->InTransaction()) return;
-    } catch (const std::exception&) {
-    }
-  }
-  CloseAll();
+  if (session_) session_->Unwind();
 }
 
 void Worker::RunScript() {
-  if (!owner_.options.reuse_connections) {
-    db_.reset();
-    aux_.reset();
-  }
+  if (!owner_.options.reuse_connections && session_) session_->Forget();
   for (const Delivery& d : script_->deliveries) {
     for (int attempt = 1;; ++attempt) {
       if (!Attempt(d, attempt)) return;  // aborted
@@ -288,24 +228,18 @@ bool Worker::Attempt(const Delivery& d, int attempt) {
   owner_.attempts++;
   attempt_seq_ = owner_.attempts;
   delivery_ = DeliveryRef{d.message.message_id, attempt};
-  if (recorder_ != nullptr) {
-    if (db_) db_->SetDelivery(delivery_);
-    if (aux_) aux_->SetDelivery(delivery_);
-    if (pg_) pg_->connection().SetDelivery(delivery_);
-  }
+  if (recorder_ != nullptr) session_->SetDelivery(delivery_);
   Note("deliver",
        fmt::format("message {} (order {}) to {}, attempt {}", Short(d.message.message_id),
                    Short(d.message.order_id), d.subscriber->name, attempt),
        "");
   try {
     GatedProvider provider(*this);
-    // The one handler, on this instance's store: PostgreSQL's, or one over its SQLite
-    // connection for the attempt (with the second file, when the row keeps one).
-    std::optional<SqliteStore> sqlite;
-    Store& store = pg_ ? static_cast<Store&>(*pg_) : sqlite.emplace(*db_);
-    std::optional<SqliteSideRecords> side;
-    if (!pg_ && aux_ && aux_->is_open()) side.emplace(*aux_);
-    StoreContext context{store, side ? &*side : nullptr, clock_,
+    // The one handler, on this instance's store for the attempt (with the second file's
+    // records, when the row keeps one).
+    const std::unique_ptr<ExploreAttempt> on = session_->Attempt();
+    Store& store = on->store();
+    StoreContext context{store, on->side(), clock_,
                          provider, [this](const std::string&, const OrderPlaced& m) {
                            owner_.published.push_back({m.message_id, subscriber_});
                          }};
@@ -373,11 +307,11 @@ bool Worker::Refused(const Delivery& d, const std::exception& e, int attempt) {
   // had read could not take the write lock another instance holds. Its redelivery waits
   // for that lock (Arrive). A stale snapshot (517) needs no wait: the writer has committed.
   const auto* store = dynamic_cast<const StoreError*>(&e);
-  if (!pg_ && store != nullptr &&
+  if (!owner_.waits_in_server && store != nullptr &&
       (store->backend_code() == "5" || store->backend_code() == "517")) {
     ++owner_.stale_refusals;
   }
-  if (!pg_ && store != nullptr && store->backend_code() == "5") {
+  if (!owner_.waits_in_server && store != nullptr && store->backend_code() == "5") {
     awaits_release_ = true;
     blocked_file_ = last_file_;
     footprint_.writes |= last_file_;

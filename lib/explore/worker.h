@@ -1,6 +1,6 @@
-// One consumer instance of the explorer's scheduler: a fiber (baton.h), its connections (SQLite's
-// files, or one PostgreSQL connection), and the gate they call before every statement, hook
-// and email send. At each step the worker parks and hands the baton back (baton.h); the
+// One consumer instance of the explorer's scheduler: a fiber (baton.h), its session (its
+// connections: SQLite's files, or one PostgreSQL connection; store/explore_database.h), and
+// the gate they call before every statement, hook and email send. At each step the worker parks and hands the baton back (baton.h); the
 // scheduler decides who moves next. It takes the step only when given the baton again, or
 // dies there (SimulatedCrash) when the step is its attempt's crash point; a statement that
 // finds the database locked parks it as blocked. What each step touched (its Footprint) is
@@ -22,14 +22,9 @@
 #include "explore/footprint.h"
 #include "explore/plan.h"
 #include "explore/scheduler.h"
-#include "postgres/connection.h"
-#include "sqlite/connection.h"
+#include "store/explore_database.h"
 #include "trace/trace.h"
 #include "world/email_provider.h"
-
-namespace dedupsim {
-class PgStore;
-}
 
 namespace dedupsim::explore {
 
@@ -42,7 +37,7 @@ enum class WorkerState {
   kDone,     // its script is over
 };
 
-class Worker final : public StepGate, public PgStepGate {
+class Worker final : public ExploreGate {
  public:
   Worker(Scheduler::Impl& owner, int index)
       : owner_(owner), index_(index), name_(InstanceName(index)) {}
@@ -79,22 +74,19 @@ class Worker final : public StepGate, public PgStepGate {
 
   void Main();
 
-  // PgStepGate: the same steps on a PostgreSQL connection.
-  void BeforeStatement(PgConnection&, std::string_view sql) override;
-  void BeforeHook(PgConnection&, std::string_view name) override;
-  // The server shows the statement waiting for a lock another backend holds. It stays
-  // blocked (its statement still in the server) until Settle finds it has its answer.
-  // (The connection notes the wait on the trace, with the server's words.)
-  bool Blocked(PgConnection&) override;
-  // The statement has its answer after a wait; the step is taken when the scheduler picks
-  // this instance again.
-  void Released(PgConnection&) override;
-
-  // StepGate: every statement and hook is a step the scheduler hands out.
-  void BeforeStatement(Connection& c, std::string_view sql) override;
+  // ExploreGate: every statement and hook is a step the scheduler hands out.
+  void BeforeStatement(uint8_t file, std::string_view sql, bool in_transaction) override;
   // RunHook notes a crash at a hook itself.
-  void BeforeHook(Connection&, std::string_view name) override;
-  bool OnBusy(Connection& c, int) override;
+  void BeforeHook(std::string_view name) override;
+  // SQLite: the statement found file locked.
+  bool OnBusy(uint8_t file) override;
+  // PostgreSQL: the server shows the statement waiting for a lock another backend holds.
+  // It stays blocked (its statement still in the server) until Settle finds it has its
+  // answer. (The connection notes the wait on the trace, with the server's words.)
+  bool Blocked() override;
+  // PostgreSQL: the statement has its answer after a wait; the step is taken when the
+  // scheduler picks this instance again.
+  void Released() override;
 
   // Parks until the scheduler picks this instance to take the step `label`, then lets it
   // run, or dies there when it is this attempt's crash point. Called by the gate methods
@@ -111,19 +103,14 @@ class Worker final : public StepGate, public PgStepGate {
   // Records the broker's release of the attempt's message after a crash: no ack came.
   void NoteUnacked(const DeliveryRef& released);
 
-  Connection OpenGated(const DatabaseFile& file);
-
   void EnsureOpen(const Strategy& subscriber);
 
   uint16_t OpenFiles() const;
 
   void CloseAll();
 
-  // The run is abandoned (no verdict; the next one starts from a reset): on PostgreSQL the
-  // connection is kept, its transaction rolled back, as a connection kept after a finished
-  // run is (a statement that waited was cancelled on the way here). Reconnecting cost a new
-  // backend and a new side connection per instance per abandoned run. Anything unexpected
-  // closes it, as a crash does.
+  // The run is abandoned (no verdict; the next one starts from a reset): the session
+  // unwinds (ExploreSession::Unwind: PostgreSQL keeps its connection, rolled back).
   void Unwind();
 
   static std::string Short(const std::string& id) { return id.substr(0, 8); }
@@ -145,12 +132,7 @@ class Worker final : public StepGate, public PgStepGate {
   Recorder* recorder_ = nullptr;
   DeliveryRef delivery_;     // the attempt under way: message and the broker's number
   int64_t attempt_seq_ = 0;  // the run's count of attempts when it started
-  std::optional<Connection> db_;
-  std::optional<Connection> aux_;
-  std::unique_ptr<PgStore> pg_;  // on PostgreSQL, instead of db_ and aux_
-  // pg_'s lock watch, kept across the instance's reconnections: it only looks, so a crash
-  // that closes pg_ need not cost a second new connection.
-  std::shared_ptr<PgLockWatch> pg_watch_;
+  std::unique_ptr<ExploreSession> session_;  // made at its first delivery
   WorkerState state_ = WorkerState::kIdle;
   std::string pending_;       // the step it waits to take
   std::string current_;       // the step it is taking

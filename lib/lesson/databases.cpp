@@ -1,10 +1,15 @@
 #include "lesson/databases.h"
 
+#include <fmt/format.h>
+
+#include <optional>
 #include <stdexcept>
 
+#include "postgres/cluster.h"
 #include "postgres/store.h"
 #include "postgres/workload_database.h"
 #include "sqlite/database.h"
+#include "sqlite/explore_database.h"
 #include "sqlite/side_store.h"
 #include "sqlite/store.h"
 #include "sqlite/workload_database.h"
@@ -45,7 +50,42 @@ class PgLessonDatabase final : public LessonDatabase {
   SqliteSideStores sides_;  // in a folder of their own
 };
 
+class PgExploreServers final : public ExploreServers {
+ public:
+  PgExploreServers(const DatabaseChoice& choice, size_t lanes) {
+    if (choice.dsn.empty()) cluster_.emplace(ThrowawayCluster::Start());
+    schema_.emplace(
+        PgDatabase::Open(choice.dsn.empty() ? cluster_->conninfo() : choice.dsn, choice.schema));
+    for (size_t i = 1; cluster_ && i < lanes; ++i) {
+      lanes_.push_back(
+          PgDatabase::Open(cluster_->conninfo(), fmt::format("{}_{}", choice.schema, i + 1)));
+    }
+  }
+  const ExploreServer& schema() const override { return *schema_; }
+  std::vector<const ExploreServer*> lanes() const override {
+    std::vector<const ExploreServer*> out;
+    for (const PgDatabase& lane : lanes_) out.push_back(&lane);
+    return out;
+  }
+
+ private:
+  std::optional<ThrowawayCluster> cluster_;  // declared first: stopped after the schemas go
+  std::optional<PgDatabase> schema_;
+  std::vector<PgDatabase> lanes_;
+};
+
 }  // namespace
+
+std::unique_ptr<ExploreDatabase> OpenExploreDatabase(const ExploreServer* server,
+                                                     const DatabaseSettings& file,
+                                                     std::span<const ExploreTables> tables) {
+  if (server != nullptr) return server->OpenExploreDatabase();
+  return OpenSqliteExploreDatabase(file, tables);
+}
+
+std::unique_ptr<ExploreServers> OpenExploreServers(const DatabaseChoice& choice, size_t lanes) {
+  return std::make_unique<PgExploreServers>(choice, lanes);
+}
 
 std::unique_ptr<Databases> OpenDatabases(const DatabaseChoice& choice) {
   if (choice.backend == "postgres") return std::make_unique<PgDatabases>(choice.dsn, choice.schema);

@@ -5,14 +5,17 @@
 // names neither backend.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "store/database_settings.h"
 #include "store/databases.h"
 #include "store/error.h"
+#include "store/explore_database.h"
 #include "store/side_store.h"
 #include "store/store.h"
 
@@ -69,5 +72,26 @@ class LessonDatabase {
 // backend.
 std::unique_ptr<LessonDatabase> OpenLessonDatabase(const DatabaseChoice& choice,
                                                    const LessonSettings& settings);
+
+// The explorer's database (store/explore_database.h): on server's schema (PostgreSQL's,
+// OpenExploreServers), or, with none, SQLite's temporary files made with file's settings
+// and tables' schemas. Throws as ExploreServer::OpenExploreDatabase and
+// sqlite/explore_database.h's OpenSqliteExploreDatabase do.
+std::unique_ptr<ExploreDatabase> OpenExploreDatabase(const ExploreServer* server,
+                                                     const DatabaseSettings& file,
+                                                     std::span<const ExploreTables> tables);
+
+// The schemas `explore --backend postgres` runs on: choice.schema on a throwaway cluster
+// started here (unless choice.dsn names a server), and on that cluster up to lanes - 1 more
+// (choice.schema_2, _3, ...), each explored by a thread of its own; a --dsn server gets the
+// one schema named. Destroyed, it stops and removes the cluster it started. Throws
+// DatabaseError as OpenDatabases does.
+class ExploreServers {
+ public:
+  virtual ~ExploreServers() = default;
+  virtual const ExploreServer& schema() const = 0;
+  virtual std::vector<const ExploreServer*> lanes() const = 0;
+};
+std::unique_ptr<ExploreServers> OpenExploreServers(const DatabaseChoice& choice, size_t lanes);
 
 }  // namespace dedupsim

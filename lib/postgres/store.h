@@ -11,6 +11,7 @@
 
 #include "core/timestamp.h"
 #include "postgres/connection.h"
+#include "store/explore_database.h"
 #include "store/store.h"
 
 namespace dedupsim {
@@ -26,7 +27,7 @@ inline constexpr const char* kPgMarker =
 // on SQLite. Any other name as it came.
 std::string SchemaSpelling(const std::string& folded);
 
-class PgDatabase {
+class PgDatabase final : public ExploreServer {
  public:
   // Connects to conninfo and opens the schema: creates it (with its tables, marked) when
   // missing; accepts it when it carries kPgMarker and so do its tables. Throws
@@ -43,6 +44,8 @@ class PgDatabase {
   PgConnectionStart StartConnect() const;
   const std::string& conninfo() const { return conninfo_; }
   const std::string& schema() const { return schema_; }
+  // The explorer's database on this schema (postgres/explore_database.cpp).
+  std::unique_ptr<ExploreDatabase> OpenExploreDatabase() const override;
 
  private:
   PgDatabase(std::string conninfo, std::string schema)

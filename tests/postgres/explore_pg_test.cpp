@@ -224,6 +224,28 @@ TEST_CASE(
 // counterexamples in the same order, and one progress that counts each cell and schedule
 // once. Fails when a lane's progress is added in whole rather than by what it moved
 // (shared.done += p.done), or a row's cells land in another row's place.
+// Issue 30: the explorer on PostgreSQL works on the server only (store/explore_database.h):
+// it makes no SQLite file, where its scheduler made a temporary one with every row's tables
+// and never used it. A counterexample's search is on the schema alone (the matrix compares
+// with SQLite's, which needs its file). Mutation caught: OpenExploreDatabase ignoring the
+// server (lib/lesson/databases.cpp): the scheduler then makes its SQLite file, and fails
+// with nowhere to put it.
+TEST_CASE("explore on PostgreSQL makes no SQLite file: it runs where a temporary file cannot be made",
+          "[postgres]") {
+  const std::string nowhere = "TMPDIR=/nonexistent/dedupsim-no-temporary-files";
+  const std::vector<std::string> args = {"explore", "--strategy", "inbox", "--fault",
+                                         "concurrent", "--counterexample"};
+  testing::CliResult sqlite = testing::RunCli(args, {"NO_COLOR=1", nowhere});
+  CHECK(sqlite.exit_code == 3);  // SQLite's explorer needs its temporary database there
+  std::vector<std::string> on_pg = args;
+  on_pg.insert(on_pg.end(),
+               {"--backend", "postgres", "--dsn", Conninfo(), "--pg-schema", "t_explore_no_file"});
+  testing::CliResult pg = testing::RunCli(on_pg, {"NO_COLOR=1", nowhere});
+  INFO(pg.err);
+  CHECK(pg.exit_code == 0);
+  CHECK(pg.out.find("every one of the 8 schedules ended once") != std::string::npos);
+}
+
 TEST_CASE("explore on PostgreSQL: rows explored in parallel schemas give one schema's matrix",
           "[postgres]") {
   const std::vector<const Strategy*> rows = {FindStrategy("naive"), FindStrategy("inbox"),
