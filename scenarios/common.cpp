@@ -98,8 +98,7 @@ void AddStock(ScenarioEnv& env, const StockItem& item) {
 }
 
 int64_t ProbeRows(ScenarioEnv& env, std::string_view table) {
-  if (!OnServer(env)) return OpenProbeStore(env)->tables().CountRows(table);
-  return env.backend.CountRows(table);
+  return OpenProbeStore(env)->tables().CountRows(table);
 }
 
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book) {

@@ -74,7 +74,7 @@ std::unique_ptr<Store> OpenActorStore(ScenarioEnv& env, const std::string& insta
 // goes on): traced as the probe, never as a consumer step.
 std::unique_ptr<Store> OpenProbeStore(ScenarioEnv& env);
 // The number of rows in a table of the scenario's backend, read by the scenario's probe
-// (traced as the probe on SQLite, as OpenProbeStore).
+// (traced as the probe, as OpenProbeStore, on either backend).
 int64_t ProbeRows(ScenarioEnv& env, std::string_view table);
 // Records what the consumer made of its delivery ("Processed", "Skipped",
 // "NeedsReconciliation", "AlreadySent"), on its connection or store, with the business's

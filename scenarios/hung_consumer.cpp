@@ -87,7 +87,7 @@ void NoteSessionEnded(ScenarioEnv& env, pid_t pid, int backend, Steady::time_poi
   e.actor = kActorConsumer;
   e.result = fmt::format(
       "idle_in_transaction_session_timeout: its transaction rolled back, its locks released "
-      "(backend pid {} gone from pg_stat_activity)",
+      "(its backend, pid {}, gone from pg_stat_activity)",
       backend);
   env.recorder.Record(std::move(e));
 }

@@ -173,6 +173,7 @@ void PgConnection::SetDelivery(DeliveryRef delivery) { delivery_ = std::move(del
 void PgConnection::Stamp(TraceEvent& e) const {
   e.instance = instance_;
   e.pid = static_cast<int>(getpid());
+  e.backend = pid_;
   e.actor = actor_;
   e.target = target_;
   e.key = delivery_.key;
@@ -260,15 +261,25 @@ int PgConnection::DescribeColumns(const std::string& sql) {
 }
 
 // Reads the side connection's look once its answer has come (PgLockWatch::Receive); the
-// first look that finds the statement waiting notes the wait on the trace. True when the
-// look found the statement waiting.
-bool PgConnection::CheckWait(WatchedStatement& wait, std::string_view target) {
+// first look that finds the statement waiting notes the wait on the trace, stamped when the
+// wait began: the moment the look was read less how long the server said it had waited
+// (pg_locks.waitstart), never before the statement was sent nor after the look saw it; the
+// moment the look saw it when the server did not say (the note then carries no seen_us).
+// True when the look found the statement waiting.
+bool PgConnection::CheckWait(WatchedStatement& wait, std::string_view target, int64_t sent_us) {
   const bool first = !wait.waited;
   const std::optional<bool> waits = watch_->Receive(wait, target);
   if (!waits.value_or(false)) return false;
   if (first && recorder_ != nullptr) {
     TraceEvent e;
     Stamp(e);
+    const int64_t seen_us = recorder_->MicrosSinceOrigin();
+    int64_t at_us = seen_us;
+    if (wait.waited_when_seen) {
+      at_us = std::clamp(seen_us - wait.waited_when_seen->count(), std::min(sent_us, seen_us),
+                         seen_us);
+      e.seen_us = seen_us;
+    }
     e.waited_on = wait.waited_on;
     e.wait_event = wait.wait_event;
     e.lock_mode = wait.lock_mode;
@@ -276,7 +287,7 @@ bool PgConnection::CheckWait(WatchedStatement& wait, std::string_view target) {
     RecordNote(*recorder_, std::move(e), "wait",
                fmt::format("server: {} waits ({}) on {}, held by pid {}", pid_, wait.wait_event,
                            wait.waited_on, wait.blocking_pids.front()),
-               "waiting");
+               "waiting", at_us);
   }
   return true;
 }
@@ -407,7 +418,7 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
       if (looking) {
         if (ready > 0 && p[1].revents != 0) {
           bool resumed = false;  // back from the gate: other statements ran meanwhile
-          if (CheckWait(wait, target) && gate_ != nullptr) {
+          if (CheckWait(wait, target, sent_us) && gate_ != nullptr) {
             gated_wait = true;
             if (!gate_->Blocked(*this)) {
               CancelAndDrain();

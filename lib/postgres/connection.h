@@ -161,7 +161,7 @@ class PgConnection {
   void SetTraceRole(std::string actor, std::string target);
   void SetDelivery(DeliveryRef delivery);
   void Note(const std::string& kind, const std::string& detail, const std::string& result);
-  // Fills e's instance, pid, actor, target, key and delivery from this connection.
+  // Fills e's instance, pid, backend, actor, target, key and delivery from this connection.
   void Stamp(TraceEvent& e) const;
   // Records the delivery's outcome with the business's verdict (Session::NoteOutcome).
   void NoteOutcome(const std::string& outcome, const std::string& verdict);
@@ -205,8 +205,9 @@ class PgConnection {
   size_t Resolve(PgStatement statement) const;  // its index; throws for a foreign one
   // Points values_ at params, copied one after the other (each with its NUL) into params_.
   void CopyParams(std::initializer_list<std::string_view> params);
-  // True when the backend waits for a lock now, held by another backend.
-  bool CheckWait(WatchedStatement& wait, std::string_view target);
+  // True when the backend waits for a lock now, held by another backend. sent_us: when the
+  // statement was sent (the recorder's clock), the earliest its wait can have begun.
+  bool CheckWait(WatchedStatement& wait, std::string_view target, int64_t sent_us);
   void CancelAndDrain() noexcept;
 
   pg_conn* conn_ = nullptr;

@@ -40,7 +40,19 @@ constexpr const char* kLook =
     " WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND b.backend_type = 'client backend'), "
     "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
     " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1), "
-    "(SELECT l.mode FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1) "
+    "(SELECT l.mode FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1), "
+    "(SELECT (extract(epoch FROM clock_timestamp() - l.waitstart) * 1000000)::bigint "
+    " FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted AND l.waitstart IS NOT NULL LIMIT 1) "
+    "FROM pg_stat_activity a WHERE a.pid = $1";
+// The same before PostgreSQL 14, which has no pg_locks.waitstart: the wait's age unknown.
+constexpr const char* kLookBefore14 =
+    "SELECT a.wait_event_type, a.wait_event, "
+    "(SELECT coalesce(array_agg(b.pid), '{}')::text FROM pg_stat_activity b "
+    " WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND b.backend_type = 'client backend'), "
+    "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+    " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1), "
+    "(SELECT l.mode FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1), "
+    "NULL::bigint "
     "FROM pg_stat_activity a WHERE a.pid = $1";
 
 }  // namespace
@@ -49,9 +61,11 @@ bool GaveUpWaiting(std::string_view sqlstate) {
   return sqlstate == "55P03" || sqlstate == "57014" || sqlstate == "40P01";
 }
 
-PgLockWatch::PgLockWatch(const std::string& conninfo) : side_(ConnectOrThrow(conninfo)) {
+PgLockWatch::PgLockWatch(const std::string& conninfo)
+    : side_(ConnectOrThrow(conninfo)),
+      look_(PQserverVersion(side_) >= 140000 ? kLook : kLookBefore14) {
   // Not prepared (a server that refuses): each look sends its text, as before.
-  pg_result* prepared = PQprepare(side_, kLookName, kLook, 1, nullptr);
+  pg_result* prepared = PQprepare(side_, kLookName, look_, 1, nullptr);
   prepared_ = prepared != nullptr && PQresultStatus(prepared) == PGRES_COMMAND_OK;
   PQclear(prepared);
 }
@@ -72,7 +86,7 @@ bool PgLockWatch::Send(int pid) {
   std::string pid_text = std::to_string(pid);
   const char* values[1] = {pid_text.c_str()};
   in_flight_ = (prepared_ ? PQsendQueryPrepared(side_, kLookName, 1, values, nullptr, nullptr, 0)
-                          : PQsendQueryParams(side_, kLook, 1, nullptr, values, nullptr, nullptr,
+                          : PQsendQueryParams(side_, look_, 1, nullptr, values, nullptr, nullptr,
                                               0)) == 1;
   return in_flight_;
 }
@@ -94,6 +108,11 @@ std::optional<bool> PgLockWatch::Receive(WatchedStatement& wait, std::string_vie
   if (result.rows() != 1 || result.Text(0, 0) != "Lock") return false;
   std::vector<int> blockers = ParsePidArray(result.Text(0, 2));
   if (blockers.empty()) return false;
+  if (!wait.waited) {
+    if (auto age = result.Get(0, 5)) {
+      wait.waited_when_seen = std::chrono::microseconds(std::strtoll(age->c_str(), nullptr, 10));
+    }
+  }
   wait.waited = true;
   wait.wait_event = result.Text(0, 1);
   wait.blocking_pids = blockers;

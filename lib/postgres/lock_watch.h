@@ -50,7 +50,8 @@ class PgLockWatch {
   // Reads what has arrived of the look's answer. nullopt while it is incomplete, and when
   // the look was abandoned (its answer is then dropped, and busy() turns false). Otherwise
   // the look's verdict: when backend pid waits, marks wait as waited and fills its
-  // wait_event, its lock_mode, its blocking_pids (the holders now) and waited_on: "row
+  // wait_event, its lock_mode, (on the look that first sees it waiting, from PostgreSQL 14)
+  // its waited_when_seen, its blocking_pids (the holders now) and waited_on: "row
   // <Table>" when the backend holds or waits for a tuple lock of that table, else (kept
   // from an earlier look, or) "key <target>"; returns true. Otherwise leaves wait as it was
   // and returns false, also when the look itself failed.
@@ -68,6 +69,7 @@ class PgLockWatch {
   void Drain();  // waits for and drops the look in flight, if any
 
   pg_conn* side_;
+  const char* look_;  // the look's text for this server's version
   bool prepared_ = false;  // the look is prepared on side_ (as "dedupsim_look")
   bool in_flight_ = false;
   bool abandoned_ = false;

@@ -51,6 +51,10 @@ struct WatchedStatement {
   std::string wait_event;                // the server's wait_event ("transactionid", "tuple")
   std::string lock_mode;                 // the lock asked for and not granted ("ShareLock")
   std::vector<int> blocking_pids;        // pg_blocking_pids while it waited
+  // How long it had waited when the look that first saw it waiting ran, by the server's
+  // clock (clock_timestamp() - pg_locks.waitstart, PostgreSQL 14+); nullopt when the server
+  // did not say (an older server, or waitstart still null).
+  std::optional<std::chrono::microseconds> waited_when_seen;
   std::string error_code;                // the backend's code ("23505"), "" on success
   int64_t rows = -1;                     // rows an INSERT/UPDATE/DELETE changed; -1 otherwise
   std::chrono::microseconds elapsed{0};  // sent to answered

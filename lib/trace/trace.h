@@ -68,6 +68,14 @@ struct TraceEvent {
   std::string lock_mode;   // PostgreSQL: the lock asked for and not granted, "ShareLock"
   std::string wait_event;  // PostgreSQL: pg_stat_activity.wait_event, "transactionid", "tuple"
   int blocked_by = 0;      // PostgreSQL: the backend (pid) that held it
+  // PostgreSQL's "wait" event: when the lock watch saw the statement waiting, where the
+  // server said how long it had waited by then (pg_locks.waitstart); at_us is then when
+  // the wait began (not before the statement was sent). -1: the watch's moment is at_us.
+  int64_t seen_us = -1;
+  // PostgreSQL: the server backend (PQbackendPID) of the connection that did the step, so a
+  // wait's blocked_by names the actor that owns that backend; 0: none (SQLite, a step not
+  // made on a server connection).
+  int backend = 0;
   // A consumer's process: 1 for an instance's first process, 2 for the one started again
   // after it died, ...; 0: not a process that was ever started again (the common case).
   int incarnation = 0;

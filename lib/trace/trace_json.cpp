@@ -26,6 +26,8 @@ nlohmann::ordered_json EventToJson(const TraceEvent& e) {
   j["lockMode"] = e.lock_mode;
   j["waitEvent"] = e.wait_event;
   j["blockedBy"] = e.blocked_by;
+  if (e.backend != 0) j["backend"] = e.backend;  // only a server connection's steps
+  if (e.seen_us >= 0) j["seenUs"] = e.seen_us;    // only a wait the server dated
   j["incarnation"] = e.incarnation;
   j["verdict"] = e.verdict;
   j["seq"] = e.seq;
@@ -65,6 +67,8 @@ std::vector<TraceEvent> EventsFromJson(const nlohmann::json& array) {
     e.lock_mode = j.value("lockMode", std::string());
     e.wait_event = j.value("waitEvent", std::string());
     e.blocked_by = j.value("blockedBy", 0);
+    e.backend = j.value("backend", 0);
+    e.seen_us = j.value("seenUs", int64_t{-1});
     e.incarnation = j.value("incarnation", 0);
     e.verdict = j.value("verdict", std::string());
     e.seq = j.value("seq", int64_t{0});

@@ -6,6 +6,9 @@
 #include <cctype>
 #include <cmath>
 #include <regex>
+#include <set>
+
+#include "views/event_text.h"
 
 namespace dedupsim {
 
@@ -62,10 +65,31 @@ void ShortIds::NameProcessesOf(const std::vector<TraceEvent>& events) {
                                                    : fmt::format("child process {}", ++children));
     }
   }
+  // A PostgreSQL backend a wait was blocked by is named after the actor whose connection it
+  // is, read from the steps that carry it as their backend: "Consumer A", with its process
+  // where the instance ran in more than one ("Consumer A (child process 2)"). "backend N"
+  // when no step carries it, or steps of more than one actor do.
+  std::map<std::string, std::set<int>> pids_of;  // instance -> the processes it ran in
   for (const TraceEvent& e : events) {
-    if (e.blocked_by != 0 && !processes_.count(e.blocked_by)) {
-      processes_.emplace(e.blocked_by, fmt::format("backend {}", ++backends));
+    if (e.pid != 0) pids_of[e.instance].insert(e.pid);
+  }
+  for (const TraceEvent& e : events) {
+    if (e.blocked_by == 0 || processes_.count(e.blocked_by)) continue;
+    std::string owner;
+    bool one = true;
+    for (const TraceEvent& o : events) {
+      if (o.backend != e.blocked_by) continue;
+      std::string name = ActorName(o);
+      if (ActorOf(o) == kActorConsumer && pids_of[o.instance].size() > 1 &&
+          processes_.count(o.pid)) {
+        name += " (" + processes_.at(o.pid) + ")";
+      }
+      one = one && (owner.empty() || owner == name);
+      owner = std::move(name);
     }
+    processes_.emplace(e.blocked_by, !owner.empty() && one
+                                         ? owner
+                                         : fmt::format("backend {}", ++backends));
   }
 }
 

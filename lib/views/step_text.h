@@ -33,7 +33,8 @@ std::string DescribeResult(const TraceEvent& event, bool with_timings);
 // to run): the process that runs the set-up, the broker and the checks (the first step of
 // an actor other than a consumer) is "main process", every other process
 // that recorded a step is "child process 1", "child process 2", ... in the order it first
-// appears, and a PostgreSQL backend a wait was blocked by is "backend 1", ... So two runs
+// appears, and a PostgreSQL backend a wait was blocked by is named after the actor whose
+// connection it is ("Consumer A"; "backend 1", ... when no step names one). So two runs
 // with the same --seed name them alike. JSON and --trace keep the full ids and the pids.
 class ShortIds {
  public:
@@ -54,7 +55,7 @@ class ShortIds {
   std::string Shorten(std::string_view text);
   // "m1 = <full id>", one per key, in order.
   std::vector<std::string> Legend() const;
-  // "main process", "child process 2", "backend 1" (see above); "pid N" for a pid the
+  // "main process", "child process 2", "Consumer A" (see above); "pid N" for a pid the
   // events do not name, and "pid <pid>" for Full().
   std::string Process(int pid) const;
   // text with each "pid <digits>" replaced by Process of it.

@@ -529,6 +529,8 @@ def check_postgres(dedupsim, work, conninfo_file):
                         for args, svg, page in zip(all_args, svgs, pages)])
     named = [args[:args.index("--dsn")] for args in all_args]  # no conninfo in the names
     # Made on the server: concurrent's second copy met PostgreSQL's duplicate key (23505).
+    # Catches a --backend postgres run made on SQLite (OpenLessonDatabase handing out a
+    # SQLite database for "postgres": the timeline then says duplicate key (1555)).
     concurrent = open(svgs[[a[0] for a in named].index("concurrent")], encoding="utf-8").read()
     if "duplicate key (23505)" not in concurrent:
         fail("concurrent's timeline shows no PostgreSQL duplicate key (23505): not made on "
