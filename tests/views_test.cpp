@@ -573,6 +573,19 @@ TEST_CASE("the SVG timeline draws lanes, bars, waits and cards", "[views][svg]")
   }
 }
 
+// A handler's exception is said as the handler's failure, in every view (walkthrough, 6
+// December: the outbox's card read "fail the handler's work failed before commit").
+// Mutation caught: the "fail" case dropped from DescribeStep (event_text.cpp), which then
+// says it as "fail <message>".
+TEST_CASE("a handler's failure is said as one", "[views]") {
+  std::vector<TraceEvent> events = {
+      Open(1, "A", 10, kMessage, 1),
+      Ev(2, "A", 10, "fail", "no stock row for book id-1", "rolled back")};
+  ShortIds ids(events);
+  CHECK(DescribeStep(events[1], ids).Text() ==
+        "handler failed: no stock row for book id-1: rolled back");
+}
+
 // The trace names the consumer that settled its delivery (an ack, a lost ack), as the
 // pictures draw it on that consumer's lane, not the broker that recorded it (walkthrough, 6
 // December: "broker ... ack m1" beside a picture that drew A's ack). Mutation caught: the
