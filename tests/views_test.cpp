@@ -575,6 +575,38 @@ TEST_CASE("the SVG timeline draws lanes, bars, waits and cards", "[views][svg]")
   }
 }
 
+// A handler's exception is said as the handler's failure, in every view (walkthrough, 6
+// December: the outbox's card read "fail the handler's work failed before commit").
+// Mutation caught: the "fail" case dropped from DescribeStep (event_text.cpp), which then
+// says it as "fail <message>".
+TEST_CASE("a handler's failure is said as one", "[views]") {
+  std::vector<TraceEvent> events = {
+      Open(1, "A", 10, kMessage, 1),
+      Ev(2, "A", 10, "fail", "no stock row for book id-1", "rolled back")};
+  ShortIds ids(events);
+  CHECK(DescribeStep(events[1], ids).Text() ==
+        "handler failed: no stock row for book id-1: rolled back");
+}
+
+// The trace names the consumer that settled its delivery (an ack, a lost ack), as the
+// pictures draw it on that consumer's lane, not the broker that recorded it (walkthrough, 6
+// December: "broker ... ack m1" beside a picture that drew A's ack). Mutation caught: the
+// settle's owner ignored (trace_text.cpp: `if (IsSettle(e) && ...)` -> `if (false && ...)`).
+TEST_CASE("the trace says who settled a delivery as the pictures draw it", "[views]") {
+  std::vector<TraceEvent> events = BrokerEvents();
+  for (TraceEvent& e : events) {
+    if (e.instance == "A") e.pid = 21;  // the consumer in a process of its own
+  }
+  int settles = 0;
+  for (const std::string& line : SplitLines(FormatTrace(events))) {
+    if (line.find("ack") == std::string::npos || line.find("sub-run") != std::string::npos) continue;
+    INFO(line);
+    ++settles;
+    CHECK(line.find(" ms  A pid 21 ") != std::string::npos);
+  }
+  CHECK(settles == 2);  // the lost ack and the ack
+}
+
 // Item 1 of issue 28: a count that found no row is said so in every view: the timeline,
 // the page, the diagram and the trace, through one formatter. Before, the timeline said
 // "SELECT Inbox: ok" and the diagram "row" for `SELECT count(*)` reading 0. Mutation

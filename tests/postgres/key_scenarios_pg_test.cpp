@@ -234,6 +234,26 @@ TEST_CASE("a schema of ours made before the receipt and lease columns gets them 
 }  // namespace
 }  // namespace dedupsim::key_scenarios_pg_test
 
+// Issue 28 (walkthrough, 6 December): above READ COMMITTED concurrent-different's second
+// order for Dune fails with 40001 and is not redelivered in the run, so "Dune reserved: 2"
+// (the first order alone) is neither right nor wrong: uncoloured, where it was green.
+// Mutation caught: the figure judged against one order again (concurrent_different.cpp:
+// `JudgedReserved(after.title, after.reserved, env.options.quantity)` in the failed case).
+TEST_CASE("above read committed the first order alone is not judged right", "[postgres]") {
+  dedupsim::testing::CliResult r = dedupsim::testing::RunPg(
+      {"run", "concurrent-different", "--color", "always", "--hold-ms", "500", "--stagger-ms",
+       "50", "--isolation", "repeatable-read"},
+      "t_isolation_colour");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.out.find("40001") != std::string::npos);
+  const size_t at = r.out.find("Dune reserved: 2");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(at > 0);
+  CHECK(r.out[at - 1] == ' ');  // no colour code opens before it
+  CHECK(r.out.substr(at + 16, 1) != "\x1b");
+}
+
 // Issue 28: --isolation never turns a lesson into exit 3. Above READ COMMITTED the three
 // lessons whose second copy or order updates or claims what the first committed after its
 // snapshot show the server's 40001 as the delivery's outcome, and --check expects it there
