@@ -93,6 +93,14 @@ void NoteSessionEnded(ScenarioEnv& env, pid_t pid, int backend, Steady::time_poi
 }
 
 // One delivery's claim as it went: how long its INSERT waited, on what, and how it ended.
+// The business's verdict on a delivery of m that went through, read back after it through
+// a store of its own: right when the order took effect once (the hung A's work rolled back
+// or never committed). A failed claim (a lock timeout, nacked) is not judged: the message
+// goes back to the broker, nothing doubled or lost yet.
+const char* DeliveryVerdict(ScenarioEnv& env, const OrderPlaced& m) {
+  return ReservedVerdictApart(env, m.book_id, m.quantity);
+}
+
 struct Attempt {
   bool waited = false;
   double wait_ms = 0;          // the claim's whole time, sent to answered
@@ -127,7 +135,7 @@ struct ServerDelivery {
                  }
                  try {
                    attempt.processed = IdempotentReserveStock(store, env.clock).Handle(m);
-                   NoteProcessed(store, attempt.processed);
+                   NoteProcessed(store, attempt.processed, DeliveryVerdict(env, m));
                  } catch (const StoreError& e) {
                    attempt.sqlstate = e.backend_code();
                    NoteOutcome(store, "Failed: " + e.backend_code() + ", nacked");
@@ -287,7 +295,7 @@ struct SqliteDelivery {
         });
         try {
           attempt.processed = IdempotentReserveStock(*store, env.clock).Handle(m);
-          NoteProcessed(*store, attempt.processed);
+          NoteProcessed(*store, attempt.processed, DeliveryVerdict(env, m));
         } catch (const StoreError& e) {
           attempt.sqlstate = e.backend_code();
           NoteOutcome(*store, "Failed: SQLite " + e.backend_code() + ", nacked");
