@@ -70,8 +70,7 @@ Outcome Run(ScenarioEnv& env) {
                          NaiveReserveStock(*db).Handle(d.message);
                          // Right while the order took effect once, read back now: B's
                          // second reservation is wrong.
-                         NoteOutcome(*db, "Processed",
-                                     ReservedVerdictApart(env, d.message.book_id, d.message.quantity));
+                         NoteOutcome(*db, "Processed", ReservedVerdictApart(env, d.message));
                          slow();  // still working (a slow call after the update)
                          return true;
                        });
@@ -81,8 +80,7 @@ Outcome Run(ScenarioEnv& env) {
                          IdempotentReserveStock consumer(*db, env.clock);
                          consumer.before_commit = slow;  // its key claimed, not committed yet
                          const bool processed = consumer.Handle(d.message);
-                         NoteProcessed(*db, processed,
-                                       ReservedVerdictApart(env, d.message.book_id, d.message.quantity));
+                         NoteProcessed(*db, processed, ReservedVerdictApart(env, d.message));
                          return processed;
                        });
   const int64_t q = env.options.quantity;

@@ -94,11 +94,8 @@ PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
         // A refused copy is right when the order took effect once; another message's
         // failure is not judged (the broker redelivers it).
         nlohmann::json failed =
-            same ? SerializationFailure(store, e,
-                                        [&env, &message] {
-                                          return ReservedVerdictApart(env, message.book_id,
-                                                                      message.quantity);
-                                        })
+            same ? SerializationFailure(
+                       store, e, [&env, &message] { return ReservedVerdictApart(env, message); })
                  : SerializationFailure(store, e);
         failed["isolation"] = isolation;
         return failed;

@@ -35,8 +35,7 @@ Outcome Run(ScenarioEnv& env) {
     results.emplace_back(ToString(r.result));
     // Right when the first content took effect once, read back now: the copy skipped, the
     // other content refused and raised for an operator, not processed.
-    NoteOutcome(*store, ToString(r.result),
-                ReservedVerdictApart(env, message.book_id, message.quantity));
+    NoteOutcome(*store, ToString(r.result), ReservedVerdictApart(env, message));
     if (r.result != PayloadCheck::kContentMismatch) return Verdict{};  // processed or duplicate: ack
     stored_hash = r.stored_hash;
     mismatch_hash = r.hash;

@@ -56,7 +56,7 @@ Outcome Run(ScenarioEnv& env) {
   Part skipped = Deliver(env, "duplicate skipped", [&env](Store& store, const OrderPlaced& m) {
     const bool processed = IdempotentReserveStock(store, env.clock).Handle(m);  // either way: ack
     // Right when the order took effect once, read back after the delivery's work.
-    NoteProcessed(store, processed, ReservedVerdictApart(env, m.book_id, m.quantity));
+    NoteProcessed(store, processed, ReservedVerdictApart(env, m));
     return true;
   });
   Outcome out;

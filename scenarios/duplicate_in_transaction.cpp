@@ -127,9 +127,7 @@ Outcome Run(ScenarioEnv& env) {
                      [&env, message](Store& store, const Hook& hold) -> nlohmann::json {
                        // Each copy's outcome, read back through a store of its own: right
                        // when the order took effect once (a refused copy included).
-                       auto judge = [&env, &message] {
-                         return ReservedVerdictApart(env, message.book_id, message.quantity);
-                       };
+                       auto judge = [&env, &message] { return ReservedVerdictApart(env, message); };
                        const std::string isolation(ToString(store.isolation()));
                        try {
                          ClaimReport r =

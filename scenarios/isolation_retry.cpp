@@ -42,7 +42,7 @@ std::function<nlohmann::json(Store&, const Hook&)> Body(ScenarioEnv& env, const 
                                                         bool copies) {
   return [&env, m, consumer, max_attempts, copies](Store& store,
                                                    const Hook& hold) -> nlohmann::json {
-    auto once = [&env, &m] { return ReservedVerdictApart(env, m.book_id, m.quantity); };
+    auto once = [&env, &m] { return ReservedVerdictApart(env, m); };
     RetryReport retry;
     bool processed = false;
     std::string failed;
@@ -57,8 +57,7 @@ std::function<nlohmann::json(Store&, const Hook&)> Body(ScenarioEnv& env, const 
         c.after_stock_committed = hold;
         return c.Handle(m);
       });
-      NoteProcessed(store, processed,
-                    copies ? once() : processed ? kVerdictRight : kVerdictWrong);
+      NoteProcessed(store, processed, copies ? once() : processed ? kVerdictRight : kVerdictWrong);
     } catch (const StoreError& e) {
       failed = e.backend_code();
       retry.sqlstates.push_back(e.backend_code());
@@ -78,10 +77,9 @@ Part RunPart(ScenarioEnv& env, const OrderPlaced& a, const OrderPlaced& b, Consu
              int max_attempts) {
   const bool copies = a.message_id == b.message_id;
   const int second_delivery = copies ? 2 : 1;
-  PairOutcome pair =
-      RunStorePair(env, {"A", Delivered(a, 1), Body(env, a, consumer, max_attempts, copies)},
-                   {"B", Delivered(b, second_delivery),
-                    Body(env, b, consumer, max_attempts, copies)});
+  PairOutcome pair = RunStorePair(
+      env, {"A", Delivered(a, 1), Body(env, a, consumer, max_attempts, copies)},
+      {"B", Delivered(b, second_delivery), Body(env, b, consumer, max_attempts, copies)});
   return {pair.first.value, pair.second.value, pair.SecondWaited(), pair.SecondWaitedOn()};
 }
 
@@ -116,7 +114,8 @@ Outcome Run(ScenarioEnv& env) {
     std::unique_ptr<Store> store = OpenStore(env, "B", Delivered(second, 2));
     redelivered = IdempotentReserveStock(*store, env.clock).Handle(second);
     // Both orders took effect once each, read back now.
-    NoteProcessed(*store, redelivered, ReservedVerdict(env, dune, first.quantity + second.quantity));
+    NoteProcessed(*store, redelivered,
+                  ReservedVerdict(env, dune, first.quantity + second.quantity));
   }
   out.figures["noRetry"] = {{"first", plain.first},
                             {"second", plain.second},
@@ -156,8 +155,7 @@ Outcome Run(ScenarioEnv& env) {
   {
     Hook second_delivery = [&] {
       std::unique_ptr<Store> b = OpenStore(env, "B", Delivered(message, 2));
-      ctp.second =
-          Body(env, message, Consumer::kCheckThenProcess, kMaxAttempts, true)(*b, Hook());
+      ctp.second = Body(env, message, Consumer::kCheckThenProcess, kMaxAttempts, true)(*b, Hook());
     };
     std::unique_ptr<Store> a = OpenStore(env, "A", Delivered(message, 1));
     ctp.first =
@@ -175,12 +173,11 @@ Outcome Run(ScenarioEnv& env) {
   const bool both_once = out.figures["noRetry"]["reserved"].get<int64_t>() == 2 * q;
   const bool both_once_retried = out.figures["withRetry"]["reserved"].get<int64_t>() == 2 * q;
   const std::string no_retry =
-      plain_failed
-          ? fmt::format("B failed ({}), nacked, redelivered -> processed: {}",
-                        plain.second["failed"].get<std::string>(),
-                        Judged(CsBool(redelivered), both_once))
-          : fmt::format("B {}, processed: {}", Attempts(plain.second),
-                        Judged(CsBool(plain.second["processed"].get<bool>()), both_once));
+      plain_failed ? fmt::format("B failed ({}), nacked, redelivered -> processed: {}",
+                                 plain.second["failed"].get<std::string>(),
+                                 Judged(CsBool(redelivered), both_once))
+                   : fmt::format("B {}, processed: {}", Attempts(plain.second),
+                                 Judged(CsBool(plain.second["processed"].get<bool>()), both_once));
   const std::string with_retry =
       retried.second["failed"].get<std::string>().empty()
           ? fmt::format("B {}, processed: {}", Attempts(retried.second),
@@ -192,10 +189,10 @@ Outcome Run(ScenarioEnv& env) {
       TagColumn("isolation-retry"), out.figures["isolation"].get<std::string>(), no_retry,
       with_retry,
       // One order, two copies: right when it took effect once.
-      Judged(BoolList({twice.first["processed"].get<bool>(), twice.second["processed"].get<bool>()}),
-             inbox_after.reserved == q),
-      Attempts(twice.second),
-      JudgedReserved(inbox_after.title, inbox_after.reserved, q),
+      Judged(
+          BoolList({twice.first["processed"].get<bool>(), twice.second["processed"].get<bool>()}),
+          inbox_after.reserved == q),
+      Attempts(twice.second), JudgedReserved(inbox_after.title, inbox_after.reserved, q),
       JudgedReserved(ctp_after.title, ctp_after.reserved, q));
   return out;
 }

@@ -77,12 +77,12 @@ Outcome Run(ScenarioEnv& env) {
   // A poison belongs in the dead-letter queue, where an operator looks: right when the
   // broker put it there; wrong when it gave up without one (silenced, NATS). The stock no
   // order was for is right untouched (once = 0).
-  out.line = fmt::format(
-      "{}handler fails on every delivery -> deliveries: {}, {}{}; inbox rows: {}; {}",
-      TagColumn("poison-message"), attempts,
-      Judged(fmt::format("dead-lettered: {} ({})", stats.dead_lettered, reason),
-             stats.dead_lettered > 0 && stats.gave_up == 0),
-      gave_up, inbox_rows, JudgedReserved(dune.title, reserved, 0));
+  out.line =
+      fmt::format("{}handler fails on every delivery -> deliveries: {}, {}{}; inbox rows: {}; {}",
+                  TagColumn("poison-message"), attempts,
+                  Judged(fmt::format("dead-lettered: {} ({})", stats.dead_lettered, reason),
+                         stats.dead_lettered > 0 && stats.gave_up == 0),
+                  gave_up, inbox_rows, JudgedReserved(dune.title, reserved, 0));
   return out;
 }
 

@@ -355,8 +355,9 @@ using Outcomes = std::vector<std::string>;
 // duplicate-in-transaction judges each delivery from Reserved read back after it (issue 28,
 // item 9: its outcomes carried no verdict, so no picture coloured them): every first
 // delivery reserves once, every copy is refused, whatever the read after the duplicate
-// did; the line's "processed: True, False" for the two copies at once is right. Mutation
-// caught: the sequential parts' NoteProcessed without its ReservedVerdict.
+// did; the line's "processed: True, False" for the two copies at once is right. Mutations
+// caught: the sequential parts' NoteProcessed without its ReservedVerdict; the line's
+// `pair_reserved == env.options.quantity` as `!=`.
 TEST_CASE("duplicate-in-transaction: each delivery's outcome is right for the business",
           "[cli][trace][color]") {
   const auto outcomes = JudgedOutcomes({"duplicate-in-transaction", "--hold-ms", "100"});
@@ -367,7 +368,8 @@ TEST_CASE("duplicate-in-transaction: each delivery's outcome is right for the bu
   Outcomes pair = outcomes.at("two copies at once: on conflict do nothing");
   std::sort(pair.begin(), pair.end());
   CHECK(pair == Outcomes{"A Processed right", "B Skipped right"});
-  CliResult r = RunCli({"run", "duplicate-in-transaction", "--hold-ms", "100", "--color", "always"});
+  CliResult r =
+      RunCli({"run", "duplicate-in-transaction", "--hold-ms", "100", "--color", "always"});
   CHECK(Has(r.out, "on conflict: processed: \x1b[1;32mTrue, False\x1b[0m"));
 }
 
@@ -390,6 +392,12 @@ TEST_CASE("isolation-retry: the copies are judged by Reserved, check-then-proces
         Outcomes{"A Processed right", "B Skipped right"});
   CHECK(sorted("one message twice at once, retry loop: check-then-process") ==
         Outcomes{"A Processed wrong", "B Processed wrong"});
+  // The line's figures the same way: both orders processed, the copy refused, green.
+  // Mutation caught: the copies' "processed: True, False" judged as `inbox_after.reserved
+  // != q`.
+  CliResult r = RunCli({"run", "isolation-retry", "--hold-ms", "100", "--color", "always"});
+  CHECK(Has(r.out, "no retry -> B 1 attempt, processed: \x1b[1;32mTrue\x1b[0m;"));
+  CHECK(Has(r.out, "processed: \x1b[1;32mTrue, False\x1b[0m (B 1 attempt)"));
 }
 
 // poison-message colours what carries its lesson (issue 28, item 9: its line had no judged
@@ -406,7 +414,7 @@ TEST_CASE("poison-message: the dead letter and the untouched stock are right", "
 // hung-consumer judges B's deliveries from Reserved read back after each (issue 28, item
 // 9): those that went through are right (A's work never committed); the one that gave up
 // at its busy timeout is not judged (nacked, nothing doubled or lost). Mutation caught:
-// DeliveryVerdict returning "" (hung_consumer.cpp).
+// SqliteDelivery's NoteProcessed without its ReservedVerdictApart (hung_consumer.cpp).
 TEST_CASE("hung-consumer: B's deliveries that went through are right, the timeout not judged",
           "[cli][trace][color]") {
   const auto outcomes = JudgedOutcomes({"hung-consumer"});

@@ -272,9 +272,8 @@ std::map<std::string, std::vector<std::string>> JudgedOutcomes(const nlohmann::j
     if (e["kind"] == "part") part = e["detail"];
     if (e["op"] != "outcome") continue;
     const std::string verdict = e.value("verdict", "");
-    out[part].push_back(e["instance"].get<std::string>() + " " +
-                        e["detail"].get<std::string>() + " " +
-                        (verdict.empty() ? "-" : verdict));
+    out[part].push_back(e["instance"].get<std::string>() + " " + e["detail"].get<std::string>() +
+                        " " + (verdict.empty() ? "-" : verdict));
   }
   for (auto& [name, outcomes] : out) std::sort(outcomes.begin(), outcomes.end());
   return out;
@@ -291,11 +290,10 @@ using Outcomes = std::vector<std::string>;
 // without its verdict.
 TEST_CASE("above read committed a 40001 outcome is judged from what the database held",
           "[postgres]") {
-  testing::CliResult r =
-      testing::RunPg({"run", "claim-last", "duplicate-in-transaction", "isolation-retry",
-                      "--format", "json", "--trace", "--hold-ms", "300", "--stagger-ms", "50",
-                      "--isolation", "serializable"},
-                     "t_isolation_verdicts");
+  testing::CliResult r = testing::RunPg(
+      {"run", "claim-last", "duplicate-in-transaction", "isolation-retry", "--format", "json",
+       "--trace", "--hold-ms", "300", "--stagger-ms", "50", "--isolation", "serializable"},
+      "t_isolation_verdicts");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const std::vector<std::string> lines = testing::SplitLines(r.out);
