@@ -120,7 +120,7 @@ std::string Legend(double top, double* height) {
   item(glyph(Mark::Kind::kDied, Tone::kPlain, 0), "process death seen");
   item(glyph(Mark::Kind::kRecover, Tone::kPlain, 0), "what the database did");
   item(glyph(Mark::Kind::kSend, Tone::kPlain, 0), "email sent");
-  item(glyph(Mark::Kind::kBroker, Tone::kPlain, 0), "broker step");
+  item(glyph(Mark::Kind::kBroker, Tone::kPlain, 0), "a step with the broker (send, deliver)");
   *height = y + 36 - top;
   return s;
 }
