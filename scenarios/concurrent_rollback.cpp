@@ -20,7 +20,7 @@ namespace {
 // of the handler, which its transaction answers with a rollback.
 class WorkFailed : public std::runtime_error {
  public:
-  WorkFailed() : std::runtime_error("the handler's work failed after claiming") {}
+  WorkFailed() : std::runtime_error("its work threw after its claim") {}
 };
 
 // One copy: the inbox consumer; with fail set, its work throws at BeforeCommit after hold.

@@ -22,7 +22,7 @@ namespace {
 // The ghost's transaction fails after its send: a real exception out of the handler.
 class WorkFailed : public std::runtime_error {
  public:
-  WorkFailed() : std::runtime_error("the handler's work failed before commit") {}
+  WorkFailed() : std::runtime_error("its work threw before its commit") {}
 };
 
 struct Downstream {

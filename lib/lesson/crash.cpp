@@ -35,6 +35,7 @@ void RecoverAndNote(ScenarioEnv& env, pid_t pid, CrashRecovery& recovery) {
   e.instance = "database";
   e.pid = ThisPid();
   e.kind = "recover";
+  e.op = "on the next open";
   e.actor = kActorDatabase;
   e.detail = what;
   e.result = "ok";
@@ -50,8 +51,7 @@ void NoteServerRelease(ScenarioEnv& env, pid_t pid, bool kill_mode, const CrashR
   if (r.waited) {
     what += " and rolled back its open transaction";
     what += fmt::format(
-        "; the waiter's statement, blocked by backend {} on {}, got its answer {:.1f} ms after "
-        "the {}",
+        "; the waiter's statement, blocked by pid {} on {}, got its answer {:.1f} ms after the {}",
         r.blocked_by.empty() ? 0 : r.blocked_by.front(), r.waited_on,
         static_cast<double>(r.held_after_death_us) / 1000.0, kill_mode ? "kill" : "exit");
   } else if (r.measured) {
@@ -62,6 +62,7 @@ void NoteServerRelease(ScenarioEnv& env, pid_t pid, bool kill_mode, const CrashR
   e.instance = "database";
   e.pid = ThisPid();
   e.kind = "recover";
+  e.op = "when the connection closed";
   e.actor = kActorDatabase;
   e.detail = what;
   e.result = "ok";

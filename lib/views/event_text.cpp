@@ -268,8 +268,13 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
     w.what = "session ended by the server";
     w.result = options.pids ? e.result : ids.NameProcesses(e.result);
   } else if (kind == "recover") {
-    w.what = "on the next open";
+    // When the database undid the dead transaction: SQLite on the next open of the file,
+    // PostgreSQL's server when the connection closed.
+    w.what = e.op.empty() ? "on the next open" : e.op;
     w.result = ids.Shorten(options.pids ? e.detail : ids.NameProcesses(e.detail));
+  } else if (kind == "fail") {
+    w.what = "handler failed: " + ids.Shorten(e.detail);  // the handler's exception, as thrown
+    w.result = e.result;
   } else if (kind == "send" || kind == "reconcile") {
     w.what = ids.Shorten(e.detail);
     w.result = ids.Shorten(e.result);

@@ -18,7 +18,6 @@ namespace dedupsim {
 
 namespace {
 
-constexpr int64_t kGapWorthNotingUs = 20000;
 constexpr size_t kNoteWidth = 60;
 
 // Text Mermaid shows as written: no statement separators, entity codes or markup.
@@ -336,11 +335,18 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       }
       out += fmt::format("    Note over {},{}: {}\n", who, TargetId(e.target), NoteText(w.what));
     } else if (e.kind == "hook") {
-      // A long gap after a hook is the hook holding the consumer there (--hold-ms).
+      // A hook that held its consumer while another consumer acted (--hold-ms) says how long
+      // it held. Decided by the events, not by the gap's size: a loaded machine stretches
+      // any gap, and the same options must draw the same diagram.
       std::string gap;
       if (auto j = next_in_lane(i, false); j && options.timings) {
-        int64_t us = events[*j].at_us - e.at_us;
-        if (us >= kGapWorthNotingUs) gap = fmt::format(", its next step {} ms later", RoundMs(us));
+        bool another_acted = false;
+        for (size_t k = i + 1; k < *j && !another_acted; ++k) {
+          another_acted = ActorOf(events[k]) == kActorConsumer && LaneKey(events[k]) != key;
+        }
+        if (another_acted) {
+          gap = fmt::format(", its next step {} ms later", RoundMs(events[*j].at_us - e.at_us));
+        }
       }
       out += fmt::format("    Note over {}: {}{}\n", who, Clean(w.what), gap);
     } else if (e.kind == "crash" || e.kind == "stand" || e.kind == "died" ||

@@ -2,17 +2,28 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <utility>
+
 #include "views/event_text.h"
+#include "views/lanes.h"
 #include "views/step_text.h"
 
 namespace dedupsim {
 
 namespace {
 
+// Who took a step: its instance and process, or for a consumer's settling of its delivery
+// (ack, nack, a lost ack) the consumer that received it, as the pictures draw it.
+struct Who {
+  std::string instance;
+  int pid = 0;
+};
+
 // The line, with ids as given (FormatTraceLine) or shortened (FormatTrace). A statement
 // shows its SQL text; every step's words are DescribeStep's, as in the pictures.
-std::string Line(const TraceEvent& e, ShortIds& ids, bool shorten) {
-  std::string who = e.instance.empty() ? "-" : e.instance;
+std::string Line(const TraceEvent& e, ShortIds& ids, bool shorten, const Who& by) {
+  std::string who = by.instance.empty() ? "-" : by.instance;
   WordOptions options;
   StepWords words = DescribeStep(e, ids, options);
   std::string detail;
@@ -32,7 +43,7 @@ std::string Line(const TraceEvent& e, ShortIds& ids, bool shorten) {
     tags += fmt::format("  [{} delivery {}]", shorten ? ids.Name(e.key) : e.key, e.delivery);
   }
   return fmt::format("{:>9.1f} ms  {} pid {:<7} {:<60}  {}{}",
-                     static_cast<double>(e.at_us) / 1000.0, who, e.pid, detail,
+                     static_cast<double>(e.at_us) / 1000.0, who, by.pid, detail,
                      result.empty() ? "" : "→ " + result, tags);
 }
 
@@ -40,15 +51,21 @@ std::string Line(const TraceEvent& e, ShortIds& ids, bool shorten) {
 
 std::string FormatTraceLine(const TraceEvent& e) {
   ShortIds full = ShortIds::Full();
-  return Line(e, full, false);
+  return Line(e, full, false, Who{e.instance, e.pid});
 }
 
 std::string FormatTrace(const std::vector<TraceEvent>& events) {
   ShortIds ids(events);
   std::string out;
   for (const std::string& line : ids.Legend()) out += "  message " + line + "\n";
-  for (const TraceEvent& e : events) {
-    out += Line(e, ids, true);
+  const std::vector<std::string> lanes = StepLaneKeys(events);
+  std::map<std::string, Who> lane_owner;  // a lane's key -> the instance and process of its steps
+  for (const TraceEvent& e : events) lane_owner.try_emplace(LaneKey(e), Who{e.instance, e.pid});
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TraceEvent& e = events[i];
+    Who by{e.instance, e.pid};
+    if (IsSettle(e) && lanes[i] != LaneKey(e)) by = lane_owner.at(lanes[i]);
+    out += Line(e, ids, true, by);
     out += '\n';
   }
   return out;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -414,6 +415,27 @@ TEST_CASE("on PostgreSQL crash-before-commit's count after the crash is the scen
     }
   }
   CHECK(counts == 1);
+}
+
+// issue 28 (walkthrough, 6 December): on PostgreSQL the database's note after a kill said
+// SQLite's "on the next open" (no open happened: the server rolled back when the connection
+// closed) and named the lock's holder "backend 21266" where the waiter's card named the
+// consumer. Mutations caught: RecoverAndNote's op in NoteServerRelease (crash.cpp:
+// "when the connection closed" -> "on the next open"), and the holder written "backend {}"
+// again (not a "pid", so not named).
+TEST_CASE("on PostgreSQL the crash's database note says when the server undid it and names "
+          "the holder",
+          "[postgres]") {
+  testing::CliResult r = RunPg(
+      {"run", "crash-before-commit", "--crash-mode", "kill", "--diagram", "mermaid"}, "t_recover");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // The note as read: its line breaks (<br/>) undone.
+  const std::string said = std::regex_replace(r.out, std::regex("<br/>"), " ");
+  CHECK(Has(said, "Note over DB: when the connection closed: the server saw child process 1"));
+  CHECK_FALSE(Has(said, "on the next open"));
+  CHECK(Has(said, "blocked by Consumer A (child process 1) on key Inbox"));
+  CHECK_FALSE(Has(said, "backend"));
 }
 
 }  // namespace
