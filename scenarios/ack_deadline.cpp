@@ -68,7 +68,9 @@ Outcome Run(ScenarioEnv& env) {
                        [&](const Delivery& d, const char* who, const std::function<void()>& slow) {
                          std::unique_ptr<Store> db = OpenStore(env, who, Delivered(d.message, d.delivery_count));
                          NaiveReserveStock(*db).Handle(d.message);
-                         NoteOutcome(*db, "Processed");
+                         // Right while the order took effect once, read back now: B's
+                         // second reservation is wrong.
+                         NoteOutcome(*db, "Processed", ReservedVerdictApart(env, d.message));
                          slow();  // still working (a slow call after the update)
                          return true;
                        });
@@ -78,7 +80,7 @@ Outcome Run(ScenarioEnv& env) {
                          IdempotentReserveStock consumer(*db, env.clock);
                          consumer.before_commit = slow;  // its key claimed, not committed yet
                          const bool processed = consumer.Handle(d.message);
-                         NoteProcessed(*db, processed);
+                         NoteProcessed(*db, processed, ReservedVerdictApart(env, d.message));
                          return processed;
                        });
   const int64_t q = env.options.quantity;

@@ -81,7 +81,8 @@ Outcome RunOnServer(ScenarioEnv& env) {
     } catch (const StoreError& e) {
       // Under REPEATABLE READ or SERIALIZABLE, B's UPDATE of the row A changed fails once A
       // commits (40001): shown as it is.
-      nlohmann::json failed = SerializationFailure(store, e);
+      nlohmann::json failed = SerializationFailure(
+          store, e, [&env, &message] { return ReservedVerdictApart(env, message); });
       failed["reservedInside"] = nullptr;
       failed["rolledBack"] = !store.InTransaction();
       failed["isolation"] = ToString(store.isolation());

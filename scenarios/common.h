@@ -95,6 +95,11 @@ const char* ReservedVerdict(ScenarioEnv& env, const StockItem& book, int64_t onc
 // The same read through a store of its own (untraced), for a delivery in a thread or a
 // forked process of a racing pair.
 const char* ReservedVerdictApart(ScenarioEnv& env, const std::string& book_id, int64_t once);
+// The same for a delivery of one order m (its copies included): right when m's book holds
+// m's quantity, the order taken once.
+inline const char* ReservedVerdictApart(ScenarioEnv& env, const OrderPlaced& m) {
+  return ReservedVerdictApart(env, m.book_id, m.quantity);
+}
 // Delivers message `deliveries` times through a simulated broker of its own (a lesson
 // without kRealBroker), as the post's lessons do on theirs: each delivery but the last is processed and its ack lost on the way back, so the
 // broker delivers it again. handle runs each delivery on a new store traced as A.

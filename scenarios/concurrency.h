@@ -73,7 +73,12 @@ PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
 // the server asked for a retry (40001, 40P01); else rolls back, notes the delivery's outcome
 // "SerializationFailure" and returns {"processed": false, "sqlstate": the code}, the
 // delivery's result shown as it happened (only a retry loop gets it done: isolation-retry).
-nlohmann::json SerializationFailure(Store& store, const StoreError& e);
+// verdict, when given, judges the outcome after the rollback from what the database holds
+// then: for a copy of a message another instance processed, the refused copy is right when
+// the order took effect once (ReservedVerdictApart). Without it (another message, which the
+// broker redelivers) the outcome is not judged: a serialization failure is what happened.
+nlohmann::json SerializationFailure(Store& store, const StoreError& e,
+                                    const std::function<const char*()>& verdict = {});
 
 // Whether the second of a pair must meet the server's 40001: it runs on a server above READ
 // COMMITTED (isolation, as its session reported it) and began before the first committed

@@ -91,7 +91,12 @@ PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
                                   : kVerdictWrong);
         return {{"processed", processed}, {"isolation", isolation}};
       } catch (const StoreError& e) {
-        nlohmann::json failed = SerializationFailure(store, e);
+        // A refused copy is right when the order took effect once; another message's
+        // failure is not judged (the broker redelivers it).
+        nlohmann::json failed =
+            same ? SerializationFailure(
+                       store, e, [&env, &message] { return ReservedVerdictApart(env, message); })
+                 : SerializationFailure(store, e);
         failed["isolation"] = isolation;
         return failed;
       }
@@ -111,10 +116,11 @@ PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
   return out;
 }
 
-nlohmann::json SerializationFailure(Store& store, const StoreError& e) {
+nlohmann::json SerializationFailure(Store& store, const StoreError& e,
+                                    const std::function<const char*()>& verdict) {
   if (!e.IsRetryable()) throw;  // called from the handler: the error as it was thrown
   store.Rollback();
-  NoteOutcome(store, "SerializationFailure");
+  NoteOutcome(store, "SerializationFailure", verdict ? verdict() : "");
   return {{"processed", false}, {"sqlstate", e.backend_code()}};
 }
 

@@ -53,9 +53,12 @@ Outcome Run(ScenarioEnv& env) {
       "the first: {}; different books: processed: {}, {}; {}, {}; second waited for the first: {}",
       TagColumn("concurrent-different"), CsBool(same.first_processed),
       CsBool(same.second_processed),
-      // Two orders, or one when the second failed (above READ COMMITTED, on a server).
-      JudgedReserved(after.title, after.reserved,
-                     (same.second_sqlstate.empty() ? 2 : 1) * env.options.quantity),
+      // Two orders reserved are right. When the second failed with a serialization failure
+      // (above READ COMMITTED, on a server) its order waits for a redelivery this run does
+      // not make: the first order's figure alone is neither right nor wrong, so not judged.
+      same.second_sqlstate.empty()
+          ? JudgedReserved(after.title, after.reserved, 2 * env.options.quantity)
+          : fmt::format("{} reserved: {}", after.title, after.reserved),
       CsBool(same.SecondWaited()) +
           // On a server database the wait is on a row or a key, not the file: say which,
           // in the part it belongs to.

@@ -33,7 +33,9 @@ Outcome Run(ScenarioEnv& env) {
     std::unique_ptr<Store> store = OpenStore(env, "A");
     PayloadCheckResult r = PayloadCheckedReserveStock(*store, env.clock).Handle(d.message);
     results.emplace_back(ToString(r.result));
-    NoteOutcome(*store, ToString(r.result));
+    // Right when the first content took effect once, read back now: the copy skipped, the
+    // other content refused and raised for an operator, not processed.
+    NoteOutcome(*store, ToString(r.result), ReservedVerdictApart(env, message));
     if (r.result != PayloadCheck::kContentMismatch) return Verdict{};  // processed or duplicate: ack
     stored_hash = r.stored_hash;
     mismatch_hash = r.hash;

@@ -54,7 +54,9 @@ Outcome Run(ScenarioEnv& env) {
     }
   });
   Part skipped = Deliver(env, "duplicate skipped", [&env](Store& store, const OrderPlaced& m) {
-    NoteProcessed(store, IdempotentReserveStock(store, env.clock).Handle(m));  // either way: ack
+    const bool processed = IdempotentReserveStock(store, env.clock).Handle(m);  // either way: ack
+    // Right when the order took effect once, read back after the delivery's work.
+    NoteProcessed(store, processed, ReservedVerdictApart(env, m));
     return true;
   });
   Outcome out;

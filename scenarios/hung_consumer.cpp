@@ -115,6 +115,9 @@ nlohmann::ordered_json ToJson(const Attempt& a) {
 
 // A delivery of m on the server, run by a LockWaiter: the inbox consumer, with
 // lock_timeout set on its session first when given. A failed claim is kept, not thrown.
+// A delivery that went through is judged from Reserved read back after it (right when the
+// order took effect once: the hung A's work never committed); a failed claim (a lock
+// timeout, nacked) is not: the message goes back to the broker, nothing doubled or lost yet.
 struct ServerDelivery {
   ServerDelivery(ScenarioEnv& env, const OrderPlaced& m, int number,
                  std::chrono::milliseconds lock_timeout)
@@ -127,7 +130,7 @@ struct ServerDelivery {
                  }
                  try {
                    attempt.processed = IdempotentReserveStock(store, env.clock).Handle(m);
-                   NoteProcessed(store, attempt.processed);
+                   NoteProcessed(store, attempt.processed, ReservedVerdictApart(env, m));
                  } catch (const StoreError& e) {
                    attempt.sqlstate = e.backend_code();
                    NoteOutcome(store, "Failed: " + e.backend_code() + ", nacked");
@@ -269,7 +272,7 @@ Outcome RunOnServer(ScenarioEnv& env) {
 }
 
 // SQLite: B on a store of its own in a thread, its waits in its busy handler (the store's
-// LockWaits).
+// LockWaits); its outcome judged as ServerDelivery's.
 struct SqliteDelivery {
   SqliteDelivery(ScenarioEnv& env, const OrderPlaced& m, int number,
                  std::chrono::milliseconds busy_timeout) {
@@ -287,7 +290,7 @@ struct SqliteDelivery {
         });
         try {
           attempt.processed = IdempotentReserveStock(*store, env.clock).Handle(m);
-          NoteProcessed(*store, attempt.processed);
+          NoteProcessed(*store, attempt.processed, ReservedVerdictApart(env, m));
         } catch (const StoreError& e) {
           attempt.sqlstate = e.backend_code();
           NoteOutcome(*store, "Failed: SQLite " + e.backend_code() + ", nacked");

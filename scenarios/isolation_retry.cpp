@@ -34,9 +34,15 @@ enum class Consumer { kInbox, kCheckThenProcess };
 
 // A delivery's body for RunStorePair: the consumer, with (max_attempts > 1) or without a
 // retry loop; a failure is kept in the report (the broker would redeliver), not thrown.
+// copies: m is delivered twice, so each outcome is right when the order took effect once,
+// read back after it (a refused copy included); else m is one of two orders, right when
+// it was processed, and a failure is not judged (the broker redelivers it).
 std::function<nlohmann::json(Store&, const Hook&)> Body(ScenarioEnv& env, const OrderPlaced& m,
-                                                        Consumer consumer, int max_attempts) {
-  return [&env, m, consumer, max_attempts](Store& store, const Hook& hold) -> nlohmann::json {
+                                                        Consumer consumer, int max_attempts,
+                                                        bool copies) {
+  return [&env, m, consumer, max_attempts, copies](Store& store,
+                                                   const Hook& hold) -> nlohmann::json {
+    auto once = [&env, &m] { return ReservedVerdictApart(env, m); };
     RetryReport retry;
     bool processed = false;
     std::string failed;
@@ -51,11 +57,11 @@ std::function<nlohmann::json(Store&, const Hook&)> Body(ScenarioEnv& env, const 
         c.after_stock_committed = hold;
         return c.Handle(m);
       });
-      NoteProcessed(store, processed);
+      NoteProcessed(store, processed, copies ? once() : processed ? kVerdictRight : kVerdictWrong);
     } catch (const StoreError& e) {
       failed = e.backend_code();
       retry.sqlstates.push_back(e.backend_code());
-      NoteOutcome(store, "Failed: " + failed + ", nacked");
+      NoteOutcome(store, "Failed: " + failed + ", nacked", copies ? once() : "");
     }
     return Report(processed, retry, failed);
   };
@@ -69,10 +75,11 @@ struct Part {
 
 Part RunPart(ScenarioEnv& env, const OrderPlaced& a, const OrderPlaced& b, Consumer consumer,
              int max_attempts) {
-  const int second_delivery = a.message_id == b.message_id ? 2 : 1;
-  PairOutcome pair =
-      RunStorePair(env, {"A", Delivered(a, 1), Body(env, a, consumer, max_attempts)},
-                   {"B", Delivered(b, second_delivery), Body(env, b, consumer, max_attempts)});
+  const bool copies = a.message_id == b.message_id;
+  const int second_delivery = copies ? 2 : 1;
+  PairOutcome pair = RunStorePair(
+      env, {"A", Delivered(a, 1), Body(env, a, consumer, max_attempts, copies)},
+      {"B", Delivered(b, second_delivery), Body(env, b, consumer, max_attempts, copies)});
   return {pair.first.value, pair.second.value, pair.SecondWaited(), pair.SecondWaitedOn()};
 }
 
@@ -106,7 +113,9 @@ Outcome Run(ScenarioEnv& env) {
   if (plain_failed) {
     std::unique_ptr<Store> store = OpenStore(env, "B", Delivered(second, 2));
     redelivered = IdempotentReserveStock(*store, env.clock).Handle(second);
-    NoteProcessed(*store, redelivered);
+    // Both orders took effect once each, read back now.
+    NoteProcessed(*store, redelivered,
+                  ReservedVerdict(env, dune, first.quantity + second.quantity));
   }
   out.figures["noRetry"] = {{"first", plain.first},
                             {"second", plain.second},
@@ -146,10 +155,11 @@ Outcome Run(ScenarioEnv& env) {
   {
     Hook second_delivery = [&] {
       std::unique_ptr<Store> b = OpenStore(env, "B", Delivered(message, 2));
-      ctp.second = Body(env, message, Consumer::kCheckThenProcess, kMaxAttempts)(*b, Hook());
+      ctp.second = Body(env, message, Consumer::kCheckThenProcess, kMaxAttempts, true)(*b, Hook());
     };
     std::unique_ptr<Store> a = OpenStore(env, "A", Delivered(message, 1));
-    ctp.first = Body(env, message, Consumer::kCheckThenProcess, kMaxAttempts)(*a, second_delivery);
+    ctp.first =
+        Body(env, message, Consumer::kCheckThenProcess, kMaxAttempts, true)(*a, second_delivery);
     ctp.waited_on = "none";
   }
   const StockItem ctp_after = CurrentStock(env, dune);
@@ -159,22 +169,30 @@ Outcome Run(ScenarioEnv& env) {
                                      {"reserved", ctp_after.reserved}};
   out.figures["reserved"] = inbox_after.reserved;
 
+  // Two orders: B's "processed" is right when both took effect, Reserved read back.
+  const bool both_once = out.figures["noRetry"]["reserved"].get<int64_t>() == 2 * q;
+  const bool both_once_retried = out.figures["withRetry"]["reserved"].get<int64_t>() == 2 * q;
   const std::string no_retry =
       plain_failed ? fmt::format("B failed ({}), nacked, redelivered -> processed: {}",
-                                 plain.second["failed"].get<std::string>(), CsBool(redelivered))
+                                 plain.second["failed"].get<std::string>(),
+                                 Judged(CsBool(redelivered), both_once))
                    : fmt::format("B {}, processed: {}", Attempts(plain.second),
-                                 CsBool(plain.second["processed"].get<bool>()));
-  const std::string with_retry = retried.second["failed"].get<std::string>().empty()
-                                     ? fmt::format("B {}, processed: {}", Attempts(retried.second),
-                                                   CsBool(retried.second["processed"].get<bool>()))
-                                     : fmt::format("B failed after {}", Attempts(retried.second));
+                                 Judged(CsBool(plain.second["processed"].get<bool>()), both_once));
+  const std::string with_retry =
+      retried.second["failed"].get<std::string>().empty()
+          ? fmt::format("B {}, processed: {}", Attempts(retried.second),
+                        Judged(CsBool(retried.second["processed"].get<bool>()), both_once_retried))
+          : fmt::format("B failed after {}", Attempts(retried.second));
   out.line = fmt::format(
       "{}{}: two orders at once, no retry -> {}; with retries -> {}; one message twice at "
-      "once -> processed: {}, {} (B {}), {}; check-then-process twice at once -> {}",
+      "once -> processed: {} (B {}), {}; check-then-process twice at once -> {}",
       TagColumn("isolation-retry"), out.figures["isolation"].get<std::string>(), no_retry,
-      with_retry, CsBool(twice.first["processed"].get<bool>()),
-      CsBool(twice.second["processed"].get<bool>()), Attempts(twice.second),
-      JudgedReserved(inbox_after.title, inbox_after.reserved, q),
+      with_retry,
+      // One order, two copies: right when it took effect once.
+      Judged(
+          BoolList({twice.first["processed"].get<bool>(), twice.second["processed"].get<bool>()}),
+          inbox_after.reserved == q),
+      Attempts(twice.second), JudgedReserved(inbox_after.title, inbox_after.reserved, q),
       JudgedReserved(ctp_after.title, ctp_after.reserved, q));
   return out;
 }

@@ -74,11 +74,15 @@ Outcome Run(ScenarioEnv& env) {
           ? fmt::format(" ({} stopped delivering it after MaxDeliver {}, said only in an advisory)",
                         broker->server(), env.options.max_deliveries)
           : "";
-  out.line = fmt::format(
-      "{}handler fails on every delivery -> deliveries: {}, dead-lettered: {} ({}){}; inbox rows: {}; "
-      "{} reserved: {}",
-      TagColumn("poison-message"), attempts, stats.dead_lettered, reason, gave_up, inbox_rows,
-      dune.title, reserved);
+  // A poison belongs in the dead-letter queue, where an operator looks: right when the
+  // broker put it there; wrong when it gave up without one (silenced, NATS). The stock no
+  // order was for is right untouched (once = 0).
+  out.line =
+      fmt::format("{}handler fails on every delivery -> deliveries: {}, {}{}; inbox rows: {}; {}",
+                  TagColumn("poison-message"), attempts,
+                  Judged(fmt::format("dead-lettered: {} ({})", stats.dead_lettered, reason),
+                         stats.dead_lettered > 0 && stats.gave_up == 0),
+                  gave_up, inbox_rows, JudgedReserved(dune.title, reserved, 0));
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -323,6 +324,121 @@ TEST_CASE("broker-dedup's inbox deliveries are judged after their work", "[cli][
     }
   }
   CHECK(outcomes == std::vector<std::string>{"Processed right", "Skipped right"});
+}
+
+// Each delivery's outcome with its verdict, "instance outcome verdict" ("-" when not
+// judged), under the sub-run it belongs to: what the pictures colour, read from a run's
+// --trace.
+std::map<std::string, std::vector<std::string>> JudgedOutcomes(std::vector<std::string> args) {
+  args.insert(args.begin(), "run");
+  for (const char* a : {"--format", "json", "--trace"}) args.emplace_back(a);
+  CliResult r = RunCli(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::map<std::string, std::vector<std::string>> out;
+  for (const std::string& line : SplitLines(r.out)) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    std::string part;
+    for (const auto& e : j["events"]) {
+      if (e["kind"] == "part") part = e["detail"];
+      if (e["op"] != "outcome") continue;
+      const std::string verdict = e.value("verdict", "");
+      out[part].push_back(e["instance"].get<std::string>() + " " + e["detail"].get<std::string>() +
+                          " " + (verdict.empty() ? "-" : verdict));
+    }
+  }
+  return out;
+}
+
+using Outcomes = std::vector<std::string>;
+
+// duplicate-in-transaction judges each delivery from Reserved read back after it (issue 28,
+// item 9: its outcomes carried no verdict, so no picture coloured them): every first
+// delivery reserves once, every copy is refused, whatever the read after the duplicate
+// did; the line's "processed: True, False" for the two copies at once is right. Mutations
+// caught: the sequential parts' NoteProcessed without its ReservedVerdict; the line's
+// `pair_reserved == env.options.quantity` as `!=`.
+TEST_CASE("duplicate-in-transaction: each delivery's outcome is right for the business",
+          "[cli][trace][color]") {
+  const auto outcomes = JudgedOutcomes({"duplicate-in-transaction", "--hold-ms", "100"});
+  for (const char* part : {"claim: plain", "claim: savepoint", "claim: onConflict"}) {
+    INFO(part);
+    CHECK(outcomes.at(part) == Outcomes{"A Processed right", "A Skipped right"});
+  }
+  Outcomes pair = outcomes.at("two copies at once: on conflict do nothing");
+  std::sort(pair.begin(), pair.end());
+  CHECK(pair == Outcomes{"A Processed right", "B Skipped right"});
+  CliResult r =
+      RunCli({"run", "duplicate-in-transaction", "--hold-ms", "100", "--color", "always"});
+  CHECK(Has(r.out, "on conflict: processed: \x1b[1;32mTrue, False\x1b[0m"));
+}
+
+// isolation-retry judges each delivery (issue 28, item 9): two orders are right when
+// processed; one message twice is right when Dune is reserved once, read back after each
+// delivery, so check-then-process's two Processed are both wrong (reserved twice) and the
+// inbox's refused copy is right. Mutation caught: Body's verdict for copies as for two
+// orders (`copies ? once() : processed ? ...` -> `processed ? ...`).
+TEST_CASE("isolation-retry: the copies are judged by Reserved, check-then-process's twice wrong",
+          "[cli][trace][color]") {
+  const auto outcomes = JudgedOutcomes({"isolation-retry", "--hold-ms", "100"});
+  auto sorted = [&outcomes](const std::string& part) {
+    Outcomes o = outcomes.at(part);
+    std::sort(o.begin(), o.end());
+    return o;
+  };
+  CHECK(sorted("two orders at once, no retry loop") ==
+        Outcomes{"A Processed right", "B Processed right"});
+  CHECK(sorted("one message twice at once, retry loop: inbox") ==
+        Outcomes{"A Processed right", "B Skipped right"});
+  CHECK(sorted("one message twice at once, retry loop: check-then-process") ==
+        Outcomes{"A Processed wrong", "B Processed wrong"});
+  // The line's figures the same way: both orders processed, the copy refused, green.
+  // Mutation caught: the copies' "processed: True, False" judged as `inbox_after.reserved
+  // != q`.
+  CliResult r = RunCli({"run", "isolation-retry", "--hold-ms", "100", "--color", "always"});
+  CHECK(Has(r.out, "no retry -> B 1 attempt, processed: \x1b[1;32mTrue\x1b[0m;"));
+  CHECK(Has(r.out, "processed: \x1b[1;32mTrue, False\x1b[0m (B 1 attempt)"));
+}
+
+// poison-message colours what carries its lesson (issue 28, item 9: its line had no judged
+// figure): dead-lettered is right (a poison belongs where an operator looks), and Dune,
+// which no order was for, untouched. Mutation caught: the dead letter judged by the wrong
+// figure (`stats.dead_lettered > 0 && stats.gave_up == 0` -> `stats.gave_up > 0`).
+TEST_CASE("poison-message: the dead letter and the untouched stock are right", "[cli][color]") {
+  CliResult r = RunCli({"run", "poison-message", "--max-deliveries", "3", "--color", "always"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(Has(r.out, "\x1b[1;32mdead-lettered: 1 (MaxDeliveryCountExceeded)\x1b[0m"));
+  CHECK(Has(r.out, "\x1b[1;32mDune reserved: 0\x1b[0m"));
+}
+
+// hung-consumer judges B's deliveries from Reserved read back after each (issue 28, item
+// 9): those that went through are right (A's work never committed); the one that gave up
+// at its busy timeout is not judged (nacked, nothing doubled or lost). Mutation caught:
+// SqliteDelivery's NoteProcessed without its ReservedVerdictApart (hung_consumer.cpp).
+TEST_CASE("hung-consumer: B's deliveries that went through are right, the timeout not judged",
+          "[cli][trace][color]") {
+  const auto outcomes = JudgedOutcomes({"hung-consumer"});
+  CHECK(outcomes.at("killed: A is SIGKILLed while B waits for the write lock") ==
+        Outcomes{"B Processed right"});
+  CHECK(outcomes.at("hung: A is SIGSTOPped with its transaction open") ==
+        Outcomes{"B Failed: SQLite 5, nacked -", "B Processed right"});
+}
+
+// The deliveries of ack-deadline, content-mismatch and duplicate-as-error are judged from
+// Reserved read back after each (issue 28, item 9, the scan of every scenario: they carried
+// no verdict): naive's second Processed is wrong, every refused copy and the other content
+// raised for an operator right. Mutation caught: ack-deadline's naive NoteOutcome without
+// its ReservedVerdictApart.
+TEST_CASE("ack-deadline, content-mismatch, duplicate-as-error: every delivery judged",
+          "[cli][trace][color]") {
+  CHECK(JudgedOutcomes({"ack-deadline"}).at("naive") ==
+        Outcomes{"A Processed right", "B Processed wrong"});
+  CHECK(JudgedOutcomes({"ack-deadline"}).at("inbox") ==
+        Outcomes{"A Processed right", "B Skipped right"});
+  CHECK(JudgedOutcomes({"content-mismatch"}).at("") ==
+        Outcomes{"A Processed right", "A Duplicate right", "A ContentMismatch right"});
+  CHECK(JudgedOutcomes({"duplicate-as-error"}).at("duplicate skipped") ==
+        Outcomes{"A Processed right", "A Skipped right"});
 }
 
 // A count read says its count, from the value the database returned (issue 28,

@@ -14,6 +14,7 @@
 #include "support.h"
 #include "views/color.h"
 #include "views/doc_page.h"
+#include "views/event_text.h"
 #include "views/explain.h"
 #include "views/lanes.h"
 #include "views/mermaid.h"
@@ -630,6 +631,35 @@ TEST_CASE("a count that found no row says so in every view", "[views]") {
     CHECK(view->find("→ row") == std::string::npos);
     CHECK(view->find("-->>Check: row") == std::string::npos);
   }
+}
+
+// A PostgreSQL wait's holder in the --trace text: the consumer whose statements ran on
+// that backend, with the backend's pid beside it, as the pictures name it; the pid alone
+// where no step ran on it (issue 28: the trace said "held by pid N" while the pictures said
+// "Consumer A"). Mutation caught: WaitTarget's pids branch ignoring the owner (`owner.empty()`
+// -> `true`).
+TEST_CASE("the trace names a wait's holder by the consumer on its backend, else by pid",
+          "[views][postgres]") {
+  TraceEvent a_insert = Sql(1, "A", 10, "INSERT", "Inbox");
+  a_insert.rows = 1;
+  a_insert.backend = 77;
+  auto wait_on = [](int64_t at, int holder) {
+    TraceEvent wait = Ev(at, "B", 10, "wait", "");
+    wait.waited_on = "key Inbox";
+    wait.lock_mode = "ShareLock";
+    wait.wait_event = "transactionid";
+    wait.blocked_by = holder;
+    return wait;
+  };
+  const std::string trace = FormatTrace({a_insert, wait_on(2, 77), wait_on(3, 88)});
+  CHECK(trace.find("waits for key Inbox (ShareLock, wait event transactionid, held by "
+                   "Consumer A, backend pid 77)") != std::string::npos);
+  CHECK(trace.find("held by pid 77") == std::string::npos);
+  CHECK(trace.find("held by pid 88)") != std::string::npos);  // no step ran on backend 88
+  // The pictures' words: the same name, no pid.
+  ShortIds ids({a_insert, wait_on(2, 77)});
+  CHECK(WaitTarget(wait_on(2, 77), ids, kPictureWords) ==
+        "key Inbox (ShareLock, wait event transactionid, held by Consumer A)");
 }
 
 // The walkthrough of issue 28 on PostgreSQL: the page said "holds the locks of the rows and

@@ -143,8 +143,17 @@ std::string WaitTarget(const TraceEvent& e, const ShortIds& ids, const WordOptio
   if (!e.lock_mode.empty()) how.push_back(e.lock_mode);
   if (!e.wait_event.empty()) how.push_back("wait event " + e.wait_event);
   if (e.blocked_by != 0) {
-    how.push_back("held by " + (options.pids ? fmt::format("pid {}", e.blocked_by)
-                                             : ids.Process(e.blocked_by)));
+    // The holder by the actor whose connection the backend is, as the pictures name it;
+    // with pids (--trace) its backend's pid beside it, or the pid alone when no step of
+    // one actor ran on that backend.
+    const std::string owner = ids.BackendOwner(e.blocked_by);
+    if (!options.pids) {
+      how.push_back("held by " + ids.Process(e.blocked_by));
+    } else if (owner.empty()) {
+      how.push_back(fmt::format("held by pid {}", e.blocked_by));
+    } else {
+      how.push_back(fmt::format("held by {}, backend pid {}", owner, e.blocked_by));
+    }
   }
   std::string out = e.waited_on + " (";
   for (size_t i = 0; i < how.size(); ++i) out += (i ? ", " : "") + how[i];

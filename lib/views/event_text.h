@@ -65,8 +65,10 @@ std::string StatementResult(const TraceEvent& e, const ShortIds& ids,
 std::string ErrorMeaning(std::string_view code);
 
 // What a wait was for, as the database reported it: "the write lock" (SQLite), or "key
-// Inbox (ShareLock, wait event transactionid, held by pid 123)" (PostgreSQL; "held by
-// backend 1" without pids).
+// Inbox (ShareLock, wait event transactionid, held by Consumer A, backend pid 123)"
+// (PostgreSQL: the holder named by ShortIds::BackendOwner, "held by pid 123" when no one
+// actor's step ran on that backend; without pids, "held by Consumer A" or "held by
+// backend 1").
 std::string WaitTarget(const TraceEvent& e, const ShortIds& ids, const WordOptions& options = {});
 
 // Who did e, as pictures name actors: "Consumer A", "Producer", "Broker", "Dispatcher",

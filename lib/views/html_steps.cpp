@@ -142,8 +142,8 @@ main { flex: 1; display: flex; min-height: 0; }
 .note { color: #5d4037; font-style: italic; font-size: 16px; }
 table { border-collapse: collapse; margin: 4px 0 12px; font-family: 'DejaVu Sans Mono', monospace; font-size: 16px; }
 caption { text-align: left; font-weight: bold; font-family: 'DejaVu Sans', sans-serif; padding: 2px 0; }
-th, td { border: 1px solid #b0bec5; padding: 2px 8px; max-width: 280px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-th { background: #eceff1; }
+th, td { border: 1px solid #b0bec5; padding: 2px 8px; max-width: 280px; white-space: normal; overflow-wrap: anywhere; }
+th { background: #eceff1; overflow-wrap: normal; }
 td.changed { background: #ffd54f; font-weight: bold; outline: 2px solid #ff6f00; }
 tr.added td { background: #fff3c4; font-weight: bold; }
 tr.deleted td { color: #78909c; text-decoration: line-through; background: #f5f5f5; }
@@ -266,6 +266,9 @@ tr.deleted td { color: #78909c; text-decoration: line-through; background: #f5f5
     const items = list.children;
     for (let j = 0; j < items.length; j++) items[j].classList.toggle('current', j === current);
     items[current].scrollIntoView({block: 'nearest'});
+    // What the step changed, brought into the panel's view when the tables are taller.
+    const first = document.querySelector('#tables td.changed, #tables tr.added td');
+    if (first) first.scrollIntoView({block: 'nearest', inline: 'nearest'});
     if (location.hash !== '#step-' + (current + 1)) history.replaceState(null, '', '#step-' + (current + 1));
   }
   document.addEventListener('keydown', function (ev) {

@@ -87,10 +87,16 @@ void ShortIds::NameProcessesOf(const std::vector<TraceEvent>& events) {
       one = one && (owner.empty() || owner == name);
       owner = std::move(name);
     }
+    if (!owner.empty() && one) owners_.emplace(e.blocked_by, owner);
     processes_.emplace(e.blocked_by, !owner.empty() && one
                                          ? owner
                                          : fmt::format("backend {}", ++backends));
   }
+}
+
+std::string ShortIds::BackendOwner(int backend) const {
+  auto it = owners_.find(backend);
+  return it == owners_.end() ? std::string() : it->second;
 }
 
 std::string ShortIds::Process(int pid) const {

@@ -58,6 +58,10 @@ class ShortIds {
   // "main process", "child process 2", "Consumer A" (see above); "pid N" for a pid the
   // events do not name, and "pid <pid>" for Full().
   std::string Process(int pid) const;
+  // The actor whose connection a PostgreSQL backend is ("Consumer A", as Process names it),
+  // read from the steps that carry it as their backend; "" when no step, or steps of more
+  // than one actor, do (and for Full()).
+  std::string BackendOwner(int backend) const;
   // text with each "pid <digits>" replaced by Process of it.
   std::string NameProcesses(std::string_view text) const;
 
@@ -66,6 +70,7 @@ class ShortIds {
 
   std::map<std::string, std::string> keys_;
   std::map<int, std::string> processes_;
+  std::map<int, std::string> owners_;  // backend -> the actor whose connection it is
   std::map<std::string, std::string> others_;
   std::vector<std::string> longest_first_;  // the keys, longest first (made on first use)
   bool full_ = false;

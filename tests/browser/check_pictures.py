@@ -414,6 +414,16 @@ window.addEventListener('load', function () {
         boxes.forEach(function (box) { texts.push({t: n.textContent, box: box, node: n}); });
       }
       checked += texts.length;
+      // What the step changed is on screen: each changed cell and new row wholly inside the
+      // window and its scrolled panel, not cut off at the right (orphan-claim step 19's
+      // changed Owner and LeaseExpiresAt were off screen, walkthrough of 6 December).
+      doc.querySelectorAll('td.changed, tr.added td').forEach(function (cell) {
+        const r = cell.getBoundingClientRect();
+        const box = clip(r, cell, win);
+        if (!box || box.right - box.left < r.width - 1 || box.bottom - box.top < r.height - 1) {
+          problems.push(name + ' step ' + (i + 1) + ': the changed cell "' + cell.textContent.slice(0, 40) + '" is not wholly on screen');
+        }
+      });
       for (let a = 0; a < texts.length; a++) {
         for (let b = a + 1; b < texts.length; b++) {
           if (texts[a].node === texts[b].node) continue;

@@ -350,18 +350,27 @@ TEST_CASE(
 // ("held by backend 1"). Catches PgConnection::Stamp not setting the event's backend.
 TEST_CASE("on PostgreSQL a wait's holder is named after the consumer that holds the lock",
           "[postgres]") {
+  // The --trace text names it the same way, through the same formatter, with the backend's
+  // pid beside it (issue 28: it said "held by pid N"). Mutation caught: ShortIds keeping no
+  // backend's owner (step_text.cpp's `owners_.emplace` line dropped).
   testing::CliResult c =
-      RunPg({"run", "concurrent", "--diagram", "mermaid"}, "t_holder_named");
+      RunPg({"run", "concurrent", "--diagram", "mermaid", "--trace"}, "t_holder_named");
   INFO(c.err);
   REQUIRE(c.exit_code == 0);
   CHECK(Has(c.out, "held by Consumer A)"));
   CHECK_FALSE(Has(c.out, "held by backend"));
-  testing::CliResult h = RunPg({"run", "hung-consumer", "--diagram", "mermaid"}, "t_holder_hung");
+  CHECK(Has(c.err, "held by Consumer A, backend pid "));
+  CHECK_FALSE(Has(c.err, "held by pid"));
+  testing::CliResult h =
+      RunPg({"run", "hung-consumer", "--diagram", "mermaid", "--trace"}, "t_holder_hung");
   INFO(h.err);
   REQUIRE(h.exit_code == 0);
   CHECK(Has(h.out, "held by Consumer A (child process 1))"));
   CHECK(Has(h.out, "held by Consumer A (child process 2))"));
   CHECK_FALSE(Has(h.out, "held by backend"));
+  CHECK(Has(h.err, "held by Consumer A (child process 1), backend pid "));
+  CHECK(Has(h.err, "held by Consumer A (child process 2), backend pid "));
+  CHECK_FALSE(Has(h.err, "held by pid"));
   nlohmann::json j = RunJson({"run", "concurrent", "--trace"}, "t_holder_json");
   int holder = 0;
   std::vector<int> a_backends;
