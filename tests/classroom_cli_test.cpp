@@ -281,6 +281,27 @@ TEST_CASE("two runs with the same seed draw the same pictures", "[cli][svg][seed
   }
 }
 
+// One moment of the simulated clock is one mark (walkthrough, 6 December: orphan-claim's
+// "owner renewing" marked "+40s" twice, for the last renewal and again for B's delivery, and
+// the timeline drew a gridline without a label). Mutation caught: the mark before B's
+// delivery made unconditionally again (orphan_claim.cpp: `if (clock.Now() != ...)` ->
+// `if (true)`).
+TEST_CASE("a sub-run marks each moment of its simulated clock once", "[cli][trace]") {
+  CliResult r = RunCli({"run", "orphan-claim", "--format", "json", "--trace"});
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
+  std::set<std::string> marked;
+  int marks = 0;
+  for (const auto& e : j["events"]) {
+    if (e["kind"] == "part") marked.clear();
+    if (e["kind"] != "clock") continue;
+    ++marks;
+    INFO(e.dump());
+    CHECK(marked.insert(e["detail"].get<std::string>()).second);
+  }
+  CHECK(marks >= 8);
+}
+
 // A refused copy is right for the business (docs/pictures.md, Colour): in cache-arbiter's
 // set-if-absent race B finds the key A set and skips while A still holds at its hook, before
 // A reserves; the line's "set-if-absent processed: True, False" is right, and so is B's

@@ -825,7 +825,10 @@ TEST_CASE("each sub-run is a titled block on a scale of its own", "[views][svg]"
 
 // Item 3: ten deliveries that failed alike are one card; the lost ack is drawn on the lane
 // of the consumer whose ack it was. Mutation caught: FoldRepeatedDeliveries keeping every
-// delivery; BuildLanes leaving the ack on the broker's lane.
+// delivery; BuildLanes leaving the ack on the broker's lane. The broker's lane says it handed
+// the folded deliveries out too (walkthrough, 6 December: it showed deliveries 1 and 10
+// only); mutation caught: the broker's fold not pushed (lanes.cpp `here.push_back(make_fold(
+// events[*broker]))` dropped).
 TEST_CASE("repeated deliveries are folded, the lost ack drawn where it happened", "[views][svg]") {
   auto broker = [](int64_t at_us, std::string op, int delivery, std::string result) {
     TraceEvent e = Ev(0, "broker", 10, "broker", op, std::move(result));
@@ -854,8 +857,15 @@ TEST_CASE("repeated deliveries are folded, the lost ack drawn where it happened"
   }
   ShortIds ids(events);
   const std::vector<TraceEvent> folded = FoldRepeatedDeliveries(events, ids);
-  CHECK(folded.size() == 4 + 1 + 4);  // delivery 1, the fold, delivery 10
+  CHECK(folded.size() == 4 + 2 + 4);  // delivery 1, the broker's and A's folds, delivery 10
   const std::string svg = SvgTimeline({{"poison", "[x] poison", events}});
+  // The broker's fold, in the broker's group, before Consumer A's.
+  const size_t broker_lane = svg.find(">Broker</text>");
+  const size_t broker_fold = svg.find(">deliveries 2 to 9 of m1, each as delivery 1</text>");
+  REQUIRE(broker_lane != std::string::npos);
+  REQUIRE(broker_fold != std::string::npos);
+  CHECK(broker_fold > broker_lane);
+  CHECK(broker_fold < svg.find(">Consumer A</text>"));
   CHECK(svg.find(">deliveries 2 to 9 of m1, each as delivery 1:</text>") != std::string::npos);
   CHECK(svg.find(">nack m1: back in the queue</text>") != std::string::npos);
   CHECK(svg.find("m1 delivery 5") == std::string::npos);

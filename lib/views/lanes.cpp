@@ -277,7 +277,7 @@ std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& ev
     return out;
   };
   std::vector<bool> dropped(events.size(), false);
-  std::map<size_t, TraceEvent> folds;  // at the first dropped event: the fold that replaces
+  std::map<size_t, std::vector<TraceEvent>> folds;  // at a dropped event: the folds it starts
   for (const auto& [key, numbered] : episodes) {
     std::vector<std::pair<int, std::vector<std::string>>> sigs;
     for (const auto& [number, steps] : numbered) sigs.emplace_back(number, signature(steps));
@@ -293,32 +293,44 @@ std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& ev
         for (size_t k = i + 1; k <= j; ++k) {
           for (size_t e : numbered.at(sigs[k].first)) dropped[e] = true;
         }
-        // Drawn on the lane of the consumer that received them, where it received the first.
-        TraceEvent fold = events[first_folded.front()];
+        // Drawn on the lane of the consumer that received them, where it received the first;
+        // and on the broker's lane, where it handed out the first, when it took steps in them.
+        auto make_fold = [&](const TraceEvent& from) {
+          TraceEvent fold = from;
+          fold.at_us = events[first_folded.front()].at_us;
+          fold.kind = "fold";
+          fold.op.clear();
+          fold.table.clear();
+          fold.target.clear();
+          fold.delivery = 0;
+          fold.verdict.clear();
+          fold.result.clear();
+          fold.detail = fmt::format("deliveries {} to {} of {}, each as delivery {}",
+                                    sigs[i + 1].first, sigs[j].first, ids.Name(key),
+                                    sigs[i].first);
+          return fold;
+        };
+        std::vector<TraceEvent>& here = folds[first_folded.front()];
+        const auto broker = std::find_if(first_folded.begin(), first_folded.end(), [&](size_t e) {
+          return ActorOf(events[e]) == kActorBroker;
+        });
+        if (broker != first_folded.end()) here.push_back(make_fold(events[*broker]));
+        TraceEvent fold = make_fold(events[first_folded.front()]);
         for (size_t e : first_folded) {
           if (ActorOf(events[e]) == kActorConsumer) {
-            fold = events[e];
-            fold.at_us = events[first_folded.front()].at_us;
+            fold = make_fold(events[e]);
             break;
           }
         }
-        fold.kind = "fold";
-        fold.op.clear();
-        fold.table.clear();
-        fold.target.clear();
-        fold.delivery = 0;
-        fold.verdict.clear();
-        fold.detail = fmt::format("deliveries {} to {} of {}, each as delivery {}",
-                                  sigs[i + 1].first, sigs[j].first, ids.Name(key), sigs[i].first);
         fold.result = DescribeStep(events[kept.back()], ids, plain).Text();
-        folds[first_folded.front()] = fold;
+        if (ActorOf(fold) != kActorBroker) here.push_back(fold);
       }
       i = j + 1;
     }
   }
   std::vector<TraceEvent> out;
   for (size_t i = 0; i < events.size(); ++i) {
-    if (auto f = folds.find(i); f != folds.end()) out.push_back(f->second);
+    if (auto f = folds.find(i); f != folds.end()) out.insert(out.end(), f->second.begin(), f->second.end());
     if (!dropped[i]) out.push_back(events[i]);
   }
   return out;
