@@ -51,7 +51,7 @@ struct SecondStores {
 
   SecondStores(const ScenarioFile& file, SideStores& sides) {
     for (const ScenarioConsumer& c : file.consumers) {
-      const SideStoreKind side = c.strategy().side;
+      const SideStoreKind side = c.strategy().tables.side;
       if (side == SideStoreKind::kCache && !cache) cache = sides.Create(SideStoreKind::kCache);
       if (side == SideStoreKind::kEmailProvider && !provider) {
         provider = sides.Create(SideStoreKind::kEmailProvider);
@@ -61,7 +61,7 @@ struct SecondStores {
 
   // The consumer's second store with its trace target, or null.
   std::pair<const SideStore*, const char*> Of(const ScenarioConsumer& c) const {
-    switch (c.strategy().side) {
+    switch (c.strategy().tables.side) {
       case SideStoreKind::kCache:
         return {cache.get(), "cache"};
       case SideStoreKind::kEmailProvider:
@@ -170,10 +170,10 @@ Outcome RunScenarioFile(const ScenarioFile& file, ScenarioEnv& env,
   {
     std::unique_ptr<Store> setup = OpenUntraced(env);
     for (const ScenarioConsumer& c : file.consumers) {
-      const char* schema = c.strategy().schema;
+      const char* schema = c.strategy().tables.schema;
       setup->untrusted().SetUpTables(schema, schema != nullptr ? c.file->file().tables
                                                                : std::vector<std::string>{},
-                                     c.strategy().reset);
+                                     c.strategy().tables.reset);
     }
   }
   std::vector<OrderPlaced> messages;

@@ -199,8 +199,8 @@ const Strategy kLockBoth{
     .effect = "stock",
     .partner = "",
     .crash_points = {"BEGIN IMMEDIATE", "BEGIN IMMEDIATE", "COMMIT", "COMMIT"},
-    .test_aux_schema = "CREATE TABLE IF NOT EXISTS Seen (K TEXT PRIMARY KEY)",
-    .test_aux_reset = "DELETE FROM Seen",
+    .tables = {.test_aux_schema = "CREATE TABLE IF NOT EXISTS Seen (K TEXT PRIMARY KEY)",
+               .test_aux_reset = "DELETE FROM Seen"},
     .handle = &LockBoth,
     .applied = [](EffectProbe&, const LogicalOrder&) -> int64_t { return 1; },
 };

@@ -71,7 +71,7 @@ TEST_CASE("the explorer's rows are the registry's entries, field for field", "[r
     CHECK(Strings(row.crash_points) == Strings(c.crash_points));
     // A side store is a SQLite file: such a row runs on SQLite only.
     CHECK(row.RunsOnPostgres() == (c.side == SideStoreKind::kNone));
-    CHECK(row.side == c.side);
+    CHECK(row.tables.side == c.side);
   }
 }
 

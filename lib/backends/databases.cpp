@@ -79,9 +79,9 @@ class PgExploreServers final : public ExploreServers {
 
 std::unique_ptr<ExploreDatabase> OpenExploreDatabase(const ExploreServer* server,
                                                      const DatabaseSettings& file,
-                                                     std::span<const ExploreTables> tables) {
+                                                     std::span<const ExploreRow> rows) {
   if (server != nullptr) return server->OpenExploreDatabase();
-  return OpenSqliteExploreDatabase(file, tables);
+  return OpenSqliteExploreDatabase(file, rows);
 }
 
 std::unique_ptr<ExploreServers> OpenExploreServers(const DatabaseChoice& choice, size_t lanes) {

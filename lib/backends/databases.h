@@ -93,7 +93,7 @@ std::unique_ptr<LessonDatabase> OpenLessonDatabase(const DatabaseChoice& choice,
 // sqlite/explore_database.h's OpenSqliteExploreDatabase do.
 std::unique_ptr<ExploreDatabase> OpenExploreDatabase(const ExploreServer* server,
                                                      const DatabaseSettings& file,
-                                                     std::span<const ExploreTables> tables);
+                                                     std::span<const ExploreRow> rows);
 
 // The schemas `explore --backend postgres` runs on: choice.schema on a throwaway cluster
 // started here (unless choice.dsn names a server), and on that cluster up to lanes - 1 more

@@ -45,10 +45,10 @@ std::vector<BookRow> BooksOf(const Plan& p) {
 }
 
 // The rows' tables, as the explorer's database reads them.
-std::vector<ExploreTables> TablesOf(std::span<const Strategy* const> strategies) {
-  std::vector<ExploreTables> out;
+std::vector<ExploreRow> RowsOf(std::span<const Strategy* const> strategies) {
+  std::vector<ExploreRow> out;
   out.reserve(strategies.size());
-  for (const Strategy* s : strategies) out.push_back(s->tables());
+  for (const Strategy* s : strategies) out.push_back({s->name, &s->tables});
   return out;
 }
 
@@ -59,7 +59,7 @@ Scheduler::Impl::Impl(std::span<const Strategy* const> list, SchedulerOptions op
       database(OpenExploreDatabase(
           opts.postgres,
           DatabaseSettings{opts.journal, opts.synchronous, std::chrono::milliseconds(2000)},
-          TablesOf(list))),
+          RowsOf(list))),
       waits_in_server(database->waits_in_server()) {
   for (int i = 0; i < kMaxInstances; ++i) {
     workers.push_back(std::make_unique<Worker>(*this, i));
@@ -96,10 +96,7 @@ void Scheduler::Impl::Reset(const Plan& p) {
     for (const Delivery& d : script.deliveries) order_of_message[d.message.message_id] = d.order;
   }
   tallies.assign(p.orders.size() * p.subscribers.size(), Tally{});
-  std::vector<ExploreTables> subscribers;
-  subscribers.reserve(p.subscribers.size());
-  for (const Strategy* s : p.subscribers) subscribers.push_back(s->tables());
-  database->Reset(books, subscribers);
+  database->Reset(books, RowsOf(p.subscribers));
 }
 
 void Scheduler::Impl::Settle(int except) {

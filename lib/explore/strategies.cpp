@@ -43,8 +43,7 @@ Strategy RowOf(const ConsumerEntry& c) {
       .effect = c.effect,
       .partner = c.partner,
       .crash_points = c.crash_points,
-      .reset = c.reset,
-      .side = c.side,
+      .tables = {.reset = c.reset, .side = c.side},
       .aux_target = SideStoreTarget(c.side),
       .handle = [&c](StoreContext& d, const OrderPlaced& m) {
         ConsumerEnv env{d.store, d.clock, &d.email, d.side};

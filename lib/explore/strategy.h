@@ -86,24 +86,10 @@ struct Strategy {
   // point kills the instance just before that step would run. The explorer checks this
   // list against what a delivery really does, so it cannot drift from the code.
   std::vector<std::string_view> crash_points;
-  // SQL run once on the explorer's database (CREATE TABLE IF NOT EXISTS ...), and before
-  // every schedule (DELETE FROM ...) after the explorer emptied Inbox and StockItems and
-  // stocked each order's book. Either may be null.
-  const char* schema = nullptr;
-  const char* reset = nullptr;
-  // On PostgreSQL the tables are made where the schema is (a consumer file's: its own
-  // database, store/file_databases.h); this runs before every schedule there, after the
-  // explorer emptied its own tables (null: nothing more).
-  const char* pg_reset = nullptr;
-  // The side store kept in a second database file (a cache kept apart from the service's
-  // data), made with its tables and emptied before each schedule as the backend that keeps
-  // it says (lib/sqlite/side_records.h). When it is not kNone, StoreContext::side is a
-  // scheduled connection to that file, and the row runs on SQLite only (RunsOnPostgres).
-  SideStoreKind side = SideStoreKind::kNone;
-  // Test only: a second file's own tables and the statements that empty them, in place of
-  // a side store's (side stays kNone).
-  const char* test_aux_schema = nullptr;
-  const char* test_aux_reset = nullptr;
+  // The row's tables, as the explorer's database makes and empties them
+  // (store/explore_database.h). When they keep a second file, StoreContext::side is a
+  // scheduled connection to it, and the row runs on SQLite only (RunsOnPostgres).
+  ExploreTables tables;
   // What the second file is, as its statements' trace events name their target ("cache",
   // "email provider"): the views draw it apart from the database, and the deliveries view
   // keeps its transactions apart from the database's.
@@ -121,18 +107,7 @@ struct Strategy {
   // side store, a SQLite file the explorer keeps on SQLite only).
   bool RunsOnPostgres() const { return !KeepsSecondFile(); }
   // The row keeps a second file: a side store, or a test's own tables.
-  bool KeepsSecondFile() const { return tables().KeepsSecondFile(); }
-  // The row's tables, as the explorer's database reads them (store/explore_database.h).
-  ExploreTables tables() const {
-    return ExploreTables{.id = this,
-                         .name = name,
-                         .schema = schema,
-                         .reset = reset,
-                         .pg_reset = pg_reset,
-                         .side = side,
-                         .test_aux_schema = test_aux_schema,
-                         .test_aux_reset = test_aux_reset};
-  }
+  bool KeepsSecondFile() const { return tables.KeepsSecondFile(); }
 };
 
 // Thrown by a consumer that gives up on a delivery without a database error (a consumer

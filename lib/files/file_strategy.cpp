@@ -39,14 +39,16 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
   strategy_.summary = file_.summary.empty() ? file_.path : file_.summary;
   strategy_.effect = file_.effect;
   strategy_.partner = p->name;
-  strategy_.schema = file_.schema.empty() ? nullptr : file_.schema.c_str();
-  strategy_.reset = reset_.empty() ? nullptr : reset_.c_str();
+  strategy_.tables.schema = file_.schema.empty() ? nullptr : file_.schema.c_str();
+  strategy_.tables.reset = reset_.empty() ? nullptr : reset_.c_str();
   if (keyed) {
-    strategy_.side = SideStoreKind::kEmailProvider;
+    strategy_.tables.side = SideStoreKind::kEmailProvider;
   } else if (file_.second_store == "cache") {
-    strategy_.side = SideStoreKind::kCache;
+    strategy_.tables.side = SideStoreKind::kCache;
   }
-  if (strategy_.side != SideStoreKind::kNone) strategy_.aux_target = SideStoreTarget(strategy_.side);
+  if (strategy_.tables.side != SideStoreKind::kNone) {
+    strategy_.aux_target = SideStoreTarget(strategy_.tables.side);
+  }
   const bool cache = file_.second_store == "cache";
   // Each reaction a delivery took (UntakenBranches lists the others).
   auto record_taken = [this](size_t step, const char* reaction) {
@@ -97,7 +99,7 @@ FileStrategy::FileStrategy(ConsumerFile file) : file_(std::move(file)) {
 
 void FileStrategy::SetPostgresReset(std::string reset) {
   pg_reset_ = std::move(reset);
-  strategy_.pg_reset = pg_reset_.empty() ? nullptr : pg_reset_.c_str();
+  strategy_.tables.pg_reset = pg_reset_.empty() ? nullptr : pg_reset_.c_str();
 }
 
 void FileStrategy::LearnCrashPoints(explore::Explorer& explorer) {

@@ -319,7 +319,7 @@ ScenarioFigure ReadFigure(const Value& table, const ScenarioFile& file) {
 void CheckFigureSql(ScenarioFile& file, const std::vector<Value>& sql_values) {
   const std::unique_ptr<UntrustedSqlChecker> scratch = UntrustedSqlChecker::NewScratch();
   for (const ScenarioConsumer& c : file.consumers) {
-    if (const char* schema = c.strategy().schema) {
+    if (const char* schema = c.strategy().tables.schema) {
       scratch->RunSchema(schema, c.file ? c.file->file().tables : std::vector<std::string>{});
     }
   }

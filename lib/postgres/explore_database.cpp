@@ -95,18 +95,18 @@ class PgExploreDatabase final : public ExploreDatabase {
       : database_(database), control_(database.Connect()) {}
 
   bool waits_in_server() const override { return true; }
-  void Add(const ExploreTables&) override {}  // made where the schema is
+  void Add(const ExploreRow&) override {}  // made where the schema is
 
   // One transaction on the control connection: every table of ours emptied, the books
   // restocked. DELETE rather than TRUNCATE: cheaper on tables this small, and it takes row
   // locks only, so nothing waits on it. Sent as one script (one round trip, where a
   // statement each cost eight: the reset was the largest share of a schedule's round trips).
   void Reset(const std::vector<BookRow>& books,
-             std::span<const ExploreTables> subscribers) override {
-    for (const ExploreTables& t : subscribers) {
-      if (t.KeepsSecondFile()) {
+             std::span<const ExploreRow> subscribers) override {
+    for (const ExploreRow& row : subscribers) {
+      if (row.tables->KeepsSecondFile()) {
         throw std::logic_error(fmt::format(
-            "strategy {} does not run on PostgreSQL (it keeps a second file)", t.name));
+            "strategy {} does not run on PostgreSQL (it keeps a second file)", row.name));
       }
     }
     std::string script =
@@ -117,8 +117,8 @@ class PgExploreDatabase final : public ExploreDatabase {
           " INSERT INTO StockItems (BookId, Title, OnHand, Reserved) VALUES ({}, {}, {}, {});",
           QuoteLiteral(book.book_id), QuoteLiteral(book.title), book.on_hand, book.reserved);
     }
-    for (const ExploreTables& t : subscribers) {
-      if (t.pg_reset != nullptr) script += fmt::format(" {}", t.pg_reset);
+    for (const ExploreRow& row : subscribers) {
+      if (const char* reset = row.tables->pg_reset) script += fmt::format(" {}", reset);
     }
     script += " COMMIT";
     control_.ExecScript(script);

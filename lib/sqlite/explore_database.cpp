@@ -147,46 +147,49 @@ class SqliteExploreSession final : public ExploreSession {
 
 class SqliteExploreDatabase final : public ExploreDatabase {
  public:
-  SqliteExploreDatabase(const DatabaseSettings& settings, std::span<const ExploreTables> tables)
+  SqliteExploreDatabase(const DatabaseSettings& settings, std::span<const ExploreRow> rows)
       : db_(DatabaseFile::CreateTemporary(settings)), control_(db_.Connect()) {
     bool any_aux = false;
-    for (const ExploreTables& t : tables) {
+    for (const ExploreRow& row : rows) {
+      const ExploreTables& t = *row.tables;
       if (t.schema != nullptr) RunSchema(control_, t.schema, {});  // a file's: sandboxed
       if (t.KeepsSecondFile()) any_aux = true;
     }
     if (any_aux) {
       aux_db_.emplace(DatabaseFile::CreateTemporary(settings));
       aux_control_.emplace(aux_db_->Connect());
-      for (const ExploreTables& t : tables) {
-        if (t.KeepsSecondFile()) aux_control_->ExecScript(AuxSchema(t));
+      for (const ExploreRow& row : rows) {
+        if (row.tables->KeepsSecondFile()) aux_control_->ExecScript(AuxSchema(*row.tables));
       }
     }
-    for (const ExploreTables& t : tables) {
-      order_.push_back(t.id);
-      reset_sql_[t.id] = Split(t);
+    for (const ExploreRow& row : rows) {
+      order_.push_back(row.tables);
+      reset_sql_[row.tables] = Split(*row.tables);
     }
     ReadMainTables();
   }
 
   bool waits_in_server() const override { return false; }
 
-  void Add(const ExploreTables& t) override {
-    if (reset_sql_.count(t.id) != 0) return;
+  void Add(const ExploreRow& row) override {
+    const ExploreTables& t = *row.tables;
+    if (reset_sql_.count(&t) != 0) return;
     if (t.KeepsSecondFile() && !aux_control_) {
       throw std::logic_error(fmt::format(
-          "strategy {} needs a second file, and the scheduler was set up without one", t.name));
+          "strategy {} needs a second file, and the scheduler was set up without one",
+          row.name));
     }
     if (t.schema != nullptr) RunSchema(control_, t.schema, {});  // a file's: sandboxed
     if (t.KeepsSecondFile()) aux_control_->ExecScript(AuxSchema(t));
     ResetSql r = Split(t);
     ReadMainTables();
-    order_.push_back(t.id);
-    reset_sql_.emplace(t.id, std::move(r));
+    order_.push_back(&t);
+    reset_sql_.emplace(&t, std::move(r));
   }
 
   void Reset(const std::vector<BookRow>& books,
-             std::span<const ExploreTables> subscribers) override {
-    for (const ExploreTables& t : subscribers) Add(t);  // a row met for the first time
+             std::span<const ExploreRow> subscribers) override {
+    for (const ExploreRow& row : subscribers) Add(row);  // a row met for the first time
     control_.Cached("BEGIN IMMEDIATE").Execute();
     control_.Cached("DELETE FROM Inbox").Execute();
     control_.Cached("DELETE FROM StockItems").Execute();
@@ -205,7 +208,7 @@ class SqliteExploreDatabase final : public ExploreDatabase {
     // with a previous plan's rows would change this plan's outcome. The statements are
     // prepared once, so an empty table costs little.
     bool aux_used = false;
-    for (const void* id : order_) {
+    for (const ExploreTables* id : order_) {
       const ResetSql& r = reset_sql_.at(id);
       for (const std::string& sql : r.main) control_.Cached(sql).Execute();
       aux_used = aux_used || !r.aux.empty();
@@ -213,7 +216,7 @@ class SqliteExploreDatabase final : public ExploreDatabase {
     control_.Cached("COMMIT").Execute();
     if (aux_used && aux_control_) {
       aux_control_->Cached("BEGIN IMMEDIATE").Execute();
-      for (const void* id : order_) {
+      for (const ExploreTables* id : order_) {
         for (const std::string& sql : reset_sql_.at(id).aux) aux_control_->Cached(sql).Execute();
       }
       aux_control_->Cached("COMMIT").Execute();
@@ -288,16 +291,16 @@ class SqliteExploreDatabase final : public ExploreDatabase {
   Connection control_;  // set-up and read-back; never scheduled
   std::optional<DatabaseFile> aux_db_;
   std::optional<Connection> aux_control_;
-  std::vector<const void*> order_;  // the rows, in the order they were met
-  std::unordered_map<const void*, ResetSql> reset_sql_;
+  std::vector<const ExploreTables*> order_;  // the rows, in the order they were met
+  std::unordered_map<const ExploreTables*, ResetSql> reset_sql_;
   std::vector<std::string> main_tables_;
 };
 
 }  // namespace
 
 std::unique_ptr<ExploreDatabase> OpenSqliteExploreDatabase(const DatabaseSettings& settings,
-                                                          std::span<const ExploreTables> tables) {
-  return std::make_unique<SqliteExploreDatabase>(settings, tables);
+                                                          std::span<const ExploreRow> rows) {
+  return std::make_unique<SqliteExploreDatabase>(settings, rows);
 }
 
 }  // namespace dedupsim

@@ -18,6 +18,6 @@ namespace dedupsim {
 // Throws what the schema throws (SqlRefused for a file's schema), DatabaseError when the
 // files cannot be made.
 std::unique_ptr<ExploreDatabase> OpenSqliteExploreDatabase(const DatabaseSettings& settings,
-                                                          std::span<const ExploreTables> tables);
+                                                          std::span<const ExploreRow> rows);
 
 }  // namespace dedupsim

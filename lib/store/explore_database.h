@@ -40,19 +40,38 @@ using BookRow = StockItem;
 // The tables one row of the explorer needs, as each backend reads them: SQLite runs schema
 // once and reset before every schedule (and keeps the side store, or a test's own tables, in
 // a second file); PostgreSQL's tables are made where the schema is, and pg_reset runs before
-// every schedule. id names the row (its Strategy): the same id is the same tables.
+// every schedule. A row holds its one ExploreTables (explore/strategy.h: Strategy::tables).
 struct ExploreTables {
-  const void* id = nullptr;
-  std::string_view name;  // the row's, for errors
+  // SQL run once on the explorer's database (CREATE TABLE IF NOT EXISTS ...), and before
+  // every schedule (DELETE FROM ...) after the explorer emptied Inbox and StockItems and
+  // stocked each order's book. Either may be null.
   const char* schema = nullptr;
   const char* reset = nullptr;
+  // On PostgreSQL the tables are made where the schema is (a consumer file's: its own
+  // database, store/file_databases.h); this runs before every schedule there, after the
+  // explorer emptied its own tables (null: nothing more).
   const char* pg_reset = nullptr;
+  // The side store kept in a second database file (a cache kept apart from the service's
+  // data), made with its tables and emptied before each schedule as the backend that keeps
+  // it says (lib/sqlite/side_records.h). When it is not kNone, ExploreAttempt::side() is a
+  // scheduled connection to that file, and the row runs on SQLite only.
   SideStoreKind side = SideStoreKind::kNone;
+  // Test only: a second file's own tables and the statements that empty them, in place of
+  // a side store's (side stays kNone).
   const char* test_aux_schema = nullptr;
   const char* test_aux_reset = nullptr;
+  // A side store, or a test's own tables.
   bool KeepsSecondFile() const {
     return side != SideStoreKind::kNone || test_aux_schema != nullptr;
   }
+};
+
+// A row's tables as the explorer hands them to its database: the address of the row's own
+// ExploreTables names the row (the same address is the same tables); name is the row's, for
+// errors.
+struct ExploreRow {
+  std::string_view name;
+  const ExploreTables* tables = nullptr;
 };
 
 // The files a session's statements run on (SQLite's; PostgreSQL's one schema is kMain).
@@ -118,11 +137,11 @@ class ExploreDatabase {
   virtual bool waits_in_server() const = 0;
   // Readies tables met for the first time (SQLite runs the schema, a consumer file's
   // sandboxed); nothing for tables known.
-  virtual void Add(const ExploreTables& tables) = 0;
+  virtual void Add(const ExploreRow& row) = 0;
   // Before a schedule: Inbox and StockItems emptied, books stocked, every known row's
   // tables reset (PostgreSQL: the subscribers' pg_reset). Adds subscribers first.
   virtual void Reset(const std::vector<BookRow>& books,
-                     std::span<const ExploreTables> subscribers) = 0;
+                     std::span<const ExploreRow> subscribers) = 0;
   // StockItems as it is now, by BookId.
   virtual std::vector<BookRow> ReadBooks() = 0;
   // Inbox's rows: counted now on SQLite; on PostgreSQL as the last ReadBooks read them.
