@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "views/timeline_text.h"
 
@@ -31,6 +32,27 @@ std::string JoinSteps(const std::vector<SpanStep>& steps) {
     out += step.statement + ": " + step.result;
   }
   return out;
+}
+
+// The cues of a bar that goes on past its band's end (a chevron right of its end) or began
+// in the band before (a chevron left of its start), on the bar row whose top is y.
+std::string Cues(const Reach& r, double y) {
+  const double mid = y + kBarHeight / 2;
+  std::string out;
+  auto chevron = [&](double x) {
+    out += fmt::format("<path class=\"cue\" d=\"M{} {} L{} {} L{} {}\"/>\n", Num(x), Num(mid - 7),
+                       Num(x + 6), Num(mid), Num(x), Num(mid + 7));
+  };
+  if (r.before) chevron(kPlotLeft - 9);
+  if (r.after) chevron(r.x1 + 3);
+  return out;
+}
+
+const char* CueWords(const Reach& r) {
+  if (r.before && r.after) return " (from the band above, on in the band below)";
+  if (r.before) return " (from the band above)";
+  if (r.after) return " (on in the band below)";
+  return "";
 }
 
 }  // namespace
@@ -89,8 +111,8 @@ std::string Glyph(const Mark& mark, double x, double y) {
 bool LaneInBand(const Lane& lane, const Layout& layout, const Band& band) {
   bool any = false;
   for (const LaneStep& st : lane.steps) any |= layout.band[layout.Index(st.at_us)] == band.index;
-  for (const Span& sp : lane.spans) any |= band.Holds(sp.start_us, sp.end_us);
-  for (const LockWait& w : lane.waits) any |= band.Holds(w.start_us, w.end_us);
+  for (const Span& sp : lane.spans) any |= band.Where(layout, sp.start_us, sp.end_us).has_value();
+  for (const LockWait& w : lane.waits) any |= band.Where(layout, w.start_us, w.end_us).has_value();
   return any;
 }
 
@@ -101,8 +123,9 @@ LaneDrawing DrawLane(const Lane& lane, size_t index, const PartLayout& part, con
   const double bar_y = top + kBarTop;
   std::string bars;
   for (const Span& span : lane.spans) {
-    if (!band.Holds(span.start_us, span.end_us)) continue;
-    double x0 = layout.XIn(span.start_us, b), x1 = layout.XIn(span.end_us, b);
+    const std::optional<Reach> r = band.Where(layout, span.start_us, span.end_us);
+    if (!r) continue;
+    double x0 = r->x0, x1 = r->x1;
     if (span.kind == Span::Kind::kAutocommit) {
       x0 -= kAutocommitBar / 2;
       x1 = x0 + kAutocommitBar;
@@ -115,17 +138,21 @@ LaneDrawing DrawLane(const Lane& lane, size_t index, const PartLayout& part, con
                                 : fmt::format("transaction: {}", JoinSteps(span.steps));
     bars += fmt::format(
         "<rect class=\"bar {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
-        "rx=\"3\"><title>{}</title></rect>\n",
-        SpanClass(span), Num(x0), Num(bar_y), Num(x1 - x0), Num(kBarHeight), Escape(tip));
+        "rx=\"3\"><title>{}{}</title></rect>\n",
+        SpanClass(span), Num(x0), Num(bar_y), Num(x1 - x0), Num(kBarHeight), Escape(tip),
+        CueWords(*r));
+    bars += Cues(*r, bar_y);
   }
   for (const LockWait& wait : lane.waits) {
-    if (!band.Holds(wait.start_us, wait.end_us)) continue;
-    const double x0 = layout.XIn(wait.start_us, b);
-    const double x1 = std::max(layout.XIn(wait.end_us, b), x0 + kMinBar);
+    const std::optional<Reach> r = band.Where(layout, wait.start_us, wait.end_us);
+    if (!r) continue;
+    const double x1 = std::max(r->x1, r->x0 + kMinBar);
     bars += fmt::format(
         "<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>waits for "
-        "{}</title></rect>\n",
-        Num(x0), Num(bar_y + 5), Num(x1 - x0), Num(kBarHeight - 10), Escape(wait.target));
+        "{}{}</title></rect>\n",
+        Num(r->x0), Num(bar_y + 5), Num(x1 - r->x0), Num(kBarHeight - 10), Escape(wait.target),
+        CueWords(*r));
+    bars += Cues(*r, bar_y);
   }
   for (const Mark& mark : lane.marks) {
     if (layout.band[layout.Index(mark.at_us)] == b) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <tuple>
 
@@ -98,7 +99,7 @@ void PlaceStamps(Layout& layout, const std::vector<double>& base, std::vector<Ca
   std::vector<double> lane_free(lanes, kPlotLeft);
   int band = 0;
   size_t band_start = 0;
-  double shift = 0;  // a time axis: base minus this is the x within the band
+  layout.shift.assign(1, 0);  // a time axis: base minus this is the x within the band
   // x for stamp k, and whether every card starting there fits. On a time axis x is the
   // time's, never moved for a card (equal durations are equal lengths); a card starts at its
   // step or, when the card before it on its lane is still there, just after that one (its
@@ -108,7 +109,7 @@ void PlaceStamps(Layout& layout, const std::vector<double>& base, std::vector<Ca
   auto place = [&](size_t k) {
     double x = k == band_start ? kPlotLeft : layout.x[k - 1] + (layout.time_axis ? 0 : kStep);
     if (layout.time_axis) {
-      x = base[k] - shift;
+      x = base[k] - layout.shift.back();
     } else {
       for (const Card* c : starting[k]) x = std::max(x, lane_free[c->lane]);
     }
@@ -124,7 +125,7 @@ void PlaceStamps(Layout& layout, const std::vector<double>& base, std::vector<Ca
     if (!fits && k > band_start) {
       ++band;  // what starts here goes on in the next band
       band_start = k;
-      shift = layout.time_axis ? base[k] - kPlotLeft : 0;
+      layout.shift.push_back(layout.time_axis ? base[k] - kPlotLeft : 0);
       std::fill(lane_free.begin(), lane_free.end(), kPlotLeft);
       std::tie(x, fits) = place(k);
     }
@@ -149,11 +150,26 @@ size_t Layout::Index(int64_t us) const {
   return static_cast<size_t>(it - stamps.begin());
 }
 
-double Layout::XIn(int64_t us, int b) const {
+double Layout::XAt(int64_t us, int b) const {
+  if (time_axis) {
+    return kPlotLeft + static_cast<double>(us - lo_us) * per_us - shift[static_cast<size_t>(b)];
+  }
   const size_t k = Index(us);
-  if (band[k] < b) return kPlotLeft - 6;
-  if (band[k] > b) return kPlotRight + 6;
-  return x[k];
+  return band[k] == b ? x[k] : kPlotRight;
+}
+
+std::optional<Reach> Band::Where(const Layout& layout, int64_t from, int64_t to) const {
+  Reach r;
+  r.before = from < from_us;
+  // On a time axis a thing that ends at the next band's first stamp ends at this band's end;
+  // on a step axis that stamp, its end, is drawn in the next band.
+  r.after = !last && (layout.time_axis ? to > to_us : to >= to_us);
+  const bool starts_here = !r.before && from < to_us;
+  const bool goes_on_here = r.before && (layout.time_axis ? to > from_us : to >= from_us);
+  if (!starts_here && !goes_on_here) return std::nullopt;
+  r.x0 = r.before ? kPlotLeft : layout.XAt(from, index);
+  r.x1 = r.after ? end_x : std::min(layout.XAt(to, index), end_x);
+  return r;
 }
 
 PartLayout LayOutPart(const std::vector<Lane>& lanes, const std::vector<TraceEvent>& events) {
@@ -198,10 +214,11 @@ PartLayout LayOutPart(const std::vector<Lane>& lanes, const std::vector<TraceEve
   const int64_t gap_us = std::max<int64_t>(2000, part.span_us / 16);
   part.cards = MakeCards(lanes, layout, owner, gap_us);
   std::vector<double> base(layout.stamps.size(), kPlotLeft);
-  const double per_us =
+  layout.lo_us = lo;
+  layout.per_us =
       (kPlotRight - kPlotLeft - 40) / std::max<double>(static_cast<double>(part.span_us), 1000.0);
   for (size_t k = 0; k < layout.stamps.size(); ++k) {
-    base[k] = kPlotLeft + static_cast<double>(layout.stamps[k] - lo) * per_us;
+    base[k] = kPlotLeft + static_cast<double>(layout.stamps[k] - lo) * layout.per_us;
   }
   PlaceStamps(layout, base, part.cards, lanes.size());
   return part;
@@ -215,6 +232,18 @@ Band BandOf(const Layout& layout, int b) {
     if (band.lo_us < 0) band.lo_us = layout.stamps[k];
     band.hi_us = layout.stamps[k];
   }
+  band.from_us = b == 0 || band.lo_us < 0 ? std::numeric_limits<int64_t>::min() : band.lo_us;
+  band.to_us = std::numeric_limits<int64_t>::max();
+  band.end_x = kPlotRight;
+  band.last = b + 1 >= layout.bands;
+  if (!band.last) {
+    // The next band's first stamp.
+    band.to_us = layout.stamps[static_cast<size_t>(
+        std::find(layout.band.begin(), layout.band.end(), b + 1) - layout.band.begin())];
+    if (layout.time_axis) {
+      band.end_x = std::clamp(layout.XAt(band.to_us, b), kPlotLeft, kPlotRight);
+    }
+  }
   return band;
 }
 
@@ -225,7 +254,7 @@ Axis DrawAxis(const PartLayout& part, const Band& band, double lanes_top, double
   std::string& grid = out.grid;
   std::string& axis = out.axis;
   axis = fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>\n",
-                     Num(kPlotLeft), Num(y + 4), Num(kPlotRight), Num(y + 4));
+                     Num(kPlotLeft), Num(y + 4), Num(band.end_x), Num(y + 4));
   std::string caption;
   if (!layout.time_axis) {
     caption = part.clocks.empty() ? fmt::format("steps in order ({:.1f} ms)",
@@ -264,17 +293,18 @@ Axis DrawAxis(const PartLayout& part, const Band& band, double lanes_top, double
       const double lo_ms = static_cast<double>(band.lo_us) / 1000.0;
       tick(layout.x[layout.Index(band.lo_us)], FormatMs(lo_ms, std::min(step, 1.0)));
     }
-    for (double t = std::ceil(static_cast<double>(band.lo_us) / 1000.0 / step) * step;
-         t * 1000.0 <= static_cast<double>(band.hi_us) + 1e-6; t += step) {
+    // Ticks over the band's time: to its last stamp, or up to the next band's start.
+    for (double t = std::ceil(static_cast<double>(band.lo_us) / 1000.0 / step) * step;; t += step) {
       const auto us = static_cast<int64_t>(std::llround(t * 1000.0));
-      size_t k = layout.Index(us);
-      double x = layout.x[k];
-      if (k > 0 && layout.stamps[k] > us && layout.band[k - 1] == b) {
-        const double f = static_cast<double>(us - layout.stamps[k - 1]) /
-                         static_cast<double>(layout.stamps[k] - layout.stamps[k - 1]);
-        x = layout.x[k - 1] + f * (layout.x[k] - layout.x[k - 1]);
-      }
-      tick(x, FormatMs(t, step));
+      if (band.last ? us > band.hi_us : us >= band.to_us) break;
+      tick(layout.XAt(us, b), FormatMs(t, step));
+    }
+    // Where a band's time ends short of the plot's right edge (its cards go on): a line
+    // across its lanes, the axis ending there.
+    if (!band.last && band.end_x < kPlotRight) {
+      grid += fmt::format(
+          "<line class=\"band-end\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
+          Num(band.end_x), Num(lanes_top), Num(y + 11));
     }
   }
   axis += fmt::format("<text class=\"caption\" x=\"{}\" y=\"{}\">{}</text>\n", Num(kMargin),

@@ -13,12 +13,19 @@
 // What does not fit the plot's width goes on in a band below (as a long line of text
 // would), whole cards at a time, on the same scale.
 //
+// A band holds the time from its first stamp up to the next band's first stamp (the last
+// band: to the end), never a stretch twice. Anything drawn from one time to another (a
+// transaction, a wait) is drawn in the band where it starts, ending where it truly ends when
+// that is inside the band; what goes on past a band's end is drawn to that end, marked as
+// continuing, and resumes at the next band's start, marked as continued (Band::Where).
+//
 // Pure functions of the lanes and events; thread-safe. A PartLayout points into the events
 // it was laid out from (its clocks): they must outlive it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,10 +56,15 @@ struct Layout {
   std::vector<double> x;        // per stamp, within its band
   std::vector<int> band;        // per stamp
   int bands = 1;
+  // A time axis: x = kPlotLeft + (us - lo_us) * per_us - shift[band].
+  int64_t lo_us = 0;
+  double per_us = 0;
+  std::vector<double> shift;  // per band
   // The first stamp at or after `us` (the last stamp if none is).
   size_t Index(int64_t us) const;
-  // Where a time falls in band b: its stamp's x there, or just past an end of the band.
-  double XIn(int64_t us, int b) const;
+  // The x of a time inside band b's range: on a time axis where its time puts it; on a
+  // step axis its stamp's (the first at or after it; the band's right end past its stamps).
+  double XAt(int64_t us, int b) const;
 };
 
 // One sub-run laid out: its stamps, its cards placed, and what its axis is written from.
@@ -66,13 +78,31 @@ struct PartLayout {
 // Lays out the lanes built from `events` (not empty).
 PartLayout LayOutPart(const std::vector<Lane>& lanes, const std::vector<TraceEvent>& events);
 
-// The stamps of one band, first and last (-1, -1 for a band without stamps).
+// Where something from one time to another is drawn in a band: from x0 to x1; before: it
+// began in an earlier band (x0 is the band's start); after: it goes on in a later band (x1
+// is the band's end).
+struct Reach {
+  double x0 = 0;
+  double x1 = 0;
+  bool before = false;
+  bool after = false;
+};
+
+// One band: its stamps, first and last (-1, -1 for a band without stamps), and the time it
+// holds, from from_us (its first stamp) up to to_us (the next band's first stamp; the last
+// band: INT64_MAX), drawn from kPlotLeft to end_x (a time axis: where to_us would be; a
+// step axis, or the last band: kPlotRight).
 struct Band {
   int index = 0;
   int64_t lo_us = -1;
   int64_t hi_us = -1;
-  // Whether something from `from` to `to` shows in this band.
-  bool Holds(int64_t from, int64_t to) const { return to >= lo_us && from <= hi_us; }
+  int64_t from_us = 0;
+  int64_t to_us = 0;
+  double end_x = 0;
+  bool last = true;
+  // Whether something from `from` to `to` shows in this band (it starts in the band's time,
+  // or began before it and goes on into it), and where; none when it does not.
+  std::optional<Reach> Where(const Layout& layout, int64_t from, int64_t to) const;
 };
 Band BandOf(const Layout& layout, int b);
 

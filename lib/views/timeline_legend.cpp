@@ -34,6 +34,8 @@ text { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 1
 .lane-bg.secondary { fill: #eceff1; }
 .grid { stroke: #dde1e6; stroke-width: 1; }
 .axis { stroke: #78909c; stroke-width: 1.5; }
+.band-end { stroke: #78909c; stroke-width: 1.5; stroke-dasharray: 6 5; }
+.cue { stroke: #37474f; stroke-width: 3; fill: none; }
 .divider { stroke: #37474f; stroke-width: 2; }
 .bar { stroke-width: 2; }
 .bar.commit { fill: #b0bec5; stroke: #37474f; }

@@ -11,7 +11,8 @@
                                                1920 wide, every label at least 16 px on
                                                screen, no two labels overlap, no label
                                                crosses a leader line or a mark, nothing is
-                                               cut at the edge
+                                               cut at the edge, no bar runs past its
+                                               band's end
   check_pictures.py mermaid DEDUPSIM RUNSDIR WORKDIR
                                                every scenario's --diagram mermaid parses and
                                                renders with the pinned mermaid 11; the
@@ -175,6 +176,25 @@ SVG_CHECK = r"""
     ts.forEach(function (a) {
       marks.forEach(function (m) {
         if (inter(a.r, m.r, 1.5)) problems.push(name + ': "' + a.t + '" is crossed by a ' + m.c);
+      });
+    });
+  });
+  // A band's time ends at its dashed band-end line: no transaction or wait drawn in that
+  // band runs past it (one that goes on is drawn to it and resumes in the next band; a
+  // statement's short bar may stand across it).
+  document.querySelectorAll('div.case').forEach(function (box) {
+    const name = box.dataset.name;
+    const bars = Array.from(box.querySelectorAll('rect.wait, rect.bar')).filter(function (r) {
+      return r.getBoundingClientRect().width > 12;
+    }).map(function (r) { return {r: r.getBoundingClientRect(), t: r.textContent}; });
+    box.querySelectorAll('line.band-end').forEach(function (l) {
+      const e = l.getBoundingClientRect();
+      bars.forEach(function (b) {
+        const mid = (b.r.top + b.r.bottom) / 2;
+        if (mid > e.top && mid < e.bottom && b.r.left < e.left && b.r.right > e.left + 0.5) {
+          problems.push(name + ': a bar runs ' + (b.r.right - e.left).toFixed(1) +
+                        ' px past its band\'s end: ' + b.t.slice(0, 80));
+        }
       });
     });
   });
