@@ -34,26 +34,22 @@ std::vector<int> ParsePidArray(const std::string& text) {
 // pg_locks) and sub-selects cost the server more to parse and plan than to run, and it is
 // sent after every statement that has not answered within a millisecond.
 constexpr const char* kLookName = "dedupsim_look";
-constexpr const char* kLook =
-    "SELECT a.wait_event_type, a.wait_event, "
-    "(SELECT coalesce(array_agg(b.pid), '{}')::text FROM pg_stat_activity b "
-    " WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND b.backend_type = 'client backend'), "
-    "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
-    " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1), "
-    "(SELECT l.mode FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1), "
-    "(SELECT (extract(epoch FROM clock_timestamp() - l.waitstart) * 1000000)::bigint "
-    " FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted AND l.waitstart IS NOT NULL LIMIT 1) "
-    "FROM pg_stat_activity a WHERE a.pid = $1";
-// The same before PostgreSQL 14, which has no pg_locks.waitstart: the wait's age unknown.
-constexpr const char* kLookBefore14 =
-    "SELECT a.wait_event_type, a.wait_event, "
-    "(SELECT coalesce(array_agg(b.pid), '{}')::text FROM pg_stat_activity b "
-    " WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND b.backend_type = 'client backend'), "
-    "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
-    " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1), "
-    "(SELECT l.mode FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1), "
-    "NULL::bigint "
-    "FROM pg_stat_activity a WHERE a.pid = $1";
+// The look's text for a server: the wait's age in microseconds from pg_locks.waitstart
+// (PostgreSQL 14 and later), NULL before 14, which does not date a wait.
+std::string LookText(bool dated_waits) {
+  return std::string(
+             "SELECT a.wait_event_type, a.wait_event, "
+             "(SELECT coalesce(array_agg(b.pid), '{}')::text FROM pg_stat_activity b "
+             " WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND b.backend_type = 'client backend'), "
+             "(SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+             " WHERE l.pid = a.pid AND l.locktype = 'tuple' LIMIT 1), "
+             "(SELECT l.mode FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted LIMIT 1), ") +
+         (dated_waits ? "(SELECT (extract(epoch FROM clock_timestamp() - l.waitstart) * 1000000)::bigint "
+                        " FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted AND l.waitstart IS NOT NULL "
+                        "LIMIT 1) "
+                      : "NULL::bigint ") +
+         "FROM pg_stat_activity a WHERE a.pid = $1";
+}
 
 }  // namespace
 
@@ -63,9 +59,9 @@ bool GaveUpWaiting(std::string_view sqlstate) {
 
 PgLockWatch::PgLockWatch(const std::string& conninfo)
     : side_(ConnectOrThrow(conninfo)),
-      look_(PQserverVersion(side_) >= 140000 ? kLook : kLookBefore14) {
+      look_(LookText(PQserverVersion(side_) >= 140000)) {
   // Not prepared (a server that refuses): each look sends its text, as before.
-  pg_result* prepared = PQprepare(side_, kLookName, look_, 1, nullptr);
+  pg_result* prepared = PQprepare(side_, kLookName, look_.c_str(), 1, nullptr);
   prepared_ = prepared != nullptr && PQresultStatus(prepared) == PGRES_COMMAND_OK;
   PQclear(prepared);
 }
@@ -86,7 +82,7 @@ bool PgLockWatch::Send(int pid) {
   std::string pid_text = std::to_string(pid);
   const char* values[1] = {pid_text.c_str()};
   in_flight_ = (prepared_ ? PQsendQueryPrepared(side_, kLookName, 1, values, nullptr, nullptr, 0)
-                          : PQsendQueryParams(side_, look_, 1, nullptr, values, nullptr, nullptr,
+                          : PQsendQueryParams(side_, look_.c_str(), 1, nullptr, values, nullptr, nullptr,
                                               0)) == 1;
   return in_flight_;
 }

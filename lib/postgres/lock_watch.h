@@ -69,7 +69,7 @@ class PgLockWatch {
   void Drain();  // waits for and drops the look in flight, if any
 
   pg_conn* side_;
-  const char* look_;  // the look's text for this server's version
+  std::string look_;  // the look's text for this server's version
   bool prepared_ = false;  // the look is prepared on side_ (as "dedupsim_look")
   bool in_flight_ = false;
   bool abandoned_ = false;
