@@ -358,14 +358,8 @@ std::map<std::string, std::vector<std::string>> JudgedOutcomes(std::vector<std::
   REQUIRE(r.exit_code == 0);
   std::map<std::string, std::vector<std::string>> out;
   for (const std::string& line : SplitLines(r.out)) {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    std::string part;
-    for (const auto& e : j["events"]) {
-      if (e["kind"] == "part") part = e["detail"];
-      if (e["op"] != "outcome") continue;
-      const std::string verdict = e.value("verdict", "");
-      out[part].push_back(e["instance"].get<std::string>() + " " + e["detail"].get<std::string>() +
-                          " " + (verdict.empty() ? "-" : verdict));
+    for (auto& [part, outcomes] : testing::OutcomeVerdicts(nlohmann::json::parse(line))) {
+      out[part].insert(out[part].end(), outcomes.begin(), outcomes.end());
     }
   }
   return out;

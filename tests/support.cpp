@@ -285,6 +285,19 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+std::map<std::string, std::vector<std::string>> OutcomeVerdicts(const nlohmann::json& run) {
+  std::map<std::string, std::vector<std::string>> out;
+  std::string part;
+  for (const auto& e : run["events"]) {
+    if (e["kind"] == "part") part = e["detail"];
+    if (e["op"] != "outcome") continue;
+    const std::string verdict = e.value("verdict", "");
+    out[part].push_back(e["instance"].get<std::string>() + " " + e["detail"].get<std::string>() +
+                        " " + (verdict.empty() ? "-" : verdict));
+  }
+  return out;
+}
+
 std::string DocBlock(const std::string& doc, const std::string& marker) {
   size_t at = doc.find(marker);
   if (at == std::string::npos) return "(no marker)";

@@ -4,9 +4,12 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/clock.h"
 #include "core/message.h"
@@ -97,6 +100,11 @@ CliResult RunCliOnTerminal(const std::vector<std::string>& args,
 std::string ReadFile(const std::string& path);
 // The fenced block that follows the marker line in a document ("(no marker)" when absent).
 std::string DocBlock(const std::string& doc, const std::string& marker);
+
+// Each delivery's outcome with its verdict, "instance outcome verdict" ("-" when not
+// judged), under the sub-run it belongs to ("" before the first), in the order recorded:
+// what the pictures colour, read from one run's JSON with --trace.
+std::map<std::string, std::vector<std::string>> OutcomeVerdicts(const nlohmann::json& run);
 void WriteFile(const std::string& path, const std::string& content);
 std::vector<std::string> SplitLines(const std::string& text);
 // The labels of class css in an SVG timeline (its <text class="css"> elements), each as the

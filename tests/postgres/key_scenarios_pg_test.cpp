@@ -286,15 +286,7 @@ namespace {
 
 // Each delivery's outcome with its verdict ("-": not judged), per sub-run, from --trace.
 std::map<std::string, std::vector<std::string>> JudgedOutcomes(const nlohmann::json& j) {
-  std::map<std::string, std::vector<std::string>> out;
-  std::string part;
-  for (const auto& e : j["events"]) {
-    if (e["kind"] == "part") part = e["detail"];
-    if (e["op"] != "outcome") continue;
-    const std::string verdict = e.value("verdict", "");
-    out[part].push_back(e["instance"].get<std::string>() + " " + e["detail"].get<std::string>() +
-                        " " + (verdict.empty() ? "-" : verdict));
-  }
+  std::map<std::string, std::vector<std::string>> out = dedupsim::testing::OutcomeVerdicts(j);
   for (auto& [name, outcomes] : out) std::sort(outcomes.begin(), outcomes.end());
   return out;
 }
