@@ -268,6 +268,40 @@ TEST_CASE("a sub-run's axis is chosen by what happened, not by how long it took"
   CHECK_FALSE(time_axis(pair(4)));  // quick, one after the other
 }
 
+// A consumer's second connection commits on its own (second-connection on PostgreSQL: the
+// audit INSERT on another backend while the first connection's transaction is open); the
+// pictures drew it inside the transaction that rolled back (walkthrough, 6 December).
+// Mutation caught: OnConnectionOf always true (step_text.cpp).
+TEST_CASE("a statement on another connection is not in the open transaction", "[views]") {
+  auto on = [](TraceEvent e, int backend) {
+    e.backend = backend;
+    return e;
+  };
+  const std::vector<TraceEvent> events = {
+      on(Open(1, "A", 10, kMessage, 1), 7),
+      on(Sql(2, "A", 10, "BEGIN", ""), 7),
+      on(Sql(3, "A", 10, "INSERT", "Inbox"), 7),
+      on(Sql(4, "A", 10, "INSERT", "AuditLog"), 8),
+      on(Sql(5, "A", 10, "ROLLBACK", ""), 7)};
+  ShortIds ids(events);
+  const std::vector<Lane> lanes = BuildLanes(events, ids);
+  REQUIRE(lanes.size() == 1);
+  REQUIRE(lanes[0].spans.size() == 2);
+  const Span& audit = lanes[0].spans[0].kind == Span::Kind::kAutocommit ? lanes[0].spans[0]
+                                                                          : lanes[0].spans[1];
+  const Span& work = lanes[0].spans[0].kind == Span::Kind::kAutocommit ? lanes[0].spans[1]
+                                                                         : lanes[0].spans[0];
+  CHECK(audit.kind == Span::Kind::kAutocommit);
+  REQUIRE(audit.steps.size() == 1);
+  CHECK(audit.steps[0].statement == "INSERT AuditLog");
+  CHECK(work.kind == Span::Kind::kTransaction);
+  CHECK(work.end == Span::End::kRollback);
+  CHECK(work.steps.size() == 3);  // BEGIN, INSERT Inbox, ROLLBACK
+  const std::string d = MermaidDiagram(events, {});
+  CHECK(d.find("CA->>DB: INSERT AuditLog\n    DB-->>CA: ok (autocommit)\n") != std::string::npos);
+  CHECK(d.find("CA->>DB: INSERT Inbox\n    DB-->>CA: ok\n") != std::string::npos);
+}
+
 TEST_CASE("lanes hold transactions, autocommit statements and lock waits", "[views]") {
   ShortIds ids(ConcurrentEvents());
   std::vector<Lane> lanes = BuildLanes(ConcurrentEvents(), ids);

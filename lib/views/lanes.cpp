@@ -16,6 +16,7 @@ namespace {
 struct LaneBuilder {
   Lane lane;
   std::optional<Span> open;       // the transaction in progress
+  int open_backend = 0;           // its connection's server backend (0: not known)
   std::optional<size_t> waiting;  // index into lane.waits of a wait not yet ended
 };
 
@@ -57,9 +58,10 @@ void AddStatement(LaneBuilder& b, const TraceEvent& e, ShortIds& ids, const Word
     span.start_us = span.end_us = e.at_us;
     span.steps.push_back(step);
     b.open = span;
+    b.open_backend = e.backend;
     return;
   }
-  if (b.open) {
+  if (b.open && OnConnectionOf(b.open_backend, e)) {
     b.open->end_us = e.at_us;
     b.open->steps.push_back(step);
     if (IsCommit(e) && !words.failed) {

@@ -242,6 +242,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
   std::set<size_t> requested;  // statements whose request arrow was drawn at their wait
   std::map<std::string, int> active;
   std::map<std::string, bool> in_transaction;                       // per participant
+  std::map<std::string, int> transaction_backend;                   // its BEGIN's backend
   std::map<std::pair<std::string, int>, std::string> delivered_to;  // (key, delivery) -> id
   std::map<Numbered, size_t> opened;  // openings drawn so far
   std::map<Numbered, size_t> handed;  // the broker's handings out drawn so far
@@ -311,15 +312,19 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       }
       const bool ok = e.error.empty();
       bool& open = in_transaction[who + "/" + target];
+      int& open_backend = transaction_backend[who + "/" + target];
       std::string result = w.result;
-      // A write outside a transaction is committed by itself, at once.
-      if (!open && ok && IsWrite(e)) result += " (autocommit)";
+      // A write outside a transaction (or on another connection of the same consumer) is
+      // committed by itself, at once.
+      const bool in_open = open && OnConnectionOf(open_backend, e);
+      if (!in_open && ok && IsWrite(e)) result += " (autocommit)";
       out += fmt::format("    {}-->>{}: {}\n", target, who, Clean(text(ids.Shorten(result))));
       if (IsBegin(e) && ok) {
         open = true;
+        open_backend = e.backend;
         out += fmt::format("    activate {}\n", who);
         ++active[who];
-      } else if (IsCommit(e) || IsRollback(e)) {
+      } else if (in_open && (IsCommit(e) || IsRollback(e))) {
         // A COMMIT the database refused (PostgreSQL's aborted block) ended it too.
         open = false;
         if (active[who] > 0) {
