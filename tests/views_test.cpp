@@ -1200,6 +1200,18 @@ TEST_CASE("a bar across bands ends at its true end, each stretch drawn once", "[
       CHECK(bands[0].cues + bands[1].cues == 0);
     }
   }
+  // A continued band's first tick says when it starts, not a round time near it (second
+  // walkthrough, 6 December: "21 ms" at 20.55 ms put hung-consumer's COMMIT half a
+  // millisecond late). The same run with its second band starting at 28.4 ms. Mutation
+  // caught: the start formatted at the other ticks' precision (timeline_layout.cpp:
+  // `std::min(step, 1.0) / 10` -> `std::min(step, 1.0)`).
+  for (TraceEvent& e : events) {
+    if (e.at_us >= 28000) e.at_us += 400;
+  }
+  const std::string later = SvgTimeline({{"bands", "[x] bands", events}});
+  CHECK(later.find("class=\"tick\"") != std::string::npos);
+  CHECK(std::regex_search(later, std::regex("<text class=\"tick\"[^>]*>28\\.4 ms</text>")));
+  CHECK_FALSE(std::regex_search(later, std::regex("<text class=\"tick\"[^>]*>28 ms</text>")));
 }
 
 // A lane's name ends clear of the marks at the plot's left edge (issue 28, walkthrough
