@@ -281,6 +281,17 @@ TEST_CASE("two runs with the same seed draw the same pictures", "[cli][svg][seed
   }
 }
 
+// The email lessons' lines judge the second delivery's outcome as its card does (second
+// walkthrough, 6 December: the card's NeedsReconciliation was green, the line's plain).
+// Mutation caught: email.cpp's line printing `ToString(redelivered)` unjudged again.
+TEST_CASE("the email lines colour the second delivery's outcome as the pictures do", "[cli][color]") {
+  CliResult r = RunCli({"run", "email", "email-reconcile", "--color", "always"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(Has(r.out, "second delivery: \x1b[1;32mNeedsReconciliation\x1b[0m"));
+  CHECK(Has(r.out, "second delivery: \x1b[1;32mAlreadySent\x1b[0m"));
+  CHECK(Has(r.out, "second delivery: \x1b[1;32mSent\x1b[0m"));
+}
+
 // One moment of the simulated clock is one mark (walkthrough, 6 December: orphan-claim's
 // "owner renewing" marked "+40s" twice, for the last renewal and again for B's delivery, and
 // the timeline drew a gridline without a label). Mutation caught: the mark before B's
