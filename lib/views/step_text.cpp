@@ -19,14 +19,14 @@ std::string StepLabel(const TraceEvent& e) {
 }
 
 bool IsBegin(const TraceEvent& e) { return IsSqlOp(e, "BEGIN"); }
-
-bool OnConnectionOf(int begin_backend, const TraceEvent& e) {
-  return begin_backend == 0 || e.backend == 0 || e.backend == begin_backend;
-}
 bool IsCommit(const TraceEvent& e) { return IsSqlOp(e, "COMMIT"); }
 bool IsRollback(const TraceEvent& e) { return IsSqlOp(e, "ROLLBACK"); }
 bool IsWrite(const TraceEvent& e) {
   return IsSqlOp(e, "INSERT") || IsSqlOp(e, "UPDATE") || IsSqlOp(e, "DELETE");
+}
+
+bool OnConnectionOf(int begin_backend, const TraceEvent& e) {
+  return begin_backend == 0 || e.backend == 0 || e.backend == begin_backend;
 }
 
 std::string DescribeResult(const TraceEvent& e, bool with_timings) {

@@ -18,14 +18,14 @@ std::string StepLabel(const TraceEvent& e);
 
 // Transaction control, from the op recorded with the statement.
 bool IsBegin(const TraceEvent& e);
+bool IsCommit(const TraceEvent& e);
+bool IsRollback(const TraceEvent& e);
+bool IsWrite(const TraceEvent& e);  // INSERT, UPDATE, DELETE
 // Whether statement e ran on the connection whose BEGIN had backend begin_backend: always
 // where either is unknown (SQLite's steps, 0), else when the server backends are one. A
 // consumer's second connection (second-connection on PostgreSQL) commits on its own, outside
 // the transaction its first connection holds open.
 bool OnConnectionOf(int begin_backend, const TraceEvent& e);
-bool IsCommit(const TraceEvent& e);
-bool IsRollback(const TraceEvent& e);
-bool IsWrite(const TraceEvent& e);  // INSERT, UPDATE, DELETE
 
 // A statement's result for a reader: "ok", "no row" / "row" for a SELECT, "constraint
 // 1555", with ", waited N ms" after a lock wait (", waited" alone when timings are left
