@@ -4,7 +4,7 @@
 // definitions (reference.h: the CLI11 app walked, so every command and option is there as
 // defined; the man page is another view of the same description). With --check it only
 // reports the pages that are out of date. With --index FILE (docs/README.md), also rewrites
-// FILE's list of the lessons by theme from the table of scenarios (scenarios/lessons.inc).
+// FILE's list of the lessons by theme from the table of scenarios (scenarios.h: each lesson's registration).
 #include <fmt/format.h>
 #include <sys/stat.h>
 

@@ -685,6 +685,28 @@ TEST_CASE("every scenario has a page in docs/scenarios", "[docs]") {
   }
 }
 
+// Every lesson registers itself from its file, and nothing else names it: a lesson whose
+// object the linker dropped would be missing from the table without a word. Its page is
+// still there, so the pages and the table must name the same lessons, in this test program
+// and in dedupsim. Mutation caught: scenarios/CMakeLists.txt linking dedupsim_lessons plainly
+// (not WHOLE_ARCHIVE): the table is empty, every page is a lesson not registered.
+TEST_CASE("every page in docs/scenarios has a lesson registered, in the tests and in dedupsim",
+          "[docs]") {
+  std::set<std::string> pages;
+  for (const auto& entry : fs::directory_iterator(kDocsDir)) {
+    if (entry.path().extension() == ".md") pages.insert(entry.path().stem().string());
+  }
+  std::set<std::string> registered;
+  for (const Scenario* s : AllScenarios()) registered.insert(std::string(s->name));
+  CHECK(registered == pages);
+  CliResult listed = RunCli({"list"});
+  REQUIRE(listed.exit_code == 0);
+  std::set<std::string> in_dedupsim;
+  for (const std::string& line : SplitLines(listed.out))
+    in_dedupsim.insert(line.substr(0, line.find(' ')));
+  CHECK(in_dedupsim == pages);
+}
+
 TEST_CASE("the scenario pages show what the program prints now", "[docs]") {
   TempDir dir;
   // docs/ as it is laid out: the index beside the scenarios' folder, which it links to.
