@@ -803,6 +803,28 @@ TEST_CASE("docs/cli.md's reference is generated from every command and option", 
   }
 }
 
+// A page shows its lesson's own run, whichever lessons stand before it in the table: these
+// two pages show a time the email provider recorded; each is generated alone, and after
+// inbox's page (a lesson earlier in the table that reads the clock), the same both ways.
+// Mutation caught: docs's SteppingClock made once for all the pages (as it was): after
+// inbox's page, each reads a later time than alone, so a lesson added before them would
+// rewrite their pages.
+TEST_CASE("a scenario page is the same generated alone as after another lesson's page",
+          "[docs]") {
+  for (const char* name : {"email-reconcile", "unreconcilable"}) {
+    for (bool after_inbox : {false, true}) {
+      INFO(name << (after_inbox ? " after inbox" : " alone"));
+      TempDir dir;
+      fs::copy_file(kDocsDir + "/" + name + ".md", dir.File(std::string(name) + ".md"));
+      REQUIRE(Has(ReadFile(dir.File(std::string(name) + ".md")), "SentAt = 2030-01-07T"));
+      if (after_inbox) fs::copy_file(kDocsDir + "/inbox.md", dir.File("inbox.md"));
+      CliResult r = RunCli({"docs", "--check", dir.path()});
+      INFO(r.err);
+      CHECK(r.exit_code == 0);
+    }
+  }
+}
+
 // In these lessons A's outcome and B's resumed steps both come after A's COMMIT, recorded by
 // two threads; their order on the page follows the events (the outcome is the end of A's
 // last step), not which thread recorded first. Each page checked several times at once
