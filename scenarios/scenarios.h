@@ -6,8 +6,9 @@
 //   Scenario, with a LessonRegistration at namespace scope:
 //     const LessonRegistration kNaiveLesson{kNaiveScenario,
 //                                           {.rank = 10, .theme = Theme::kPostsSix}};
-//   A new lesson is that file and its page, docs/scenarios/<name>.md (and the regenerated
-//   docs/README.md): no list to edit here, in table.cpp, in CMake or in the tests.
+//   A new lesson is that file and its page, docs/scenarios/<name>.md, and what `dedupsim
+//   docs` regenerates (docs/README.md's index; docs/cli.md's row of an option the lesson
+//   takes): no list to edit here, in table.cpp, in CMake or in the tests.
 // - The table is in rank order, whatever order the files are linked or their registrations
 //   run in. The first six are the post's, in the post's order (ranks 10 to 60); `run all`
 //   runs exactly those (Scenario::in_post). Ranks go in tens, so a lesson fits in between.
