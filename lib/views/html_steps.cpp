@@ -94,12 +94,17 @@ std::string LockFact(const std::string& who, const ActorLocks& l, const std::str
                      const std::string& backend) {
   const std::string where =
       target.empty() || target == "database" ? "" : fmt::format(" of the {}", target);
-  if (!l.waits.empty()) return fmt::format("{} waits for {}", who, l.waits);
+  // A waiter that holds locks still holds them (PostgreSQL: B waits on a row with its Inbox
+  // key held): both said, in one fact.
+  const std::string waits =
+      l.waits.empty() ? "" : fmt::format("{}waits for {}", l.holds ? " and " : "", l.waits);
   if (l.holds) {
     return backend == "postgres"
-               ? fmt::format("{} holds the locks of the rows and keys it wrote{}", who, where)
-               : fmt::format("{} holds the write lock{}", who, where);
+               ? fmt::format("{} holds the locks of the rows and keys it wrote{}{}", who, where,
+                             waits)
+               : fmt::format("{} holds the write lock{}{}", who, where, waits);
   }
+  if (!l.waits.empty()) return fmt::format("{} {}", who, waits);
   if (l.in_transaction) return fmt::format("{} is in a transaction{}", who, where);
   return "";
 }
@@ -376,7 +381,10 @@ Json PageData(const std::vector<HtmlSection>& sections) {
         mine.clear();
       }
       if ((e.kind == "open" || (e.kind == "broker" && e.op == "deliver")) && e.delivery > 0) {
-        deliveries[ids.Name(e.key)] = e.delivery;
+        // The message's count so far: a copy still at work on an earlier delivery does not
+        // take it back (concurrent: A's delivery 1 opens after B's delivery 2 was handed out).
+        int& count = deliveries[ids.Name(e.key)];
+        count = std::max(count, e.delivery);
       }
       // A lock take or release is part of the statement it came with: not a step of its own
       // (its state shows at the statement: the COMMIT's changes appear at the COMMIT).
