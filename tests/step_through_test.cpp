@@ -196,6 +196,34 @@ TEST_CASE("run concurrent --html: one lock state per actor, the changes at the C
   CHECK(commit["diff"]["database/StockItems"]["changed"].size() == 1);
 }
 
+// Each section of a page shows its own tables (fourth walkthrough: `run everything --html`
+// showed all seven tables, AuditLog and ShipmentRequests among them, in every lesson):
+// those a statement of the section named or that held a row at one of its steps. naive
+// writes only StockItems; outbox its Outbox and ShipmentRequests. Mutation caught: the
+// tables shown once for the whole page (a table that held a row in outbox shown in naive).
+TEST_CASE("run --html: each section shows the tables its steps used", "[html][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("two.html");
+  CliResult r = RunCli({"run", "outbox", "naive", "--seed", "1", "--html", page});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json data = PageData(ReadFile(page));
+  REQUIRE(data["sections"].size() == 2);
+  const auto names = [&](size_t section) {
+    std::set<std::string> out;
+    for (const auto& [name, on] : data["sections"][section]["shown"].items()) {
+      if (on) out.insert(name);
+    }
+    return out;
+  };
+  CHECK(names(1) == std::set<std::string>{"database/StockItems"});
+  const std::set<std::string> outbox = names(0);
+  for (const char* table : {"database/Outbox", "database/ShipmentRequests", "database/Inbox",
+                            "database/StockItems"}) {
+    CHECK(outbox.count(table) == 1);
+  }
+}
+
 // A savepoint's statements are steps of their own kind, in the same words on the page, in
 // the diagram and on the timeline (StepLabel), read from the database's own reading of the
 // statement (SQLite's authorizer). Mutation caught: SQLITE_SAVEPOINT left unread (the page

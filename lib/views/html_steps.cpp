@@ -218,7 +218,7 @@ tr.deleted td { color: #78909c; text-decoration: line-through; background: #f5f5
     if (now) {
       now.tables.forEach(function (t) {
         const name = t.store + '/' + t.name;
-        if (!data.shown[name]) return;
+        if (!data.sections[s.section].shown[name]) return;
         const diff = s.diff[name] || {added: [], changed: [], deleted: []};
         const changed = {};
         diff.changed.forEach(function (c) { changed[c[0]] = c[1]; });
@@ -297,15 +297,28 @@ tr.deleted td { color: #78909c; text-decoration: line-through; background: #f5f5
 Json PageData(const std::vector<HtmlSection>& sections) {
   Json steps = Json::array();
   Json snapshots = Json::array();
-  Json shown = Json::object();  // tables that hold a row at some step: the others are left out
   Json section_list = Json::array();
   for (size_t si = 0; si < sections.size(); ++si) {
     const HtmlSection& section = sections[si];
     Json marks = Json::array();
     for (const FigureMark& m : section.marks) marks.push_back({m.begin, m.size, m.correct});
-    section_list.push_back(
-        {{"scenario", section.scenario}, {"line", section.line}, {"marks", marks}});
     const std::vector<TraceEvent> events = CausalOrder(section.events);
+    // The section's tables: those a statement of its steps named, or that hold a row at
+    // one of its steps; the others (another lesson's AuditLog in `run everything`) are
+    // left out of it.
+    Json shown = Json::object();
+    for (const TraceEvent& e : events) {
+      if (e.kind == "sql" && !e.table.empty()) shown[(e.target.empty() ? "database" : e.target) + "/" + e.table] = true;
+    }
+    for (const TablesSnapshot& snap : section.snapshots) {
+      for (const TableState& t : snap.tables) {
+        if (t.total_rows > 0) shown[t.store + "/" + t.name] = true;
+      }
+    }
+    section_list.push_back({{"scenario", section.scenario},
+                            {"line", section.line},
+                            {"marks", marks},
+                            {"shown", shown}});
     ShortIds ids = section.ids_as_text ? ShortIds::Cut(events) : ShortIds(events);
     std::map<std::string, std::string> titles;
     for (const Lane& lane : BuildLanes(events, ids, kPictureWords)) titles[lane.key] = lane.title;
@@ -319,9 +332,6 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       by_seq[snap.seq] = snapshots.size();
       own.push_back(&snap);
       snapshots.push_back({{"tables", TablesJson(snap, ids)}, {"unreadable", snap.unreadable}});
-      for (const TableState& t : snap.tables) {
-        if (t.total_rows > 0) shown[t.store + "/" + t.name] = true;
-      }
     }
     // The tables shown after a step: those read after it, or after a later-shown step
     // recorded earlier. A statement is recorded when it ends, and the pictures show it
@@ -452,7 +462,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       steps.push_back(step);
     }
   }
-  return {{"sections", section_list}, {"steps", steps}, {"snapshots", snapshots}, {"shown", shown}};
+  return {{"sections", section_list}, {"steps", steps}, {"snapshots", snapshots}};
 }
 
 }  // namespace
