@@ -287,9 +287,9 @@ TEST_CASE("two runs with the same seed draw the same pictures", "[cli][svg][seed
 TEST_CASE("the email lines colour the second delivery's outcome as the pictures do", "[cli][color]") {
   CliResult r = RunCli({"run", "email", "email-reconcile", "--color", "always"});
   REQUIRE(r.exit_code == 0);
-  CHECK(Has(r.out, "second delivery: \x1b[1;32mNeedsReconciliation\x1b[0m"));
-  CHECK(Has(r.out, "second delivery: \x1b[1;32mAlreadySent\x1b[0m"));
-  CHECK(Has(r.out, "second delivery: \x1b[1;32mSent\x1b[0m"));
+  CHECK(Has(r.out, "second delivery: \x1b[1;32mNeedsReconciliation ✓\x1b[0m"));
+  CHECK(Has(r.out, "second delivery: \x1b[1;32mAlreadySent ✓\x1b[0m"));
+  CHECK(Has(r.out, "second delivery: \x1b[1;32mSent ✓\x1b[0m"));
 }
 
 // One moment of the simulated clock is one mark (walkthrough, 6 December: orphan-claim's
@@ -396,7 +396,7 @@ TEST_CASE("duplicate-in-transaction: each delivery's outcome is right for the bu
   CHECK(pair == Outcomes{"A Processed right", "B Skipped right"});
   CliResult r =
       RunCli({"run", "duplicate-in-transaction", "--hold-ms", "100", "--color", "always"});
-  CHECK(Has(r.out, "on conflict: processed: \x1b[1;32mTrue, False\x1b[0m"));
+  CHECK(Has(r.out, "on conflict: processed: \x1b[1;32mTrue, False ✓\x1b[0m"));
 }
 
 // isolation-retry judges each delivery (issue 28, item 9): two orders are right when
@@ -422,8 +422,8 @@ TEST_CASE("isolation-retry: the copies are judged by Reserved, check-then-proces
   // Mutation caught: the copies' "processed: True, False" judged as `inbox_after.reserved
   // != q`.
   CliResult r = RunCli({"run", "isolation-retry", "--hold-ms", "100", "--color", "always"});
-  CHECK(Has(r.out, "no retry -> B 1 attempt, processed: \x1b[1;32mTrue\x1b[0m;"));
-  CHECK(Has(r.out, "processed: \x1b[1;32mTrue, False\x1b[0m (B 1 attempt)"));
+  CHECK(Has(r.out, "no retry -> B 1 attempt, processed: \x1b[1;32mTrue ✓\x1b[0m;"));
+  CHECK(Has(r.out, "processed: \x1b[1;32mTrue, False ✓\x1b[0m (B 1 attempt)"));
 }
 
 // poison-message colours what carries its lesson (issue 28, item 9: its line had no judged
@@ -433,8 +433,8 @@ TEST_CASE("isolation-retry: the copies are judged by Reserved, check-then-proces
 TEST_CASE("poison-message: the dead letter and the untouched stock are right", "[cli][color]") {
   CliResult r = RunCli({"run", "poison-message", "--max-deliveries", "3", "--color", "always"});
   REQUIRE(r.exit_code == 0);
-  CHECK(Has(r.out, "\x1b[1;32mdead-lettered: 1 (MaxDeliveryCountExceeded)\x1b[0m"));
-  CHECK(Has(r.out, "\x1b[1;32mDune reserved: 0\x1b[0m"));
+  CHECK(Has(r.out, "\x1b[1;32mdead-lettered: 1 (MaxDeliveryCountExceeded) ✓\x1b[0m"));
+  CHECK(Has(r.out, "\x1b[1;32mDune reserved: 0 ✓\x1b[0m"));
 }
 
 // hung-consumer judges B's deliveries from Reserved read back after each (issue 28, item
@@ -617,9 +617,9 @@ TEST_CASE("run --color always colors the tag and figures, which strip back to th
     CHECK(Has(r.out, "\x1b[1;36m[naive]\x1b[0m"));
     // Colour is correctness, not the lesson: naive's doubled 4 is red though the post
     // expects it; inbox's 2 (once) is green.
-    CHECK(Has(r.out, "-> \x1b[1;31mDune reserved: 4\x1b[0m\n"));
-    CHECK(Has(r.out, "False; \x1b[1;32mDune reserved: 2\x1b[0m\n"));
-    CHECK(Has(r.out, "\x1b[1;32memails sent: 1\x1b[0m"));
+    CHECK(Has(r.out, "-> \x1b[1;31mDune reserved: 4 ✗\x1b[0m\n"));
+    CHECK(Has(r.out, "False; \x1b[1;32mDune reserved: 2 ✓\x1b[0m\n"));
+    CHECK(Has(r.out, "\x1b[1;32memails sent: 1 ✓\x1b[0m"));
     CHECK_FALSE(Has(r.out, "\x1b[1;30;43m"));  // every check held
     CHECK(StripColor(r.out) == plain.out);
   }
@@ -635,7 +635,7 @@ TEST_CASE("a --check difference marks the tag, apart from the figures' colors", 
                         "--test-only-expect-hold-ms", "200", "--color", "always"});
   CHECK(r.exit_code == 1);
   CHECK(Has(r.out, "\x1b[1;30;43m[inbox]\x1b[0m"));
-  CHECK(Has(r.out, "\x1b[1;32mDune reserved: 2\x1b[0m"));  // still reserved once: green
+  CHECK(Has(r.out, "\x1b[1;32mDune reserved: 2 ✓\x1b[0m"));  // still reserved once: green
   CliResult held = RunCli({"run", "concurrent", "--check", "--hold-ms", "0", "--color", "always"});
   CHECK(held.exit_code == 0);
   CHECK(Has(held.out, "\x1b[1;36m[inbox]\x1b[0m"));
