@@ -4,7 +4,8 @@
 // tag on a yellow background instead: a separate marker, not a color of the figures. Whether to
 // color at all follows --color auto|always|never and the NO_COLOR convention
 // (https://no-color.org: set and not empty, it turns auto color off; --color always still
-// wins, as a per-run choice). Stripping the escape codes gives back the plain line.
+// wins, as a per-run choice). Each coloured figure ends with its ✓ or ✗, as in the pictures;
+// stripping the escape codes and those marks (StripColor) gives back the plain line.
 #pragma once
 
 #include <optional>
