@@ -45,7 +45,7 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
                        consumer.after_send = hook;
                        consumer.Handle(d.message);
                      }).crashed;
-      return Disposition::kAbandon;  // the consumer died: the lock expires, redelivered
+      return Disposition::kUnacked;  // the consumer died: no ack, no nack; redelivered
     }
     std::unique_ptr<Store> db = OpenStore(env, "A");
     std::unique_ptr<SideRecords> provider_db = OpenProvider(env, store);

@@ -431,12 +431,24 @@ TEST_CASE("the figures that carry a lesson are judged on the line", "[cli][color
 
 // unreconcilable's redeliveries are judged in the pictures as on the line: acked with the
 // record in progress, nobody will settle it (wrong); dead-lettered for an operator (right).
-// Mutation caught: unreconcilable.cpp's verdict `completed || dead_letter` as `completed`.
+// The crashed first delivery is given back by the broker, unacked, not nacked: a dead
+// consumer sends nothing (it was drawn "nack m1"). Mutations caught: unreconcilable.cpp's
+// verdict `completed || dead_letter` as `completed`; its crashed delivery's
+// `Disposition::kUnacked` as `Disposition::kAbandon`.
 TEST_CASE("unreconcilable: the acked redelivery is wrong, the parked one right",
           "[cli][trace][color]") {
   const auto outcomes = JudgedOutcomes({"unreconcilable"});
   CHECK(outcomes.at("acked as it is") == Outcomes{"A NeedsReconciliation wrong"});
   CHECK(outcomes.at("parked for an operator") == Outcomes{"A NeedsReconciliation right"});
+  CliResult r = RunCli({"run", "unreconcilable", "--format", "json", "--trace"});
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> releases;
+  for (const auto& e : nlohmann::json::parse(SplitLines(r.out).front())["events"]) {
+    if (e["kind"] == "broker" && (e["op"] == "unacked" || e["op"] == "abandon")) {
+      releases.push_back(fmt::format("{} {}", e["op"].get<std::string>(), e["delivery"].get<int>()));
+    }
+  }
+  CHECK(releases == std::vector<std::string>{"unacked 1", "unacked 1"});
 }
 
 // second-connection draws what happened: the broker's two deliveries of the message, the
