@@ -378,6 +378,29 @@ std::map<std::string, std::vector<std::string>> JudgedOutcomes(std::vector<std::
 
 using Outcomes = std::vector<std::string>;
 
+// business-key and bounded-store run two sub-runs each, titled as their line names them
+// (issue 28, walkthrough: the first was untitled and the second "after a reset"), and judge
+// each delivery from Reserved read back after it: right when every order delivered so far
+// took effect once. business-key's second order, dropped as a "duplicate" of the first, is
+// wrong; bounded-store's duplicate let through after its key was evicted is wrong. Mutations
+// caught: business_key.cpp's BeginPart dropped (the outcomes fall under ""); either file's
+// `std::ssize(orders)` as 1 (every later order judged wrong).
+TEST_CASE("business-key and bounded-store: titled sub-runs, each delivery judged",
+          "[cli][trace][color]") {
+  const auto outcomes = JudgedOutcomes({"business-key", "bounded-store"});
+  CHECK(outcomes.count("") == 0);
+  CHECK(outcomes.at("key BookId+Quantity") ==
+        Outcomes{"A Processed right", "A Skipped right", "A Skipped wrong"});
+  CHECK(outcomes.at("key OrderId+BookId") ==
+        Outcomes{"A Processed right", "A Skipped right", "A Processed right"});
+  CHECK(outcomes.at("room for 3 keys, 3 other messages between") ==
+        Outcomes{"A Processed right", "A Processed right", "A Processed right",
+                 "A Processed right", "A Processed wrong"});
+  CHECK(outcomes.at("room for 3 keys, 2 other messages between") ==
+        Outcomes{"A Processed right", "A Processed right", "A Processed right",
+                 "A Skipped right"});
+}
+
 // duplicate-in-transaction judges each delivery from Reserved read back after it (issue 28,
 // item 9: its outcomes carried no verdict, so no picture coloured them): every first
 // delivery reserves once, every copy is refused, whatever the read after the duplicate
