@@ -465,8 +465,9 @@ TEST_CASE("unreconcilable: the acked redelivery is wrong, the parked one right",
   CHECK(outcomes.at("parked for an operator") == Outcomes{"A NeedsReconciliation right"});
   CliResult r = RunCli({"run", "unreconcilable", "--format", "json", "--trace"});
   REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
   std::vector<std::string> releases;
-  for (const auto& e : nlohmann::json::parse(SplitLines(r.out).front())["events"]) {
+  for (const auto& e : j["events"]) {
     if (e["kind"] == "broker" && (e["op"] == "unacked" || e["op"] == "abandon")) {
       releases.push_back(fmt::format("{} {}", e["op"].get<std::string>(), e["delivery"].get<int>()));
     }
