@@ -245,5 +245,7 @@ const Scenario kBrokerDedupScenario{
       return "";
     },
 };
+const LessonRegistration kBrokerDedupLesson{kBrokerDedupScenario,
+                                            {.rank = 180, .theme = Theme::kRetention}};
 
 }  // namespace dedupsim
