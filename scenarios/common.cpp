@@ -18,21 +18,33 @@ auto WithBackend(ScenarioEnv& env, F f) {
 
 }  // namespace
 
-StockItem Restock(ScenarioEnv& env) {
-  StockItem dune{env.ids.Next(), "Dune", 10, 0};
+std::vector<StockItem> Restock(ScenarioEnv& env, const std::vector<std::string>& more_titles) {
+  std::vector<StockItem> books{{env.ids.Next(), "Dune", 10, 0}};
+  for (const std::string& title : more_titles) books.push_back({env.ids.Next(), title, 10, 0});
   const std::vector<std::string> emptied =
-      WithBackend(env, [&](const Backend& b) { return b.ResetInventory(dune); });
+      WithBackend(env, [&](const Backend& b) { return b.ResetInventory(books.front()); });
+  for (size_t i = 1; i < books.size(); ++i) {
+    WithBackend(env, [&](const Backend& b) {
+      b.AddStock(books[i]);
+      return 0;
+    });
+  }
   // What the reset did, as the database counted it: the tables it emptied (a side store,
-  // such as the cache's CacheKeys, is not the database's and keeps its rows).
+  // such as the cache's CacheKeys, is not the database's and keeps its rows), and every
+  // book it stocked, in one step.
   std::string tables;
   for (size_t i = 0; i < emptied.size(); ++i) {
     tables += (i == 0 ? "" : i + 1 == emptied.size() ? " and " : ", ") + emptied[i];
   }
-  env.recorder.NoteReset(fmt::format("{}, {} stocked with {}",
-                                     tables.empty() ? "no table held a row" : tables + " emptied",
-                                     dune.title, dune.on_hand));
-  return dune;
+  std::string stocked;
+  for (const StockItem& book : books) {
+    stocked += fmt::format(", {} stocked with {}", book.title, book.on_hand);
+  }
+  env.recorder.NoteReset((tables.empty() ? "no table held a row" : tables + " emptied") + stocked);
+  return books;
 }
+
+StockItem Restock(ScenarioEnv& env) { return Restock(env, {}).front(); }
 
 std::unique_ptr<Broker> OpenBroker(ScenarioEnv& env, const BrokerOptions& options,
                                    Clock* clock) {
@@ -87,14 +99,6 @@ std::unique_ptr<Store> OpenActorStore(ScenarioEnv& env, const std::string& insta
 
 std::unique_ptr<Store> OpenProbeStore(ScenarioEnv& env) {
   return OpenActorStore(env, "check", kActorProbe);
-}
-
-void AddStock(ScenarioEnv& env, const StockItem& item) {
-  WithBackend(env, [&](const Backend& b) {
-    b.AddStock(item);
-    return 0;
-  });
-  env.recorder.NoteReset(fmt::format("{} stocked with {}", item.title, item.on_hand));
 }
 
 int64_t ProbeRows(ScenarioEnv& env, std::string_view table) {

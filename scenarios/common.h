@@ -17,8 +17,9 @@ namespace dedupsim {
 
 // Empties the database and stocks one book, Dune, 10 on hand (as the post's ResetAsync).
 StockItem Restock(ScenarioEnv& env);
-// Stocks one more book beside the restocked one, on the scenario's backend.
-void AddStock(ScenarioEnv& env, const StockItem& item);
+// The same, with one more book of each title beside Dune, 10 on hand each, in one reset
+// step: Dune first, then the others in order.
+std::vector<StockItem> Restock(ScenarioEnv& env, const std::vector<std::string>& more_titles);
 // A new OrderPlaced for the book, with fresh message and order ids.
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book);
 // A new queue on the scenario's broker (env.brokers, or the simulated one), empty, with these

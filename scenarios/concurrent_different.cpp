@@ -15,13 +15,6 @@ namespace {
 
 nlohmann::ordered_json Expected(const RunOptions& o);
 
-// Stocks a second book beside Dune, after Restock.
-StockItem AddBook(ScenarioEnv& env, const std::string& title) {
-  StockItem book{env.ids.Next(), title, 10, 0};
-  AddStock(env, book);
-  return book;
-}
-
 Outcome Run(ScenarioEnv& env) {
   // Same book: two orders for Dune.
   env.recorder.BeginPart("same book");
@@ -31,8 +24,9 @@ Outcome Run(ScenarioEnv& env) {
 
   // Different books: A orders Dune, B orders Emma.
   env.recorder.BeginPart("different books");
-  dune = Restock(env);
-  StockItem emma = AddBook(env, "Emma");
+  const std::vector<StockItem> books = Restock(env, {"Emma"});
+  dune = books[0];
+  const StockItem emma = books[1];
   PairOutcome apart = RunInboxPair(env, NewOrder(env, dune), NewOrder(env, emma));
   StockItem dune_apart = CurrentStock(env, dune);
   StockItem emma_apart = CurrentStock(env, emma);

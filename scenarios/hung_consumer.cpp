@@ -113,15 +113,51 @@ nlohmann::ordered_json ToJson(const Attempt& a) {
   return j;
 }
 
+// The half's broker (the simulation's): it hands A the first delivery, and each delivery
+// after it to B. A never acks (it is killed or hangs at BeforeCommit): the broker gives its
+// delivery out again; B's delivery is acked when its claim went through, nacked (back in the
+// queue) when it failed.
+class HalfBroker {
+ public:
+  HalfBroker(ScenarioEnv& env, const OrderPlaced& m)
+      : env_(env), broker_(OpenBroker(env, {.max_delivery_count = kMaxDeliveries})) {
+    broker_->Send(m);
+    held_ = ReceiveNext(*broker_, "A's delivery");
+    env_.recorder.TakeOfferedDelivery();  // A's child opens it as delivery 1 itself
+    a_unacked_ = true;
+  }
+  // The next delivery, for B (A's, never acked, given back first).
+  DeliveryRef Next() {
+    if (a_unacked_) broker_->ReleaseUnacked(held_);
+    a_unacked_ = false;
+    held_ = ReceiveNext(*broker_, "a redelivery");
+    return env_.recorder.TakeOfferedDelivery();
+  }
+  // B's delivery ended as `claim`: acked, or nacked when its claim failed.
+  void Settle(const Attempt& claim) {
+    if (claim.sqlstate.empty()) {
+      broker_->Ack(held_);
+    } else {
+      broker_->Abandon(held_);
+    }
+  }
+
+ private:
+  ScenarioEnv& env_;
+  std::unique_ptr<Broker> broker_;
+  Delivery held_;
+  bool a_unacked_ = false;
+};
+
 // A delivery of m on the server, run by a LockWaiter: the inbox consumer, with
 // lock_timeout set on its session first when given. A failed claim is kept, not thrown.
 // A delivery that went through is judged from Reserved read back after it (right when the
 // order took effect once: the hung A's work never committed); a failed claim (a lock
 // timeout, nacked) is not: the message goes back to the broker, nothing doubled or lost yet.
 struct ServerDelivery {
-  ServerDelivery(ScenarioEnv& env, const OrderPlaced& m, int number,
+  ServerDelivery(ScenarioEnv& env, const OrderPlaced& m, const DeliveryRef& delivery,
                  std::chrono::milliseconds lock_timeout)
-      : waiter(env.backend, &env.recorder, "B", kActorConsumer, Delivered(m, number),
+      : waiter(env.backend, &env.recorder, "B", kActorConsumer, delivery,
                [this, &env, m, lock_timeout](Store& store) {
                  if (lock_timeout.count() > 0) {
                    store.SetLockTimeout(lock_timeout);
@@ -180,10 +216,11 @@ Outcome RunOnServer(ScenarioEnv& env) {
   OrderPlaced m = NewOrder(env, dune);
   Attempt killed;
   {
+    HalfBroker broker(env, m);
     ChildAtHook a(env, "A", "BeforeCommit", Holder(env, m, std::chrono::milliseconds(0)), nullptr,
                   ChildAtHook::Ending::kSigkill);
     if (!a.AwaitHook()) throw DatabaseError("hung-consumer: A ended before BeforeCommit");
-    ServerDelivery b(env, m, 2, std::chrono::milliseconds(0));
+    ServerDelivery b(env, m, broker.Next(), std::chrono::milliseconds(0));
     b.waiter.AwaitBlocked(std::chrono::seconds(30));
     const auto killed_at = Steady::now();
     a.End();
@@ -192,6 +229,7 @@ Outcome RunOnServer(ScenarioEnv& env) {
     NoteProcess(env, a.pid(), "died",
                 fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)), killed_at);
     if (killed.waited) killed.after_event_ms = MsBetween(killed_at, b.answered);
+    broker.Settle(killed);
   }
   const int64_t reserved_killed = CurrentStock(env, dune).reserved;
 
@@ -202,6 +240,7 @@ Outcome RunOnServer(ScenarioEnv& env) {
   std::string freed_by, redelivery_freed_by;
   int redeliveries = 0;
   {
+    HalfBroker broker(env, m);
     ChildAtHook a(env, "A", "BeforeCommit", Holder(env, m, o.idle_timeout), nullptr,
                   ChildAtHook::Ending::kSigkill);
     if (!a.AwaitHook()) throw DatabaseError("hung-consumer: A ended before BeforeCommit");
@@ -209,18 +248,20 @@ Outcome RunOnServer(ScenarioEnv& env) {
     NoteProcess(env, a.pid(), "stopped", fmt::format("pid {} stopped by SIGSTOP", a.pid()));
     Steady::time_point went_on{};  // when the delivery that went through was answered
     {
-      ServerDelivery b(env, m, 2, o.lock_timeout);
+      ServerDelivery b(env, m, broker.Next(), o.lock_timeout);
       hung = b.Finish();
       went_on = b.answered;
     }
+    broker.Settle(hung);
     // A's backend: the one B's first claim was blocked by.
     const int a_backend = hung.blocked_by.empty() ? 0 : hung.blocked_by.front();
     freed_by = FreedBy(env, hung, a_backend);
     // The broker redelivers a nacked message; each redelivery waits up to its lock_timeout
     // again, for as long as A's session holds the key.
     for (int number = 3; !hung.sqlstate.empty() && number <= kMaxDeliveries; ++number) {
-      ServerDelivery c(env, m, number, o.lock_timeout);
+      ServerDelivery c(env, m, broker.Next(), o.lock_timeout);
       redelivered = c.Finish();
+      broker.Settle(redelivered);
       went_on = c.answered;
       redelivery_freed_by = FreedBy(env, redelivered, a_backend);
       ++redeliveries;
@@ -274,11 +315,11 @@ Outcome RunOnServer(ScenarioEnv& env) {
 // SQLite: B on a store of its own in a thread, its waits in its busy handler (the store's
 // LockWaits); its outcome judged as ServerDelivery's.
 struct SqliteDelivery {
-  SqliteDelivery(ScenarioEnv& env, const OrderPlaced& m, int number,
+  SqliteDelivery(ScenarioEnv& env, const OrderPlaced& m, const DeliveryRef& delivery,
                  std::chrono::milliseconds busy_timeout) {
-    thread = std::thread([this, &env, m, number, busy_timeout] {
+    thread = std::thread([this, &env, m, delivery, busy_timeout] {
       try {
-        std::unique_ptr<Store> store = OpenStore(env, "B", Delivered(m, number));
+        std::unique_ptr<Store> store = OpenStore(env, "B", delivery);
         store->SetLockTimeout(busy_timeout);
         LockWaits* waits = store->lock_waits();
         if (waits == nullptr) throw DatabaseError("hung-consumer: the store keeps no lock waits");
@@ -345,11 +386,12 @@ Outcome RunOnSqlite(ScenarioEnv& env) {
   OrderPlaced m = NewOrder(env, dune);
   Attempt killed;
   {
+    HalfBroker broker(env, m);
     ChildAtHook a(env, "A", "BeforeCommit", Holder(env, m, std::chrono::milliseconds(0)), nullptr,
                   ChildAtHook::Ending::kSigkill);
     if (!a.AwaitHook()) throw DatabaseError("hung-consumer: A ended before BeforeCommit");
     // While A lives, B's wait must not time out: the kill is what this half measures.
-    SqliteDelivery b(env, m, 2, std::chrono::seconds(30));
+    SqliteDelivery b(env, m, broker.Next(), std::chrono::seconds(30));
     // B's wait is on the trace before AwaitBlocked returns (its connection records the wait,
     // then tells), so the kill, stamped after, is drawn after B blocked; and before B went
     // on, which only A's death allowed.
@@ -362,6 +404,7 @@ Outcome RunOnSqlite(ScenarioEnv& env) {
                 fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)), killed_at);
     if (killed.waited && b.resumed != SteadyTime{})
       killed.after_event_ms = MsBetween(killed_at, b.resumed);
+    broker.Settle(killed);
   }
   const int64_t reserved_killed = CurrentStock(env, dune).reserved;
 
@@ -370,15 +413,17 @@ Outcome RunOnSqlite(ScenarioEnv& env) {
   m = NewOrder(env, dune);
   Attempt hung, redelivered;
   {
+    HalfBroker broker(env, m);
     ChildAtHook a(env, "A", "BeforeCommit", Holder(env, m, std::chrono::milliseconds(0)), nullptr,
                   ChildAtHook::Ending::kSigkill);
     if (!a.AwaitHook()) throw DatabaseError("hung-consumer: A ended before BeforeCommit");
     if (!a.Stop()) throw DatabaseError("hung-consumer: A ended instead of stopping (SIGSTOP)");
     NoteProcess(env, a.pid(), "stopped", fmt::format("pid {} stopped by SIGSTOP", a.pid()));
     {
-      SqliteDelivery b(env, m, 2, busy_timeout);
+      SqliteDelivery b(env, m, broker.Next(), busy_timeout);
       hung = b.Finish();
     }
+    broker.Settle(hung);
     // Nothing ends a stopped SQLite writer's transaction but its death: kill it, then the
     // broker's redelivery.
     const auto killed_at = Steady::now();
@@ -387,8 +432,9 @@ Outcome RunOnSqlite(ScenarioEnv& env) {
     NoteProcess(env, a.pid(), "died",
                 fmt::format("pid {} {}", a.pid(), ChildAtHook::HowItEnded(status)), killed_at);
     if (!hung.sqlstate.empty()) {
-      SqliteDelivery c(env, m, 3, busy_timeout);
+      SqliteDelivery c(env, m, broker.Next(), busy_timeout);
       redelivered = c.Finish();
+      broker.Settle(redelivered);
     }
   }
   const StockItem after = CurrentStock(env, dune);

@@ -46,8 +46,14 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reservedAfterCrash"] = after_crash;
   out.figures["redeliveriesProcessed"] = processed;
   out.figures["reserved"] = after.reserved;
+  // The redeliveries' outcome, right when the order took effect once, read back after them:
+  // a skip that leaves the order unreserved is the lesson's loss.
   std::string outcome =
-      processed.empty() ? "" : fmt::format("processed: {}; ", BoolList(processed));
+      processed.empty()
+          ? ""
+          : Judged(fmt::format("processed: {}", BoolList(processed)),
+                   after.reserved == env.options.quantity) +
+                "; ";
   out.line = fmt::format("{}{}, {} -> {}{}", TagColumn("record-first"),
                          CrashPhrase(crash.crashed, "crash after record commit",
                                      "AfterRecordCommitted"),

@@ -36,11 +36,18 @@ Outcome Run(ScenarioEnv& env) {
   // message is dead-lettered.
   int64_t skipped = 0;
   int64_t processed_on_day0 = 0;
-  env.recorder.MarkTime("day 0");
+  // A mark where the simulated day changes: one moment, one mark.
+  std::optional<int> marked_day;
+  auto mark_day = [&] {
+    if (day_of() == marked_day) return;
+    marked_day = day_of();
+    env.recorder.MarkTime(fmt::format("day {}", *marked_day));
+  };
+  mark_day();
   Drain(*broker, [&](const Delivery& d) {
     if (d.delivery_count == 2) {
       clock.Set(start + day);
-      env.recorder.MarkTime("day 1");
+      mark_day();
     }
     std::unique_ptr<Store> db = OpenStore(env, "A");
     bool processed = IdempotentReserveStock(*db, clock).Handle(d.message);
@@ -55,7 +62,7 @@ Outcome Run(ScenarioEnv& env) {
   int64_t deleted = 0;
   for (int night = 1; night <= kReplayDay; ++night) {
     clock.Set(start + night * day);
-    env.recorder.MarkTime(fmt::format("day {}", night));
+    mark_day();  // night 1 falls on the day the redeliveries were marked
     std::unique_ptr<Store> db = OpenActorStore(env, "cleanup", "cleanup");
     CleanupResult r = db->tables().DeleteInboxRecordsOlderThan(clock.Now(), env.options.retention);
     if (r.deleted > 0 && !deleted_on_day) deleted_on_day = night;

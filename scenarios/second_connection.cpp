@@ -24,10 +24,23 @@ bool LocksRows(const ScenarioEnv& env) {
 }
 
 // The handler's second connection: a store on a connection of its own to the lesson's
-// database, traced under the same instance, without the "open" step that would start a
-// new delivery in the views.
-std::unique_ptr<Store> OpenSecond(ScenarioEnv& env, const std::string& instance) {
-  return env.backend.Open(&env.recorder, instance);
+// database, traced under the same instance and working on the same delivery, without the
+// "open" step that would start a new delivery in the views.
+std::unique_ptr<Store> OpenSecond(ScenarioEnv& env, const std::string& instance,
+                                  const DeliveryRef& delivery) {
+  std::unique_ptr<Store> second = env.backend.Open(&env.recorder, instance);
+  second->SetDelivery(delivery);
+  return second;
+}
+
+// The business's verdict after a delivery, read back now (untraced): right when the order
+// left one audit entry and was reserved once.
+const char* AuditVerdict(ScenarioEnv& env, const OrderPlaced& m) {
+  std::unique_ptr<Store> db = OpenUntraced(env);
+  return db->tables().CountAuditEntries(m.order_id) == 1 &&
+                 db->ReadStock(m.book_id).reserved == m.quantity
+             ? kVerdictRight
+             : kVerdictWrong;
 }
 
 // What the second connection's audit INSERT met, as the server saw it: the lock it waited
@@ -45,30 +58,50 @@ Outcome Run(ScenarioEnv& env) {
   // On a row-locking server the audit entry is written inside the open main transaction,
   // where SQLite's one writer would make it wait for the whole file.
   const bool inside = LocksRows(env);
+  std::unique_ptr<Broker> broker = OpenBroker(env, {});
+  broker->Send(message);
+  DeliveryLog log;
+  const Delivery first = ReceiveNext(*broker, "the first delivery");
+  log.Add(first);
   CrashReport crash = RunCrashingDelivery(env, "A", "BeforeCommit", [&](const Hook& hook) {
-    std::unique_ptr<Store> db = OpenStore(env, "A");
-    std::unique_ptr<Store> second = OpenSecond(env, "A");
+    const DeliveryRef delivery = Delivered(first.message, first.delivery_count);
+    std::unique_ptr<Store> db = OpenStore(env, "A", delivery);
+    std::unique_ptr<Store> second = OpenSecond(env, "A", delivery);
     SecondConnectionReserveStock consumer(*db, *second, env.clock);
     consumer.audit_inside_main = inside;
     consumer.before_commit = hook;
     consumer.Handle(message);
   });
-  std::unique_ptr<Store> probe = OpenUntraced(env);
+  broker->ReleaseUnacked(first);  // the consumer died before it acked: the broker redelivers
+  // What the crash left, read by the scenario's check (traced as its own step).
+  std::unique_ptr<Store> probe = OpenProbeStore(env);
   const int64_t audit_after_crash = probe->tables().CountAuditEntries(message.order_id);
-  const int64_t inbox_after_crash = CurrentRows(env, "Inbox");
+  const int64_t inbox_after_crash = probe->tables().CountRows("Inbox");
   const int64_t reserved_after_crash = probe->ReadStock(dune.book_id).reserved;
   std::vector<bool> processed;
   std::optional<std::string> audit_waited_on;
   for (int delivery = 1; delivery < env.options.deliveries; ++delivery) {
-    std::unique_ptr<Store> db = OpenStore(env, "A");
-    std::unique_ptr<Store> second = OpenSecond(env, "A");
+    const Delivery d = ReceiveNext(*broker, "a redelivery");
+    log.Add(d);
+    std::unique_ptr<Store> db = OpenStore(env, "A");  // the broker's delivery
+    std::unique_ptr<Store> second =
+        OpenSecond(env, "A", Delivered(d.message, d.delivery_count));
     SecondConnectionReserveStock consumer(*db, *second, env.clock);
     consumer.audit_inside_main = inside;
-    processed.push_back(consumer.Handle(message));
+    processed.push_back(consumer.Handle(d.message));
+    NoteProcessed(*db, processed.back(), AuditVerdict(env, message));
     // Measured on the redelivery, which runs in this process whatever the crash mode.
     if (inside && !audit_waited_on) audit_waited_on = AuditWaitedOn(*second);
+    // Each but the last loses its ack on the way back, so the broker delivers again.
+    if (delivery + 1 < env.options.deliveries) {
+      broker->LoseAck(d);
+    } else {
+      broker->Ack(d);
+    }
   }
+  // The final figures, read by the scenario's check.
   const int64_t audit = probe->tables().CountAuditEntries(message.order_id);
+  const int64_t inbox = probe->tables().CountRows("Inbox");
   const int64_t reserved = probe->ReadStock(dune.book_id).reserved;
 
   Outcome out;
@@ -80,8 +113,9 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reservedAfterCrash"] = reserved_after_crash;
   out.figures["redeliveriesProcessed"] = processed;
   out.figures["auditEntries"] = audit;
-  out.figures["inboxRows"] = CurrentRows(env, "Inbox");
+  out.figures["inboxRows"] = inbox;
   out.figures["reserved"] = reserved;
+  out.figures["broker"] = log.Figures(*broker);
   out.figures["auditWritten"] =
       inside ? "inside the main transaction" : "before the main transaction";
   if (audit_waited_on) out.figures["auditWaitedOn"] = *audit_waited_on;

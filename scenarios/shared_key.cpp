@@ -59,9 +59,12 @@ void AddFigures(const char* prefix, const KeyRun& run, nlohmann::ordered_json& f
   figures[fmt::format("{}Reserved", prefix)] = run.reserved;
 }
 
-std::string Part(InboxKey key, const KeyRun& run) {
+// Each subscriber's outcome judged as its delivery's: inventory by Reserved read back
+// (the order reserved once), notification by the provider's sends (its email went out once).
+std::string Part(InboxKey key, const KeyRun& run, int64_t once) {
   return fmt::format("key {} -> inventory: {}, notification: {}, {}", ToString(key),
-                     CsBool(run.inventory_processed), ToString(run.notification),
+                     Judged(CsBool(run.inventory_processed), run.reserved == once),
+                     Judged(ToString(run.notification), run.emails_sent == 1),
                      JudgedEmails(run.emails_sent));
 }
 
@@ -72,8 +75,9 @@ Outcome Run(ScenarioEnv& env) {
   AddFigures("messageIdKey", shared, out.figures);
   AddFigures("perConsumerKey", own, out.figures);
   out.figures["reserved"] = shared.reserved;
-  out.line = fmt::format("{}{}; {}", TagColumn("shared-key"), Part(InboxKey::kMessageIdOnly, shared),
-                         Part(InboxKey::kMessageIdAndConsumer, own));
+  out.line = fmt::format("{}{}; {}", TagColumn("shared-key"),
+                         Part(InboxKey::kMessageIdOnly, shared, env.options.quantity),
+                         Part(InboxKey::kMessageIdAndConsumer, own, env.options.quantity));
   return out;
 }
 

@@ -45,14 +45,21 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
                        consumer.after_send = hook;
                        consumer.Handle(d.message);
                      }).crashed;
-      return Disposition::kAbandon;  // the consumer died: the lock expires, redelivered
+      return Disposition::kUnacked;  // the consumer died: no ack, no nack; redelivered
     }
     std::unique_ptr<Store> db = OpenStore(env, "A");
     std::unique_ptr<SideRecords> provider_db = OpenProvider(env, store);
     IdempotentEmailProvider provider(*provider_db, env.clock);
     EmailOutcome outcome = SendStockReservedEmail(*db, provider, env.clock).Handle(d.message);
     part.redelivery = ToString(outcome);
-    if (outcome != EmailOutcome::kNeedsReconciliation || !park) return Disposition::kAck;
+    const bool dead_letter = outcome == EmailOutcome::kNeedsReconciliation && park;
+    // Right when the record, read back now, is completed, or is left in progress for an
+    // operator (dead-lettered); acked in progress, nobody will settle it: silenced.
+    auto row = OpenUntraced(env)->Find(InboxKey::kMessageIdAndConsumer, d.message.message_id,
+                                       SendStockReservedEmail::kName);
+    const bool completed = row && row->completed_at.has_value();
+    NoteOutcome(*db, part.redelivery, completed || dead_letter ? kVerdictRight : kVerdictWrong);
+    if (!dead_letter) return Disposition::kAck;
     part.alerts.push_back(
         fmt::format("order {}: the email's record is in progress; it may or may not have been sent",
                     d.message.order_id));
@@ -79,6 +86,17 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
   return part;
 }
 
+// "dead-lettered: N", right when the broker moved the message aside (a record nobody can
+// settle goes to an operator), wrong when it was acked as it was: silenced.
+std::string JudgedDeadLettered(const Part& p) {
+  return Judged(fmt::format("dead-lettered: {}", p.dead_lettered), p.dead_lettered == 1);
+}
+
+// "record completed: True", right when the Inbox record, read back at the end, is settled.
+std::string JudgedCompleted(const Part& p) {
+  return Judged(fmt::format("record completed: {}", CsBool(p.completed)), p.completed);
+}
+
 nlohmann::ordered_json ToJson(const Part& p) {
   return {{"crashed", p.crashed}, {"redelivery", p.redelivery}, {"deadLettered", p.dead_lettered},
           {"settled", p.settled}, {"emailsSent", p.emails},     {"completed", p.completed}};
@@ -95,11 +113,10 @@ Outcome RunScenario(ScenarioEnv& env) {
   out.figures["alerts"] = parked.alerts;
   out.figures["emailsSent"] = parked.emails;
   out.line = fmt::format(
-      "{}crash after send, redelivered -> acked: {}, dead-lettered: {}, record completed: {}; "
-      "parked: dead-lettered: {}, operator: {}, {}, record completed: {}",
-      TagColumn("unreconcilable"), silent.redelivery, silent.dead_lettered,
-      CsBool(silent.completed), parked.dead_lettered, parked.settled, JudgedEmails(parked.emails),
-      CsBool(parked.completed));
+      "{}crash after send, redelivered -> acked: {}, {}, {}; parked: {}, operator: {}, {}, {}",
+      TagColumn("unreconcilable"), silent.redelivery, JudgedDeadLettered(silent),
+      JudgedCompleted(silent), JudgedDeadLettered(parked), parked.settled,
+      JudgedEmails(parked.emails), JudgedCompleted(parked));
   return out;
 }
 

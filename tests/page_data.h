@@ -48,4 +48,12 @@ inline std::vector<size_t> StepsWith(const nlohmann::json& data, const std::stri
   return out;
 }
 
+// A section's line as the page shows it: its pieces joined, each judged figure with its
+// ✓ or ✗.
+inline std::string PageLine(const nlohmann::json& section) {
+  std::string line;
+  for (const auto& piece : section["line"]) line += piece[0].get<std::string>();
+  return line;
+}
+
 }  // namespace dedupsim::testing

@@ -43,7 +43,7 @@ TEST_CASE("explore --counterexample --html: each step with the tables read after
     CHECK(s["snapshot"] >= 0);
     const auto& section = data["sections"][s["section"].get<size_t>()];
     CHECK(section["scenario"] == "naive under duplicate");
-    CHECK(section["line"].get<std::string>().find(
+    CHECK(PageLine(section).find(
               "shortest failing schedule: 2 deliveries, 2 steps, outcome twice; "
               "final: reserved 4") == 0);
   }
@@ -250,6 +250,70 @@ TEST_CASE("a savepoint's steps are named as such in every view", "[html][cli]") 
   }
   CHECK(diagram.find("OTHER") == std::string::npos);
   CHECK(timeline.find("OTHER") == std::string::npos);
+}
+
+namespace {
+
+// The page a run writes, as its data.
+nlohmann::json RunPage(const std::vector<std::string>& run_args) {
+  TempDir dir;
+  const std::string page = dir.File("p.html");
+  std::vector<std::string> args{"run"};
+  args.insert(args.end(), run_args.begin(), run_args.end());
+  for (const char* a : {"--seed", "1", "--html"}) args.emplace_back(a);
+  args.push_back(page);
+  CliResult r = RunCli(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return PageData(ReadFile(page));
+}
+
+}  // namespace
+
+// The page's step title says right or wrong as the diagram's note does, with its ✓ or ✗
+// (third walkthrough: the page's "outcome: Processed" was coloured, the diagram's card said
+// "outcome: Processed ✗"), and its line carries each judged figure with its mark, as the
+// coloured terminal line does. Mutations caught: html_steps.cpp's step text without
+// `+ ToneMark(words.tone)`; JudgedPieces' piece without `+ std::string(Mark(mark.correct))`.
+TEST_CASE("run naive --html: the step titles and the line carry the diagram's marks",
+          "[html][cli][color]") {
+  const nlohmann::json data = RunPage({"naive"});
+  std::vector<std::string> outcomes;
+  for (const auto& step : data["steps"]) {
+    const std::string text = step["text"];
+    if (text.find("outcome:") != std::string::npos) outcomes.push_back(text);
+  }
+  CHECK(outcomes == std::vector<std::string>{"Consumer A: outcome: Processed ✓",
+                                             "Consumer A: outcome: Processed ✗"});
+  CHECK(data["sections"][0]["line"].back() == nlohmann::json::array({"Dune reserved: 4 ✗", false}));
+}
+
+// A sub-run sends messages of its own: the page shows no delivery of the sub-run before
+// (third walkthrough: concurrent-different's "different books" still listed m1 and m2), and
+// its set-up is one reset step, Emma stocked in it (it was a second "reset the database"
+// step). Mutations caught: html_steps.cpp without `if (e.kind == "part") deliveries.clear();`;
+// common.cpp's Restock noting a reset for each book it adds
+// (`env.recorder.NoteReset(...)` in its AddStock loop, as AddStock did).
+TEST_CASE("run concurrent-different --html: each sub-run starts with no deliveries, one reset",
+          "[html][cli]") {
+  const nlohmann::json data = RunPage({"concurrent-different"});
+  std::string previous_kind;
+  int parts = 0;
+  for (const auto& step : data["steps"]) {
+    INFO(step["text"].get<std::string>());
+    CHECK_FALSE((step["kind"] == "reset" && previous_kind == "reset"));
+    previous_kind = step["kind"];
+    if (step["kind"] == "part") {
+      ++parts;
+      CHECK(step["deliveries"].empty());
+    }
+    if (parts == 2 && step["kind"] == "open") {
+      for (const auto& [message, n] : step["deliveries"].items()) {
+        CHECK((message == "m3" || message == "m4"));
+      }
+    }
+  }
+  CHECK(parts == 2);
 }
 
 }  // namespace dedupsim::testing::step_through_test

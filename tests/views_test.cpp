@@ -919,7 +919,7 @@ TEST_CASE("the timeline paints the line's judged figures", "[views][svg][color]"
   const std::string svg = SvgTimeline(
       {{.scenario = "naive", .line = line, .events = BrokerEvents(),
         .marks = {FigureMark{at, 16, false}}}});
-  CHECK(svg.find("<tspan class=\"line wrong\">Dune reserved: 4</tspan>") != std::string::npos);
+  CHECK(svg.find("<tspan class=\"line wrong\">Dune reserved: 4 ✗</tspan>") != std::string::npos);
   CHECK(svg.find("[naive]              delivered") != std::string::npos);  // spacing kept
 }
 
@@ -970,10 +970,10 @@ TEST_CASE("a colored line paints judged figures by correctness and strips back",
   const std::vector<FigureMark> wrong{{at, line.size() - at, false}};
   std::string red = ColorizeLine(line, wrong, false);
   CHECK(red == "\x1b[1;36m[inbox]\x1b[0m              delivered twice -> processed: True, False; "
-               "\x1b[1;31mDune reserved: 4\x1b[0m");
+               "\x1b[1;31mDune reserved: 4 ✗\x1b[0m");
   CHECK(StripColor(red) == line);
   std::string green = ColorizeLine(line, {{at, line.size() - at, true}}, false);
-  CHECK(green.find("\x1b[1;32mDune reserved: 4\x1b[0m") != std::string::npos);
+  CHECK(green.find("\x1b[1;32mDune reserved: 4 ✓\x1b[0m") != std::string::npos);
   CHECK(green.find("\x1b[1;32mTrue") == std::string::npos);  // unjudged figures stay plain
   // A --check difference marks the tag, apart from the figures' colors.
   std::string differs = ColorizeLine(line, wrong, true);

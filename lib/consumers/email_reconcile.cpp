@@ -13,7 +13,8 @@ ReconcileOutcome SettleInProgressEmail(Store& db, IdempotentEmailProvider& provi
   } else {
     ProviderSend sent = provider.SendWithKey(m.message_id, StockReservedText(m));
     out.outcome = sent == ProviderSend::kSent ? EmailOutcome::kSent : EmailOutcome::kAlreadySent;
-    db.Note("send", "EmailProvider.Send (same key)", std::string(ToString(out.outcome)));
+    // The provider never had the key: this is the order's first send, as Handle's own.
+    db.Note("send", "EmailProvider.Send", std::string(ToString(out.outcome)));
   }
   db.Complete(InboxKey::kMessageIdAndConsumer, m.message_id, ReconcilingEmailSender::kName,
               clock.Now());

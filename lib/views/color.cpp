@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "views/event_text.h"
+
 namespace dedupsim {
 
 namespace {
@@ -12,6 +14,9 @@ constexpr std::string_view kTag = "\x1b[1;36m";
 constexpr std::string_view kGood = "\x1b[1;32m";
 constexpr std::string_view kBad = "\x1b[1;31m";
 constexpr std::string_view kCheckFailed = "\x1b[1;30;43m";
+
+// The mark after a judged figure, as after a judged step in the pictures.
+std::string_view Mark(bool correct) { return ToneMark(correct ? Tone::kRight : Tone::kWrong); }
 
 }  // namespace
 
@@ -31,6 +36,21 @@ bool ShouldColor(ColorChoice choice, bool is_terminal, const char* no_color, con
   return true;
 }
 
+std::vector<JudgedPiece> JudgedPieces(std::string_view line,
+                                      const std::vector<FigureMark>& marks) {
+  std::vector<JudgedPiece> out;
+  size_t i = 0;
+  for (const FigureMark& mark : marks) {
+    if (mark.begin < i || mark.begin + mark.size > line.size()) continue;
+    if (mark.begin > i) out.push_back({std::string(line.substr(i, mark.begin - i)), {}});
+    out.push_back({std::string(line.substr(mark.begin, mark.size)) + std::string(Mark(mark.correct)),
+                   mark.correct});
+    i = mark.begin + mark.size;
+  }
+  if (i < line.size()) out.push_back({std::string(line.substr(i)), {}});
+  return out;
+}
+
 std::string ColorizeLine(std::string_view line, const std::vector<FigureMark>& marks,
                          bool check_failed) {
   std::string out;
@@ -44,15 +64,19 @@ std::string ColorizeLine(std::string_view line, const std::vector<FigureMark>& m
       i = close + 1;
     }
   }
+  std::vector<FigureMark> after_tag;
   for (const FigureMark& mark : marks) {
-    if (mark.begin < i || mark.begin + mark.size > line.size()) continue;
-    out += line.substr(i, mark.begin - i);
-    out += mark.correct ? kGood : kBad;
-    out += line.substr(mark.begin, mark.size);
-    out += kReset;
-    i = mark.begin + mark.size;
+    if (mark.begin >= i) after_tag.push_back({mark.begin - i, mark.size, mark.correct});
   }
-  out += line.substr(i);
+  for (const JudgedPiece& piece : JudgedPieces(line.substr(i), after_tag)) {
+    if (!piece.correct) {
+      out += piece.text;
+      continue;
+    }
+    out += *piece.correct ? kGood : kBad;
+    out += piece.text;
+    out += kReset;
+  }
   return out;
 }
 
@@ -61,6 +85,14 @@ std::string StripColor(std::string_view text) {
   size_t i = 0;
   while (i < text.size()) {
     if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
+      // A coloured figure's mark, just before its reset, is not the plain line's.
+      for (bool correct : {true, false}) {
+        const std::string_view mark = Mark(correct);
+        if (text.substr(i, kReset.size()) == kReset && out.size() >= mark.size() &&
+            std::string_view(out).substr(out.size() - mark.size()) == mark) {
+          out.resize(out.size() - mark.size());
+        }
+      }
       i += 2;
       while (i < text.size() && !std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
       ++i;  // the final letter

@@ -108,6 +108,12 @@ Tone ToneOf(const TraceEvent& e) {
   return Tone::kPlain;
 }
 
+const char* ToneMark(Tone tone) {
+  if (tone == Tone::kRight) return " ✓";
+  if (tone == Tone::kWrong) return " ✗";
+  return "";
+}
+
 const char* ToneClass(Tone tone) {
   switch (tone) {
     case Tone::kRight:

@@ -27,6 +27,9 @@ enum class Tone { kPlain, kRight, kWrong };
 Tone ToneOf(const TraceEvent& e);
 // "right", "wrong", "": the class name a picture gives a tone.
 const char* ToneClass(Tone tone);
+// " ✓" (right), " ✗" (wrong) or "": the mark every picture puts after a judged step, for
+// readers who do not see colour (docs/pictures.md, "Colour").
+const char* ToneMark(Tone tone);
 
 struct StepWords {
   std::string what;    // "INSERT Inbox", "deliver m1 (delivery 2)", "crash at AfterSend"

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "views/color.h"
 #include "views/event_text.h"
 #include "views/lanes.h"
 #include "views/step_text.h"
@@ -189,13 +190,9 @@ tr.deleted td { color: #78909c; text-decoration: line-through; background: #f5f5
     const box = document.getElementById('scenario');
     box.innerHTML = '';
     box.appendChild(document.createTextNode(section.scenario + ': '));
-    let at = 0;
-    section.marks.forEach(function (m) {
-      box.appendChild(document.createTextNode(section.line.substring(at, m[0])));
-      box.appendChild(text('span', section.line.substring(m[0], m[0] + m[1]), m[2] ? 'right' : 'wrong'));
-      at = m[0] + m[1];
+    section.line.forEach(function (p) {
+      box.appendChild(p.length > 1 ? text('span', p[0], p[1] ? 'right' : 'wrong') : document.createTextNode(p[0]));
     });
-    box.appendChild(document.createTextNode(section.line.substring(at)));
   }
   function show(i) {
     current = Math.max(0, Math.min(steps.length - 1, i));
@@ -300,8 +297,12 @@ Json PageData(const std::vector<HtmlSection>& sections) {
   Json section_list = Json::array();
   for (size_t si = 0; si < sections.size(); ++si) {
     const HtmlSection& section = sections[si];
-    Json marks = Json::array();
-    for (const FigureMark& m : section.marks) marks.push_back({m.begin, m.size, m.correct});
+    // The line in pieces, each judged figure with its mark and verdict, as the terminal and
+    // the timeline show it: [text] or [text, correct].
+    Json line = Json::array();
+    for (const JudgedPiece& p : JudgedPieces(section.line, section.marks)) {
+      line.push_back(p.correct ? Json::array({p.text, *p.correct}) : Json::array({p.text}));
+    }
     const std::vector<TraceEvent> events = CausalOrder(section.events);
     // The section's tables: those a statement of its steps named, or that hold a row at
     // one of its steps; the others (another lesson's AuditLog in `run everything`) are
@@ -315,10 +316,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
         if (t.total_rows > 0) shown[t.store + "/" + t.name] = true;
       }
     }
-    section_list.push_back({{"scenario", section.scenario},
-                            {"line", section.line},
-                            {"marks", marks},
-                            {"shown", shown}});
+    section_list.push_back({{"scenario", section.scenario}, {"line", line}, {"shown", shown}});
     ShortIds ids = section.ids_as_text ? ShortIds::Cut(events) : ShortIds(events);
     std::map<std::string, std::string> titles;
     for (const Lane& lane : BuildLanes(events, ids, kPictureWords)) titles[lane.key] = lane.title;
@@ -390,6 +388,8 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       } else if (e.kind == "died" || e.kind == "session-ended") {
         mine.clear();
       }
+      // A sub-run sends messages of its own: the counts of the one before are not its.
+      if (e.kind == "part") deliveries.clear();
       if ((e.kind == "open" || (e.kind == "broker" && e.op == "deliver")) && e.delivery > 0) {
         // The message's count so far: a copy still at work on an earlier delivery does not
         // take it back (concurrent: A's delivery 1 opens after B's delivery 2 was handed out).
@@ -406,7 +406,8 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       step["kind"] = e.kind;
       step["titled"] = first || e.kind == "part" || e.kind == "reset";
       first = false;
-      step["text"] = StepText(e, who, words);
+      // The step as the diagram's note and the timeline's card say it, its ✓ or ✗ included.
+      step["text"] = StepText(e, who, words) + ToneMark(words.tone);
       step["tone"] = ToneClass(words.tone);
       step["failed"] = words.failed;
       step["probe"] = ActorOf(e) == kActorProbe;

@@ -125,12 +125,6 @@ std::string Toned(Tone tone, const std::string& lines) {
   return lines;
 }
 
-const char* ToneMark(Tone tone) {
-  if (tone == Tone::kRight) return " ✓";
-  if (tone == Tone::kWrong) return " ✗";
-  return "";
-}
-
 }  // namespace
 
 std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const MermaidOptions& options) {

@@ -66,9 +66,7 @@ std::vector<Card> MakeCards(const std::vector<Lane>& lanes, const Layout& layout
         cards.push_back(Card{li, at, {}, 0, 0});
         steps_in_card = 0;
       }
-      std::string text = s.text;
-      if (s.tone == Tone::kRight) text += " ✓";
-      if (s.tone == Tone::kWrong) text += " ✗";
+      const std::string text = s.text + ToneMark(s.tone);
       for (const std::string& part : Wrap(text, kCardChars)) {
         cards.back().lines.push_back({part, StepCss(s)});
       }

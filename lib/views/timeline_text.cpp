@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "views/color.h"
+
 namespace dedupsim::timeline {
 
 namespace {
@@ -89,13 +91,15 @@ std::vector<std::string> Wrap(const std::string& text, size_t chars) {
   return lines;
 }
 
-std::vector<std::vector<Run>> WrapLine(const std::string& line,
+std::vector<std::vector<Run>> WrapLine(const std::string& judged_line,
                                        const std::vector<FigureMark>& marks, size_t chars) {
-  std::vector<std::string> css(line.size(), "line");
-  for (const FigureMark& m : marks) {
-    for (size_t i = m.begin; i < m.begin + m.size && i < line.size(); ++i) {
-      css[i] = m.correct ? "line right" : "line wrong";
-    }
+  // The line as the terminal colours it, each judged figure with its mark.
+  std::string line;
+  std::vector<std::string> css;
+  for (const JudgedPiece& piece : JudgedPieces(judged_line, marks)) {
+    line += piece.text;
+    css.resize(line.size(),
+               !piece.correct ? "line" : *piece.correct ? "line right" : "line wrong");
   }
   std::vector<std::vector<Run>> out;
   // Broken at a space at most `chars` in (the line's own spacing, its tag column, kept).

@@ -62,7 +62,7 @@ struct Run {
 };
 
 // The scenario's line with its judged figures painted as on the terminal ("line right",
-// "line wrong", else "line"), broken at a space at most `chars` in, its own spacing kept.
+// "line wrong", else "line"), each with its ✓ or ✗ (JudgedPieces), broken at a space at most `chars` in, its own spacing kept.
 // Never empty: an empty line gives one line of no runs.
 std::vector<std::vector<Run>> WrapLine(const std::string& line,
                                        const std::vector<FigureMark>& marks, size_t chars);

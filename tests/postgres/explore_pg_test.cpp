@@ -317,7 +317,7 @@ TEST_CASE("explore --backend postgres --counterexample --html: the schema's tabl
   const nlohmann::json data = testing::PageData(testing::ReadFile(page));
   REQUIRE(data["sections"].size() == 1);
   CHECK(data["sections"][0]["scenario"] == "check-then-process under concurrent");
-  CHECK(data["sections"][0]["line"].get<std::string>().find("final: reserved 4") !=
+  CHECK(testing::PageLine(data["sections"][0]).find("final: reserved 4") !=
         std::string::npos);
   auto reserved = [&](size_t i) {
     return testing::CellAfter(data, i, "database", "StockItems", "Reserved");

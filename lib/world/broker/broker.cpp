@@ -164,6 +164,9 @@ int64_t Drain(Broker& broker, const std::function<Verdict(const Delivery&)>& han
       case Disposition::kDeadLetter:
         broker.DeadLetterIt(*delivery, verdict.reason, verdict.description);
         break;
+      case Disposition::kUnacked:
+        broker.ReleaseUnacked(*delivery);
+        break;
     }
   }
   return deliveries;

@@ -202,6 +202,7 @@ enum class Disposition {
   kAbandon,     // the consumer gave up (threw): redeliver
   kAckLost,     // the consumer finished, the ack never reached the broker: redeliver
   kDeadLetter,  // the consumer dead-letters it (with Verdict's reason)
+  kUnacked,     // the consumer died before it acked: the broker gives it out again (ReleaseUnacked)
 };
 
 struct Verdict {
