@@ -254,8 +254,9 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
   } else if (kind == "wait") {
     w.what = "waits for " + WaitTarget(e, ids, options);
   } else if (kind == "lock") {
-    w.what = e.detail;
-    if (!e.result.empty() && e.result != "holding") w.result = e.result;
+    w.what = e.detail;  // "write lock taken", "write lock released"
+    // How long it was held ("held 504.2 ms"): a timing.
+    if (options.timings && !e.result.empty() && e.result != "holding") w.result = e.result;
   } else if (kind == "hook") {
     w.what = "hook " + e.detail;
   } else if (kind == "crash") {

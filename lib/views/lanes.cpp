@@ -15,6 +15,7 @@ namespace {
 
 struct LaneBuilder {
   Lane lane;
+  std::map<std::string, LockHeld> holding;  // by store: write-lock holds not yet released
   std::optional<Span> open;       // the transaction in progress
   int open_backend = 0;           // its connection's server backend (0: not known)
   std::optional<size_t> waiting;  // index into lane.waits of a wait not yet ended
@@ -127,11 +128,34 @@ std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events) {
   return keys;
 }
 
+LockNotes PlaceLockNotes(const std::vector<TraceEvent>& events) {
+  LockNotes notes;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].kind != "lock") continue;
+    const std::string key = LaneKey(events[i]);
+    size_t j = i + 1;
+    while (j < events.size() && (LaneKey(events[j]) != key || events[j].kind == "lock")) ++j;
+    if (j < events.size() && events[j].kind == "sql" && !notes.with_statement.count(j)) {
+      notes.with_statement[j] = events[i].detail;
+    } else {
+      notes.alone.insert(i);
+    }
+  }
+  return notes;
+}
+
+std::string WithLockNote(const std::string& result, const LockNotes& notes, size_t statement) {
+  const auto note = notes.with_statement.find(statement);
+  if (note == notes.with_statement.end()) return result;
+  return result.empty() ? note->second : result + ", " + note->second;
+}
+
 std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& ids,
                              const WordOptions& options) {
   std::vector<std::string> order;
   std::map<std::string, LaneBuilder> builders;
   const std::vector<std::string> keys = StepLaneKeys(events);
+  const LockNotes lock_notes = PlaceLockNotes(events);
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
     const std::string& key = keys[i];
@@ -155,7 +179,7 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
     }
     b.lane.last_us = std::max(b.lane.last_us, e.at_us);
     const StepWords words = DescribeStep(e, ids, options);
-    if (e.kind != "lock" && !(e.kind == "open" && e.delivery == 0)) {
+    if ((e.kind != "lock" || lock_notes.alone.count(i)) && !(e.kind == "open" && e.delivery == 0)) {
       LaneStep step;
       step.at_us = e.at_us;
       step.kind = e.kind;
@@ -166,10 +190,13 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
         step.delivery = true;
       } else if (e.kind == "sql" && !words.failed && (IsBegin(e) || IsCommit(e) || IsRollback(e)) &&
                  e.waited_us == 0) {
-        step.text = words.what;  // "COMMIT": its "ok" says nothing more
+        // "COMMIT": its "ok" says nothing more, but the lock it released does.
+        step.text = StepWords{words.what, WithLockNote("", lock_notes, i)}.Text();
       } else if (e.kind == "wait") {
         step.text = words.what;
         step.wait = true;
+      } else if (e.kind == "sql") {
+        step.text = StepWords{words.what, WithLockNote(words.result, lock_notes, i)}.Text();
       } else {
         step.text = words.Text();
       }
@@ -233,8 +260,15 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
            : IsSettle(e) && key != "broker"      ? Mark::Kind::kSettle
                                                  : Mark::Kind::kBroker);
     } else if (e.kind == "lock") {
-      // Where a write lock was taken and released: the transaction's span already shows
-      // it; the times are in the trace and the JSON.
+      // A write lock held from its take to its release, drawn with the transaction.
+      const std::string target = e.target.empty() ? "database" : e.target;
+      if (e.detail == "write lock taken") {
+        b.holding.try_emplace(target, LockHeld{e.at_us, e.at_us, target});
+      } else if (auto h = b.holding.find(target); e.detail == "write lock released" && h != b.holding.end()) {
+        h->second.end_us = e.at_us;
+        b.lane.held.push_back(h->second);
+        b.holding.erase(h);
+      }
     } else if (e.kind != "open") {
       mark(Mark::Kind::kOther);
     }
@@ -246,6 +280,10 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
     if (b.waiting) {
       LockWait& wait = b.lane.waits[*b.waiting];
       wait.end_us = b.lane.last_us;  // never got the lock while recorded
+    }
+    for (auto& [target, hold] : b.holding) {
+      hold.end_us = b.lane.last_us;  // never released while recorded
+      b.lane.held.push_back(hold);
     }
     if (b.open) {
       Span span = std::move(*b.open);

@@ -239,6 +239,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
                          : fmt::format("    Note over {},{}: {}\n", first, last, s);
   };
 
+  const LockNotes lock_notes = PlaceLockNotes(events);
   std::set<size_t> requested;  // statements whose request arrow was drawn at their wait
   std::map<std::string, int> active;
   std::map<std::string, bool> in_transaction;                       // per participant
@@ -318,6 +319,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       // committed by itself, at once.
       const bool in_open = open && OnConnectionOf(open_backend, e);
       if (!in_open && ok && IsWrite(e)) result += " (autocommit)";
+      result = WithLockNote(result, lock_notes, i);  // "..., write lock taken"
       out += fmt::format("    {}-->>{}: {}\n", target, who, Clean(text(ids.Shorten(result))));
       if (IsBegin(e) && ok) {
         open = true;
@@ -372,8 +374,10 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       out += Toned(w.tone, fmt::format("    Note over {}: {}{}\n", who, Clean(w.Text()),
                                        ToneMark(w.tone)));
     } else if (e.kind == "lock") {
-      // Where a write lock was taken and released: the activation bar of the open
-      // transaction already shows it; the times are in the trace and the JSON.
+      // Said with the statement it came with (its result); a release at a close alone.
+      if (lock_notes.alone.count(i)) {
+        out += fmt::format("    Note over {},{}: {}\n", who, TargetId(e.target), NoteText(w.Text()));
+      }
     } else {
       out += Toned(w.tone, fmt::format("    Note over {}: {}\n", who, NoteText(text(w.Text()))));
     }
