@@ -378,6 +378,22 @@ std::map<std::string, std::vector<std::string>> JudgedOutcomes(std::vector<std::
 
 using Outcomes = std::vector<std::string>;
 
+// outbox judges each delivery from the data read back after it (issue 28, walkthrough: no
+// outcome was judged, no ✗ on the ghost): the consumer's first delivery reserves once and
+// its copy is skipped; downstream, the dispatcher's two sends of one StockReserved make one
+// shipment request (the first processed, the copy skipped, both right), while the ghost,
+// sent before a transaction that rolled back, makes a shipment for an order whose stock
+// was never reserved: wrong. Mutation caught: outbox.cpp ShipmentVerdict's owed as `1`
+// (the ghost's shipment judged right); NoteProcessed dropped from DrainDownstream.
+TEST_CASE("outbox: each delivery's outcome is judged, the ghost's wrong", "[cli][trace][color]") {
+  const auto outcomes = JudgedOutcomes({"outbox"});
+  CHECK(outcomes.at("outbox: delivered twice, the dispatcher crashes after its send") ==
+        Outcomes{"A Processed right", "A Skipped right", "downstream Processed right",
+                 "downstream Skipped right"});
+  CHECK(outcomes.at("sent before commit, then rolled back") ==
+        Outcomes{"downstream Processed wrong"});
+}
+
 // duplicate-in-transaction judges each delivery from Reserved read back after it (issue 28,
 // item 9: its outcomes carried no verdict, so no picture coloured them): every first
 // delivery reserves once, every copy is refused, whatever the read after the duplicate
