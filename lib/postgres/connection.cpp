@@ -178,6 +178,7 @@ void PgConnection::Stamp(TraceEvent& e) const {
   e.target = target_;
   e.key = delivery_.key;
   e.delivery = delivery_.number;
+  e.copy = delivery_.copy;
 }
 
 std::string PgConnection::HolderKey(int backend_pid) const {

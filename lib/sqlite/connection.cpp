@@ -514,6 +514,7 @@ void Connection::Stamp(TraceEvent& e) const {
   e.target = trace_->target;
   e.key = trace_->delivery.key;
   e.delivery = trace_->delivery.number;
+  e.copy = trace_->delivery.copy;
 }
 
 void Connection::Note(const std::string& kind, const std::string& detail,

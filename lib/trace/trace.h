@@ -55,6 +55,11 @@ struct TraceEvent {
   // (a traced SQLite connection's; "" when none).
   std::string values;
   int delivery = 0;    // the broker's number for this delivery of key (1 = first), 0: none
+  // Which of the messages the broker stored under key this step is about: 1 for the first
+  // send it accepted, 2 for the next (a dispatcher's resend, a producer's duplicate, an
+  // operator's replay), each with its own delivery count; 0: not known (a broker that does
+  // not say which stored message it delivers).
+  int copy = 0;
 
   // What a statement did, read from the database as it answered (both backends), so no
   // view reads it back out of `result`:
@@ -133,6 +138,7 @@ inline bool IsSqlOp(const TraceEvent& e, std::string_view op) {
 struct DeliveryRef {
   std::string key;  // MessageId
   int number = 0;   // 1 for the first delivery; 0: not a delivery
+  int copy = 0;     // which stored message of key (TraceEvent::copy); 0: not known
 };
 
 class Recorder {

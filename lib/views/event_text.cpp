@@ -46,7 +46,7 @@ StepWords SqlWords(const TraceEvent& e, ShortIds& ids, const WordOptions& option
 // a dispatcher, a consumer); every other step is the broker's own.
 StepWords BrokerWords(const TraceEvent& e, ShortIds& ids) {
   StepWords w;
-  const std::string m = ids.Name(e.key);
+  const std::string m = ids.Message(e);  // "m2 copy 2" where the broker stored several
   const bool dead = e.result.rfind("dead-lettered", 0) == 0;
   if (e.op == "send") {
     w.what = fmt::format("send {}", m);
@@ -239,7 +239,7 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
     w.result = e.detail;
     if (!e.result.empty() && e.result != "ok") w.result += " (" + ids.Shorten(e.result) + ")";
   } else if (kind == "open") {
-    w.what = e.delivery > 0 ? fmt::format("receives {}, delivery {}", ids.Name(e.key), e.delivery)
+    w.what = e.delivery > 0 ? fmt::format("receives {}, delivery {}", ids.Message(e), e.delivery)
                             : std::string("opens a connection");
   } else if (kind == "fold") {
     w.what = e.detail;  // FoldRepeatedDeliveries: "deliveries 2 to 9 of m1, each as delivery 1"

@@ -375,7 +375,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
         mine.clear();
       }
       if ((e.kind == "open" || (e.kind == "broker" && e.op == "deliver")) && e.delivery > 0) {
-        deliveries[ids.Name(e.key)] = e.delivery;
+        deliveries[ids.Message(e)] = e.delivery;
       }
       // A lock take or release is part of the statement it came with: not a step of its own
       // (its state shows at the statement: the COMMIT's changes appear at the COMMIT).

@@ -186,7 +186,7 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
       step.tone = words.tone;
       step.failed = words.failed;
       if (e.kind == "open") {
-        step.text = fmt::format("{} delivery {}", ids.Name(e.key), e.delivery);
+        step.text = ids.DeliveryName(e);
         step.delivery = true;
       } else if (e.kind == "sql" && !words.failed && (IsBegin(e) || IsCommit(e) || IsRollback(e)) &&
                  e.waited_us == 0) {
@@ -216,7 +216,7 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
       Mark m;
       m.kind = Mark::Kind::kDelivery;
       m.at_us = e.at_us;
-      m.text = fmt::format("{} delivery {}", ids.Name(e.key), e.delivery);
+      m.text = ids.DeliveryName(e);
       m.key = e.key;
       m.delivery = e.delivery;
       b.lane.marks.push_back(std::move(m));
@@ -298,11 +298,13 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
 
 std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& events,
                                                ShortIds& ids) {
-  // Each delivery's steps: every event stamped with its message and the broker's number.
-  std::map<std::string, std::map<int, std::vector<size_t>>> episodes;  // key -> number -> events
+  // Each delivery's steps: every event stamped with its message (which stored copy of its
+  // key) and the broker's number.
+  using Stored = std::pair<std::string, int>;                    // key, copy
+  std::map<Stored, std::map<int, std::vector<size_t>>> episodes;  // -> number -> events
   for (size_t i = 0; i < events.size(); ++i) {
     if (!events[i].key.empty() && events[i].delivery > 0) {
-      episodes[events[i].key][events[i].delivery].push_back(i);
+      episodes[{events[i].key, events[i].copy}][events[i].delivery].push_back(i);
     }
   }
   const WordOptions plain{.timings = false, .pids = false};
@@ -318,7 +320,7 @@ std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& ev
   };
   std::vector<bool> dropped(events.size(), false);
   std::map<size_t, std::vector<TraceEvent>> folds;  // at a dropped event: the folds it starts
-  for (const auto& [key, numbered] : episodes) {
+  for (const auto& [stored, numbered] : episodes) {
     std::vector<std::pair<int, std::vector<std::string>>> sigs;
     for (const auto& [number, steps] : numbered) sigs.emplace_back(number, signature(steps));
     for (size_t i = 0; i < sigs.size();) {
@@ -346,7 +348,8 @@ std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& ev
           fold.verdict.clear();
           fold.result.clear();
           fold.detail = fmt::format("deliveries {} to {} of {}, each as delivery {}",
-                                    sigs[i + 1].first, sigs[j].first, ids.Name(key),
+                                    sigs[i + 1].first, sigs[j].first,
+                                    ids.Message(events[first_folded.front()]),
                                     sigs[i].first);
           return fold;
         };
