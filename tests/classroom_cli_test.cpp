@@ -394,6 +394,34 @@ TEST_CASE("outbox: each delivery's outcome is judged, the ghost's wrong", "[cli]
         Outcomes{"downstream Processed wrong"});
 }
 
+// The dispatcher sends m2 twice: the broker stores two messages under one MessageId, each
+// with its own delivery count, and every view names each by what the broker did (issue 28,
+// walkthrough: both were "m2 delivery 1"). One formatter (ShortIds::DeliveryName) for the
+// diagram, the page and the timeline. Mutation caught: broker.cpp CopyOf without
+// `copy_of_[about.sequence_number] = copy;` (deliveries carry no copy: "m2 delivery 1").
+TEST_CASE("outbox: the dispatcher's two sends of m2 are two copies in every view", "[cli][trace]") {
+  TempDir dir;
+  const std::string page = dir.File("outbox.html");
+  const std::string svg = dir.File("outbox.svg");
+  CliResult r = RunCli({"run", "outbox", "--seed", "1", "--diagram", "mermaid", "--html", page,
+                        "--timeline", svg});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* line : {"Dispatcher->>Broker: send m2 copy 1\n", "Dispatcher->>Broker: send m2 copy 2\n",
+                           "Broker->>Cdownstream: m2 copy 1, delivery 1\n",
+                           "Broker->>Cdownstream: m2 copy 2, delivery 1\n"}) {
+    CHECK(Has(r.out, line));
+  }
+  CHECK_FALSE(Has(r.out, "m2 delivery"));
+  CHECK(Has(r.out, "Broker->>Cdownstream: m3 delivery 1\n"));  // one copy: no number
+  const std::string html = ReadFile(page);
+  CHECK(Has(html, "receives m2 copy 2, delivery 1"));
+  CHECK_FALSE(Has(html, "m2 delivery"));
+  const std::string timeline = ReadFile(svg);
+  CHECK(Has(timeline, "m2 copy 2, delivery 1"));
+  CHECK_FALSE(Has(timeline, "m2 delivery"));
+}
+
 // duplicate-in-transaction judges each delivery from Reserved read back after it (issue 28,
 // item 9: its outcomes carried no verdict, so no picture coloured them): every first
 // delivery reserves once, every copy is refused, whatever the read after the duplicate

@@ -304,7 +304,7 @@ std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& ev
   std::map<Stored, std::map<int, std::vector<size_t>>> episodes;  // -> number -> events
   for (size_t i = 0; i < events.size(); ++i) {
     if (!events[i].key.empty() && events[i].delivery > 0) {
-      episodes[{events[i].key, events[i].copy}][events[i].delivery].push_back(i);
+      episodes[{events[i].key, ids.CopyShown(events[i])}][events[i].delivery].push_back(i);
     }
   }
   const WordOptions plain{.timings = false, .pids = false};

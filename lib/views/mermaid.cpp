@@ -188,7 +188,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
   std::map<Numbered, size_t> announced;
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
-    if (e.kind == "broker" && e.op == "deliver") announced[{e.key, e.copy, e.delivery}]++;
+    if (e.kind == "broker" && e.op == "deliver") announced[{e.key, ids.CopyShown(e), e.delivery}]++;
     if (e.kind == "sql" && LaneKey(e) != "email provider") {
       participants.try_emplace(TargetId(e.target),
                                Participant{TargetId(e.target), TargetTitle(e.target),
@@ -202,7 +202,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     if (e.kind == "open" && e.delivery > 0) {
       deliveries = true;
       const std::string key = LaneKey(e);
-      taken[{e.key, e.copy, e.delivery}].push_back(lane_ids.count(key) ? lane_ids.at(key) : "Cx");
+      taken[{e.key, ids.CopyShown(e), e.delivery}].push_back(lane_ids.count(key) ? lane_ids.at(key) : "Cx");
     }
   }
   if (deliveries) participants.try_emplace("Broker", Participant{"Broker", "Broker", 1, 0, ""});
@@ -268,7 +268,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     const StepWords w = words(e);
     // A delivery's arrow: where the broker handed it out, to the consumer that opened it
     // (at the consumer's opening where no step of the broker's handed it out).
-    const Numbered numbered{e.key, e.copy, e.delivery};
+    const Numbered numbered{e.key, ids.CopyShown(e), e.delivery};
     auto arrow = [&](const std::string& to) {
       delivered_to[numbered] = to;
       out += fmt::format("    Broker->>{}: {}\n", to, ids.DeliveryName(e));

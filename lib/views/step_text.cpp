@@ -59,12 +59,16 @@ void ShortIds::CountCopiesOf(const std::vector<TraceEvent>& events) {
   }
 }
 
-std::string ShortIds::Message(const TraceEvent& e) const {
-  const std::string name = Name(e.key);
-  if (e.copy <= 0) return name;
+int ShortIds::CopyShown(const TraceEvent& e) const {
+  if (e.copy <= 0) return 0;
   const auto copies = copies_.find(e.key);
   const bool several = full_ ? e.copy > 1 : copies != copies_.end() && copies->second > 1;
-  return several ? fmt::format("{} copy {}", name, e.copy) : name;
+  return several ? e.copy : 0;
+}
+
+std::string ShortIds::Message(const TraceEvent& e) const {
+  const int copy = CopyShown(e);
+  return copy > 0 ? fmt::format("{} copy {}", Name(e.key), copy) : Name(e.key);
 }
 
 std::string ShortIds::DeliveryName(const TraceEvent& e) const {

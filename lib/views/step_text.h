@@ -60,6 +60,9 @@ class ShortIds {
   // messages the broker stored under that key where it stored more than one ("m2 copy 2":
   // a dispatcher's resend, each copy with its own delivery count; Full(): where copy > 1).
   std::string Message(const TraceEvent& e) const;
+  // e.copy where Message names it, else 0: a key the broker stored once is one message, so
+  // steps that do not carry its copy (a delivery a lesson numbered itself) are the same.
+  int CopyShown(const TraceEvent& e) const;
   // e's delivery, by the broker's count for that stored message: "m1 delivery 2", "m2 copy
   // 2, delivery 1". The one formatter of a delivery for every view.
   std::string DeliveryName(const TraceEvent& e) const;
