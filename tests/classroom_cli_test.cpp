@@ -420,6 +420,28 @@ TEST_CASE("outbox: the dispatcher's two sends of m2 are two copies in every view
   const std::string timeline = ReadFile(svg);
   CHECK(Has(timeline, "m2 copy 2, delivery 1"));
   CHECK_FALSE(Has(timeline, "m2 delivery"));
+
+// business-key and bounded-store run two sub-runs each, titled as their line names them
+// (issue 28, walkthrough: the first was untitled and the second "after a reset"), and judge
+// each delivery from Reserved read back after it: right when every order delivered so far
+// took effect once. business-key's second order, dropped as a "duplicate" of the first, is
+// wrong; bounded-store's duplicate let through after its key was evicted is wrong. Mutations
+// caught: business_key.cpp's BeginPart dropped (the outcomes fall under ""); either file's
+// `std::ssize(orders)` as 1 (every later order judged wrong).
+TEST_CASE("business-key and bounded-store: titled sub-runs, each delivery judged",
+          "[cli][trace][color]") {
+  const auto outcomes = JudgedOutcomes({"business-key", "bounded-store"});
+  CHECK(outcomes.count("") == 0);
+  CHECK(outcomes.at("key BookId+Quantity") ==
+        Outcomes{"A Processed right", "A Skipped right", "A Skipped wrong"});
+  CHECK(outcomes.at("key OrderId+BookId") ==
+        Outcomes{"A Processed right", "A Skipped right", "A Processed right"});
+  CHECK(outcomes.at("room for 3 keys, 3 other messages between") ==
+        Outcomes{"A Processed right", "A Processed right", "A Processed right",
+                 "A Processed right", "A Processed wrong"});
+  CHECK(outcomes.at("room for 3 keys, 2 other messages between") ==
+        Outcomes{"A Processed right", "A Processed right", "A Processed right",
+                 "A Skipped right"});
 }
 
 // duplicate-in-transaction judges each delivery from Reserved read back after it (issue 28,

@@ -1,6 +1,7 @@
 // The step-through page (--html) of a counterexample, from `explore --counterexample` and
 // from `check`: the replayed schedule's steps, each with the tables as the probe read them
 // from the explorer's files right after it. Values read from the page's data.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -153,7 +154,8 @@ TEST_CASE("run --file --html: a lesson's cache is shown beside the database", "[
 // is no step of its own, and A's changes light up at its COMMIT, the only step that
 // changes a table after the set-up. Mutation caught: lock events made steps (the
 // `continue` in PageData dropped: "write lock taken/released" steps, the changes shown at
-// "write lock released" and none at the COMMIT, as the issue saw).
+// "write lock released" and none at the COMMIT, as the issue saw); the delivery chip set
+// to the opening delivery's number (`count = e.delivery`), not the highest so far.
 TEST_CASE("run concurrent --html: one lock state per actor, the changes at the COMMIT",
           "[html][cli]") {
   TempDir dir;
@@ -164,6 +166,7 @@ TEST_CASE("run concurrent --html: one lock state per actor, the changes at the C
   nlohmann::json data = PageData(ReadFile(page));
   std::vector<size_t> changed;
   bool waited = false;
+  int highest = 0;  // m1's delivery count so far
   for (size_t i = 0; i < data["steps"].size(); ++i) {
     const auto& step = data["steps"][i];
     const std::string text = step["text"];
@@ -178,7 +181,13 @@ TEST_CASE("run concurrent --html: one lock state per actor, the changes at the C
       waited = waited || f.find("Consumer B waits") == 0;
     }
     if (!step["diff"].empty() && step["kind"] != "reset") changed.push_back(i);
+    // m1's count, once the broker handed out delivery 2, stays 2 though A's delivery 1
+    // opens after it (fourth walkthrough: "m1: delivery 1" after step 5 delivered 2).
+    const int count = step["deliveries"].value("m1", 0);
+    CHECK(count >= highest);
+    highest = std::max(highest, count);
   }
+  CHECK(highest == 2);
   CHECK(waited);
   REQUIRE(changed.size() == 1);
   const auto& commit = data["steps"][changed[0]];
@@ -216,6 +225,33 @@ TEST_CASE("run inbox: the duplicate's INSERT holds the write lock in every pictu
   const std::string timeline = ReadFile(svg);
   CHECK(timeline.find("write lock taken") != std::string::npos);
   CHECK(timeline.find("<rect class=\"held\" x=") != std::string::npos);
+
+// Each section of a page shows its own tables (fourth walkthrough: `run everything --html`
+// showed all seven tables, AuditLog and ShipmentRequests among them, in every lesson):
+// those a statement of the section named or that held a row at one of its steps. naive
+// writes only StockItems; outbox its Outbox and ShipmentRequests. Mutation caught: the
+// tables shown once for the whole page (a table that held a row in outbox shown in naive).
+TEST_CASE("run --html: each section shows the tables its steps used", "[html][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("two.html");
+  CliResult r = RunCli({"run", "outbox", "naive", "--seed", "1", "--html", page});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json data = PageData(ReadFile(page));
+  REQUIRE(data["sections"].size() == 2);
+  const auto names = [&](size_t section) {
+    std::set<std::string> out;
+    for (const auto& [name, on] : data["sections"][section]["shown"].items()) {
+      if (on) out.insert(name);
+    }
+    return out;
+  };
+  CHECK(names(1) == std::set<std::string>{"database/StockItems"});
+  const std::set<std::string> outbox = names(0);
+  for (const char* table : {"database/Outbox", "database/ShipmentRequests", "database/Inbox",
+                            "database/StockItems"}) {
+    CHECK(outbox.count(table) == 1);
+  }
 }
 
 // A savepoint's statements are steps of their own kind, in the same words on the page, in

@@ -1212,6 +1212,13 @@ TEST_CASE("a bar across bands ends at its true end, each stretch drawn once", "[
   CHECK(later.find("class=\"tick\"") != std::string::npos);
   CHECK(std::regex_search(later, std::regex("<text class=\"tick\"[^>]*>28\\.4 ms</text>")));
   CHECK_FALSE(std::regex_search(later, std::regex("<text class=\"tick\"[^>]*>28 ms</text>")));
+  // A long start time is said too (fourth walkthrough: hung-consumer's second continued
+  // band, from 1101.2 ms, had no tick label: centred on the plot's left edge, it reached
+  // into the caption's room). The same run a second later. Mutation caught: the band's
+  // first label centred (timeline_layout.cpp: the tick's `true` argument dropped).
+  for (TraceEvent& e : events) e.at_us += 1000000;
+  const std::string late = SvgTimeline({{"bands", "[x] bands", events}});
+  CHECK(std::regex_search(late, std::regex("<text class=\"tick\"[^>]*>1028\.4 ms</text>")));
 }
 
 // A lane's name ends clear of the marks at the plot's left edge (issue 28, walkthrough

@@ -93,12 +93,17 @@ std::string LockFact(const std::string& who, const ActorLocks& l, const std::str
                      const std::string& backend) {
   const std::string where =
       target.empty() || target == "database" ? "" : fmt::format(" of the {}", target);
-  if (!l.waits.empty()) return fmt::format("{} waits for {}", who, l.waits);
+  // A waiter that holds locks still holds them (PostgreSQL: B waits on a row with its Inbox
+  // key held): both said, in one fact.
+  const std::string waits =
+      l.waits.empty() ? "" : fmt::format("{}waits for {}", l.holds ? " and " : "", l.waits);
   if (l.holds) {
     return backend == "postgres"
-               ? fmt::format("{} holds the locks of the rows and keys it wrote{}", who, where)
-               : fmt::format("{} holds the write lock{}", who, where);
+               ? fmt::format("{} holds the locks of the rows and keys it wrote{}{}", who, where,
+                             waits)
+               : fmt::format("{} holds the write lock{}{}", who, where, waits);
   }
+  if (!l.waits.empty()) return fmt::format("{} {}", who, waits);
   if (l.in_transaction) return fmt::format("{} is in a transaction{}", who, where);
   return "";
 }
@@ -212,7 +217,7 @@ tr.deleted td { color: #78909c; text-decoration: line-through; background: #f5f5
     if (now) {
       now.tables.forEach(function (t) {
         const name = t.store + '/' + t.name;
-        if (!data.shown[name]) return;
+        if (!data.sections[s.section].shown[name]) return;
         const diff = s.diff[name] || {added: [], changed: [], deleted: []};
         const changed = {};
         diff.changed.forEach(function (c) { changed[c[0]] = c[1]; });
@@ -291,15 +296,28 @@ tr.deleted td { color: #78909c; text-decoration: line-through; background: #f5f5
 Json PageData(const std::vector<HtmlSection>& sections) {
   Json steps = Json::array();
   Json snapshots = Json::array();
-  Json shown = Json::object();  // tables that hold a row at some step: the others are left out
   Json section_list = Json::array();
   for (size_t si = 0; si < sections.size(); ++si) {
     const HtmlSection& section = sections[si];
     Json marks = Json::array();
     for (const FigureMark& m : section.marks) marks.push_back({m.begin, m.size, m.correct});
-    section_list.push_back(
-        {{"scenario", section.scenario}, {"line", section.line}, {"marks", marks}});
     const std::vector<TraceEvent> events = CausalOrder(section.events);
+    // The section's tables: those a statement of its steps named, or that hold a row at
+    // one of its steps; the others (another lesson's AuditLog in `run everything`) are
+    // left out of it.
+    Json shown = Json::object();
+    for (const TraceEvent& e : events) {
+      if (e.kind == "sql" && !e.table.empty()) shown[(e.target.empty() ? "database" : e.target) + "/" + e.table] = true;
+    }
+    for (const TablesSnapshot& snap : section.snapshots) {
+      for (const TableState& t : snap.tables) {
+        if (t.total_rows > 0) shown[t.store + "/" + t.name] = true;
+      }
+    }
+    section_list.push_back({{"scenario", section.scenario},
+                            {"line", section.line},
+                            {"marks", marks},
+                            {"shown", shown}});
     ShortIds ids = section.ids_as_text ? ShortIds::Cut(events) : ShortIds(events);
     std::map<std::string, std::string> titles;
     for (const Lane& lane : BuildLanes(events, ids, kPictureWords)) titles[lane.key] = lane.title;
@@ -313,9 +331,6 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       by_seq[snap.seq] = snapshots.size();
       own.push_back(&snap);
       snapshots.push_back({{"tables", TablesJson(snap, ids)}, {"unreadable", snap.unreadable}});
-      for (const TableState& t : snap.tables) {
-        if (t.total_rows > 0) shown[t.store + "/" + t.name] = true;
-      }
     }
     // The tables shown after a step: those read after it, or after a later-shown step
     // recorded earlier. A statement is recorded when it ends, and the pictures show it
@@ -375,7 +390,10 @@ Json PageData(const std::vector<HtmlSection>& sections) {
         mine.clear();
       }
       if ((e.kind == "open" || (e.kind == "broker" && e.op == "deliver")) && e.delivery > 0) {
-        deliveries[ids.Message(e)] = e.delivery;
+        // The message's count so far: a copy still at work on an earlier delivery does not
+        // take it back (concurrent: A's delivery 1 opens after B's delivery 2 was handed out).
+        int& count = deliveries[ids.Message(e)];
+        count = std::max(count, e.delivery);
       }
       // A lock take or release is part of the statement it came with: not a step of its own
       // (its state shows at the statement: the COMMIT's changes appear at the COMMIT).
@@ -443,7 +461,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       steps.push_back(step);
     }
   }
-  return {{"sections", section_list}, {"steps", steps}, {"snapshots", snapshots}, {"shown", shown}};
+  return {{"sections", section_list}, {"steps", steps}, {"snapshots", snapshots}};
 }
 
 }  // namespace

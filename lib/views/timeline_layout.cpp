@@ -272,16 +272,21 @@ Axis DrawAxis(const PartLayout& part, const Band& band, double lanes_top, double
   // A continued band's caption is short: its first ticks stand at the plot's left edge.
   if (b > 0) caption = layout.time_axis ? "ms, continued" : caption + " (continued)";
   double free_from = std::max(kPlotLeft - 40, kMargin + TextWidth(caption, 16) + 14);
-  auto tick = [&](double x, const std::string& label) {
+  // A label is centred on its tick, or, from_x, starts at it (a continued band's first tick
+  // stands at the plot's left edge: centred, a long time such as "1101.20 ms" would reach
+  // into the caption's room and be left out).
+  auto tick = [&](double x, const std::string& label, bool from_x = false) {
     grid += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
                         Num(x), Num(lanes_top), Num(y + 4));
     axis += fmt::format("<line class=\"axis\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n",
                         Num(x), Num(y + 4), Num(y + 11));
     const double w = TextWidth(label, 16);
-    if (x - w / 2 >= free_from && x + w / 2 <= kWidth - 8) {
-      axis += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\">{}</text>\n", Num(x), Num(y + 28),
+    const double left = from_x ? x : x - w / 2;
+    if (left >= free_from && left + w <= kWidth - 8) {
+      axis += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\"{}>{}</text>\n", Num(x),
+                          Num(y + 28), from_x ? " style=\"text-anchor: start\"" : "",
                           Escape(label));
-      free_from = x + w / 2 + 14;
+      free_from = left + w + 14;
     }
   };
   if (!layout.time_axis) {
@@ -299,7 +304,7 @@ Axis DrawAxis(const PartLayout& part, const Band& band, double lanes_top, double
     // ("21 ms" at 20.55 ms put a COMMIT half a millisecond late on a band of 123 px per ms).
     if (b > 0) {
       const double lo_ms = static_cast<double>(band.lo_us) / 1000.0;
-      tick(layout.x[layout.Index(band.lo_us)], FormatMs(lo_ms, std::min(step, 1.0) / 10));
+      tick(layout.x[layout.Index(band.lo_us)], FormatMs(lo_ms, std::min(step, 1.0) / 10), true);
     }
     // Ticks over the band's time: to its last stamp, or up to the next band's start.
     for (double t = std::ceil(static_cast<double>(band.lo_us) / 1000.0 / step) * step;; t += step) {

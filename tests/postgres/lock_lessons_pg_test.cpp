@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "page_data.h"
 #include "pg_support.h"
 #include "postgres/connection.h"
 #include "postgres/store.h"
@@ -238,13 +239,34 @@ TEST_CASE("hung-consumer on SQLite refuses --idle-timeout-ms: SQLite has no sess
   CHECK(r.out.empty());
 }
 
+// The page's lock facts (issue 28, fourth walkthrough): B, with its Inbox key written,
+// waits on A's row; the page said only "B waits", as if B held nothing. Mutation caught:
+// LockFact returning the wait alone when the actor also holds (html_steps.cpp, the old
+// `if (!l.waits.empty()) return ...` first).
 TEST_CASE(
     "isolation-retry at serializable: 40001 without a retry loop fails the delivery, "
     "with one it succeeds, the retried inbox processes one message once",
     "[postgres]") {
+  testing::TempDir dir;
+  const std::string page = dir.File("iso.html");
   nlohmann::json j = RunJson({"run", "isolation-retry", "--isolation", "serializable", "--hold-ms",
-                              "300", "--stagger-ms", "50"},
+                              "300", "--stagger-ms", "50", "--html", page},
                              "t_iso_ser");
+  {
+    const nlohmann::json data = testing::PageData(testing::ReadFile(page));
+    int waits_holding = 0;
+    for (const auto& step : data["steps"]) {
+      for (const auto& fact : step["facts"]) {
+        const std::string f = fact;
+        if (f.rfind("Consumer B waits for row StockItems", 0) == 0) FAIL(f);
+        if (f.rfind("Consumer B holds the locks of the rows and keys it wrote and waits for "
+                    "row StockItems", 0) == 0) {
+          ++waits_holding;
+        }
+      }
+    }
+    CHECK(waits_holding > 0);  // two orders at once: B's key written, its UPDATE waits
+  }
   const auto& f = j;
   CHECK(f["isolation"] == "serializable");
   CHECK(f["noRetry"]["second"]["failed"] == "40001");
