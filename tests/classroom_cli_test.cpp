@@ -420,6 +420,7 @@ TEST_CASE("outbox: the dispatcher's two sends of m2 are two copies in every view
   const std::string timeline = ReadFile(svg);
   CHECK(Has(timeline, "m2 copy 2, delivery 1"));
   CHECK_FALSE(Has(timeline, "m2 delivery"));
+}
 
 // business-key and bounded-store run two sub-runs each, titled as their line names them
 // (issue 28, walkthrough: the first was untitled and the second "after a reset"), and judge

@@ -225,6 +225,7 @@ TEST_CASE("run inbox: the duplicate's INSERT holds the write lock in every pictu
   const std::string timeline = ReadFile(svg);
   CHECK(timeline.find("write lock taken") != std::string::npos);
   CHECK(timeline.find("<rect class=\"held\" x=") != std::string::npos);
+}
 
 // Each section of a page shows its own tables (fourth walkthrough: `run everything --html`
 // showed all seven tables, AuditLog and ShipmentRequests among them, in every lesson):
