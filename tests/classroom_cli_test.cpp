@@ -87,7 +87,7 @@ TEST_CASE("run --diagram mermaid prints the run's diagram after its line", "[cli
   CHECK(Has(r.out, "Note over CB,DB: waits for the write lock\n"));
   CHECK(std::regex_search(
       r.out, std::regex("DB-->>CB: duplicate key \\(1555\\), after waiting [0-9]+ ms for the "
-                        "write lock\n")));
+                        "write lock, write lock taken\n")));
   CHECK(std::regex_search(r.out, std::regex("hook BeforeCommit, its next step [0-9]+ ms later")));
   // Two copies of one message: the broker's deliveries 1 and 2, each with its outcome.
   CHECK(Has(r.out, "Broker->>CA: m1 delivery 1\n"));
@@ -103,7 +103,7 @@ TEST_CASE("run --diagram changes when the run changes", "[cli][mermaid]") {
   CHECK(Has(no_hold.out, "second waited for the first: False"));
   CHECK_FALSE(Has(no_hold.out, "waits for"));
   CHECK_FALSE(Has(no_hold.out, "after waiting"));
-  CHECK(Has(no_hold.out, "DB-->>CB: duplicate key (1555)\n"));
+  CHECK(Has(no_hold.out, "DB-->>CB: duplicate key (1555), write lock taken\n"));
 
   CliResult thrown = RunCli({"run", "crash-before-commit", "--diagram", "mermaid"});
   REQUIRE(thrown.exit_code == 0);
@@ -179,8 +179,8 @@ TEST_CASE("run --timeline writes one SVG with a section per scenario", "[cli][sv
   CHECK(Has(svg, "two copies at once -&gt; processed: True, False"));
   CHECK(Has(svg, ">Consumer B</text>"));
   CHECK(Has(svg, "<title>waits for the write lock</title>"));
-  CHECK(Has(svg, ">COMMIT</text>"));
-  CHECK(Has(svg, ">ROLLBACK</text>"));
+  CHECK(Has(svg, ">COMMIT: write lock released</text>"));
+  CHECK(Has(svg, ">ROLLBACK: write lock released</text>"));
   CHECK(FilesIn(dir.path()) == 1);  // no temporary left
 
   // Run again: the file is replaced whole.
