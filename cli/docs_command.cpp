@@ -4,7 +4,7 @@
 // definitions (reference.h: the CLI11 app walked, so every command and option is there as
 // defined; the man page is another view of the same description). With --check it only
 // reports the pages that are out of date. With --index FILE (docs/README.md), also rewrites
-// FILE's list of the lessons by theme from the table of scenarios (scenarios/lessons.inc).
+// FILE's list of the lessons by theme from the table of scenarios (scenarios.h: each lesson's registration).
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -153,7 +153,6 @@ int Docs(const DocsArgs& args, CLI::App& app) {
     if (cli_status == kExitOk) cli_status = index_status;
   }
   RunOptions options;  // the defaults of `dedupsim run`
-  SteppingClock clock;  // the same times on every run: a page shows what it read
   Recorder recorder;
   constexpr uint64_t kDocsIdSeed = 1;
   int status = kExitOk;
@@ -163,12 +162,14 @@ int Docs(const DocsArgs& args, CLI::App& app) {
       fmt::print(stderr, "dedupsim: docs: no page for scenario '{}' ({})\n", scenario->name, path);
       continue;
     }
-    // Each lesson on a database of its own and the same ids on every run, whatever ran
-    // before it and whichever pages are asked for: what the page shows (the reset's note of
-    // the tables it emptied, a payload hash over the order's ids) cannot drift.
+    // Each lesson on a database of its own, with the same ids and clock on every run,
+    // whatever ran before it and whichever pages are asked for: what the page shows (the
+    // reset's note of the tables it emptied, a payload hash over the order's ids, a time the
+    // email provider recorded) cannot drift.
     // A new temporary SQLite file, removed after the page (backends/databases.h).
     const std::unique_ptr<LessonDatabase> db = OpenLessonDatabase(DatabaseChoice{}, LessonSettings{});
     IdGenerator ids(kDocsIdSeed);
+    SteppingClock clock;  // from the same start for every page
     ScenarioEnv env{options, db->backend(), db->sides(), clock, recorder, ids};
     ScenarioResult result;
     try {

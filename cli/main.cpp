@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <exception>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "core/input_error.h"
 #include "interrupt.h"
 #include "os/process_error.h"
+#include "scenarios.h"
 #include "store/error.h"
 #include "views/explain.h"
 
@@ -62,6 +64,13 @@ constexpr CommandEntry kCommands[] = {
 int main(int argc, char** argv) {
   using namespace dedupsim;
   cli::InstallInterruptHandling();  // before any thread or child exists
+  // The table of lessons, ranked once: two lessons with one rank or name stop every command.
+  try {
+    AllScenarios();
+  } catch (const std::logic_error& e) {
+    fmt::print(stderr, "dedupsim: internal error: {}\n", e.what());
+    return kExitDatabase;
+  }
   CLI::App app{"dedupsim: a teaching simulator for idempotent message consumers",
                "dedupsim"};
   app.set_version_flag("--version", std::string("dedupsim ") + DEDUPSIM_VERSION);

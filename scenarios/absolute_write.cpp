@@ -114,5 +114,7 @@ const Scenario kAbsoluteWriteScenario{
         "The reservation row as a dedup record in one transaction with the increment:\n"
         "  dedupsim run natural-key",
 };
+const LessonRegistration kAbsoluteWriteLesson{kAbsoluteWriteScenario,
+                                              {.rank = 250, .theme = Theme::kSideEffects}};
 
 }  // namespace dedupsim

@@ -150,5 +150,7 @@ const Scenario kAckDeadlineScenario{
       return "";
     },
 };
+const LessonRegistration kAckDeadlineLesson{kAckDeadlineScenario,
+                                            {.rank = 280, .theme = Theme::kBroker}};
 
 }  // namespace dedupsim

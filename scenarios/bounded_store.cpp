@@ -136,5 +136,7 @@ const Scenario kBoundedStoreScenario{
         "A store that forgets by time instead:\n"
         "  dedupsim run retention",
 };
+const LessonRegistration kBoundedStoreLesson{kBoundedStoreScenario,
+                                             {.rank = 300, .theme = Theme::kRetention}};
 
 }  // namespace dedupsim

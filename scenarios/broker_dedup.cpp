@@ -99,8 +99,10 @@ Part RealResend(ScenarioEnv& env, const char* title, std::chrono::milliseconds w
   std::unique_ptr<Broker> broker = OpenBroker(env, Options(env.options));
   broker->Send(message);
   if (wait.count() > 0) {
+    const int64_t before = env.recorder.MicrosSinceOrigin();
     std::this_thread::sleep_for(wait);
-    env.recorder.MarkTime(fmt::format("+{} ms", wait.count()));
+    env.recorder.MarkRealWait(fmt::format(
+        "the producer waited {} ms", (env.recorder.MicrosSinceOrigin() - before + 500) / 1000));
   }
   broker->Send(message);
   Part part;
@@ -245,5 +247,7 @@ const Scenario kBrokerDedupScenario{
       return "";
     },
 };
+const LessonRegistration kBrokerDedupLesson{kBrokerDedupScenario,
+                                            {.rank = 180, .theme = Theme::kRetention}};
 
 }  // namespace dedupsim

@@ -123,5 +123,7 @@ const Scenario kBusinessKeyScenario{
         "The key from the business done right, with no inbox at all:\n"
         "  dedupsim run natural-key --trace",
 };
+const LessonRegistration kBusinessKeyLesson{kBusinessKeyScenario,
+                                            {.rank = 290, .theme = Theme::kKeys}};
 
 }  // namespace dedupsim

@@ -178,5 +178,7 @@ const Scenario kCacheArbiterScenario{
         "Start B after A has written its key, and check-then-set lets only one through:\n"
         "  dedupsim run cache-arbiter --hold-ms 0 --stagger-ms 200",
 };
+const LessonRegistration kCacheArbiterLesson{kCacheArbiterScenario,
+                                             {.rank = 140, .theme = Theme::kRetention}};
 
 }  // namespace dedupsim

@@ -92,5 +92,7 @@ const Scenario kCheckThenProcessScenario{
         "Make the crash a real process death; the outcome is the same:\n"
         "  dedupsim run check-then-process --crash-mode kill --trace",
 };
+const LessonRegistration kCheckThenProcessLesson{kCheckThenProcessScenario,
+                                                 {.rank = 20, .theme = Theme::kPostsSix}};
 
 }  // namespace dedupsim

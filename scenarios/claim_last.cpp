@@ -213,5 +213,7 @@ const Scenario kClaimLastScenario{
         "Compare with the key claimed first, where B waits at its Inbox insert and never touches the stock:\n"
         "  dedupsim run claim-last concurrent --trace",
 };
+const LessonRegistration kClaimLastLesson{kClaimLastScenario,
+                                          {.rank = 110, .theme = Theme::kConcurrency}};
 
 }  // namespace dedupsim

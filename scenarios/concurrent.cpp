@@ -261,5 +261,7 @@ const Scenario kConcurrentScenario{
         "Let A commit before B starts, and B no longer waits:\n"
         "  dedupsim run concurrent --hold-ms 0 --trace",
 };
+const LessonRegistration kConcurrentLesson{kConcurrentScenario,
+                                           {.rank = 50, .theme = Theme::kPostsSix}};
 
 }  // namespace dedupsim

@@ -129,5 +129,7 @@ const Scenario kConcurrentDifferentScenario{
         "way:\n"
         "  dedupsim run concurrent-different --instances processes --trace",
 };
+const LessonRegistration kConcurrentDifferentLesson{kConcurrentDifferentScenario,
+                                                    {.rank = 70, .theme = Theme::kConcurrency}};
 
 }  // namespace dedupsim

@@ -130,5 +130,7 @@ const Scenario kConcurrentRollbackScenario{
         "Compare with the claim committed ahead of the work, which a failure leaves behind:\n"
         "  dedupsim run record-first --trace",
 };
+const LessonRegistration kConcurrentRollbackLesson{kConcurrentRollbackScenario,
+                                                   {.rank = 200, .theme = Theme::kConcurrency}};
 
 }  // namespace dedupsim

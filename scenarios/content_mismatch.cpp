@@ -101,5 +101,7 @@ const Scenario kContentMismatchScenario{
         "See the two hashes and the dead-lettering in the broker's steps:\n"
         "  dedupsim run content-mismatch --format json --trace",
 };
+const LessonRegistration kContentMismatchLesson{kContentMismatchScenario,
+                                                {.rank = 160, .theme = Theme::kKeys}};
 
 }  // namespace dedupsim

@@ -122,5 +122,7 @@ const Scenario kCorrelationKeyScenario{
         "Another key that looks unique and is not: a value the broker assigns per delivery:\n"
         "  dedupsim run delivery-tag-key --trace",
 };
+const LessonRegistration kCorrelationKeyLesson{kCorrelationKeyScenario,
+                                               {.rank = 260, .theme = Theme::kKeys}};
 
 }  // namespace dedupsim

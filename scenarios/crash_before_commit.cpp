@@ -94,5 +94,7 @@ const Scenario kCrashBeforeCommitScenario{
         "Kill a real process mid-transaction, in rollback-journal mode, and read the recovery in the trace:\n"
         "  dedupsim run crash-before-commit --crash-mode kill --journal delete --trace",
 };
+const LessonRegistration kCrashBeforeCommitLesson{kCrashBeforeCommitScenario,
+                                                  {.rank = 40, .theme = Theme::kPostsSix}};
 
 }  // namespace dedupsim

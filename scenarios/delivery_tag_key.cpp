@@ -158,5 +158,7 @@ const Scenario kDeliveryTagKeyScenario{
         "A key that groups messages instead of identifying them:\n"
         "  dedupsim run correlation-key",
 };
+const LessonRegistration kDeliveryTagKeyLesson{kDeliveryTagKeyScenario,
+                                               {.rank = 270, .theme = Theme::kKeys}};
 
 }  // namespace dedupsim

@@ -108,5 +108,7 @@ const Scenario kDuplicateAsErrorScenario{
         "A lower delivery limit reaches the dead-letter queue sooner:\n"
         "  dedupsim run duplicate-as-error --max-deliveries 3 --trace",
 };
+const LessonRegistration kDuplicateAsErrorLesson{kDuplicateAsErrorScenario,
+                                                 {.rank = 150, .theme = Theme::kBroker}};
 
 }  // namespace dedupsim

@@ -233,5 +233,7 @@ const Scenario kDuplicateInTransactionScenario{
         "Run it on PostgreSQL, where the plain insert's read fails with 25P02:\n"
         "  dedupsim run duplicate-in-transaction --backend postgres --trace",
 };
+const LessonRegistration kDuplicateInTransactionLesson{kDuplicateInTransactionScenario,
+                                                       {.rank = 340, .theme = Theme::kConcurrency}};
 
 }  // namespace dedupsim

@@ -88,5 +88,6 @@ const Scenario kEmailScenario{
         "Crash as a real process: the email the child sent still counts, and the outcome holds:\n"
         "  dedupsim run email --crash-mode exit --trace",
 };
+const LessonRegistration kEmailLesson{kEmailScenario, {.rank = 60, .theme = Theme::kPostsSix}};
 
 }  // namespace dedupsim

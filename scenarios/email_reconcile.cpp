@@ -145,5 +145,7 @@ const Scenario kEmailReconcileScenario{
         "Crash a real child process; the provider's record survives it:\n"
         "  dedupsim run email-reconcile --crash-mode kill --trace",
 };
+const LessonRegistration kEmailReconcileLesson{kEmailReconcileScenario,
+                                               {.rank = 190, .theme = Theme::kSideEffects}};
 
 }  // namespace dedupsim

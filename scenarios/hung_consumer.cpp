@@ -456,5 +456,7 @@ const Scenario kHungConsumerScenario{
         "Let B give up before the server ends A's session, and watch the redelivery:\n"
         "  dedupsim run hung-consumer --backend postgres --lock-timeout-ms 300 --trace",
 };
+const LessonRegistration kHungConsumerLesson{kHungConsumerScenario,
+                                             {.rank = 350, .theme = Theme::kConcurrency}};
 
 }  // namespace dedupsim

@@ -70,5 +70,6 @@ const Scenario kInboxScenario{
         "Deliver the message five times: only the first does the work:\n"
         "  dedupsim run inbox --deliveries 5 --format json",
 };
+const LessonRegistration kInboxLesson{kInboxScenario, {.rank = 30, .theme = Theme::kPostsSix}};
 
 }  // namespace dedupsim

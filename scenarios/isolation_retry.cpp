@@ -237,5 +237,7 @@ const Scenario kIsolationRetryScenario{
         "Run it at serializable, and read the retries in the trace:\n"
         "  dedupsim run isolation-retry --backend postgres --isolation serializable --trace",
 };
+const LessonRegistration kIsolationRetryLesson{kIsolationRetryScenario,
+                                               {.rank = 360, .theme = Theme::kConcurrency}};
 
 }  // namespace dedupsim

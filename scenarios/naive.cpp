@@ -67,5 +67,6 @@ const Scenario kNaiveScenario{
         "Deliver it more often and watch Reserved grow by the quantity each time:\n"
         "  dedupsim run naive --deliveries 3 --quantity 5",
 };
+const LessonRegistration kNaiveLesson{kNaiveScenario, {.rank = 10, .theme = Theme::kPostsSix}};
 
 }  // namespace dedupsim

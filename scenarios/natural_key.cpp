@@ -65,5 +65,7 @@ const Scenario kNaturalKeyScenario{
         "  dedupsim run natural-key --deliveries 4\n"
         "  dedupsim run producer-duplicate",
 };
+const LessonRegistration kNaturalKeyLesson{kNaturalKeyScenario,
+                                           {.rank = 90, .theme = Theme::kSideEffects}};
 
 }  // namespace dedupsim

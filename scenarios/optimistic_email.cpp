@@ -151,5 +151,7 @@ const Scenario kOptimisticEmailScenario{
         "Let the explorer find every schedule that sends twice:\n"
         "  dedupsim explore --strategy optimistic-email --strategy email --fault concurrent",
 };
+const LessonRegistration kOptimisticEmailLesson{kOptimisticEmailScenario,
+                                                {.rank = 220, .theme = Theme::kSideEffects}};
 
 }  // namespace dedupsim

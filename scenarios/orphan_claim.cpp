@@ -297,5 +297,7 @@ const Scenario kOrphanClaimScenario{
         "A short lease: the first redelivery after the death already takes over:\n"
         "  dedupsim run orphan-claim --lock-max-age 5s",
 };
+const LessonRegistration kOrphanClaimLesson{kOrphanClaimScenario,
+                                            {.rank = 210, .theme = Theme::kConcurrency}};
 
 }  // namespace dedupsim

@@ -221,5 +221,7 @@ const Scenario kOutboxScenario{
         "See the same hazard for an email, where no downstream inbox can drop the copy:\n"
         "  dedupsim run optimistic-email",
 };
+const LessonRegistration kOutboxLesson{kOutboxScenario,
+                                       {.rank = 230, .theme = Theme::kSideEffects}};
 
 }  // namespace dedupsim

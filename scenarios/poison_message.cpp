@@ -140,5 +140,7 @@ const Scenario kPoisonMessageScenario{
         "Then see a duplicate that is wrongly treated as a failure:\n"
         "  dedupsim run duplicate-as-error",
 };
+const LessonRegistration kPoisonMessageLesson{kPoisonMessageScenario,
+                                              {.rank = 310, .theme = Theme::kBroker}};
 
 }  // namespace dedupsim

@@ -104,5 +104,7 @@ const Scenario kProducerDuplicateScenario{
         "Then the producer-side cause, and the fix of making the id once:\n"
         "  dedupsim run random-id",
 };
+const LessonRegistration kProducerDuplicateLesson{kProducerDuplicateScenario,
+                                                  {.rank = 120, .theme = Theme::kKeys}};
 
 }  // namespace dedupsim

@@ -103,5 +103,6 @@ const Scenario kRandomIdScenario{
         "Then let the broker drop the same-id retry before it is ever delivered:\n"
         "  dedupsim run broker-dedup",
 };
+const LessonRegistration kRandomIdLesson{kRandomIdScenario, {.rank = 130, .theme = Theme::kKeys}};
 
 }  // namespace dedupsim

@@ -100,5 +100,7 @@ const Scenario kReceiveCountScenario{
         "More deliveries raise the count, not the reservation:\n"
         "  dedupsim run receive-count --deliveries 5 --trace",
 };
+const LessonRegistration kReceiveCountLesson{kReceiveCountScenario,
+                                             {.rank = 320, .theme = Theme::kBroker}};
 
 }  // namespace dedupsim

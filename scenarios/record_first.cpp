@@ -88,5 +88,7 @@ const Scenario kRecordFirstScenario{
         "Redeliver as often as you like; nothing brings the reservation back:\n"
         "  dedupsim run record-first --deliveries 5 --crash-mode kill --trace",
 };
+const LessonRegistration kRecordFirstLesson{kRecordFirstScenario,
+                                            {.rank = 80, .theme = Theme::kConcurrency}};
 
 }  // namespace dedupsim

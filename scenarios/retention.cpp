@@ -144,5 +144,7 @@ const Scenario kRetentionScenario{
       return "";
     },
 };
+const LessonRegistration kRetentionLesson{kRetentionScenario,
+                                          {.rank = 170, .theme = Theme::kRetention}};
 
 }  // namespace dedupsim

@@ -152,5 +152,7 @@ const Scenario kSecondConnectionScenario{
         "More redeliveries: only the first finds the key missing:\n"
         "  dedupsim run second-connection --deliveries 4",
 };
+const LessonRegistration kSecondConnectionLesson{kSecondConnectionScenario,
+                                                 {.rank = 240, .theme = Theme::kSideEffects}};
 
 }  // namespace dedupsim

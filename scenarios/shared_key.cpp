@@ -115,5 +115,6 @@ const Scenario kSharedKeyScenario{
         "Look at the rows each key leaves behind, and the lookups that find them:\n"
         "  dedupsim run shared-key --trace",
 };
+const LessonRegistration kSharedKeyLesson{kSharedKeyScenario, {.rank = 100, .theme = Theme::kKeys}};
 
 }  // namespace dedupsim

@@ -154,5 +154,7 @@ const Scenario kUnreconcilableScenario{
         "Settling in the consumer itself, with an idempotent provider:\n"
         "  dedupsim run email-reconcile",
 };
+const LessonRegistration kUnreconcilableLesson{kUnreconcilableScenario,
+                                               {.rank = 330, .theme = Theme::kOperations}};
 
 }  // namespace dedupsim

@@ -752,6 +752,28 @@ TEST_CASE("every scenario has a page in docs/scenarios", "[docs]") {
   }
 }
 
+// Every lesson registers itself from its file, and nothing else names it: a lesson whose
+// object the linker dropped would be missing from the table without a word. Its page is
+// still there, so the pages and the table must name the same lessons, in this test program
+// and in dedupsim. Mutation caught: scenarios/CMakeLists.txt linking dedupsim_lessons plainly
+// (not WHOLE_ARCHIVE): the table is empty, every page is a lesson not registered.
+TEST_CASE("every page in docs/scenarios has a lesson registered, in the tests and in dedupsim",
+          "[docs]") {
+  std::set<std::string> pages;
+  for (const auto& entry : fs::directory_iterator(kDocsDir)) {
+    if (entry.path().extension() == ".md") pages.insert(entry.path().stem().string());
+  }
+  std::set<std::string> registered;
+  for (const Scenario* s : AllScenarios()) registered.insert(std::string(s->name));
+  CHECK(registered == pages);
+  CliResult listed = RunCli({"list"});
+  REQUIRE(listed.exit_code == 0);
+  std::set<std::string> in_dedupsim;
+  for (const std::string& line : SplitLines(listed.out))
+    in_dedupsim.insert(line.substr(0, line.find(' ')));
+  CHECK(in_dedupsim == pages);
+}
+
 TEST_CASE("the scenario pages show what the program prints now", "[docs]") {
   TempDir dir;
   // docs/ as it is laid out: the index beside the scenarios' folder, which it links to.
@@ -845,6 +867,28 @@ TEST_CASE("docs/cli.md's reference is generated from every command and option", 
   for (const Scenario* s : AllScenarios()) {
     INFO(s->name);
     CHECK(Has(line, "`" + std::string(s->name) + "`") == ((s->traits & kHasHold) != 0));
+  }
+}
+
+// A page shows its lesson's own run, whichever lessons stand before it in the table: these
+// two pages show a time the email provider recorded; each is generated alone, and after
+// inbox's page (a lesson earlier in the table that reads the clock), the same both ways.
+// Mutation caught: docs's SteppingClock made once for all the pages (as it was): after
+// inbox's page, each reads a later time than alone, so a lesson added before them would
+// rewrite their pages.
+TEST_CASE("a scenario page is the same generated alone as after another lesson's page",
+          "[docs]") {
+  for (const char* name : {"email-reconcile", "unreconcilable"}) {
+    for (bool after_inbox : {false, true}) {
+      INFO(name << (after_inbox ? " after inbox" : " alone"));
+      TempDir dir;
+      fs::copy_file(kDocsDir + "/" + name + ".md", dir.File(std::string(name) + ".md"));
+      REQUIRE(Has(ReadFile(dir.File(std::string(name) + ".md")), "SentAt = 2030-01-07T"));
+      if (after_inbox) fs::copy_file(kDocsDir + "/inbox.md", dir.File("inbox.md"));
+      CliResult r = RunCli({"docs", "--check", dir.path()});
+      INFO(r.err);
+      CHECK(r.exit_code == 0);
+    }
   }
 }
 

@@ -14,7 +14,7 @@ using dedupsim::testing::RunLesson;
 using Json = nlohmann::ordered_json;
 
 TEST_CASE("cache-arbiter: the window and the race come back with a cache", "[lessons]") {
-  auto run = RunLesson(kCacheArbiterScenario);
+  auto run = RunLesson("cache-arbiter");
   CHECK(run.differences.empty());
   CHECK(run.figures()["reservedAfterCrash"] == 2);
   CHECK(run.figures()["cacheKeysAfterCrash"] == 0);
@@ -32,7 +32,7 @@ TEST_CASE("cache-arbiter: the window and the race come back with a cache", "[les
   apart.hold = std::chrono::milliseconds(0);
   apart.stagger = std::chrono::milliseconds(1);  // B starts after A ended (instances.h)
   apart.quantity = 3;
-  auto again = RunLesson(kCacheArbiterScenario, apart);
+  auto again = RunLesson("cache-arbiter", apart);
   CHECK(again.differences.empty());
   CHECK(again.figures()["checkThenSetProcessed"] == Json::array({true, false}));
   CHECK(again.figures()["checkThenSetReserved"] == 3);
@@ -43,7 +43,7 @@ TEST_CASE("cache-arbiter: crash and race in child processes", "[lessons]") {
   RunOptions options;
   options.crash_mode = CrashMode::kKill;
   options.instances = InstanceMode::kProcesses;
-  auto run = RunLesson(kCacheArbiterScenario, options);
+  auto run = RunLesson("cache-arbiter", options);
   CHECK(run.differences.empty());
   CHECK(run.figures()["crashMode"] == "kill");
   CHECK(run.figures()["reserved"] == 4);
@@ -51,7 +51,7 @@ TEST_CASE("cache-arbiter: crash and race in child processes", "[lessons]") {
 }
 
 TEST_CASE("duplicate-as-error: throwing ends in the dead-letter queue", "[lessons]") {
-  auto run = RunLesson(kDuplicateAsErrorScenario);
+  auto run = RunLesson("duplicate-as-error");
   CHECK(run.differences.empty());
   CHECK(run.figures()["throwDeliveries"] == 10);
   CHECK(run.figures()["throwDeadLettered"] == 1);
@@ -65,7 +65,7 @@ TEST_CASE("duplicate-as-error: throwing ends in the dead-letter queue", "[lesson
 
   RunOptions options;
   options.max_deliveries = 4;
-  auto again = RunLesson(kDuplicateAsErrorScenario, options);
+  auto again = RunLesson("duplicate-as-error", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["throwDeliveries"] == 4);
   CHECK(again.figures()["skipDeliveries"] == 2);
@@ -73,7 +73,7 @@ TEST_CASE("duplicate-as-error: throwing ends in the dead-letter queue", "[lesson
 
 TEST_CASE("content-mismatch: same hash acked, other hash dead-lettered with an alert",
           "[lessons]") {
-  auto run = RunLesson(kContentMismatchScenario);
+  auto run = RunLesson("content-mismatch");
   CHECK(run.differences.empty());
   CHECK(run.figures()["results"] == Json::array({"Processed", "Duplicate", "ContentMismatch"}));
   CHECK(run.figures()["acked"] == 2);
@@ -93,13 +93,13 @@ TEST_CASE("content-mismatch: same hash acked, other hash dead-lettered with an a
 
   RunOptions options;
   options.quantity = 3;
-  auto again = RunLesson(kContentMismatchScenario, options);
+  auto again = RunLesson("content-mismatch", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["reserved"] == 3);
 }
 
 TEST_CASE("retention: a replay after the cleanup is processed again", "[lessons]") {
-  auto run = RunLesson(kRetentionScenario);
+  auto run = RunLesson("retention");
   CHECK(run.differences.empty());
   CHECK(run.figures()["firstDeliveryProcessed"] == true);
   CHECK(run.figures()["redeliveriesSkipped"] == 9);
@@ -115,7 +115,7 @@ TEST_CASE("retention: a replay after the cleanup is processed again", "[lessons]
   RunOptions longer;
   longer.retention = std::chrono::days(30);
   longer.max_deliveries = 3;
-  auto kept = RunLesson(kRetentionScenario, longer);
+  auto kept = RunLesson("retention", longer);
   CHECK(kept.differences.empty());
   CHECK(kept.figures()["redeliveriesSkipped"] == 2);
   CHECK(kept.figures()["recordDeletedOnDay"].is_null());
@@ -127,7 +127,7 @@ TEST_CASE("retention: a replay after the cleanup is processed again", "[lessons]
 }
 
 TEST_CASE("broker-dedup: the window drops a resend, not a redelivery", "[lessons]") {
-  auto run = RunLesson(kBrokerDedupScenario);
+  auto run = RunLesson("broker-dedup");
   CHECK(run.differences.empty());
   CHECK(run.figures()["resendDropped"] == 1);
   CHECK(run.figures()["resendNaiveReserved"] == 2);
@@ -141,7 +141,7 @@ TEST_CASE("broker-dedup: the window drops a resend, not a redelivery", "[lessons
 
   RunOptions narrow;
   narrow.dedup_window = std::chrono::seconds(30);
-  auto again = RunLesson(kBrokerDedupScenario, narrow);
+  auto again = RunLesson("broker-dedup", narrow);
   CHECK(again.differences.empty());
   CHECK(again.figures()["window"] == "30s");
   CHECK(again.figures()["resendDropped"] == 0);
@@ -149,7 +149,7 @@ TEST_CASE("broker-dedup: the window drops a resend, not a redelivery", "[lessons
 }
 
 TEST_CASE("email-reconcile: the provider's key settles a half-done record", "[lessons]") {
-  auto run = RunLesson(kEmailReconcileScenario);
+  auto run = RunLesson("email-reconcile");
   CHECK(run.differences.empty());
   CHECK(run.figures()["afterSendEmailsSent"] == 1);
   CHECK(run.figures()["afterSendSecondDelivery"] == "AlreadySent");
@@ -168,7 +168,7 @@ TEST_CASE("email-reconcile: the provider's record survives a killed child", "[le
   for (CrashMode mode : {CrashMode::kExit, CrashMode::kKill}) {
     RunOptions options;
     options.crash_mode = mode;
-    auto run = RunLesson(kEmailReconcileScenario, options);
+    auto run = RunLesson("email-reconcile", options);
     INFO(ToString(mode));
     CHECK(run.differences.empty());
     CHECK(run.figures()["crashMode"] == std::string(ToString(mode)));

@@ -17,7 +17,7 @@ using Json = nlohmann::ordered_json;
 
 TEST_CASE("concurrent-rollback: the first copy rolls back, the waiting second processes",
           "[lessons][field]") {
-  auto run = RunLesson(kConcurrentRollbackScenario);
+  auto run = RunLesson("concurrent-rollback");
   CHECK(run.differences.empty());
   CHECK(run.figures()["processed"] == Json::array({false, true}));
   CHECK(run.figures()["firstFailed"] == true);
@@ -32,7 +32,7 @@ TEST_CASE("concurrent-rollback: the first copy rolls back, the waiting second pr
   apart.hold = std::chrono::milliseconds(0);
   apart.stagger = std::chrono::milliseconds(200);
   apart.quantity = 3;
-  auto again = RunLesson(kConcurrentRollbackScenario, apart);
+  auto again = RunLesson("concurrent-rollback", apart);
   CHECK(again.differences.empty());
   CHECK(again.figures()["processed"] == Json::array({false, true}));
   CHECK(again.figures()["secondWaited"] == false);
@@ -42,7 +42,7 @@ TEST_CASE("concurrent-rollback: the first copy rolls back, the waiting second pr
 TEST_CASE("concurrent-rollback: instances as processes", "[lessons][field]") {
   RunOptions options;
   options.instances = InstanceMode::kProcesses;
-  auto run = RunLesson(kConcurrentRollbackScenario, options);
+  auto run = RunLesson("concurrent-rollback", options);
   CHECK(run.differences.empty());
   CHECK(run.figures()["instances"] == "processes");
   CHECK(run.figures()["processed"] == Json::array({false, true}));
@@ -51,7 +51,7 @@ TEST_CASE("concurrent-rollback: instances as processes", "[lessons][field]") {
 
 TEST_CASE("poison-message: redelivered to the limit, dead-lettered, nothing recorded",
           "[lessons][field]") {
-  auto run = RunLesson(kPoisonMessageScenario);
+  auto run = RunLesson("poison-message");
   CHECK(run.differences.empty());
   CHECK(run.figures()["deliveries"] == 10);
   CHECK(run.figures()["handlerAttempts"] == 10);
@@ -66,14 +66,14 @@ TEST_CASE("poison-message: redelivered to the limit, dead-lettered, nothing reco
 
   RunOptions options;
   options.max_deliveries = 3;
-  auto again = RunLesson(kPoisonMessageScenario, options);
+  auto again = RunLesson("poison-message", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["handlerAttempts"] == 3);
   CHECK(again.figures()["deliveries"] == 3);
 }
 
 TEST_CASE("receive-count: received N times, processed once", "[lessons][field]") {
-  auto run = RunLesson(kReceiveCountScenario);
+  auto run = RunLesson("receive-count");
   CHECK(run.differences.empty());
   CHECK(run.figures()["deliveries"] == 2);
   CHECK(run.figures()["processed"] == Json::array({true, false}));
@@ -88,7 +88,7 @@ TEST_CASE("receive-count: received N times, processed once", "[lessons][field]")
   RunOptions options;
   options.deliveries = 5;
   options.quantity = 3;
-  auto again = RunLesson(kReceiveCountScenario, options);
+  auto again = RunLesson("receive-count", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["receiveCount"] == 5);
   CHECK(again.figures()["deliveries"] == 5);
@@ -98,7 +98,7 @@ TEST_CASE("receive-count: received N times, processed once", "[lessons][field]")
 
 TEST_CASE("optimistic-email: both copies send, the claim-first email sends once",
           "[lessons][field]") {
-  auto run = RunLesson(kOptimisticEmailScenario);
+  auto run = RunLesson("optimistic-email");
   CHECK(run.differences.empty());
   CHECK(run.figures()["optimisticOutcomes"] == Json::array({"Sent", "AlreadySent"}));
   CHECK(run.figures()["optimisticEmails"] == 2);
@@ -112,7 +112,7 @@ TEST_CASE("optimistic-email: both copies send, the claim-first email sends once"
   RunOptions apart;  // A has committed before B looks: one email either way
   apart.hold = std::chrono::milliseconds(0);
   apart.stagger = std::chrono::milliseconds(200);
-  auto again = RunLesson(kOptimisticEmailScenario, apart);
+  auto again = RunLesson("optimistic-email", apart);
   CHECK(again.differences.empty());
   CHECK(again.figures()["optimisticEmails"] == 1);
   CHECK(again.figures()["claimFirstOutcomes"] == Json::array({"Sent", "AlreadySent"}));
@@ -121,7 +121,7 @@ TEST_CASE("optimistic-email: both copies send, the claim-first email sends once"
 TEST_CASE("optimistic-email: in processes, each child's emails are counted", "[lessons][field]") {
   RunOptions options;
   options.instances = InstanceMode::kProcesses;
-  auto run = RunLesson(kOptimisticEmailScenario, options);
+  auto run = RunLesson("optimistic-email", options);
   CHECK(run.differences.empty());
   CHECK(run.figures()["optimisticEmails"] == 2);
   CHECK(run.figures()["claimFirstEmails"] == 1);
@@ -129,7 +129,7 @@ TEST_CASE("optimistic-email: in processes, each child's emails are counted", "[l
 
 TEST_CASE("outbox: one handler run, two dispatches, one downstream effect, the ghost",
           "[lessons][field]") {
-  auto run = RunLesson(kOutboxScenario);
+  auto run = RunLesson("outbox");
   CHECK(run.differences.empty());
   CHECK(run.figures()["handlerInvocations"] == 1);
   CHECK(run.figures()["duplicatesSkipped"] == 1);
@@ -151,7 +151,7 @@ TEST_CASE("outbox: one handler run, two dispatches, one downstream effect, the g
 
   RunOptions options;
   options.deliveries = 4;
-  auto again = RunLesson(kOutboxScenario, options);
+  auto again = RunLesson("outbox", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["handlerInvocations"] == 1);
   CHECK(again.figures()["duplicatesSkipped"] == 3);
@@ -160,7 +160,7 @@ TEST_CASE("outbox: one handler run, two dispatches, one downstream effect, the g
 
 TEST_CASE("orphan-claim: a killed owner's claim is taken over after its lease",
           "[lessons][field]") {
-  auto run = RunLesson(kOrphanClaimScenario);
+  auto run = RunLesson("orphan-claim");
   CHECK(run.differences.empty());
   const Json& killed = run.figures()["killed"];
   CHECK(killed["redeliveries"] == Json::array({"BackedOff", "TakenOver"}));
@@ -185,7 +185,7 @@ TEST_CASE("orphan-claim: a killed owner's claim is taken over after its lease",
 TEST_CASE("orphan-claim: the lease decides who takes over", "[lessons][field]") {
   RunOptions longer;
   longer.lock_max_age = std::chrono::minutes(2);
-  auto run = RunLesson(kOrphanClaimScenario, longer);
+  auto run = RunLesson("orphan-claim", longer);
   CHECK(run.differences.empty());
   CHECK(run.figures()["killed"]["redeliveries"] == Json::array({"BackedOff", "BackedOff"}));
   CHECK(run.figures()["killed"]["reserved"] == 0);
@@ -195,7 +195,7 @@ TEST_CASE("orphan-claim: the lease decides who takes over", "[lessons][field]") 
 
   RunOptions shorter;
   shorter.lock_max_age = std::chrono::seconds(5);
-  auto again = RunLesson(kOrphanClaimScenario, shorter);
+  auto again = RunLesson("orphan-claim", shorter);
   CHECK(again.differences.empty());
   CHECK(again.figures()["killed"]["redeliveries"] == Json::array({"TakenOver"}));
   CHECK(again.figures()["killed"]["emailsSent"] == 1);
@@ -203,7 +203,7 @@ TEST_CASE("orphan-claim: the lease decides who takes over", "[lessons][field]") 
 
 TEST_CASE("second-connection: the audit entry survives the crash and is written again",
           "[lessons][field]") {
-  auto run = RunLesson(kSecondConnectionScenario);
+  auto run = RunLesson("second-connection");
   CHECK(run.differences.empty());
   CHECK(run.figures()["auditEntriesAfterCrash"] == 1);
   CHECK(run.figures()["inboxRowsAfterCrash"] == 0);
@@ -219,7 +219,7 @@ TEST_CASE("second-connection: the audit entry survives the crash and is written 
   RunOptions options;
   options.crash_mode = CrashMode::kKill;
   options.deliveries = 3;
-  auto again = RunLesson(kSecondConnectionScenario, options);
+  auto again = RunLesson("second-connection", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["auditEntriesAfterCrash"] == 1);
   CHECK(again.figures()["redeliveriesProcessed"] == Json::array({true, false}));
@@ -227,7 +227,7 @@ TEST_CASE("second-connection: the audit entry survives the crash and is written 
 }
 
 TEST_CASE("correlation-key: the cancellation is dropped as a duplicate", "[lessons][field]") {
-  auto run = RunLesson(kCorrelationKeyScenario);
+  auto run = RunLesson("correlation-key");
   CHECK(run.differences.empty());
   CHECK(run.figures()["correlationKey"]["processed"] == Json::array({true, false, false}));
   CHECK(run.figures()["correlationKey"]["reserved"] == 2);
@@ -241,7 +241,7 @@ TEST_CASE("correlation-key: the cancellation is dropped as a duplicate", "[lesso
 
 TEST_CASE("delivery-tag-key: every delivery gets a new tag, a resend is not redelivered",
           "[lessons][field]") {
-  auto run = RunLesson(kDeliveryTagKeyScenario);
+  auto run = RunLesson("delivery-tag-key");
   CHECK(run.differences.empty());
   CHECK(run.figures()["deliveryTagKey"]["processed"] == Json::array({true, true, true}));
   CHECK(run.figures()["deliveryTagKey"]["deliveryTags"] == Json::array({1, 2, 3}));
@@ -256,7 +256,7 @@ TEST_CASE("delivery-tag-key: every delivery gets a new tag, a resend is not rede
 
   RunOptions options;
   options.deliveries = 4;
-  auto again = RunLesson(kDeliveryTagKeyScenario, options);
+  auto again = RunLesson("delivery-tag-key", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["deliveryTagKey"]["reserved"] == 10);
   CHECK(again.figures()["messageIdKey"]["reserved"] == 2);
@@ -264,7 +264,7 @@ TEST_CASE("delivery-tag-key: every delivery gets a new tag, a resend is not rede
 
 TEST_CASE("absolute-write: the upsert repeats safely, the increment does not, orders overwrite",
           "[lessons][field]") {
-  auto run = RunLesson(kAbsoluteWriteScenario);
+  auto run = RunLesson("absolute-write");
   CHECK(run.differences.empty());
   CHECK(run.figures()["reservationRows"] == 1);
   CHECK(run.figures()["absoluteReserved"] == 2);
@@ -277,14 +277,14 @@ TEST_CASE("absolute-write: the upsert repeats safely, the increment does not, or
 
   RunOptions options;
   options.deliveries = 5;
-  auto again = RunLesson(kAbsoluteWriteScenario, options);
+  auto again = RunLesson("absolute-write", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["absoluteReserved"] == 2);
   CHECK(again.figures()["incrementReserved"] == 10);
 }
 
 TEST_CASE("unreconcilable: parked and settled by the operator, one email", "[lessons][field]") {
-  auto run = RunLesson(kUnreconcilableScenario);
+  auto run = RunLesson("unreconcilable");
   CHECK(run.differences.empty());
   CHECK(run.figures()["ackedSilently"]["redelivery"] == "NeedsReconciliation");
   CHECK(run.figures()["ackedSilently"]["deadLettered"] == 0);
@@ -301,13 +301,13 @@ TEST_CASE("unreconcilable: parked and settled by the operator, one email", "[les
 
   RunOptions options;
   options.crash_mode = CrashMode::kKill;
-  auto again = RunLesson(kUnreconcilableScenario, options);
+  auto again = RunLesson("unreconcilable", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["parked"]["emailsSent"] == 1);
 }
 
 TEST_CASE("bounded-store: after N others the duplicate gets through", "[lessons][field]") {
-  auto run = RunLesson(kBoundedStoreScenario);
+  auto run = RunLesson("bounded-store");
   CHECK(run.differences.empty());
   CHECK(run.figures()["evicted"]["duplicateProcessed"] == true);
   CHECK(run.figures()["evicted"]["evictions"] == 2);
@@ -322,7 +322,7 @@ TEST_CASE("bounded-store: after N others the duplicate gets through", "[lessons]
 
   RunOptions options;
   options.store_size = 5;
-  auto again = RunLesson(kBoundedStoreScenario, options);
+  auto again = RunLesson("bounded-store", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["evicted"]["othersBetween"] == 5);
   CHECK(again.figures()["evicted"]["reserved"] == 14);
@@ -369,7 +369,7 @@ TEST_CASE("docs/README.md lists every scenario under a theme", "[lessons][field]
 
 TEST_CASE("duplicate-in-transaction on SQLite: the read after a duplicate works in every style",
           "[lessons][field]") {
-  auto run = RunLesson(kDuplicateInTransactionScenario);
+  auto run = RunLesson("duplicate-in-transaction");
   CHECK(run.differences.empty());
   // SQLite undoes only the failed INSERT: the plain claim's read runs (PostgreSQL: 25P02).
   CHECK(run.figures()["plainReadError"] == "");

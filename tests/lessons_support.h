@@ -2,11 +2,14 @@
 // differences from what the scenario's Expected says must hold for those options.
 #pragma once
 
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lesson/runner.h"
 #include "lesson/scenario.h"
+#include "scenarios.h"
 #include "support.h"
 
 namespace dedupsim::testing {
@@ -17,9 +20,12 @@ struct LessonRun {
   const nlohmann::ordered_json& figures() const { return outcome.figures; }
 };
 
-inline LessonRun RunLesson(const Scenario& scenario, RunOptions options = {}) {
+// The lesson of the table named name (throws std::invalid_argument when there is none).
+inline LessonRun RunLesson(std::string_view name, RunOptions options = {}) {
+  const Scenario* scenario = FindScenario(name);
+  if (scenario == nullptr) throw std::invalid_argument("no lesson named " + std::string(name));
   Fixture fixture(options);
-  ScenarioResult result = RunScenario(scenario, fixture.env, /*check=*/true);
+  ScenarioResult result = RunScenario(*scenario, fixture.env, /*check=*/true);
   return LessonRun{result.outcome, result.differences};
 }
 

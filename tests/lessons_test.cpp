@@ -14,7 +14,7 @@ using Json = nlohmann::ordered_json;
 
 TEST_CASE("record-first: the record survives the crash, the order is never reserved",
           "[lessons]") {
-  auto run = RunLesson(kRecordFirstScenario);
+  auto run = RunLesson("record-first");
   CHECK(run.differences.empty());
   CHECK(run.figures()["crashed"] == true);
   CHECK(run.figures()["inboxRowsAfterCrash"] == 1);
@@ -28,7 +28,7 @@ TEST_CASE("record-first: the record survives the crash, the order is never reser
   RunOptions more;
   more.deliveries = 4;
   more.quantity = 3;
-  auto again = RunLesson(kRecordFirstScenario, more);
+  auto again = RunLesson("record-first", more);
   CHECK(again.differences.empty());
   CHECK(again.figures()["redeliveriesProcessed"] == Json::array({false, false, false}));
   CHECK(again.figures()["reserved"] == 0);
@@ -40,7 +40,7 @@ TEST_CASE("record-first: the record survives the crash, the order is never reser
 TEST_CASE("record-first: a real process death gives the same outcome", "[lessons]") {
   RunOptions options;
   options.crash_mode = CrashMode::kExit;
-  auto run = RunLesson(kRecordFirstScenario, options);
+  auto run = RunLesson("record-first", options);
   CHECK(run.differences.empty());
   CHECK(run.figures()["crashMode"] == "exit");
   CHECK(run.figures()["inboxRowsAfterCrash"] == 1);
@@ -48,7 +48,7 @@ TEST_CASE("record-first: a real process death gives the same outcome", "[lessons
 }
 
 TEST_CASE("natural-key: the reservation row dedups without an inbox", "[lessons]") {
-  auto run = RunLesson(kNaturalKeyScenario);
+  auto run = RunLesson("natural-key");
   CHECK(run.differences.empty());
   CHECK(run.figures()["processed"] == Json::array({true, false}));
   CHECK(run.figures()["reservations"] == 1);
@@ -61,14 +61,14 @@ TEST_CASE("natural-key: the reservation row dedups without an inbox", "[lessons]
   RunOptions options;
   options.quantity = 3;
   options.deliveries = 3;
-  auto again = RunLesson(kNaturalKeyScenario, options);
+  auto again = RunLesson("natural-key", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["processed"] == Json::array({true, false, false}));
   CHECK(again.figures()["reserved"] == 3);
 }
 
 TEST_CASE("shared-key: keyed on MessageId, the notification is silenced", "[lessons]") {
-  auto run = RunLesson(kSharedKeyScenario);
+  auto run = RunLesson("shared-key");
   CHECK(run.differences.empty());
   CHECK(run.figures()["messageIdKeyInventoryProcessed"] == true);
   CHECK(run.figures()["messageIdKeyNotification"] == "AlreadySent");
@@ -84,14 +84,14 @@ TEST_CASE("shared-key: keyed on MessageId, the notification is silenced", "[less
 
   RunOptions options;
   options.quantity = 3;
-  auto again = RunLesson(kSharedKeyScenario, options);
+  auto again = RunLesson("shared-key", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["messageIdKeyReserved"] == 3);
   CHECK(again.figures()["perConsumerKeyReserved"] == 3);
 }
 
 TEST_CASE("claim-last: the second copy waits at its stock update and undoes it", "[lessons]") {
-  auto run = RunLesson(kClaimLastScenario);
+  auto run = RunLesson("claim-last");
   CHECK(run.differences.empty());
   CHECK(run.figures()["processed"] == Json::array({true, false}));
   CHECK(run.figures()["reserved"] == 2);
@@ -110,7 +110,7 @@ TEST_CASE("claim-last: the second copy waits at its stock update and undoes it",
   apart.hold = std::chrono::milliseconds(0);
   apart.stagger = std::chrono::milliseconds(1);  // B starts after A ended (instances.h)
   apart.quantity = 3;
-  auto again = RunLesson(kClaimLastScenario, apart);
+  auto again = RunLesson("claim-last", apart);
   CHECK(again.differences.empty());
   CHECK(again.figures()["secondWaitedAt"] == "nowhere");
   CHECK(again.figures()["secondWaited"] == false);
@@ -121,7 +121,7 @@ TEST_CASE("claim-last: the second copy waits at its stock update and undoes it",
 TEST_CASE("claim-last: instances as processes", "[lessons]") {
   RunOptions options;
   options.instances = InstanceMode::kProcesses;
-  auto run = RunLesson(kClaimLastScenario, options);
+  auto run = RunLesson("claim-last", options);
   CHECK(run.differences.empty());
   CHECK(run.figures()["instances"] == "processes");
   CHECK(run.figures()["secondWaitedAt"] == "stock update");
@@ -129,7 +129,7 @@ TEST_CASE("claim-last: instances as processes", "[lessons]") {
 }
 
 TEST_CASE("producer-duplicate: inbox reserves twice, natural key once", "[lessons]") {
-  auto run = RunLesson(kProducerDuplicateScenario);
+  auto run = RunLesson("producer-duplicate");
   CHECK(run.differences.empty());
   CHECK(run.figures()["messageIds"] == 2);
   CHECK(run.figures()["inboxReserved"] == 4);
@@ -140,7 +140,7 @@ TEST_CASE("producer-duplicate: inbox reserves twice, natural key once", "[lesson
 
   RunOptions options;
   options.quantity = 3;
-  auto again = RunLesson(kProducerDuplicateScenario, options);
+  auto again = RunLesson("producer-duplicate", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["inboxReserved"] == 6);
   CHECK(again.figures()["naturalKeyReserved"] == 3);
@@ -148,7 +148,7 @@ TEST_CASE("producer-duplicate: inbox reserves twice, natural key once", "[lesson
 
 TEST_CASE("random-id: a fresh id per send defeats the inbox, an id made once does not",
           "[lessons]") {
-  auto run = RunLesson(kRandomIdScenario);
+  auto run = RunLesson("random-id");
   CHECK(run.differences.empty());
   CHECK(run.figures()["newIdMessageIds"] == 2);
   CHECK(run.figures()["newIdReserved"] == 4);
@@ -161,7 +161,7 @@ TEST_CASE("random-id: a fresh id per send defeats the inbox, an id made once doe
 
   RunOptions options;
   options.quantity = 3;
-  auto again = RunLesson(kRandomIdScenario, options);
+  auto again = RunLesson("random-id", options);
   CHECK(again.differences.empty());
   CHECK(again.figures()["newIdReserved"] == 6);
   CHECK(again.figures()["madeOnceReserved"] == 3);

@@ -141,6 +141,43 @@ TEST_CASE("a second instance that meets the lock late still waits the hold throu
   }
 }
 
+// A second that meets no lock of the first's (PairTiming::second_blocks false: cache-arbiter,
+// optimistic-email) and starts late, as a starved thread or process would, still does what
+// comes before its hold point before the first goes on: the first waits for that event, not
+// for its own hold to run out (cache-arbiter's check-then-set gave "True, False" under load,
+// A's key set before B's check). Here B starts 200 ms late, reads Reserved at its hold
+// point; A reserves once its hold of 50 ms is over. Mutation caught: RunFirst waiting for
+// the second only where it blocks (`&& timing.second_blocks` in its hold point, as before:
+// B's read then finds A's reservation).
+TEST_CASE("a second that meets no lock reaches its hold point before the first goes on",
+          "[races]") {
+  using std::chrono::milliseconds;
+  for (InstanceMode mode : {InstanceMode::kThreads, InstanceMode::kProcesses}) {
+    INFO("instances " << ToString(mode));
+    Fixture fx(Timing(50, 0, mode));
+    const StockItem dune = Restock(fx.env);
+    const OrderPlaced message = NewOrder(fx.env, dune);
+    StoreTask first{"A", Delivered(message, 1),
+                    [&dune](Store& store, const Hook& hold_point) -> nlohmann::json {
+                      hold_point();
+                      store.AddReserved(dune.book_id, 2);
+                      return true;
+                    }};
+    StoreTask second{"B", Delivered(message, 2),
+                     [&dune](Store& store, const Hook& hold_point) -> nlohmann::json {
+                       std::this_thread::sleep_for(milliseconds(200));
+                       const int64_t before = store.ReadStock(dune.book_id).reserved;
+                       if (hold_point) hold_point();
+                       return before;
+                     }};
+    PairOutcome pair = RunStorePair(
+        fx.env, first, second,
+        PairTiming{.hold = milliseconds(50), .stagger = milliseconds(0), .second_blocks = false});
+    CHECK(pair.second.value == 0);  // A had not gone on when B reached its hold point
+    CHECK(CurrentStock(fx.env, dune).reserved == 2);
+  }
+}
+
 // Mutation caught: the hold measured from the wrong moment (firstLockHeldMs empty or after
 // B's block), or secondWaited true without an overlapping hold.
 TEST_CASE("a wait is B blocked inside A's lock-holding interval, resuming after it", "[races]") {

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "lesson/options.h"
 #include "lesson/runner.h"
@@ -40,6 +43,40 @@ TEST_CASE("the table lists the post's six first, in the post's order", "[scenari
     CHECK_FALSE(s->summary.empty());
     CHECK(s->run != nullptr);
     CHECK(s->expected != nullptr);
+  }
+}
+
+// Mutations caught: RankLessons's duplicate-rank check dropped (the rank-30 pair passes),
+// its sort dropped (the order stays the registrations').
+TEST_CASE(
+    "the table is in rank order whatever the registrations' order, and a shared rank or name is an "
+    "error naming both",
+    "[scenarios]") {
+  const Scenario& naive = *FindScenario("naive");
+  const Scenario& inbox = *FindScenario("inbox");
+  const Scenario& email = *FindScenario("email");
+  std::vector<Lesson> ranked = RankLessons({{&email, {60, Theme::kPostsSix}},
+                                            {&naive, {10, Theme::kPostsSix}},
+                                            {&inbox, {30, Theme::kPostsSix}}});
+  REQUIRE(ranked.size() == 3);
+  CHECK(ranked[0].scenario == &naive);
+  CHECK(ranked[1].scenario == &inbox);
+  CHECK(ranked[2].scenario == &email);
+  try {
+    RankLessons({{&naive, {10, Theme::kPostsSix}},
+                 {&inbox, {30, Theme::kPostsSix}},
+                 {&email, {30, Theme::kPostsSix}}});
+    FAIL("two lessons ranked 30 were taken");
+  } catch (const std::logic_error& e) {
+    CHECK(std::string(e.what()) == "two lessons ranked 30: inbox and email");
+  }
+  try {
+    RankLessons({{&inbox, {30, Theme::kPostsSix}},
+                 {&naive, {10, Theme::kPostsSix}},
+                 {&inbox, {35, Theme::kKeys}}});
+    FAIL("two lessons named inbox were taken");
+  } catch (const std::logic_error& e) {
+    CHECK(std::string(e.what()) == "two lessons named inbox, ranked 30 and 35");
   }
 }
 

@@ -180,7 +180,8 @@ void Worker::NoteUnacked(const DeliveryRef& released) {
   // The broker's step, not the consumer's: no ack came for this delivery, so the message
   // goes back to the queue (the same event as Broker::ReleaseUnacked records in a lesson).
   recorder_->Record(BrokerEvent(*recorder_, "unacked", released,
-                                "the consumer's connection closed without a commit"));
+                                "the consumer's connection closed without a commit",
+                                "back in the queue"));
 }
 
 void Worker::EnsureOpen(const Strategy& subscriber) {

@@ -40,7 +40,8 @@ SteadyTime FromNs(int64_t ns) {
 
 // The events between the pair, as pipes so one mechanism serves threads and processes:
 // reached (first -> second: the hold point's time), blocked (second -> first: the time the
-// second was seen blocked, or kSecondEnded), ended (first -> second).
+// second was seen blocked or reached its own hold point, or kSecondEnded), ended (first ->
+// second).
 struct RaceChannels {
   Pipe reached = MakePipe(), blocked = MakePipe(), ended = MakePipe();
   void CloseAll() {
@@ -114,8 +115,7 @@ InstanceResult RunFirst(const std::string& name, const PairInstanceOpener& open,
       SteadyTime reached = Steady::now();
       announce(reached);
       std::this_thread::sleep_until(reached + timing.hold);
-      if (timing.stagger < timing.hold && timing.second_blocks &&
-          WaitReadable(ch.blocked.read.get(), kEventTimeout)) {
+      if (timing.stagger < timing.hold && WaitReadable(ch.blocked.read.get(), kEventTimeout)) {
         // The second waits hold - stagger from the moment it was blocked, however late a
         // starved second got there: on time, that is reached + hold, already passed.
         const std::string line = ReadLine(ch.blocked.read.get());
@@ -159,12 +159,14 @@ InstanceResult RunSecondUnguarded(const std::string& name, const PairInstanceOpe
   result.name = name;
   result.pid = static_cast<int>(getpid());
   std::unique_ptr<PairInstance> instance = open(1);
+  // Tells the first, once, the time the second was blocked (or reached its hold point).
   bool told = false;
-  instance->OnBlocked([&] {
+  const Hook tell = [&] {
     if (told) return;
     WriteAll(ch.blocked.write.get(), fmt::format("{}\n", Ns(Steady::now())));
     told = true;
-  });
+  };
+  instance->OnBlocked(tell);
   // The first instance's transaction ends when it says so (or dies): until then, waiting
   // for its lock uses none of the busy timeout, however long the hold or a stall.
   instance->KeepWaitingWhile(
@@ -177,7 +179,10 @@ InstanceResult RunSecondUnguarded(const std::string& name, const PairInstanceOpe
   std::this_thread::sleep_until(reached + timing.stagger);
   if (timing.stagger >= timing.hold) WaitReadable(ch.ended.read.get(), kEventTimeout);
   SteadyTime started = Steady::now();
-  result.value = instance->Run(Hook{});
+  // Where the second meets no lock of the first's, its own hold point is the event the
+  // first waits for: the second has done what comes before it (cache-arbiter: its check of
+  // the cache), so the first's next step comes after that however late the second ran.
+  result.value = instance->Run(timing.second_blocks ? Hook{} : tell);
   instance->Finish(result, started);
   return result;
 }

@@ -6,7 +6,9 @@
 // announces that moment, R. The second instance, already started and connected, is released
 // at R + stagger; the first goes on at R + hold. Events settle what the clock alone cannot:
 //  - stagger < hold: the first goes on only once the second is blocked too (its busy
-//    handler ran; the server showed it waiting) or has ended, so the second really meets
+//    handler ran; the server showed it waiting), or, where it meets no lock of the first's
+//    (PairTiming::second_blocks false), has reached its own hold point, or has ended, so
+//    the second really meets
 //    the first's lock however late it ran; and no earlier than the moment the second was
 //    blocked plus hold - stagger, so a second that a starved scheduler ran late still waits
 //    hold - stagger (on time, blocked at R + stagger, that is R + hold);
@@ -43,8 +45,9 @@ namespace dedupsim {
 struct PairTiming {
   std::chrono::milliseconds hold{0};     // the first goes on this long after its hold point
   std::chrono::milliseconds stagger{0};  // the second starts this long after it
-  // stagger < hold: the first waits until the second is blocked on a lock. Set false where
-  // the second meets no lock (it would only time out).
+  // stagger < hold: the first waits until the second is blocked on a lock (or has ended).
+  // Set false where the second meets no lock of the first's: the first then waits until the
+  // second has reached its own hold point (or has ended).
   bool second_blocks = true;
 };
 

@@ -118,7 +118,7 @@ enum ScenarioTraits : unsigned {
 };
 
 // One lesson. Defined in its own file under scenarios/ with designated initializers, and
-// listed once in scenarios/table.cpp.
+// registered in the table from that same file (scenarios/scenarios.h).
 struct Scenario {
   std::string_view name;     // kebab-case, used on the command line
   std::string_view tag;      // printed as [tag]

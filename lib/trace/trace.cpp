@@ -131,6 +131,10 @@ void Recorder::BeginPart(const std::string& title) {
   RecordRunEvent(*this, "part", title, kActorScenario);
 }
 
+void Recorder::MarkRealWait(const std::string& what) {
+  RecordRunEvent(*this, "waited", what, kActorScenario);
+}
+
 void Recorder::NoteReset(const std::string& what) { RecordRunEvent(*this, "reset", what, kActorSetup); }
 
 // A clock mark never shares its microsecond with another event of this process: it is

@@ -45,7 +45,10 @@ struct TraceEvent {
                        // "OTHER" (from SQLite's own reading of the
                        // statement at prepare time); broker: "send", "drop", "deliver", "ack",
                        // "abandon", "ack-lost" (an ack sent and lost), "unacked" (released
-                       // with no ack from anyone), "dead-letter", "replay"; consumer: "outcome"
+                       // with no ack from anyone), "dead-letter" (a consumer's own),
+                       // "dead-lettered" (the queue's own, seen arriving in its dead
+                       // letters), "give-up" (NATS: MaxDeliver reached, no dead letter),
+                       // "replay"; consumer: "outcome"
   std::string table;   // the table a statement writes, else the first it reads
   std::string target;  // what a statement talks to: "database" or a side store ("cache",
                        // "email provider"), and the store whose write lock a "lock" event
@@ -184,6 +187,11 @@ class Recorder {
   // is later than every event recorded before it and earlier than any this process stamps
   // after it returns (it waits out the microsecond).
   void MarkTime(const std::string& label);
+
+  // Marks where a scenario waited in real time for a real broker's own clock (a NATS
+  // duplicate window): a "waited" event, what says how long it measured ("the producer
+  // waited 1201 ms"). Unlike MarkTime, the timeline keeps its real-time axis.
+  void MarkRealWait(const std::string& what);
 
   // Starts a titled sub-run ("naive", "inbox"): a "part" event the views separate on.
   void BeginPart(const std::string& title);

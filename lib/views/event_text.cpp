@@ -42,12 +42,22 @@ StepWords SqlWords(const TraceEvent& e, ShortIds& ids, const WordOptions& option
   return w;
 }
 
+// A settle's result, as the broker observed it when it was recorded (Broker::Note): the
+// simulation, which is the queue, says where the message went; a real broker's client says
+// what it sent and what the server answered, as recorded, and the server's later act is a
+// step of its own (a redelivery, a dead letter arriving, a give-up).
+std::string SettleResult(const TraceEvent& e, ShortIds& ids) {
+  if (e.result.rfind("dead-lettered", 0) == 0) return "dead-lettered (max deliveries)";
+  if (e.result.rfind("back in the queue", 0) == 0) return "back in the queue";
+  if (e.result == "removed") return "removed from the queue";
+  return ids.Shorten(e.result);
+}
+
 // The words of a broker step. The sender of a send is the actor who sent it (the producer,
 // a dispatcher, a consumer); every other step is the broker's own.
 StepWords BrokerWords(const TraceEvent& e, ShortIds& ids) {
   StepWords w;
   const std::string m = ids.Message(e);  // "m2 copy 2" where the broker stored several
-  const bool dead = e.result.rfind("dead-lettered", 0) == 0;
   if (e.op == "send") {
     w.what = fmt::format("send {}", m);
     w.result = "accepted";
@@ -58,19 +68,27 @@ StepWords BrokerWords(const TraceEvent& e, ShortIds& ids) {
     w.what = fmt::format("deliver {} (delivery {})", m, e.delivery);
   } else if (e.op == "ack") {
     w.what = fmt::format("ack {}", m);
-    w.result = "removed from the queue";
+    w.result = SettleResult(e, ids);
   } else if (e.op == "abandon") {
     w.what = fmt::format("nack {}", m);
-    w.result = dead ? "dead-lettered (max deliveries)" : "back in the queue";
+    w.result = SettleResult(e, ids);
   } else if (e.op == "ack-lost") {
     w.what = fmt::format("ack for {} lost on the way", m);
-    w.result = dead ? "dead-lettered (max deliveries)" : "back in the queue";
+    w.result = SettleResult(e, ids);
   } else if (e.op == "unacked") {
     // The broker's own release: no ack came from anyone (Broker::ReleaseUnacked).
     w.what = fmt::format("no ack for {} (delivery {})", m, e.delivery);
-    w.result = dead ? "dead-lettered (max deliveries)" : "back in the queue";
+    w.result = SettleResult(e, ids);
   } else if (e.op == "dead-letter") {
     w.what = fmt::format("dead-letter {}", m);
+    w.result = ids.Shorten(e.result);
+  } else if (e.op == "dead-lettered") {
+    // The queue's own dead-lettering, seen as the message arrived in its dead letters.
+    w.what = fmt::format("{} arrives in the dead-letter queue", m);
+    w.result = ids.Shorten(e.result);
+  } else if (e.op == "give-up") {
+    // NATS's MAX_DELIVERIES advisory: the server's own word that it stopped delivering.
+    w.what = fmt::format("advisory MAX_DELIVERIES for {}", m);
     w.result = ids.Shorten(e.result);
   } else if (e.op == "replay") {
     w.what = fmt::format("replay {} from the dead-letter queue", m);
@@ -248,6 +266,8 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
     w.what = "sub-run: " + e.detail;
   } else if (kind == "clock") {
     w.what = "simulated time: " + e.detail;
+  } else if (kind == "waited") {
+    w.what = "real time: " + e.detail;  // Recorder::MarkRealWait
   } else if (kind == "reset") {
     w.what = "reset the database";
     w.result = ids.Shorten(e.detail);

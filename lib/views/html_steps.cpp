@@ -110,7 +110,7 @@ std::string LockFact(const std::string& who, const ActorLocks& l, const std::str
 
 // What a step was, in a line a class can read: the actor's name, then DescribeStep's words.
 std::string StepText(const TraceEvent& e, const std::string& who, const StepWords& w) {
-  if (e.kind == "part" || e.kind == "clock") return w.Text();
+  if (e.kind == "part" || e.kind == "clock" || e.kind == "waited") return w.Text();
   if (e.kind == "reset") return "set-up: " + w.Text();
   if (e.kind == "sql") return fmt::format("{}: {} → {}", who, w.what, w.result);
   if (e.kind == "open") return fmt::format("{} {}", who, w.what);

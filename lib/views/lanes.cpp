@@ -116,12 +116,16 @@ bool IsSettle(const TraceEvent& e) {
 std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events) {
   std::vector<std::string> keys;
   keys.reserve(events.size());
-  std::map<std::pair<std::string, int>, std::string> received_by;  // (key, delivery) -> lane
+  // (key, delivery) -> the lane and process that opened it
+  std::map<std::pair<std::string, int>, std::pair<std::string, int>> received_by;
   for (const TraceEvent& e : events) {
     std::string key = LaneKey(e);
-    if (e.kind == "open" && e.delivery > 0) received_by[{e.key, e.delivery}] = key;
+    if (e.kind == "open" && e.delivery > 0) received_by[{e.key, e.delivery}] = {key, e.pid};
     if (IsSettle(e)) {
-      if (auto it = received_by.find({e.key, e.delivery}); it != received_by.end()) key = it->second;
+      if (auto it = received_by.find({e.key, e.delivery});
+          it != received_by.end() && it->second.second == e.pid) {
+        key = it->second.first;
+      }
     }
     keys.push_back(std::move(key));
   }

@@ -131,8 +131,11 @@ std::string LaneKey(const TraceEvent& e);
 bool IsSettle(const TraceEvent& e);
 
 // Each event's lane, in event order: LaneKey, except a settle, which is the lane of the
-// consumer that opened that delivery before it (a settle before any consumer held the
-// delivery, such as an ack the broker gave up on in advance, stays the broker's).
+// consumer that opened that delivery before it, when the settle was sent from that
+// consumer's process. A settle before any consumer held the delivery (an ack the broker
+// gave up on in advance) stays the broker's, and so does one another process sent (a
+// child of --instances processes holds no broker connection: the main process settles
+// what the child decided).
 std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events);
 
 // Where the pictures say each write-lock take and release (a "lock" event, SQLite): with

@@ -258,7 +258,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
 
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
-    if (e.kind == "part" || e.kind == "clock" || e.kind == "reset") {
+    if (e.kind == "part" || e.kind == "clock" || e.kind == "waited" || e.kind == "reset") {
       out += across(NoteText(words(e).Text()));
       continue;
     }

@@ -192,8 +192,10 @@ PartLayout LayOutPart(const std::vector<Lane>& lanes, const std::vector<TraceEve
     for (const Span& span : lane.spans) hi = std::max(hi, span.end_us);
     waited |= !lane.waits.empty();
   }
+  bool real_wait = false;  // the scenario waited in real time for a real broker's clock
   for (const TraceEvent& e : events) {
     if (e.kind == "clock") part.clocks.push_back(&e);
+    real_wait |= e.kind == "waited";
     if (!LaneKey(e).empty() || e.kind == "clock") layout.stamps.push_back(e.at_us);
   }
   for (const Lane& lane : lanes) {
@@ -202,7 +204,7 @@ PartLayout LayOutPart(const std::vector<Lane>& lanes, const std::vector<TraceEve
   std::sort(layout.stamps.begin(), layout.stamps.end());
   layout.stamps.erase(std::unique(layout.stamps.begin(), layout.stamps.end()), layout.stamps.end());
   part.span_us = hi - lo;
-  layout.time_axis = part.clocks.empty() && (waited || at_once);
+  layout.time_axis = part.clocks.empty() && (waited || at_once || real_wait);
   // Who acted at each stamp: a lane's card goes on while no other lane acted in between.
   std::vector<int> owner(layout.stamps.size(), -2);
   for (size_t li = 0; li < lanes.size(); ++li) {

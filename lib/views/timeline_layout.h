@@ -1,7 +1,8 @@
 // Where each step of one sub-run goes on the --timeline drawing, and the scale under it.
 //
-// The axis is time where the sub-run waited for a lock or two consumers acted at once (one
-// stepped between the other's first and last steps), else its steps in order however long
+// The axis is time where the sub-run waited for a lock, two consumers acted at once (one
+// stepped between the other's first and last steps), or the scenario waited out a real
+// broker's clock (a "waited" event: that wait is real time, drawn as such), else its steps in order however long
 // they took, so the same events draw the same picture on any machine; a sub-run driven by
 // a simulated clock is
 // always drawn by its steps, with the days written in. Every distinct stamp gets an x, left

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <thread>
 
+#include "scenarios.h"
+
 namespace dedupsim::testing {
 
 std::string RabbitUrl() {
@@ -130,6 +132,19 @@ std::vector<std::string> EveryLessonRunsOrRefuses(const std::string& broker,
   }
   CHECK(lessons > 30);
   return ran;
+}
+
+std::vector<std::string> LessonsTheTableRunsOn(BrokerKind kind) {
+  std::vector<std::string> names;
+  size_t post = 0;
+  for (const Scenario* s : AllScenarios()) {
+    const bool refused = s->refuses_broker != nullptr && !s->refuses_broker(kind).empty();
+    if ((s->traits & kRealBroker) == 0 || refused) continue;
+    names.emplace_back(s->name);
+    if (s->in_post) post++;
+  }
+  REQUIRE(post == 6);
+  return names;
 }
 
 void CheckBenchThroughBroker(const std::string& broker, const std::string& url,

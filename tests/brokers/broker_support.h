@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "support.h"
+#include "world/broker/broker.h"
 
 namespace dedupsim::testing {
 
@@ -45,6 +46,10 @@ std::vector<std::string> Listing(const std::string& folder);
 // --check`: each either runs and its checks hold (exit 0), or refuses with exit 2 and one
 // line naming the lesson and the broker and saying why. Returns the lessons that ran.
 std::vector<std::string> EveryLessonRunsOrRefuses(const std::string& broker, const std::string& url);
+// The lessons the table says run on kind, in its order: each has the kRealBroker trait and
+// no refusal of kind (Scenario::refuses_broker), read from the traits, not through
+// BrokerMisfit. The post's six are always among them (REQUIREd).
+std::vector<std::string> LessonsTheTableRunsOn(BrokerKind kind);
 
 void CheckBenchThroughBroker(const std::string& broker, const std::string& url,
                              const std::string& server);

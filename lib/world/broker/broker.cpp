@@ -77,12 +77,13 @@ TraceEvent BrokerEvent(const Recorder& recorder, std::string_view op, const Deli
 }
 
 void Broker::Note(const char* op, const Delivery& about, const std::string& detail,
-                  const std::string& result) {
+                  const std::string& result, const char* verdict) {
   if (recorder_ == nullptr) return;
   TraceEvent e = BrokerEvent(*recorder_, unacked_ && std::string_view(op) == "ack-lost" ? "unacked" : op,
                              DeliveryRef{about.message.message_id, about.delivery_count,
                                          CopyOf(about, std::string_view(op) == "send")},
                              detail, result);
+  e.verdict = verdict;
   if (std::string_view(op) == "replay") e.actor = kActorOperator;
   if (std::string_view(op) == "send" || std::string_view(op) == "drop") {
     // A send is its sender's step.

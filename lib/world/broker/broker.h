@@ -141,9 +141,17 @@ class Broker {
 
  protected:
   // Records a broker step: op as in TraceEvent::op, about the message and delivery count of
-  // `about` (0 for a send).
+  // `about` (0 for a send), with the business's verdict on it when it has one (a message
+  // the server silenced: kVerdictWrong).
+  //
+  // A step's result says only what was observed when it was recorded. The simulation is the
+  // queue, and says where a released message went ("back in the queue ...", "dead-lettered:
+  // ...") and that an ack "removed" it; a real broker's client says what it sent and what
+  // the server answered ("sent": a nak, a RabbitMQ ack, which get no reply; "accepted by the
+  // server"), and what the server then did is its own later step: a redelivery, a dead
+  // letter arriving ("dead-lettered"), NATS's MAX_DELIVERIES advisory ("give-up").
   void Note(const char* op, const Delivery& about, const std::string& detail,
-            const std::string& result);
+            const std::string& result, const char* verdict = "");
   // The operator's send of a dead letter it replays (ReplayDeadLetters).
   SendResult SendReplay(const OrderPlaced& message);
   // A delivery was handed out: offered to the next consumer connection opened.

@@ -202,6 +202,7 @@ class NatsBroker final : public Broker {
       d.message = Decode(natsMsg_GetData(msg.get()), natsMsg_GetDataLength(msg.get()), stream_);
       d.receipt = next_receipt_++;
       stats_.deliveries++;
+      stored_[d.sequence_number] = d.message;
       Note("deliver", d,
            fmt::format("deliver {} (stream sequence {}, consumer sequence {})", d.message.message_id,
                        d.sequence_number, d.delivery_tag),
@@ -236,9 +237,10 @@ class NatsBroker final : public Broker {
     Settled();
     stats_.redelivered++;
     OweAdvisory(delivery);
+    // A nak gets no reply: what the server then did is its own later step (a redelivery,
+    // or the MAX_DELIVERIES advisory's give-up).
     Note("abandon", held.second, fmt::format("nak {} (consumer sequence {})", delivery.message.message_id, delivery.delivery_tag),
-         AtLimit(delivery) ? "MaxDeliver reached: the server will not deliver it again"
-                           : "back for redelivery now");
+         "sent (no reply)");
   }
 
   void LoseAck(const Delivery& delivery) override {
@@ -248,9 +250,7 @@ class NatsBroker final : public Broker {
     OweAdvisory(delivery);
     Note("ack-lost", held.second,
          fmt::format("no ack for {} (consumer sequence {})", delivery.message.message_id, delivery.delivery_tag),
-         AtLimit(delivery) ? "MaxDeliver reached: the server will not deliver it again"
-                           : fmt::format("redelivered once AckWait ({} ms) has passed",
-                                         options_.ack_wait.count()));
+         fmt::format("nothing reached the server (AckWait {} ms)", options_.ack_wait.count()));
   }
 
   void DeadLetterIt(const Delivery& delivery, const std::string& reason,
@@ -356,12 +356,15 @@ class NatsBroker final : public Broker {
         Delivery about;
         about.sequence_number = j.is_object() ? j.value("stream_seq", int64_t{0}) : 0;
         about.delivery_count = j.is_object() ? j.value("deliveries", 0) : 0;
+        if (auto m = stored_.find(about.sequence_number); m != stored_.end()) about.message = m->second;
         stats_.gave_up++;
         if (owed_advisories_ > 0) owed_advisories_--;
+        // A message silenced, with no dead letter to replay: lost for the business.
         Note("give-up", about,
              fmt::format("advisory MAX_DELIVERIES for stream sequence {}", about.sequence_number),
              fmt::format("the server stopped delivering it after {} deliveries; no dead letter",
-                         about.delivery_count));
+                         about.delivery_count),
+             kVerdictWrong);
         continue;
       }
       if (!owed || SteadyClock::now() > until) return;
@@ -378,6 +381,7 @@ class NatsBroker final : public Broker {
   natsSubscription* sub_ = nullptr;
   natsSubscription* advisories_ = nullptr;
   std::map<uint64_t, std::pair<MsgPtr, Delivery>> in_flight_;
+  std::map<int64_t, OrderPlaced> stored_;  // stream sequence -> the message it delivered
   uint64_t next_receipt_ = 1;
   int64_t owed_advisories_ = 0;
   std::vector<DeadLetter> dead_letters_;

@@ -280,15 +280,17 @@ class RabbitBroker final : public Broker {
     Held held = Take(delivery, "abandon");
     Settled();
     stats_.redelivered++;
-    const bool last = AtLimit(delivery);
-    if (held.channel == consumer_) {
+    const bool sent = held.channel == consumer_;
+    if (sent) {
       amqp_basic_nack(r_.conn, consumer_, static_cast<uint64_t>(delivery.delivery_tag), 0, 1);
       Released(delivery);
     }
+    // basic.nack gets no reply: what the queue then did is its own later step (a
+    // redelivery, or, past x-delivery-limit, the dead letter arriving).
     Note("abandon", held.delivery,
          fmt::format("basic.nack {} with requeue (delivery tag {})", delivery.message.message_id,
                      delivery.delivery_tag),
-         last ? "past x-delivery-limit: dead-lettered by the queue" : "requeued");
+         sent ? "sent (no reply)" : "not sent: its channel was closed");
   }
 
   void LoseAck(const Delivery& delivery) override {
@@ -307,14 +309,12 @@ class RabbitBroker final : public Broker {
       consumer_ = r_.OpenChannel();
       Note("ack-lost", held.delivery,
            fmt::format("no ack for {}: channel {} closed", delivery.message.message_id, closed),
-           AtLimit(delivery) ? "past x-delivery-limit: dead-lettered by the queue"
-                             : fmt::format("requeued by the broker; next deliveries on channel {}",
-                                           consumer_));
+           fmt::format("channel {} closed; next deliveries on channel {}", closed, consumer_));
       return;
     }
     Note("ack-lost", held.delivery,
          fmt::format("no ack for {}: its channel is closed already", delivery.message.message_id),
-         "requeued when it closed");
+         "its channel was closed already");
   }
 
   void DeadLetterIt(const Delivery& delivery, const std::string& reason,
@@ -324,10 +324,11 @@ class RabbitBroker final : public Broker {
     amqp_basic_reject(r_.conn, held.channel, static_cast<uint64_t>(delivery.delivery_tag), 0);
     expected_dead_++;
     ours_[delivery.message.message_id] = {reason, description};
-    Note("reject", held.delivery,
+    // The consumer's own dead-lettering; the dead letter's arrival is the queue's step.
+    Note("dead-letter", held.delivery,
          fmt::format("basic.reject {} without requeue (delivery tag {})", delivery.message.message_id,
                      delivery.delivery_tag),
-         fmt::format("to the dead-letter exchange {} ({})", exchange_, reason));
+         reason);
   }
 
   int64_t ReplayDeadLetters() override {
@@ -488,7 +489,7 @@ class RabbitBroker final : public Broker {
       }
       expected_dead_--;
       stats_.dead_lettered++;
-      Note("dead-letter", letter.delivery, fmt::format("{} arrived in {}", order->message_id, dead_queue_),
+      Note("dead-lettered", letter.delivery, fmt::format("{} arrived in {}", order->message_id, dead_queue_),
            fmt::format("x-first-death-reason {}", server_reason.empty() ? "absent" : server_reason));
       dead_letters_.push_back(std::move(letter));
     }

@@ -1,0 +1,95 @@
+// ack-first: the consumer acks its delivery as it takes it, before the work (as auto-ack
+// does), then crashes before its commit. The broker has nothing left to redeliver: the
+// order is lost (at-most-once), though the consumer itself is the post's inbox.
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "common.h"
+#include "consumers/idempotent.h"
+#include "lesson/crash.h"
+#include "scenarios.h"
+
+namespace dedupsim {
+namespace ack_first_file {
+
+namespace {
+
+Outcome Run(ScenarioEnv& env) {
+  StockItem dune = Restock(env);
+  OrderPlaced message = NewOrder(env, dune);
+  std::unique_ptr<Broker> broker = OpenBroker(env, {});
+  broker->Send(message);
+  DeliveryLog log;
+  const Delivery first = ReceiveNext(*broker, "the delivery");
+  log.Add(first);
+  // The ack goes out first: from here on the broker owes this message nothing.
+  const bool acked = broker->Ack(first);
+  CrashReport crash = RunCrashingDelivery(env, "A", "BeforeCommit", [&](const Hook& hook) {
+    std::unique_ptr<Store> store =
+        OpenStore(env, "A", Delivered(first.message, first.delivery_count));
+    IdempotentReserveStock consumer(*store, env.clock);
+    consumer.before_commit = hook;
+    consumer.Handle(first.message);
+  });
+  // Whatever the broker still has for the consumer: a delivery it was not acked for comes
+  // back, and the inbox consumer handles it as it would any redelivery.
+  int redeliveries = 0;
+  while (std::optional<Delivery> again = broker->Receive()) {
+    log.Add(*again);
+    redeliveries++;
+    std::unique_ptr<Store> store = OpenStore(env, "A");  // the broker's delivery
+    const bool processed = IdempotentReserveStock(*store, env.clock).Handle(again->message);
+    NoteProcessed(*store, processed, ReservedVerdict(env, dune, env.options.quantity));
+    broker->Ack(*again);
+  }
+  StockItem after = CurrentStock(env, dune);
+  Outcome out;
+  out.figures["acked"] = acked;
+  out.figures["crashed"] = crash.crashed;
+  out.figures["crashMode"] = ToString(env.options.crash_mode);
+  out.figures["redeliveries"] = redeliveries;
+  out.figures["inboxRows"] = CurrentRows(env, "Inbox");
+  out.figures["reserved"] = after.reserved;
+  out.figures["broker"] = log.Figures(*broker);
+  out.line =
+      fmt::format("{}acked, then {} -> redeliveries: {}; {}", TagColumn("ack-first"),
+                  CrashPhrase(crash.crashed, "crash before commit", "BeforeCommit"), redeliveries,
+                  JudgedReserved(after.title, after.reserved, env.options.quantity));
+  return out;
+}
+
+nlohmann::ordered_json Expected(const RunOptions&) {
+  // The broker took the ack, the crash rolled the work back, nothing came again.
+  return {{"acked", true},
+          {"crashed", true},
+          {"redeliveries", 0},
+          {"inboxRows", 0},
+          {"reserved", 0}};
+}
+
+}  // namespace
+}  // namespace ack_first_file
+
+const Scenario kAckFirstScenario{
+    .name = "ack-first",
+    .tag = "ack-first",
+    .summary = "acked before the work, then a crash: nothing is redelivered, the order is lost",
+    .in_post = false,
+    .traits = kHasCrash | kAnyBackend | kRealBroker,
+    .run = &ack_first_file::Run,
+    .expected = &ack_first_file::Expected,
+    .lesson =
+        "At-least-once delivery rests on one promise from the consumer: it acknowledges a message only after the work is done and committed. Until then, the broker keeps the message and hands it out again if the consumer goes away.\n"
+        "\n"
+        "Here the consumer acknowledges the delivery as soon as it takes it, before the work (what auto-ack does, or an ack sent early \"so the broker does not redeliver while we work\"). The work is the post's inbox consumer, Inbox row and stock update in one transaction; it dies just before COMMIT (hook BeforeCommit), so the database rolls both back, exactly as in crash-before-commit.\n"
+        "\n"
+        "But this time nothing comes back. The broker was told the message was handled, so it forgot it. The consumer's idempotency never gets a chance to help: there is no second delivery to be idempotent about. The order is handled at most once, and here that means never. Ack after the commit, and let the inbox absorb the duplicates that ordering allows.",
+    .hook_points = "BeforeCommit: after the Inbox insert and the stock update, before COMMIT",
+    .try_next =
+        "Kill a real consumer process after its early ack, on a real broker, and read the trace:\n"
+        "  dedupsim run ack-first --crash-mode kill --broker nats --trace",
+};
+const LessonRegistration kAckFirstLesson{kAckFirstScenario, {.rank = 325, .theme = Theme::kBroker}};
+
+}  // namespace dedupsim
