@@ -30,11 +30,23 @@ struct Downstream {
   int64_t processed = 0;  // deliveries that made a shipment request
 };
 
+// The business's verdict on a downstream delivery of an order's StockReserved, read back
+// after it: right when the order's shipment requests are what its stock says they must be,
+// one where Dune's Reserved holds the order (it took effect), none where it does not (a
+// ghost: its transaction rolled back after the send).
+const char* ShipmentVerdict(ScenarioEnv& env, const OrderPlaced& m) {
+  std::unique_ptr<Store> probe = OpenUntraced(env);
+  const int64_t owed = probe->ReadStock(m.book_id).reserved == m.quantity ? 1 : 0;
+  return probe->tables().CountShipmentRequests(m.order_id) == owed ? kVerdictRight : kVerdictWrong;
+}
+
 Downstream DrainDownstream(ScenarioEnv& env, Broker& queue) {
   Downstream d;
   d.deliveries = Drain(queue, [&](const Delivery& delivery) {
     std::unique_ptr<Store> db = OpenStore(env, "downstream");
-    if (PrepareShipment(*db, env.clock).Handle(delivery.message)) d.processed++;
+    const bool processed = PrepareShipment(*db, env.clock).Handle(delivery.message);
+    if (processed) d.processed++;
+    NoteProcessed(*db, processed, ShipmentVerdict(env, delivery.message));
     return Verdict{Disposition::kAck};
   });
   return d;
@@ -53,11 +65,13 @@ Outcome Run(ScenarioEnv& env) {
   int64_t skipped = 0;
   Drain(*incoming, [&](const Delivery& d) {
     std::unique_ptr<Store> db = OpenStore(env, "A");
-    if (OutboxReserveStock(*db, env.clock).Handle(d.message)) {
+    const bool processed = OutboxReserveStock(*db, env.clock).Handle(d.message);
+    if (processed) {
       handled++;
     } else {
       skipped++;
     }
+    NoteProcessed(*db, processed, ReservedVerdict(env, dune, env.options.quantity));
     return d.delivery_count < env.options.deliveries ? Verdict{Disposition::kAckLost}
                                                      : Verdict{Disposition::kAck};
   });

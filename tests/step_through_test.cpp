@@ -196,6 +196,37 @@ TEST_CASE("run concurrent --html: one lock state per actor, the changes at the C
   CHECK(commit["diff"]["database/StockItems"]["changed"].size() == 1);
 }
 
+// SQLite takes the write lock when a statement starts to write, before it checks the key:
+// the inbox's duplicate INSERT failed with 1555 and its transaction held the lock until
+// its ROLLBACK. Every traced connection notes its takes and releases (not only a racing
+// pair's), and each picture says so: the page's fact at that step, the diagram's answer to
+// the INSERT, the timeline's card and its stripe. Mutation caught: Connection::WatchesLock
+// back to `return busy_->keep_history;` (no lock events outside the racing lessons: the
+// page said "Consumer A is in a transaction" at the failed INSERT).
+TEST_CASE("run inbox: the duplicate's INSERT holds the write lock in every picture",
+          "[html][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("inbox.html");
+  const std::string svg = dir.File("inbox.svg");
+  CliResult r = RunCli({"run", "inbox", "--seed", "1", "--html", page, "--timeline", svg,
+                        "--diagram", "mermaid"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json data = PageData(ReadFile(page));
+  const std::vector<size_t> duplicate = StepsWith(data, "INSERT Inbox → duplicate key (1555)");
+  REQUIRE(duplicate.size() == 1);
+  CHECK(data["steps"][duplicate[0]]["facts"] ==
+        nlohmann::json::array({"Consumer A holds the write lock"}));
+  const std::vector<size_t> rollback = StepsWith(data, "Consumer A: ROLLBACK");
+  REQUIRE(rollback.size() == 1);
+  CHECK(data["steps"][rollback[0]]["facts"].empty());  // released with the ROLLBACK
+  CHECK(r.out.find("DB-->>CA: duplicate key (1555), write lock taken\n") != std::string::npos);
+  CHECK(r.out.find("DB-->>CA: ok, write lock released\n") != std::string::npos);
+  const std::string timeline = ReadFile(svg);
+  CHECK(timeline.find("write lock taken") != std::string::npos);
+  CHECK(timeline.find("<rect class=\"held\" x=") != std::string::npos);
+}
+
 // Each section of a page shows its own tables (fourth walkthrough: `run everything --html`
 // showed all seven tables, AuditLog and ShipmentRequests among them, in every lesson):
 // those a statement of the section named or that held a row at one of its steps. naive

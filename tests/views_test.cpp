@@ -418,8 +418,9 @@ TEST_CASE("the causal order moves the other's ROLLBACK, never a step past its ow
   MermaidOptions page;  // as on a scenario page: no times
   page.timings = false;
   const std::string d = MermaidDiagram(events, page);
-  CHECK(d.find("    CA->>DB: ROLLBACK\n    DB-->>CA: ok\n    deactivate CA\n"
-               "    DB-->>CB: ok, after waiting for a lock\n    CB->>DB: UPDATE StockItems\n") !=
+  CHECK(d.find("    CA->>DB: ROLLBACK\n    DB-->>CA: ok, write lock released\n    deactivate CA\n"
+               "    DB-->>CB: ok, after waiting for a lock, write lock taken\n"
+               "    CB->>DB: UPDATE StockItems\n") !=
         std::string::npos);
   CHECK(d.find("(autocommit)") == std::string::npos);
 

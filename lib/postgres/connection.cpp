@@ -178,6 +178,7 @@ void PgConnection::Stamp(TraceEvent& e) const {
   e.target = target_;
   e.key = delivery_.key;
   e.delivery = delivery_.number;
+  e.copy = delivery_.copy;
 }
 
 std::string PgConnection::HolderKey(int backend_pid) const {
@@ -284,6 +285,7 @@ bool PgConnection::CheckWait(WatchedStatement& wait, std::string_view target, in
     e.wait_event = wait.wait_event;
     e.lock_mode = wait.lock_mode;
     e.blocked_by = wait.blocking_pids.front();
+    wait_at_us_ = at_us;
     RecordNote(*recorder_, std::move(e), "wait",
                fmt::format("server: {} waits ({}) on {}, held by pid {}", pid_, wait.wait_event,
                            wait.waited_on, wait.blocking_pids.front()),
@@ -389,6 +391,7 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
     started = SteadyClock::now();
   }
   const int64_t sent_us = recorder_ != nullptr ? recorder_->MicrosSinceOrigin() : 0;
+  wait_at_us_ = -1;
   if (PQsendQueryPrepared(conn_, statement.name.c_str(), n_params, values_.data(), nullptr, nullptr,
                           0) == 0) {
     throw PgError("", LibpqMessage(PQerrorMessage(conn_)));
@@ -500,7 +503,11 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
       if (changed != nullptr && *changed != '\0') e.rows = std::strtoll(changed, nullptr, 10);
     }
     if (wait.waited) {
-      e.waited_us = wait.elapsed.count();
+      // The wait as the pictures draw it: from when the server says it began (the wait
+      // event's stamp) to this statement's stamp, one measurement for the figure and the
+      // bar (wait.elapsed, from the send, is the lines' figure).
+      e.waited_us = wait_at_us_ >= 0 ? std::max<int64_t>(0, e.at_us - wait_at_us_)
+                                     : wait.elapsed.count();
       e.waited_on = wait.waited_on;
       e.wait_event = wait.wait_event;
       e.lock_mode = wait.lock_mode;

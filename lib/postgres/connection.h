@@ -207,6 +207,8 @@ class PgConnection {
   void CopyParams(std::initializer_list<std::string_view> params);
   // True when the backend waits for a lock now, held by another backend. sent_us: when the
   // statement was sent (the recorder's clock), the earliest its wait can have begun.
+  // The first look that finds it waiting records the wait event, and sets wait_at_us_ to
+  // its stamp.
   bool CheckWait(WatchedStatement& wait, std::string_view target, int64_t sent_us);
   void CancelAndDrain() noexcept;
 
@@ -215,6 +217,9 @@ class PgConnection {
   PgStepGate* gate_ = nullptr;
   int pid_ = 0;
   int64_t sent_ = 0;
+  // The stamp of the running statement's wait event (when the server says the wait began),
+  // -1 while it has none: its waited_us runs from it to the statement's own stamp.
+  int64_t wait_at_us_ = -1;
   int64_t changes_ = 0;
   std::vector<Prepared> statements_;
   std::unordered_map<std::string, int, TextHash, std::equal_to<>> by_text_;

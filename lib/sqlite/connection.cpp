@@ -43,6 +43,9 @@ struct Connection::BusyState {
   LockHold hold;         // the current hold while holding
   bool wait_open = false;
   SteadyTime wait_blocked;
+  // The recorder's stamp of this step's wait event (its busy handler's first call), -1: the
+  // step did not wait (or nothing recorded it): a traced statement's waited_us runs from it.
+  int64_t wait_stamp_us = -1;
   std::function<void(bool)> on_transaction;
   bool in_transaction = false;
   std::string file;             // the main database file, for the recorder's lock hand-overs
@@ -168,9 +171,12 @@ int OnBusy(void* arg, int count) {
       state->wait_open = true;
       state->wait_blocked = now;
     }
-    if (state->recorder != nullptr) {
+    // One wait event per step, at its first call: the wait, and the time it is said to have
+    // lasted (the statement's waited_us), run from it to the statement's end.
+    if (first_of_step && state->recorder != nullptr) {
       TraceEvent e;
       e.at_us = state->recorder->MicrosSinceOrigin();
+      state->wait_stamp_us = e.at_us;
       if (state->owner != nullptr) state->owner->Stamp(e);
       e.instance = state->instance;
       e.kind = "wait";
@@ -282,9 +288,11 @@ void Connection::Close() noexcept {
 }
 
 void Connection::KeepLockHistory() {
+  if (!WatchesLock()) busy_->holding = HoldsWriteLock();
   busy_->keep_history = true;
-  busy_->holding = HoldsWriteLock();
 }
+
+bool Connection::WatchesLock() const { return busy_->keep_history || recorder_ != nullptr; }
 
 LockHistory Connection::lock_history() const { return busy_->history; }
 
@@ -308,9 +316,10 @@ Connection::StepMark Connection::StepStarting() {
   StepMark mark;
   if (busy_) {
     busy_->wait_open = false;  // a wait belongs to the step it happened in
+    busy_->wait_stamp_us = -1;
     busy_->step_end_stamp = -1;
   }
-  if (busy_ && busy_->keep_history) {
+  if (busy_ && WatchesLock()) {
     mark.started = std::chrono::steady_clock::now();
     mark.held_before = busy_->holding;
   }
@@ -327,13 +336,14 @@ void Connection::StepEnded(const StepMark& mark) {
       s.on_transaction(open);
     }
   }
-  if (!s.wait_open && !s.keep_history) return;
+  const bool watches = WatchesLock();
+  if (!s.wait_open && !watches) return;
   SteadyTime now = std::chrono::steady_clock::now();
   if (s.wait_open) {
     s.wait_open = false;
     if (s.keep_history) s.history.waits.push_back({s.wait_blocked, now});
   }
-  if (!s.keep_history) return;
+  if (!watches) return;
   const bool holding = HoldsWriteLock();
   if (holding && !mark.held_before) {
     s.hold = LockHold{mark.started, now, {}, {}};
@@ -343,7 +353,7 @@ void Connection::StepEnded(const StepMark& mark) {
   } else if (!holding && mark.held_before) {
     s.hold.release_started = mark.started;
     s.hold.released = now;
-    s.history.held.push_back(s.hold);
+    if (s.keep_history) s.history.held.push_back(s.hold);
     auto held = std::chrono::duration_cast<std::chrono::microseconds>(now - s.hold.acquired);
     if (recorder_ != nullptr) {
       // SQLite released the lock inside this step; another connection may have taken it
@@ -448,6 +458,7 @@ Statement& Connection::Cached(std::string_view sql) {
 }
 
 void Connection::SetTrace(Recorder* recorder, std::string instance) {
+  if (!WatchesLock()) busy_->holding = HoldsWriteLock();
   recorder_ = recorder;
   instance_ = std::move(instance);
   busy_->recorder = recorder;
@@ -503,6 +514,7 @@ void Connection::Stamp(TraceEvent& e) const {
   e.target = trace_->target;
   e.key = trace_->delivery.key;
   e.delivery = trace_->delivery.number;
+  e.copy = trace_->delivery.copy;
 }
 
 void Connection::Note(const std::string& kind, const std::string& detail,
@@ -525,6 +537,8 @@ void Connection::NoteOutcome(const std::string& outcome, const std::string& verd
   e.verdict = verdict;
   RecordNote(*recorder_, std::move(e), "outcome", outcome, "");
 }
+
+int64_t Connection::WaitStamp() const { return busy_ ? busy_->wait_stamp_us : -1; }
 
 int64_t Connection::StepEventStamp(int64_t now_us) const {
   if (!busy_ || busy_->step_end_stamp < 0) return now_us;

@@ -127,7 +127,9 @@ class Connection final : public LockWaits {
   void OnTransactionChange(std::function<void(bool open)> callback);
 
   // Every statement run through this connection is recorded in *recorder under the
-  // given instance name. recorder may be null (no trace); it must outlive the connection.
+  // given instance name, and every take and release of the file's write lock as a "lock"
+  // event (with the statement, or the close, it came with). recorder may be null (no
+  // trace); it must outlive the connection.
   void SetTrace(Recorder* recorder, std::string instance);
   Recorder* recorder() const { return recorder_; }
   const std::string& instance() const { return instance_; }
@@ -189,12 +191,15 @@ class Connection final : public LockWaits {
 
  private:
   friend class Statement;
-  // Around every sqlite3_step: notes write-lock holds and closes an open wait (only while
-  // KeepLockHistory is on, apart from the wait).
+  // Around every sqlite3_step: closes an open wait, and watches the write lock while the
+  // connection is traced or keeps its lock history (WatchesLock): a traced connection
+  // records each take and release ("lock" events) on its recorder, whatever the lesson, and
+  // KeepLockHistory keeps them in lock_history() too.
   struct StepMark {
     SteadyTime started;
     bool held_before = false;
   };
+  bool WatchesLock() const;
   StepMark StepStarting();
   void StepEnded(const StepMark& mark);
   // The time to stamp the event of the step that just ended with: now_us, or, if the step
@@ -202,6 +207,9 @@ class Connection final : public LockWaits {
   // so the statement is not drawn ending after the next holder began, however late its
   // thread comes back to stamp it.
   int64_t StepEventStamp(int64_t now_us) const;
+  // The recorder's stamp of the wait event of the step that just ended (its busy handler's
+  // first call), or -1 when it did not wait.
+  int64_t WaitStamp() const;
   void NoteAt(const std::string& kind, const std::string& detail, const std::string& result,
               int64_t at_us);
   void Rebind();  // after a move: point the busy state and cached statements here

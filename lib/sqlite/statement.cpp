@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -149,7 +150,13 @@ int Statement::StepRaw() {
     }
     if (last_code_ != 0) e.error = std::to_string(last_code_);
     if (e.busy_calls = after.calls - before.calls; e.busy_calls > 0) e.waited_on = "the write lock";
-    e.waited_us = (after.waited - before.waited).count();
+    // The wait as the pictures draw it: from its wait event (the busy handler's first
+    // call) to this event's stamp, one measurement for the figure and the bar (the busy
+    // handler's own sum of pauses, BusyStats::waited, leaves out its tries and the
+    // statement's work once the lock came).
+    const int64_t wait_at = connection_->WaitStamp();
+    e.waited_us = wait_at >= 0 ? std::max<int64_t>(0, e.at_us - wait_at)
+                               : (after.waited - before.waited).count();
     for (size_t i = 0; i < traced_values_.size(); ++i) {
       std::string name = ParameterName(static_cast<int>(i) + 1);
       if (name.empty()) name = "?" + std::to_string(i + 1);

@@ -264,7 +264,8 @@ void RecordNote(Recorder& recorder, TraceEvent stamped, const std::string& kind,
                 const std::string& detail, const std::string& result, int64_t at_us) {
   if (at_us < 0 && kind == "outcome") at_us = recorder.LastAtOf(stamped.pid, stamped.instance);
   stamped.at_us = at_us >= 0 ? at_us : recorder.MicrosSinceOrigin();
-  stamped.target.clear();  // not a statement
+  // Not a statement: no target, except a lock's take or release, which names its store.
+  if (kind != "lock") stamped.target.clear();
   stamped.kind = kind;
   stamped.op = kind == "outcome" ? "outcome" : "";
   stamped.detail = detail;

@@ -28,7 +28,10 @@ struct TraceEvent {
                            // "crash", "died", "recover", "send"
   std::string detail;      // statement text, hook name, or what happened
   std::string result;      // "ok", "row", "constraint 1555", "busy", ...
-  int64_t waited_us = 0;   // time spent in the busy handler during this step
+  // A statement that waited for a lock: from its "wait" event (SQLite's busy handler's
+  // first call; PostgreSQL: when the server says the wait began) to this event's own stamp,
+  // the span the pictures draw as the wait; else the busy handler's own time, if any.
+  int64_t waited_us = 0;
   // SQLite's busy handler calls during this statement, counted by the connection's handler
   // (0 when it was armed and never called); absent wherever nothing counted them (another
   // database, a step that is not a statement): never a 0 that nobody measured.
@@ -48,12 +51,18 @@ struct TraceEvent {
                        // "replay"; consumer: "outcome"
   std::string table;   // the table a statement writes, else the first it reads
   std::string target;  // what a statement talks to: "database" or a side store ("cache",
-                       // "email provider"); "" for steps that are not statements
+                       // "email provider"), and the store whose write lock a "lock" event
+                       // took or released; "" for other steps that are not statements
   std::string key;     // the full MessageId the step works for, "" if none
   // sql: the values bound to the statement's parameters, ":MessageId=59d4..., :Now=..."
   // (a traced SQLite connection's; "" when none).
   std::string values;
   int delivery = 0;    // the broker's number for this delivery of key (1 = first), 0: none
+  // Which of the messages the broker stored under key this step is about: 1 for the first
+  // send it accepted, 2 for the next (a dispatcher's resend, a producer's duplicate, an
+  // operator's replay), each with its own delivery count; 0: not known (a broker that does
+  // not say which stored message it delivers).
+  int copy = 0;
 
   // What a statement did, read from the database as it answered (both backends), so no
   // view reads it back out of `result`:
@@ -132,6 +141,7 @@ inline bool IsSqlOp(const TraceEvent& e, std::string_view op) {
 struct DeliveryRef {
   std::string key;  // MessageId
   int number = 0;   // 1 for the first delivery; 0: not a delivery
+  int copy = 0;     // which stored message of key (TraceEvent::copy); 0: not known
 };
 
 class Recorder {

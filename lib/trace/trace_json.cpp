@@ -18,6 +18,7 @@ nlohmann::ordered_json EventToJson(const TraceEvent& e) {
   j["target"] = e.target;
   j["key"] = e.key;
   j["delivery"] = e.delivery;
+  if (e.copy > 0) j["copy"] = e.copy;  // only where the broker said
   j["rows"] = e.rows;
   j["value"] = e.value;
   if (e.replaced > 0) j["replaced"] = e.replaced;  // only where it happened
@@ -59,6 +60,7 @@ std::vector<TraceEvent> EventsFromJson(const nlohmann::json& array) {
     e.target = j.value("target", std::string());
     e.key = j.value("key", std::string());
     e.delivery = j.value("delivery", 0);
+    e.copy = j.value("copy", 0);
     e.rows = j.value("rows", int64_t{-1});
     e.value = j.value("value", std::string());
     e.replaced = j.value("replaced", int64_t{0});

@@ -57,7 +57,7 @@ std::string SettleResult(const TraceEvent& e, ShortIds& ids) {
 // a dispatcher, a consumer); every other step is the broker's own.
 StepWords BrokerWords(const TraceEvent& e, ShortIds& ids) {
   StepWords w;
-  const std::string m = ids.Name(e.key);
+  const std::string m = ids.Message(e);  // "m2 copy 2" where the broker stored several
   if (e.op == "send") {
     w.what = fmt::format("send {}", m);
     w.result = "accepted";
@@ -263,7 +263,7 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
     w.result = e.detail;
     if (!e.result.empty() && e.result != "ok") w.result += " (" + ids.Shorten(e.result) + ")";
   } else if (kind == "open") {
-    w.what = e.delivery > 0 ? fmt::format("receives {}, delivery {}", ids.Name(e.key), e.delivery)
+    w.what = e.delivery > 0 ? fmt::format("receives {}, delivery {}", ids.Message(e), e.delivery)
                             : std::string("opens a connection");
   } else if (kind == "fold") {
     w.what = e.detail;  // FoldRepeatedDeliveries: "deliveries 2 to 9 of m1, each as delivery 1"
@@ -280,8 +280,9 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
   } else if (kind == "wait") {
     w.what = "waits for " + WaitTarget(e, ids, options);
   } else if (kind == "lock") {
-    w.what = e.detail;
-    if (!e.result.empty() && e.result != "holding") w.result = e.result;
+    w.what = e.detail;  // "write lock taken", "write lock released"
+    // How long it was held ("held 504.2 ms"): a timing.
+    if (options.timings && !e.result.empty() && e.result != "holding") w.result = e.result;
   } else if (kind == "hook") {
     w.what = "hook " + e.detail;
   } else if (kind == "crash") {

@@ -87,7 +87,6 @@ Json DiffJson(const TablesSnapshot* before, const TablesSnapshot& now, ShortIds&
 struct ActorLocks {
   bool in_transaction = false;
   bool holds = false;
-  bool lock_events = false;  // its connection noted its write-lock takes and releases
   std::string waits;         // WaitTarget of a wait not yet over
 };
 
@@ -364,20 +363,20 @@ Json PageData(const std::vector<HtmlSection>& sections) {
         l.waits.clear();
         const bool ok = e.error.empty();
         if (IsBegin(e) && ok) l.in_transaction = true;
-        // A write inside a transaction holds its locks until the transaction ends (SQLite:
-        // the write lock, unless the connection notes its takes itself, taken by any write
-        // statement; PostgreSQL: the rows and keys it wrote, so one that wrote no row, an
-        // ON CONFLICT DO NOTHING that met the key, holds nothing).
-        const bool wrote_nothing = section.backend == "postgres" && e.rows == 0;
-        if (IsWrite(e) && ok && l.in_transaction && !l.lock_events && !wrote_nothing) l.holds = true;
+        // PostgreSQL: a write inside a transaction holds the locks of the rows and keys it
+        // wrote until the transaction ends, so one that wrote no row (an ON CONFLICT DO
+        // NOTHING that met the key) holds nothing. SQLite's write lock is what its
+        // connection noted it took and released (the "lock" events), failed statements
+        // included: a duplicate INSERT took the lock before it met the key.
+        const bool wrote = section.backend == "postgres" && e.rows != 0;
+        if (IsWrite(e) && ok && l.in_transaction && wrote) l.holds = true;
         if (IsCommit(e) || IsRollback(e)) {
-          const bool events_known = l.lock_events;
+          const bool holds = l.holds && section.backend != "postgres";
           l = {};
-          l.lock_events = events_known;
+          l.holds = holds;  // SQLite: until its release is noted (stamped before the step)
         }
       } else if (e.kind == "lock") {
-        ActorLocks& l = mine["database"];
-        l.lock_events = true;
+        ActorLocks& l = mine[target];
         if (e.detail == "write lock taken") {
           l.holds = true;
           l.waits.clear();  // it has the lock: its wait is over
@@ -393,7 +392,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       if ((e.kind == "open" || (e.kind == "broker" && e.op == "deliver")) && e.delivery > 0) {
         // The message's count so far: a copy still at work on an earlier delivery does not
         // take it back (concurrent: A's delivery 1 opens after B's delivery 2 was handed out).
-        int& count = deliveries[ids.Name(e.key)];
+        int& count = deliveries[ids.Message(e)];
         count = std::max(count, e.delivery);
       }
       // A lock take or release is part of the statement it came with: not a step of its own

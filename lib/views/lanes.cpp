@@ -15,6 +15,7 @@ namespace {
 
 struct LaneBuilder {
   Lane lane;
+  std::map<std::string, LockHeld> holding;  // by store: write-lock holds not yet released
   std::optional<Span> open;       // the transaction in progress
   int open_backend = 0;           // its connection's server backend (0: not known)
   std::optional<size_t> waiting;  // index into lane.waits of a wait not yet ended
@@ -131,11 +132,34 @@ std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events) {
   return keys;
 }
 
+LockNotes PlaceLockNotes(const std::vector<TraceEvent>& events) {
+  LockNotes notes;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].kind != "lock") continue;
+    const std::string key = LaneKey(events[i]);
+    size_t j = i + 1;
+    while (j < events.size() && (LaneKey(events[j]) != key || events[j].kind == "lock")) ++j;
+    if (j < events.size() && events[j].kind == "sql" && !notes.with_statement.count(j)) {
+      notes.with_statement[j] = events[i].detail;
+    } else {
+      notes.alone.insert(i);
+    }
+  }
+  return notes;
+}
+
+std::string WithLockNote(const std::string& result, const LockNotes& notes, size_t statement) {
+  const auto note = notes.with_statement.find(statement);
+  if (note == notes.with_statement.end()) return result;
+  return result.empty() ? note->second : result + ", " + note->second;
+}
+
 std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& ids,
                              const WordOptions& options) {
   std::vector<std::string> order;
   std::map<std::string, LaneBuilder> builders;
   const std::vector<std::string> keys = StepLaneKeys(events);
+  const LockNotes lock_notes = PlaceLockNotes(events);
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
     const std::string& key = keys[i];
@@ -159,21 +183,24 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
     }
     b.lane.last_us = std::max(b.lane.last_us, e.at_us);
     const StepWords words = DescribeStep(e, ids, options);
-    if (e.kind != "lock" && !(e.kind == "open" && e.delivery == 0)) {
+    if ((e.kind != "lock" || lock_notes.alone.count(i)) && !(e.kind == "open" && e.delivery == 0)) {
       LaneStep step;
       step.at_us = e.at_us;
       step.kind = e.kind;
       step.tone = words.tone;
       step.failed = words.failed;
       if (e.kind == "open") {
-        step.text = fmt::format("{} delivery {}", ids.Name(e.key), e.delivery);
+        step.text = ids.DeliveryName(e);
         step.delivery = true;
       } else if (e.kind == "sql" && !words.failed && (IsBegin(e) || IsCommit(e) || IsRollback(e)) &&
                  e.waited_us == 0) {
-        step.text = words.what;  // "COMMIT": its "ok" says nothing more
+        // "COMMIT": its "ok" says nothing more, but the lock it released does.
+        step.text = StepWords{words.what, WithLockNote("", lock_notes, i)}.Text();
       } else if (e.kind == "wait") {
         step.text = words.what;
         step.wait = true;
+      } else if (e.kind == "sql") {
+        step.text = StepWords{words.what, WithLockNote(words.result, lock_notes, i)}.Text();
       } else {
         step.text = words.Text();
       }
@@ -193,7 +220,7 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
       Mark m;
       m.kind = Mark::Kind::kDelivery;
       m.at_us = e.at_us;
-      m.text = fmt::format("{} delivery {}", ids.Name(e.key), e.delivery);
+      m.text = ids.DeliveryName(e);
       m.key = e.key;
       m.delivery = e.delivery;
       b.lane.marks.push_back(std::move(m));
@@ -237,8 +264,15 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
            : IsSettle(e) && key != "broker"      ? Mark::Kind::kSettle
                                                  : Mark::Kind::kBroker);
     } else if (e.kind == "lock") {
-      // Where a write lock was taken and released: the transaction's span already shows
-      // it; the times are in the trace and the JSON.
+      // A write lock held from its take to its release, drawn with the transaction.
+      const std::string target = e.target.empty() ? "database" : e.target;
+      if (e.detail == "write lock taken") {
+        b.holding.try_emplace(target, LockHeld{e.at_us, e.at_us, target});
+      } else if (auto h = b.holding.find(target); e.detail == "write lock released" && h != b.holding.end()) {
+        h->second.end_us = e.at_us;
+        b.lane.held.push_back(h->second);
+        b.holding.erase(h);
+      }
     } else if (e.kind != "open") {
       mark(Mark::Kind::kOther);
     }
@@ -250,6 +284,10 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
     if (b.waiting) {
       LockWait& wait = b.lane.waits[*b.waiting];
       wait.end_us = b.lane.last_us;  // never got the lock while recorded
+    }
+    for (auto& [target, hold] : b.holding) {
+      hold.end_us = b.lane.last_us;  // never released while recorded
+      b.lane.held.push_back(hold);
     }
     if (b.open) {
       Span span = std::move(*b.open);
@@ -264,11 +302,13 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
 
 std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& events,
                                                ShortIds& ids) {
-  // Each delivery's steps: every event stamped with its message and the broker's number.
-  std::map<std::string, std::map<int, std::vector<size_t>>> episodes;  // key -> number -> events
+  // Each delivery's steps: every event stamped with its message (which stored copy of its
+  // key) and the broker's number.
+  using Stored = std::pair<std::string, int>;                    // key, copy
+  std::map<Stored, std::map<int, std::vector<size_t>>> episodes;  // -> number -> events
   for (size_t i = 0; i < events.size(); ++i) {
     if (!events[i].key.empty() && events[i].delivery > 0) {
-      episodes[events[i].key][events[i].delivery].push_back(i);
+      episodes[{events[i].key, ids.CopyShown(events[i])}][events[i].delivery].push_back(i);
     }
   }
   const WordOptions plain{.timings = false, .pids = false};
@@ -284,7 +324,7 @@ std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& ev
   };
   std::vector<bool> dropped(events.size(), false);
   std::map<size_t, std::vector<TraceEvent>> folds;  // at a dropped event: the folds it starts
-  for (const auto& [key, numbered] : episodes) {
+  for (const auto& [stored, numbered] : episodes) {
     std::vector<std::pair<int, std::vector<std::string>>> sigs;
     for (const auto& [number, steps] : numbered) sigs.emplace_back(number, signature(steps));
     for (size_t i = 0; i < sigs.size();) {
@@ -312,7 +352,8 @@ std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& ev
           fold.verdict.clear();
           fold.result.clear();
           fold.detail = fmt::format("deliveries {} to {} of {}, each as delivery {}",
-                                    sigs[i + 1].first, sigs[j].first, ids.Name(key),
+                                    sigs[i + 1].first, sigs[j].first,
+                                    ids.Message(events[first_folded.front()]),
                                     sigs[i].first);
           return fold;
         };

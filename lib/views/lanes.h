@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,6 +83,14 @@ struct Mark {
   int delivery = 0;      // and its delivery, 0 if none
 };
 
+// A stretch of time a lane's connection held a store's write lock (SQLite): from its "lock"
+// event "write lock taken" to "write lock released" (the lane's last stamp if never seen).
+struct LockHeld {
+  int64_t start_us = 0;
+  int64_t end_us = 0;
+  std::string target;  // the store: "database", "cache"
+};
+
 // One step of a lane in words, for a picture that lists them (the timeline's cards).
 struct LaneStep {
   int64_t at_us = 0;
@@ -103,6 +113,7 @@ struct Lane {
   bool secondary = false;  // the scenario's own checks: drawn as such
   std::vector<Span> spans;
   std::vector<LockWait> waits;
+  std::vector<LockHeld> held;  // its write-lock holds, in order
   std::vector<Mark> marks;
   std::vector<LaneStep> steps;  // every step drawn on this lane, in order (no lock notes)
   int64_t first_us = 0;
@@ -126,6 +137,20 @@ bool IsSettle(const TraceEvent& e);
 // child of --instances processes holds no broker connection: the main process settles
 // what the child decided).
 std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events);
+
+// Where the pictures say each write-lock take and release (a "lock" event, SQLite): with
+// the statement it came with, the next step of its lane when that is a statement ("1 row
+// inserted, write lock taken"), so a lock's change is part of its statement and never a
+// step of its own; else alone (a release at a close: the connection ended with its
+// transaction). Both keyed by event index.
+struct LockNotes {
+  std::map<size_t, std::string> with_statement;  // statement -> "write lock taken"
+  std::set<size_t> alone;                        // lock events said as steps of their own
+};
+LockNotes PlaceLockNotes(const std::vector<TraceEvent>& events);
+// A statement's result with the lock change it came with, if any: "duplicate key (1555),
+// write lock taken". The one joining of the two for every picture.
+std::string WithLockNote(const std::string& result, const LockNotes& notes, size_t statement);
 
 // Lanes in order of their first step, titled by ActorName.
 std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& ids,

@@ -9,6 +9,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <tuple>
 
 #include "views/event_text.h"
 #include "views/lanes.h"
@@ -176,12 +177,12 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
   // Each delivery's openings by consumers, in order, and how many times the broker's own
   // step handed it out: the n-th handing out is drawn, in the order of events, as an arrow
   // to the n-th consumer that opened it.
-  using Numbered = std::pair<std::string, int>;
+  using Numbered = std::tuple<std::string, int, int>;  // key, copy, delivery
   std::map<Numbered, std::vector<std::string>> taken;
   std::map<Numbered, size_t> announced;
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
-    if (e.kind == "broker" && e.op == "deliver") announced[{e.key, e.delivery}]++;
+    if (e.kind == "broker" && e.op == "deliver") announced[{e.key, ids.CopyShown(e), e.delivery}]++;
     if (e.kind == "sql" && LaneKey(e) != "email provider") {
       participants.try_emplace(TargetId(e.target),
                                Participant{TargetId(e.target), TargetTitle(e.target),
@@ -195,7 +196,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     if (e.kind == "open" && e.delivery > 0) {
       deliveries = true;
       const std::string key = LaneKey(e);
-      taken[{e.key, e.delivery}].push_back(lane_ids.count(key) ? lane_ids.at(key) : "Cx");
+      taken[{e.key, ids.CopyShown(e), e.delivery}].push_back(lane_ids.count(key) ? lane_ids.at(key) : "Cx");
     }
   }
   if (deliveries) participants.try_emplace("Broker", Participant{"Broker", "Broker", 1, 0, ""});
@@ -233,11 +234,12 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
                          : fmt::format("    Note over {},{}: {}\n", first, last, s);
   };
 
+  const LockNotes lock_notes = PlaceLockNotes(events);
   std::set<size_t> requested;  // statements whose request arrow was drawn at their wait
   std::map<std::string, int> active;
   std::map<std::string, bool> in_transaction;                       // per participant
   std::map<std::string, int> transaction_backend;                   // its BEGIN's backend
-  std::map<std::pair<std::string, int>, std::string> delivered_to;  // (key, delivery) -> id
+  std::map<Numbered, std::string> delivered_to;  // (key, copy, delivery) -> id
   std::map<Numbered, size_t> opened;  // openings drawn so far
   std::map<Numbered, size_t> handed;  // the broker's handings out drawn so far
   auto next_in_lane = [&](size_t i, bool sql_only) -> std::optional<size_t> {
@@ -260,10 +262,10 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     const StepWords w = words(e);
     // A delivery's arrow: where the broker handed it out, to the consumer that opened it
     // (at the consumer's opening where no step of the broker's handed it out).
-    const Numbered numbered{e.key, e.delivery};
+    const Numbered numbered{e.key, ids.CopyShown(e), e.delivery};
     auto arrow = [&](const std::string& to) {
       delivered_to[numbered] = to;
-      out += fmt::format("    Broker->>{}: {} delivery {}\n", to, ids.Name(e.key), e.delivery);
+      out += fmt::format("    Broker->>{}: {}\n", to, ids.DeliveryName(e));
     };
     if (e.kind == "open") {
       if (e.delivery > 0 && opened[numbered]++ >= announced[numbered]) arrow(who);
@@ -275,7 +277,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
         arrow(to->second[handed[numbered]++]);
         continue;
       }
-      auto to = delivered_to.find({e.key, e.delivery});
+      auto to = delivered_to.find(numbered);
       if (e.op == "send" || e.op == "drop") {
         out += fmt::format("    {}->>Broker: {}\n", who, Clean(w.what));
         out += fmt::format("    Broker-{}{}: {}\n", e.op == "drop" ? "-x" : "->>", who,
@@ -287,7 +289,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
                            Clean(w.what));
         if (!w.result.empty() && e.op != "ack") {
           out += fmt::format("    Note over Broker: {}\n",
-                             NoteText(fmt::format("{} {}", ids.Name(e.key), w.result)));
+                             NoteText(fmt::format("{} {}", ids.Message(e), w.result)));
         }
       } else {
         out += fmt::format("    Note over Broker: {}\n", NoteText(w.Text()));
@@ -312,6 +314,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       // committed by itself, at once.
       const bool in_open = open && OnConnectionOf(open_backend, e);
       if (!in_open && ok && IsWrite(e)) result += " (autocommit)";
+      result = WithLockNote(result, lock_notes, i);  // "..., write lock taken"
       out += fmt::format("    {}-->>{}: {}\n", target, who, Clean(text(ids.Shorten(result))));
       if (IsBegin(e) && ok) {
         open = true;
@@ -366,8 +369,10 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       out += Toned(w.tone, fmt::format("    Note over {}: {}{}\n", who, Clean(w.Text()),
                                        ToneMark(w.tone)));
     } else if (e.kind == "lock") {
-      // Where a write lock was taken and released: the activation bar of the open
-      // transaction already shows it; the times are in the trace and the JSON.
+      // Said with the statement it came with (its result); a release at a close alone.
+      if (lock_notes.alone.count(i)) {
+        out += fmt::format("    Note over {},{}: {}\n", who, TargetId(e.target), NoteText(w.Text()));
+      }
     } else {
       out += Toned(w.tone, fmt::format("    Note over {}: {}\n", who, NoteText(text(w.Text()))));
     }

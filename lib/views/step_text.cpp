@@ -50,6 +50,31 @@ ShortIds::ShortIds(const std::vector<TraceEvent>& events) {
     }
   }
   NameProcessesOf(events);
+  CountCopiesOf(events);
+}
+
+void ShortIds::CountCopiesOf(const std::vector<TraceEvent>& events) {
+  for (const TraceEvent& e : events) {
+    if (!e.key.empty() && e.copy > 0) copies_[e.key] = std::max(copies_[e.key], e.copy);
+  }
+}
+
+int ShortIds::CopyShown(const TraceEvent& e) const {
+  if (e.copy <= 0) return 0;
+  const auto copies = copies_.find(e.key);
+  const bool several = full_ ? e.copy > 1 : copies != copies_.end() && copies->second > 1;
+  return several ? e.copy : 0;
+}
+
+std::string ShortIds::Message(const TraceEvent& e) const {
+  const int copy = CopyShown(e);
+  return copy > 0 ? fmt::format("{} copy {}", Name(e.key), copy) : Name(e.key);
+}
+
+std::string ShortIds::DeliveryName(const TraceEvent& e) const {
+  const std::string message = Message(e);
+  return message == Name(e.key) ? fmt::format("{} delivery {}", message, e.delivery)
+                                : fmt::format("{}, delivery {}", message, e.delivery);
 }
 
 void ShortIds::NameProcessesOf(const std::vector<TraceEvent>& events) {
@@ -153,6 +178,7 @@ ShortIds ShortIds::Cut(const std::vector<TraceEvent>& events) {
     if (!e.key.empty()) ids.keys_.emplace(e.key, CutId(e.key));
   }
   ids.NameProcessesOf(events);
+  ids.CountCopiesOf(events);
   return ids;
 }
 

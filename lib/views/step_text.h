@@ -56,6 +56,16 @@ class ShortIds {
   static ShortIds Cut(const std::vector<TraceEvent>& events);
   // "m1" for a known key; the key itself otherwise (or "" for "").
   std::string Name(const std::string& key) const;
+  // The message e is about, as every picture names it: Name(e.key), and which of the
+  // messages the broker stored under that key where it stored more than one ("m2 copy 2":
+  // a dispatcher's resend, each copy with its own delivery count; Full(): where copy > 1).
+  std::string Message(const TraceEvent& e) const;
+  // e.copy where Message names it, else 0: a key the broker stored once is one message, so
+  // steps that do not carry its copy (a delivery a lesson numbered itself) are the same.
+  int CopyShown(const TraceEvent& e) const;
+  // e's delivery, by the broker's count for that stored message: "m1 delivery 2", "m2 copy
+  // 2, delivery 1". The one formatter of a delivery for every view.
+  std::string DeliveryName(const TraceEvent& e) const;
   // text with every MessageId and UUID replaced by its short name.
   std::string Shorten(std::string_view text);
   // "m1 = <full id>", one per key, in order.
@@ -72,8 +82,10 @@ class ShortIds {
 
  private:
   void NameProcessesOf(const std::vector<TraceEvent>& events);
+  void CountCopiesOf(const std::vector<TraceEvent>& events);
 
   std::map<std::string, std::string> keys_;
+  std::map<std::string, int> copies_;  // key -> the messages the broker stored under it
   std::map<int, std::string> processes_;
   std::map<int, std::string> owners_;  // backend -> the actor whose connection it is
   std::map<std::string, std::string> others_;

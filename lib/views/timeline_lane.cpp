@@ -113,6 +113,7 @@ bool LaneInBand(const Lane& lane, const Layout& layout, const Band& band) {
   for (const LaneStep& st : lane.steps) any |= layout.band[layout.Index(st.at_us)] == band.index;
   for (const Span& sp : lane.spans) any |= band.Where(layout, sp.start_us, sp.end_us).has_value();
   for (const LockWait& w : lane.waits) any |= band.Where(layout, w.start_us, w.end_us).has_value();
+  for (const LockHeld& h : lane.held) any |= band.Where(layout, h.start_us, h.end_us).has_value();
   return any;
 }
 
@@ -142,6 +143,18 @@ LaneDrawing DrawLane(const Lane& lane, size_t index, const PartLayout& part, con
         SpanClass(span), Num(x0), Num(bar_y), Num(x1 - x0), Num(kBarHeight), Escape(tip),
         CueWords(*r));
     bars += Cues(*r, bar_y);
+  }
+  // A write lock held: a dark stripe along the foot of the transaction's bar, from the
+  // statement that took it to the one that released it.
+  for (const LockHeld& held : lane.held) {
+    const std::optional<Reach> r = band.Where(layout, held.start_us, held.end_us);
+    if (!r) continue;
+    const double x1 = std::max(r->x1, r->x0 + kMinHeld);
+    bars += fmt::format(
+        "<rect class=\"held\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>holds the "
+        "write lock{}{}</title></rect>\n",
+        Num(r->x0), Num(bar_y + kBarHeight - kHeldHeight), Num(x1 - r->x0), Num(kHeldHeight),
+        held.target == "database" ? "" : " of the " + Escape(held.target), CueWords(*r));
   }
   for (const LockWait& wait : lane.waits) {
     const std::optional<Reach> r = band.Where(layout, wait.start_us, wait.end_us);

@@ -206,9 +206,15 @@ PartLayout LayOutPart(const std::vector<Lane>& lanes, const std::vector<TraceEve
   // Who acted at each stamp: a lane's card goes on while no other lane acted in between.
   std::vector<int> owner(layout.stamps.size(), -2);
   for (size_t li = 0; li < lanes.size(); ++li) {
-    for (const LaneStep& step : lanes[li].steps) {
-      int& o = owner[layout.Index(step.at_us)];
+    auto own = [&](int64_t us) {
+      int& o = owner[layout.Index(us)];
       o = o == -2 || o == static_cast<int>(li) ? static_cast<int>(li) : -1;
+    };
+    for (const LaneStep& step : lanes[li].steps) own(step.at_us);
+    // A lock's take and release are its lane's, said with their statements: no pause.
+    for (const LockHeld& held : lanes[li].held) {
+      own(held.start_us);
+      own(held.end_us);
     }
   }
   const int64_t gap_us = std::max<int64_t>(2000, part.span_us / 16);

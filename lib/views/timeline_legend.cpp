@@ -44,6 +44,7 @@ text { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 1
 .bar.open { fill: #eeeeee; stroke: #9e9e9e; stroke-dasharray: 2 4; }
 .bar.auto { fill: #78909c; stroke: #37474f; }
 .wait { fill: url(#hatch); stroke: #ff8f00; stroke-width: 2; }
+.held { fill: #1a237e; }
 .card { fill: #ffffff; stroke: #b0bec5; stroke-width: 1.5; }
 .leader { stroke: #90a4ae; stroke-width: 1.5; }
 .crash-mark { stroke: #000; stroke-width: 4; fill: none; }
@@ -112,6 +113,14 @@ std::string Legend(double top, double* height) {
                            Num(wx), Num(wy + 7));
       },
       "waits for a lock");
+  item(
+      [](double hx, double hy) {
+        return fmt::format("<rect class=\"bar commit\" x=\"{}\" y=\"{}\" width=\"32\" "
+                           "height=\"20\" rx=\"3\"/>\n<rect class=\"held\" x=\"{}\" y=\"{}\" "
+                           "width=\"32\" height=\"{}\"/>\n",
+                           Num(hx), Num(hy + 4), Num(hx), Num(hy + 24 - kHeldHeight), Num(kHeldHeight));
+      },
+      "holds the write lock");
   item(glyph(Mark::Kind::kDelivery, Tone::kPlain, 0), "delivery");
   item(glyph(Mark::Kind::kSettle, Tone::kPlain, 0), "ack or nack to the broker");
   item(glyph(Mark::Kind::kAckLost, Tone::kPlain, 0), "ack lost on the way");

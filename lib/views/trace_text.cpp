@@ -40,7 +40,7 @@ std::string Line(const TraceEvent& e, ShortIds& ids, bool shorten, const Who& by
   if (ActorOf(e) == kActorProbe) tags += "  (the scenario's check, not a consumer step)";
   if (!e.verdict.empty()) tags += fmt::format("  [{} for the business]", e.verdict);
   if (e.delivery > 0 && e.kind != "broker") {
-    tags += fmt::format("  [{} delivery {}]", shorten ? ids.Name(e.key) : e.key, e.delivery);
+    tags += "  [" + (shorten ? ids.DeliveryName(e) : fmt::format("{} delivery {}", e.key, e.delivery)) + "]";
   }
   return fmt::format("{:>9.1f} ms  {} pid {:<7} {:<60}  {}{}",
                      static_cast<double>(e.at_us) / 1000.0, who, by.pid, detail,

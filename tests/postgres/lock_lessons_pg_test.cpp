@@ -424,6 +424,17 @@ TEST_CASE("on PostgreSQL a lock wait begins when the server says it began, not w
   REQUIRE(w.contains("seenUs"));
   CHECK(w["atUs"].get<int64_t>() < w["seenUs"].get<int64_t>());
   CHECK(w["atUs"].get<int64_t>() >= j["events"][begin]["atUs"].get<int64_t>());
+  // The statement's "waited N ms" is that bar: from the wait event to its own stamp, one
+  // measurement (it was timed from the send, 1 to 12 ms longer than the bar). Mutation
+  // caught: connection.cpp `wait_at_us_ >= 0 ?` -> `false ?`.
+  size_t waited = j["events"].size();
+  for (size_t i = wait + 1; i < j["events"].size() && waited == j["events"].size(); ++i) {
+    const auto& e = j["events"][i];
+    if (e["instance"] == "B" && e["kind"] == "sql" && e.value("waitedUs", int64_t{0}) > 0) waited = i;
+  }
+  REQUIRE(waited < j["events"].size());
+  const auto& s = j["events"][waited];
+  CHECK(s["waitedUs"].get<int64_t>() == s["atUs"].get<int64_t>() - w["atUs"].get<int64_t>());
 }
 
 // issue 28 (PostgreSQL, item 4 of the leftovers): crash-before-commit's count of Inbox

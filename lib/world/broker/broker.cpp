@@ -70,6 +70,7 @@ TraceEvent BrokerEvent(const Recorder& recorder, std::string_view op, const Deli
   e.op = op;
   e.key = about.key;
   e.delivery = about.number;
+  e.copy = about.copy;
   e.detail = std::move(detail);
   e.result = std::move(result);
   return e;
@@ -79,8 +80,9 @@ void Broker::Note(const char* op, const Delivery& about, const std::string& deta
                   const std::string& result, const char* verdict) {
   if (recorder_ == nullptr) return;
   TraceEvent e = BrokerEvent(*recorder_, unacked_ && std::string_view(op) == "ack-lost" ? "unacked" : op,
-                             DeliveryRef{about.message.message_id, about.delivery_count}, detail,
-                             result);
+                             DeliveryRef{about.message.message_id, about.delivery_count,
+                                         CopyOf(about, std::string_view(op) == "send")},
+                             detail, result);
   e.verdict = verdict;
   if (std::string_view(op) == "replay") e.actor = kActorOperator;
   if (std::string_view(op) == "send" || std::string_view(op) == "drop") {
@@ -120,8 +122,20 @@ SendResult Broker::SendReplay(const OrderPlaced& message) {
 
 void Broker::Offer(const Delivery& delivery) {
   if (recorder_ != nullptr) {
-    recorder_->OfferDelivery({delivery.message.message_id, delivery.delivery_count});
+    recorder_->OfferDelivery(
+        {delivery.message.message_id, delivery.delivery_count, CopyOf(delivery, false)});
   }
+}
+
+int Broker::CopyOf(const Delivery& about, bool stored) {
+  if (about.sequence_number <= 0) return 0;  // the broker did not say which message
+  if (stored) {
+    const int copy = ++copies_[about.message.message_id];
+    copy_of_[about.sequence_number] = copy;
+    return copy;
+  }
+  const auto found = copy_of_.find(about.sequence_number);
+  return found == copy_of_.end() ? 0 : found->second;
 }
 
 void Broker::Settled() {

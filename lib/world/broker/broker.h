@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -157,12 +158,18 @@ class Broker {
   void Offer(const Delivery& delivery);
   // A delivery was settled: its offer to the next connection is withdrawn.
   void Settled();
+  // Which stored message of its MessageId `about` is (TraceEvent::copy), by the broker's
+  // sequence number: stored (a send the broker accepted) numbers a new one; 0 where the
+  // broker gave no sequence number.
+  int CopyOf(const Delivery& about, bool stored);
   Recorder* recorder() const { return recorder_; }
 
  private:
   Recorder* recorder_;
   const TraceEvent* sender_ = nullptr;  // whose send Send records; null: the producer's
   bool unacked_ = false;                // in ReleaseUnacked: LoseAck's note is "unacked"
+  std::map<std::string, int> copies_;   // MessageId -> messages stored under it so far
+  std::map<int64_t, int> copy_of_;      // sequence number -> which of them it is
 };
 
 // A step of the broker's as the trace records it: instance "broker" in this process, kind

@@ -318,6 +318,7 @@ class NatsBroker final : public Broker {
       return SendResult::kDuplicateDropped;
     }
     stats_.accepted++;
+    about.sequence_number = static_cast<int64_t>(sequence);  // which stored message it is
     Note(why, about,
          fmt::format("publish {}{}", message.message_id, dedup ? " with Nats-Msg-Id" : ""),
          fmt::format("stored as stream sequence {}", sequence));
