@@ -16,13 +16,7 @@ namespace ack_first_file {
 namespace {
 
 Outcome Run(ScenarioEnv& env) {
-  StockItem dune = Restock(env);
-  OrderPlaced message = NewOrder(env, dune);
-  std::unique_ptr<Broker> broker = OpenBroker(env, {});
-  broker->Send(message);
-  DeliveryLog log;
-  const Delivery first = ReceiveNext(*broker, "the delivery");
-  log.Add(first);
+  auto [dune, message, broker, log, first] = SendOneOrder(env, "the delivery");
   // The ack goes out first: from here on the broker owes this message nothing.
   const bool acked = broker->Ack(first);
   CrashReport crash = RunCrashingDelivery(env, "A", "BeforeCommit", [&](const Hook& hook) {

@@ -12,13 +12,7 @@ namespace check_then_process_file {
 namespace {
 
 Outcome Run(ScenarioEnv& env) {
-  StockItem dune = Restock(env);
-  OrderPlaced message = NewOrder(env, dune);
-  std::unique_ptr<Broker> broker = OpenBroker(env, {});
-  broker->Send(message);
-  DeliveryLog log;
-  const Delivery first = ReceiveNext(*broker, "the first delivery");
-  log.Add(first);
+  auto [dune, message, broker, log, first] = SendOneOrder(env, "the first delivery");
   CrashReport crash = RunCrashingDelivery(
       env, "A", "AfterStockCommitted",
       [&](const Hook& hook) {

@@ -157,6 +157,17 @@ const char* ReservedVerdictApart(ScenarioEnv& env, const std::string& book_id, i
   return OpenUntraced(env)->ReadStock(book_id).reserved == once ? kVerdictRight : kVerdictWrong;
 }
 
+OneOrder SendOneOrder(ScenarioEnv& env, const std::string& what) {
+  OneOrder out;
+  out.book = Restock(env);
+  out.message = NewOrder(env, out.book);
+  out.broker = OpenBroker(env, {});
+  out.broker->Send(out.message);
+  out.first = ReceiveNext(*out.broker, what);
+  out.log.Add(out.first);
+  return out;
+}
+
 void DeliverWithLostAcks(ScenarioEnv& env, const OrderPlaced& message, int deliveries,
                          const std::function<void(Store& store, int delivery)>& handle) {
   // The simulation's broker: a lesson that delivers this way takes no real one (kRealBroker).

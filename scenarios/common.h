@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,17 @@ class DeliveryLog {
   std::vector<bool> redelivered_;
   std::vector<int64_t> tags_;
 };
+// How a lesson of one message begins: Dune restocked, one order for it sent through a new
+// queue of the scenario's broker, and its first delivery received (`what` names it, as
+// ReceiveNext) and logged.
+struct OneOrder {
+  StockItem book;
+  OrderPlaced message;
+  std::unique_ptr<Broker> broker;
+  DeliveryLog log;
+  Delivery first;
+};
+OneOrder SendOneOrder(ScenarioEnv& env, const std::string& what);
 // A new connection to a side store (cache, provider), traced under `instance`; target
 // names the store in pictures ("cache", "email provider"); delivery as for the database.
 std::unique_ptr<SideRecords> OpenTraced(ScenarioEnv& env, const SideStore& store,

@@ -189,16 +189,10 @@ namespace concurrent_file {
 namespace {
 
 Outcome Run(ScenarioEnv& env) {
-  StockItem dune = Restock(env);
-  OrderPlaced message = NewOrder(env, dune);
   // The broker hands the message to A; A's ack will not come in time (its connection to the
   // broker drops, or its ack deadline passes while it works), so the broker hands the same
   // message to B while A still holds it: two deliveries in flight at once.
-  std::unique_ptr<Broker> broker = OpenBroker(env, {});
-  broker->Send(message);
-  DeliveryLog log;
-  const Delivery first = ReceiveNext(*broker, "A's delivery");
-  log.Add(first);
+  auto [dune, message, broker, log, first] = SendOneOrder(env, "A's delivery");
   broker->ReleaseUnacked(first);
   const Delivery second = ReceiveNext(*broker, "the redelivery to B");
   log.Add(second);

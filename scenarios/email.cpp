@@ -12,14 +12,8 @@ namespace email_file {
 namespace {
 
 Outcome Run(ScenarioEnv& env) {
-  StockItem dune = Restock(env);
-  OrderPlaced message = NewOrder(env, dune);
+  auto [dune, message, broker, log, first] = SendOneOrder(env, "the first delivery");
   InMemoryEmailProvider provider;
-  std::unique_ptr<Broker> broker = OpenBroker(env, {});
-  broker->Send(message);
-  DeliveryLog log;
-  const Delivery first = ReceiveNext(*broker, "the first delivery");
-  log.Add(first);
   CrashReport crash = RunCrashingDelivery(
       env, "A", "AfterSend",
       [&](const Hook& hook) {

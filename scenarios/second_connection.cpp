@@ -53,16 +53,10 @@ std::optional<std::string> AuditWaitedOn(const Store& second) {
 }
 
 Outcome Run(ScenarioEnv& env) {
-  StockItem dune = Restock(env);
-  OrderPlaced message = NewOrder(env, dune);
+  auto [dune, message, broker, log, first] = SendOneOrder(env, "the first delivery");
   // On a row-locking server the audit entry is written inside the open main transaction,
   // where SQLite's one writer would make it wait for the whole file.
   const bool inside = LocksRows(env);
-  std::unique_ptr<Broker> broker = OpenBroker(env, {});
-  broker->Send(message);
-  DeliveryLog log;
-  const Delivery first = ReceiveNext(*broker, "the first delivery");
-  log.Add(first);
   CrashReport crash = RunCrashingDelivery(env, "A", "BeforeCommit", [&](const Hook& hook) {
     const DeliveryRef delivery = Delivered(first.message, first.delivery_count);
     std::unique_ptr<Store> db = OpenStore(env, "A", delivery);
