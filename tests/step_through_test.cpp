@@ -255,6 +255,26 @@ TEST_CASE("run --html: each section shows the tables its steps used", "[html][cl
   }
 }
 
+// A settle on the broker's lane is said as the broker got it, never as the broker's act
+// (fifth walkthrough: ack-first's early ack, sent before the consumer's "receives" step,
+// read "Broker: ack m1: removed from the queue", as if the broker acked). Mutation caught:
+// WordsOnLane (lanes.cpp) returning the words unchanged.
+TEST_CASE("run ack-first --html: the early ack arrives at the broker", "[html][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("ack-first.html");
+  CliResult r = RunCli({"run", "ack-first", "--seed", "1", "--html", page});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json data = PageData(ReadFile(page));
+  int arrived = 0;
+  for (const auto& step : data["steps"]) {
+    const std::string text = step["text"];
+    CHECK(text.rfind("Broker: ack ", 0) == std::string::npos);
+    if (text.rfind("Broker: an ack for m1 arrives: removed from the queue", 0) == 0) ++arrived;
+  }
+  CHECK(arrived == 1);
+}
+
 // A savepoint's statements are steps of their own kind, in the same words on the page, in
 // the diagram and on the timeline (StepLabel), read from the database's own reading of the
 // statement (SQLite's authorizer). Mutation caught: SQLITE_SAVEPOINT left unread (the page

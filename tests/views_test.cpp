@@ -1412,4 +1412,26 @@ TEST_CASE("a real wait is said and drawn as real time, not a simulated clock", "
   CHECK(MermaidDiagram(events, {}).find("real time: the producer waited 1201 ms") != std::string::npos);
 }
 
+// A write lock is drawn from the statement it came with (fifth walkthrough: the retention
+// cleanup's take, stamped as its BEGIN IMMEDIATE's step ended but sorting before the BEGIN's
+// own stamp, drew the lock held a card's width before the transaction began). Mutation
+// caught: lanes.cpp's take starting at its own stamp (`from = e.at_us`).
+TEST_CASE("a write lock's hold starts with the statement that took it", "[views]") {
+  TraceEvent take = Ev(5, "cleanup", 10, "lock", "write lock taken", "holding");
+  take.target = "database";
+  TraceEvent begin = Sql(5, "cleanup", 10, "BEGIN", "");
+  begin.at_us += 300;  // stamped after the take
+  TraceEvent release = Ev(7, "cleanup", 10, "lock", "write lock released", "held 2.0 ms");
+  release.target = "database";
+  std::vector<TraceEvent> events = {take, begin, Sql(6, "cleanup", 10, "DELETE", "Inbox"),
+                                    release, Sql(7, "cleanup", 10, "COMMIT", "")};
+  ShortIds ids(events);
+  const std::vector<Lane> lanes = BuildLanes(events, ids);
+  REQUIRE(lanes.size() == 1);
+  REQUIRE(lanes[0].held.size() == 1);
+  REQUIRE(lanes[0].spans.size() == 1);
+  CHECK(lanes[0].held[0].start_us == begin.at_us);
+  CHECK(lanes[0].held[0].end_us == 7000);
+}
+
 }  // namespace views_test

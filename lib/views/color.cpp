@@ -16,7 +16,7 @@ constexpr std::string_view kBad = "\x1b[1;31m";
 constexpr std::string_view kCheckFailed = "\x1b[1;30;43m";
 
 // The mark after a judged figure, as after a judged step in the pictures.
-std::string_view Mark(bool correct) { return ToneMark(correct ? Tone::kRight : Tone::kWrong); }
+std::string_view VerdictMark(bool correct) { return ToneMark(correct ? Tone::kRight : Tone::kWrong); }
 
 }  // namespace
 
@@ -43,7 +43,7 @@ std::vector<JudgedPiece> JudgedPieces(std::string_view line,
   for (const FigureMark& mark : marks) {
     if (mark.begin < i || mark.begin + mark.size > line.size()) continue;
     if (mark.begin > i) out.push_back({std::string(line.substr(i, mark.begin - i)), {}});
-    out.push_back({std::string(line.substr(mark.begin, mark.size)) + std::string(Mark(mark.correct)),
+    out.push_back({std::string(line.substr(mark.begin, mark.size)) + std::string(VerdictMark(mark.correct)),
                    mark.correct});
     i = mark.begin + mark.size;
   }
@@ -87,7 +87,7 @@ std::string StripColor(std::string_view text) {
     if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
       // A coloured figure's mark, just before its reset, is not the plain line's.
       for (bool correct : {true, false}) {
-        const std::string_view mark = Mark(correct);
+        const std::string_view mark = VerdictMark(correct);
         if (text.substr(i, kReset.size()) == kReset && out.size() >= mark.size() &&
             std::string_view(out).substr(out.size() - mark.size()) == mark) {
           out.resize(out.size() - mark.size());

@@ -387,6 +387,20 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       } else if (e.kind == "died" || e.kind == "session-ended") {
         mine.clear();
       }
+      // The holder let go (its transaction ended, or its process or session did): a wait
+      // that named it is no longer "held by" it; the waiter is in its transaction until its
+      // statement returns (PostgreSQL wakes it; its own step says how long it waited).
+      const bool let_go = e.kind == "died" || e.kind == "session-ended" ||
+                          (e.kind == "sql" && e.error.empty() && (IsCommit(e) || IsRollback(e)));
+      if (let_go) {
+        const std::string named = "held by " + who;
+        for (auto& [lane, stores] : locks) {
+          if (lane == key) continue;
+          for (auto& [store, l] : stores) {
+            if (l.waits.find(named) != std::string::npos) l.waits.clear();
+          }
+        }
+      }
       // A sub-run sends messages of its own: the counts of the one before are not its.
       if (e.kind == "part") deliveries.clear();
       if ((e.kind == "open" || (e.kind == "broker" && e.op == "deliver")) && e.delivery > 0) {
@@ -399,7 +413,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       // (its state shows at the statement: the COMMIT's changes appear at the COMMIT).
       if (e.kind == "lock") continue;
 
-      const StepWords words = DescribeStep(e, ids, kPictureWords);
+      const StepWords words = WordsOnLane(e, DescribeStep(e, ids, kPictureWords), key);
       Json step;
       step["section"] = si;
       step["kind"] = e.kind;

@@ -132,6 +132,13 @@ std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events) {
   return keys;
 }
 
+StepWords WordsOnLane(const TraceEvent& e, StepWords words, const std::string& lane) {
+  if (lane != "broker" || !IsSettle(e) || e.op == "ack-lost") return words;
+  const char* kind = e.op == "ack" ? "an ack" : e.op == "abandon" ? "a nack" : "a dead-letter request";
+  words.what = fmt::format("{} for {} arrives", kind, words.what.substr(words.what.find(' ') + 1));
+  return words;
+}
+
 LockNotes PlaceLockNotes(const std::vector<TraceEvent>& events) {
   LockNotes notes;
   for (size_t i = 0; i < events.size(); ++i) {
@@ -141,6 +148,7 @@ LockNotes PlaceLockNotes(const std::vector<TraceEvent>& events) {
     while (j < events.size() && (LaneKey(events[j]) != key || events[j].kind == "lock")) ++j;
     if (j < events.size() && events[j].kind == "sql" && !notes.with_statement.count(j)) {
       notes.with_statement[j] = events[i].detail;
+      notes.statement_of[i] = j;
     } else {
       notes.alone.insert(i);
     }
@@ -182,7 +190,7 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
       }
     }
     b.lane.last_us = std::max(b.lane.last_us, e.at_us);
-    const StepWords words = DescribeStep(e, ids, options);
+    const StepWords words = WordsOnLane(e, DescribeStep(e, ids, options), key);
     if ((e.kind != "lock" || lock_notes.alone.count(i)) && !(e.kind == "open" && e.delivery == 0)) {
       LaneStep step;
       step.at_us = e.at_us;
@@ -267,7 +275,12 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
       // A write lock held from its take to its release, drawn with the transaction.
       const std::string target = e.target.empty() ? "database" : e.target;
       if (e.detail == "write lock taken") {
-        b.holding.try_emplace(target, LockHeld{e.at_us, e.at_us, target});
+        // From the statement it came with, as the pictures say it (the take is stamped as
+        // that statement's step ended, and may sort before the statement's own stamp: the
+        // cleanup's BEGIN IMMEDIATE, drawn a card's width after it on a step axis).
+        const auto with = lock_notes.statement_of.find(i);
+        const int64_t from = with == lock_notes.statement_of.end() ? e.at_us : events[with->second].at_us;
+        b.holding.try_emplace(target, LockHeld{from, from, target});
       } else if (auto h = b.holding.find(target); e.detail == "write lock released" && h != b.holding.end()) {
         h->second.end_us = e.at_us;
         b.lane.held.push_back(h->second);

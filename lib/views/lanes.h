@@ -138,6 +138,12 @@ bool IsSettle(const TraceEvent& e);
 // what the child decided).
 std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events);
 
+// The words of a step as said on lane: a settle drawn on the broker's lane (no consumer of
+// the process that sent it held the delivery: an ack sent before the consumer took it, a
+// settle the main process sent for a child) is said as the broker got it ("an ack for m1
+// arrives"), never as the broker's own act; every other step's words are DescribeStep's.
+StepWords WordsOnLane(const TraceEvent& e, StepWords words, const std::string& lane);
+
 // Where the pictures say each write-lock take and release (a "lock" event, SQLite): with
 // the statement it came with, the next step of its lane when that is a statement ("1 row
 // inserted, write lock taken"), so a lock's change is part of its statement and never a
@@ -145,6 +151,7 @@ std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events);
 // transaction). Both keyed by event index.
 struct LockNotes {
   std::map<size_t, std::string> with_statement;  // statement -> "write lock taken"
+  std::map<size_t, size_t> statement_of;         // lock event -> the statement it came with
   std::set<size_t> alone;                        // lock events said as steps of their own
 };
 LockNotes PlaceLockNotes(const std::vector<TraceEvent>& events);

@@ -292,7 +292,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
                              NoteText(fmt::format("{} {}", ids.Message(e), w.result)));
         }
       } else {
-        out += fmt::format("    Note over Broker: {}\n", NoteText(w.Text()));
+        out += fmt::format("    Note over Broker: {}\n", NoteText(WordsOnLane(e, w, "broker").Text()));
       }
       continue;
     }

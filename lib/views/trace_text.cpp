@@ -25,7 +25,7 @@ struct Who {
 std::string Line(const TraceEvent& e, ShortIds& ids, bool shorten, const Who& by) {
   std::string who = by.instance.empty() ? "-" : by.instance;
   WordOptions options;
-  StepWords words = DescribeStep(e, ids, options);
+  StepWords words = WordsOnLane(e, DescribeStep(e, ids, options), who);
   std::string detail;
   std::string result;
   if (e.kind == "sql") {
