@@ -86,8 +86,8 @@ std::string BrokerMisfit(const Scenario& scenario, BrokerKind kind) {
   if (kind == BrokerKind::kSimulated) return "";
   if ((scenario.traits & kRealBroker) == 0) {
     return fmt::format(
-        "{} plays its deliveries itself (no broker hands them out), so it has nothing to run "
-        "on --broker {}",
+        "{} runs its deliveries through a simulated broker of its own, so it has nothing to "
+        "run on --broker {}",
         scenario.name, ToString(kind));
   }
   if (scenario.refuses_broker != nullptr) {

@@ -112,8 +112,8 @@ enum ScenarioTraits : unsigned {
   kAnyBackend = 1u << 9,        // runs through env.backend: takes --backend postgres
   kHasServerTimeouts = 1u << 10,  // takes --idle-timeout-ms, --lock-timeout-ms
   // Its deliveries come from env.brokers: runs on --broker nats and rabbitmq (unless
-  // Scenario::refuses_broker says why not on one). Without it a lesson plays the broker's
-  // deliveries itself and refuses a real broker.
+  // Scenario::refuses_broker says why not on one). Without it a lesson runs its deliveries
+  // through a simulated broker of its own and refuses a real broker.
   kRealBroker = 1u << 11,
 };
 

@@ -155,7 +155,7 @@ TEST_CASE("on a server of the user's, a stream of dedupsim's name without its ma
   natsConnection_Destroy(nc);
 }
 
-// Mutation caught: a kRealBroker trait on a lesson that plays its deliveries itself (it
+// Mutation caught: a kRealBroker trait on a lesson that runs its own simulated broker (it
 // would "run" on NATS without taking a delivery from it).
 TEST_CASE("a lesson that takes no delivery from a broker refuses a real one: exit 2, and says why",
           "[nats]") {
@@ -164,8 +164,8 @@ TEST_CASE("a lesson that takes no delivery from a broker refuses a real one: exi
   CHECK(r.exit_code == dedupsim::kExitUsage);
   CHECK(r.out.empty());
   CHECK(r.err ==
-        "dedupsim: hung-consumer plays its deliveries itself (no broker hands them out), so it "
-        "has nothing to run on --broker nats\n");
+        "dedupsim: hung-consumer runs its deliveries through a simulated broker of its own, so "
+        "it has nothing to run on --broker nats\n");
   CHECK(Listing(tmp.path()).empty());  // refused before a server or database was made
 }
 
