@@ -594,17 +594,27 @@ TEST_CASE("hung-consumer: the broker hands out each delivery and takes B's nack"
 // twice, at the redeliveries and again at the first night's cleanup). Mutation caught:
 // retention.cpp's night loop `mark_day();` as `env.recorder.MarkTime(fmt::format("day {}",
 // night));`.
-TEST_CASE("retention marks each simulated day once", "[cli][trace]") {
+TEST_CASE("retention marks each simulated day once, day 1 before the redeliveries", "[cli][trace]") {
   CliResult r = RunCli({"run", "retention", "--format", "json", "--trace"});
   REQUIRE(r.exit_code == 0);
   const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
   std::vector<std::string> days;
+  // The redeliveries come on day 1: its mark precedes the broker's delivery 2 (sixth
+  // walkthrough: the handler moved the clock after the broker had handed delivery 2 out, so
+  // "day 1" was drawn after it). Mutation caught: the day set in the handler again, at
+  // delivery_count == 2, before the Handle.
+  std::string before_delivery_2;
   for (const auto& e : j["events"]) {
     if (e["kind"] == "clock") days.push_back(e["detail"]);
+    if (e["kind"] == "broker" && e["op"] == "deliver" && e["delivery"] == 2 &&
+        before_delivery_2.empty()) {
+      before_delivery_2 = days.empty() ? "" : days.back();
+    }
   }
   std::vector<std::string> expected;
   for (int day = 0; day <= 20; ++day) expected.push_back(fmt::format("day {}", day));
   CHECK(days == expected);
+  CHECK(before_delivery_2 == "day 1");
 }
 
 // email-reconcile's send after the provider said "never sent" is the order's first send,
