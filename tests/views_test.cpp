@@ -1394,8 +1394,8 @@ TEST_CASE("a settle sent by another process than the consumer's is drawn where i
 
 // A real broker's clock is real time: the scenario's wait for it is said as real time and
 // the timeline keeps its real-time axis (issue 28: NATS's duplicate window drawn as
-// "simulated time: +1200 ms" on a "steps (simulated clock)" axis). Mutation caught: the
-// layout not taking a "waited" event for a time axis.
+// "simulated time: +1200 ms" on a "steps (simulated clock)" axis). Mutations caught: the
+// layout not taking a "waited" event for a time axis; see below.
 TEST_CASE("a real wait is said and drawn as real time, not a simulated clock", "[views]") {
   TraceEvent send = BrokerStep(1, "send", 0, "stored as stream sequence 1");
   send.actor = kActorProducer;
@@ -1410,6 +1410,9 @@ TEST_CASE("a real wait is said and drawn as real time, not a simulated clock", "
   const std::string svg = SvgTimeline({{"broker-dedup", "[x] resend", events}});
   CHECK(svg.find("simulated") == std::string::npos);
   CHECK(svg.find("ms since the run began") != std::string::npos);
+  // The timeline says it in words too (sixth walkthrough: only its axis showed it). Mutation
+  // caught: DrawPart skipping "waited" events as before.
+  CHECK(svg.find(">real time: the producer waited 1201 ms</text>") != std::string::npos);
   CHECK(MermaidDiagram(events, {}).find("real time: the producer waited 1201 ms") != std::string::npos);
 }
 
