@@ -522,8 +522,8 @@ TEST_CASE("the Mermaid diagram numbers deliveries once, by the broker, and draws
   CHECK(d.find("Broker->>CA: m1 delivery 2\n") != std::string::npos);
   CHECK(d.find("delivery 3") == std::string::npos);
   CHECK(Count(d, "delivery 1") == 1);  // no note repeating the broker's count
-  CHECK(d.find("CA-xBroker: ack for m1 lost on the way\n    Note over Broker: m1 back in the "
-               "queue\n") != std::string::npos);
+  CHECK(d.find("CA-xBroker: ack for m1 lost on the way\n    Note over Broker: ack for m1 lost on "
+               "the way: back in the queue\n") != std::string::npos);
   CHECK(d.find("CA->>Broker: ack m1\n") != std::string::npos);
   CHECK(d.find("Note over CA: outcome: Processed\n") != std::string::npos);
   CHECK(d.find(kMessage) == std::string::npos);  // short ids only
@@ -1359,6 +1359,46 @@ TEST_CASE("a settle says what the broker observed, not what a queue would have d
   CHECK(DescribeStep(events[4], ids).Text() == "nack m1: back in the queue");
   CHECK(DescribeStep(events[5], ids).Text() == "nack m1: dead-lettered (max deliveries)");
   CHECK(DescribeStep(events[6], ids).Text() == "ack m1: removed from the queue");
+}
+
+// What came of a settle is said as the settle in the diagram, as in the other views:
+// `nack m1: sent (no reply)`, never `m1 sent (no reply)`, which read as if the broker sent
+// m1. Mutation caught: mermaid.cpp's settle note `NoteText(w.Text())` as
+// `NoteText(fmt::format("{} {}", ids.Message(e), w.result))`.
+TEST_CASE("a settle's note says the settle that was sent, in every view", "[views][mermaid]") {
+  const std::vector<TraceEvent> events = {BrokerStep(1, "deliver", 1, ""),
+                                          Open(2, "A", 10, kMessage, 1),
+                                          BrokerStep(3, "abandon", 1, "sent (no reply)")};
+  ShortIds ids(events);
+  const std::string said = DescribeStep(events[2], ids).Text();
+  CHECK(said == "nack m1: sent (no reply)");
+  const std::string d = MermaidDiagram(events, {});
+  CHECK(d.find("CA->>Broker: nack m1\n    Note over Broker: " + said + "\n") != std::string::npos);
+  CHECK(d.find("m1 sent") == std::string::npos);
+  int on_lanes = 0;  // the timeline's and the page's lanes say the same
+  for (const Lane& lane : BuildLanes(events, ids)) {
+    for (const LaneStep& step : lane.steps) on_lanes += step.text == said ? 1 : 0;
+  }
+  CHECK(on_lanes == 1);
+}
+
+// NATS's give-up (its MAX_DELIVERIES advisory) silenced a message: the diagram marks it
+// wrong, as the lanes and the trace judge it (omission: its note had no ✗). Mutation
+// caught: mermaid.cpp's broker note without `ToneMark(w.tone)` (as "").
+TEST_CASE("NATS's give-up is judged wrong in the diagram as in every view", "[views][mermaid]") {
+  TraceEvent give_up = BrokerStep(3, "give-up", 10,
+                                  "the server stopped delivering it after 10 deliveries; no dead letter");
+  give_up.verdict = kVerdictWrong;
+  const std::vector<TraceEvent> events = {BrokerStep(1, "deliver", 10, ""),
+                                          Open(2, "A", 10, kMessage, 10), give_up};
+  ShortIds ids(events);
+  const StepWords w = DescribeStep(events[2], ids);
+  CHECK(w.tone == Tone::kWrong);
+  const std::string d = MermaidDiagram(events, {});
+  const size_t note = d.find("Note over Broker: advisory MAX_DELIVERIES for m1");
+  REQUIRE(note != std::string::npos);
+  CHECK(d.rfind("    rect rgb(255, 205, 210)\n", note) != std::string::npos);
+  CHECK(d.find("no dead letter ✗\n    end\n", note) != std::string::npos);
 }
 
 // A consumer's own dead-lettering (its basic.reject) is its settle, on its lane; the queue's

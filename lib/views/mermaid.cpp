@@ -288,12 +288,17 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       } else if (IsSettle(e) && to != delivered_to.end()) {
         out += fmt::format("    {}{}Broker: {}\n", to->second, e.op == "ack-lost" ? "-x" : "->>",
                            Clean(w.what));
+        // What came of the settle, said as the settle (`nack m1: sent (no reply)`), as
+        // every view says it: never as if the broker sent the message.
         if (!w.result.empty() && e.op != "ack") {
-          out += fmt::format("    Note over Broker: {}\n",
-                             NoteText(fmt::format("{} {}", ids.Message(e), w.result)));
+          out += Toned(w.tone, fmt::format("    Note over Broker: {}{}\n", NoteText(w.Text()),
+                                           ToneMark(w.tone)));
         }
       } else {
-        out += fmt::format("    Note over Broker: {}\n", NoteText(WordsOnLane(e, w, "broker").Text()));
+        // Judged as every view judges it (NATS's give-up silenced a message: wrong).
+        out += Toned(w.tone, fmt::format("    Note over Broker: {}{}\n",
+                                         NoteText(WordsOnLane(e, w, "broker").Text()),
+                                         ToneMark(w.tone)));
       }
       continue;
     }
