@@ -1451,6 +1451,36 @@ TEST_CASE("a settle sent by another process than the consumer's is drawn where i
   CHECK(StepLaneKeys(same)[3] == lanes[1]);
 }
 
+// The diagram draws such a settle where the lanes do: the broker's receipt, not an arrow
+// from the child that never sent it (omission: the page drew it on the Broker lane, the
+// diagram `CB->>Broker: ack m1`); a receipt nobody saw (RabbitMQ's ack gets no reply) is
+// said as sent. Mutation caught: mermaid.cpp's settle arrow condition without
+// `step_lanes[i] != "broker" &&`.
+TEST_CASE("a settle another process sent is the broker's receipt in every view", "[views][mermaid]") {
+  std::vector<TraceEvent> events = {
+      BrokerStep(1, "deliver", 1, ""),
+      Open(2, "B", 30, kMessage, 1),
+      Sql(3, "B", 30, "UPDATE", "StockItems"),
+      BrokerStep(4, "ack", 1, "accepted by the server", 10),
+  };
+  ShortIds ids(events);
+  const std::string said =
+      WordsOnLane(events[3], DescribeStep(events[3], ids), StepLaneKeys(events)[3]).Text();
+  CHECK(said == "an ack for m1 arrives: accepted by the server");
+  std::string d = MermaidDiagram(events, {});
+  CHECK(d.find("->>Broker") == std::string::npos);
+  CHECK(d.find("Note over Broker: " + said + "\n") != std::string::npos);
+  int on_lanes = 0;
+  for (const Lane& lane : BuildLanes(events, ids)) {
+    for (const LaneStep& step : lane.steps) on_lanes += step.text == said ? 1 : 0;
+  }
+  CHECK(on_lanes == 1);
+  events[3].result = "sent";  // RabbitMQ: the client sent it, the server said nothing
+  d = MermaidDiagram(events, {});
+  CHECK(d.find("Note over Broker: an ack for m1 sent: no reply\n") != std::string::npos);
+  CHECK(d.find("arrives") == std::string::npos);
+}
+
 // A real broker's clock is real time: the scenario's wait for it is said as real time and
 // the timeline keeps its real-time axis (issue 28: NATS's duplicate window drawn as
 // "simulated time: +1200 ms" on a "steps (simulated clock)" axis). Mutation caught: the

@@ -233,6 +233,10 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
   };
 
   const LockNotes lock_notes = PlaceLockNotes(events);
+  // A settle sent from another process than its consumer's (the main process for a child of
+  // --instances processes), or before any consumer held its delivery, is the broker's step,
+  // as on the other views' lanes (StepLaneKeys), said as the broker got it (WordsOnLane).
+  const std::vector<std::string> step_lanes = StepLaneKeys(events);
   std::set<size_t> requested;  // statements whose request arrow was drawn at their wait
   std::map<std::string, int> active;
   std::map<std::string, bool> in_transaction;                       // per participant
@@ -285,7 +289,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
                            Clean(w.result));
       } else if (e.op == "replay") {
         out += fmt::format("    Operator->>Broker: {}\n", Clean(w.what));
-      } else if (IsSettle(e) && to != delivered_to.end()) {
+      } else if (IsSettle(e) && step_lanes[i] != "broker" && to != delivered_to.end()) {
         out += fmt::format("    {}{}Broker: {}\n", to->second, e.op == "ack-lost" ? "-x" : "->>",
                            Clean(w.what));
         // What came of the settle, said as the settle (`nack m1: sent (no reply)`), as
