@@ -590,6 +590,47 @@ TEST_CASE("hung-consumer: the broker hands out each delivery and takes B's nack"
                      "hung outcome Processed", "hung broker ack 3"});
 }
 
+// concurrent: the broker gives A's delivery up while A holds its transaction, after A
+// received it and before B received the redelivery, as threads and as processes; the
+// diagram draws it in that order too (omission: "no ack for m1 (delivery 1)" came before
+// A's receive). Mutation caught: instances.cpp HandOverBetween's line `const std::string
+// text = hand_over();` moved to the function's top (the hand-over before A's hold point).
+TEST_CASE("concurrent: the broker gives up A's delivery after A received it, in every view",
+          "[cli][trace]") {
+  for (const char* mode : {"threads", "processes"}) {
+    INFO(mode);
+    CliResult r = RunCli({"run", "concurrent", "--format", "json", "--trace", "--seed", "1",
+                          "--instances", mode, "--hold-ms", "200", "--stagger-ms", "50"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
+    std::vector<std::string> story;
+    for (const auto& e : j["events"]) {
+      const std::string kind = e["kind"];
+      const int delivery = e.value("delivery", 0);
+      if (kind == "broker" && e["op"] != "send") {
+        story.push_back(fmt::format("broker {} {}", e["op"].get<std::string>(), delivery));
+      } else if (kind == "open" && delivery > 0) {
+        story.push_back(fmt::format("{} receives {}", e["instance"].get<std::string>(), delivery));
+      }
+    }
+    CHECK(story == std::vector<std::string>{"broker deliver 1", "A receives 1",
+                                            "broker unacked 1", "broker deliver 2",
+                                            "B receives 2", "broker ack 2"});
+    CliResult d = RunCli({"run", "concurrent", "--diagram", "mermaid", "--seed", "1",
+                          "--instances", mode, "--hold-ms", "200", "--stagger-ms", "50"});
+    REQUIRE(d.exit_code == 0);
+    const size_t to_a = d.out.find("Broker->>CA: m1 delivery 1");
+    const size_t a_begins = d.out.find("CA->>DB: BEGIN");
+    const size_t no_ack = d.out.find("Note over Broker: no ack for m1 (delivery 1)");
+    const size_t to_b = d.out.find("Broker->>CB: m1 delivery 2");
+    REQUIRE(to_b != std::string::npos);
+    CHECK(to_a < a_begins);
+    CHECK(a_begins < no_ack);
+    CHECK(no_ack < to_b);
+  }
+}
+
 // One moment, one mark: retention marks each simulated day once (third walkthrough: "day 1"
 // twice, at the redeliveries and again at the first night's cleanup). Mutation caught:
 // retention.cpp's night loop `mark_day();` as `env.recorder.MarkTime(fmt::format("day {}",
