@@ -1,6 +1,7 @@
-// batch-ack: the consumer takes a batch of three deliveries and acks them together once it
-// has handled all three; it crashes after handling two. Nothing of the batch was acked, so
-// the broker delivers all three again: the inbox skips the two done, the third is worked.
+// batch-ack: the consumer takes a batch of three deliveries and acks them (one ack each)
+// only once it has handled all three; it crashes after handling two. Nothing of the batch
+// was acked, so the broker delivers all three again: the inbox skips the two done, the third
+// is worked.
 #include <fmt/format.h>
 
 #include <vector>
@@ -44,13 +45,13 @@ Outcome Run(ScenarioEnv& env) {
   DeliveryLog log;
   const std::vector<Delivery> batch = ReceiveBatch(*broker, log, "the batch's delivery");
   // The first two are handled and committed; the consumer dies before the third, and so
-  // before the ack it sends for the whole batch.
+  // before the acks it sends once the whole batch is handled.
   CrashReport crash = RunCrashingDelivery(env, "A", "AfterSecondCommit", [&](const Hook& hook) {
     for (int i = 0; i < kBatch; ++i) HandleOne(env, batch[i], i == 1 ? hook : Hook{});
   });
   const int64_t inbox_after_crash = ProbeRows(env, "Inbox");
   for (const Delivery& d : batch) broker->ReleaseUnacked(d);  // no ack came for any of them
-  // The redelivered batch, handled whole, then acked together.
+  // The redelivered batch, handled whole, then each delivery acked.
   const std::vector<Delivery> again = ReceiveBatch(*broker, log, "the redelivery");
   int processed = 0;
   for (const Delivery& d : again) processed += HandleOne(env, d) ? 1 : 0;
@@ -76,7 +77,7 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["broker"] = log.Figures(*broker);
   out.line = fmt::format("{}batch of {}, {} -> redelivered: {}, skipped: {}, processed: {}; {}",
                          TagColumn("batch-ack"), kBatch,
-                         CrashPhrase(crash.crashed, "crash after 2, before the batch's ack",
+                         CrashPhrase(crash.crashed, "crash after 2, before the batch's acks",
                                      "AfterSecondCommit"),
                          again.size(), static_cast<int>(again.size()) - processed, processed,
                          judged);
@@ -101,22 +102,22 @@ nlohmann::ordered_json Expected(const RunOptions& o) {
 const Scenario kBatchAckScenario{
     .name = "batch-ack",
     .tag = "batch-ack",
-    .summary = "a batch acked together, a crash after two of three: all three come again, the inbox skips two",
+    .summary = "a batch acked once all of it is handled, a crash after two of three: all three come again, the inbox skips two",
     .in_post = false,
     .traits = kHasCrash | kAnyBackend | kRealBroker,
     .run = &batch_ack_file::Run,
     .expected = &batch_ack_file::Expected,
     .lesson =
-        "Consumers often take messages in batches and acknowledge a batch at once, after handling all of it: fewer round trips to the broker. The ack still comes after the work, so nothing is lost. But one ack now stands for several messages, and until it is sent the broker owes the consumer every one of them.\n"
+        "Consumers often take messages in batches and acknowledge them only once the whole batch is handled (after one flush or one commit for the batch, say). Each ack still comes after its work, so nothing is lost. But until the batch is done, the broker owes the consumer every message in it.\n"
         "\n"
-        "Here the consumer takes three orders, for Dune, Emma and Hamlet. It handles the first two with the post's inbox consumer, each committed in its own transaction, and dies before the third (hook AfterSecondCommit). The batch's ack was never sent, so the broker delivers all three again, the two finished ones with the one that was not.\n"
+        "Here the consumer takes three orders, for Dune, Emma and Hamlet, and will ack each of them (one ack per message) when all three are handled. It handles the first two with the post's inbox consumer, each committed in its own transaction, and dies before the third (hook AfterSecondCommit). None of the batch's acks was sent, so the broker delivers all three again, the two finished ones with the one that was not.\n"
         "\n"
-        "A crash in a batch turns work already done into duplicates, as many as the batch had finished, without any ack being lost on the way. The inbox turns the two away and works the third, so each book is reserved once. Without it, Dune and Emma would be reserved twice. The larger the batch, the more a single crash redelivers: batching trades fewer acks for more duplicates, never fewer.",
+        "A crash in a batch turns work already done into duplicates, as many as the batch had finished, without any ack being lost on the way. The inbox turns the two away and works the third, so each book is reserved once; a consumer without one would reserve Dune and Emma again (naive shows it for one message). The larger the batch, the more a single crash redelivers: a consumer that acks by the batch must be idempotent for every message in it.",
     .hook_points =
         "AfterSecondCommit: after the second delivery's transaction committed, before the third "
-        "delivery and the batch's ack",
+        "delivery is handled and before the batch's acks",
     .try_next =
-        "Let a real consumer process die after two, on a real broker that redelivers the batch:\n"
+        "Run the batch's work in a child process killed after two, on a real broker, and read the trace: the broker redelivers the three it never got an ack for:\n"
         "  dedupsim run batch-ack --crash-mode kill --broker rabbitmq --trace",
 };
 const LessonRegistration kBatchAckLesson{kBatchAckScenario, {.rank = 327, .theme = Theme::kBroker}};

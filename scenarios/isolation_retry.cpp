@@ -61,7 +61,9 @@ std::function<nlohmann::json(Store&, const Hook&)> Body(ScenarioEnv& env, const 
     } catch (const StoreError& e) {
       failed = e.backend_code();
       retry.sqlstates.push_back(e.backend_code());
-      NoteOutcome(store, "Failed: " + failed + ", nacked", copies ? once() : "");
+      // What the consumer made of it; the nack, where a broker handed the delivery out, is the
+      // broker step that follows (isolation-retry part 1), never said before it is sent.
+      NoteOutcome(store, "Failed: " + failed, copies ? once() : "");
     }
     return Report(processed, retry, failed);
   };
@@ -123,7 +125,7 @@ Outcome Run(ScenarioEnv& env) {
     if (report["failed"].get<std::string>().empty()) {
       broker->Ack(d);
     } else {
-      broker->Abandon(d);  // "Failed: 40001, nacked"
+      broker->Abandon(d);  // after "Failed: 40001"
     }
   };
   settle(to_a, plain.first);

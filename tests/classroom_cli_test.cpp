@@ -863,6 +863,10 @@ TEST_CASE("explain prints the lesson, hook points and what to try, wrapped", "[c
       INFO(o.flag);
       CHECK(Has(options, "\n  " + std::string(o.flag) + "\n") == ((s->traits & o.trait) != 0));
     }
+    // A real broker: said where the lesson takes one (seventh walkthrough: ack-first and
+    // batch-ack said "--crash-mode" alone, while 23 lessons refuse --broker). Mutation
+    // caught: explain.cpp's kRealBroker entry left out.
+    CHECK(Has(options, "\n  --broker nats|rabbitmq\n") == ((s->traits & kRealBroker) != 0));
     for (const std::string& line : SplitLines(r.out)) {
       if (line.rfind("    ", 0) == 0) continue;  // a command, kept whole
       CHECK(line.size() <= 80);

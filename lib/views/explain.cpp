@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "lesson/options.h"
+#include "lesson/scenario.h"
+#include "world/broker/broker.h"
 
 namespace dedupsim {
 
@@ -80,14 +82,28 @@ std::string ExplainScenario(const Scenario& s, size_t width) {
   // The options this lesson takes that not every lesson does: said here, with the lesson,
   // so that no list of lessons stands in --help, docs/cli.md or the man page.
   out += "\nOptions\n";
-  const std::vector<const LessonOption*> taken = LessonOptionsOf(s);
-  if (taken.empty()) {
+  std::vector<std::pair<std::string, std::string>> listed;  // flag, meaning
+  for (const LessonOption* o : LessonOptionsOf(s)) {
+    listed.emplace_back(std::string(o->flag), LessonOptionMeaning(*o));
+  }
+  // A real broker: only the lessons whose deliveries come from the run's broker take it
+  // (BrokerMisfit refuses it to the others, and says why a lesson cannot use one of them).
+  if ((s.traits & kRealBroker) != 0) {
+    std::string meaning =
+        "its deliveries go through a real broker, nats (NATS JetStream) or rabbitmq "
+        "(RabbitMQ): a private server started for the command, or the one --broker-url names";
+    for (BrokerKind kind : {BrokerKind::kNats, BrokerKind::kRabbitMq}) {
+      if (std::string why = BrokerMisfit(s, kind); !why.empty()) meaning += "; " + why;
+    }
+    listed.emplace_back("--broker nats|rabbitmq", meaning);
+  }
+  if (listed.empty()) {
     out += WrapText("Only the options every lesson takes (dedupsim run --help).", width, "  ");
   } else {
     out += WrapText("Besides the options every lesson takes (dedupsim run --help):", width, "  ");
-    for (const LessonOption* o : taken) {
-      out += fmt::format("  {}\n", o->flag);
-      out += WrapText(LessonOptionMeaning(*o), width, "    ");
+    for (const auto& [flag, meaning] : listed) {
+      out += fmt::format("  {}\n", flag);
+      out += WrapText(meaning, width, "    ");
     }
   }
   out += "\nTry next\n";

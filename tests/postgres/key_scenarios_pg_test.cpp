@@ -317,7 +317,7 @@ TEST_CASE("above read committed a 40001 outcome is judged from what the database
         Outcomes{"A Processed right", "B SerializationFailure right"});
   const auto retry = JudgedOutcomes(nlohmann::json::parse(lines[2]));
   CHECK(retry.at("two orders at once, no retry loop") ==
-        Outcomes{"A Processed right", "B Failed: 40001, nacked -", "B Processed right"});
+        Outcomes{"A Processed right", "B Failed: 40001 -", "B Processed right"});
   CHECK(retry.at("one message twice at once, retry loop: check-then-process") ==
         Outcomes{"A Processed wrong", "B Processed wrong"});
 }
