@@ -458,6 +458,21 @@ TEST_CASE("delivery-tag-key: each delivery judged from Reserved", "[cli][trace][
         Outcomes{"A Processed right", "A Skipped right", "A Skipped right"});
 }
 
+// optimistic-email judges each copy from its provider's sends read back after it (issue 28:
+// no copy's outcome was judged in the pictures): a copy is right when its sends are what
+// its outcome says, one email for Sent, none for a copy that found another's record. The
+// optimistic loser sent, then said AlreadySent (the order's second email): wrong; claim
+// first's NeedsReconciliation sent nothing: right, as the line judges them. Mutation caught:
+// optimistic_email.cpp's `(outcome == EmailOutcome::kSent ? 1 : 0)` as `1`.
+TEST_CASE("optimistic-email: each copy judged from the emails it sent", "[cli][trace][color]") {
+  auto outcomes = JudgedOutcomes({"optimistic-email", "--hold-ms", "200", "--stagger-ms", "50"});
+  for (auto& [part, list] : outcomes) std::sort(list.begin(), list.end());
+  CHECK(outcomes.at("optimistic: send, then insert the key") ==
+        Outcomes{"A Sent right", "B AlreadySent wrong"});
+  CHECK(outcomes.at("claim first, then send") ==
+        Outcomes{"A Sent right", "B NeedsReconciliation right"});
+}
+
 // bounded-store's reset before its second sub-run says the key store was emptied (issue 28:
 // it said only the tables), and only there: the first sub-run's store held no key yet.
 // Mutation caught: bounded_store.cpp's `held > 0` as `held >= 0` (the first reset says
