@@ -9,7 +9,6 @@
 #include "exit_status.h"
 #include "lesson/options.h"
 #include "lesson/runner.h"
-#include "scenarios.h"
 
 namespace dedupsim::cli {
 
@@ -37,10 +36,10 @@ OptionDoc Describe(const CLI::Option* option, bool by_scenario) {
   doc.meaning = option->get_description();
   if (by_scenario) {
     if (const LessonOption* only = FindLessonOption(option->get_name()); only && only->trait) {
-      doc.scenarios.emplace();
-      for (const Scenario* s : AllScenarios()) {
-        if (s->traits & only->trait) doc.scenarios->emplace_back(s->name);
-      }
+      // The lessons have a column (a line in the man page) of their own: the meaning is
+      // --help's without them.
+      doc.lessons = only->lessons;
+      doc.meaning = LessonOptionMeaning(*only);
     }
   }
   return doc;
@@ -157,11 +156,7 @@ std::string ManOption(const OptionDoc& option) {
   } else if (!option.flag && !option.default_text.empty()) {
     out += ".br\nDefault: " + Roff(option.default_text) + ".\n";
   }
-  if (option.scenarios) {
-    std::string names;
-    for (const std::string& s : *option.scenarios) names += (names.empty() ? "" : ", ") + s;
-    out += ".br\nScenarios: " + Roff(names) + ".\n";
-  }
+  if (!option.lessons.empty()) out += ".br\nTaken by: " + Roff(option.lessons) + ".\n";
   return out;
 }
 
@@ -216,6 +211,16 @@ CliDoc DescribeCli(const CLI::App& app_const) {
     for (const CLI::Option* option : sub->get_options()) {
       if (!Hidden(option)) command.options.push_back(Describe(option, command.by_scenario));
     }
+    // The command's own footer: what it says before the exit statuses, which every
+    // command's footer ends with (the Exit status section has them).
+    command.footer = sub->get_footer();
+    const std::string common = app.get_footer();
+    if (command.footer.size() >= common.size() &&
+        command.footer.compare(command.footer.size() - common.size(), common.size(), common) == 0) {
+      command.footer.resize(command.footer.size() - common.size());
+    }
+    while (!command.footer.empty() && std::isspace(static_cast<unsigned char>(command.footer.back())))
+      command.footer.pop_back();
     doc.commands.push_back(std::move(command));
   }
   return doc;
@@ -257,23 +262,18 @@ std::string MarkdownReference(const CliDoc& doc) {
   for (const CommandDoc& command : doc.commands) {
     out += fmt::format("\n### dedupsim {}\n\n{}\n\n", command.name, command.description);
     out += command.by_scenario
-               ? "| option | value | default | scenarios | meaning |\n"
+               ? "| option | value | default | taken by | meaning |\n"
                  "| --- | --- | --- | --- | --- |\n"
                : "| option | value | default | meaning |\n| --- | --- | --- | --- |\n";
     for (const OptionDoc& option : command.options) {
       out += fmt::format("| `{}` | {} | {} |", option.name,
                          Cell(option.flag ? "flag" : option.value), MarkdownDefault(option));
       if (command.by_scenario) {
-        std::string scenarios = "all";
-        if (option.scenarios) {
-          scenarios.clear();
-          for (const std::string& s : *option.scenarios)
-            scenarios += (scenarios.empty() ? "" : ", ") + fmt::format("`{}`", s);
-        }
-        out += fmt::format(" {} |", scenarios);
+        out += fmt::format(" {} |", option.lessons.empty() ? "all lessons" : Cell(option.lessons));
       }
       out += fmt::format(" {} |\n", Cell(option.meaning));
     }
+    if (!command.footer.empty()) out += "\n" + command.footer + "\n";
   }
   return out;
 }
@@ -328,6 +328,7 @@ std::string ManPage(const CliDoc& doc, const std::string& version) {
     out += ".SS \"dedupsim " + Roff(command.name) + "\"\n" + Roff(Sentence(command.description)) +
            "\n";
     for (const OptionDoc& option : command.options) out += ManOption(option);
+    if (!command.footer.empty()) out += ".PP\n" + Roff(command.footer) + "\n";
   }
 
   out += ".SH EXIT STATUS\n";

@@ -7,7 +7,6 @@
 // --help. Nothing here runs a command or touches a file.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,8 +24,10 @@ struct OptionDoc {
   std::string value;         // the value as --help shows it ("INT:1..1000000", "TEXT:{a,b}")
   std::string default_text;  // what its variable held before parsing; "" when none
   bool required = false;
-  // run: the scenarios that take the option, when only some do (nullopt: all of them).
-  std::optional<std::vector<std::string>> scenarios;
+  // run: the lessons that take the option, as a kind ("lessons with a crash point"), when
+  // only some do; "" when every lesson does. Never a list of names: a lesson added leaves
+  // the reference as it was (the lesson's page and `explain` say the options it takes).
+  std::string lessons;
   std::string meaning;
 };
 
@@ -34,6 +35,7 @@ struct CommandDoc {
   std::string name;
   std::string description;
   bool by_scenario = false;  // run: some options are for some scenarios only
+  std::string footer;        // said after the options (run: where to read a lesson's options)
   std::vector<OptionDoc> options;
 };
 
@@ -58,7 +60,8 @@ struct ValueChoices {
 ValueChoices ChoicesOf(const OptionDoc& option);
 
 // docs/cli.md's Reference: a table of the global options, then per command its
-// description and a table of its options (value, default, scenarios for run, meaning).
+// description, a table of its options (value, default, the lessons that take it for run,
+// meaning) and its footer.
 std::string MarkdownReference(const CliDoc& doc);
 
 // docs/cli.md's Exit status table, from the program's table of statuses.

@@ -1,5 +1,5 @@
 // dedupsim run's command line: its options (the lesson options from lesson/options.h's
-// table, each with the scenarios that take it and its default), read into RunArgs
+// table, each with the kind of lesson that takes it and its default), read into RunArgs
 // (cli/run_args.h) and handed to Run.
 #include <CLI/CLI.hpp>
 
@@ -12,26 +12,17 @@
 #include "lesson/options.h"
 #include "options.h"
 #include "run_args.h"
-#include "scenarios.h"
 
 namespace dedupsim::cli {
 
 namespace {
 
-// "naive, inbox, ...": the scenarios with this trait, which take the option it stands for.
-std::string TakenBy(unsigned trait) {
-  std::string names;
-  for (const Scenario* s : AllScenarios()) {
-    if (s->traits & trait) names += (names.empty() ? "" : ", ") + std::string(s->name);
-  }
-  return names;
-}
-
 // A row of the lesson options table as a CLI option reading into options: its help text
-// names the scenarios that take it and its default; its value is checked as the row says.
+// says the lessons that take it (a kind, never their names) and its default; its value is
+// checked as the row says.
 void AddLessonOption(CLI::App* sub, const LessonOption& row, RunOptions& options) {
   const std::string flag(row.flag);
-  const std::string help = LessonOptionHelp(row, TakenBy(row.trait));
+  const std::string help = LessonOptionHelp(row);
   CLI::Option* option = nullptr;
   switch (row.kind) {
     case OptionKind::kDecimal: {
@@ -89,6 +80,15 @@ Command AddRunCommand(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* sub = app.add_subcommand(
       "run", "Run scenarios by name; 'all' runs the post's six, 'everything' runs every scenario");
+  // Said after the options in --help, docs/cli.md and the man page: no list of lessons
+  // stands there (a new lesson would rewrite them), the lesson says what it takes.
+  // (A footer function: --help shows it before the exit statuses every command's footer has.)
+  sub->footer([] {
+    return std::string(
+        "An option only some lessons take says which kind (lessons with a crash point: ...);\n"
+        "dedupsim explain LESSON lists the ones a lesson takes, as the Options section of its\n"
+        "page (docs/scenarios/LESSON.md) does.\n");
+  });
   sub->add_option("scenarios", args->names,
                   "Scenario names (see dedupsim list), or all, everything; none with --file")
       ->type_name("SCENARIO|all|everything");

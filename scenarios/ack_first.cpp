@@ -17,11 +17,15 @@ namespace {
 
 Outcome Run(ScenarioEnv& env) {
   auto [dune, message, broker, log, first] = SendOneOrder(env, "the delivery");
-  // The ack goes out first: from here on the broker owes this message nothing.
+  // Consumer A takes the delivery (this process holds the broker's connection) and acks it
+  // at once: from here on the broker owes this message nothing.
+  const DeliveryRef taken = Delivered(first.message, first.delivery_count);
+  std::unique_ptr<Store> receiver = OpenStore(env, "A", taken);
   const bool acked = broker->Ack(first);
+  // Then the work, where --crash-mode puts it (a child process for kill and exit).
   CrashReport crash = RunCrashingDelivery(env, "A", "BeforeCommit", [&](const Hook& hook) {
-    std::unique_ptr<Store> store =
-        OpenStore(env, "A", Delivered(first.message, first.delivery_count));
+    std::unique_ptr<Store> store = OpenQuietStore(env, "A");
+    store->SetDelivery(taken);
     IdempotentReserveStock consumer(*store, env.clock);
     consumer.before_commit = hook;
     consumer.Handle(first.message);
@@ -81,7 +85,7 @@ const Scenario kAckFirstScenario{
         "But this time nothing comes back. The broker was told the message was handled, so it forgot it. The consumer's idempotency never gets a chance to help: there is no second delivery to be idempotent about. The order is handled at most once, and here that means never. Ack after the commit, and let the inbox absorb the duplicates that ordering allows.",
     .hook_points = "BeforeCommit: after the Inbox insert and the stock update, before COMMIT",
     .try_next =
-        "Kill a real consumer process after its early ack, on a real broker, and read the trace:\n"
+        "Run the work in a child process killed before its commit, on a real broker, and read the trace: the ack left before the child started:\n"
         "  dedupsim run ack-first --crash-mode kill --broker nats --trace",
 };
 const LessonRegistration kAckFirstLesson{kAckFirstScenario, {.rank = 325, .theme = Theme::kBroker}};

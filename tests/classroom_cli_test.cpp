@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lesson/options.h"
 #include "scenarios.h"
 #include "support.h"
 #include "views/color.h"
@@ -925,6 +926,14 @@ TEST_CASE("explain prints the lesson, hook points and what to try, wrapped", "[c
     CHECK(Has(r.out, "\nHook points\n"));
     CHECK(Has(r.out, "\nTry next\n"));
     CHECK(Has(r.out, "dedupsim run " + std::string(s->name)));
+    // Options: each option only some lessons take that this one takes, and no other
+    // (mutation caught: LessonOptionsOf without its trait test lists every such option).
+    const std::string options = r.out.substr(r.out.find("\nOptions\n"));
+    for (const LessonOption& o : LessonOptions()) {
+      if (o.trait == 0) continue;
+      INFO(o.flag);
+      CHECK(Has(options, "\n  " + std::string(o.flag) + "\n") == ((s->traits & o.trait) != 0));
+    }
     for (const std::string& line : SplitLines(r.out)) {
       if (line.rfind("    ", 0) == 0) continue;  // a command, kept whole
       CHECK(line.size() <= 80);
@@ -1132,18 +1141,93 @@ TEST_CASE("docs/cli.md's reference is generated from every command and option", 
                               "bench", "soak"}) {
     CHECK(Has(page, std::string("\n### dedupsim ") + command + "\n"));
   }
-  CHECK(Has(page, "| `--quantity` | INT:1..1000000 | `2` | all |"));
+  CHECK(Has(page, "| `--quantity` | INT:1..1000000 | `2` | all lessons |"));
   CHECK(Has(page, "| `--format` | TEXT:{text,json} | `text` |"));
-  CHECK(Has(page, "| `--store-size` | INT:1..1000 | `3` | `bounded-store` |"));
+  CHECK(Has(page,
+            "| `--store-size` | INT:1..1000 | `3` | lessons with a bounded dedup store | keys "));
   CHECK_FALSE(Has(page, "--test-only-expect-hold-ms"));
-  // The scenarios column comes from the scenarios' traits: every scenario that takes
-  // --hold-ms is listed on its row, and none that does not.
-  const size_t row = page.find("| `--hold-ms` |");
-  REQUIRE(row != std::string::npos);
-  const std::string line = page.substr(row, page.find('\n', row) - row);
+}
+
+namespace {
+
+// Whether text names the lesson `name` as a word of its own (not inside "concurrent-different"
+// for concurrent, nor "Inbox" for inbox).
+bool NamesWord(const std::string& text, const std::string& name) {
+  const auto part = [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+           c == '-';
+  };
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    const size_t end = at + name.size();
+    if ((at == 0 || !part(text[at - 1])) && (end == text.size() || !part(text[end]))) return true;
+  }
+  return false;
+}
+
+// The lessons text names, "a, b".
+std::string LessonsNamed(const std::string& text) {
+  std::string named;
   for (const Scenario* s : AllScenarios()) {
-    INFO(s->name);
-    CHECK(Has(line, "`" + std::string(s->name) + "`") == ((s->traits & kHasHold) != 0));
+    if (NamesWord(text, std::string(s->name))) named += (named.empty() ? "" : ", ") + std::string(s->name);
+  }
+  return named;
+}
+
+}  // namespace
+
+// A new lesson is its file, its page and the index's line (issue 30): so the command line's
+// own texts name no lesson. An option only some lessons take says which as a kind of lesson,
+// from its row in lesson/options.h; the lesson says which options it takes (its page's
+// Options, explain: the tests below). Mutation caught: the reference's column made from the
+// names of the scenarios with the row's trait (as it was: Describe listing AllScenarios()),
+// or --help's text opening with them (run_command.cpp's TakenBy, as it was).
+TEST_CASE("run --help, docs/cli.md's reference and the man page name no lesson", "[docs][cli]") {
+  CliResult help = RunCli({"run", "--help"});
+  REQUIRE(help.exit_code == 0);
+  CHECK(LessonsNamed(help.out).empty());
+  CHECK(Has(help.out, "lessons with a crash point: how the crashing delivery dies"));
+  CHECK(Has(help.out, "dedupsim explain LESSON lists the ones a lesson takes"));
+  // The reference as the program writes it now, into a copy of docs/cli.md: run's section.
+  TempDir dir;
+  fs::create_directory(dir.File("pages"));
+  fs::copy_file(std::string(DEDUPSIM_SOURCE_DIR) + "/docs/cli.md", dir.File("cli.md"));
+  REQUIRE(RunCli({"docs", dir.File("pages"), "--cli", dir.File("cli.md")}).exit_code == 0);
+  const std::string page = ReadFile(dir.File("cli.md"));
+  const size_t run = page.find("\n### dedupsim run\n");
+  const size_t next = page.find("\n### ", run + 1);
+  REQUIRE(run != std::string::npos);
+  const std::string section = page.substr(run, next - run);
+  CHECK(LessonsNamed(section).empty());
+  CHECK(Has(section, "| `--crash-mode` | TEXT:{throw,exit,kill} | `throw` | lessons with a crash "
+                     "point | how the crashing delivery dies"));
+  // The man page (the build's) likewise, in its run section.
+  const std::string man = ReadFile(DEDUPSIM_MAN_PAGE);
+  const size_t man_run = man.find(".SS \"dedupsim run\"");
+  REQUIRE(man_run != std::string::npos);
+  const std::string man_section = man.substr(man_run, man.find(".SS", man_run + 1) - man_run);
+  CHECK(LessonsNamed(man_section).empty());
+  CHECK(Has(man_section, "Taken by: lessons with a crash point."));
+}
+
+// Which options a lesson takes is said with the lesson: its page's Options section names each
+// option only some lessons take that it takes, and none it does not (read from its traits, as
+// the command line refuses the others). Mutation caught: the line of `--stagger-ms` taken
+// out of concurrent-different.md's Options (the page said only `--hold-ms`, as it did).
+TEST_CASE("each lesson's page names under Options the options it takes that only some lessons do",
+          "[docs]") {
+  for (const Scenario* s : AllScenarios()) {
+    const std::string name(s->name);
+    INFO(name);
+    const std::string page = ReadFile(kDocsDir + "/" + name + ".md");
+    const size_t at = page.find("\n## Options");
+    REQUIRE(at != std::string::npos);
+    const size_t end = page.find("\n## ", at + 1);
+    const std::string options = page.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    for (const LessonOption& o : LessonOptions()) {
+      if (o.trait == 0) continue;
+      INFO(o.flag);
+      CHECK(NamesWord(options, std::string(o.flag)) == ((s->traits & o.trait) != 0));
+    }
   }
 }
 

@@ -126,8 +126,8 @@ std::vector<std::string> CliPageBlock(const std::string& key) {
 }
 
 // What the man page must say for one option row of docs/cli.md's Reference (option, value,
-// default, [scenarios,] meaning): the option and its value, the meaning, then the default
-// and the scenarios that take it when only some do.
+// default, [taken by,] meaning): the option and its value, the meaning, then the default
+// and the kind of lesson that takes it when only some do.
 std::string ExpectedEntry(const std::vector<std::string>& cells, bool by_scenario) {
   const std::string name = Unquoted(cells[0]);
   const std::string& value = cells[1];
@@ -139,7 +139,7 @@ std::string ExpectedEntry(const std::vector<std::string>& cells, bool by_scenari
   } else if (fallback.front() == '`') {
     out += " Default: " + Unquoted(fallback) + ".";
   }
-  if (by_scenario && cells[3] != "all") out += " Scenarios: " + Unquoted(cells[3]) + ".";
+  if (by_scenario && cells[3] != "all lessons") out += " Taken by: " + cells[3] + ".";
   return out;
 }
 
@@ -163,6 +163,8 @@ std::vector<std::pair<std::string, std::string>> ExpectedFromCliPage() {
         continue;
       }
       out.back().second += " " + ExpectedEntry(cells, by_scenario);
+    } else if (!line.empty() && line.rfind("| ", 0) != 0 && out.size() > 1) {
+      out.back().second += " " + line;  // the command's footer, after its table
     }
   }
   return out;
@@ -190,7 +192,9 @@ std::vector<std::pair<std::string, std::string>> ManReference() {
 }  // namespace
 
 // Mutation caught: a renderer that drops an option's default (ManOption without its
-// "Default:" line), or an option or command one view shows and the other does not.
+// "Default:" line) or the lessons that take it ("Taken by:"), a command's footer (run's: where
+// a lesson's options are said) one view shows and the other does not, or an option or
+// command one view shows and the other does not.
 TEST_CASE("the man page says what docs/cli.md's reference says, option by option", "[docs][man]") {
   const std::vector<std::pair<std::string, std::string>> expected = ExpectedFromCliPage();
   const std::vector<std::pair<std::string, std::string>> shown = ManReference();

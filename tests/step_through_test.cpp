@@ -255,24 +255,50 @@ TEST_CASE("run --html: each section shows the tables its steps used", "[html][cl
   }
 }
 
-// A settle on the broker's lane is said as the broker got it, never as the broker's act
-// (fifth walkthrough: ack-first's early ack, sent before the consumer's "receives" step,
-// read "Broker: ack m1: removed from the queue", as if the broker acked). Mutation caught:
-// WordsOnLane (lanes.cpp) returning the words unchanged.
-TEST_CASE("run ack-first --html: the early ack arrives at the broker", "[html][cli]") {
+// ack-first: Consumer A receives its delivery, then acks it (sixth walkthrough: the ack was
+// sent before the "receives" step was recorded, so the page said "Broker: an ack for m1
+// arrives" before A received m1, and no view drew A acking). Mutation caught: ack-first's
+// receiver store opened after broker->Ack (or OpenQuietStore for it).
+TEST_CASE("run ack-first --html: Consumer A receives m1, then acks it", "[html][cli]") {
   TempDir dir;
   const std::string page = dir.File("ack-first.html");
   CliResult r = RunCli({"run", "ack-first", "--seed", "1", "--html", page});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const nlohmann::json data = PageData(ReadFile(page));
-  int arrived = 0;
+  const std::vector<size_t> received = StepsWith(data, "Consumer A receives m1, delivery 1");
+  const std::vector<size_t> acked = StepsWith(data, "Consumer A: ack m1");
+  REQUIRE(received.size() == 1);
+  REQUIRE(acked.size() == 1);
+  CHECK(received[0] < acked[0]);
+  CHECK(StepsWith(data, "Broker: an ack for m1").empty());
+}
+
+// A settle on the broker's lane (sent by the main process for a child's delivery) is said
+// as the broker got it, never as the broker's act ("Broker: ack m1" read as if the broker
+// acked). Mutation caught: WordsOnLane (lanes.cpp) returning the words unchanged.
+// A step read after another process's steps says that its changes cover them (sixth
+// walkthrough: the ack's step showed A's committed Inbox row and Reserved as its own
+// changes). Mutation caught: unread_commits never filled (the COMMIT left unnamed).
+TEST_CASE("run concurrent --instances processes --html: the ack arrives, A's commit is named",
+          "[html][cli]") {
+  TempDir dir;
+  const std::string page = dir.File("concurrent.html");
+  CliResult r = RunCli({"run", "concurrent", "--instances", "processes", "--seed", "1", "--html",
+                        page});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json data = PageData(ReadFile(page));
   for (const auto& step : data["steps"]) {
-    const std::string text = step["text"];
-    CHECK(text.rfind("Broker: ack ", 0) == std::string::npos);
-    if (text.rfind("Broker: an ack for m1 arrives: removed from the queue", 0) == 0) ++arrived;
+    CHECK(step["text"].get<std::string>().rfind("Broker: ack ", 0) == std::string::npos);
   }
-  CHECK(arrived == 1);
+  const std::vector<size_t> arrived =
+      StepsWith(data, "Broker: an ack for m1 arrives: removed from the queue");
+  REQUIRE(arrived.size() == 1);
+  const nlohmann::json& step = data["steps"][arrived[0]];
+  CHECK_FALSE(step["diff"].empty());
+  CHECK(step["note"].get<std::string>().find("Consumer A's COMMIT (child process 1)") !=
+        std::string::npos);
 }
 
 // A savepoint's statements are steps of their own kind, in the same words on the page, in

@@ -22,15 +22,15 @@ std::string Ms(milliseconds d) { return std::to_string(d.count()); }
 const LessonOption kOptions[] = {
     {.flag = "--quantity",
      .help = "Books in the order (default {})",
-     .names_scenarios = false,
      .min = 1,
      .max = 1000000,
      .set = [](RunOptions& o, int64_t v) { o.quantity = v; },
      .show = [](const RunOptions& o) { return std::to_string(o.quantity); }},
     {.flag = "--deliveries",
-     .help = "deliveries of the same message; record-first and second-connection count the "
-             "crashed one (default {})",
+     .help = "deliveries of the same message; a lesson with a crash point counts the crashed "
+             "one (default {})",
      .trait = kRepeatsDelivery,
+     .lessons = "lessons that deliver one message several times",
      .refusal = "its deliveries are fixed by the lesson",
      .min = 1,
      .max = 1000,
@@ -39,6 +39,7 @@ const LessonOption kOptions[] = {
     {.flag = "--hold-ms",
      .help = "the first copy holds this long before going on (default {})",
      .trait = kHasHold,
+     .lessons = "lessons that run two deliveries at once",
      .refusal = "it runs no instances at the same time",
      .misfit_flag = "--hold-ms/--stagger-ms",
      .min = 0,
@@ -48,6 +49,7 @@ const LessonOption kOptions[] = {
     {.flag = "--stagger-ms",
      .help = "the second copy starts this long after the first (default {})",
      .trait = kHasHold,
+     .lessons = "lessons that run two deliveries at once",
      .refusal = "it runs no instances at the same time",
      .misfit_flag = "--hold-ms/--stagger-ms",
      .min = 0,
@@ -55,10 +57,10 @@ const LessonOption kOptions[] = {
      .set = [](RunOptions& o, int64_t v) { o.stagger = milliseconds(v); },
      .show = [](const RunOptions& o) { return Ms(o.stagger); }},
     {.flag = "--crash-mode",
-     .help = "How a crashing delivery dies: throw (an exception, as the post), exit (a child "
-             "process calls _exit), kill (SIGKILL to the child)",
-     .names_scenarios = false,
+     .help = "how the crashing delivery dies, throw (an exception, as the post), exit (a child "
+             "process calls _exit) or kill (SIGKILL to the child)",
      .trait = kHasCrash,
+     .lessons = "lessons with a crash point",
      .refusal = "it has no crash point",
      .kind = OptionKind::kChoice,
      .choices = kCrashModes,
@@ -67,6 +69,7 @@ const LessonOption kOptions[] = {
     {.flag = "--instances",
      .help = "the two consumer instances as threads or processes",
      .trait = kHasInstances,
+     .lessons = "lessons that run two consumer instances",
      .refusal = "it runs a single consumer instance",
      .kind = OptionKind::kChoice,
      .choices = kInstanceModes,
@@ -75,6 +78,7 @@ const LessonOption kOptions[] = {
     {.flag = "--max-deliveries",
      .help = "deliveries before the broker dead-letters a message (default {})",
      .trait = kHasMaxDeliveries,
+     .lessons = "lessons with a broker delivery limit",
      .refusal = "it has no broker delivery limit to reach",
      .min = 1,
      .max = 1000,
@@ -83,6 +87,7 @@ const LessonOption kOptions[] = {
     {.flag = "--retention-days",
      .help = "days Inbox records are kept before the nightly cleanup deletes them (default {})",
      .trait = kHasRetention,
+     .lessons = "lessons that run the Inbox cleanup",
      .refusal = "it runs no Inbox cleanup",
      .min = 1,
      .max = 3650,
@@ -91,6 +96,7 @@ const LessonOption kOptions[] = {
     {.flag = "--dedup-window",
      .help = "the broker's duplicate detection window, as 10m, 36h, 7d (default {}, at most 7d)",
      .trait = kHasDedupWindow,
+     .lessons = "lessons whose broker detects duplicate sends",
      .refusal = "its broker does no send-side duplicate detection",
      .kind = OptionKind::kDuration,
      .duration_problem = [](milliseconds window) -> std::string {
@@ -104,6 +110,7 @@ const LessonOption kOptions[] = {
      .help = "how long a claim's lease holds before another delivery may take it over, as 5s, "
              "30s, 2m (default {}, at most 1d)",
      .trait = kHasLockMaxAge,
+     .lessons = "lessons that take a leased claim",
      .refusal = "it takes no leased claim",
      .kind = OptionKind::kDuration,
      .duration_problem = [](milliseconds age) -> std::string {
@@ -116,6 +123,7 @@ const LessonOption kOptions[] = {
     {.flag = "--store-size",
      .help = "keys the in-memory dedup store has room for (default {})",
      .trait = kHasStoreSize,
+     .lessons = "lessons with a bounded dedup store",
      .refusal = "it keeps no bounded dedup store",
      .min = 1,
      .max = 1000,
@@ -125,6 +133,7 @@ const LessonOption kOptions[] = {
      .help = "PostgreSQL's idle_in_transaction_session_timeout on the hung consumer's session "
              "(default {})",
      .trait = kHasServerTimeouts,
+     .lessons = "lessons where a consumer hangs holding a key",
      .refusal = "no consumer of it hangs holding a key",
      .min = 1,
      .max = 60000,
@@ -134,6 +143,7 @@ const LessonOption kOptions[] = {
      .help = "lock_timeout on the waiting consumer's session; 0: none (default {}; on SQLite its "
              "busy timeout, 1000 when 0)",
      .trait = kHasServerTimeouts,
+     .lessons = "lessons where a consumer hangs holding a key",
      .refusal = "no consumer of it hangs holding a key",
      .min = 0,
      .max = 60000,
@@ -152,13 +162,26 @@ const LessonOption* FindLessonOption(std::string_view flag) {
   return nullptr;
 }
 
-std::string LessonOptionHelp(const LessonOption& option, std::string_view taken_by) {
+std::string LessonOptionMeaning(const LessonOption& option) {
   std::string help(option.help);
   if (const size_t at = help.find("{}"); at != std::string::npos) {
     help.replace(at, 2, option.show(RunOptions{}));
   }
-  if (option.names_scenarios && option.trait != 0) help = fmt::format("{}: {}", taken_by, help);
   return help;
+}
+
+std::string LessonOptionHelp(const LessonOption& option) {
+  const std::string meaning = LessonOptionMeaning(option);
+  if (option.trait == 0) return meaning;
+  return fmt::format("{}: {}", option.lessons, meaning);
+}
+
+std::vector<const LessonOption*> LessonOptionsOf(const Scenario& s) {
+  std::vector<const LessonOption*> taken;
+  for (const LessonOption& o : kOptions) {
+    if (o.trait != 0 && (s.traits & o.trait) != 0) taken.push_back(&o);
+  }
+  return taken;
 }
 
 std::optional<std::string> OptionMisfit(const Scenario& s, const std::vector<std::string>& given) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "lesson/options.h"
+
 namespace dedupsim {
 
 namespace {
@@ -75,6 +77,19 @@ std::string ExplainScenario(const Scenario& s, size_t width) {
   out += WrapText(s.lesson, width, "  ");
   out += "\nHook points\n";
   out += WrapText(s.hook_points, width, "  ");
+  // The options this lesson takes that not every lesson does: said here, with the lesson,
+  // so that no list of lessons stands in --help, docs/cli.md or the man page.
+  out += "\nOptions\n";
+  const std::vector<const LessonOption*> taken = LessonOptionsOf(s);
+  if (taken.empty()) {
+    out += WrapText("Only the options every lesson takes (dedupsim run --help).", width, "  ");
+  } else {
+    out += WrapText("Besides the options every lesson takes (dedupsim run --help):", width, "  ");
+    for (const LessonOption* o : taken) {
+      out += fmt::format("  {}\n", o->flag);
+      out += WrapText(LessonOptionMeaning(*o), width, "    ");
+    }
+  }
   out += "\nTry next\n";
   out += WrapText(s.try_next, width, "  ");
   return out;

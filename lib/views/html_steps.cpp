@@ -350,6 +350,10 @@ Json PageData(const std::vector<HtmlSection>& sections) {
     std::map<std::string, std::map<std::string, ActorLocks>> locks;  // lane -> target -> state
     std::map<std::string, int> deliveries;              // short id -> delivery number
     int64_t last_snapshot = -1;
+    // Commits run in another process since the last read: their changes show at the next
+    // step read after, which must say whose they are.
+    std::vector<std::string> unread_commits;
+    std::vector<int> unread_others;  // processes with other steps since the last read
     bool first = true;
     for (size_t event_index = 0; event_index < events.size(); ++event_index) {
       const TraceEvent& e = events[event_index];
@@ -455,12 +459,33 @@ Json PageData(const std::vector<HtmlSection>& sections) {
           diff = DiffJson(before, *now, ids);
         }
         last_snapshot = static_cast<int64_t>(it->second);
-        if (!now->unreadable.empty())
+        if (!now->unreadable.empty()) {
           note = "the tables could not be read after this step: " + now->unreadable;
+        } else if (!diff.empty() && !(unread_commits.empty() && unread_others.empty())) {
+          // Whose they may be: the commits seen, else the other processes' steps.
+          std::vector<std::string> whose = unread_commits;
+          if (whose.empty()) {
+            for (int pid : unread_others) whose.push_back("the steps of " + ids.Process(pid));
+          }
+          std::string named = whose.front();
+          for (size_t i = 1; i < whose.size(); ++i) named += ", " + whose[i];
+          note = fmt::format(
+              "the tables were read after this step: the changes shown cover the steps run in "
+              "another process since the last read too: {}",
+              named);
+        }
+        unread_commits.clear();
+        unread_others.clear();
       } else {
         // The probe reads after the steps of the process that runs the scenario; a child
         // process's steps (a delivery that dies, --instances processes) are reported later.
         const bool other = !section.snapshots.empty() && e.pid != section.snapshots.front().pid;
+        if (other && e.kind == "sql" && e.error.empty() && IsCommit(e)) {
+          unread_commits.push_back(fmt::format("{}'s COMMIT ({})", who, ids.Process(e.pid)));
+        } else if (other && std::find(unread_others.begin(), unread_others.end(), e.pid) ==
+                                unread_others.end()) {
+          unread_others.push_back(e.pid);
+        }
         const std::string earlier = last_snapshot >= 0
                                         ? "the tables shown were read after an earlier step"
                                         : "no tables are shown before the first read";

@@ -208,7 +208,12 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
         step.text = words.what;
         step.wait = true;
       } else if (e.kind == "sql") {
-        step.text = StepWords{words.what, WithLockNote(words.result, lock_notes, i)}.Text();
+        // A write outside the lane's open transaction (or on another connection of the same
+        // consumer) commits by itself, as the diagram says it.
+        const bool autocommit = !(b.open && OnConnectionOf(b.open_backend, e)) &&
+                                e.error.empty() && IsWrite(e);
+        const std::string result = autocommit ? words.result + " (autocommit)" : words.result;
+        step.text = StepWords{words.what, WithLockNote(result, lock_notes, i)}.Text();
       } else {
         step.text = words.Text();
       }

@@ -123,7 +123,17 @@ LaneDrawing DrawLane(const Lane& lane, size_t index, const PartLayout& part, con
   const int b = band.index;
   const double bar_y = top + kBarTop;
   std::string bars;
+  // Transactions first, then the autocommit statements over them: a statement of another
+  // connection made during a transaction (second-connection) stays in sight.
+  std::vector<const Span*> drawn;
   for (const Span& span : lane.spans) {
+    if (span.kind == Span::Kind::kTransaction) drawn.push_back(&span);
+  }
+  for (const Span& span : lane.spans) {
+    if (span.kind == Span::Kind::kAutocommit) drawn.push_back(&span);
+  }
+  for (const Span* drawn_span : drawn) {
+    const Span& span = *drawn_span;
     const std::optional<Reach> r = band.Where(layout, span.start_us, span.end_us);
     if (!r) continue;
     double x0 = r->x0, x1 = r->x1;

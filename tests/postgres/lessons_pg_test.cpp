@@ -203,8 +203,11 @@ TEST_CASE(
     "not wait, and the crash still keeps it",
     "[postgres]") {
   testing::CliResult sqlite = RunCli({"run", "second-connection"});
-  testing::CliResult r =
-      RunPg({"run", "second-connection", "--format", "json", "--check"}, "t_lesson_second");
+  testing::TempDir out;
+  const std::string svg = out.File("second.svg");
+  testing::CliResult r = RunPg(
+      {"run", "second-connection", "--format", "json", "--check", "--timeline", svg},
+      "t_lesson_second");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   nlohmann::json j = nlohmann::json::parse(r.out);
@@ -218,6 +221,18 @@ TEST_CASE(
   std::string sqlite_line = sqlite.out.substr(0, sqlite.out.find('\n'));
   CHECK(line.rfind(sqlite_line, 0) == 0);
   CHECK(Has(line, "; redelivery's audit insert inside the open main transaction waited on: none"));
+  // The timeline says the audit insert committed by itself, and draws its bar over the
+  // transaction it ran beside (sixth walkthrough: the rolled-back transaction's bar was
+  // painted over it, and its card line read as part of that transaction). Mutations caught:
+  // the autocommit spans drawn in span order (timeline_lane.cpp); lanes.cpp's autocommit
+  // flag false.
+  const std::string timeline = testing::ReadFile(svg);
+  CHECK(Has(timeline, ">INSERT AuditLog: 1 row inserted (autocommit)</text>"));
+  const size_t audit_bar = timeline.find("<title>INSERT AuditLog (autocommit)");
+  const size_t rolled_back = timeline.find("<rect class=\"bar rollback\"");
+  REQUIRE(audit_bar != std::string::npos);
+  REQUIRE(rolled_back != std::string::npos);
+  CHECK(rolled_back < audit_bar);
   // On SQLite the audit entry comes before the main transaction, and nothing says otherwise.
   testing::CliResult sj = RunCli({"run", "second-connection", "--format", "json"});
   nlohmann::json s = nlohmann::json::parse(sj.out);

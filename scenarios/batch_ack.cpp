@@ -1,0 +1,124 @@
+// batch-ack: the consumer takes a batch of three deliveries and acks them together once it
+// has handled all three; it crashes after handling two. Nothing of the batch was acked, so
+// the broker delivers all three again: the inbox skips the two done, the third is worked.
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "common.h"
+#include "consumers/idempotent.h"
+#include "lesson/crash.h"
+#include "scenarios.h"
+
+namespace dedupsim {
+namespace batch_ack_file {
+
+namespace {
+
+constexpr int kBatch = 3;
+
+// Handles d with the post's inbox consumer on a store of its own, traced as A, and notes the
+// outcome; true when it did the work.
+bool HandleOne(ScenarioEnv& env, const Delivery& d, const Hook& after_commit = {}) {
+  std::unique_ptr<Store> store = OpenStore(env, "A", Delivered(d.message, d.delivery_count));
+  const bool processed = IdempotentReserveStock(*store, env.clock).Handle(d.message);
+  NoteProcessed(*store, processed, ReservedVerdictApart(env, d.message));
+  if (after_commit) store->RunHook("AfterSecondCommit", after_commit);
+  return processed;
+}
+
+// The batch: kBatch deliveries received, one after the other, none acked yet.
+std::vector<Delivery> ReceiveBatch(Broker& broker, DeliveryLog& log, const std::string& what) {
+  std::vector<Delivery> batch;
+  for (int i = 1; i <= kBatch; ++i) {
+    batch.push_back(ReceiveNext(broker, fmt::format("{} {} of {}", what, i, kBatch)));
+    log.Add(batch.back());
+  }
+  return batch;
+}
+
+Outcome Run(ScenarioEnv& env) {
+  const std::vector<StockItem> books = Restock(env, {"Emma", "Hamlet"});
+  std::unique_ptr<Broker> broker = OpenBroker(env, {});
+  for (const StockItem& book : books) broker->Send(NewOrder(env, book));
+  DeliveryLog log;
+  const std::vector<Delivery> batch = ReceiveBatch(*broker, log, "the batch's delivery");
+  // The first two are handled and committed; the consumer dies before the third, and so
+  // before the ack it sends for the whole batch.
+  CrashReport crash = RunCrashingDelivery(env, "A", "AfterSecondCommit", [&](const Hook& hook) {
+    for (int i = 0; i < kBatch; ++i) HandleOne(env, batch[i], i == 1 ? hook : Hook{});
+  });
+  const int64_t inbox_after_crash = ProbeRows(env, "Inbox");
+  for (const Delivery& d : batch) broker->ReleaseUnacked(d);  // no ack came for any of them
+  // The redelivered batch, handled whole, then acked together.
+  const std::vector<Delivery> again = ReceiveBatch(*broker, log, "the redelivery");
+  int processed = 0;
+  for (const Delivery& d : again) processed += HandleOne(env, d) ? 1 : 0;
+  for (const Delivery& d : again) broker->Ack(d);
+
+  Outcome out;
+  std::vector<int64_t> reserved;
+  std::string judged;
+  for (const StockItem& book : books) {
+    const StockItem after = CurrentStock(env, book);
+    reserved.push_back(after.reserved);
+    judged += (judged.empty() ? "" : ", ") +
+              JudgedReserved(after.title, after.reserved, env.options.quantity);
+  }
+  out.figures["crashed"] = crash.crashed;
+  out.figures["crashMode"] = ToString(env.options.crash_mode);
+  out.figures["inboxRowsAfterCrash"] = inbox_after_crash;
+  out.figures["redeliveries"] = again.size();
+  out.figures["redeliveriesSkipped"] = static_cast<int>(again.size()) - processed;
+  out.figures["redeliveriesProcessed"] = processed;
+  out.figures["inboxRows"] = CurrentRows(env, "Inbox");
+  out.figures["reserved"] = reserved;
+  out.figures["broker"] = log.Figures(*broker);
+  out.line = fmt::format("{}batch of {}, {} -> redelivered: {}, skipped: {}, processed: {}; {}",
+                         TagColumn("batch-ack"), kBatch,
+                         CrashPhrase(crash.crashed, "crash after 2, before the batch's ack",
+                                     "AfterSecondCommit"),
+                         again.size(), static_cast<int>(again.size()) - processed, processed,
+                         judged);
+  return out;
+}
+
+nlohmann::ordered_json Expected(const RunOptions& o) {
+  // Two committed before the crash; the whole batch comes again; the inbox turns the two
+  // away and works the third: every book reserved once.
+  return {{"crashed", true},
+          {"inboxRowsAfterCrash", 2},
+          {"redeliveries", kBatch},
+          {"redeliveriesSkipped", 2},
+          {"redeliveriesProcessed", 1},
+          {"inboxRows", kBatch},
+          {"reserved", {o.quantity, o.quantity, o.quantity}}};
+}
+
+}  // namespace
+}  // namespace batch_ack_file
+
+const Scenario kBatchAckScenario{
+    .name = "batch-ack",
+    .tag = "batch-ack",
+    .summary = "a batch acked together, a crash after two of three: all three come again, the inbox skips two",
+    .in_post = false,
+    .traits = kHasCrash | kAnyBackend | kRealBroker,
+    .run = &batch_ack_file::Run,
+    .expected = &batch_ack_file::Expected,
+    .lesson =
+        "Consumers often take messages in batches and acknowledge a batch at once, after handling all of it: fewer round trips to the broker. The ack still comes after the work, so nothing is lost. But one ack now stands for several messages, and until it is sent the broker owes the consumer every one of them.\n"
+        "\n"
+        "Here the consumer takes three orders, for Dune, Emma and Hamlet. It handles the first two with the post's inbox consumer, each committed in its own transaction, and dies before the third (hook AfterSecondCommit). The batch's ack was never sent, so the broker delivers all three again, the two finished ones with the one that was not.\n"
+        "\n"
+        "A crash in a batch turns work already done into duplicates, as many as the batch had finished, without any ack being lost on the way. The inbox turns the two away and works the third, so each book is reserved once. Without it, Dune and Emma would be reserved twice. The larger the batch, the more a single crash redelivers: batching trades fewer acks for more duplicates, never fewer.",
+    .hook_points =
+        "AfterSecondCommit: after the second delivery's transaction committed, before the third "
+        "delivery and the batch's ack",
+    .try_next =
+        "Let a real consumer process die after two, on a real broker that redelivers the batch:\n"
+        "  dedupsim run batch-ack --crash-mode kill --broker rabbitmq --trace",
+};
+const LessonRegistration kBatchAckLesson{kBatchAckScenario, {.rank = 327, .theme = Theme::kBroker}};
+
+}  // namespace dedupsim
