@@ -729,6 +729,24 @@ TEST_CASE("retention marks each simulated day once", "[cli][trace]") {
   CHECK(days == expected);
 }
 
+// retention's timeline labels every simulated day it marks, on its continued bands too
+// (issue 28: each continued band's first day, at the plot's left edge, was left out for
+// reaching into the caption "steps (simulated clock) (continued)"). Mutation caught:
+// timeline_layout.cpp's `"clock, continued"` as `caption + " (continued)"`.
+TEST_CASE("retention's timeline labels every day on its continued bands too", "[cli][svg]") {
+  TempDir dir;
+  const std::string svg = dir.File("retention.svg");
+  CliResult r = RunCli({"run", "retention", "--seed", "1", "--timeline", svg});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string drawn = ReadFile(svg);
+  REQUIRE(Has(drawn, ">clock, continued</text>"));
+  for (int day = 0; day <= 15; ++day) {
+    INFO(day);
+    CHECK(Has(drawn, fmt::format(">day {}</text>", day)));
+  }
+}
+
 // email-reconcile's send after the provider said "never sent" is the order's first send,
 // named as Handle's own (third walkthrough: "EmailProvider.Send (same key)" read as a
 // resend). Mutation caught: email_reconcile.cpp's note back to "EmailProvider.Send (same
