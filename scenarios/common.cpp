@@ -6,11 +6,21 @@
 
 #include "world/broker/broker.h"
 #include "store/lesson_tables.h"
+#include "trace/trace.h"
 #include "world/broker/simulated_broker.h"
 
 namespace dedupsim {
 
 namespace {
+
+// A verdict is read back on a connection of its own once the delivery's transaction has
+// ended: inside it the read would judge the state before the delivery's work, and under a
+// rollback journal (--journal delete) it could wait on the locks the delivery holds.
+void RefuseJudgedInsideTransaction(Session& store, std::string_view outcome, const char* verdict) {
+  if (*verdict != '\0' && store.InTransaction()) {
+    throw std::logic_error(fmt::format("outcome {} judged while its transaction is open", outcome));
+  }
+}
 
 // Runs f on the scenario's backend.
 template <typename F>
@@ -140,13 +150,19 @@ std::unique_ptr<Store> OpenQuietStore(ScenarioEnv& env, const std::string& insta
 DeliveryRef Delivered(const OrderPlaced& message, int n) { return {message.message_id, n}; }
 
 void NoteOutcome(Session& store, std::string_view outcome, const char* verdict) {
-  // A verdict is read back on a connection of its own once the delivery's transaction has
-  // ended: inside it the read would judge the state before the delivery's work, and under a
-  // rollback journal (--journal delete) it could wait on the locks the delivery holds.
-  if (*verdict != '\0' && store.InTransaction()) {
-    throw std::logic_error(fmt::format("outcome {} judged while its transaction is open", outcome));
-  }
+  RefuseJudgedInsideTransaction(store, outcome, verdict);
   store.NoteOutcome(std::string(outcome), verdict);
+}
+
+void NoteOutcomeSeenNow(ScenarioEnv& env, Session& store, std::string_view outcome,
+                        const char* verdict) {
+  RefuseJudgedInsideTransaction(store, outcome, verdict);
+  TraceEvent e;
+  store.StampTrace(e);  // who: the delivery's instance, process and key
+  if (e.instance.empty()) return;  // not traced
+  e.verdict = verdict;
+  RecordNote(env.recorder, std::move(e), "outcome", std::string(outcome), "",
+             env.recorder.MicrosSinceOrigin());
 }
 
 int64_t CurrentRows(ScenarioEnv& env, std::string_view table) {

@@ -101,6 +101,10 @@ int64_t ProbeRows(ScenarioEnv& env, std::string_view table);
 // an untraced connection of its own, which is no step of the lesson and waits for no lock
 // the delivery holds; throws std::logic_error when store is still in a transaction.
 void NoteOutcome(Session& store, std::string_view outcome, const char* verdict = "");
+// The same for a delivery whose end was seen apart from store's own steps (its work died in
+// a child process, or threw), stamped now, when it was seen, not at store's last step.
+void NoteOutcomeSeenNow(ScenarioEnv& env, Session& store, std::string_view outcome,
+                        const char* verdict);
 // "Processed" or "Skipped" for an inbox-style consumer. Right either way when the delivery
 // is a copy of one message the key guards: once processed, every other copy skipped. The
 // caller that knows the delivery went wrong says so with NoteOutcome.

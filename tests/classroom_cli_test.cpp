@@ -474,6 +474,29 @@ TEST_CASE("optimistic-email: each copy judged from the emails it sent", "[cli][t
         Outcomes{"A Sent right", "B NeedsReconciliation right"});
 }
 
+// ack-first's one delivery is judged as it ended, from Reserved read back after its crash
+// (issue 28: the pictures judged nothing): acked before its work, which died, the order is
+// lost: wrong, in every crash mode, and said once the death was seen (a child's death comes
+// before it). Mutation caught: ack_first.cpp's `ReservedVerdict(env, dune,
+// env.options.quantity)` as `ReservedVerdict(env, dune, 0)`.
+TEST_CASE("ack-first: the crashed delivery, acked first, is judged wrong", "[cli][trace][color]") {
+  for (const char* mode : {"throw", "kill"}) {
+    INFO(mode);
+    CHECK(JudgedOutcomes({"ack-first", "--crash-mode", mode}).at("") ==
+          Outcomes{"A Crashed, acked wrong"});
+    CliResult r = RunCli({"run", "ack-first", "--crash-mode", mode, "--format", "json", "--trace"});
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json run = nlohmann::json::parse(SplitLines(r.out).front());
+    std::vector<std::string> kinds;  // the delivery's end, in the pictures' order
+    for (const auto& e : run["events"]) {
+      const std::string kind = e["kind"];
+      if (kind == "died" || kind == "crash" || e["op"] == "outcome") kinds.push_back(kind);
+    }
+    CHECK(kinds.back() == "outcome");
+    CHECK(kinds.size() == 2);
+  }
+}
+
 // bounded-store's reset before its second sub-run says the key store was emptied (issue 28:
 // it said only the tables), and only there: the first sub-run's store held no key yet.
 // Mutation caught: bounded_store.cpp's `held > 0` as `held >= 0` (the first reset says

@@ -374,7 +374,8 @@ TEST_CASE("run --check exits 1 when the run does not meet the expectation", "[ra
 // it would judge the state before the delivery's work, and under a rollback journal could
 // wait on the delivery's own locks (common.h NoteOutcome). A judged outcome noted while the
 // transaction is open is refused; an unjudged one, or one noted after the commit, is not.
-// Mutation caught: common.cpp NoteOutcome's `store.InTransaction()` as `false`.
+// Mutation caught: common.cpp RefuseJudgedInsideTransaction's `store.InTransaction()` as
+// `false`.
 TEST_CASE("a judged outcome is noted only once its transaction has ended", "[races]") {
   Fixture fx;
   StockItem dune = Restock(fx.env);
