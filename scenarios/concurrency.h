@@ -38,6 +38,12 @@ struct PairOutcome {
   std::string SecondWaitedOn() const;
 };
 
+// The broker's steps between the pair that hand the second instance its delivery (a
+// HandOver: after the first reached its hold point, before the second starts, so the
+// broker's release of the first's delivery is drawn after the first received it). Returns
+// the delivery the second works for, in place of its StoreTask's.
+using HandSecond = std::function<DeliveryRef()>;
+
 // The pair's timing from the run options (--hold-ms, --stagger-ms): see instances.h.
 PairTiming TimingFrom(const RunOptions& options);
 
@@ -57,16 +63,19 @@ struct StoreTask {
 // first_processed and second_processed are left for the caller to read from the values.
 // timing: TimingFrom(env.options) unless given (e.g. second_blocks false where the second
 // meets no lock of the first's on SQLite).
+// hand_second, when given, hands the second its delivery (HandSecond).
 PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second,
-                         const std::optional<PairTiming>& timing = std::nullopt);
+                         const std::optional<PairTiming>& timing = std::nullopt,
+                         const HandSecond& hand_second = {});
 
 // Instance A handles first_message and holds its transaction at BeforeCommit; instance B
 // handles second_message, released options.stagger after A reached BeforeCommit.
 // first_delivery, second_delivery: the broker's deliveries, when a broker handed them out;
-// without, the first and second delivery of the same message, or the first of each.
+// without, the first and second delivery of the same message, or the first of each;
+// hand_second: the broker hands the second its delivery between the two (HandSecond).
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
                          const OrderPlaced& second_message, DeliveryRef first_delivery = {},
-                         DeliveryRef second_delivery = {});
+                         DeliveryRef second_delivery = {}, const HandSecond& hand_second = {});
 
 // For an instance's body on a server above READ COMMITTED (--isolation), called from the
 // handler that caught e: rethrows it (as thrown) unless

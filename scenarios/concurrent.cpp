@@ -8,6 +8,8 @@
 #include <cctype>
 #include <cmath>
 #include <functional>
+#include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "common.h"
@@ -41,7 +43,7 @@ PairTiming TimingFrom(const RunOptions& options) {
 }
 
 PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTask& second,
-                         const std::optional<PairTiming>& timing) {
+                         const std::optional<PairTiming>& timing, const HandSecond& hand_second) {
   PairTiming used = timing ? *timing : TimingFrom(env.options);
   // On a server the second's end releases the first as its wait does, so the first always
   // waits for one or the other (second_blocks), never for a lock the second does not meet.
@@ -56,12 +58,23 @@ PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTa
         // B's delivery is not drawn before A's however early B connected.
         return StorePairInstance(
             [&env, &task] { return OpenQuietStore(env, task.name); },
-            [&task](Store& store, const Hook& hold_point) -> nlohmann::json {
-              if (task.delivery.number != 0) BeginDelivery(store, task.delivery);
+            [&task](Store& store, const Hook& hold_point,
+                    const std::string& handed) -> nlohmann::json {
+              DeliveryRef delivery = task.delivery;
+              if (!handed.empty()) {
+                const nlohmann::json d = nlohmann::json::parse(handed);
+                delivery = {d.at("key").get<std::string>(), d.at("number").get<int>(),
+                            d.at("copy").get<int>()};
+              }
+              if (delivery.number != 0) BeginDelivery(store, delivery);
               return task.body(store, hold_point);
             });
       },
-      used);
+      used, hand_second ? HandOver([&hand_second] {
+        const DeliveryRef d = hand_second();
+        return nlohmann::json{{"key", d.key}, {"number", d.number}, {"copy", d.copy}}.dump();
+      })
+                        : HandOver{});
   PairOutcome out;
   if (watched) {
     out.second_statements = results[1].statements;
@@ -74,7 +87,7 @@ PairOutcome RunStorePair(ScenarioEnv& env, const StoreTask& first, const StoreTa
 
 PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
                          const OrderPlaced& second_message, DeliveryRef first_delivery,
-                         DeliveryRef second_delivery) {
+                         DeliveryRef second_delivery, const HandSecond& hand_second) {
   const bool same = second_message.message_id == first_message.message_id;
   auto handle = [&env, same](const OrderPlaced& message) {
     return [&env, message, same](Store& store, const Hook& hold_point) -> nlohmann::json {
@@ -107,7 +120,8 @@ PairOutcome RunInboxPair(ScenarioEnv& env, const OrderPlaced& first_message,
   if (first_delivery.number == 0) first_delivery = Delivered(first_message, 1);
   if (second_delivery.number == 0) second_delivery = Delivered(second_message, second_number);
   PairOutcome out = RunStorePair(env, {"A", first_delivery, handle(first_message)},
-                                 {"B", second_delivery, handle(second_message)});
+                                 {"B", second_delivery, handle(second_message)}, std::nullopt,
+                                 hand_second);
   out.first_processed = out.first.value["processed"].get<bool>();
   out.second_processed = out.second.value["processed"].get<bool>();
   out.isolation = out.second.value["isolation"].get<std::string>();
@@ -190,16 +204,20 @@ namespace {
 
 Outcome Run(ScenarioEnv& env) {
   // The broker hands the message to A; A's ack will not come in time (its connection to the
-  // broker drops, or its ack deadline passes while it works), so the broker hands the same
-  // message to B while A still holds it: two deliveries in flight at once.
+  // broker drops, or its ack deadline passes while it works), so while A holds its
+  // transaction the broker hands the same message to B: two deliveries in flight at once.
   auto [dune, message, broker, log, first] = SendOneOrder(env, "A's delivery");
-  broker->ReleaseUnacked(first);
-  const Delivery second = ReceiveNext(*broker, "the redelivery to B");
-  log.Add(second);
-  PairOutcome pair =
-      RunInboxPair(env, first.message, second.message, Delivered(first.message, first.delivery_count),
-                   Delivered(second.message, second.delivery_count));
-  broker->Ack(second);  // B's skip is a success: acked
+  std::optional<Delivery> second;
+  PairOutcome pair = RunInboxPair(
+      env, first.message, first.message, Delivered(first.message, first.delivery_count),
+      {}, [&, &broker = broker, &log = log, &first = first] {
+        broker->ReleaseUnacked(first);
+        second = ReceiveNext(*broker, "the redelivery to B");
+        log.Add(*second);
+        return Delivered(second->message, second->delivery_count);
+      });
+  if (!second) throw std::logic_error("concurrent: the broker's redelivery to B never ran");
+  broker->Ack(*second);  // B's skip is a success: acked
   StockItem after = CurrentStock(env, dune);
   Outcome out;
   out.figures["instances"] = ToString(env.options.instances);

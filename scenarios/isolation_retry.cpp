@@ -73,13 +73,16 @@ struct Part {
   std::string waited_on;
 };
 
+// to_a, to_b: the broker's deliveries, where a broker handed them out; without, the part
+// plays the broker: the first delivery of each, or the first and second of one message.
 Part RunPart(ScenarioEnv& env, const OrderPlaced& a, const OrderPlaced& b, Consumer consumer,
-             int max_attempts) {
+             int max_attempts, DeliveryRef to_a = {}, DeliveryRef to_b = {}) {
   const bool copies = a.message_id == b.message_id;
-  const int second_delivery = copies ? 2 : 1;
-  PairOutcome pair = RunStorePair(
-      env, {"A", Delivered(a, 1), Body(env, a, consumer, max_attempts, copies)},
-      {"B", Delivered(b, second_delivery), Body(env, b, consumer, max_attempts, copies)});
+  if (to_a.number == 0) to_a = Delivered(a, 1);
+  if (to_b.number == 0) to_b = Delivered(b, copies ? 2 : 1);
+  PairOutcome pair =
+      RunStorePair(env, {"A", to_a, Body(env, a, consumer, max_attempts, copies)},
+                   {"B", to_b, Body(env, b, consumer, max_attempts, copies)});
   return {pair.first.value, pair.second.value, pair.SecondWaited(), pair.SecondWaitedOn()};
 }
 
@@ -103,19 +106,38 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["isolation"] = LevelName(env);
   out.figures["maxAttempts"] = kMaxAttempts;
 
-  // 1. Two orders for Dune at once, no retry loop.
+  // 1. Two orders for Dune at once, no retry loop: the broker hands one to A and one to B;
+  // a delivery that failed is nacked (its outcome says so) and the broker redelivers it.
   env.recorder.BeginPart("two orders at once, no retry loop");
   StockItem dune = Restock(env);
   OrderPlaced first = NewOrder(env, dune), second = NewOrder(env, dune);
-  Part plain = RunPart(env, first, second, Consumer::kInbox, 1);
+  std::unique_ptr<Broker> broker = OpenBroker(env, {});
+  broker->Send(first);
+  broker->Send(second);
+  const Delivery to_a = ReceiveNext(*broker, "A's delivery");
+  const Delivery to_b = ReceiveNext(*broker, "B's delivery");
+  Part plain = RunPart(env, first, second, Consumer::kInbox, 1,
+                       Delivered(to_a.message, to_a.delivery_count),
+                       Delivered(to_b.message, to_b.delivery_count));
+  auto settle = [&broker](const Delivery& d, const nlohmann::json& report) {
+    if (report["failed"].get<std::string>().empty()) {
+      broker->Ack(d);
+    } else {
+      broker->Abandon(d);  // "Failed: 40001, nacked"
+    }
+  };
+  settle(to_a, plain.first);
+  settle(to_b, plain.second);
   bool redelivered = false;
   const bool plain_failed = !plain.second["failed"].get<std::string>().empty();
   if (plain_failed) {
-    std::unique_ptr<Store> store = OpenStore(env, "B", Delivered(second, 2));
+    const Delivery again = ReceiveNext(*broker, "B's redelivery");
+    std::unique_ptr<Store> store = OpenStore(env, "B", Delivered(again.message, again.delivery_count));
     redelivered = IdempotentReserveStock(*store, env.clock).Handle(second);
     // Both orders took effect once each, read back now.
     NoteProcessed(*store, redelivered,
                   ReservedVerdict(env, dune, first.quantity + second.quantity));
+    broker->Ack(again);
   }
   out.figures["noRetry"] = {{"first", plain.first},
                             {"second", plain.second},

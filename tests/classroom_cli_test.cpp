@@ -735,21 +735,72 @@ TEST_CASE("hung-consumer: the broker hands out each delivery and takes B's nack"
                      "hung outcome Processed", "hung broker ack 3"});
 }
 
+// concurrent: the broker gives A's delivery up while A holds its transaction, after A
+// received it and before B received the redelivery, as threads and as processes; the
+// diagram draws it in that order too (omission: "no ack for m1 (delivery 1)" came before
+// A's receive). Mutation caught: instances.cpp HandOverBetween's line `const std::string
+// text = hand_over();` moved to the function's top (the hand-over before A's hold point).
+TEST_CASE("concurrent: the broker gives up A's delivery after A received it, in every view",
+          "[cli][trace]") {
+  for (const char* mode : {"threads", "processes"}) {
+    INFO(mode);
+    CliResult r = RunCli({"run", "concurrent", "--format", "json", "--trace", "--seed", "1",
+                          "--instances", mode, "--hold-ms", "200", "--stagger-ms", "50"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
+    std::vector<std::string> story;
+    for (const auto& e : j["events"]) {
+      const std::string kind = e["kind"];
+      const int delivery = e.value("delivery", 0);
+      if (kind == "broker" && e["op"] != "send") {
+        story.push_back(fmt::format("broker {} {}", e["op"].get<std::string>(), delivery));
+      } else if (kind == "open" && delivery > 0) {
+        story.push_back(fmt::format("{} receives {}", e["instance"].get<std::string>(), delivery));
+      }
+    }
+    CHECK(story == std::vector<std::string>{"broker deliver 1", "A receives 1",
+                                            "broker unacked 1", "broker deliver 2",
+                                            "B receives 2", "broker ack 2"});
+    CliResult d = RunCli({"run", "concurrent", "--diagram", "mermaid", "--seed", "1",
+                          "--instances", mode, "--hold-ms", "200", "--stagger-ms", "50"});
+    REQUIRE(d.exit_code == 0);
+    const size_t to_a = d.out.find("Broker->>CA: m1 delivery 1");
+    const size_t a_begins = d.out.find("CA->>DB: BEGIN");
+    const size_t no_ack = d.out.find("Note over Broker: no ack for m1 (delivery 1)");
+    const size_t to_b = d.out.find("Broker->>CB: m1 delivery 2");
+    REQUIRE(to_b != std::string::npos);
+    CHECK(to_a < a_begins);
+    CHECK(a_begins < no_ack);
+    CHECK(no_ack < to_b);
+  }
+}
+
 // One moment, one mark: retention marks each simulated day once (third walkthrough: "day 1"
 // twice, at the redeliveries and again at the first night's cleanup). Mutation caught:
 // retention.cpp's night loop `mark_day();` as `env.recorder.MarkTime(fmt::format("day {}",
 // night));`.
-TEST_CASE("retention marks each simulated day once", "[cli][trace]") {
+TEST_CASE("retention marks each simulated day once, day 1 before the redeliveries", "[cli][trace]") {
   CliResult r = RunCli({"run", "retention", "--format", "json", "--trace"});
   REQUIRE(r.exit_code == 0);
   const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
   std::vector<std::string> days;
+  // The redeliveries come on day 1: its mark precedes the broker's delivery 2 (sixth
+  // walkthrough: the handler moved the clock after the broker had handed delivery 2 out, so
+  // "day 1" was drawn after it). Mutation caught: the day set in the handler again, at
+  // delivery_count == 2, before the Handle.
+  std::string before_delivery_2;
   for (const auto& e : j["events"]) {
     if (e["kind"] == "clock") days.push_back(e["detail"]);
+    if (e["kind"] == "broker" && e["op"] == "deliver" && e["delivery"] == 2 &&
+        before_delivery_2.empty()) {
+      before_delivery_2 = days.empty() ? "" : days.back();
+    }
   }
   std::vector<std::string> expected;
   for (int day = 0; day <= 20; ++day) expected.push_back(fmt::format("day {}", day));
   CHECK(days == expected);
+  CHECK(before_delivery_2 == "day 1");
 }
 
 // retention's timeline labels every simulated day it marks, on its continued bands too

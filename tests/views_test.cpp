@@ -454,14 +454,15 @@ TEST_CASE("a hook's next step is timed only where another consumer acted meanwhi
 TEST_CASE("the Mermaid diagram follows the events", "[views][mermaid]") {
   std::string d = MermaidDiagram(ConcurrentEvents(), {});
   CHECK(d.rfind("sequenceDiagram\n", 0) == 0);
-  CHECK(d.find("participant Broker as Broker\n") != std::string::npos);
+  // No broker step handed these deliveries out: no Broker is drawn (BrokerEvents has one).
+  CHECK(d.find("Broker") == std::string::npos);
   CHECK(d.find("participant CA as Consumer A\n") != std::string::npos);
   CHECK(d.find("participant CB as Consumer B\n") != std::string::npos);
   CHECK(d.find("participant DB as Database\n") != std::string::npos);
   CHECK(d.find("Email") == std::string::npos);
   CHECK(d.find("autocommit") == std::string::npos);  // every write was in a transaction
-  CHECK(d.find("Broker->>CA: m1 delivery 1\n") != std::string::npos);
-  CHECK(d.find("Broker->>CB: m1 delivery 2\n") != std::string::npos);
+  CHECK(d.find("Note over CA: receives m1, delivery 1\n") != std::string::npos);
+  CHECK(d.find("Note over CB: receives m1, delivery 2\n") != std::string::npos);
   CHECK(d.find("CA->>DB: INSERT Inbox\n") != std::string::npos);
   CHECK(d.find("CA->>DB: UPDATE StockItems\n") != std::string::npos);
   CHECK(d.find("text not read") == std::string::npos);
@@ -490,7 +491,7 @@ TEST_CASE("the Mermaid diagram shows a killed process, the one after it, the che
   // No parentheses in the box's title: Mermaid would read them as the colour's (item 8).
   CHECK(d.find("box rgb(238,238,238) the scenario's own reads, not a consumer\n    participant "
                "Check as scenario check\n    end\n") != std::string::npos);
-  CHECK(d.find("Broker->>CA: m1 delivery 1\n") != std::string::npos);
+  CHECK(d.find("Note over CA: receives m1, delivery 1\n") != std::string::npos);
   CHECK(d.find("Note over CA: crash at BeforeCommit: waiting for SIGKILL\n") != std::string::npos);
   CHECK(d.find("Note over CA: died at BeforeCommit: child process 1 killed by SIGKILL\n") !=
         std::string::npos);
@@ -499,7 +500,7 @@ TEST_CASE("the Mermaid diagram shows a killed process, the one after it, the che
   CHECK(d.find("CA->>DB: SELECT") == std::string::npos);
   CHECK(d.find("CAp2->>DB: SELECT") == std::string::npos);
   CHECK(d.find("Note over DB: on the next open: hot journal") != std::string::npos);
-  CHECK(d.find("Broker->>CAp2: m1 delivery 2\n") != std::string::npos);
+  CHECK(d.find("Note over CAp2: receives m1, delivery 2\n") != std::string::npos);
   // The killed transaction's activation ends with the process.
   CHECK(Count(d, "\n    activate ") == Count(d, "\n    deactivate "));
 
@@ -521,8 +522,8 @@ TEST_CASE("the Mermaid diagram numbers deliveries once, by the broker, and draws
   CHECK(d.find("Broker->>CA: m1 delivery 2\n") != std::string::npos);
   CHECK(d.find("delivery 3") == std::string::npos);
   CHECK(Count(d, "delivery 1") == 1);  // no note repeating the broker's count
-  CHECK(d.find("CA-xBroker: ack for m1 lost on the way\n    Note over Broker: m1 back in the "
-               "queue\n") != std::string::npos);
+  CHECK(d.find("CA-xBroker: ack for m1 lost on the way\n    Note over Broker: ack for m1 lost on "
+               "the way: back in the queue\n") != std::string::npos);
   CHECK(d.find("CA->>Broker: ack m1\n") != std::string::npos);
   CHECK(d.find("Note over CA: outcome: Processed\n") != std::string::npos);
   CHECK(d.find(kMessage) == std::string::npos);  // short ids only
@@ -1314,6 +1315,24 @@ TraceEvent BrokerStep(int64_t at_ms, std::string op, int delivery, std::string r
 
 }  // namespace
 
+// A Broker arrow only where a step of the broker's handed the delivery out (omission:
+// producer-duplicate and concurrent-different, which play the broker themselves, drew
+// `Broker->>CA` with no broker event behind it). Here the broker handed out delivery 1 only;
+// delivery 2 is the consumer's receipt alone. Mutation caught: mermaid.cpp's opening with no
+// broker step `out += fmt::format("    Note over {}: {}\n", who, NoteText(w.what));` as
+// `arrow(who);`.
+TEST_CASE("the Mermaid diagram draws a Broker arrow only for a broker's step", "[views][mermaid]") {
+  std::vector<TraceEvent> events = {BrokerStep(1, "deliver", 1, ""), Open(2, "A", 10, kMessage, 1),
+                                    Open(3, "B", 10, kMessage, 2)};
+  const std::string d = MermaidDiagram(events, {});
+  CHECK(Count(d, "Broker->>") == 1);
+  CHECK(d.find("Broker->>CA: m1 delivery 1\n") != std::string::npos);
+  CHECK(d.find("Note over CB: receives m1, delivery 2\n") != std::string::npos);
+  // No broker step at all: no Broker.
+  events.erase(events.begin());
+  CHECK(MermaidDiagram(events, {}).find("Broker") == std::string::npos);
+}
+
 // A settle says what its broker observed when it was recorded: the simulation is the queue
 // and says where the message went; a real broker's client says what it sent and what the
 // server answered, never a queue it did not see (issue 28: NATS's last nak "back in the
@@ -1340,6 +1359,46 @@ TEST_CASE("a settle says what the broker observed, not what a queue would have d
   CHECK(DescribeStep(events[4], ids).Text() == "nack m1: back in the queue");
   CHECK(DescribeStep(events[5], ids).Text() == "nack m1: dead-lettered (max deliveries)");
   CHECK(DescribeStep(events[6], ids).Text() == "ack m1: removed from the queue");
+}
+
+// What came of a settle is said as the settle in the diagram, as in the other views:
+// `nack m1: sent (no reply)`, never `m1 sent (no reply)`, which read as if the broker sent
+// m1. Mutation caught: mermaid.cpp's settle note `NoteText(w.Text())` as
+// `NoteText(fmt::format("{} {}", ids.Message(e), w.result))`.
+TEST_CASE("a settle's note says the settle that was sent, in every view", "[views][mermaid]") {
+  const std::vector<TraceEvent> events = {BrokerStep(1, "deliver", 1, ""),
+                                          Open(2, "A", 10, kMessage, 1),
+                                          BrokerStep(3, "abandon", 1, "sent (no reply)")};
+  ShortIds ids(events);
+  const std::string said = DescribeStep(events[2], ids).Text();
+  CHECK(said == "nack m1: sent (no reply)");
+  const std::string d = MermaidDiagram(events, {});
+  CHECK(d.find("CA->>Broker: nack m1\n    Note over Broker: " + said + "\n") != std::string::npos);
+  CHECK(d.find("m1 sent") == std::string::npos);
+  int on_lanes = 0;  // the timeline's and the page's lanes say the same
+  for (const Lane& lane : BuildLanes(events, ids)) {
+    for (const LaneStep& step : lane.steps) on_lanes += step.text == said ? 1 : 0;
+  }
+  CHECK(on_lanes == 1);
+}
+
+// NATS's give-up (its MAX_DELIVERIES advisory) silenced a message: the diagram marks it
+// wrong, as the lanes and the trace judge it (omission: its note had no ✗). Mutation
+// caught: mermaid.cpp's broker note without `ToneMark(w.tone)` (as "").
+TEST_CASE("NATS's give-up is judged wrong in the diagram as in every view", "[views][mermaid]") {
+  TraceEvent give_up = BrokerStep(3, "give-up", 10,
+                                  "the server stopped delivering it after 10 deliveries; no dead letter");
+  give_up.verdict = kVerdictWrong;
+  const std::vector<TraceEvent> events = {BrokerStep(1, "deliver", 10, ""),
+                                          Open(2, "A", 10, kMessage, 10), give_up};
+  ShortIds ids(events);
+  const StepWords w = DescribeStep(events[2], ids);
+  CHECK(w.tone == Tone::kWrong);
+  const std::string d = MermaidDiagram(events, {});
+  const size_t note = d.find("Note over Broker: advisory MAX_DELIVERIES for m1");
+  REQUIRE(note != std::string::npos);
+  CHECK(d.rfind("    rect rgb(255, 205, 210)\n", note) != std::string::npos);
+  CHECK(d.find("no dead letter ✗\n    end\n", note) != std::string::npos);
 }
 
 // A consumer's own dead-lettering (its basic.reject) is its settle, on its lane; the queue's
@@ -1392,10 +1451,40 @@ TEST_CASE("a settle sent by another process than the consumer's is drawn where i
   CHECK(StepLaneKeys(same)[3] == lanes[1]);
 }
 
+// The diagram draws such a settle where the lanes do: the broker's receipt, not an arrow
+// from the child that never sent it (omission: the page drew it on the Broker lane, the
+// diagram `CB->>Broker: ack m1`); a receipt nobody saw (RabbitMQ's ack gets no reply) is
+// said as sent. Mutation caught: mermaid.cpp's settle arrow condition without
+// `step_lanes[i] != "broker" &&`.
+TEST_CASE("a settle another process sent is the broker's receipt in every view", "[views][mermaid]") {
+  std::vector<TraceEvent> events = {
+      BrokerStep(1, "deliver", 1, ""),
+      Open(2, "B", 30, kMessage, 1),
+      Sql(3, "B", 30, "UPDATE", "StockItems"),
+      BrokerStep(4, "ack", 1, "accepted by the server", 10),
+  };
+  ShortIds ids(events);
+  const std::string said =
+      WordsOnLane(events[3], DescribeStep(events[3], ids), StepLaneKeys(events)[3]).Text();
+  CHECK(said == "an ack for m1 arrives: accepted by the server");
+  std::string d = MermaidDiagram(events, {});
+  CHECK(d.find("->>Broker") == std::string::npos);
+  CHECK(d.find("Note over Broker: " + said + "\n") != std::string::npos);
+  int on_lanes = 0;
+  for (const Lane& lane : BuildLanes(events, ids)) {
+    for (const LaneStep& step : lane.steps) on_lanes += step.text == said ? 1 : 0;
+  }
+  CHECK(on_lanes == 1);
+  events[3].result = "sent";  // RabbitMQ: the client sent it, the server said nothing
+  d = MermaidDiagram(events, {});
+  CHECK(d.find("Note over Broker: an ack for m1 sent: no reply\n") != std::string::npos);
+  CHECK(d.find("arrives") == std::string::npos);
+}
+
 // A real broker's clock is real time: the scenario's wait for it is said as real time and
 // the timeline keeps its real-time axis (issue 28: NATS's duplicate window drawn as
-// "simulated time: +1200 ms" on a "steps (simulated clock)" axis). Mutation caught: the
-// layout not taking a "waited" event for a time axis.
+// "simulated time: +1200 ms" on a "steps (simulated clock)" axis). Mutations caught: the
+// layout not taking a "waited" event for a time axis; see below.
 TEST_CASE("a real wait is said and drawn as real time, not a simulated clock", "[views]") {
   TraceEvent send = BrokerStep(1, "send", 0, "stored as stream sequence 1");
   send.actor = kActorProducer;
@@ -1410,6 +1499,9 @@ TEST_CASE("a real wait is said and drawn as real time, not a simulated clock", "
   const std::string svg = SvgTimeline({{"broker-dedup", "[x] resend", events}});
   CHECK(svg.find("simulated") == std::string::npos);
   CHECK(svg.find("ms since the run began") != std::string::npos);
+  // The timeline says it in words too (sixth walkthrough: only its axis showed it). Mutation
+  // caught: DrawPart skipping "waited" events as before.
+  CHECK(svg.find(">real time: the producer waited 1201 ms</text>") != std::string::npos);
   CHECK(MermaidDiagram(events, {}).find("real time: the producer waited 1201 ms") != std::string::npos);
 }
 

@@ -41,23 +41,40 @@ SteadyTime FromNs(int64_t ns) {
 // The events between the pair, as pipes so one mechanism serves threads and processes:
 // reached (first -> second: the hold point's time), blocked (second -> first: the time the
 // second was seen blocked or reached its own hold point, or kSecondEnded), ended (first ->
-// second).
+// second); and with a hand-over (relayed), handed (the runner -> second: the hold point's
+// time and the hand-over's text, on one line), which the second reads instead of reached.
 struct RaceChannels {
-  Pipe reached = MakePipe(), blocked = MakePipe(), ended = MakePipe();
+  explicit RaceChannels(bool relay) : relayed(relay) {}
+  const bool relayed;
+  Pipe reached = MakePipe(), blocked = MakePipe(), ended = MakePipe(), handed = MakePipe();
   void CloseAll() {
-    for (Pipe* p : {&reached, &blocked, &ended}) {
+    for (Pipe* p : {&reached, &blocked, &ended, &handed}) {
       p->read.reset();
       p->write.reset();
     }
+  }
+  // The runner's process between forks and reports: only the ends of its hand-over.
+  void KeepRunnerEnds() {
+    for (Pipe* p : {&blocked, &ended}) {
+      p->read.reset();
+      p->write.reset();
+    }
+    reached.write.reset();
+    handed.read.reset();
+    if (!relayed) CloseAll();
   }
   // In a child: keep only the ends its role uses, so the other's death reads as EOF.
   void KeepFirstEnds() {
     reached.read.reset();
     blocked.write.reset();
     ended.read.reset();
+    handed.read.reset();
+    handed.write.reset();
   }
   void KeepSecondEnds() {
     reached.write.reset();
+    handed.write.reset();
+    if (relayed) reached.read.reset();
     blocked.read.reset();
     ended.write.reset();
   }
@@ -66,8 +83,7 @@ struct RaceChannels {
 // A store's instance: blocked when the store's wait listener is called.
 class StoreInstance final : public PairInstance {
  public:
-  StoreInstance(std::function<std::unique_ptr<Store>()> open,
-                std::function<nlohmann::json(Store&, const Hook&)> body)
+  StoreInstance(std::function<std::unique_ptr<Store>()> open, StoreBody body)
       : store_(open()), body_(std::move(body)) {
     if (LockWaits* waits = store_->lock_waits()) waits->KeepLockHistory();
   }
@@ -81,7 +97,9 @@ class StoreInstance final : public PairInstance {
       waits->KeepWaitingWhile(std::move(first_pending), first_ended_fd);
     }
   }
-  nlohmann::json Run(const Hook& hold_point) override { return body_(*store_, hold_point); }
+  nlohmann::json Run(const Hook& hold_point, const std::string& handed) override {
+    return body_(*store_, hold_point, handed);
+  }
   void Finish(InstanceResult& result, SteadyTime started) override {
     if (LockWaits* waits = store_->lock_waits()) {
       result.busy = waits->busy();
@@ -95,7 +113,7 @@ class StoreInstance final : public PairInstance {
 
  private:
   std::unique_ptr<Store> store_;
-  std::function<nlohmann::json(Store&, const Hook&)> body_;
+  StoreBody body_;
 };
 
 InstanceResult RunFirst(const std::string& name, const PairInstanceOpener& open,
@@ -124,7 +142,7 @@ InstanceResult RunFirst(const std::string& name, const PairInstanceOpener& open,
         }
       }
     };
-    result.value = instance->Run(hold_point);
+    result.value = instance->Run(hold_point, "");
     instance->Finish(result, started);
   } catch (...) {
     if (!announced) announce(Steady::now());  // never leave the second waiting
@@ -172,9 +190,14 @@ InstanceResult RunSecondUnguarded(const std::string& name, const PairInstanceOpe
   instance->KeepWaitingWhile(
       [&ch] { return !WaitReadable(ch.ended.read.get(), std::chrono::milliseconds(0)); }, ch.ended.read.get());
   SteadyTime reached = Steady::now();
-  if (WaitReadable(ch.reached.read.get(), kEventTimeout)) {
-    std::string line = ReadLine(ch.reached.read.get());
+  std::string handed;  // the runner's hand-over, when relayed: after the time and a space
+  const int release = ch.relayed ? ch.handed.read.get() : ch.reached.read.get();
+  if (WaitReadable(release, kEventTimeout)) {
+    std::string line = ReadLine(release);
     if (!line.empty()) reached = FromNs(std::stoll(line));
+    if (const size_t space = line.find(' '); space != std::string::npos) {
+      handed = line.substr(space + 1);
+    }
   }
   std::this_thread::sleep_until(reached + timing.stagger);
   if (timing.stagger >= timing.hold) WaitReadable(ch.ended.read.get(), kEventTimeout);
@@ -182,16 +205,43 @@ InstanceResult RunSecondUnguarded(const std::string& name, const PairInstanceOpe
   // Where the second meets no lock of the first's, its own hold point is the event the
   // first waits for: the second has done what comes before it (cache-arbiter: its check of
   // the cache), so the first's next step comes after that however late the second ran.
-  result.value = instance->Run(timing.second_blocks ? Hook{} : tell);
+  result.value = instance->Run(timing.second_blocks ? Hook{} : tell, handed);
   instance->Finish(result, started);
   return result;
 }
 
+// The runner's part when relayed: once the first has announced its hold point, runs
+// hand_over and passes the moment on to the second with what it returned. A first that
+// ended without announcing, or a hand-over that threw, passes nothing: the second reads
+// EOF and goes on; the error is the runner's to throw.
+void HandOverBetween(RaceChannels& ch, const HandOver& hand_over) {
+  struct CloseHanded {
+    RaceChannels& ch;
+    ~CloseHanded() { ch.handed.write.reset(); }
+  } close{ch};
+  if (!WaitReadable(ch.reached.read.get(), kEventTimeout)) return;
+  const std::string line = ReadLine(ch.reached.read.get());
+  if (line.empty()) return;
+  const std::string text = hand_over();
+  WriteAll(ch.handed.write.get(), fmt::format("{} {}\n", line, text));
+}
+
 std::vector<InstanceResult> RunAsThreads(const std::array<std::string, 2>& names,
-                                         const PairInstanceOpener& open, const PairTiming& timing) {
-  RaceChannels ch;
+                                         const PairInstanceOpener& open, const PairTiming& timing,
+                                         const HandOver& hand_over) {
+  RaceChannels ch(static_cast<bool>(hand_over));
   std::vector<InstanceResult> results(2);
-  std::array<std::exception_ptr, 2> errors;
+  std::array<std::exception_ptr, 3> errors;
+  std::thread relay;
+  if (hand_over) {
+    relay = std::thread([&] {
+      try {
+        HandOverBetween(ch, hand_over);
+      } catch (...) {
+        errors[2] = std::current_exception();
+      }
+    });
+  }
   std::thread b([&] {
     try {
       results[1] = RunSecond(names[1], open, timing, ch);
@@ -205,6 +255,7 @@ std::vector<InstanceResult> RunAsThreads(const std::array<std::string, 2>& names
     errors[0] = std::current_exception();
   }
   b.join();
+  if (relay.joinable()) relay.join();
   for (auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
@@ -270,8 +321,8 @@ std::vector<WatchedStatement> StatementsFromJson(const nlohmann::json& j) {
 std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env,
                                            const std::array<std::string, 2>& names,
                                            const PairInstanceOpener& open,
-                                           const PairTiming& timing) {
-  RaceChannels ch;
+                                           const PairTiming& timing, const HandOver& hand_over) {
+  RaceChannels ch(static_cast<bool>(hand_over));
   std::vector<ChildInstance> children;  // a child started is killed and reaped on every path
   for (size_t i = 0; i < 2; ++i) {
     Pipe report = MakePipe();
@@ -313,7 +364,10 @@ std::vector<InstanceResult> RunAsProcesses(ScenarioEnv& env,
     }
     children.push_back({names[i], std::move(process), std::move(report.read)});
   }
-  ch.CloseAll();  // the children hold the ends they use: a death reads as EOF on the other side
+  // The children hold the ends they use: a death reads as EOF on the other side.
+  ch.KeepRunnerEnds();
+  if (hand_over) HandOverBetween(ch, hand_over);
+  ch.CloseAll();
 
   std::vector<InstanceResult> results;
   for (ChildReport& report :
@@ -363,15 +417,15 @@ std::vector<ChildReport> CollectChildReports(ScenarioEnv& env,
 }
 
 std::vector<InstanceResult> RunGatedPair(ScenarioEnv& env, const std::array<std::string, 2>& names,
-                                         const PairInstanceOpener& open, const PairTiming& timing) {
+                                         const PairInstanceOpener& open, const PairTiming& timing,
+                                         const HandOver& hand_over) {
   return env.options.instances == InstanceMode::kProcesses
-             ? RunAsProcesses(env, names, open, timing)
-             : RunAsThreads(names, open, timing);
+             ? RunAsProcesses(env, names, open, timing, hand_over)
+             : RunAsThreads(names, open, timing, hand_over);
 }
 
-std::unique_ptr<PairInstance> StorePairInstance(
-    std::function<std::unique_ptr<Store>()> open,
-    std::function<nlohmann::json(Store&, const Hook& hold_point)> body) {
+std::unique_ptr<PairInstance> StorePairInstance(std::function<std::unique_ptr<Store>()> open,
+                                                StoreBody body) {
   return std::make_unique<StoreInstance>(std::move(open), std::move(body));
 }
 

@@ -13,6 +13,10 @@
 //    blocked plus hold - stagger, so a second that a starved scheduler ran late still waits
 //    hold - stagger (on time, blocked at R + stagger, that is R + hold);
 //  - stagger >= hold: the second starts only after the first instance has ended.
+// What happens between the two outside both (a hand-over: the broker gives up on the first's
+// delivery and hands the message to the second) is the runner's, in the process that runs
+// the pair, after the first reached its hold point and before the second is released, so
+// it is recorded where it happened: after the first's delivery began, before the second's.
 // A starved thread or process changes the timings, never which of the two happens; and the
 // second's busy timeout starts only once the first instance has ended, so neither a hold
 // longer than that timeout nor a stalled first instance makes it give up. The waits stay
@@ -78,8 +82,9 @@ class PairInstance {
   // first_ended_fd turns readable when the first instance has ended: a wait may end its
   // pause between two tries then (SQLite's busy handler).
   virtual void KeepWaitingWhile(std::function<bool()> first_pending, int first_ended_fd) = 0;
-  // The task; the first instance runs hold_point at its hold point.
-  virtual nlohmann::json Run(const Hook& hold_point) = 0;
+  // The task; the first instance runs hold_point at its hold point. handed: the second's
+  // text from the runner's hand-over (HandOver), else "".
+  virtual nlohmann::json Run(const Hook& hold_point, const std::string& handed) = 0;
   // Ends the connection and fills what the backend kept (busy and lock history, or the
   // watched statements) and elapsed, from started.
   virtual void Finish(InstanceResult& result, SteadyTime started) = 0;
@@ -89,22 +94,34 @@ class PairInstance {
 // the forked process that runs it.
 using PairInstanceOpener = std::function<std::unique_ptr<PairInstance>(int index)>;
 
+// The runner's step between the pair: run in the process and thread of control that called
+// RunGatedPair (never in an instance), once the first instance has reached its hold point
+// (or ended without reaching it) and before the second is released; it may take as long as
+// it needs (the second then starts no earlier than its end). Returns one line of text (no
+// newline) for the second's task (PairInstance::Run's handed). May throw: RunGatedPair
+// throws it after both instances ended (the second ran with handed "").
+using HandOver = std::function<std::string()>;
+
 // The one runner of a racing pair, for every backend: as threads or as forked processes
 // per env.options.instances, ordered by events (the header's comment): names are the
 // trace's instances. timing.second_blocks false: the first does not wait for the second
-// (which ends the first's wait as its block does). Returns their results in order; throws
-// the first instance's error (thread mode), or UnplannedDeath when a child died.
+// (which ends the first's wait as its block does); hand_over, when given, runs between the
+// two (HandOver). Returns their results in order; throws the first instance's error (thread
+// mode), or UnplannedDeath when a child died, or the hand-over's error.
 std::vector<InstanceResult> RunGatedPair(ScenarioEnv& env, const std::array<std::string, 2>& names,
-                                         const PairInstanceOpener& open, const PairTiming& timing);
+                                         const PairInstanceOpener& open, const PairTiming& timing,
+                                         const HandOver& hand_over = {});
 
 // An instance of RunGatedPair on a store of its own: blocked when the store shows a wait
 // (Store::SetWaitListener: SQLite's busy handler, or the server seen from a side
 // connection); it keeps its lock history where the store measures its waits
 // (Store::lock_waits), or the statements as the server showed them (WatchedStatements).
-// open makes the store (in the thread or process that runs it); body is the task.
-std::unique_ptr<PairInstance> StorePairInstance(
-    std::function<std::unique_ptr<Store>()> open,
-    std::function<nlohmann::json(Store&, const Hook& hold_point)> body);
+// open makes the store (in the thread or process that runs it); body is the task, with
+// PairInstance::Run's hold_point and handed.
+using StoreBody =
+    std::function<nlohmann::json(Store&, const Hook& hold_point, const std::string& handed)>;
+std::unique_ptr<PairInstance> StorePairInstance(std::function<std::unique_ptr<Store>()> open,
+                                                StoreBody body);
 
 // A forked instance whose report, one JSON object ({"value", "elapsedUs", "events", ...}),
 // arrives on report; CollectChildReports closes report and reaps process.

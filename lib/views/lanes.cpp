@@ -135,7 +135,17 @@ std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events) {
 StepWords WordsOnLane(const TraceEvent& e, StepWords words, const std::string& lane) {
   if (lane != "broker" || !IsSettle(e) || e.op == "ack-lost") return words;
   const char* kind = e.op == "ack" ? "an ack" : e.op == "abandon" ? "a nack" : "a dead-letter request";
-  words.what = fmt::format("{} for {} arrives", kind, words.what.substr(words.what.find(' ') + 1));
+  const std::string about = words.what.substr(words.what.find(' ') + 1);
+  // A settle that got no reply (RabbitMQ's ack, a nak) was sent, and no one saw it arrive.
+  if (e.result.rfind("not sent", 0) == 0) {
+    words.what = fmt::format("{} for {} not sent", kind, about);
+    words.result = e.result.substr(std::min(e.result.size(), std::string("not sent: ").size()));
+  } else if (e.result.rfind("sent", 0) == 0) {
+    words.what = fmt::format("{} for {} sent", kind, about);
+    words.result = "no reply";
+  } else {
+    words.what = fmt::format("{} for {} arrives", kind, about);
+  }
   return words;
 }
 

@@ -141,7 +141,10 @@ std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events);
 // The words of a step as said on lane: a settle drawn on the broker's lane (no consumer of
 // the process that sent it held the delivery: an ack sent before the consumer took it, a
 // settle the main process sent for a child) is said as the broker got it ("an ack for m1
-// arrives"), never as the broker's own act; every other step's words are DescribeStep's.
+// arrives") where its receipt was seen (the simulation's queue, a server's reply), as sent
+// where it got no reply ("an ack for m1 sent: no reply"), never as the broker's own act;
+// every other step's words are DescribeStep's. Every view draws such a settle there (the
+// diagram as a note over the Broker, not as an arrow from the consumer).
 StepWords WordsOnLane(const TraceEvent& e, StepWords words, const std::string& lane);
 
 // Where the pictures say each write-lock take and release (a "lock" event, SQLite): with

@@ -173,10 +173,10 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     participants.try_emplace(id, Participant{id, title, OrderOf(lane.key, lane.actor), i,
                                              lane.actor == kActorConsumer ? lane.instance : ""});
   }
-  bool deliveries = false;
   // Each delivery's openings by consumers, in order, and how many times the broker's own
   // step handed it out: the n-th handing out is drawn, in the order of events, as an arrow
-  // to the n-th consumer that opened it.
+  // to the n-th consumer that opened it. An opening no broker step handed out (a lesson
+  // that plays the broker itself) is the consumer's own receipt: no Broker is drawn for it.
   using Numbered = std::tuple<std::string, int, int>;  // key, copy, delivery
   std::map<Numbered, std::vector<std::string>> taken;
   std::map<Numbered, size_t> announced;
@@ -194,12 +194,10 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       participants.try_emplace("Email", Participant{"Email", "Email provider", 6, i, ""});
     }
     if (e.kind == "open" && e.delivery > 0) {
-      deliveries = true;
       const std::string key = LaneKey(e);
       taken[{e.key, ids.CopyShown(e), e.delivery}].push_back(lane_ids.count(key) ? lane_ids.at(key) : "Cx");
     }
   }
-  if (deliveries) participants.try_emplace("Broker", Participant{"Broker", "Broker", 1, 0, ""});
 
   std::vector<Participant> ordered;
   for (const auto& [id, p] : participants) ordered.push_back(p);
@@ -235,6 +233,10 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
   };
 
   const LockNotes lock_notes = PlaceLockNotes(events);
+  // A settle sent from another process than its consumer's (the main process for a child of
+  // --instances processes), or before any consumer held its delivery, is the broker's step,
+  // as on the other views' lanes (StepLaneKeys), said as the broker got it (WordsOnLane).
+  const std::vector<std::string> step_lanes = StepLaneKeys(events);
   std::set<size_t> requested;  // statements whose request arrow was drawn at their wait
   std::map<std::string, int> active;
   std::map<std::string, bool> in_transaction;                       // per participant
@@ -260,15 +262,18 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     if (key.empty()) continue;
     const std::string who = lane_ids.count(key) ? lane_ids[key] : "Cx";
     const StepWords w = words(e);
-    // A delivery's arrow: where the broker handed it out, to the consumer that opened it
-    // (at the consumer's opening where no step of the broker's handed it out).
+    // A delivery's arrow: where the broker handed it out, to the consumer that opened it;
+    // where no step of the broker's handed it out, the consumer's receipt, as its note.
     const Numbered numbered{e.key, ids.CopyShown(e), e.delivery};
     auto arrow = [&](const std::string& to) {
       delivered_to[numbered] = to;
       out += fmt::format("    Broker->>{}: {}\n", to, ids.DeliveryName(e));
     };
     if (e.kind == "open") {
-      if (e.delivery > 0 && opened[numbered]++ >= announced[numbered]) arrow(who);
+      if (e.delivery > 0 && opened[numbered]++ >= announced[numbered]) {
+        delivered_to[numbered] = who;
+        out += fmt::format("    Note over {}: {}\n", who, NoteText(w.what));
+      }
       continue;
     }
     if (e.kind == "broker") {
@@ -284,15 +289,20 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
                            Clean(w.result));
       } else if (e.op == "replay") {
         out += fmt::format("    Operator->>Broker: {}\n", Clean(w.what));
-      } else if (IsSettle(e) && to != delivered_to.end()) {
+      } else if (IsSettle(e) && step_lanes[i] != "broker" && to != delivered_to.end()) {
         out += fmt::format("    {}{}Broker: {}\n", to->second, e.op == "ack-lost" ? "-x" : "->>",
                            Clean(w.what));
+        // What came of the settle, said as the settle (`nack m1: sent (no reply)`), as
+        // every view says it: never as if the broker sent the message.
         if (!w.result.empty() && e.op != "ack") {
-          out += fmt::format("    Note over Broker: {}\n",
-                             NoteText(fmt::format("{} {}", ids.Message(e), w.result)));
+          out += Toned(w.tone, fmt::format("    Note over Broker: {}{}\n", NoteText(w.Text()),
+                                           ToneMark(w.tone)));
         }
       } else {
-        out += fmt::format("    Note over Broker: {}\n", NoteText(WordsOnLane(e, w, "broker").Text()));
+        // Judged as every view judges it (NATS's give-up silenced a message: wrong).
+        out += Toned(w.tone, fmt::format("    Note over Broker: {}{}\n",
+                                         NoteText(WordsOnLane(e, w, "broker").Text()),
+                                         ToneMark(w.tone)));
       }
       continue;
     }

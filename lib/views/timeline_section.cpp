@@ -84,11 +84,13 @@ Drawn DrawPart(const Part& part, ShortIds& ids, double top) {
                      Num(y + 22), Escape(part.title));
     y += 32;
   }
-  // The set-up's resets, as titled steps of the sub-run: what the tables were reset to.
+  // The set-up's resets, as titled steps of the sub-run: what the tables were reset to; and
+  // a real-time wait the scenario measured (a real broker's clock), said as the diagram and
+  // the page say it, its span being the axis's gap.
   for (const TraceEvent& e : part.events) {
-    if (e.kind != "reset") continue;
+    if (e.kind != "reset" && e.kind != "waited") continue;
     const std::string words = DescribeStep(e, ids, kPictureWords).Text();
-    for (const std::string& line : Wrap("set-up: " + words, 170)) {
+    for (const std::string& line : Wrap(e.kind == "reset" ? "set-up: " + words : words, 170)) {
       s += fmt::format("<text class=\"reset\" x=\"{}\" y=\"{}\">{}</text>\n", Num(kMargin + 20),
                        Num(y + 17), Escape(line));
       y += kLine;

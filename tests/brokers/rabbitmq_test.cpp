@@ -152,7 +152,9 @@ namespace rabbitmq_test {
 // The trace says what was observed, by whom (issue 28). Mutations caught: the last nack's
 // result "back in the queue for redelivery" (the queue dead-lettered it); the dead letter's
 // arrival recorded as "dead-letter" (drawn as the consumer's act); the consumer's
-// basic.reject recorded as "reject" (drawn on the broker's lane).
+// basic.reject recorded as "reject" (drawn on the broker's lane); the dead letter's copy not
+// read from its header (rabbitmq_broker.cpp `letter.delivery.sequence_number = publish;`
+// deleted: the arrival's copy 0).
 TEST_CASE("the broker lessons on RabbitMQ: figures read from the broker, each as the lesson expects for RabbitMQ",
           "[rabbitmq]") {
   const std::string url = RabbitUrl();
@@ -177,6 +179,7 @@ TEST_CASE("the broker lessons on RabbitMQ: figures read from the broker, each as
     REQUIRE(by_op["dead-lettered"].size() == 1);
     CHECK(by_op["dead-lettered"][0]["actor"] == "broker");
     CHECK(by_op["dead-lettered"][0]["result"] == "x-first-death-reason delivery_limit");
+    CHECK(by_op["dead-lettered"][0]["delivery"] == 3);  // after the third, the limit
   }
   {
     auto by_op = ops(nlohmann::json::parse(lines[3]));  // content-mismatch
@@ -185,6 +188,19 @@ TEST_CASE("the broker lessons on RabbitMQ: figures read from the broker, each as
     CHECK(by_op["dead-letter"][0]["detail"].get<std::string>().rfind("basic.reject ", 0) == 0);
     REQUIRE(by_op["dead-lettered"].size() == 1);
     CHECK(by_op["dead-lettered"][0]["result"] == "x-first-death-reason rejected");
+    // What the client observed (omissions: copies unnumbered, the dead letter's arrival
+    // "delivery 1", the reject's result its reason): each publish's copy, read back from the
+    // header it carries; basic.reject gets no reply, its reason is the consumer's own; the
+    // dead letter numbered by the delivery the consumer rejected, of the copy it was.
+    std::vector<int> copies;
+    for (const nlohmann::json& e : by_op["send"]) copies.push_back(e["copy"].get<int>());
+    CHECK(copies == std::vector<int>{1, 2, 3});
+    const nlohmann::json& reject = by_op["dead-letter"][0];
+    CHECK(reject["result"] == "sent (no reply)");
+    CHECK(reject["detail"].get<std::string>().find(": ContentMismatch") != std::string::npos);
+    CHECK(reject["copy"] == 3);
+    CHECK(by_op["dead-lettered"][0]["copy"] == 3);
+    CHECK(by_op["dead-lettered"][0]["delivery"] == reject["delivery"]);
   }
   nlohmann::json tags = nlohmann::json::parse(lines[1]);
   CHECK(tags["deliveryTagKey"]["deliveryTags"] == nlohmann::json::array({1, 1, 2}));

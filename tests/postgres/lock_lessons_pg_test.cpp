@@ -276,6 +276,23 @@ TEST_CASE(
     }
     CHECK(waits_holding > 0);  // two orders at once: B's key written, its UPDATE waits
     CHECK(commits > 0);
+    // B's failed delivery is nacked to the broker, which redelivers it: broker steps, as in
+    // hung-consumer (omission: "Failed: 40001, nacked" with no nack and no redelivery
+    // behind it). Mutation caught: isolation_retry.cpp's settle `broker->Abandon(d);` as
+    // `broker->Ack(d);` (the run then fails: no redelivery comes).
+    std::vector<std::string> story;
+    for (const auto& step : data["steps"]) {
+      const std::string t = step["text"];
+      for (const char* said : {"Consumer B: outcome: Failed: 40001, nacked", "Consumer B: nack m2",
+                               "Broker: deliver m2 (delivery 2)",
+                               "Consumer B receives m2, delivery 2", "Consumer B: ack m2"}) {
+        if (t.rfind(said, 0) == 0) story.push_back(said);
+      }
+    }
+    CHECK(story == std::vector<std::string>{"Consumer B: outcome: Failed: 40001, nacked",
+                                            "Consumer B: nack m2", "Broker: deliver m2 (delivery 2)",
+                                            "Consumer B receives m2, delivery 2",
+                                            "Consumer B: ack m2"});
   }
   const auto& f = j;
   CHECK(f["isolation"] == "serializable");

@@ -68,6 +68,9 @@ std::string StringHeader(const amqp_table_t& table, const char* key) {
   return Text(v->value.bytes);
 }
 
+// The header each publish carries with its number (RabbitBroker::Send).
+constexpr const char* kPublishHeader = "dedupsim-publish";
+
 amqp_table_entry_t Entry(const char* key, const char* value) {
   amqp_table_entry_t e{};
   e.key = amqp_cstring_bytes(key);
@@ -216,10 +219,16 @@ class RabbitBroker final : public Broker {
     const std::string body = EncodeOrder(message);
     amqp_basic_properties_t props{};
     props._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG |
-                   AMQP_BASIC_MESSAGE_ID_FLAG;
+                   AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_HEADERS_FLAG;
     props.content_type = amqp_cstring_bytes("application/json");
     props.delivery_mode = 2;  // persistent
     props.message_id = amqp_cstring_bytes(message.message_id.c_str());
+    // Which publish this is (the producer channel's confirm sequence number): RabbitMQ hands
+    // out no number of the stored message, so each copy carries its publish's, read back
+    // from every delivery and dead letter of it (which copy a delivery is: Broker::CopyOf).
+    const int64_t publish = next_publish_++;
+    amqp_table_entry_t headers[] = {Entry(kPublishHeader, publish)};
+    props.headers = amqp_table_t{1, headers};
     amqp_bytes_t bytes{body.size(), const_cast<char*>(body.data())};
     int status = amqp_basic_publish(r_.conn, producer_, amqp_cstring_bytes(""),
                                     amqp_cstring_bytes(queue_.c_str()), 1, 0, &props, bytes);
@@ -230,6 +239,7 @@ class RabbitBroker final : public Broker {
     stats_.accepted++;
     Delivery about;
     about.message = message;
+    about.sequence_number = publish;
     Note("send", about, fmt::format("publish {} (message-id)", message.message_id),
          fmt::format("confirmed by the broker (publish {})", confirmed));
     return SendResult::kAccepted;
@@ -321,14 +331,19 @@ class RabbitBroker final : public Broker {
                     const std::string& description) override {
     Held held = Take(delivery, "dead-letter");
     Settled();
-    amqp_basic_reject(r_.conn, held.channel, static_cast<uint64_t>(delivery.delivery_tag), 0);
-    expected_dead_++;
-    ours_[delivery.message.message_id] = {reason, description};
-    // The consumer's own dead-lettering; the dead letter's arrival is the queue's step.
+    const bool sent = held.channel == consumer_;
+    if (sent) {
+      amqp_basic_reject(r_.conn, consumer_, static_cast<uint64_t>(delivery.delivery_tag), 0);
+      expected_dead_++;
+      ours_[delivery.message.message_id] = {reason, description};
+      dead_after_[delivery.message.message_id] = delivery.delivery_count;
+    }
+    // The consumer's own dead-lettering, its reason its own; basic.reject gets no reply: the
+    // dead letter's arrival is the queue's step.
     Note("dead-letter", held.delivery,
-         fmt::format("basic.reject {} without requeue (delivery tag {})", delivery.message.message_id,
-                     delivery.delivery_tag),
-         reason);
+         fmt::format("basic.reject {} without requeue (delivery tag {}): {}",
+                     delivery.message.message_id, delivery.delivery_tag, reason),
+         sent ? "sent (no reply)" : "not sent: its channel was closed");
   }
 
   int64_t ReplayDeadLetters() override {
@@ -402,6 +417,7 @@ class RabbitBroker final : public Broker {
     std::optional<int64_t> count;
     if (message.properties._flags & AMQP_BASIC_HEADERS_FLAG) {
       count = IntHeader(message.properties.headers, "x-delivery-count");
+      d.sequence_number = IntHeader(message.properties.headers, kPublishHeader).value_or(0);
     }
     std::optional<OrderPlaced> order = DecodeOrder(Text(message.body));
     amqp_destroy_message(&message);
@@ -440,6 +456,7 @@ class RabbitBroker final : public Broker {
   void Released(const Delivery& d) {
     if (AtLimit(d)) {
       expected_dead_++;
+      dead_after_[d.message.message_id] = d.delivery_count;
     } else {
       pending_returns_++;
     }
@@ -465,10 +482,10 @@ class RabbitBroker final : public Broker {
       amqp_message_t message{};
       r_.Check(amqp_read_message(r_.conn, admin_, &message, 0), admin_, "read a dead letter");
       std::string server_reason;
-      std::optional<int64_t> count;
+      int64_t publish = 0;
       if (message.properties._flags & AMQP_BASIC_HEADERS_FLAG) {
         server_reason = StringHeader(message.properties.headers, "x-first-death-reason");
-        count = IntHeader(message.properties.headers, "x-delivery-count");
+        publish = IntHeader(message.properties.headers, kPublishHeader).value_or(0);
       }
       std::optional<OrderPlaced> order = DecodeOrder(Text(message.body));
       amqp_destroy_message(&message);
@@ -476,7 +493,13 @@ class RabbitBroker final : public Broker {
       if (!order) continue;  // not one of ours: consumed, not counted
       DeadLetter letter;
       letter.delivery.message = *order;
-      letter.delivery.delivery_count = static_cast<int>(count.value_or(0)) + 1;
+      letter.delivery.sequence_number = publish;
+      // A dead letter is no delivery: it is numbered by the last delivery of it this client
+      // settled (rejected, or released at the limit), 0 where it settled none.
+      if (auto after = dead_after_.find(order->message_id); after != dead_after_.end()) {
+        letter.delivery.delivery_count = after->second;
+        dead_after_.erase(after);
+      }
       auto ours = ours_.find(order->message_id);
       if (server_reason == "rejected" && ours != ours_.end()) {
         letter.reason = ours->second.first;
@@ -508,6 +531,8 @@ class RabbitBroker final : public Broker {
   int64_t pending_returns_ = 0;
   int64_t expected_dead_ = 0;
   std::map<std::string, std::pair<std::string, std::string>> ours_;  // MessageId -> reason, text
+  std::map<std::string, int> dead_after_;  // MessageId -> the delivery settled before its death
+  int64_t next_publish_ = 1;  // the producer channel's next confirm sequence number
   std::vector<DeadLetter> dead_letters_;
   BrokerStats stats_;
 };

@@ -4,8 +4,11 @@
 // confirms) and a consumer channel:
 //
 //   Send publishes the message as JSON with its MessageId as the AMQP message-id, and waits
-//   for the broker's confirm. RabbitMQ has no send-side duplicate detection: a broker with a
-//   duplicate window is refused (std::invalid_argument).
+//   for the broker's confirm; its header "dedupsim-publish" carries the publish's number
+//   (the producer channel's confirm sequence), which RabbitMQ keeps with the message, so a
+//   delivery or dead letter says which stored copy it is (sequence_number: Broker::CopyOf).
+//   RabbitMQ has no send-side duplicate detection: a broker with a duplicate window is
+//   refused (std::invalid_argument).
 //   Receive is a basic.get: redelivered is the broker's redelivered flag, delivery_tag the
 //   channel's delivery tag (1 again on a new channel), delivery_count the quorum queue's
 //   x-delivery-count header plus one (3.10 sets it from the first delivery; absent: 1).
@@ -14,8 +17,10 @@
 //   consumer's connection drops, and opens a new one: the broker requeues what the channel
 //   held, redelivered at once. DeadLetterIt is a basic.reject without requeue: the queue's
 //   dead-letter exchange routes it to the dead-letter queue, as it does a message past the
-//   delivery limit (x-delivery-limit = max_delivery_count - 1). dead_letters() is read back
-//   from that queue (its x-first-death-reason: "rejected", "delivery_limit").
+//   delivery limit (x-delivery-limit = max_delivery_count - 1); none of these gets a reply
+//   ("sent (no reply)"). dead_letters() is read back from that queue (its
+//   x-first-death-reason: "rejected", "delivery_limit"), each numbered by the last delivery
+//   of it this client settled before the queue dead-lettered it (0: none).
 //
 // Queues are dedupsim's: "<prefix>-<pid>-<n>" and "<prefix>-<pid>-<n>-dead", declared with
 // dedupsim's dead-letter exchange "<prefix>.dead-letters" as an argument, which RabbitMQ
