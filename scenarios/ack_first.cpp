@@ -30,6 +30,11 @@ Outcome Run(ScenarioEnv& env) {
     consumer.before_commit = hook;
     consumer.Handle(first.message);
   });
+  // The delivery's end, seen here once its work ended, on the connection that took and acked
+  // it, judged from Reserved read back now: the work died after the ack, and nothing will
+  // bring the order back (wrong); had it ended before its crash point, it was processed.
+  NoteOutcomeSeenNow(env, *receiver, crash.crashed ? "Crashed, acked" : "Processed",
+                     ReservedVerdict(env, dune, env.options.quantity));
   // Whatever the broker still has for the consumer: a delivery it was not acked for comes
   // back, and the inbox consumer handles it as it would any redelivery.
   int redeliveries = 0;

@@ -3,6 +3,7 @@
 // its duplicate is processed again. With one message fewer in between, it is caught.
 #include <fmt/format.h>
 
+#include <memory>
 #include <set>
 
 #include "world/broker/broker.h"
@@ -23,18 +24,27 @@ struct Part {
 };
 
 // The message, then `others` different orders, then the message again (the producer's
-// retry of a send it thought had failed), through one store of options.store_size keys.
-Part Deliver(ScenarioEnv& env, int others) {
+// retry of a send it thought had failed), through one store of options.store_size keys:
+// `keys`, replaced by an empty one with the reset (a sub-run before left its keys there).
+Part Deliver(ScenarioEnv& env, int others, std::unique_ptr<BoundedKeyStore>& keys) {
   // Each sub-run titled by what the line says of it, so the pictures tell the two apart.
   env.recorder.BeginPart(fmt::format("room for {} keys, {} other messages between",
                                      env.options.store_size, others));
-  StockItem dune = Restock(env);
+  const size_t held = keys ? keys->size() : 0;
+  keys = std::make_unique<BoundedKeyStore>(static_cast<size_t>(env.options.store_size));
+  // The reset says the key store was emptied only when it held keys and, read back, holds
+  // none now.
+  std::vector<std::string> emptied;
+  if (held > 0 && keys->size() == 0) {
+    emptied.push_back(fmt::format("the key store ({} key{})", held, held == 1 ? "" : "s"));
+  }
+  StockItem dune = Restock(env, {}, emptied).front();
   OrderPlaced first = NewOrder(env, dune);
   std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{});
   broker->Send(first);
   for (int i = 0; i < others; ++i) broker->Send(NewOrder(env, dune));
   broker->Send(first);
-  BoundedKeyStore store(static_cast<size_t>(env.options.store_size));
+  BoundedKeyStore& store = *keys;
   Part part;
   part.others = others;
   int64_t seen = 0;
@@ -71,8 +81,9 @@ std::string Describe(const Part& p, int64_t quantity) {
 
 Outcome Run(ScenarioEnv& env) {
   const int n = env.options.store_size;
-  Part full = Deliver(env, n);
-  Part room = Deliver(env, n - 1);
+  std::unique_ptr<BoundedKeyStore> keys;
+  Part full = Deliver(env, n, keys);
+  Part room = Deliver(env, n - 1, keys);
   Outcome out;
   out.figures["storeSize"] = n;
   out.figures["evicted"] = ToJson(full);

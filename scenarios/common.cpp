@@ -2,13 +2,25 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "world/broker/broker.h"
 #include "store/lesson_tables.h"
+#include "trace/trace.h"
 #include "world/broker/simulated_broker.h"
 
 namespace dedupsim {
 
 namespace {
+
+// A verdict is read back on a connection of its own once the delivery's transaction has
+// ended: inside it the read would judge the state before the delivery's work, and under a
+// rollback journal (--journal delete) it could wait on the locks the delivery holds.
+void RefuseJudgedInsideTransaction(Session& store, std::string_view outcome, const char* verdict) {
+  if (*verdict != '\0' && store.InTransaction()) {
+    throw std::logic_error(fmt::format("outcome {} judged while its transaction is open", outcome));
+  }
+}
 
 // Runs f on the scenario's backend.
 template <typename F>
@@ -18,11 +30,13 @@ auto WithBackend(ScenarioEnv& env, F f) {
 
 }  // namespace
 
-std::vector<StockItem> Restock(ScenarioEnv& env, const std::vector<std::string>& more_titles) {
+std::vector<StockItem> Restock(ScenarioEnv& env, const std::vector<std::string>& more_titles,
+                               const std::vector<std::string>& also_emptied) {
   std::vector<StockItem> books{{env.ids.Next(), "Dune", 10, 0}};
   for (const std::string& title : more_titles) books.push_back({env.ids.Next(), title, 10, 0});
-  const std::vector<std::string> emptied =
+  std::vector<std::string> emptied =
       WithBackend(env, [&](const Backend& b) { return b.ResetInventory(books.front()); });
+  emptied.insert(emptied.end(), also_emptied.begin(), also_emptied.end());
   for (size_t i = 1; i < books.size(); ++i) {
     WithBackend(env, [&](const Backend& b) {
       b.AddStock(books[i]);
@@ -136,7 +150,19 @@ std::unique_ptr<Store> OpenQuietStore(ScenarioEnv& env, const std::string& insta
 DeliveryRef Delivered(const OrderPlaced& message, int n) { return {message.message_id, n}; }
 
 void NoteOutcome(Session& store, std::string_view outcome, const char* verdict) {
+  RefuseJudgedInsideTransaction(store, outcome, verdict);
   store.NoteOutcome(std::string(outcome), verdict);
+}
+
+void NoteOutcomeSeenNow(ScenarioEnv& env, Session& store, std::string_view outcome,
+                        const char* verdict) {
+  RefuseJudgedInsideTransaction(store, outcome, verdict);
+  TraceEvent e;
+  store.StampTrace(e);  // who: the delivery's instance, process and key
+  if (e.instance.empty()) return;  // not traced
+  e.verdict = verdict;
+  RecordNote(env.recorder, std::move(e), "outcome", std::string(outcome), "",
+             env.recorder.MicrosSinceOrigin());
 }
 
 int64_t CurrentRows(ScenarioEnv& env, std::string_view table) {

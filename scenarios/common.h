@@ -19,8 +19,11 @@ namespace dedupsim {
 // Empties the database and stocks one book, Dune, 10 on hand (as the post's ResetAsync).
 StockItem Restock(ScenarioEnv& env);
 // The same, with one more book of each title beside Dune, 10 on hand each, in one reset
-// step: Dune first, then the others in order.
-std::vector<StockItem> Restock(ScenarioEnv& env, const std::vector<std::string>& more_titles);
+// step: Dune first, then the others in order. also_emptied: what the lesson emptied outside
+// the database for this reset, as it read it back ("the key store (3 keys)"), said with the
+// tables the reset emptied.
+std::vector<StockItem> Restock(ScenarioEnv& env, const std::vector<std::string>& more_titles,
+                               const std::vector<std::string>& also_emptied = {});
 // A new OrderPlaced for the book, with fresh message and order ids.
 OrderPlaced NewOrder(ScenarioEnv& env, const StockItem& book);
 // A new queue on the scenario's broker (env.brokers, or the simulated one), empty, with these
@@ -93,8 +96,15 @@ int64_t ProbeRows(ScenarioEnv& env, std::string_view table);
 // "NeedsReconciliation", "AlreadySent"), on its connection or store, with the business's
 // verdict on it where the scenario knows it: kVerdictRight (the order took effect once, a
 // duplicate was refused, a half-done send was flagged), kVerdictWrong (it took effect again,
-// or a message was lost or silenced), or "" (not judged).
+// or a message was lost or silenced), or "" (not judged). A judged outcome is noted only
+// once the delivery's transaction ended (its locks released): its verdict was read back on
+// an untraced connection of its own, which is no step of the lesson and waits for no lock
+// the delivery holds; throws std::logic_error when store is still in a transaction.
 void NoteOutcome(Session& store, std::string_view outcome, const char* verdict = "");
+// The same for a delivery whose end was seen apart from store's own steps (its work died in
+// a child process, or threw), stamped now, when it was seen, not at store's last step.
+void NoteOutcomeSeenNow(ScenarioEnv& env, Session& store, std::string_view outcome,
+                        const char* verdict);
 // "Processed" or "Skipped" for an inbox-style consumer. Right either way when the delivery
 // is a copy of one message the key guards: once processed, every other copy skipped. The
 // caller that knows the delivery went wrong says so with NoteOutcome.

@@ -39,6 +39,9 @@ Part Deliver(ScenarioEnv& env, const char* title, KeyOf key_of) {
         "key " + key);
     part.processed.push_back(
         KeyedReserveStock(*store, env.clock).Handle({OrderEventType::kPlaced, d.message}, key));
+    // One order however often it comes: right when it took effect once, read back now (the
+    // redelivery's new tag lets it reserve again: wrong).
+    NoteProcessed(*store, part.processed.back(), ReservedVerdict(env, dune, d.message.quantity));
     part.tags.push_back(d.delivery_tag);
     part.redelivered.push_back(d.redelivered);
   };

@@ -95,7 +95,9 @@ void NoteSessionEnded(ScenarioEnv& env, pid_t pid, int backend, Steady::time_poi
 // One delivery's claim as it went: how long its INSERT waited, on what, and how it ended.
 struct Attempt {
   bool waited = false;
-  double wait_ms = 0;          // the claim's whole time, sent to answered
+  // The claim's wait as every view says it: from the wait's start, as the server dated it,
+  // to the answer (WatchedStatement::waited_for); the claim's whole time when it did not wait.
+  double wait_ms = 0;
   double after_event_ms = -1;  // from the kill to the answer (killed half)
   std::vector<int> blocked_by;
   std::string sqlstate;  // "" on success; "55P03", "5"
@@ -180,7 +182,7 @@ struct ServerDelivery {
     for (const WatchedStatement& s : statements) {
       if (s.sql.find("INSERT INTO Inbox") == std::string::npos) continue;
       attempt.waited = s.waited;
-      attempt.wait_ms = Ms(s.elapsed);
+      attempt.wait_ms = Ms(s.waited ? s.waited_for : s.elapsed);
       attempt.blocked_by = s.blocking_pids;
       answered = s.answered;
       break;

@@ -31,7 +31,15 @@ PairOutcome RunCopies(ScenarioEnv& env, Handle handle) {
   auto task = [handle](const char* name) {
     return StoreTask{name, {}, [handle](Store& db, const Hook& hold_point) -> nlohmann::json {
                        InMemoryEmailProvider provider;
-                       return Report(handle(db, provider, hold_point), provider);
+                       const EmailOutcome outcome = handle(db, provider, hold_point);
+                       // Right when the copy's sends, read back from its provider, are what
+                       // its outcome says: one email for Sent, none for a copy that found
+                       // another's record (the optimistic loser sent one, then said
+                       // AlreadySent: the order's second email).
+                       const bool right =
+                           provider.sent_count() == (outcome == EmailOutcome::kSent ? 1 : 0);
+                       NoteOutcome(db, ToString(outcome), right ? kVerdictRight : kVerdictWrong);
+                       return Report(outcome, provider);
                      }};
   };
   // B need not meet a lock of A's here: A goes on at its hold point + --hold-ms regardless.

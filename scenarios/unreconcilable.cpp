@@ -19,6 +19,7 @@ namespace {
 struct Part {
   bool crashed = false;
   std::string redelivery;  // what the redelivery's consumer said
+  bool redelivery_right = false;  // its verdict, from the record read back after it
   int64_t dead_lettered = 0;
   std::vector<std::string> alerts;
   std::string settled = "not settled";  // what the operator found, when there was one
@@ -53,12 +54,14 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
     EmailOutcome outcome = SendStockReservedEmail(*db, provider, env.clock).Handle(d.message);
     part.redelivery = ToString(outcome);
     const bool dead_letter = outcome == EmailOutcome::kNeedsReconciliation && park;
-    // Right when the record, read back now, is completed, or is left in progress for an
-    // operator (dead-lettered); acked in progress, nobody will settle it: silenced.
+    // Right when the outcome says what the record, read back now, holds: completed, or in
+    // progress and flagged NeedsReconciliation (no second send). Whether the flag reaches
+    // anyone is the broker's doing, judged on the line's "dead-lettered".
     auto row = OpenUntraced(env)->Find(InboxKey::kMessageIdAndConsumer, d.message.message_id,
                                        SendStockReservedEmail::kName);
     const bool completed = row && row->completed_at.has_value();
-    NoteOutcome(*db, part.redelivery, completed || dead_letter ? kVerdictRight : kVerdictWrong);
+    part.redelivery_right = completed || outcome == EmailOutcome::kNeedsReconciliation;
+    NoteOutcome(*db, part.redelivery, part.redelivery_right ? kVerdictRight : kVerdictWrong);
     if (!dead_letter) return Disposition::kAck;
     part.alerts.push_back(
         fmt::format("order {}: the email's record is in progress; it may or may not have been sent",
@@ -114,7 +117,8 @@ Outcome RunScenario(ScenarioEnv& env) {
   out.figures["emailsSent"] = parked.emails;
   out.line = fmt::format(
       "{}crash after send, redelivered -> acked: {}, {}, {}; parked: {}, operator: {}, {}, {}",
-      TagColumn("unreconcilable"), silent.redelivery, JudgedDeadLettered(silent),
+      TagColumn("unreconcilable"), Judged(silent.redelivery, silent.redelivery_right),
+      JudgedDeadLettered(silent),
       JudgedCompleted(silent), JudgedDeadLettered(parked), parked.settled,
       JudgedEmails(parked.emails), JudgedCompleted(parked));
   return out;

@@ -446,6 +446,76 @@ TEST_CASE("business-key and bounded-store: titled sub-runs, each delivery judged
                  "A Skipped right"});
 }
 
+// delivery-tag-key judges each delivery from Reserved read back after it (issue 28: its
+// outcomes carried no verdict): keyed on the broker's tag, the redelivery and the
+// producer's resend come with new tags and reserve the one order again (wrong); keyed on
+// the MessageId, both are skipped (right). Mutation caught: delivery_tag_key.cpp's
+// `ReservedVerdict(env, dune, d.message.quantity)` as `ReservedVerdict(env, dune, 0)`.
+TEST_CASE("delivery-tag-key: each delivery judged from Reserved", "[cli][trace][color]") {
+  const auto outcomes = JudgedOutcomes({"delivery-tag-key"});
+  CHECK(outcomes.at("key delivery tag") ==
+        Outcomes{"A Processed right", "A Processed wrong", "A Processed wrong"});
+  CHECK(outcomes.at("key MessageId") ==
+        Outcomes{"A Processed right", "A Skipped right", "A Skipped right"});
+}
+
+// optimistic-email judges each copy from its provider's sends read back after it (issue 28:
+// no copy's outcome was judged in the pictures): a copy is right when its sends are what
+// its outcome says, one email for Sent, none for a copy that found another's record. The
+// optimistic loser sent, then said AlreadySent (the order's second email): wrong; claim
+// first's NeedsReconciliation sent nothing: right, as the line judges them. Mutation caught:
+// optimistic_email.cpp's `(outcome == EmailOutcome::kSent ? 1 : 0)` as `1`.
+TEST_CASE("optimistic-email: each copy judged from the emails it sent", "[cli][trace][color]") {
+  auto outcomes = JudgedOutcomes({"optimistic-email", "--hold-ms", "200", "--stagger-ms", "50"});
+  for (auto& [part, list] : outcomes) std::sort(list.begin(), list.end());
+  CHECK(outcomes.at("optimistic: send, then insert the key") ==
+        Outcomes{"A Sent right", "B AlreadySent wrong"});
+  CHECK(outcomes.at("claim first, then send") ==
+        Outcomes{"A Sent right", "B NeedsReconciliation right"});
+}
+
+// ack-first's one delivery is judged as it ended, from Reserved read back after its crash
+// (issue 28: the pictures judged nothing): acked before its work, which died, the order is
+// lost: wrong, in every crash mode, and said once the death was seen (a child's death comes
+// before it). Mutation caught: ack_first.cpp's `ReservedVerdict(env, dune,
+// env.options.quantity)` as `ReservedVerdict(env, dune, 0)`.
+TEST_CASE("ack-first: the crashed delivery, acked first, is judged wrong", "[cli][trace][color]") {
+  for (const char* mode : {"throw", "kill"}) {
+    INFO(mode);
+    CHECK(JudgedOutcomes({"ack-first", "--crash-mode", mode}).at("") ==
+          Outcomes{"A Crashed, acked wrong"});
+    CliResult r = RunCli({"run", "ack-first", "--crash-mode", mode, "--format", "json", "--trace"});
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json run = nlohmann::json::parse(SplitLines(r.out).front());
+    std::vector<std::string> kinds;  // the delivery's end, in the pictures' order
+    for (const auto& e : run["events"]) {
+      const std::string kind = e["kind"];
+      if (kind == "died" || kind == "crash" || e["op"] == "outcome") kinds.push_back(kind);
+    }
+    CHECK(kinds.back() == "outcome");
+    CHECK(kinds.size() == 2);
+  }
+}
+
+// bounded-store's reset before its second sub-run says the key store was emptied (issue 28:
+// it said only the tables), and only there: the first sub-run's store held no key yet.
+// Mutation caught: bounded_store.cpp's `held > 0` as `held >= 0` (the first reset says
+// "the key store (0 keys)").
+TEST_CASE("bounded-store: the reset between its sub-runs says the key store emptied",
+          "[cli][trace]") {
+  CliResult r = RunCli({"run", "bounded-store", "--format", "json", "--trace"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json run = nlohmann::json::parse(SplitLines(r.out).front());
+  std::vector<std::string> resets;
+  for (const auto& e : run["events"]) {
+    if (e["kind"] == "reset") resets.push_back(e["detail"]);
+  }
+  REQUIRE(resets.size() == 2);
+  CHECK_FALSE(Has(resets[0], "key store"));
+  CHECK(Has(resets[1], " and the key store (3 keys) emptied, Dune stocked with 10"));
+}
+
 // duplicate-in-transaction judges each delivery from Reserved read back after it (issue 28,
 // item 9: its outcomes carried no verdict, so no picture coloured them): every first
 // delivery reserves once, every copy is refused, whatever the read after the duplicate
@@ -465,6 +535,77 @@ TEST_CASE("duplicate-in-transaction: each delivery's outcome is right for the bu
   CliResult r =
       RunCli({"run", "duplicate-in-transaction", "--hold-ms", "100", "--color", "always"});
   CHECK(Has(r.out, "on conflict: processed: \x1b[1;32mTrue, False ✓\x1b[0m"));
+}
+
+// Observing does not change what is observed (issue 28): each racing lesson's verdicts are
+// read back on untraced connections of their own while the other instance may still work.
+// Under a rollback journal (--journal delete) a read takes a shared lock, so a verdict read
+// that were a step, or ran inside the delivery's own transaction, or held a lock the other
+// instance needs, would show: the run's line, its verdicts and every step (waits, lock
+// stripes and measured figures apart) are those of the same run in WAL mode, no probe reads
+// Reserved in the racing lessons, and every judged outcome comes from an instance that holds
+// no write lock then (races_test guards the last in NoteOutcome itself). Mutation caught:
+// common.cpp ReservedVerdictApart's `OpenUntraced(env)` as `OpenProbeStore(env)` (each
+// verdict read drawn as the probe's step).
+TEST_CASE("verdict reads are no step and change nothing under a rollback journal",
+          "[cli][trace]") {
+  const std::vector<std::string> lessons{"concurrent", "claim-last", "cache-arbiter",
+                                         "ack-deadline", "duplicate-in-transaction",
+                                         "hung-consumer", "isolation-retry"};
+  std::vector<std::vector<std::string>> commands;
+  for (const char* journal : {"wal", "delete"}) {
+    std::vector<std::string> args{"run"};
+    args.insert(args.end(), lessons.begin(), lessons.end());
+    for (const char* a : {"--format", "json", "--trace", "--seed", "1", "--hold-ms", "200",
+                          "--stagger-ms", "50", "--journal"}) {
+      args.emplace_back(a);
+    }
+    args.emplace_back(journal);
+    commands.push_back(args);
+  }
+  const std::vector<CliResult> runs = RunCliEach(commands, 2);
+  for (const CliResult& r : runs) {
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+  // A run's line and steps with what is measured taken out: numbers, waits, lock stripes.
+  const std::regex number("[0-9]+(\\.[0-9]+)?");
+  auto shape = [&number](const nlohmann::json& run) {
+    std::vector<std::string> out{std::regex_replace(run["line"].get<std::string>(), number, "N")};
+    for (const auto& e : run["events"]) {
+      if (e["kind"] == "wait" || e["kind"] == "lock") continue;
+      out.push_back(std::regex_replace(
+          fmt::format("{} {} {} {} {} {}", e["actor"].get<std::string>(),
+                      e["instance"].get<std::string>(), e["kind"].get<std::string>(),
+                      e["op"].get<std::string>(), e["table"].get<std::string>(),
+                      e.value("verdict", "")),
+          number, "N"));
+    }
+    return out;
+  };
+  const std::vector<std::string> wal = SplitLines(runs[0].out), del = SplitLines(runs[1].out);
+  REQUIRE(wal.size() == lessons.size());
+  REQUIRE(del.size() == lessons.size());
+  for (size_t i = 0; i < lessons.size(); ++i) {
+    INFO(lessons[i]);
+    const nlohmann::json w = nlohmann::json::parse(wal[i]), d = nlohmann::json::parse(del[i]);
+    CHECK(shape(d) == shape(w));
+    CHECK(testing::OutcomeVerdicts(d) == testing::OutcomeVerdicts(w));
+    std::set<std::string> holding;  // "pid instance" holding the write lock now
+    for (const auto& e : d["events"]) {
+      const std::string who = fmt::format("{} {}", e["pid"].get<int>(), e["instance"].get<std::string>());
+      if (lessons[i] != "cache-arbiter") CHECK(e["actor"] != "probe");
+      if (e["kind"] == "lock") {
+        if (e["detail"] == "write lock taken") holding.insert(who);
+        if (e["detail"] == "write lock released") holding.erase(who);
+      }
+      if (e["kind"] == "died") holding.erase(who);
+      if (e["op"] == "outcome" && !e.value("verdict", "").empty()) {
+        INFO(e.dump());
+        CHECK(holding.count(who) == 0);
+      }
+    }
+  }
 }
 
 // The figures that carry a lesson are judged from what was read back, on the coloured line
@@ -491,22 +632,26 @@ TEST_CASE("the figures that carry a lesson are judged on the line", "[cli][color
   CHECK(Has(shared, "notification: " + red + "AlreadySent ✗" + end));
   CHECK(Has(shared, "notification: " + green + "Sent ✓" + end));
   const std::string unreconcilable = colored("unreconcilable");
-  CHECK(Has(unreconcilable, "acked: NeedsReconciliation, " + red + "dead-lettered: 0 ✗" + end +
+  CHECK(Has(unreconcilable, "acked: " + green + "NeedsReconciliation ✓" + end + ", " + red +
+                                "dead-lettered: 0 ✗" + end +
                                 ", " + red + "record completed: False ✗" + end));
   CHECK(Has(unreconcilable, "parked: " + green + "dead-lettered: 1 ✓" + end));
   CHECK(Has(unreconcilable, green + "record completed: True ✓" + end + "\n"));
 }
 
-// unreconcilable's redeliveries are judged in the pictures as on the line: acked with the
-// record in progress, nobody will settle it (wrong); dead-lettered for an operator (right).
+// unreconcilable's redeliveries are judged in the pictures as on the line: each finds the
+// record in progress and flags it NeedsReconciliation, without a second send (right, read
+// back from the record); that the acked one reaches nobody is judged on the line's
+// "dead-lettered: 0".
 // The crashed first delivery is given back by the broker, unacked, not nacked: a dead
 // consumer sends nothing (it was drawn "nack m1"). Mutations caught: unreconcilable.cpp's
-// verdict `completed || dead_letter` as `completed`; its crashed delivery's
+// `completed || outcome == EmailOutcome::kNeedsReconciliation` as `completed` (both
+// wrong, the line's ✗ too); its crashed delivery's
 // `Disposition::kUnacked` as `Disposition::kAbandon`.
-TEST_CASE("unreconcilable: the acked redelivery is wrong, the parked one right",
+TEST_CASE("unreconcilable: each redelivery's NeedsReconciliation is right",
           "[cli][trace][color]") {
   const auto outcomes = JudgedOutcomes({"unreconcilable"});
-  CHECK(outcomes.at("acked as it is") == Outcomes{"A NeedsReconciliation wrong"});
+  CHECK(outcomes.at("acked as it is") == Outcomes{"A NeedsReconciliation right"});
   CHECK(outcomes.at("parked for an operator") == Outcomes{"A NeedsReconciliation right"});
   CliResult r = RunCli({"run", "unreconcilable", "--format", "json", "--trace"});
   REQUIRE(r.exit_code == 0);
@@ -656,6 +801,24 @@ TEST_CASE("retention marks each simulated day once, day 1 before the redeliverie
   for (int day = 0; day <= 20; ++day) expected.push_back(fmt::format("day {}", day));
   CHECK(days == expected);
   CHECK(before_delivery_2 == "day 1");
+}
+
+// retention's timeline labels every simulated day it marks, on its continued bands too
+// (issue 28: each continued band's first day, at the plot's left edge, was left out for
+// reaching into the caption "steps (simulated clock) (continued)"). Mutation caught:
+// timeline_layout.cpp's `"clock, continued"` as `caption + " (continued)"`.
+TEST_CASE("retention's timeline labels every day on its continued bands too", "[cli][svg]") {
+  TempDir dir;
+  const std::string svg = dir.File("retention.svg");
+  CliResult r = RunCli({"run", "retention", "--seed", "1", "--timeline", svg});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string drawn = ReadFile(svg);
+  REQUIRE(Has(drawn, ">clock, continued</text>"));
+  for (int day = 0; day <= 15; ++day) {
+    INFO(day);
+    CHECK(Has(drawn, fmt::format(">day {}</text>", day)));
+  }
 }
 
 // email-reconcile's send after the provider said "never sent" is the order's first send,

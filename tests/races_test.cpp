@@ -370,4 +370,21 @@ TEST_CASE("run --check exits 1 when the run does not meet the expectation", "[ra
   CHECK(help.out.find("test-only") == std::string::npos);
 }
 
+// A verdict is read back once the delivery's transaction has ended, never inside it: there
+// it would judge the state before the delivery's work, and under a rollback journal could
+// wait on the delivery's own locks (common.h NoteOutcome). A judged outcome noted while the
+// transaction is open is refused; an unjudged one, or one noted after the commit, is not.
+// Mutation caught: common.cpp RefuseJudgedInsideTransaction's `store.InTransaction()` as
+// `false`.
+TEST_CASE("a judged outcome is noted only once its transaction has ended", "[races]") {
+  Fixture fx;
+  StockItem dune = Restock(fx.env);
+  std::unique_ptr<Store> store = OpenStore(fx.env, "A");
+  store->Begin(TransactionKind::kImmediate);
+  CHECK_THROWS_AS(NoteProcessed(*store, true, ReservedVerdict(fx.env, dune, 0)), std::logic_error);
+  CHECK_NOTHROW(NoteProcessed(*store, true));
+  store->Commit();
+  CHECK_NOTHROW(NoteProcessed(*store, true, ReservedVerdict(fx.env, dune, 0)));
+}
+
 }  // namespace races_test

@@ -294,7 +294,8 @@ nlohmann::json StatementsToJson(const std::vector<WatchedStatement>& statements)
                    {"blockedBy", s.blocking_pids},
                    {"error", s.error_code},
                    {"rows", s.rows},
-                   {"us", s.elapsed.count()}});
+                   {"us", s.elapsed.count()},
+                   {"waitedUs", s.waited_for.count()}});
   }
   return out;
 }
@@ -311,6 +312,7 @@ std::vector<WatchedStatement> StatementsFromJson(const nlohmann::json& j) {
     w.error_code = s.value("error", "");
     w.rows = s.value("rows", int64_t{-1});
     w.elapsed = std::chrono::microseconds(s.value("us", int64_t{0}));
+    w.waited_for = std::chrono::microseconds(s.value("waitedUs", int64_t{0}));
     out.push_back(std::move(w));
   }
   return out;

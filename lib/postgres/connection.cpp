@@ -464,6 +464,7 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
   if (watched) {
     wait.answered = SteadyClock::now();
     wait.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(wait.answered - started);
+    if (wait.waited) wait.waited_for = wait.elapsed;  // untraced; the trace's span below
   }
   if (gate_ != nullptr) gate_->Answered(*this, text);
   const char* sqlstate = "";
@@ -505,9 +506,10 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
     if (wait.waited) {
       // The wait as the pictures draw it: from when the server says it began (the wait
       // event's stamp) to this statement's stamp, one measurement for the figure and the
-      // bar (wait.elapsed, from the send, is the lines' figure).
+      // bar, and for the lines that say it (WatchedStatement::waited_for).
       e.waited_us = wait_at_us_ >= 0 ? std::max<int64_t>(0, e.at_us - wait_at_us_)
                                      : wait.elapsed.count();
+      wait.waited_for = std::chrono::microseconds(e.waited_us);
       e.waited_on = wait.waited_on;
       e.wait_event = wait.wait_event;
       e.lock_mode = wait.lock_mode;

@@ -58,6 +58,10 @@ struct WatchedStatement {
   std::string error_code;                // the backend's code ("23505"), "" on success
   int64_t rows = -1;                     // rows an INSERT/UPDATE/DELETE changed; -1 otherwise
   std::chrono::microseconds elapsed{0};  // sent to answered
+  // A statement that waited: from the wait's start (as the server dated it, where traced) to
+  // the answer, the span the pictures draw and say ("after waiting N ms"); elapsed where
+  // the wait was not traced; 0 when it did not wait.
+  std::chrono::microseconds waited_for{0};
   std::chrono::steady_clock::time_point answered{};  // when the answer came (steady clock)
 };
 

@@ -15,6 +15,7 @@ using timeline::Num;
 std::string SvgTimeline(const std::vector<TimelineSection>& sections) {
   std::string body;
   double y = 92;
+  bool write_lock = false;
   for (size_t i = 0; i < sections.size(); ++i) {
     if (i > 0) {
       body += fmt::format("<line class=\"divider\" x1=\"0\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\"/>\n",
@@ -24,9 +25,10 @@ std::string SvgTimeline(const std::vector<TimelineSection>& sections) {
     timeline::Drawn out = timeline::DrawSection(sections[i], y);
     body += out.svg;
     y += out.height + 12;
+    write_lock |= out.write_lock;
   }
   double legend_height = 0;
-  body += timeline::Legend(y, &legend_height);
+  body += timeline::Legend(y, write_lock, &legend_height);
   y += legend_height + 6;
 
   std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";

@@ -156,9 +156,11 @@ LaneDrawing DrawLane(const Lane& lane, size_t index, const PartLayout& part, con
   }
   // A write lock held: a dark stripe along the foot of the transaction's bar, from the
   // statement that took it to the one that released it.
+  bool write_lock = false;
   for (const LockHeld& held : lane.held) {
     const std::optional<Reach> r = band.Where(layout, held.start_us, held.end_us);
     if (!r) continue;
+    write_lock = true;
     const double x1 = std::max(r->x1, r->x0 + kMinHeld);
     bars += fmt::format(
         "<rect class=\"held\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>holds the "
@@ -220,6 +222,7 @@ LaneDrawing DrawLane(const Lane& lane, size_t index, const PartLayout& part, con
   const std::vector<std::string> title = Wrap(lane.title, kLaneTitleChars);
   const double title_extra = static_cast<double>(title.size() - 1) * kLine;
   LaneDrawing out;
+  out.write_lock = write_lock;
   out.height = std::max(kBarTop + kBarHeight + 12 + tallest + 12, 84.0 + title_extra);
   const bool secondary = lane.secondary;
   if (shaded) {

@@ -30,6 +30,7 @@ struct LaneDrawing {
   std::string background;  // "" unless shaded
   std::string body;        // the name, bars, marks and cards, as one group
   double height = 0;       // at least 84 px, and room for its tallest card
+  bool write_lock = false; // a write lock's hold drawn (the legend keys it only then)
 };
 LaneDrawing DrawLane(const Lane& lane, size_t index, const PartLayout& part, const Band& band,
                      double top, bool shaded);

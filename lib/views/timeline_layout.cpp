@@ -269,8 +269,13 @@ Axis DrawAxis(const PartLayout& part, const Band& band, double lanes_top, double
   } else {
     caption = "ms since the run began";
   }
-  // A continued band's caption is short: its first ticks stand at the plot's left edge.
-  if (b > 0) caption = layout.time_axis ? "ms, continued" : caption + " (continued)";
+  // A continued band's caption is short: its first ticks stand at the plot's left edge (a
+  // simulated clock's "day 6" there was left out for reaching into the caption's room).
+  if (b > 0) {
+    caption = layout.time_axis     ? "ms, continued"
+              : part.clocks.empty() ? caption + " (continued)"
+                                    : "clock, continued";
+  }
   double free_from = std::max(kPlotLeft - 40, kMargin + TextWidth(caption, 16) + 14);
   // A label is centred on its tick, or, from_x, starts at it (a continued band's first tick
   // stands at the plot's left edge: centred, a long time such as "1101.20 ms" would reach

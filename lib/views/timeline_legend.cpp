@@ -71,7 +71,7 @@ text { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 1
 
 }  // namespace
 
-std::string Legend(double top, double* height) {
+std::string Legend(double top, bool write_lock, double* height) {
   std::string s;
   double x = kMargin, y = top;
   auto item = [&](const std::function<std::string(double, double)>& swatch, const std::string& text,
@@ -113,14 +113,16 @@ std::string Legend(double top, double* height) {
                            Num(wx), Num(wy + 7));
       },
       "waits for a lock");
-  item(
-      [](double hx, double hy) {
-        return fmt::format("<rect class=\"bar commit\" x=\"{}\" y=\"{}\" width=\"32\" "
-                           "height=\"20\" rx=\"3\"/>\n<rect class=\"held\" x=\"{}\" y=\"{}\" "
-                           "width=\"32\" height=\"{}\"/>\n",
-                           Num(hx), Num(hy + 4), Num(hx), Num(hy + 24 - kHeldHeight), Num(kHeldHeight));
-      },
-      "holds the write lock");
+  if (write_lock) {
+    item(
+        [](double hx, double hy) {
+          return fmt::format("<rect class=\"bar commit\" x=\"{}\" y=\"{}\" width=\"32\" "
+                             "height=\"20\" rx=\"3\"/>\n<rect class=\"held\" x=\"{}\" y=\"{}\" "
+                             "width=\"32\" height=\"{}\"/>\n",
+                             Num(hx), Num(hy + 4), Num(hx), Num(hy + 24 - kHeldHeight), Num(kHeldHeight));
+        },
+        "holds the write lock");
+  }
   item(glyph(Mark::Kind::kDelivery, Tone::kPlain, 0), "delivery");
   item(glyph(Mark::Kind::kSettle, Tone::kPlain, 0), "ack or nack to the broker");
   item(glyph(Mark::Kind::kAckLost, Tone::kPlain, 0), "ack lost on the way");

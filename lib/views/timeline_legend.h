@@ -11,8 +11,9 @@
 
 namespace dedupsim::timeline {
 
-// The key drawn from height `top` down; sets *height to the room it takes.
-std::string Legend(double top, double* height);
+// The key drawn from height `top` down; sets *height to the room it takes. write_lock: the
+// drawing shows a write lock's hold (SQLite), keyed only then: a PostgreSQL run has none.
+std::string Legend(double top, bool write_lock, double* height);
 
 // The <style> and <defs> of the document, as written after its <title>.
 const char* Style();

@@ -49,7 +49,9 @@ std::vector<Part> SplitParts(const std::vector<TraceEvent>& events) {
 }
 
 // The lanes of one laid-out sub-run, band after band, each band's scale under it.
-double DrawBands(const std::vector<Lane>& lanes, const PartLayout& part, double y, std::string& s) {
+// write_lock: set when a lane drew a write lock's hold.
+double DrawBands(const std::vector<Lane>& lanes, const PartLayout& part, double y, std::string& s,
+                 bool& write_lock) {
   for (int b = 0; b < part.layout.bands; ++b) {
     if (b > 0) y += 10;
     const double lanes_top = y;
@@ -61,6 +63,7 @@ double DrawBands(const std::vector<Lane>& lanes, const PartLayout& part, double 
       if (!LaneInBand(lane, part.layout, band)) continue;
       LaneDrawing d = DrawLane(lane, li, part, band, y, drawn % 2 == 0 || lane.secondary);
       ++drawn;
+      write_lock |= d.write_lock;
       backgrounds += d.background;
       body += d.body;
       y += d.height;
@@ -104,7 +107,7 @@ Drawn DrawPart(const Part& part, ShortIds& ids, double top) {
     return out;
   }
   const PartLayout layout = LayOutPart(lanes, part.events);
-  y = DrawBands(lanes, layout, y, s);
+  y = DrawBands(lanes, layout, y, s, out.write_lock);
   out.height = y - top;
   return out;
 }
@@ -144,6 +147,7 @@ Drawn DrawSection(const TimelineSection& section, double top) {
     Drawn part = DrawPart(parts[i], ids, y);
     s += part.svg;
     y += part.height;
+    out.write_lock |= part.write_lock;
   }
   out.height = y - top;
   return out;

@@ -17,6 +17,7 @@ namespace dedupsim::timeline {
 struct Drawn {
   std::string svg;
   double height = 0;
+  bool write_lock = false;  // some lane drew a write lock's hold (SQLite's; none on a server)
 };
 
 // The section drawn from height `top` down.

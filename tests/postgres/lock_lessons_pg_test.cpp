@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
@@ -400,6 +402,54 @@ TEST_CASE(
 // while B waits; hung-consumer: A's killed child, then A's stopped one. The JSON's events
 // say the same: the wait's blockedBy is the backend of A's statements. Failed before
 // ("held by backend 1"). Catches PgConnection::Stamp not setting the event's backend.
+// The timeline's legend keys only what its drawing shows (issue 28): "holds the write lock"
+// is SQLite's file lock, drawn under a SQLite run's bars and keyed there; a PostgreSQL run
+// draws no such hold, and its legend no longer lists one. Mutation caught:
+// timeline_legend.cpp's `if (write_lock)` as `if (true)`.
+TEST_CASE("on PostgreSQL the timeline's legend keys no write lock", "[postgres][svg]") {
+  testing::TempDir dir;
+  const std::string pg = dir.File("pg.svg"), lite = dir.File("sqlite.svg");
+  testing::CliResult c = RunPg({"run", "concurrent", "--timeline", pg}, "t_legend_lock");
+  INFO(c.err);
+  REQUIRE(c.exit_code == 0);
+  const std::string drawn = testing::ReadFile(pg);
+  CHECK_FALSE(Has(drawn, "class=\"held\""));
+  CHECK_FALSE(Has(drawn, "holds the write lock"));
+  CHECK(Has(drawn, "waits for a lock"));
+  testing::CliResult s = testing::RunCli({"run", "concurrent", "--timeline", lite});
+  REQUIRE(s.exit_code == 0);
+  const std::string sqlite = testing::ReadFile(lite);
+  CHECK(Has(sqlite, "class=\"held\""));
+  CHECK(Has(sqlite, ">holds the write lock</text>"));
+}
+
+// hung-consumer's line says the hung half's wait as the diagram and the timeline do: one
+// measured span, from the wait's start as the server dated it to the answer (issue 28: the
+// line said 943 ms, timed from the send, where the diagram said "after waiting 941 ms").
+// Mutation caught: hung_consumer.cpp's `Ms(s.waited ? s.waited_for : s.elapsed)` as
+// `Ms(s.elapsed)`.
+TEST_CASE("on PostgreSQL hung-consumer's line says the wait the pictures draw", "[postgres]") {
+  testing::CliResult r = RunPg(
+      {"run", "hung-consumer", "--format", "json", "--trace", "--diagram", "mermaid"}, "t_hung_span");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  int64_t waited_us = -1;  // the hung half's claim: B's last statement that waited
+  for (const auto& e : j["events"]) {
+    if (e["instance"] == "B" && e["kind"] == "sql" && e.value("waitedUs", int64_t{0}) > 0) {
+      waited_us = e["waitedUs"].get<int64_t>();
+    }
+  }
+  REQUIRE(waited_us > 0);
+  const double wait_ms = j["hung"]["waitMs"].get<double>();
+  CHECK(std::abs(wait_ms * 1000.0 - static_cast<double>(waited_us)) <= 50.0);
+  const std::string said = fmt::format("after waiting {} ms for key Inbox",
+                                       std::lround(static_cast<double>(waited_us) / 1000.0));
+  INFO(said);
+  CHECK(Has(j["diagram"].get<std::string>(), said));
+  CHECK(Has(j["line"].get<std::string>(), fmt::format("B waited {:.0f} ms", wait_ms)));
+}
+
 TEST_CASE("on PostgreSQL a wait's holder is named after the consumer that holds the lock",
           "[postgres]") {
   // The --trace text names it the same way, through the same formatter, with the backend's
