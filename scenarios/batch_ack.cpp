@@ -50,7 +50,10 @@ Outcome Run(ScenarioEnv& env) {
     for (int i = 0; i < kBatch; ++i) HandleOne(env, batch[i], i == 1 ? hook : Hook{});
   });
   const int64_t inbox_after_crash = ProbeRows(env, "Inbox");
-  for (const Delivery& d : batch) broker->ReleaseUnacked(d);  // no ack came for any of them
+  // No ack came for any of them. Released last first: the simulation puts each released
+  // delivery at the head of its queue, so the batch comes again in the order it was sent,
+  // as a real broker redelivers it.
+  for (auto d = batch.rbegin(); d != batch.rend(); ++d) broker->ReleaseUnacked(*d);
   // The redelivered batch, handled whole, then each delivery acked.
   const std::vector<Delivery> again = ReceiveBatch(*broker, log, "the redelivery");
   int processed = 0;

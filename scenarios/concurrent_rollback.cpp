@@ -29,19 +29,22 @@ StoreTask Copy(ScenarioEnv& env, const OrderPlaced& message, const char* name, b
           {},
           [&env, message, fail](Store& store, const Hook& hold_point) -> nlohmann::json {
             IdempotentReserveStock consumer(store, env.clock);
-            consumer.before_commit = [hold_point, fail] {
+            consumer.before_commit = [hold_point, fail, &store] {
               if (hold_point) hold_point();  // the first copy holds here; the second has none
-              if (fail) throw WorkFailed();
+              if (!fail) return;
+              // Said as it throws, inside its transaction: before its ROLLBACK lets the
+              // waiting copy on, so the two copies' steps keep one order whatever the
+              // scheduler does (noted after the rollback, it raced the waiter's statement).
+              store.Note("fail", WorkFailed().what(), "");
+              throw WorkFailed();
             };
             nlohmann::json report = {{"processed", false}, {"failed", false}};
             try {
               report["processed"] = consumer.Handle(message);
-            } catch (const WorkFailed& e) {
+            } catch (const WorkFailed&) {
               // The transaction's destructor has rolled back: Inbox row and stock update.
               report["failed"] = true;
               report["rolledBack"] = !store.InTransaction();
-              store.Note("fail", e.what(),
-                         report["rolledBack"].get<bool>() ? "rolled back" : "open");
             }
             return report;
           }};

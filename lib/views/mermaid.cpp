@@ -19,6 +19,12 @@ namespace dedupsim {
 
 namespace {
 
+// Whether the n-th opening of a delivery, by process pid, is the n-th handing out of it by
+// a broker's step, to that very process (pids: the processes each handing out went to).
+bool HandedTo(const std::vector<int>& pids, size_t n, int pid) {
+  return n < pids.size() && pids[n] == pid;
+}
+
 constexpr size_t kNoteWidth = 60;
 
 // Text Mermaid shows as written: no statement separators, entity codes or markup.
@@ -173,16 +179,25 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     participants.try_emplace(id, Participant{id, title, OrderOf(lane.key, lane.actor), i,
                                              lane.actor == kActorConsumer ? lane.instance : ""});
   }
-  // Each delivery's openings by consumers, in order, and how many times the broker's own
-  // step handed it out: the n-th handing out is drawn, in the order of events, as an arrow
-  // to the n-th consumer that opened it. An opening no broker step handed out (a lesson
-  // that plays the broker itself) is the consumer's own receipt: no Broker is drawn for it.
+  // Each delivery's openings by consumers, in order, and the broker's own steps that handed
+  // it out: the n-th handing out is drawn, in the order of events, as an arrow to the n-th
+  // consumer that opened it, when that consumer's process is the one that took it from the
+  // broker. An opening no broker step handed out to its process (a lesson that plays the
+  // broker itself; a child process given a delivery its parent took, under --crash-mode
+  // kill|exit or --instances processes) is the consumer's own receipt, as its note, and the
+  // handing out the broker's own note.
   using Numbered = std::tuple<std::string, int, int>;  // key, copy, delivery
-  std::map<Numbered, std::vector<std::string>> taken;
-  std::map<Numbered, size_t> announced;
+  struct Opening {
+    std::string lane;
+    int pid = 0;
+  };
+  std::map<Numbered, std::vector<Opening>> taken;
+  std::map<Numbered, std::vector<int>> handed_to_pid;  // the processes that took it, in order
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
-    if (e.kind == "broker" && e.op == "deliver") announced[{e.key, ids.CopyShown(e), e.delivery}]++;
+    if (e.kind == "broker" && e.op == "deliver") {
+      handed_to_pid[{e.key, ids.CopyShown(e), e.delivery}].push_back(e.pid);
+    }
     if (e.kind == "sql" && LaneKey(e) != "email provider") {
       participants.try_emplace(TargetId(e.target),
                                Participant{TargetId(e.target), TargetTitle(e.target),
@@ -195,7 +210,8 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     }
     if (e.kind == "open" && e.delivery > 0) {
       const std::string key = LaneKey(e);
-      taken[{e.key, ids.CopyShown(e), e.delivery}].push_back(lane_ids.count(key) ? lane_ids.at(key) : "Cx");
+      taken[{e.key, ids.CopyShown(e), e.delivery}].push_back(
+          {lane_ids.count(key) ? lane_ids.at(key) : "Cx", e.pid});
     }
   }
 
@@ -270,7 +286,8 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       out += fmt::format("    Broker->>{}: {}\n", to, ids.DeliveryName(e));
     };
     if (e.kind == "open") {
-      if (e.delivery > 0 && opened[numbered]++ >= announced[numbered]) {
+      const size_t n = e.delivery > 0 ? opened[numbered]++ : 0;
+      if (e.delivery > 0 && !HandedTo(handed_to_pid[numbered], n, e.pid)) {
         delivered_to[numbered] = who;
         out += fmt::format("    Note over {}: {}\n", who, NoteText(w.what));
       }
@@ -279,8 +296,11 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     if (e.kind == "broker") {
       if (auto to = taken.find(numbered);
           e.op == "deliver" && to != taken.end() && handed[numbered] < to->second.size()) {
-        arrow(to->second[handed[numbered]++]);
-        continue;
+        const Opening& opening = to->second[handed[numbered]++];
+        if (opening.pid == e.pid) {
+          arrow(opening.lane);
+          continue;
+        }
       }
       auto to = delivered_to.find(numbered);
       if (e.op == "send" || e.op == "drop") {
