@@ -35,7 +35,9 @@ void RecoverAndNote(ScenarioEnv& env, pid_t pid, CrashRecovery& recovery) {
   e.instance = "database";
   e.pid = ThisPid();
   e.kind = "recover";
-  e.op = "on the next open";
+  // The open Recover made: the scenario check's, recorded before this note (the note is
+  // written once its bytes were read), so named, never "the next".
+  e.op = "on the scenario check's open";
   e.actor = kActorDatabase;
   e.detail = what;
   e.result = "ok";
