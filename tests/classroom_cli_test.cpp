@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lesson/options.h"
+#include "page_data.h"
 #include "scenarios.h"
 #include "support.h"
 #include "views/color.h"
@@ -20,6 +21,8 @@ namespace classroom_cli_test {
 
 using namespace dedupsim;
 using dedupsim::testing::CliResult;
+using dedupsim::testing::PageData;
+using dedupsim::testing::StepsWith;
 using dedupsim::testing::ReadFile;
 using dedupsim::testing::RunCli;
 using dedupsim::testing::RunCliEach;
@@ -1488,6 +1491,50 @@ TEST_CASE("concurrent-rollback: A's failure comes before its ROLLBACK, B's claim
   }
   // B's INSERT is recorded when it returns, after its wait.
   CHECK(story == std::vector<std::string>{"A INSERT", "A fail", "A ROLLBACK", "B INSERT"});
+}
+
+// A call to the email provider is asked before the provider works on it and answered after
+// (eighth walkthrough: the call, recorded when it returned, was drawn after the provider's
+// BEGIN, INSERT SentEmails and COMMIT, as if the provider recorded a send nobody had asked
+// for). Mutation caught: mermaid.cpp's asked_at left empty (the request drawn with the answer).
+TEST_CASE("the diagram asks the email provider before it works and answers after", "[cli][diagram]") {
+  CliResult r = RunCli({"run", "unreconcilable", "--seed", "1", "--diagram", "mermaid"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string& d = r.out;
+  const size_t asked = d.find("CA->>Email: EmailProvider.Send\n");
+  const size_t worked = d.find("Note over Email: INSERT SentEmails");
+  const size_t answered = d.find("Email-->>CA: sent\n");
+  REQUIRE(asked != std::string::npos);
+  REQUIRE(worked != std::string::npos);
+  REQUIRE(answered != std::string::npos);
+  CHECK(asked < worked);
+  CHECK(worked < answered);
+  // One request per call: two sub-runs, one send each.
+  size_t requests = 0;
+  for (size_t at = d.find("->>Email: EmailProvider.Send"); at != std::string::npos;
+       at = d.find("->>Email: EmailProvider.Send", at + 1)) {
+    ++requests;
+  }
+  CHECK(requests == 2);
+  CHECK(d.find("Operator->>Email: EmailProvider.Find") < d.find("Note over Email: SELECT SentEmails"));
+  // The page says the request as a step of its own before the provider's. Mutation caught:
+  // ProviderCallsAsked (lanes.cpp) returning no call.
+  TempDir dir;
+  const std::string page = dir.File("u.html");
+  REQUIRE(RunCli({"run", "unreconcilable", "--seed", "1", "--html", page}).exit_code == 0);
+  const nlohmann::json data = PageData(ReadFile(page));
+  const std::vector<size_t> asks =
+      StepsWith(data, "Consumer A asks the email provider: EmailProvider.Send");
+  const std::vector<size_t> works = StepsWith(data, "Email provider: INSERT SentEmails");
+  const std::vector<size_t> answers = StepsWith(data, "Consumer A: EmailProvider.Send: sent");
+  REQUIRE(asks.size() == 2);
+  REQUIRE(works.size() == 2);
+  REQUIRE(answers.size() == 2);
+  for (size_t k = 0; k < 2; ++k) {
+    CHECK(asks[k] < works[k]);
+    CHECK(works[k] < answers[k]);
+  }
 }
 
 }  // namespace classroom_cli_test

@@ -355,10 +355,36 @@ Json PageData(const std::vector<HtmlSection>& sections) {
     std::vector<std::string> unread_commits;
     std::vector<int> unread_others;  // processes with other steps since the last read
     bool first = true;
+    const std::map<size_t, size_t> asked_at = ProviderCallsAsked(events);
     for (size_t event_index = 0; event_index < events.size(); ++event_index) {
       const TraceEvent& e = events[event_index];
       const std::string& key = lane_keys[event_index];
       const std::string who = titles.count(key) ? titles[key] : ActorName(e);
+      // A call to the email provider is asked before the provider's own steps for it (its
+      // step, recorded when it returned, says the answer): a step of its own, with nothing
+      // changed or read since the step before.
+      if (auto call = asked_at.find(event_index); call != asked_at.end()) {
+        const TraceEvent& c = events[call->second];
+        const std::string& caller_key = lane_keys[call->second];
+        const std::string caller = titles.count(caller_key) ? titles[caller_key] : ActorName(c);
+        const bool same_section = !steps.empty() && steps.back()["section"] == si;
+        Json asked;
+        asked["section"] = si;
+        asked["kind"] = c.kind;
+        asked["titled"] = first;
+        first = false;
+        asked["text"] = fmt::format("{} asks the email provider: {}", caller,
+                                    DescribeStep(c, ids, kPictureWords).what);
+        asked["tone"] = ToneClass(Tone::kPlain);
+        asked["failed"] = false;
+        asked["probe"] = false;
+        asked["facts"] = same_section ? steps.back()["facts"] : Json::array();
+        asked["deliveries"] = same_section ? steps.back()["deliveries"] : Json::object();
+        asked["snapshot"] = last_snapshot;
+        asked["diff"] = Json::object();
+        asked["note"] = "the provider's steps that follow are its work on this call; the answer comes after them";
+        steps.push_back(asked);
+      }
       if (!key.empty() && !locks.count(key)) actors.push_back(key);
       auto& mine = key.empty() ? locks[""] : locks[key];
       const std::string target = e.target.empty() ? "database" : e.target;

@@ -132,6 +132,20 @@ std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events) {
   return keys;
 }
 
+std::map<size_t, size_t> ProviderCallsAsked(const std::vector<TraceEvent>& events) {
+  std::map<size_t, size_t> asked_at;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].kind != "send" && events[i].kind != "reconcile") continue;
+    size_t first = i;
+    while (first > 0 && LaneKey(events[first - 1]) == "email provider" &&
+           events[first - 1].pid == events[i].pid && !asked_at.count(first - 1)) {
+      --first;
+    }
+    if (first < i) asked_at[first] = i;
+  }
+  return asked_at;
+}
+
 StepWords WordsOnLane(const TraceEvent& e, StepWords words, const std::string& lane) {
   if (lane != "broker" || !IsSettle(e) || e.op == "ack-lost") return words;
   const char* kind = e.op == "ack" ? "an ack" : e.op == "abandon" ? "a nack" : "a dead-letter request";

@@ -138,6 +138,13 @@ bool IsSettle(const TraceEvent& e);
 // what the child decided).
 std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events);
 
+// The calls to the email provider whose request came before the provider's own steps: a
+// call ("send", "reconcile") is one step, recorded when it returned, and the provider's
+// steps made during it (a run of them right before the call's step, in its process) come
+// first in the record. Maps the index of the provider's first step of a call to the index
+// of the call, so that a view says the request there and the answer at the call.
+std::map<size_t, size_t> ProviderCallsAsked(const std::vector<TraceEvent>& events);
+
 // The words of a step as said on lane: a settle drawn on the broker's lane (no consumer of
 // the process that sent it held the delivery: an ack sent before the consumer took it, a
 // settle the main process sent for a child) is said as the broker got it ("an ack for m1

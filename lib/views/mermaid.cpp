@@ -268,8 +268,22 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     return std::nullopt;
   };
 
+  // A call to the email provider is one step, recorded when it returned: the provider's own
+  // steps made during it (a run of them, right before the call's step, in its process) come
+  // first in the record. The request is drawn before them, the answer at the call's step,
+  // so the provider is never drawn working before it was asked.
+  const std::map<size_t, size_t> asked_at = ProviderCallsAsked(events);
+  std::set<size_t> asked;  // calls whose request was drawn
+
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
+    if (auto call = asked_at.find(i); call != asked_at.end()) {
+      const TraceEvent& c = events[call->second];
+      const std::string caller_key = LaneKey(c);
+      const std::string caller = lane_ids.count(caller_key) ? lane_ids[caller_key] : "Cx";
+      out += fmt::format("    {}->>Email: {}\n", caller, Clean(text(words(c).what)));
+      asked.insert(call->second);
+    }
     if (e.kind == "part" || e.kind == "clock" || e.kind == "waited" || e.kind == "reset") {
       out += across(NoteText(words(e).Text()));
       continue;
@@ -393,7 +407,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     } else if (e.kind == "recover") {
       out += fmt::format("    Note over DB: {}\n", NoteText(text(w.Text())));
     } else if (e.kind == "send" || e.kind == "reconcile") {
-      out += fmt::format("    {}->>Email: {}\n", who, Clean(text(w.what)));
+      if (!asked.count(i)) out += fmt::format("    {}->>Email: {}\n", who, Clean(text(w.what)));
       out += fmt::format("    Email-->>{}: {}\n", who, Clean(w.result.empty() ? "ok" : w.result));
     } else if (e.kind == "outcome") {
       out += Toned(w.tone, fmt::format("    Note over {}: {}{}\n", who, Clean(w.Text()),
