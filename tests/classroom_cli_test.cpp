@@ -1518,8 +1518,8 @@ TEST_CASE("the diagram asks the email provider before it works and answers after
   }
   CHECK(requests == 2);
   CHECK(d.find("Operator->>Email: EmailProvider.Find") < d.find("Note over Email: SELECT SentEmails"));
-  // The page says the request as a step of its own before the provider's. Mutation caught:
-  // ProviderCallsAsked (lanes.cpp) returning no call.
+  // The page says the request as a step of its own before the provider's, the timeline on
+  // the caller's lane. Mutation caught: ProviderCallsAsked (lanes.cpp) returning no call.
   TempDir dir;
   const std::string page = dir.File("u.html");
   REQUIRE(RunCli({"run", "unreconcilable", "--seed", "1", "--html", page}).exit_code == 0);
@@ -1535,6 +1535,17 @@ TEST_CASE("the diagram asks the email provider before it works and answers after
     CHECK(asks[k] < works[k]);
     CHECK(works[k] < answers[k]);
   }
+  // The timeline says it on the caller's lane, at the provider's first step for the call.
+  const std::string svg = dir.File("u.svg");
+  REQUIRE(RunCli({"run", "unreconcilable", "--seed", "1", "--timeline", svg}).exit_code == 0);
+  const std::string timeline = ReadFile(svg);
+  size_t said = 0;
+  for (size_t at = timeline.find(">asks the email provider: EmailProvider.Send<");
+       at != std::string::npos;
+       at = timeline.find(">asks the email provider: EmailProvider.Send<", at + 1)) {
+    ++said;
+  }
+  CHECK(said == 2);
 }
 
 }  // namespace classroom_cli_test

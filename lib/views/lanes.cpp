@@ -192,10 +192,23 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
   std::map<std::string, LaneBuilder> builders;
   const std::vector<std::string> keys = StepLaneKeys(events);
   const LockNotes lock_notes = PlaceLockNotes(events);
+  const std::map<size_t, size_t> asked_at = ProviderCallsAsked(events);
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
     const std::string& key = keys[i];
     if (key.empty()) continue;
+    // A call to the email provider was asked by now (the provider's first step for it): said
+    // on the caller's lane here, its answer at the call's own step.
+    if (auto call = asked_at.find(i); call != asked_at.end()) {
+      if (auto caller = builders.find(keys[call->second]); caller != builders.end()) {
+        LaneStep asked;
+        asked.at_us = e.at_us;
+        asked.kind = "request";
+        asked.text = "asks the email provider: " +
+                     DescribeStep(events[call->second], ids, options).what;
+        caller->second.lane.steps.push_back(std::move(asked));
+      }
+    }
     auto [it, inserted] = builders.try_emplace(key);
     LaneBuilder& b = it->second;
     if (inserted) {
