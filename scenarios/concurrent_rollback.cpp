@@ -118,7 +118,7 @@ const Scenario kConcurrentRollbackScenario{
         "This is why the claim must live in the same transaction as the work. A claim committed on "
         "its own (record-first) would survive A's failure, and B would skip a message nobody "
         "processed. Here the database forgets a failed attempt completely, and the copy that was "
-        "kept waiting at the key becomes the one that does the work.\n"
+        "kept waiting becomes the one that does the work.\n"
         "\n"
         "With --backend postgres the wait is on the key, and the server shows it: B's Inbox "
         "INSERT waits on A's uncommitted row for that key (pg_blocking_pids names A's backend), "

@@ -171,7 +171,7 @@ struct ServerDelivery {
                    NoteProcessed(store, attempt.processed, ReservedVerdictApart(env, m));
                  } catch (const StoreError& e) {
                    attempt.sqlstate = e.backend_code();
-                   NoteOutcome(store, "Failed: " + e.backend_code() + ", nacked");
+                   NoteOutcome(store, "Failed: " + e.backend_code());  // the nack is its own later step
                  }
                }) {}
 
@@ -336,7 +336,7 @@ struct SqliteDelivery {
           NoteProcessed(*store, attempt.processed, ReservedVerdictApart(env, m));
         } catch (const StoreError& e) {
           attempt.sqlstate = e.backend_code();
-          NoteOutcome(*store, "Failed: SQLite " + e.backend_code() + ", nacked");
+          NoteOutcome(*store, "Failed: SQLite " + e.backend_code());  // the nack follows
         }
         busy = waits->busy();
         waits->Close();

@@ -738,7 +738,9 @@ TEST_CASE("hung-consumer: the broker hands out each delivery and takes B's nack"
                      "killed broker deliver 2", "killed outcome Processed",
                      "killed broker ack 2",
                      "hung broker deliver 1", "hung broker unacked 1",
-                     "hung broker deliver 2", "hung outcome Failed: SQLite 5, nacked",
+                     // the nack is its broker step after the outcome, never said before
+                     // it (ninth walkthrough; mutation: ", nacked" put back)
+                     "hung broker deliver 2", "hung outcome Failed: SQLite 5",
                      "hung broker abandon 2", "hung broker deliver 3",
                      "hung outcome Processed", "hung broker ack 3"});
 }
@@ -904,7 +906,7 @@ TEST_CASE("hung-consumer: B's deliveries that went through are right, the timeou
   CHECK(outcomes.at("killed: A is SIGKILLed while B waits for the write lock") ==
         Outcomes{"B Processed right"});
   CHECK(outcomes.at("hung: A is SIGSTOPped with its transaction open") ==
-        Outcomes{"B Failed: SQLite 5, nacked -", "B Processed right"});
+        Outcomes{"B Failed: SQLite 5 -", "B Processed right"});
 }
 
 // The deliveries of ack-deadline, content-mismatch and duplicate-as-error are judged from
@@ -1546,6 +1548,30 @@ TEST_CASE("the diagram asks the email provider before it works and answers after
     ++said;
   }
   CHECK(said == 2);
+  // The operator's Find too, though the call is the operator's first step (ninth walkthrough:
+  // its request was dropped, its lane not begun yet). Mutation caught: the request added only
+  // to a lane that exists (`builders.find`).
+  CHECK(Has(timeline, ">asks the email provider: EmailProvider.Find<"));
+}
+
+// outbox's ghost: the handler's failure comes before the ROLLBACK it causes (ninth
+// walkthrough: noted in the catch, it was drawn after it). Mutation caught: the "fail" note
+// made in the catch again.
+TEST_CASE("outbox: the ghost's failure comes before its ROLLBACK", "[cli][trace]") {
+  CliResult r = RunCli({"run", "outbox", "--format", "json", "--trace"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
+  std::vector<std::string> story;
+  for (const auto& e : j["events"]) {
+    if (e["kind"] == "fail") story.push_back("fail");
+    if (e["kind"] == "sql" && e["op"] == "ROLLBACK") story.push_back("ROLLBACK");
+  }
+  // Other sub-runs roll back too: the ghost's failure is followed by its ROLLBACK.
+  const auto fail = std::find(story.begin(), story.end(), "fail");
+  REQUIRE(fail != story.end());
+  REQUIRE(fail + 1 != story.end());
+  CHECK(*(fail + 1) == "ROLLBACK");
 }
 
 }  // namespace classroom_cli_test

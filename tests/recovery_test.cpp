@@ -84,21 +84,21 @@ TEST_CASE("WAL: the recover note counts the dead process's commit frames", "[rec
   Death none = KillAfter(kWal, 0, true);
   INFO(none.note);
   CHECK((Has(none.note,
-             "wrote 0 commit frames since it started, so the next open sees none of its work") ||
+             "wrote 0 commit frames since it started, so the first open after it sees none of its work") ||
          Has(none.note, "empty WAL: no frame of pid")));
   CHECK(none.reserved == 0);
 
   Death committed = KillAfter(kWal, 1, false);
   INFO(committed.note);
   CHECK(Has(committed.note,
-            "wrote 1 commit frame since it started, so the next open sees 1 committed transaction "
+            "wrote 1 commit frame since it started, so the first open after it sees 1 committed transaction "
             "of its work"));
   CHECK(committed.reserved == 1);
 
   Death mid = KillAfter(kWal, 2, true);
   INFO(mid.note);
   CHECK(Has(mid.note,
-            "wrote 2 commit frames since it started, so the next open sees 2 committed "
+            "wrote 2 commit frames since it started, so the first open after it sees 2 committed "
             "transactions of its work"));
   CHECK(mid.reserved == 2);
 }
@@ -178,7 +178,7 @@ TEST_CASE("check-then-process --crash-mode kill reports the committed stock upda
   CliResult r = RunCli({"run", "check-then-process", "--crash-mode", "kill", "--trace"});
   CHECK(r.exit_code == 0);
   INFO(r.err);
-  CHECK(Has(r.err, "so the next open sees 1 committed transaction of its work"));
+  CHECK(Has(r.err, "so the first open after it sees 1 committed transaction of its work"));
   CHECK_FALSE(Has(r.err, "wrote no commit frame"));
 }
 

@@ -32,7 +32,7 @@ std::string DescribeWal(const WalFile& now, const WalFile& at_fork, int pid) {
   int64_t commits = CommitsSince(now, at_fork);
   int64_t tail = TailSince(now, at_fork);
   std::string what = fmt::format(
-      "WAL of {} bytes, {} valid: pid {} wrote {} since it started, so the next open sees {} of "
+      "WAL of {} bytes, {} valid: pid {} wrote {} since it started, so the first open after it sees {} of "
       "its work",
       now.bytes, Plural(now.valid_frames, "frame"), pid, Plural(commits, "commit frame"),
       commits == 0 ? std::string("none") : Plural(commits, "committed transaction"));
@@ -56,13 +56,13 @@ std::string DescribeJournal(const JournalFile& journal, int pid, bool removed) {
   if (journal.bytes == 0 || !journal.hot) {
     return fmt::format(
         "journal of {} bytes left by pid {} is not hot (empty or header never finished; SQLite "
-        "finishes it just before changing the database file): the next open ignores it",
+        "finishes it just before changing the database file): an open ignores it",
         journal.bytes, pid);
   }
   return fmt::format(
       "hot journal of {} bytes left by pid {} ({} of original pages): {}", journal.bytes, pid,
       Plural(journal.page_records, "image"),
-      removed ? "rolled back and removed by the next open" : "rolled back by the next open");
+      removed ? "rolled back and removed by that open" : "rolled back by that open");
 }
 
 }  // namespace

@@ -193,40 +193,45 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
   const std::vector<std::string> keys = StepLaneKeys(events);
   const LockNotes lock_notes = PlaceLockNotes(events);
   const std::map<size_t, size_t> asked_at = ProviderCallsAsked(events);
+  // The lane of lane_key, begun by event `by` (at at_us) where it has no step yet.
+  auto lane_of = [&](const std::string& lane_key, const TraceEvent& by,
+                     int64_t at_us) -> LaneBuilder& {
+    auto [it, inserted] = builders.try_emplace(lane_key);
+    LaneBuilder& b = it->second;
+    if (inserted) {
+      order.push_back(lane_key);
+      b.lane.key = lane_key;
+      b.lane.actor = ActorOf(by);
+      b.lane.instance = by.instance;
+      b.lane.pid = by.pid;
+      b.lane.first_us = at_us;
+      b.lane.secondary = b.lane.actor == kActorProbe;
+      b.lane.title = ActorName(by);
+      if (b.lane.actor == kActorConsumer) {
+        b.lane.sub = options.pids ? fmt::format("pid {}", by.pid) : ids.Process(by.pid);
+      } else if (b.lane.secondary) {
+        b.lane.sub = "not a consumer step";
+      }
+    }
+    b.lane.last_us = std::max(b.lane.last_us, at_us);
+    return b;
+  };
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
     const std::string& key = keys[i];
     if (key.empty()) continue;
     // A call to the email provider was asked by now (the provider's first step for it): said
-    // on the caller's lane here, its answer at the call's own step.
+    // on the caller's lane here (begun here where the call is its first step: the operator's
+    // Find), its answer at the call's own step.
     if (auto call = asked_at.find(i); call != asked_at.end()) {
-      if (auto caller = builders.find(keys[call->second]); caller != builders.end()) {
-        LaneStep asked;
-        asked.at_us = e.at_us;
-        asked.kind = "request";
-        asked.text = "asks the email provider: " +
-                     DescribeStep(events[call->second], ids, options).what;
-        caller->second.lane.steps.push_back(std::move(asked));
-      }
+      const TraceEvent& c = events[call->second];
+      LaneStep asked;
+      asked.at_us = e.at_us;
+      asked.kind = "request";
+      asked.text = "asks the email provider: " + DescribeStep(c, ids, options).what;
+      lane_of(keys[call->second], c, e.at_us).lane.steps.push_back(std::move(asked));
     }
-    auto [it, inserted] = builders.try_emplace(key);
-    LaneBuilder& b = it->second;
-    if (inserted) {
-      order.push_back(key);
-      b.lane.key = key;
-      b.lane.actor = ActorOf(e);
-      b.lane.instance = e.instance;
-      b.lane.pid = e.pid;
-      b.lane.first_us = e.at_us;
-      b.lane.secondary = b.lane.actor == kActorProbe;
-      b.lane.title = ActorName(e);
-      if (b.lane.actor == kActorConsumer) {
-        b.lane.sub = options.pids ? fmt::format("pid {}", e.pid) : ids.Process(e.pid);
-      } else if (b.lane.secondary) {
-        b.lane.sub = "not a consumer step";
-      }
-    }
-    b.lane.last_us = std::max(b.lane.last_us, e.at_us);
+    LaneBuilder& b = lane_of(key, e, e.at_us);
     const StepWords words = WordsOnLane(e, DescribeStep(e, ids, options), key);
     if ((e.kind != "lock" || lock_notes.alone.count(i)) && !(e.kind == "open" && e.delivery == 0)) {
       LaneStep step;
