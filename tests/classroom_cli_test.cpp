@@ -21,6 +21,7 @@ namespace classroom_cli_test {
 
 using namespace dedupsim;
 using dedupsim::testing::CliResult;
+using dedupsim::testing::NotInOrder;
 using dedupsim::testing::PageData;
 using dedupsim::testing::StepsWith;
 using dedupsim::testing::ReadFile;
@@ -781,20 +782,15 @@ TEST_CASE("concurrent: the broker gives up A's delivery after A received it, in 
     // (seventh walkthrough). Mutation caught: mermaid.cpp drawing the arrow whatever the
     // opener's pid (`if (opening.pid == e.pid)` as `if (true)`).
     const bool threads = std::string(mode) == "threads";
-    const size_t to_a = d.out.find(threads ? "Broker->>CA: m1 delivery 1"
-                                           : "Note over Broker: deliver m1 (delivery 1)\n"
-                                             "    Note over CA: receives m1, delivery 1\n");
-    const size_t a_begins = d.out.find("CA->>DB: BEGIN");
-    const size_t no_ack = d.out.find("Note over Broker: no ack for m1 (delivery 1)");
-    const size_t to_b = d.out.find(threads ? "Broker->>CB: m1 delivery 2"
-                                           : "Note over Broker: deliver m1 (delivery 2)\n"
-                                             "    Note over CB: receives m1, delivery 2\n");
-    REQUIRE(to_a != std::string::npos);
-    REQUIRE(to_b != std::string::npos);
+    const std::string to_a = threads ? "Broker->>CA: m1 delivery 1"
+                                     : "Note over Broker: deliver m1 (delivery 1)\n"
+                                       "    Note over CA: receives m1, delivery 1\n";
+    const std::string to_b = threads ? "Broker->>CB: m1 delivery 2"
+                                     : "Note over Broker: deliver m1 (delivery 2)\n"
+                                       "    Note over CB: receives m1, delivery 2\n";
     CHECK((d.out.find("Broker->>") == std::string::npos) == !threads);
-    CHECK(to_a < a_begins);
-    CHECK(a_begins < no_ack);
-    CHECK(no_ack < to_b);
+    CHECK(NotInOrder(d.out, {to_a, "CA->>DB: BEGIN", "Note over Broker: no ack for m1 (delivery 1)",
+                             to_b}) == "");
   }
 }
 
@@ -1504,14 +1500,8 @@ TEST_CASE("the diagram asks the email provider before it works and answers after
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const std::string& d = r.out;
-  const size_t asked = d.find("CA->>Email: EmailProvider.Send\n");
-  const size_t worked = d.find("Note over Email: INSERT SentEmails");
-  const size_t answered = d.find("Email-->>CA: sent\n");
-  REQUIRE(asked != std::string::npos);
-  REQUIRE(worked != std::string::npos);
-  REQUIRE(answered != std::string::npos);
-  CHECK(asked < worked);
-  CHECK(worked < answered);
+  CHECK(NotInOrder(d, {"CA->>Email: EmailProvider.Send\n", "Note over Email: INSERT SentEmails",
+                       "Email-->>CA: sent\n"}) == "");
   // One request per call: two sub-runs, one send each.
   size_t requests = 0;
   for (size_t at = d.find("->>Email: EmailProvider.Send"); at != std::string::npos;

@@ -320,6 +320,20 @@ std::vector<std::string> SplitLines(const std::string& text) {
   return lines;
 }
 
+std::string NotInOrder(const std::string& text, const std::vector<std::string>& markers) {
+  size_t previous = 0;
+  for (size_t i = 0; i < markers.size(); ++i) {
+    const size_t at = text.find(markers[i]);
+    if (at == std::string::npos) return "not found: " + markers[i];
+    if (i > 0 && at <= previous) {
+      return "\"" + markers[i] + "\" (at " + std::to_string(at) + ") does not come after \"" +
+             markers[i - 1] + "\" (at " + std::to_string(previous) + ")";
+    }
+    previous = at;
+  }
+  return "";
+}
+
 std::vector<std::vector<std::string>> SvgLabelLines(const std::string& svg,
                                                     const std::string& css) {
   const std::string open = "<text class=\"" + css + "\" ";

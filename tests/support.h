@@ -107,6 +107,11 @@ std::string DocBlock(const std::string& doc, const std::string& marker);
 std::map<std::string, std::vector<std::string>> OutcomeVerdicts(const nlohmann::json& run);
 void WriteFile(const std::string& path, const std::string& content);
 std::vector<std::string> SplitLines(const std::string& text);
+// Whether each marker first occurs in text after the marker before it does: "" when they
+// all do, else a line naming the marker missing or the pair out of order (for CHECK's
+// message). Each is found from the start, so a later copy of a marker never hides an early
+// one.
+std::string NotInOrder(const std::string& text, const std::vector<std::string>& markers);
 // The labels of class css in an SVG timeline (its <text class="css"> elements), each as the
 // lines it was wrapped into, in order: a run of consecutive such elements is one label (the
 // labels sharing a leader are drawn one after another, each a run of its own class). The

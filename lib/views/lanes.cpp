@@ -19,6 +19,12 @@ struct LaneBuilder {
   std::optional<Span> open;       // the transaction in progress
   int open_backend = 0;           // its connection's server backend (0: not known)
   std::optional<size_t> waiting;  // index into lane.waits of a wait not yet ended
+
+  // Whether `e` runs inside the open transaction (on its connection): a statement that does
+  // not commits by itself.
+  bool InOpenTransaction(const TraceEvent& e) const {
+    return open && OnConnectionOf(open_backend, e);
+  }
 };
 
 bool Waited(const TraceEvent& e) { return e.busy_calls > 0 || (!e.waited_on.empty() && e.waited_us > 0); }
@@ -62,7 +68,7 @@ void AddStatement(LaneBuilder& b, const TraceEvent& e, ShortIds& ids, const Word
     b.open_backend = e.backend;
     return;
   }
-  if (b.open && OnConnectionOf(b.open_backend, e)) {
+  if (b.InOpenTransaction(e)) {
     b.open->end_us = e.at_us;
     b.open->steps.push_back(step);
     if (IsCommit(e) && !words.failed) {
@@ -252,8 +258,7 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
       } else if (e.kind == "sql") {
         // A write outside the lane's open transaction (or on another connection of the same
         // consumer) commits by itself, as the diagram says it.
-        const bool autocommit = !(b.open && OnConnectionOf(b.open_backend, e)) &&
-                                e.error.empty() && IsWrite(e);
+        const bool autocommit = !b.InOpenTransaction(e) && e.error.empty() && IsWrite(e);
         const std::string result = autocommit ? words.result + " (autocommit)" : words.result;
         step.text = StepWords{words.what, WithLockNote(result, lock_notes, i)}.Text();
       } else {
