@@ -356,6 +356,20 @@ Json PageData(const std::vector<HtmlSection>& sections) {
     std::vector<int> unread_others;  // processes with other steps since the last read
     bool first = true;
     const std::map<size_t, size_t> asked_at = ProviderCallsAsked(events);
+    // A step's own words: the fields every step has, whatever made it.
+    auto new_step = [&](const std::string& kind, bool titled, const std::string& text,
+                        Tone tone, bool failed, bool probe) {
+      Json step;
+      step["section"] = si;
+      step["kind"] = kind;
+      step["titled"] = first || titled;
+      first = false;
+      step["text"] = text;
+      step["tone"] = ToneClass(tone);
+      step["failed"] = failed;
+      step["probe"] = probe;
+      return step;
+    };
     for (size_t event_index = 0; event_index < events.size(); ++event_index) {
       const TraceEvent& e = events[event_index];
       const std::string& key = lane_keys[event_index];
@@ -368,16 +382,10 @@ Json PageData(const std::vector<HtmlSection>& sections) {
         const std::string& caller_key = lane_keys[call->second];
         const std::string caller = titles.count(caller_key) ? titles[caller_key] : ActorName(c);
         const bool same_section = !steps.empty() && steps.back()["section"] == si;
-        Json asked;
-        asked["section"] = si;
-        asked["kind"] = c.kind;
-        asked["titled"] = first;
-        first = false;
-        asked["text"] = fmt::format("{} asks the email provider: {}", caller,
-                                    DescribeStep(c, ids, kPictureWords).what);
-        asked["tone"] = ToneClass(Tone::kPlain);
-        asked["failed"] = false;
-        asked["probe"] = false;
+        Json asked = new_step(c.kind, false,
+                              fmt::format("{} asks the email provider: {}", caller,
+                                          DescribeStep(c, ids, kPictureWords).what),
+                              Tone::kPlain, false, false);
         asked["facts"] = same_section ? steps.back()["facts"] : Json::array();
         asked["deliveries"] = same_section ? steps.back()["deliveries"] : Json::object();
         asked["snapshot"] = last_snapshot;
@@ -444,16 +452,10 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       if (e.kind == "lock") continue;
 
       const StepWords words = WordsOnLane(e, DescribeStep(e, ids, kPictureWords), key);
-      Json step;
-      step["section"] = si;
-      step["kind"] = e.kind;
-      step["titled"] = first || e.kind == "part" || e.kind == "reset";
-      first = false;
       // The step as the diagram's note and the timeline's card say it, its ✓ or ✗ included.
-      step["text"] = StepText(e, who, words) + ToneMark(words.tone);
-      step["tone"] = ToneClass(words.tone);
-      step["failed"] = words.failed;
-      step["probe"] = ActorOf(e) == kActorProbe;
+      Json step = new_step(e.kind, e.kind == "part" || e.kind == "reset",
+                           StepText(e, who, words) + ToneMark(words.tone), words.tone,
+                           words.failed, ActorOf(e) == kActorProbe);
       Json facts = Json::array();
       for (const std::string& actor : actors) {
         const std::string title = titles.count(actor) ? titles[actor] : actor;
