@@ -892,6 +892,22 @@ TEST_CASE("poison-message: the dead letter and the untouched stock are right", "
   CHECK(Has(r.out, "\x1b[1;32mDune reserved: 0 ✓\x1b[0m"));
 }
 
+// duplicate-as-error: the message was handled fine in both runs, so the throwing consumer's
+// dead letter is wrong (an alert for an order that was right) and the skipping consumer's
+// none right; with one delivery allowed, the lost ack dead-letters it in both, wrong both.
+// Mutation caught: duplicate_as_error.cpp judging `p.dead_lettered == 0` as `true`.
+TEST_CASE("duplicate-as-error: a dead letter for a message handled fine is wrong", "[cli][color]") {
+  const std::string red = "\x1b[1;31m", green = "\x1b[1;32m", end = "\x1b[0m";
+  CliResult r = RunCli({"run", "duplicate-as-error", "--color", "always"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(Has(r.out, "throw on duplicate: deliveries: 10, " + red + "dead-lettered: 1 ✗" + end));
+  CHECK(Has(r.out, "ack and skip: deliveries: 2, " + green + "dead-lettered: 0 ✓" + end));
+  CliResult one = RunCli({"run", "duplicate-as-error", "--max-deliveries", "1", "--color", "always"});
+  REQUIRE(one.exit_code == 0);
+  CHECK(Has(one.out, "throw on duplicate: deliveries: 1, " + red + "dead-lettered: 1 ✗" + end));
+  CHECK(Has(one.out, "ack and skip: deliveries: 1, " + red + "dead-lettered: 1 ✗" + end));
+}
+
 // hung-consumer judges B's deliveries from Reserved read back after each (issue 28, item
 // 9): those that went through are right (A's work never committed); the one that gave up
 // at its busy timeout is not judged (nacked, nothing doubled or lost). Mutation caught:
