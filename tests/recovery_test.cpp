@@ -66,7 +66,7 @@ Death KillAfter(DatabaseSettings settings, int commits, bool open) {
   REQUIRE(report.crashed);
   Death d;
   for (const TraceEvent& e : fx.recorder.Events()) {
-    if (e.kind == "recover") d.note = e.detail;
+    if (e.kind == "recover") d.note += e.detail + "\n";  // what was on disk, then the open's
   }
   Connection c = fx.db.Connect();
   d.reserved = ReadStock(c, dune.book_id).reserved;

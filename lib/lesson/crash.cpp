@@ -24,24 +24,29 @@ namespace dedupsim {
 
 namespace {
 
-// Opens the next connection after a process died, as the database's recovery needs (the
-// backend's CrashRecovery, read before the process ran), and notes what the dead process
-// left behind.
+// Notes what the dead process left behind, read from the disk before anything opens the
+// database, then opens the next connection, as the database's recovery needs (the backend's
+// CrashRecovery, read before the process ran), and notes what that open was seen to do:
+// the database's steps, each recorded when it was seen, so the files are described before
+// the open that recovers from them.
 void RecoverAndNote(ScenarioEnv& env, pid_t pid, CrashRecovery& recovery) {
-  std::string what = recovery.Recover(env.recorder, static_cast<int>(pid));
-  // What the database did on that open: the database's step.
-  TraceEvent e;
-  e.at_us = env.recorder.MicrosSinceOrigin();
-  e.instance = "database";
-  e.pid = ThisPid();
-  e.kind = "recover";
-  // The open Recover made: the scenario check's, recorded before this note (the note is
-  // written once its bytes were read), so named, never "the next".
-  e.op = "on the scenario check's open";
-  e.actor = kActorDatabase;
-  e.detail = what;
-  e.result = "ok";
-  env.recorder.Record(std::move(e));
+  auto note = [&env](std::string op, std::string what) {
+    TraceEvent e;
+    e.at_us = env.recorder.MicrosSinceOrigin();
+    e.instance = "database";
+    e.pid = ThisPid();
+    e.kind = "recover";
+    e.op = std::move(op);
+    e.actor = kActorDatabase;
+    e.detail = std::move(what);
+    e.result = "ok";
+    env.recorder.Record(std::move(e));
+  };
+  note("on disk before the scenario check's open", recovery.Found(static_cast<int>(pid)));
+  // The open Recover makes is the scenario check's (its SELECT is recorded before what it was
+  // seen to do), so named, never "the next".
+  std::string after = recovery.Recover(env.recorder, static_cast<int>(pid));
+  if (!after.empty()) note("on the scenario check's open", std::move(after));
 }
 
 // What the server did when the child died, as the database's step: its connection closed,

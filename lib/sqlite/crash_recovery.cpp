@@ -49,7 +49,7 @@ std::string DescribeWal(const WalFile& now, const WalFile& at_fork, int pid) {
   return what;
 }
 
-std::string DescribeJournal(const JournalFile& journal, int pid, bool removed) {
+std::string DescribeJournal(const JournalFile& journal, int pid) {
   if (!journal.exists) {
     return fmt::format("no rollback journal: pid {} left no unfinished transaction on disk", pid);
   }
@@ -60,9 +60,9 @@ std::string DescribeJournal(const JournalFile& journal, int pid, bool removed) {
         journal.bytes, pid);
   }
   return fmt::format(
-      "hot journal of {} bytes left by pid {} ({} of original pages): {}", journal.bytes, pid,
-      Plural(journal.page_records, "image"),
-      removed ? "rolled back and removed by that open" : "rolled back by that open");
+      "hot journal of {} bytes left by pid {} ({} of original pages): the first open after it "
+      "rolls the database back to them",
+      journal.bytes, pid, Plural(journal.page_records, "image"));
 }
 
 }  // namespace
@@ -70,10 +70,17 @@ std::string DescribeJournal(const JournalFile& journal, int pid, bool removed) {
 SqliteCrashRecovery::SqliteCrashRecovery(const DatabaseFile& db)
     : db_(db), wal_before_(ReadWal(db.path() + "-wal")) {}
 
-std::string SqliteCrashRecovery::Recover(Recorder& recorder, int pid) {
+std::string SqliteCrashRecovery::Found(int pid) {
   const std::string& path = db_.path();
+  journal_found_ = ReadJournal(path + "-journal");
+  if (journal_found_.exists) return DescribeJournal(journal_found_, pid);
   WalFile wal = ReadWal(path + "-wal");
-  JournalFile journal = ReadJournal(path + "-journal");
+  if (wal.exists) return DescribeWal(wal, wal_before_, pid);
+  return fmt::format("no WAL and no rollback journal: pid {} left nothing to recover", pid);
+}
+
+std::string SqliteCrashRecovery::Recover(Recorder& recorder, int pid) {
+  const std::string journal = db_.path() + "-journal";
   {
     // The scenario's check opens the database next: its first read recovers. It is the
     // probe's step, not the consumer's.
@@ -82,9 +89,13 @@ std::string SqliteCrashRecovery::Recover(Recorder& recorder, int pid) {
     next.SetTraceRole(kActorProbe, "database");
     next.Prepare("SELECT count(*) FROM Inbox").Step();
   }
-  if (journal.exists) return DescribeJournal(journal, pid, !ReadJournal(path + "-journal").exists);
-  if (wal.exists) return DescribeWal(wal, wal_before_, pid);
-  return fmt::format("no WAL and no rollback journal: pid {} left nothing to recover", pid);
+  // What the open did to a hot journal, read from the disk after it.
+  if (!journal_found_.exists || journal_found_.bytes == 0 || !journal_found_.hot) return "";
+  return ReadJournal(journal).exists
+             ? fmt::format("the hot journal left by pid {} is still there after it", pid)
+             : fmt::format("the hot journal left by pid {} is gone after it: rolled back and "
+                           "removed",
+                           pid);
 }
 
 std::unique_ptr<CrashRecovery> SqliteBackend::WatchForCrash() const {

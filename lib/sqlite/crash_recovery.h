@@ -18,11 +18,13 @@ class SqliteCrashRecovery final : public CrashRecovery {
  public:
   // db: must outlive this object.
   explicit SqliteCrashRecovery(const DatabaseFile& db);
+  std::string Found(int pid) override;
   std::string Recover(Recorder& recorder, int pid) override;
 
  private:
   const DatabaseFile& db_;
   WalFile wal_before_;
+  JournalFile journal_found_;  // as Found read it
 };
 
 }  // namespace dedupsim

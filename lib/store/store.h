@@ -205,12 +205,14 @@ class ScopedTransaction {
 
 // What a database keeps of a writer process that dies with its work unfinished, for the
 // next connection to recover: made before the process runs (Backend::WatchForCrash), it
-// reads what is there then; Recover, after the death, opens the next connection (traced
-// under recorder as the probe "check"), which recovers, and says in a sentence what the
-// dead process `pid` left and what became of it.
+// reads what is there then. After the death, Found reads what the dead process `pid` left,
+// before anything opens the database, and says it in a sentence; then Recover opens the next
+// connection (traced under recorder as the probe "check"), which recovers, and says what
+// that open was seen to do ("" when nothing more was seen than Found said).
 class CrashRecovery {
  public:
   virtual ~CrashRecovery() = default;
+  virtual std::string Found(int pid) = 0;
   virtual std::string Recover(Recorder& recorder, int pid) = 0;
 };
 
