@@ -965,6 +965,28 @@ TEST_CASE("retention's count after its DELETE says the count in every view", "[c
   CHECK(diagram.find("DB-->>Ccleanup: 1 row\n") == std::string::npos);
 }
 
+// The operator's replay is the operator's step in --trace as in the pictures (tenth
+// walkthrough: the trace named it "broker", every picture "Operator"), and it claims no
+// answer of its own: the send that follows says what the broker answered. Mutation caught:
+// broker.cpp's `e.instance = "operator"` dropped.
+TEST_CASE("retention's replay is the operator's in the trace too", "[cli][trace]") {
+  CliResult r = RunCli({"run", "retention", "--trace"});
+  REQUIRE(r.exit_code == 0);
+  const std::vector<std::string> lines = SplitLines(r.err);
+  std::vector<std::string> replays;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!Has(lines[i], "replay m1")) continue;
+    replays.push_back(lines[i]);
+    CHECK(Has(lines[i], " operator pid "));
+    CHECK_FALSE(Has(lines[i], "→"));
+    REQUIRE(i + 1 < lines.size());
+    CHECK(Has(lines[i + 1], " operator pid "));  // the send it made, with the broker's answer
+    CHECK(Has(lines[i + 1], "send m1 copy 2"));
+    CHECK(Has(lines[i + 1], "→ accepted"));
+  }
+  CHECK(replays.size() == 1);
+}
+
 // A reset says what it emptied, as the database counted it (issue 28, walkthrough item 4:
 // "every table emptied" while the cache's CacheKeys, a store of its own, kept its rows).
 // naive leaves only StockItems rows; inbox leaves StockItems and Inbox rows. Mutation

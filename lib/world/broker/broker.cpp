@@ -84,7 +84,11 @@ void Broker::Note(const char* op, const Delivery& about, const std::string& deta
                                          CopyOf(about, std::string_view(op) == "send")},
                              detail, result);
   e.verdict = verdict;
-  if (std::string_view(op) == "replay") e.actor = kActorOperator;
+  if (std::string_view(op) == "replay") {
+    // The operator takes the letter out and sends it again: its step, in the trace too.
+    e.actor = kActorOperator;
+    e.instance = "operator";
+  }
   if (std::string_view(op) == "send" || std::string_view(op) == "drop") {
     // A send is its sender's step.
     e.actor = sender_ != nullptr && !sender_->actor.empty() ? sender_->actor : kActorProducer;

@@ -274,7 +274,7 @@ class NatsBroker final : public Broker {
     for (const DeadLetter& letter : letters) {
       Note("replay", letter.delivery,
            fmt::format("replay {} from {}", letter.delivery.message.message_id, dead_stream_),
-           "resubmitted");
+           "");  // the send that follows says what the broker answered
       if (SendReplay(letter.delivery.message) == SendResult::kAccepted) accepted++;
     }
     return accepted;

@@ -354,7 +354,7 @@ class RabbitBroker final : public Broker {
     for (const DeadLetter& letter : letters) {
       Note("replay", letter.delivery,
            fmt::format("replay {} from {}", letter.delivery.message.message_id, dead_queue_),
-           "resubmitted");
+           "");  // the send that follows says what the broker answered
       if (SendReplay(letter.delivery.message) == SendResult::kAccepted) accepted++;
     }
     return accepted;

@@ -172,7 +172,7 @@ int64_t SimulatedBroker::ReplayDeadLetters() {
   for (const DeadLetter& letter : letters) {
     Note("replay", letter.delivery,
          fmt::format("replay {} from the dead-letter queue", letter.delivery.message.message_id),
-         "resubmitted");
+         "");  // the send that follows says what the broker answered
     if (SendReplay(letter.delivery.message) == SendResult::kAccepted) accepted++;
   }
   return accepted;
