@@ -62,12 +62,21 @@ Part Run(ScenarioEnv& env, const SideStore& store, bool park) {
     const bool completed = row && row->completed_at.has_value();
     part.redelivery_right = completed || outcome == EmailOutcome::kNeedsReconciliation;
     NoteOutcome(*db, part.redelivery, part.redelivery_right ? kVerdictRight : kVerdictWrong);
-    if (!dead_letter) return Disposition::kAck;
+    const bool in_progress = outcome == EmailOutcome::kNeedsReconciliation;
+    if (!dead_letter) {
+      // Acking a record nobody settled silences it: the ack is wrong, as the line's
+      // "dead-lettered: 0" (the outcome before it was right: no second send).
+      Verdict ack{Disposition::kAck};
+      if (in_progress) ack.judged = kVerdictWrong;
+      return ack;
+    }
     part.alerts.push_back(
         fmt::format("order {}: the email's record is in progress; it may or may not have been sent",
                     d.message.order_id));
-    return Verdict{Disposition::kDeadLetter, "NeedsReconciliation",
+    Verdict parked{Disposition::kDeadLetter, "NeedsReconciliation",
                    "the email's record was found in progress"};
+    parked.judged = kVerdictRight;  // where an operator looks, as the line's "dead-lettered: 1"
+    return parked;
   });
   part.dead_lettered = broker->stats().dead_lettered;
   // The operator works through the dead-letter queue with the provider's records.

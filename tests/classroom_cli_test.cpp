@@ -653,7 +653,10 @@ TEST_CASE("the figures that carry a lesson are judged on the line", "[cli][color
 // unreconcilable's redeliveries are judged in the pictures as on the line: each finds the
 // record in progress and flags it NeedsReconciliation, without a second send (right, read
 // back from the record); that the acked one reaches nobody is judged on the line's
-// "dead-lettered: 0".
+// "dead-lettered: 0" and, in the pictures, on the ack that silenced it (wrong), the parked
+// one's dead letter right (tenth walkthrough: a green card and nothing red beside the
+// silencing). Mutation caught: unreconcilable.cpp's `ack.judged = kVerdictWrong` dropped;
+// broker.cpp's Drain without `broker.JudgeNextSettle(verdict.judged)`.
 // The crashed first delivery is given back by the broker, unacked, not nacked: a dead
 // consumer sends nothing (it was drawn "nack m1"). Mutations caught: unreconcilable.cpp's
 // `completed || outcome == EmailOutcome::kNeedsReconciliation` as `completed` (both
@@ -668,12 +671,19 @@ TEST_CASE("unreconcilable: each redelivery's NeedsReconciliation is right",
   REQUIRE(r.exit_code == 0);
   const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
   std::vector<std::string> releases;
+  std::vector<std::string> settles;
   for (const auto& e : j["events"]) {
     if (e["kind"] == "broker" && (e["op"] == "unacked" || e["op"] == "abandon")) {
       releases.push_back(fmt::format("{} {}", e["op"].get<std::string>(), e["delivery"].get<int>()));
     }
+    if (e["kind"] == "broker" && (e["op"] == "ack" || e["op"] == "dead-letter")) {
+      settles.push_back(e["op"].get<std::string>() + " " + e.value("verdict", "-"));
+    }
   }
   CHECK(releases == std::vector<std::string>{"unacked 1", "unacked 1"});
+  CHECK(settles == std::vector<std::string>{"ack wrong", "dead-letter right"});
+  CliResult d = RunCli({"run", "unreconcilable", "--diagram", "mermaid"});
+  CHECK(Has(d.out, "Note over Broker: ack m1: removed from the queue ✗\n"));
 }
 
 // second-connection draws what happened: the broker's two deliveries of the message, the

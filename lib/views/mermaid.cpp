@@ -328,7 +328,8 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
                            Clean(w.what));
         // What came of the settle, said as the settle (`nack m1: sent (no reply)`), as
         // every view says it: never as if the broker sent the message.
-        if (!w.result.empty() && e.op != "ack") {
+        // An ack's own answer is plain, unless the ack was judged (one that silenced a case).
+        if (!w.result.empty() && (e.op != "ack" || w.tone != Tone::kPlain)) {
           out += Toned(w.tone, fmt::format("    Note over Broker: {}{}\n", NoteText(w.Text()),
                                            ToneMark(w.tone)));
         }

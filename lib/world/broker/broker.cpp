@@ -1,6 +1,8 @@
 #include "world/broker/broker.h"
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 #include "world/broker/simulated_broker.h"
@@ -83,6 +85,12 @@ void Broker::Note(const char* op, const Delivery& about, const std::string& deta
                              DeliveryRef{about.message.message_id, about.delivery_count,
                                          CopyOf(about, std::string_view(op) == "send")},
                              detail, result);
+  const std::string_view settle_ops[] = {"ack", "abandon", "ack-lost", "dead-letter"};
+  if (std::find(std::begin(settle_ops), std::end(settle_ops), std::string_view(op)) !=
+      std::end(settle_ops)) {
+    if (*verdict == '\0') verdict = next_settle_verdict_;
+    next_settle_verdict_ = "";
+  }
   e.verdict = verdict;
   if (std::string_view(op) == "replay") {
     // The operator takes the letter out and sends it again: its step, in the trace too.
@@ -169,6 +177,7 @@ int64_t Drain(Broker& broker, const std::function<Verdict(const Delivery&)>& han
   while (std::optional<Delivery> delivery = broker.Receive()) {
     deliveries++;
     Verdict verdict = handler(*delivery);
+    broker.JudgeNextSettle(verdict.judged);
     switch (verdict.disposition) {
       case Disposition::kAck:
         broker.Ack(*delivery);

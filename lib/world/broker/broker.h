@@ -130,6 +130,10 @@ class Broker {
   void ReleaseUnacked(const Delivery& delivery);
   virtual void DeadLetterIt(const Delivery& delivery, const std::string& reason,
                             const std::string& description) = 0;
+  // The business's verdict (kVerdictRight, kVerdictWrong; "" none) on the next settle this
+  // broker records, an ack, nack, lost ack or dead letter: used once. Drain passes its
+  // handler's Verdict::judged (an ack that silences a case nobody settled is wrong).
+  void JudgeNextSettle(const char* verdict) { next_settle_verdict_ = verdict; }
 
   // Sends every dead letter again (the operator's replay) and empties the dead letters.
   // Returns how many were accepted.
@@ -168,6 +172,7 @@ class Broker {
   Recorder* recorder_;
   const TraceEvent* sender_ = nullptr;  // whose send Send records; null: the producer's
   bool unacked_ = false;                // in ReleaseUnacked: LoseAck's note is "unacked"
+  const char* next_settle_verdict_ = "";  // JudgeNextSettle's, for the next settle noted
   std::map<std::string, int> copies_;   // MessageId -> messages stored under it so far
   std::map<int64_t, int> copy_of_;      // sequence number -> which of them it is
 };
@@ -220,6 +225,7 @@ struct Verdict {
   Disposition disposition;
   std::string reason;  // for kDeadLetter
   std::string description;
+  const char* judged = "";  // the business's verdict on this settle (Broker::JudgeNextSettle)
 };
 
 // Delivers until Receive says nothing more will come, settling each delivery as handler
