@@ -3,6 +3,7 @@
 // an alert, never processed and never silently dropped.
 #include <fmt/format.h>
 
+#include <memory>
 #include <vector>
 
 #include "world/broker/broker.h"
@@ -44,8 +45,11 @@ Outcome Run(ScenarioEnv& env) {
         "dead-lettered, not processed",
         d.message.message_id, r.hash, r.stored_hash);
     alerts.push_back(fmt::format("content-mismatch: {}", text));
-    store->Note("alert", text, "raised");
-    return Verdict{Disposition::kDeadLetter, "ContentMismatch", text};
+    Verdict dead{Disposition::kDeadLetter, "ContentMismatch", text};
+    // The alert says the message was dead-lettered: raised once it was.
+    std::shared_ptr<Store> raiser = std::move(store);
+    dead.then = [raiser, text] { raiser->Note("alert", text, "raised"); };
+    return dead;
   });
 
   StockItem after = CurrentStock(env, dune);

@@ -933,6 +933,19 @@ TEST_CASE("hung-consumer: B's deliveries that went through are right, the timeou
         Outcomes{"B Failed: SQLite 5 -", "B Processed right"});
 }
 
+// content-mismatch's alert says the message was dead-lettered: it is raised after the dead
+// letter, in every view (tenth walkthrough: it was noted in the handler, before the broker
+// step it reports). Mutation caught: content_mismatch.cpp's alert noted in the handler again
+// (`raiser->Note` called before `return dead;`).
+TEST_CASE("content-mismatch raises its alert after the dead letter it reports", "[cli][trace]") {
+  CliResult r = RunCli({"run", "content-mismatch", "--diagram", "mermaid"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(NotInOrder(r.out, {"CA->>Broker: dead-letter m1 copy 3\n",
+                           "Note over Broker: dead-letter m1 copy 3: ContentMismatch\n",
+                           "Note over CA: alert message m1 arrived again with other content"}) ==
+        "");
+}
+
 // The deliveries of ack-deadline, content-mismatch and duplicate-as-error are judged from
 // Reserved read back after each (issue 28, item 9, the scan of every scenario: they carried
 // no verdict): naive's second Processed is wrong, every refused copy and the other content

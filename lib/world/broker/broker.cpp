@@ -195,6 +195,7 @@ int64_t Drain(Broker& broker, const std::function<Verdict(const Delivery&)>& han
         broker.ReleaseUnacked(*delivery);
         break;
     }
+    if (verdict.then) verdict.then();
   }
   return deliveries;
 }

@@ -226,6 +226,9 @@ struct Verdict {
   std::string reason;  // for kDeadLetter
   std::string description;
   const char* judged = "";  // the business's verdict on this settle (Broker::JudgeNextSettle)
+  // Run once the settle is done (an alert that says where the message went, raised after it
+  // went there); may be empty.
+  std::function<void()> then;
 };
 
 // Delivers until Receive says nothing more will come, settling each delivery as handler
