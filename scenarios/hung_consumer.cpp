@@ -16,6 +16,8 @@
 #include <optional>
 #include <thread>
 
+#include <unistd.h>
+
 #include "common.h"
 #include "consumers/idempotent.h"
 #include "lesson/crash.h"
@@ -75,19 +77,24 @@ void NoteProcess(ScenarioEnv& env, pid_t pid, const std::string& kind, const std
 }
 
 // A's session ended by the server (idle_in_transaction_session_timeout): its transaction
-// rolled back, its locks released. Seen as its backend gone from pg_stat_activity while A's
-// process was still stopped; stamped just before the answer of the delivery it let go on
-// (by then it had happened).
+// rolled back, its locks released. The server's step, done by A's backend (TraceEvent::
+// backend) while A's process stood stopped: it ran nothing. Seen by the main process as
+// that backend gone from pg_stat_activity, after the fact; nobody measured when it
+// happened, only the answer of the delivery it let go on, which it came before: stamped at
+// that answer, and said so, and the views put it before that answer (ServerEndsFirst).
 void NoteSessionEnded(ScenarioEnv& env, pid_t pid, int backend, Steady::time_point went_on) {
   TraceEvent e;
-  e.at_us = std::max<int64_t>(0, env.recorder.MicrosAt(went_on) - 1);
-  e.instance = "A";
-  e.pid = static_cast<int>(pid);
+  e.at_us = env.recorder.MicrosAt(went_on);
+  e.instance = "database";
+  e.pid = static_cast<int>(::getpid());  // the main process, which saw it
   e.kind = "session-ended";
-  e.actor = kActorConsumer;
+  e.actor = kActorDatabase;
+  e.backend = backend;
+  e.detail = fmt::format("pid {}", pid);  // the stopped process whose session it was
   e.result = fmt::format(
-      "idle_in_transaction_session_timeout: its transaction rolled back, its locks released "
-      "(its backend, pid {}, gone from pg_stat_activity)",
+      "idle_in_transaction_session_timeout: its transaction rolled back, its locks released, "
+      "before the delivery that went on got its answer (noted at that answer; its backend, "
+      "pid {}, gone from pg_stat_activity)",
       backend);
   env.recorder.Record(std::move(e));
 }
@@ -270,8 +277,8 @@ Outcome RunOnServer(ScenarioEnv& env) {
       if (redelivered.sqlstate.empty()) break;
     }
     // The server ended A's session while A stayed stopped (its backend is gone from
-    // pg_stat_activity: FreedBy), so A held nothing by the time the waiter went on: noted on
-    // A's lane just before that answer, not when it was found out.
+    // pg_stat_activity: FreedBy), so A held nothing by the time the waiter went on: the
+    // database's step, noted at that answer, not when it was found out.
     if ((redeliveries > 0 ? redelivery_freed_by : freed_by) == "idle_in_transaction_session_timeout") {
       NoteSessionEnded(env, a.pid(), a_backend, went_on);
     }

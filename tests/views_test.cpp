@@ -726,6 +726,176 @@ TEST_CASE("on PostgreSQL a write of no row holds nothing, and an ended session h
   CHECK(steps[3]["text"].get<std::string>().find("session ended by the server") != std::string::npos);
 }
 
+// A PostgreSQL kill with a waiter, as recorded: A (backend 77) holds its Inbox key, the
+// scenario check waits on it, A is killed at 4 ms; the check's INSERT is answered at 6 ms,
+// and the server's release (noted after the fact, from the waiter's report) is stamped at
+// that answer and recorded after it (same microsecond: the recorder's order puts it after).
+std::vector<TraceEvent> PgKillWithWaiter() {
+  TraceEvent begin = Sql(1, "A", 10, "BEGIN", "");
+  begin.backend = 77;
+  TraceEvent insert = Sql(2, "A", 10, "INSERT", "Inbox");
+  insert.rows = 1;
+  insert.backend = 77;
+  TraceEvent w_begin = Sql(3, "waiter", 5, "BEGIN", "");
+  w_begin.actor = kActorProbe;
+  w_begin.backend = 88;
+  TraceEvent wait = Ev(3, "waiter", 5, "wait", "");
+  wait.actor = kActorProbe;
+  wait.waited_on = "key Inbox";
+  wait.lock_mode = "ShareLock";
+  wait.wait_event = "transactionid";
+  wait.blocked_by = 77;
+  wait.backend = 88;
+  TraceEvent died = Ev(4, "A", 10, "died", "BeforeCommit", "pid 10 killed by SIGKILL");
+  TraceEvent answered = Sql(6, "waiter", 5, "INSERT", "Inbox", "ok", 3000);
+  answered.actor = kActorProbe;
+  answered.rows = 1;
+  answered.waited_on = "key Inbox";
+  answered.lock_mode = "ShareLock";
+  answered.wait_event = "transactionid";
+  answered.blocked_by = 77;
+  answered.backend = 88;
+  TraceEvent release = Ev(6, "database", 5, "recover",
+                          "the server saw pid 10's connection close after the SIGKILL and "
+                          "rolled back its open transaction, before the waiter's statement got "
+                          "its answer (noted at that answer)");
+  release.actor = kActorDatabase;
+  release.op = "when the connection closed";
+  release.backend = 77;
+  std::vector<TraceEvent> events = {begin, insert, w_begin, wait, died, answered, release};
+  for (size_t i = 0; i < events.size(); ++i) events[i].seq = static_cast<int64_t>(i + 1);
+  return events;
+}
+
+// issue 28 (tenth walkthrough, F2): on PostgreSQL the page ended the waiter's wait at the
+// holder's death, though the server frees a dead backend's locks only when it sees the
+// connection close (the waiter went on ms later); on SQLite the death frees the write lock
+// at once (kept). Mutation caught: the death letting go of the waits that named it on
+// PostgreSQL too (html_steps.cpp's let_go: `e.kind == "died" && section.backend !=
+// "postgres"` -> `e.kind == "died"`).
+TEST_CASE("on PostgreSQL the page keeps the waiter waiting on a dead holder until the server "
+          "frees its locks",
+          "[views][html]") {
+  const nlohmann::json page = nlohmann::json::parse(StepThroughData(
+      {{.scenario = "pg", .line = "x", .events = PgKillWithWaiter(), .snapshots = {},
+        .backend = "postgres"}}));
+  const auto& steps = page["steps"];
+  auto step_of = [&](const std::string& part) -> const nlohmann::json& {
+    for (const auto& step : steps) {
+      if (step["text"].get<std::string>().find(part) != std::string::npos) return step;
+    }
+    FAIL("no step says " << part);
+    return steps[0];
+  };
+  const std::string at_death = step_of("died at BeforeCommit")["facts"].dump();
+  INFO(at_death);
+  CHECK(at_death.find("scenario check waits for key Inbox") != std::string::npos);
+  CHECK(at_death.find("Consumer A is dead; its session on the server still holds") !=
+        std::string::npos);
+  // The server's release: the wait is over, A's session holds nothing; the waiter is in its
+  // transaction until its statement's answer.
+  const std::string at_release = step_of("when the connection closed")["facts"].dump();
+  INFO(at_release);
+  CHECK(at_release.find("waits") == std::string::npos);
+  CHECK(at_release.find("Consumer A") == std::string::npos);
+  CHECK(at_release.find("scenario check is in a transaction") != std::string::npos);
+  // With no release noted, the waiter's answer ends it (hung-consumer's killed half).
+  std::vector<TraceEvent> no_note = PgKillWithWaiter();
+  no_note.pop_back();
+  const nlohmann::json bare = nlohmann::json::parse(StepThroughData(
+      {{.scenario = "pg", .line = "x", .events = no_note, .snapshots = {}, .backend = "postgres"}}));
+  const auto& last = bare["steps"].back();
+  CHECK(last["text"].get<std::string>().find("INSERT Inbox") != std::string::npos);
+  CHECK(last["facts"].dump().find("Consumer A") == std::string::npos);
+  CHECK(bare["steps"][bare["steps"].size() - 2]["facts"].dump().find("waits for key Inbox") !=
+        std::string::npos);
+}
+
+// issue 28 (tenth walkthrough, F3): the server's release, noted after the fact, was drawn
+// after the waiter's answer and ROLLBACK it let go on, in every view. Now, stamped at that
+// answer, it comes before it in each (the trace's text as well). Mutation caught:
+// ServerEndsFirst returning its input unmoved (`return events;` at its top).
+TEST_CASE("a server's release of a dead session comes before the answer it let go on, in "
+          "every view",
+          "[views][postgres]") {
+  const std::vector<TraceEvent> events = PgKillWithWaiter();
+  const std::vector<TraceEvent> ordered = CausalOrder(events);
+  std::vector<std::string> kinds;
+  for (const TraceEvent& e : ordered) kinds.push_back(e.kind + "/" + e.instance);
+  CHECK(kinds == std::vector<std::string>{"sql/A", "sql/A", "sql/waiter", "wait/waiter",
+                                          "died/A", "recover/database", "sql/waiter"});
+  CHECK(NotInOrder(MermaidDiagram(events, {}),
+                   {": died at BeforeCommit", "Note over DB: when the connection closed",
+                    "DB-->>Check: 1 row inserted"}) == "");
+  CHECK(NotInOrder(FormatTrace(events), {"died at BeforeCommit", "when the connection closed",
+                                         "after waiting"}) == "");
+  const nlohmann::json page = nlohmann::json::parse(StepThroughData(
+      {{.scenario = "pg", .line = "x", .events = events, .snapshots = {}, .backend = "postgres"}}));
+  std::string texts;
+  for (const auto& step : page["steps"]) texts += step["text"].get<std::string>() + "\n";
+  CHECK(NotInOrder(texts, {"died at BeforeCommit", "when the connection closed",
+                           "scenario check: INSERT Inbox"}) == "");
+  ShortIds ids(events);
+  bool drawn = false;
+  for (const Lane& lane : BuildLanes(ordered, ids)) {
+    for (const LaneStep& step : lane.steps) {
+      if (step.text.find("when the connection closed") != std::string::npos) {
+        CHECK(step.at_us == 6000);  // drawn at the answer, its text saying it came before
+        drawn = true;
+      }
+    }
+  }
+  CHECK(drawn);
+}
+
+// issue 28 (tenth walkthrough, F4): PostgreSQL hung-consumer's "session ended by the
+// server" was A's step in A's (stopped) process: the page said it "ran in another process".
+// The server's step now, done by A's backend, observed by the main process: drawn on the
+// database's lane, ending A's transaction there (the page's facts, the timeline's bar, the
+// diagram's activation). Mutation caught: the page not clearing the locks of the session's
+// owner (`if (!ended_lane.empty()) locks[ended_lane].clear();` removed).
+TEST_CASE("on PostgreSQL the server's end of a stopped process's session is the database's "
+          "step",
+          "[views][html]") {
+  TraceEvent begin = Sql(1, "A", 10, "BEGIN", "");
+  begin.backend = 77;
+  TraceEvent wrote = Sql(2, "A", 10, "INSERT", "Inbox", "ok");
+  wrote.rows = 1;
+  wrote.backend = 77;
+  TraceEvent stopped = Ev(3, "A", 10, "stopped", "BeforeCommit", "pid 10 stopped by SIGSTOP");
+  TraceEvent main_step = Ev(4, "broker", 5, "broker", "");
+  main_step.actor = kActorBroker;
+  main_step.op = "deliver";
+  TraceEvent ended = Ev(900, "database", 5, "session-ended", "pid 10");
+  ended.actor = kActorDatabase;
+  ended.backend = 77;
+  ended.result = "idle_in_transaction_session_timeout: its transaction rolled back";
+  const std::vector<TraceEvent> events = {begin, wrote, stopped, main_step, ended};
+  const nlohmann::json page = nlohmann::json::parse(StepThroughData(
+      {{.scenario = "pg", .line = "x", .events = events, .snapshots = {{.seq = 0, .pid = 5}},
+        .backend = "postgres"}}));
+  const auto& step = page["steps"].back();
+  INFO(step.dump());
+  CHECK(step["text"].get<std::string>().rfind("Database: ended the session of", 0) == 0);
+  CHECK(step["note"].get<std::string>().find("another process") == std::string::npos);
+  CHECK(page["steps"][2]["facts"].dump().find("Consumer A holds") != std::string::npos);
+  CHECK(step["facts"].empty());
+  // The timeline: A's transaction bar ends there, as a rollback; the mark on the database's.
+  ShortIds ids(events);
+  const std::vector<Lane> lanes = BuildLanes(events, ids);
+  bool ended_on_a = false;
+  for (const Lane& lane : lanes) {
+    if (lane.instance != "A") continue;
+    for (const Span& span : lane.spans) {
+      ended_on_a = ended_on_a || (span.end == Span::End::kRollback && span.end_us == 900000);
+    }
+  }
+  CHECK(ended_on_a);
+  // The diagram: said over the database, A's activation ended.
+  CHECK(NotInOrder(MermaidDiagram(events, {}),
+                   {"activate CA", "Note over DB: ended the session of", "deactivate CA"}) == "");
+}
+
 // The step-through page's data for events and the tables read after them (by seq).
 nlohmann::json PageOf(const std::vector<TraceEvent>& events,
                       const std::vector<TablesSnapshot>& snapshots) {

@@ -50,22 +50,32 @@ void RecoverAndNote(ScenarioEnv& env, pid_t pid, CrashRecovery& recovery) {
 }
 
 // What the server did when the child died, as the database's step: its connection closed,
-// its open transaction rolled back, and what the waiter saw of it.
-void NoteServerRelease(ScenarioEnv& env, pid_t pid, bool kill_mode, const CrashReport& report) {
+// its open transaction rolled back, and what the waiter saw of it. Noted after the fact (from
+// the waiter's report): nobody measured when the server saw the close, only the kill
+// (died_us) and the waiter's answer, which the release came before. Where the waiter waited,
+// the note is stamped at that answer, and says so; its backend is the dead child's (the
+// server process that rolled it back), so the views put it before the answer it let go on
+// (ServerEndsFirst) and know whose locks it freed. Where it did not wait, it is stamped when
+// it was written, as before: the waiter saw no release to date.
+void NoteServerRelease(ScenarioEnv& env, pid_t pid, bool kill_mode, const CrashReport& report,
+                       int64_t died_us) {
   const auto& r = report.server;
   std::string what = fmt::format("the server saw pid {}'s connection close {}", pid,
                                  kill_mode ? "after the SIGKILL" : "at its _exit");
+  TraceEvent e;
+  e.at_us = env.recorder.MicrosSinceOrigin();
   if (r.waited) {
     what += " and rolled back its open transaction";
     what += fmt::format(
-        "; the waiter's statement, blocked by pid {} on {}, got its answer {:.1f} ms after the {}",
+        ", before the waiter's statement, blocked by pid {} on {}, got its answer {:.1f} ms "
+        "after the {} (noted at that answer)",
         r.blocked_by.empty() ? 0 : r.blocked_by.front(), r.waited_on,
         static_cast<double>(r.held_after_death_us) / 1000.0, kill_mode ? "kill" : "exit");
+    e.at_us = died_us + r.held_after_death_us;
+    if (r.blocked_by.size() == 1) e.backend = r.blocked_by.front();
   } else if (r.measured) {
     what += "; the waiter did not wait: the child held no lock it needed at the crash point";
   }
-  TraceEvent e;
-  e.at_us = env.recorder.MicrosSinceOrigin();
   e.instance = "database";
   e.pid = ThisPid();
   e.kind = "recover";
@@ -286,12 +296,13 @@ CrashReport RunCrashingDelivery(ScenarioEnv& env, const std::string& instance,
     died.actor = kActorConsumer;
     died.detail = point;
     died.result = fmt::format("pid {} {}", pid, kill_mode ? "killed by SIGKILL" : "called _exit");
+    const int64_t died_us = died.at_us;
     env.recorder.Record(std::move(died));
     // SQLite recovers from the files the dead process left; a server database discards the
     // dead connection's open transaction itself, and there are no files of ours to read: it
     // is noted only where a waiter measured it (no waiter: nothing was seen, nothing said).
     if (server) {
-      if (report.server.measured) NoteServerRelease(env, pid, kill_mode, report);
+      if (report.server.measured) NoteServerRelease(env, pid, kill_mode, report, died_us);
     } else {
       if (recovery) RecoverAndNote(env, pid, *recovery);
     }

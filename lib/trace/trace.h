@@ -86,7 +86,9 @@ struct TraceEvent {
   int64_t seen_us = -1;
   // PostgreSQL: the server backend (PQbackendPID) of the connection that did the step, so a
   // wait's blocked_by names the actor that owns that backend; 0: none (SQLite, a step not
-  // made on a server connection).
+  // made on a server connection). The database's step that ended a session (the server's
+  // release of a dead connection, a session-ended by a timeout): that session's backend,
+  // the server process that did it (its owner is the actor whose steps ran on it).
   int backend = 0;
   // A consumer's process: 1 for an instance's first process, 2 for the one started again
   // after it died, ...; 0: not a process that was ever started again (the common case).

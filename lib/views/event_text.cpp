@@ -300,8 +300,16 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
     w.what = "died at " + e.detail;
     w.result = options.pids ? e.result : ids.NameProcesses(e.result);
   } else if (kind == "session-ended") {
-    // The server ended the session (a timeout) while its process lived on.
-    w.what = "session ended by the server";
+    // The server ended a session (a timeout) while its process lived on, stopped: the
+    // database's step, about that session (its backend), never the process's own (older
+    // traces put it on the process's lane: said as before there).
+    if (ActorOf(e) == kActorDatabase) {
+      std::string whose = ids.BackendOwner(e.backend);
+      if (whose.empty()) whose = e.detail.empty() ? fmt::format("backend {}", e.backend) : e.detail;
+      w.what = "ended the session of " + whose;
+    } else {
+      w.what = "session ended by the server";
+    }
     w.result = options.pids ? e.result : ids.NameProcesses(e.result);
   } else if (kind == "recover") {
     // When the database undid the dead transaction: SQLite on the next open of the file,

@@ -88,6 +88,10 @@ struct ActorLocks {
   bool in_transaction = false;
   bool holds = false;
   std::string waits;         // WaitTarget of a wait not yet over
+  // PostgreSQL: its process died with its transaction open and a wait on it (another's
+  // statement held by it): its session still holds its locks on the server, until the
+  // server ends it (its release noted, the waiter's statement answered).
+  bool dead = false;
 };
 
 std::string LockFact(const std::string& who, const ActorLocks& l, const std::string& target,
@@ -98,6 +102,12 @@ std::string LockFact(const std::string& who, const ActorLocks& l, const std::str
   // key held): both said, in one fact.
   const std::string waits =
       l.waits.empty() ? "" : fmt::format("{}waits for {}", l.holds ? " and " : "", l.waits);
+  if (l.dead) {
+    return fmt::format(
+        "{} is dead; its session on the server still holds the locks of the rows and keys it "
+        "wrote{}, until the server ends it",
+        who, where);
+  }
   if (l.holds) {
     return backend == "postgres"
                ? fmt::format("{} holds the locks of the rows and keys it wrote{}{}", who, where,
@@ -396,10 +406,27 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       if (!key.empty() && !locks.count(key)) actors.push_back(key);
       auto& mine = key.empty() ? locks[""] : locks[key];
       const std::string target = e.target.empty() ? "database" : e.target;
+      // The lane whose session a server's step ended (the database's step about it), and
+      // its title: that session's locks were released there.
+      std::string ended_lane;
+      if (IsServerSessionEnd(e)) ended_lane = LaneOfBackend(events, event_index, e.backend);
+      const std::string ended_who =
+          ended_lane.empty() ? "" : (titles.count(ended_lane) ? titles[ended_lane] : ended_lane);
       if (e.kind == "sql") {
         ActorLocks& l = mine[target];
+        const std::string was_waiting = l.waits;
         l.waits.clear();
         const bool ok = e.error.empty();
+        // PostgreSQL: a statement that waited on a dead holder's session and went through:
+        // the server had ended that session by its answer (its locks gone).
+        if (ok && !was_waiting.empty()) {
+          for (auto& [lane, stores] : locks) {
+            const std::string title = titles.count(lane) ? titles[lane] : lane;
+            for (auto& [store, d] : stores) {
+              if (d.dead && was_waiting.find("held by " + title) != std::string::npos) d = {};
+            }
+          }
+        }
         if (IsBegin(e) && ok) l.in_transaction = true;
         // PostgreSQL: a write inside a transaction holds the locks of the rows and keys it
         // wrote until the transaction ends, so one that wrote no row (an ON CONFLICT DO
@@ -422,25 +449,53 @@ Json PageData(const std::vector<HtmlSection>& sections) {
         if (e.detail == "write lock released") l.holds = false;
       } else if (e.kind == "wait") {
         mine[target].waits = WaitTarget(e, ids, kPictureWords);
-      } else if (e.kind == "died" || e.kind == "session-ended") {
+      } else if (e.kind == "died" && section.backend == "postgres") {
+        // PostgreSQL: the server frees a dead process's locks when it sees its connection
+        // close, after the death: while another's statement still waits on it, its session
+        // holds them (until the server's release is noted or that statement returns).
+        const std::string named = "held by " + who;
+        bool waited_on = false;
+        for (const auto& [lane, stores] : locks) {
+          for (const auto& [store, l] : stores) {
+            waited_on = waited_on || (lane != key && l.waits.find(named) != std::string::npos);
+          }
+        }
+        for (auto& [store, l] : mine) {
+          const bool held = waited_on && (l.holds || l.in_transaction);
+          l = {};
+          l.dead = held;
+        }
+      } else if (e.kind == "died" || (e.kind == "session-ended" && !IsServerSessionEnd(e))) {
         mine.clear();
       }
+      if (!ended_lane.empty()) locks[ended_lane].clear();
       // The holder let go (its transaction ended, or its process or session did): a wait
       // that named it is no longer "held by" it; the waiter is in its transaction until its
-      // statement returns (PostgreSQL wakes it; its own step says how long it waited).
-      const bool let_go = e.kind == "died" || e.kind == "session-ended" ||
+      // statement returns (PostgreSQL wakes it; its own step says how long it waited). On
+      // PostgreSQL a death lets go only when the server ends the dead session (above).
+      const bool let_go = (e.kind == "died" && section.backend != "postgres") ||
+                          (e.kind == "session-ended" && !IsServerSessionEnd(e)) ||
                           (e.kind == "sql" && e.error.empty() && (IsCommit(e) || IsRollback(e)));
-      if (let_go) {
-        const std::string named = "held by " + who;
+      if (let_go || !ended_lane.empty()) {
+        const std::string named = "held by " + (ended_lane.empty() ? who : ended_who);
+        const std::string& holder = ended_lane.empty() ? key : ended_lane;
         for (auto& [lane, stores] : locks) {
-          if (lane == key) continue;
+          if (lane == holder) continue;
           for (auto& [store, l] : stores) {
             if (l.waits.find(named) != std::string::npos) l.waits.clear();
           }
         }
       }
-      // A sub-run sends messages of its own: the counts of the one before are not its.
-      if (e.kind == "part") deliveries.clear();
+      // A sub-run sends messages of its own: the counts of the one before are not its (nor
+      // a dead process's session: a sub-run starts afresh).
+      if (e.kind == "part") {
+        deliveries.clear();
+        for (auto& [lane, stores] : locks) {
+          for (auto& [store, l] : stores) {
+            if (l.dead) l = {};
+          }
+        }
+      }
       if ((e.kind == "open" || (e.kind == "broker" && e.op == "deliver")) && e.delivery > 0) {
         // The message's count so far: a copy still at work on an earlier delivery does not
         // take it back (concurrent: A's delivery 1 opens after B's delivery 2 was handed out).

@@ -307,14 +307,26 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
         span.end_detail = words.result;
         b.lane.spans.push_back(std::move(span));
       }
-    } else if (e.kind == "session-ended" && b.open) {
-      // The server ended the session: its open transaction rolled back there.
-      Span span = std::move(*b.open);
-      b.open.reset();
-      span.end = Span::End::kRollback;
-      span.end_us = e.at_us;
-      span.end_detail = words.Text();
-      b.lane.spans.push_back(std::move(span));
+    } else if (e.kind == "session-ended" || IsServerSessionEnd(e)) {
+      // The server ended a session: its open transaction rolled back there. The database's
+      // step (its own mark on its lane), ending the transaction on the lane of the session's
+      // owner (older traces: the session-ended step on the owner's own lane).
+      if (e.kind == "recover") mark(Mark::Kind::kRecover);
+      LaneBuilder* owner = &b;
+      if (ActorOf(e) == kActorDatabase) {
+        auto it = builders.find(LaneOfBackend(events, i, e.backend));
+        owner = it == builders.end() ? nullptr : &it->second;
+        if (e.kind == "session-ended") mark(Mark::Kind::kRecover);
+      }
+      if (owner != nullptr && owner->open) {
+        Span span = std::move(*owner->open);
+        owner->open.reset();
+        span.end = Span::End::kRollback;
+        span.end_us = e.at_us;
+        span.end_detail = words.Text();
+        owner->lane.spans.push_back(std::move(span));
+        owner->lane.last_us = std::max(owner->lane.last_us, e.at_us);
+      }
     } else if (e.kind == "recover") {
       mark(Mark::Kind::kRecover);
     } else if (e.kind == "outcome") {
@@ -448,7 +460,49 @@ std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& ev
   return out;
 }
 
-std::vector<TraceEvent> CausalOrder(std::vector<TraceEvent> events) {
+bool IsServerSessionEnd(const TraceEvent& e) {
+  return ActorOf(e) == kActorDatabase && e.backend != 0 &&
+         (e.kind == "session-ended" || e.kind == "recover");
+}
+
+std::string LaneOfBackend(const std::vector<TraceEvent>& events, size_t before, int backend) {
+  if (backend == 0) return "";
+  for (size_t k = std::min(before, events.size()); k-- > 0;) {
+    if (events[k].backend == backend && ActorOf(events[k]) != kActorDatabase) {
+      return LaneKey(events[k]);
+    }
+  }
+  return "";
+}
+
+std::vector<TraceEvent> ServerEndsFirst(std::vector<TraceEvent> events) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (!IsServerSessionEnd(events[i])) continue;
+    const TraceEvent& end = events[i];
+    const std::string owner = LaneOfBackend(events, i, end.backend);
+    // Back to the owner's last step (its death, its stop): the end came after it.
+    std::optional<size_t> to;
+    for (size_t k = i; k-- > 0;) {
+      const TraceEvent& s = events[k];
+      if (!owner.empty() && LaneKey(s) == owner) break;
+      if (s.kind != "sql" || ActorOf(s) == kActorDatabase) continue;
+      // Recorded before the end but answered no earlier than it was stamped (a statement
+      // that timed out waiting on the backend before it ended was answered earlier).
+      if (s.at_us >= end.at_us) to = k;
+    }
+    if (!to) continue;
+    // Before the lock take noted with that statement, if any.
+    size_t at = *to;
+    while (at > 0 && events[at - 1].kind == "lock" && LaneKey(events[at - 1]) == LaneKey(events[*to])) --at;
+    TraceEvent moved = std::move(events[i]);
+    events.erase(events.begin() + static_cast<std::ptrdiff_t>(i));
+    events.insert(events.begin() + static_cast<std::ptrdiff_t>(at), std::move(moved));
+  }
+  return events;
+}
+
+std::vector<TraceEvent> CausalOrder(std::vector<TraceEvent> input) {
+  std::vector<TraceEvent> events = ServerEndsFirst(std::move(input));
   constexpr int64_t kWindowUs = 2000;
   auto same_lane = [](const TraceEvent& a, const TraceEvent& b) {
     return a.instance == b.instance && a.pid == b.pid;

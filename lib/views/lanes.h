@@ -189,6 +189,26 @@ std::vector<TraceEvent> FoldRepeatedDeliveries(const std::vector<TraceEvent>& ev
 // threads that end steps at nearly the same moment may come out either way, where the
 // recorder could not clamp them). Each instance's own steps keep their order: the waiting
 // statement is never moved past its own later steps, nor the COMMIT past its own earlier.
+//
+// And a server's end of a session (IsServerSessionEnd: a dead connection's transaction
+// rolled back when the server saw it close, a session ended by a timeout), noted after the
+// fact and stamped at the answer of the statement it let go on, is put before that
+// statement (ServerEndsFirst): a holder's release comes before the waiter it let go on.
 std::vector<TraceEvent> CausalOrder(std::vector<TraceEvent> events);
+
+// PostgreSQL: the database's step that ended one session on the server (its backend in
+// TraceEvent::backend, the server process that did it): "session-ended" (the server ended
+// the session, a timeout, while its process lived on) or a "recover" noted when a dead
+// process's connection closed. Its locks were released there.
+bool IsServerSessionEnd(const TraceEvent& e);
+// The lane whose own steps (not the database's) ran on the server backend `backend`, the
+// latest such step before index `before`; "" when none did.
+std::string LaneOfBackend(const std::vector<TraceEvent>& events, size_t before, int backend);
+// Each server session end (IsServerSessionEnd) recorded after the statement it let go on
+// moved just before it: the first statement, after the session owner's last step, stamped
+// no earlier than the end (the answer it was noted at; the events are in time order, so
+// only a statement stamped in the same microsecond, recorded first, is moved past). Every
+// other event keeps its place; used by CausalOrder and the trace.
+std::vector<TraceEvent> ServerEndsFirst(std::vector<TraceEvent> events);
 
 }  // namespace dedupsim

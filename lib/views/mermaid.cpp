@@ -204,7 +204,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
                                            5 + (e.target.empty() || e.target == "database" ? 0 : 1),
                                            i, ""});
     }
-    if (e.kind == "recover") participants.try_emplace("DB", Participant{"DB", "Database", 5, i, ""});
+    if (e.kind == "recover" || IsServerSessionEnd(e)) participants.try_emplace("DB", Participant{"DB", "Database", 5, i, ""});
     if (e.kind == "send" || e.kind == "reconcile") {
       participants.try_emplace("Email", Participant{"Email", "Email provider", 6, i, ""});
     }
@@ -397,7 +397,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       }
       out += fmt::format("    Note over {}: {}{}\n", who, Clean(w.what), gap);
     } else if (e.kind == "crash" || e.kind == "stand" || e.kind == "died" ||
-               e.kind == "session-ended") {
+               (e.kind == "session-ended" && ActorOf(e) != kActorDatabase)) {
       out += fmt::format("    Note over {}: {}\n", who, NoteText(text(w.Text())));
       if (e.kind == "died" || e.kind == "session-ended") {
         while (active[who] > 0) {  // its open transaction died with it
@@ -405,8 +405,19 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
           --active[who];
         }
       }
-    } else if (e.kind == "recover") {
+    } else if (e.kind == "recover" || e.kind == "session-ended") {
       out += fmt::format("    Note over DB: {}\n", NoteText(text(w.Text())));
+      // The server ended a session (IsServerSessionEnd): the transaction of its owner, if
+      // still drawn open (a stopped process's), ended there.
+      if (IsServerSessionEnd(e)) {
+        const std::string owner_key = LaneOfBackend(events, i, e.backend);
+        if (auto owner = lane_ids.find(owner_key); owner != lane_ids.end()) {
+          while (active[owner->second] > 0) {
+            out += fmt::format("    deactivate {}\n", owner->second);
+            --active[owner->second];
+          }
+        }
+      }
     } else if (e.kind == "send" || e.kind == "reconcile") {
       if (!asked.count(i)) out += fmt::format("    {}->>Email: {}\n", who, Clean(text(w.what)));
       out += fmt::format("    Email-->>{}: {}\n", who, Clean(w.result.empty() ? "ok" : w.result));

@@ -107,7 +107,8 @@ void ShortIds::NameProcessesOf(const std::vector<TraceEvent>& events) {
     std::string owner;
     bool one = true;
     for (const TraceEvent& o : events) {
-      if (o.backend != e.blocked_by) continue;
+      // The database's own step on a session (the server ending it) is not the session's.
+      if (o.backend != e.blocked_by || ActorOf(o) == kActorDatabase) continue;
       std::string name = ActorName(o);
       if (ActorOf(o) == kActorConsumer && pids_of[o.instance].size() > 1 &&
           processes_.count(o.pid)) {

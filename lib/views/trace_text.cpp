@@ -54,7 +54,10 @@ std::string FormatTraceLine(const TraceEvent& e) {
   return Line(e, full, false, Who{e.instance, e.pid});
 }
 
-std::string FormatTrace(const std::vector<TraceEvent>& events) {
+std::string FormatTrace(const std::vector<TraceEvent>& recorded) {
+  // In time order, a server's end of a session before the answer it let go on when both
+  // are stamped in the same microsecond (the end is stamped at that answer).
+  const std::vector<TraceEvent> events = ServerEndsFirst(recorded);
   ShortIds ids(events);
   std::string out;
   for (const std::string& line : ids.Legend()) out += "  message " + line + "\n";

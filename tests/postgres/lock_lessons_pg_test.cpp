@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@
 #include "postgres/store.h"
 #include "store/error.h"
 #include "support.h"
+#include "trace/trace_json.h"
+#include "views/lanes.h"
 
 namespace dedupsim::lock_lessons_pg_test {
 namespace {
@@ -182,20 +185,20 @@ TEST_CASE(
   REQUIRE(stopped.size() == 1);
   CHECK_FALSE(ProcessExists(stopped.front()));
 
-  // The events (every picture's order) tell what let B go on, before B went on: in the
-  // killed half A's death (noted when reaped, after B's COMMIT, it was drawn after it, and
-  // the page had A holding its locks while B's INSERT went through); in the hung half the
-  // server ending A's session (nothing said so: the page had A holding its locks to the
-  // end). Catch: NoteProcess's died without killed_at (stamped at the reap), and the
-  // NoteSessionEnded call removed.
-  const auto& events = j["events"];
+  // The events (every picture's order: CausalOrder) tell what let B go on, before B went
+  // on: in the killed half A's death (noted when reaped, after B's COMMIT, it was drawn
+  // after it, and the page had A holding its locks while B's INSERT went through); in the
+  // hung half the server ending A's session (nothing said so: the page had A holding its
+  // locks to the end). Catch: NoteProcess's died without killed_at (stamped at the reap),
+  // and the NoteSessionEnded call removed.
+  const std::vector<TraceEvent> events = CausalOrder(EventsFromJson(j["events"]));
   std::vector<size_t> parts, died, ended, b_inserts;
   for (size_t i = 0; i < events.size(); ++i) {
-    const auto& e = events[i];
-    if (e["kind"] == "part") parts.push_back(i);
-    if (e["kind"] == "died" && e["instance"] == "A") died.push_back(i);
-    if (e["kind"] == "session-ended" && e["instance"] == "A") ended.push_back(i);
-    if (e["kind"] == "sql" && e["instance"] == "B" && e["op"] == "INSERT") b_inserts.push_back(i);
+    const TraceEvent& e = events[i];
+    if (e.kind == "part") parts.push_back(i);
+    if (e.kind == "died" && e.instance == "A") died.push_back(i);
+    if (e.kind == "session-ended") ended.push_back(i);
+    if (e.kind == "sql" && e.instance == "B" && e.op == "INSERT") b_inserts.push_back(i);
   }
   REQUIRE(parts.size() == 2);
   REQUIRE(b_inserts.size() == 2);
@@ -206,7 +209,20 @@ TEST_CASE(
   CHECK(parts[1] < ended[0]);     // hung half: the server ended A's session, then B went on
   CHECK(ended[0] < b_inserts[1]);
   CHECK(b_inserts[1] < died[1]);  // and A, still stopped, was killed at the end
-  CHECK(Has(events[ended[0]]["result"], "idle_in_transaction_session_timeout"));
+  // issue 28 (tenth walkthrough, F4): the session's end is the server's step, done by A's
+  // backend (the one B waited on) and seen by the main process (B's), never a step of A's
+  // stopped process: the page said "this step ran in another process (child process 2)".
+  // Stamped at B's answer (measured; it was a microsecond before it, invented). Mutation
+  // caught: NoteSessionEnded's pid back to the child's (`e.pid = static_cast<int>(pid)`).
+  const TraceEvent& end = events[ended[0]];
+  const TraceEvent& b_went_on = events[b_inserts[1]];
+  CHECK(end.actor == "database");
+  CHECK(end.pid == b_went_on.pid);
+  CHECK(end.pid != stopped.front());
+  CHECK(end.backend == b_went_on.blocked_by);
+  CHECK(end.at_us <= b_went_on.at_us);
+  CHECK(Has(end.result, "idle_in_transaction_session_timeout"));
+  CHECK(Has(end.result, "before the delivery that went on got its answer"));
 }
 
 TEST_CASE(
@@ -558,6 +574,39 @@ TEST_CASE("on PostgreSQL the crash's database note says when the server undid it
   CHECK_FALSE(Has(said, "on the next open"));
   CHECK(Has(said, "blocked by Consumer A (child process 1) on key Inbox"));
   CHECK_FALSE(Has(said, "backend"));
+}
+
+// issue 28 (tenth walkthrough, F3): the server's release of the killed child's session
+// (NoteServerRelease, written after the waiter's report) was stamped when written and drawn
+// after the waiter's answer and ROLLBACK it had let go on; the page, timeline and diagram
+// all put it there. Now it is stamped at that answer (measured), after the kill, its text
+// saying the release came before it, and every view's order (CausalOrder) puts it between
+// the death and the answer. Mutation caught: NoteServerRelease's stamp left as written
+// (`e.at_us = died_us + r.held_after_death_us;` removed).
+TEST_CASE("on PostgreSQL the server's release of a killed child comes between its death and "
+          "the waiter's answer",
+          "[postgres]") {
+  nlohmann::json j = RunJson({"run", "crash-before-commit", "--crash-mode", "kill", "--trace"},
+                             "t_release_order");
+  const std::vector<TraceEvent> events = CausalOrder(EventsFromJson(j["events"]));
+  std::optional<size_t> died, release, answer;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TraceEvent& e = events[i];
+    if (e.kind == "died" && !died) died = i;
+    if (e.kind == "recover" && e.op == "when the connection closed") release = i;
+    if (e.kind == "sql" && e.instance == "waiter" && e.op == "INSERT") answer = i;
+  }
+  REQUIRE(died);
+  REQUIRE(release);
+  REQUIRE(answer);
+  CHECK(*died < *release);
+  CHECK(*release < *answer);
+  const TraceEvent& r = events[*release];
+  CHECK(r.at_us > events[*died].at_us);
+  CHECK(r.at_us <= events[*answer].at_us);
+  CHECK(r.backend == events[*answer].blocked_by);  // the dead child's backend
+  CHECK(Has(r.detail, "before the waiter's statement"));
+  CHECK(Has(r.detail, "(noted at that answer)"));
 }
 
 }  // namespace
