@@ -1060,6 +1060,92 @@ TEST_CASE("cache-arbiter: the set that replaced the other's key says replaced", 
   CHECK(diagram.find("-->>CB: 1 row inserted") != std::string::npos);
 }
 
+// An upsert says what the database did (issue 28, tenth walkthrough: absolute-write's second
+// delivery's INSERT ... ON CONFLICT ... DO UPDATE read "1 row inserted" in every view, while
+// it updated the row the first had inserted: sqlite3_changes() is 1 either way, and the
+// word came from the statement's verb). SQLite's preupdate hook saw the first insert and
+// the second update the row, writing back the values it held, so the page's table diff
+// shows no change at that step. Mutation caught: connection.cpp's CountWrites without its
+// `++w.updated` (the rows no longer add up: "1 row inserted or updated" for both), and
+// event_text.cpp's INSERT words back on the verb alone (`updated` set to 0: "1 row
+// inserted" for both).
+TEST_CASE("absolute-write: the repeated upsert says updated, no value changed, in every view",
+          "[cli][trace]") {
+  TempDir dir;
+  const std::string page = dir.File("aw.html");
+  const std::string timeline = dir.File("aw.svg");
+  CliResult r = RunCli({"run", "absolute-write", "--seed", "1", "--format", "json", "--trace",
+                        "--diagram", "mermaid", "--html", page, "--timeline", timeline});
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(SplitLines(r.out).front());
+  std::vector<std::string> upserts;  // each upsert's rows, as the JSON event carries them
+  for (const auto& e : j["events"]) {
+    if (e["op"] != "INSERT" || e["table"] != "StockReservations") continue;
+    upserts.push_back(fmt::format("rows {} updated {} unchanged {}{}", e["rows"].get<int>(),
+                                  e.value("updated", 0), e.value("unchanged", 0),
+                                  e.contains("insertedOrUpdated") ? " not known" : ""));
+  }
+  CHECK(upserts == std::vector<std::string>{"rows 1 updated 0 unchanged 0",
+                                            "rows 1 updated 1 unchanged 1"});
+  const std::string diagram = j["diagram"];
+  CHECK(diagram.find("    CA->>DB: INSERT StockReservations\n"
+                     "    DB-->>CA: 1 row inserted (autocommit)\n"
+                     "    CA->>DB: INSERT StockReservations\n"
+                     "    DB-->>CA: 1 row updated, no value changed (autocommit)\n") !=
+        std::string::npos);
+  const std::string svg = ReadFile(timeline);
+  CHECK(NotInOrder(svg, {"1 row inserted", "1 row updated, no value changed"}).empty());
+  // The page: the step says it, and its table diff agrees (the row added at the first,
+  // nothing changed at the second).
+  const nlohmann::json data = PageData(ReadFile(page));
+  const auto inserted = StepsWith(data, "INSERT StockReservations → 1 row inserted");
+  const auto updated = StepsWith(data, "INSERT StockReservations → 1 row updated, no value changed");
+  REQUIRE(inserted.size() == 1);
+  REQUIRE(updated.size() == 1);
+  CHECK(inserted.front() < updated.front());
+  CHECK(data["steps"][inserted.front()]["diff"]["database/StockReservations"]["added"] ==
+        nlohmann::json::array({0}));
+  CHECK(data["steps"][updated.front()]["diff"].empty());
+  // --trace's lines say the same.
+  CliResult text = RunCli({"run", "absolute-write", "--seed", "1", "--trace"});
+  REQUIRE(text.exit_code == 0);
+  CHECK(NotInOrder(text.err, {"DO UPDATE SET Quantity = excluded.Quantity  → 1 row inserted",
+                              "DO UPDATE SET Quantity = excluded.Quantity  → 1 row updated, "
+                              "no value changed"})
+            .empty());
+}
+
+// The other writes that meet a key read as before the upsert's fix: natural-key's plain
+// INSERT (inserted, then a duplicate key), duplicate-in-transaction's ON CONFLICT DO NOTHING
+// on the taken key (no row), receive-count's counting UPDATE of its Inbox row (updated,
+// its count changed: no "no value changed"). Mutation caught: CountWrites counting every
+// update as unchanged (`++w.unchanged` before the loop): receive-count's UPDATE Inbox reads
+// "1 row updated, no value changed".
+TEST_CASE("the writes that meet a key say what the database did", "[cli][trace]") {
+  auto results = [](const std::string& lesson, const std::string& statement) {
+    CliResult r = RunCli({"run", lesson, "--seed", "1", "--trace"});
+    REQUIRE(r.exit_code == 0);
+    std::vector<std::string> out;
+    for (const std::string& line : SplitLines(r.err)) {  // --trace's lines
+      const size_t arrow = line.find("→ ");
+      if (line.find(statement) == std::string::npos || arrow == std::string::npos) continue;
+      std::string result = line.substr(arrow + std::string("→ ").size());
+      result = result.substr(0, result.find("  ["));  // the delivery it was for
+      result = result.substr(0, result.find(", after waiting"));
+      out.push_back(result);
+    }
+    return out;
+  };
+  CHECK(results("natural-key", "INSERT INTO StockReservations") ==
+        std::vector<std::string>{"1 row inserted", "duplicate key (1555)"});
+  CHECK(results("receive-count", "UPDATE Inbox SET ReceiveCount") ==
+        std::vector<std::string>{"1 row updated"});
+  const auto claims = results("duplicate-in-transaction", "ON CONFLICT DO NOTHING");
+  CHECK(std::count(claims.begin(), claims.end(), "no row inserted") == 2);
+  CHECK(std::count(claims.begin(), claims.end(), "1 row inserted") == 2);
+  CHECK(claims.size() == 4);
+}
+
 TEST_CASE("run --timeline to a path that cannot be written: exit 3 before running", "[cli][svg]") {
   TempDir dir;
   fs::create_directory(dir.File("taken.svg"));

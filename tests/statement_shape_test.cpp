@@ -44,4 +44,17 @@ TEST_CASE("a statement's shape: the table it writes, as the schema spells it", "
   CHECK(CanonicalTableName("BrokerMessages") == "BrokerMessages");  // not ours to respell
 }
 
+TEST_CASE("a statement's shape: an INSERT that may update a row instead", "[postgres]") {
+  // PostgreSQL's "INSERT 0 1" is the same for a row inserted and one its ON CONFLICT ... DO
+  // UPDATE updated: such an INSERT's rows are said "inserted or updated". Mutation caught:
+  // may_update never set (the upsert's update read "1 row inserted" on PostgreSQL).
+  CHECK(ShapeOf("INSERT INTO StockReservations (OrderId) VALUES ($1) ON CONFLICT (OrderId, "
+                "BookId) DO UPDATE SET Quantity = excluded.Quantity")
+            .may_update);
+  CHECK(ShapeOf("insert into t values (1) on conflict (k) do\n\tupdate set v = 2").may_update);
+  CHECK_FALSE(ShapeOf("INSERT INTO Inbox (MessageId) VALUES ($1) ON CONFLICT DO NOTHING").may_update);
+  CHECK_FALSE(ShapeOf("INSERT INTO Inbox (MessageId) VALUES ($1)").may_update);
+  CHECK_FALSE(ShapeOf("UPDATE StockItems SET Reserved = 1").may_update);  // an UPDATE's own
+}
+
 }  // namespace statement_shape_test

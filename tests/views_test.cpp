@@ -179,6 +179,34 @@ TEST_CASE("results are described with or without timings", "[views]") {
         "child process 1 killed; left by main process; pid N");
 }
 
+// An INSERT's rows in words, from what the database said of each (issue 28, tenth
+// walkthrough: an upsert's update read "1 row inserted"). Mutation caught: the INSERT words
+// read from `rows` alone again (`updated` and `inserted_or_updated` ignored): "1 row
+// inserted" for the update and for PostgreSQL's upsert.
+TEST_CASE("an INSERT's rows say inserted, replaced, updated, or that it is not known", "[views]") {
+  TraceEvent e = Sql(1, "A", 1, "INSERT", "StockReservations", "ok");
+  e.rows = 1;
+  CHECK(StatementResult(e, ShortIds::Full()) == "1 row inserted");
+  e.updated = 1;
+  CHECK(StatementResult(e, ShortIds::Full()) == "1 row updated");
+  e.unchanged = 1;
+  CHECK(StatementResult(e, ShortIds::Full()) == "1 row updated, no value changed");
+  e.rows = 3;
+  e.replaced = 1;
+  CHECK(StatementResult(e, ShortIds::Full()) ==
+        "1 row inserted, 1 replaced, 1 updated, no value changed");
+  e = Sql(1, "A", 1, "INSERT", "StockReservations", "ok");
+  e.rows = 1;
+  e.inserted_or_updated = true;  // PostgreSQL's "INSERT 0 1" for an ON CONFLICT DO UPDATE
+  CHECK(StatementResult(e, ShortIds::Full()) == "1 row inserted or updated");
+  e.rows = 0;  // DO NOTHING, or DO UPDATE ... WHERE that matched not
+  CHECK(StatementResult(e, ShortIds::Full()) == "no row inserted");
+  TraceEvent update = Sql(1, "A", 1, "UPDATE", "StockItems", "ok");
+  update.rows = 2;
+  update.unchanged = 1;
+  CHECK(StatementResult(update, ShortIds::Full()) == "2 rows updated, 1 of them with no value changed");
+}
+
 // A SQLSTATE of five digits is PostgreSQL's, not a SQLite code: B's duplicate claim on
 // PostgreSQL is "duplicate key (23505)" in every view, never "error 23505".
 TEST_CASE("a PostgreSQL error of five digits is said by its meaning", "[views]") {

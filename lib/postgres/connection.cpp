@@ -502,6 +502,9 @@ PgResult PgConnection::Run(size_t index, int n_params, std::string_view target,
       e.result = "ok";
       const char* changed = ok ? PQcmdTuples(ok) : nullptr;
       if (changed != nullptr && *changed != '\0') e.rows = std::strtoll(changed, nullptr, 10);
+      // "INSERT 0 1" for a row inserted and for one its ON CONFLICT ... DO UPDATE updated
+      // alike: which, the server does not say (RETURNING would, in the consumer's SQL).
+      if (e.op == "INSERT" && shape.may_update && e.rows > 0) e.inserted_or_updated = true;
     }
     if (wait.waited) {
       // The wait as the pictures draw it: from when the server says it began (the wait

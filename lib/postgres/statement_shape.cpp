@@ -41,6 +41,21 @@ std::string NameAfter(std::string_view text, std::string_view keyword) {
   return "";
 }
 
+// Whether word is one of sql's words (letters, digits and _, in any case).
+bool HasWord(std::string_view sql, std::string_view word) {
+  std::string now;
+  for (size_t i = 0; i <= sql.size(); ++i) {
+    const char c = i < sql.size() ? sql[i] : ' ';
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_') {
+      now += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    } else {
+      if (now == word) return true;
+      now.clear();
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string CanonicalTableName(const std::string& folded) {
@@ -57,6 +72,10 @@ StatementShape ShapeOf(std::string_view sql) {
   shape.op = UpperWord(sql, at);
   if (shape.op == "INSERT") {
     shape.table = NameAfter(sql, "INTO");
+    // ON CONFLICT ... DO UPDATE: a row may be updated instead of inserted. Any word
+    // "update" counts (in a comment, a value, a name too): the words then say less
+    // ("inserted or updated"), never more.
+    shape.may_update = HasWord(sql, "update");
   } else if (shape.op == "UPDATE") {
     shape.table = NameAfter(sql, "UPDATE");
   } else if (shape.op == "DELETE" || shape.op == "SELECT") {

@@ -13,6 +13,7 @@ namespace dedupsim {
 struct StatementShape {
   std::string op;     // BEGIN, COMMIT, ROLLBACK, SELECT, INSERT, UPDATE, DELETE, OTHER
   std::string table;  // the table it writes, else the first it reads; "" for none
+  bool may_update = false;  // an INSERT with ON CONFLICT ... DO UPDATE
 };
 
 // The shape of sql. START TRANSACTION reads as BEGIN; ROLLBACK TO (a savepoint's), SAVEPOINT,

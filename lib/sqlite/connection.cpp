@@ -62,19 +62,51 @@ struct Connection::TraceState {
   std::string op;     // of the statement being prepared
   std::string table;  // of the statement being prepared
   int rank = 0;       // how telling op is: transaction 4, write 3, read 2, pragma 1
-  int64_t deletes = 0;  // rows deleted by this connection's statements (preupdate hook)
+  bool updates = false;  // the statement being prepared may update a row (authorizer)
+  RowWrites writes;  // rows written by this connection's statements (preupdate hook)
 };
 
 namespace {
 
 #ifdef SQLITE_ENABLE_PREUPDATE_HOOK
-// Counts the rows a statement deletes itself (depth 0): in an INSERT, those are the rows an
-// OR REPLACE removed to make room for the new one.
-void CountDeletes(void* state, sqlite3* db, int op, const char*, const char*, sqlite3_int64,
-                  sqlite3_int64) {
-  if (op == SQLITE_DELETE && sqlite3_preupdate_depth(db) == 0) {
-    ++static_cast<Connection::TraceState*>(state)->deletes;
+// Counts the rows a statement writes itself (depth 0; a trigger's are deeper), each as
+// SQLite writes it: in an INSERT, a delete is a row its OR REPLACE removed to make room for
+// the new one, an update the row its ON CONFLICT ... DO UPDATE updated instead of inserting.
+void CountWrites(void* state, sqlite3* db, int op, const char*, const char*, sqlite3_int64,
+                 sqlite3_int64) {
+  if (sqlite3_preupdate_depth(db) != 0) return;
+  Connection::RowWrites& w = static_cast<Connection::TraceState*>(state)->writes;
+  if (op == SQLITE_DELETE) ++w.deleted;
+  if (op == SQLITE_INSERT) ++w.inserted;
+  if (op != SQLITE_UPDATE) return;
+  ++w.updated;
+  // An update that wrote each column's value back as it was (an upsert repeated): the row
+  // is updated and no value of it changed, as a table's diff shows it.
+  const int columns = sqlite3_preupdate_count(db);
+  for (int i = 0; i < columns; ++i) {
+    sqlite3_value* was = nullptr;
+    sqlite3_value* now = nullptr;
+    if (sqlite3_preupdate_old(db, i, &was) != SQLITE_OK ||
+        sqlite3_preupdate_new(db, i, &now) != SQLITE_OK || was == nullptr || now == nullptr) {
+      return;
+    }
+    const int type = sqlite3_value_type(was);
+    if (type != sqlite3_value_type(now)) return;
+    if (type == SQLITE_INTEGER && sqlite3_value_int64(was) != sqlite3_value_int64(now)) return;
+    if (type == SQLITE_FLOAT && sqlite3_value_double(was) != sqlite3_value_double(now)) return;
+    if (type == SQLITE_TEXT || type == SQLITE_BLOB) {
+      const void* a = type == SQLITE_TEXT ? static_cast<const void*>(sqlite3_value_text(was))
+                                          : sqlite3_value_blob(was);
+      const int a_bytes = sqlite3_value_bytes(was);
+      const void* b = type == SQLITE_TEXT ? static_cast<const void*>(sqlite3_value_text(now))
+                                          : sqlite3_value_blob(now);
+      const int b_bytes = sqlite3_value_bytes(now);
+      if (a_bytes != b_bytes || (a_bytes > 0 && std::memcmp(a, b, static_cast<size_t>(a_bytes)) != 0)) {
+        return;
+      }
+    }
   }
+  ++w.unchanged;
 }
 #endif
 
@@ -121,6 +153,7 @@ int Authorize(void* arg, int action, const char* a1, const char* a2, const char*
       note(3, "INSERT", a1);
       break;
     case SQLITE_UPDATE:
+      state->updates = true;  // in an INSERT: its ON CONFLICT ... DO UPDATE (or a trigger's)
       note(3, "UPDATE", a1);
       break;
     case SQLITE_DELETE:
@@ -412,6 +445,7 @@ Statement Connection::Prepare(std::string_view sql) {
     trace_->op.clear();
     trace_->table.clear();
     trace_->rank = 0;
+    trace_->updates = false;
   }
   int rc = sqlite3_prepare_v2(handle(), sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) {
@@ -425,6 +459,7 @@ Statement Connection::Prepare(std::string_view sql) {
   if (trace_) {
     statement.op_ = trace_->op.empty() ? "OTHER" : trace_->op;
     statement.table_ = trace_->table;
+    statement.may_update_ = trace_->updates;
   }
   return statement;
 }
@@ -452,6 +487,7 @@ Statement& Connection::Cached(std::string_view sql) {
       Statement fresh = Prepare(sql);
       it->second->op_ = fresh.op_;
       it->second->table_ = fresh.table_;
+      it->second->may_update_ = fresh.may_update_;
     }
   }
   return *it->second;
@@ -470,7 +506,7 @@ void Connection::SetTrace(Recorder* recorder, std::string instance) {
     // Statements prepared before this are expired by SQLite and read again on next use.
     sqlite3_set_authorizer(handle(), &Authorize, auth_.get());
 #ifdef SQLITE_ENABLE_PREUPDATE_HOOK
-    sqlite3_preupdate_hook(handle(), &CountDeletes, trace_.get());
+    sqlite3_preupdate_hook(handle(), &CountWrites, trace_.get());
 #endif
     // Holders of cached statements (SqliteStore's hot ones) fetch them again through
     // Cached, which names those prepared before the trace began.
@@ -489,7 +525,15 @@ void Connection::SetGuard(StatementGuard* guard) {
 
 StatementGuard* Connection::guard() const { return auth_ ? auth_->guard : nullptr; }
 
-int64_t Connection::RowsDeleted() const { return trace_ ? trace_->deletes : 0; }
+Connection::RowWrites Connection::RowsWritten() const { return trace_ ? trace_->writes : RowWrites{}; }
+
+bool Connection::SeesRowWrites() {
+#ifdef SQLITE_ENABLE_PREUPDATE_HOOK
+  return true;
+#else
+  return false;
+#endif
+}
 
 void Connection::SetTraceRole(std::string actor, std::string target) {
   if (!trace_) return;

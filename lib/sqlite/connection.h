@@ -145,10 +145,19 @@ class Connection final : public LockWaits {
   const DeliveryRef& delivery() const;
   // Fills e's instance, pid, actor, target, key and delivery from this connection.
   void Stamp(TraceEvent& e) const;
-  // Rows this connection's statements deleted themselves since it was traced (an INSERT OR
-  // REPLACE's replaced row among them), as SQLite's preupdate hook saw them; 0 untraced, or
-  // where SQLite was built without the hook.
-  int64_t RowsDeleted() const;
+  // Rows this connection's statements wrote themselves since it was traced, each as SQLite's
+  // preupdate hook saw it (an INSERT OR REPLACE's replaced row among the deleted, an ON
+  // CONFLICT ... DO UPDATE's row among the updated); all 0 untraced, or where SQLite was
+  // built without the hook (SeesRowWrites).
+  struct RowWrites {
+    int64_t inserted = 0;
+    int64_t updated = 0;
+    int64_t deleted = 0;
+    int64_t unchanged = 0;  // of the updated: those whose every value stayed as it was
+  };
+  RowWrites RowsWritten() const;
+  // Whether this build counts them: SQLite was built with the preupdate hook.
+  static bool SeesRowWrites();
 
   // Hands the scheduling of this connection's steps to gate (nullptr: none). The gate must
   // outlive the connection.

@@ -36,6 +36,7 @@ Statement::Statement(Statement&& other) noexcept
       traced_values_(std::move(other.traced_values_)),
       op_(std::move(other.op_)),
       table_(std::move(other.table_)),
+      may_update_(other.may_update_),
       pending_(std::move(other.pending_)) {}  // the strings stay where SQLite points
 
 void Statement::Traced(int index, std::string value) {
@@ -98,6 +99,23 @@ std::string Describe(int rc) {
   return "error " + std::to_string(rc);
 }
 
+// Says which of an INSERT's rows (e.rows, sqlite3_changes) went in and which updated a row.
+void SplitInsert(TraceEvent& e, const Connection::RowWrites& before,
+                 const Connection::RowWrites& after, bool may_update) {
+  // sqlite3_changes counts an ON CONFLICT ... DO UPDATE's updated row as it counts an
+  // inserted one: which each was, SQLite's preupdate hook saw, row by row.
+  const int64_t inserted = after.inserted - before.inserted;
+  const int64_t updated = after.updated - before.updated;
+  // An INSERT's own deletes are the rows its OR REPLACE took the place of.
+  e.replaced = after.deleted - before.deleted;
+  if (Connection::SeesRowWrites() && inserted + updated == e.rows) {
+    e.updated = updated;
+    e.unchanged = after.unchanged - before.unchanged;
+  } else if (may_update && e.rows > 0) {
+    e.inserted_or_updated = true;  // no hook (or a count that does not add up): not known
+  }
+}
+
 }  // namespace
 
 int Statement::StepRaw() {
@@ -108,7 +126,7 @@ int Statement::StepRaw() {
   if (first && connection_->gate() != nullptr) connection_->gate()->BeforeStatement(*connection_, sql());
   BusyStats before = connection_->busy();
   Connection::StepMark mark = connection_->StepStarting();
-  const int64_t deleted_before = connection_->RowsDeleted();
+  const Connection::RowWrites written_before = connection_->RowsWritten();
   int rc = sqlite3_step(stmt_);
   connection_->StepEnded(mark);
   // Read the extended code now: a later reset or rollback would replace it.
@@ -143,8 +161,13 @@ int Statement::StepRaw() {
     if (rc == SQLITE_DONE && write) {
       e.rows = sqlite3_changes(sqlite3_db_handle(stmt_));
       if (e.rows == 0) e.result = "ok: no row changed";
-      // An INSERT's own deletes are the rows its OR REPLACE took the place of.
-      if (op_ == "INSERT") e.replaced = connection_->RowsDeleted() - deleted_before;
+      const Connection::RowWrites written = connection_->RowsWritten();
+      if (op_ == "INSERT") SplitInsert(e, written_before, written, may_update_);
+      // An UPDATE's rows that kept every value, where the hook saw each of its rows.
+      if (op_ == "UPDATE" && Connection::SeesRowWrites() &&
+          written.updated - written_before.updated == e.rows) {
+        e.unchanged = written.unchanged - written_before.unchanged;
+      }
     } else if (rc == SQLITE_DONE && op_ == "SELECT") {
       e.rows = 0;
     }

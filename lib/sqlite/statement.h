@@ -92,6 +92,9 @@ class Statement {
   void Traced(int index, std::string value);
   std::string op_;
   std::string table_;
+  // SQLite's reading: the statement may update a row (an INSERT's ON CONFLICT ... DO UPDATE);
+  // on a traced connection only.
+  bool may_update_ = false;
   std::unique_ptr<TraceEvent> pending_;  // an execution that returned rows, still reading
 };
 

@@ -71,6 +71,19 @@ struct TraceEvent {
   // REPLACE deleted the conflicting row, seen by SQLite's preupdate hook); 0: none, or not
   // known (a SQLite built without the hook).
   int64_t replaced = 0;
+  // INSERT: of its rows, those that updated the row already holding the key instead of going
+  // in (ON CONFLICT ... DO UPDATE), as SQLite's preupdate hook saw each row: the database's
+  // own count (sqlite3_changes, PostgreSQL's "INSERT 0 1") is the same either way. 0: none.
+  int64_t updated = 0;
+  // INSERT: the statement could update a row instead (an ON CONFLICT ... DO UPDATE) and the
+  // database did not say which each row did (PostgreSQL, whose command tag says "INSERT 0
+  // 1" either way; a SQLite built without the preupdate hook): its rows are said "inserted
+  // or updated", never "inserted".
+  bool inserted_or_updated = false;
+  // INSERT's updated rows, UPDATE's rows: those the update left with every value as it was
+  // (an upsert repeated with the same values), as SQLite's preupdate hook compared them; 0:
+  // none, or not known (PostgreSQL; a SQLite without the hook).
+  int64_t unchanged = 0;
   std::string value;   // a read of one row of one column: "count(*) = 0", "Reserved = 2"
   std::string error;   // the statement's error code: SQLite's extended code ("1555", "5"),
                        // PostgreSQL's SQLSTATE ("23505", "40001", "25P02"); "" when it succeeded

@@ -22,6 +22,9 @@ nlohmann::ordered_json EventToJson(const TraceEvent& e) {
   j["rows"] = e.rows;
   j["value"] = e.value;
   if (e.replaced > 0) j["replaced"] = e.replaced;  // only where it happened
+  if (e.updated > 0) j["updated"] = e.updated;     // an upsert's rows that updated, seen
+  if (e.inserted_or_updated) j["insertedOrUpdated"] = true;  // which one, not known
+  if (e.unchanged > 0) j["unchanged"] = e.unchanged;  // updated to the values they held
   j["error"] = e.error;
   j["waitedOn"] = e.waited_on;
   j["lockMode"] = e.lock_mode;
@@ -64,6 +67,9 @@ std::vector<TraceEvent> EventsFromJson(const nlohmann::json& array) {
     e.rows = j.value("rows", int64_t{-1});
     e.value = j.value("value", std::string());
     e.replaced = j.value("replaced", int64_t{0});
+    e.updated = j.value("updated", int64_t{0});
+    e.inserted_or_updated = j.value("insertedOrUpdated", false);
+    e.unchanged = j.value("unchanged", int64_t{0});
     e.error = j.value("error", std::string());
     e.waited_on = j.value("waitedOn", std::string());
     e.lock_mode = j.value("lockMode", std::string());

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cctype>
 
@@ -200,16 +201,39 @@ std::string StatementResult(const TraceEvent& e, const ShortIds& ids, const Word
     static const std::map<std::string, std::string> kDone = {
         {"INSERT", "inserted"}, {"UPDATE", "updated"}, {"DELETE", "deleted"}};
     const std::string& done = kDone.at(e.op);
+    // An INSERT's rows are "inserted" only as far as the database said so: an ON CONFLICT
+    // ... DO UPDATE's row is counted the same (sqlite3_changes, "INSERT 0 1"), and SQLite's
+    // preupdate hook saw which rows updated instead (e.updated); where nothing saw it, the
+    // words say no more than "inserted or updated".
     if (e.rows == 0) {
       result = fmt::format("no row {}", done);
-    } else if (e.replaced > 0 && e.replaced >= e.rows) {
-      result = fmt::format("{} replaced", RowsWord(e.rows));  // each took a key's row's place
-    } else if (e.replaced > 0) {
-      result = fmt::format("{} {}, {} replaced", RowsWord(e.rows - e.replaced), done, e.replaced);
-    } else if (e.rows > 0) {
-      result = fmt::format("{} {}", RowsWord(e.rows), done);
-    } else {
+    } else if (e.rows < 0) {
       result = e.result.empty() ? "ok" : e.result;
+    } else if (e.op == "INSERT" && e.inserted_or_updated) {
+      result = fmt::format("{} inserted or updated", RowsWord(e.rows));
+    } else {
+      // Of an INSERT's rows: those that went in, those that took a key's row's place (OR
+      // REPLACE), those that updated the key's row instead (ON CONFLICT ... DO UPDATE).
+      const int64_t updated = e.op == "INSERT" ? std::clamp<int64_t>(e.updated, 0, e.rows) : 0;
+      const int64_t replaced =
+          e.op == "INSERT" ? std::clamp<int64_t>(e.replaced, 0, e.rows - updated) : 0;
+      const int64_t plain = e.rows - updated - replaced;
+      std::vector<std::pair<int64_t, std::string>> parts;
+      if (plain > 0) parts.emplace_back(plain, done);
+      if (replaced > 0) parts.emplace_back(replaced, "replaced");
+      if (updated > 0) parts.emplace_back(updated, "updated");
+      for (size_t i = 0; i < parts.size(); ++i) {
+        result += i == 0 ? fmt::format("{} {}", RowsWord(parts[i].first), parts[i].second)
+                         : fmt::format(", {} {}", parts[i].first, parts[i].second);
+      }
+      // Updated rows written back with the values they held: the table's diff shows none.
+      const int64_t rewritten = e.op == "UPDATE" ? e.rows : updated;
+      const int64_t unchanged = std::clamp<int64_t>(e.unchanged, 0, rewritten);
+      if (unchanged > 0 && unchanged == rewritten) {
+        result += ", no value changed";
+      } else if (unchanged > 0) {
+        result += fmt::format(", {} of them with no value changed", unchanged);
+      }
     }
   } else {
     result = "ok";

@@ -58,7 +58,9 @@ StepWords DescribeStep(const TraceEvent& e, ShortIds& ids, const WordOptions& op
 
 // A statement's result alone: "no row", "1 row", "count(*) = 0", "1 row inserted", "no row
 // changed", "duplicate key (1555)", "serialization failure (40001)", with ", after waiting
-// N ms for the write lock" when it waited.
+// N ms for the write lock" when it waited. An upsert's row is "updated" where the database
+// said so (TraceEvent::updated), "inserted or updated" where it did not say which
+// (TraceEvent::inserted_or_updated): never "inserted" on the statement's verb alone.
 std::string StatementResult(const TraceEvent& e, const ShortIds& ids,
                             const WordOptions& options = {});
 

@@ -198,6 +198,46 @@ TEST_CASE(
   CHECK(insert_seen);
 }
 
+// PostgreSQL does not say whether an INSERT ... ON CONFLICT ... DO UPDATE inserted or
+// updated its row (the command tag is "INSERT 0 1" either way), so absolute-write's upserts
+// say no more than "1 row inserted or updated", both of them (issue 28, tenth walkthrough:
+// the second read "1 row inserted"); natural-key's plain INSERT, which cannot update, says
+// "1 row inserted". Mutation caught: connection.cpp's `e.inserted_or_updated = true` line
+// dropped (both upserts "1 row inserted").
+TEST_CASE("absolute-write on PostgreSQL: the upsert's rows are inserted or updated, not known which",
+          "[postgres]") {
+  testing::CliResult r = RunPg({"run", "absolute-write", "--format", "json", "--trace", "--check",
+                                "--diagram", "mermaid"},
+                               "t_lesson_absolute_write");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  int upserts = 0;
+  for (const auto& e : j["events"]) {
+    if (e["op"] != "INSERT" || e["table"] != "StockReservations") continue;
+    ++upserts;
+    CHECK(e["rows"] == 1);
+    CHECK(e.value("insertedOrUpdated", false));
+    CHECK_FALSE(e.contains("updated"));
+  }
+  CHECK(upserts == 2);
+  const std::string diagram = j["diagram"];
+  CHECK(Has(diagram, "DB-->>CA: 1 row inserted or updated (autocommit)"));
+  CHECK_FALSE(Has(diagram, "DB-->>CA: 1 row inserted (autocommit)"));
+  testing::CliResult natural = RunPg({"run", "natural-key", "--format", "json", "--trace"},
+                                     "t_lesson_natural_key_words");
+  INFO(natural.err);
+  REQUIRE(natural.exit_code == 0);
+  const nlohmann::json n = nlohmann::json::parse(natural.out);
+  int inserts = 0;
+  for (const auto& e : n["events"]) {
+    if (e["op"] != "INSERT" || e["table"] != "StockReservations" || e["error"] != "") continue;
+    ++inserts;
+    CHECK_FALSE(e.contains("insertedOrUpdated"));
+  }
+  CHECK(inserts == 1);
+}
+
 TEST_CASE(
     "second-connection on PostgreSQL: the audit insert inside the open main transaction does "
     "not wait, and the crash still keeps it",
