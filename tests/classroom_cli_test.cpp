@@ -933,6 +933,24 @@ TEST_CASE("hung-consumer: B's deliveries that went through are right, the timeou
         Outcomes{"B Failed: SQLite 5 -", "B Processed right"});
 }
 
+// A killed child's death is what happened to it, seen by its parent: the page says the step
+// happened to another process, never that the child ran it (tenth walkthrough, PostgreSQL
+// hung-consumer: a stopped child was said to have run a step). Mutation caught:
+// html_steps.cpp's `befell` as `false`.
+TEST_CASE("the page says a death happened to the child, not that the child ran it", "[cli][html]") {
+  TempDir dir;
+  const std::string page = dir.File("p.html");
+  CliResult r = RunCli({"run", "crash-before-commit", "--crash-mode", "kill", "--html", page});
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json data = PageData(ReadFile(page));
+  const auto died = StepsWith(data, "died at BeforeCommit");
+  REQUIRE(died.size() == 1);
+  const std::string note = data["steps"][died[0]]["note"];
+  INFO(note);
+  CHECK(Has(note, "this step happened to another process (child process 1)"));
+  CHECK_FALSE(Has(note, "ran in"));
+}
+
 // content-mismatch's alert says the message was dead-lettered: it is raised after the dead
 // letter, in every view (tenth walkthrough: it was noted in the handler, before the broker
 // step it reports). Mutation caught: content_mismatch.cpp's alert noted in the handler again

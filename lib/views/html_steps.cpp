@@ -572,10 +572,12 @@ Json PageData(const std::vector<HtmlSection>& sections) {
         const std::string earlier = last_snapshot >= 0
                                         ? "the tables shown were read after an earlier step"
                                         : "no tables are shown before the first read";
-        note = other ? fmt::format(
-                           "this step ran in another process ({}), after whose steps "
-                           "the tables are not read; {}",
-                           ids.Process(e.pid), earlier)
+        // A death or a stop is what happened to that process, seen by its parent: not a
+        // step it ran.
+        const bool befell = e.kind == "died" || e.kind == "stopped";
+        note = other ? fmt::format("this step {} another process ({}), after whose steps "
+                                   "the tables are not read; {}",
+                                   befell ? "happened to" : "ran in", ids.Process(e.pid), earlier)
                      : earlier;
       }
       step["snapshot"] = last_snapshot;
