@@ -18,7 +18,7 @@ namespace second_connection_file {
 namespace {
 
 // True on a database that locks rows (a server), where the second connection may write
-// inside the main transaction without waiting for the whole database.
+// while the main transaction is open without waiting for the whole database.
 bool LocksRows(const ScenarioEnv& env) {
   return OnServer(env);
 }
@@ -54,8 +54,9 @@ std::optional<std::string> AuditWaitedOn(const Store& second) {
 
 Outcome Run(ScenarioEnv& env) {
   auto [dune, message, broker, log, first] = SendOneOrder(env, "the first delivery");
-  // On a row-locking server the audit entry is written inside the open main transaction,
-  // where SQLite's one writer would make it wait for the whole file.
+  // On a row-locking server the audit entry is written (on the second connection, committed
+  // by itself) while the main transaction is open, where SQLite's one writer would make it
+  // wait for the whole file.
   const bool inside = LocksRows(env);
   CrashReport crash = RunCrashingDelivery(env, "A", "BeforeCommit", [&](const Hook& hook) {
     const DeliveryRef delivery = Delivered(first.message, first.delivery_count);
@@ -111,7 +112,7 @@ Outcome Run(ScenarioEnv& env) {
   out.figures["reserved"] = reserved;
   out.figures["broker"] = log.Figures(*broker);
   out.figures["auditWritten"] =
-      inside ? "inside the main transaction" : "before the main transaction";
+      inside ? "while the main transaction was open" : "before the main transaction";
   if (audit_waited_on) out.figures["auditWaitedOn"] = *audit_waited_on;
   out.line = fmt::format(
       "{}crash before the main commit -> after the crash: audit entries: {}, inbox rows: {}, {} "
@@ -124,7 +125,8 @@ Outcome Run(ScenarioEnv& env) {
   if (audit_waited_on) {
     // Measured by the server: SQLite would have made this insert wait for the whole file.
     out.line +=
-        fmt::format("; redelivery's audit insert inside the open main transaction waited on: {}",
+        fmt::format("; redelivery's audit insert, made while the main transaction was open, "
+                    "waited on: {}",
                     *audit_waited_on);
   }
   return out;

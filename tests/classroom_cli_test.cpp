@@ -216,7 +216,7 @@ TEST_CASE("run --timeline marks the crash and the killed process", "[cli][svg]")
   CHECK_FALSE(Has(svg, "crash at BeforeCommit"));
   // Read from the child's wait status, however the card wrapped it.
   CHECK(std::regex_search(svg, std::regex("killed by(</text>\n<text [^>]*>| )SIGKILL")));
-  CHECK(Has(svg, "on the scenario check&apos;s open: "));
+  CHECK(Has(svg, "on disk before the scenario check&apos;s open: "));
   // The dead process and the one that handled the redelivery are two lanes, both
   // Consumer A (nothing was started again); the scenario's count is its own grey lane.
   // (On a loaded machine the child's start can push the steps into a second band, where

@@ -6,7 +6,7 @@
 //
 // On SQLite the second connection must write before the main transaction takes the write
 // lock (it would wait for the whole file otherwise), which is why the audit entry comes
-// first there. A server that locks rows lets it come inside the main transaction
+// first there. A server that locks rows lets it come while the main transaction is open
 // (audit_inside_main): it touches no row the main transaction holds, so it does not wait,
 // and the result is the same.
 #pragma once

@@ -239,8 +239,8 @@ TEST_CASE("absolute-write on PostgreSQL: the upsert's rows are inserted or updat
 }
 
 TEST_CASE(
-    "second-connection on PostgreSQL: the audit insert inside the open main transaction does "
-    "not wait, and the crash still keeps it",
+    "second-connection on PostgreSQL: the audit insert made while the main transaction is open "
+    "does not wait, and the crash still keeps it",
     "[postgres]") {
   testing::CliResult sqlite = RunCli({"run", "second-connection"});
   testing::TempDir out;
@@ -251,7 +251,9 @@ TEST_CASE(
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   nlohmann::json j = nlohmann::json::parse(r.out);
-  CHECK(j["auditWritten"] == "inside the main transaction");
+  // Made on the second connection, committed by itself, while the main transaction was open:
+  // never "inside" it (tenth walkthrough: the line said so beside an autocommit bar).
+  CHECK(j["auditWritten"] == "while the main transaction was open");
   CHECK(j["auditWaitedOn"] == "none");
   CHECK(j["auditEntriesAfterCrash"] == 1);
   CHECK(j["inboxRowsAfterCrash"] == 0);
@@ -260,7 +262,9 @@ TEST_CASE(
   const std::string line = j["line"];
   std::string sqlite_line = sqlite.out.substr(0, sqlite.out.find('\n'));
   CHECK(line.rfind(sqlite_line, 0) == 0);
-  CHECK(Has(line, "; redelivery's audit insert inside the open main transaction waited on: none"));
+  CHECK(Has(line,
+            "; redelivery's audit insert, made while the main transaction was open, waited on: "
+            "none"));
   // The timeline says the audit insert committed by itself, and draws its bar over the
   // transaction it ran beside (sixth walkthrough: the rolled-back transaction's bar was
   // painted over it, and its card line read as part of that transaction). Mutations caught:
