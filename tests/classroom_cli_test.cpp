@@ -933,6 +933,35 @@ TEST_CASE("hung-consumer: B's deliveries that went through are right, the timeou
         Outcomes{"B Failed: SQLite 5 -", "B Processed right"});
 }
 
+// The page's tables name processes as every view does, never by pid (eleventh walkthrough:
+// orphan-claim's Owner column showed "A (pid 30825)" beside "lease claimed by A (child
+// process 1)", and another pid on each run, so a rehearsal's page was not the lecture's).
+// Mutation caught: html_steps.cpp's CellText without `ids.NameProcesses`.
+TEST_CASE("the page's tables name processes by their role, never by pid", "[cli][html]") {
+  TempDir dir;
+  const std::string page = dir.File("p.html");
+  CliResult r = RunCli({"run", "orphan-claim", "--seed", "1", "--html", page});
+  REQUIRE(r.exit_code == 0);
+  const std::string html = ReadFile(page);
+  CHECK_FALSE(std::regex_search(html, std::regex("pid [0-9]")));
+  const nlohmann::json data = PageData(html);
+  std::set<std::string> owners;
+  for (const auto& step : data["steps"]) {
+    const int64_t snapshot = step["snapshot"];
+    if (snapshot < 0) continue;
+    for (const auto& table : data["snapshots"][static_cast<size_t>(snapshot)]["tables"]) {
+      if (table["name"] != "Inbox") continue;
+      const auto& columns = table["columns"];
+      const size_t owner = static_cast<size_t>(
+          std::find(columns.begin(), columns.end(), "Owner") - columns.begin());
+      if (owner >= columns.size()) continue;
+      for (const auto& row : table["rows"]) owners.insert(row[owner].get<std::string>());
+    }
+  }
+  CHECK(owners.count("A (child process 1)") == 1);  // the claim of the killed child
+  CHECK(owners.count("B (main process)") == 1);
+}
+
 // A killed child's death is what happened to it, seen by its parent: the page says the step
 // happened to another process, never that the child ran it (tenth walkthrough, PostgreSQL
 // hung-consumer: a stopped child was said to have run a step). Mutation caught:

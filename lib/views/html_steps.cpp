@@ -19,13 +19,20 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// A table's cell as the page shows it: ids shortened as in every view, and a process named by
+// its role in the run, never by its pid (orphan-claim's Owner, "A (pid 30825)", is "A (child
+// process 1)"), so a rehearsal's page is the lecture's.
+std::string CellText(const std::string& cell, ShortIds& ids) {
+  return ids.NameProcesses(ids.Shorten(cell));
+}
+
 Json TablesJson(const TablesSnapshot& snap, ShortIds& ids) {
   Json tables = Json::array();
   for (const TableState& t : snap.tables) {
     Json rows = Json::array();
     for (const auto& row : t.rows) {
       Json cells = Json::array();
-      for (const std::string& cell : row) cells.push_back(ids.Shorten(cell));
+      for (const std::string& cell : row) cells.push_back(CellText(cell, ids));
       rows.push_back(cells);
     }
     tables.push_back({{"store", t.store},
@@ -55,7 +62,7 @@ Json DiffJson(const TablesSnapshot* before, const TablesSnapshot& now, ShortIds&
     Json deleted = Json::array();
     for (const auto& row : diff.deleted) {
       Json cells = Json::array();
-      for (const std::string& cell : row) cells.push_back(ids.Shorten(cell));
+      for (const std::string& cell : row) cells.push_back(CellText(cell, ids));
       deleted.push_back(cells);
     }
     out[t.store + "/" + t.name] = {
@@ -71,7 +78,7 @@ Json DiffJson(const TablesSnapshot* before, const TablesSnapshot& now, ShortIds&
     Json deleted = Json::array();
     for (const auto& row : b.rows) {
       Json cells = Json::array();
-      for (const std::string& cell : row) cells.push_back(ids.Shorten(cell));
+      for (const std::string& cell : row) cells.push_back(CellText(cell, ids));
       deleted.push_back(cells);
     }
     out[b.store + "/" + b.name] = {{"added", Json::array()},
