@@ -933,6 +933,29 @@ TEST_CASE("hung-consumer: B's deliveries that went through are right, the timeou
         Outcomes{"B Failed: SQLite 5 -", "B Processed right"});
 }
 
+// A write that committed by itself says "(autocommit)" on the page as in the diagram and the
+// timeline: one decision (AutocommitWrites) for the three (eleventh walkthrough: the page left
+// it out, and PostgreSQL second-connection's audit insert, on its second connection, read as
+// part of the transaction open beside it, then rolled back). Mutation caught: html_steps.cpp's
+// `if (autocommits[event_index]) words.result += " (autocommit)";` dropped.
+TEST_CASE("the page says autocommit where the diagram does", "[cli][html]") {
+  TempDir dir;
+  const std::string page = dir.File("p.html");
+  CliResult r = RunCli({"run", "check-then-process", "--seed", "1", "--html", page, "--diagram",
+                        "mermaid"});
+  REQUIRE(r.exit_code == 0);
+  size_t in_diagram = 0;
+  for (size_t at = r.out.find("(autocommit)"); at != std::string::npos;
+       at = r.out.find("(autocommit)", at + 1)) {
+    ++in_diagram;
+  }
+  const nlohmann::json data = PageData(ReadFile(page));
+  const auto on_page = StepsWith(data, "(autocommit)");
+  CHECK(in_diagram == 3);  // two stock updates, one Inbox insert, each committed by itself
+  CHECK(on_page.size() == in_diagram);
+  CHECK(StepsWith(data, "Consumer A: UPDATE StockItems → 1 row updated (autocommit)").size() == 2);
+}
+
 // The page's tables name processes as every view does, never by pid (eleventh walkthrough:
 // orphan-claim's Owner column showed "A (pid 30825)" beside "lease claimed by A (child
 // process 1)", and another pid on each run, so a rehearsal's page was not the lecture's).

@@ -338,6 +338,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
     for (const Lane& lane : BuildLanes(events, ids, kPictureWords)) titles[lane.key] = lane.title;
     // A consumer's ack (or the ack it lost) is its own step, as in the other pictures.
     const std::vector<std::string> lane_keys = StepLaneKeys(events);
+    const std::vector<bool> autocommits = AutocommitWrites(events);
     // Snapshots by the event (seq) they were read after.
     std::map<int64_t, size_t> by_seq;
     std::vector<const TablesSnapshot*> own;  // this section's, by index - first
@@ -513,7 +514,10 @@ Json PageData(const std::vector<HtmlSection>& sections) {
       // (its state shows at the statement: the COMMIT's changes appear at the COMMIT).
       if (e.kind == "lock") continue;
 
-      const StepWords words = WordsOnLane(e, DescribeStep(e, ids, kPictureWords), key);
+      StepWords words = WordsOnLane(e, DescribeStep(e, ids, kPictureWords), key);
+      // A write that committed by itself says so, as in the diagram and the timeline (it is
+      // not part of the transaction open beside it).
+      if (autocommits[event_index]) words.result += " (autocommit)";
       // The step as the diagram's note and the timeline's card say it, its ✓ or ✗ included.
       Json step = new_step(e.kind, e.kind == "part" || e.kind == "reset",
                            StepText(e, who, words) + ToneMark(words.tone), words.tone,

@@ -192,6 +192,33 @@ std::string WithLockNote(const std::string& result, const LockNotes& notes, size
   return result.empty() ? note->second : result + ", " + note->second;
 }
 
+std::vector<bool> AutocommitWrites(const std::vector<TraceEvent>& events) {
+  std::vector<bool> out(events.size(), false);
+  std::map<std::string, int> open;  // lane/store -> the backend of its open transaction
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TraceEvent& e = events[i];
+    const std::string lane = LaneKey(e);
+    if (e.kind == "died") {
+      for (auto it = open.begin(); it != open.end();) {
+        it = it->first.rfind(lane + "/", 0) == 0 ? open.erase(it) : std::next(it);
+      }
+    }
+    if (e.kind != "sql") continue;
+    const std::string key = lane + "/" + e.target;
+    const auto it = open.find(key);
+    const bool in_open = it != open.end() && OnConnectionOf(it->second, e);
+    const bool ok = e.error.empty();
+    if (IsBegin(e)) {
+      if (ok) open[key] = e.backend;
+    } else if (IsCommit(e) || IsRollback(e)) {
+      if (in_open) open.erase(it);  // a COMMIT the database refused ended it too
+    } else {
+      out[i] = !in_open && ok && IsWrite(e);
+    }
+  }
+  return out;
+}
+
 std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& ids,
                              const WordOptions& options) {
   std::vector<std::string> order;
@@ -199,6 +226,7 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
   const std::vector<std::string> keys = StepLaneKeys(events);
   const LockNotes lock_notes = PlaceLockNotes(events);
   const std::map<size_t, size_t> asked_at = ProviderCallsAsked(events);
+  const std::vector<bool> autocommits = AutocommitWrites(events);
   // The lane of lane_key, begun by event `by` (at at_us) where it has no step yet.
   auto lane_of = [&](const std::string& lane_key, const TraceEvent& by,
                      int64_t at_us) -> LaneBuilder& {
@@ -257,9 +285,8 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
         step.wait = true;
       } else if (e.kind == "sql") {
         // A write outside the lane's open transaction (or on another connection of the same
-        // consumer) commits by itself, as the diagram says it.
-        const bool autocommit = !b.InOpenTransaction(e) && e.error.empty() && IsWrite(e);
-        const std::string result = autocommit ? words.result + " (autocommit)" : words.result;
+        // consumer) commits by itself, as every view says it.
+        const std::string result = autocommits[i] ? words.result + " (autocommit)" : words.result;
         step.text = StepWords{words.what, WithLockNote(result, lock_notes, i)}.Text();
       } else {
         step.text = words.Text();

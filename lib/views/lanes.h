@@ -138,6 +138,12 @@ bool IsSettle(const TraceEvent& e);
 // what the child decided).
 std::vector<std::string> StepLaneKeys(const std::vector<TraceEvent>& events);
 
+// Which statements are writes that committed by themselves, in event order: a write that
+// succeeded outside its lane's open transaction on that store, or on another connection of
+// the same consumer (a second connection beside an open transaction). Every view says
+// "(autocommit)" after them, from this one decision.
+std::vector<bool> AutocommitWrites(const std::vector<TraceEvent>& events);
+
 // The calls to the email provider whose request came before the provider's own steps: a
 // call ("send", "reconcile") is one step, recorded when it returned, and the provider's
 // steps made during it (a run of them right before the call's step, in its process) come

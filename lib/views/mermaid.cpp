@@ -136,6 +136,7 @@ std::string Toned(Tone tone, const std::string& lines) {
 
 std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const MermaidOptions& options) {
   const std::vector<TraceEvent> events = CausalOrder(recorded);
+  const std::vector<bool> autocommits = AutocommitWrites(events);
   ShortIds ids = options.ids_as_text ? ShortIds::Cut(events) : ShortIds(events);
   WordOptions words_options;
   words_options.timings = options.timings;
@@ -358,7 +359,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
       // A write outside a transaction (or on another connection of the same consumer) is
       // committed by itself, at once.
       const bool in_open = open && OnConnectionOf(open_backend, e);
-      if (!in_open && ok && IsWrite(e)) result += " (autocommit)";
+      if (autocommits[i]) result += " (autocommit)";
       result = WithLockNote(result, lock_notes, i);  // "..., write lock taken"
       out += fmt::format("    {}-->>{}: {}\n", target, who, Clean(text(ids.Shorten(result))));
       if (IsBegin(e) && ok) {
