@@ -215,8 +215,11 @@ std::string ServerReleasePhrase(const CrashReport& report) {
   const auto& r = report.server;
   if (!r.measured) return "";
   if (!r.waited) return "; it held no lock the waiter needed";
-  return fmt::format("; the server freed its {} {:.1f} ms after the {}", r.waited_on,
-                     static_cast<double>(r.held_after_death_us) / 1000.0,
+  // Measured: the waiter's answer after the death. The server freed the key before it, at a
+  // moment nobody measured: said as the answer's time, never as the release's.
+  return fmt::format("; the waiter on its {} got its answer {:.1f} ms after the {}, the server "
+                     "having freed it",
+                     r.waited_on, static_cast<double>(r.held_after_death_us) / 1000.0,
                      report.how == "SIGKILL" ? "kill" : "exit");
 }
 

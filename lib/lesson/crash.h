@@ -114,8 +114,8 @@ class ChildAtHook {
 // The figures of a measured ServerRelease: {"waited": .., "waitedOn": .., "blockedBy": [..],
 // "heldAfterDeathMs": ..}; null when nothing was measured.
 nlohmann::ordered_json ServerReleaseFigures(const CrashReport& report);
-// "; the server freed its key 0.9 ms after the kill" (or "... held nothing at the crash
-// point"); "" when nothing was measured.
+// "; the waiter on its key Inbox got its answer 0.9 ms after the kill, the server having
+// freed it" (or "; it held no lock the waiter needed"); "" when nothing was measured.
 std::string ServerReleasePhrase(const CrashReport& report);
 
 }  // namespace dedupsim
