@@ -1692,9 +1692,12 @@ TEST_CASE("a real wait is said and drawn as real time, not a simulated clock", "
   const std::string svg = SvgTimeline({{"broker-dedup", "[x] resend", events}});
   CHECK(svg.find("simulated") == std::string::npos);
   CHECK(svg.find("ms since the run began") != std::string::npos);
-  // The timeline says it in words too (sixth walkthrough: only its axis showed it). Mutation
-  // caught: DrawPart skipping "waited" events as before.
-  CHECK(svg.find(">real time: the producer waited 1201 ms</text>") != std::string::npos);
+  // The timeline says it in words too (sixth walkthrough: only its axis showed it), and,
+  // written above the lanes, after which step it came (eleventh walkthrough: it stood above
+  // the send it followed). Mutations caught: DrawPart skipping "waited" events as before;
+  // its ", after ..." left out.
+  CHECK(svg.find(">real time: the producer waited 1201 ms, after send m1: the gap on the axis "
+                 "below</text>") != std::string::npos);
   CHECK(MermaidDiagram(events, {}).find("real time: the producer waited 1201 ms") != std::string::npos);
 }
 

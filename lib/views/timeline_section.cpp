@@ -87,9 +87,21 @@ Drawn DrawPart(const Part& part, ShortIds& ids, double top) {
   // The set-up's resets, as titled steps of the sub-run: what the tables were reset to; and
   // a real-time wait the scenario measured (a real broker's clock), said as the diagram and
   // the page say it, its span being the axis's gap.
-  for (const TraceEvent& e : part.events) {
+  for (size_t k = 0; k < part.events.size(); ++k) {
+    const TraceEvent& e = part.events[k];
     if (e.kind != "reset" && e.kind != "waited") continue;
-    const std::string words = DescribeStep(e, ids, kPictureWords).Text();
+    std::string words = DescribeStep(e, ids, kPictureWords).Text();
+    if (e.kind == "waited") {
+      // Written above the lanes, it says where it falls among them: after the step drawn
+      // before it (the gap on the axis), never read as before that step (eleventh
+      // walkthrough: "the producer waited" stood above the send it followed).
+      for (size_t p = k; p-- > 0;) {
+        if (LaneKey(part.events[p]).empty()) continue;
+        words += ", after " + DescribeStep(part.events[p], ids, kPictureWords).what +
+                 ": the gap on the axis below";
+        break;
+      }
+    }
     for (const std::string& line : Wrap(e.kind == "reset" ? "set-up: " + words : words, 170)) {
       s += fmt::format("<text class=\"reset\" x=\"{}\" y=\"{}\">{}</text>\n", Num(kMargin + 20),
                        Num(y + 17), Escape(line));
