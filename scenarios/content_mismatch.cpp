@@ -46,6 +46,9 @@ Outcome Run(ScenarioEnv& env) {
         d.message.message_id, r.hash, r.stored_hash);
     alerts.push_back(fmt::format("content-mismatch: {}", text));
     Verdict dead{Disposition::kDeadLetter, "ContentMismatch", text};
+    // Refused and moved where an operator looks, with an alert: right, as the line's
+    // "dead-lettered: 1".
+    dead.judged = kVerdictRight;
     // The alert says the message was dead-lettered: raised once it was.
     std::shared_ptr<Store> raiser = std::move(store);
     dead.then = [raiser, text] { raiser->Note("alert", text, "raised"); };

@@ -1006,12 +1006,13 @@ TEST_CASE("the page says a death happened to the child, not that the child ran i
 // content-mismatch's alert says the message was dead-lettered: it is raised after the dead
 // letter, in every view (tenth walkthrough: it was noted in the handler, before the broker
 // step it reports). Mutation caught: content_mismatch.cpp's alert noted in the handler again
-// (`raiser->Note` called before `return dead;`).
+// (`raiser->Note` called before `return dead;`); the dead letter judged right as the line's
+// "dead-lettered: 1" (`dead.judged = kVerdictRight;` dropped).
 TEST_CASE("content-mismatch raises its alert after the dead letter it reports", "[cli][trace]") {
   CliResult r = RunCli({"run", "content-mismatch", "--diagram", "mermaid"});
   REQUIRE(r.exit_code == 0);
   CHECK(NotInOrder(r.out, {"CA->>Broker: dead-letter m1 copy 3\n",
-                           "Note over Broker: dead-letter m1 copy 3: ContentMismatch\n",
+                           "Note over Broker: dead-letter m1 copy 3: ContentMismatch ✓\n",
                            "Note over CA: alert message m1 arrived again with other content"}) ==
         "");
 }
