@@ -28,6 +28,9 @@ Outcome Run(ScenarioEnv& env) {
   OrderPlaced poison{env.ids.Next(), env.ids.Next(), missing_book, env.options.quantity};
 
   std::unique_ptr<Broker> broker = OpenBroker(env, BrokerOptions{.max_delivery_count = env.options.max_deliveries});
+  // A message that can never be handled belongs where an operator looks: its dead letter is
+  // right in every view, as on the line.
+  broker->JudgeDeadLetters(kVerdictRight);
   broker->Send(poison);
   int64_t attempts = 0;  // deliveries whose handler ran into the failure
   int64_t processed = 0;

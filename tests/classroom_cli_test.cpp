@@ -896,18 +896,26 @@ TEST_CASE("isolation-retry: the copies are judged by Reserved, check-then-proces
 // poison-message colours what carries its lesson (issue 28, item 9: its line had no judged
 // figure): dead-lettered is right (a poison belongs where an operator looks), and Dune,
 // which no order was for, untouched. Mutation caught: the dead letter judged by the wrong
-// figure (`stats.dead_lettered > 0 && stats.gave_up == 0` -> `stats.gave_up > 0`).
+// figure (`stats.dead_lettered > 0 && stats.gave_up == 0` -> `stats.gave_up > 0`). The
+// pictures judge its dead-lettering step right too (twelfth walkthrough): mutation caught,
+// poison_message.cpp's `broker->JudgeDeadLetters(kVerdictRight);` dropped.
 TEST_CASE("poison-message: the dead letter and the untouched stock are right", "[cli][color]") {
   CliResult r = RunCli({"run", "poison-message", "--max-deliveries", "3", "--color", "always"});
   REQUIRE(r.exit_code == 0);
   CHECK(Has(r.out, "\x1b[1;32mdead-lettered: 1 (MaxDeliveryCountExceeded) ✓\x1b[0m"));
   CHECK(Has(r.out, "\x1b[1;32mDune reserved: 0 ✓\x1b[0m"));
+  CliResult d = RunCli({"run", "poison-message", "--max-deliveries", "3", "--diagram", "mermaid"});
+  REQUIRE(d.exit_code == 0);
+  CHECK(Has(d.out, "Note over Broker: nack m1: dead-lettered (max deliveries) ✓\n"));
 }
 
 // duplicate-as-error: the message was handled fine in both runs, so the throwing consumer's
 // dead letter is wrong (an alert for an order that was right) and the skipping consumer's
 // none right; with one delivery allowed, the lost ack dead-letters it in both, wrong both.
-// Mutation caught: duplicate_as_error.cpp judging `p.dead_lettered == 0` as `true`.
+// Mutation caught: duplicate_as_error.cpp judging `p.dead_lettered == 0` as `true`. The
+// pictures judge the dead-lettering step the same way (twelfth walkthrough: it was plain
+// beside the line's ✗, though pictures.md names it wrong): mutation caught,
+// `broker->JudgeDeadLetters(kVerdictWrong);` dropped.
 TEST_CASE("duplicate-as-error: a dead letter for a message handled fine is wrong", "[cli][color]") {
   const std::string red = "\x1b[1;31m", green = "\x1b[1;32m", end = "\x1b[0m";
   CliResult r = RunCli({"run", "duplicate-as-error", "--color", "always"});
@@ -918,6 +926,10 @@ TEST_CASE("duplicate-as-error: a dead letter for a message handled fine is wrong
   REQUIRE(one.exit_code == 0);
   CHECK(Has(one.out, "throw on duplicate: deliveries: 1, " + red + "dead-lettered: 1 ✗" + end));
   CHECK(Has(one.out, "ack and skip: deliveries: 1, " + red + "dead-lettered: 1 ✗" + end));
+  CliResult d = RunCli({"run", "duplicate-as-error", "--max-deliveries", "3", "--diagram", "mermaid"});
+  REQUIRE(d.exit_code == 0);
+  CHECK(Has(d.out, "Note over Broker: nack m1: dead-lettered (max deliveries) ✗\n"));
+  CHECK_FALSE(Has(d.out, "dead-lettered (max deliveries)\n"));
 }
 
 // hung-consumer judges B's deliveries from Reserved read back after each (issue 28, item

@@ -91,6 +91,10 @@ void Broker::Note(const char* op, const Delivery& about, const std::string& deta
     if (*verdict == '\0') verdict = next_settle_verdict_;
     next_settle_verdict_ = "";
   }
+  const bool dead_lettered = std::string_view(op) == "dead-lettered" ||
+                             (std::string_view(op) != "dead-letter" &&
+                              result.rfind("dead-lettered", 0) == 0);
+  if (*verdict == '\0' && dead_lettered) verdict = dead_letter_verdict_;
   e.verdict = verdict;
   if (std::string_view(op) == "replay") {
     // The operator takes the letter out and sends it again: its step, in the trace too.

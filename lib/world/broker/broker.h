@@ -134,6 +134,11 @@ class Broker {
   // broker records, an ack, nack, lost ack or dead letter: used once. Drain passes its
   // handler's Verdict::judged (an ack that silences a case nobody settled is wrong).
   void JudgeNextSettle(const char* verdict) { next_settle_verdict_ = verdict; }
+  // The business's verdict on every step that says a message of this queue went to the
+  // dead-letter queue by the broker's own rule (the simulation's max deliveries, RabbitMQ's
+  // dead letter arriving): a poison message there is right, a message handled fine there is
+  // wrong. The lesson knows which; "" (none) until it says.
+  void JudgeDeadLetters(const char* verdict) { dead_letter_verdict_ = verdict; }
 
   // Sends every dead letter again (the operator's replay) and empties the dead letters.
   // Returns how many were accepted.
@@ -173,6 +178,7 @@ class Broker {
   const TraceEvent* sender_ = nullptr;  // whose send Send records; null: the producer's
   bool unacked_ = false;                // in ReleaseUnacked: LoseAck's note is "unacked"
   const char* next_settle_verdict_ = "";  // JudgeNextSettle's, for the next settle noted
+  const char* dead_letter_verdict_ = "";  // JudgeDeadLetters's
   std::map<std::string, int> copies_;   // MessageId -> messages stored under it so far
   std::map<int64_t, int> copy_of_;      // sequence number -> which of them it is
 };
