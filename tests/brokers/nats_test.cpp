@@ -74,6 +74,53 @@ TEST_CASE("run all --broker nats: the post's six lines, every lost ack redeliver
   CHECK(Listing(tmp.path()).empty());  // the server's folder went with it
 }
 
+// A consumer that never acks (ReleaseUnacked) sends nothing: the server acts only once
+// AckWait ran out, so the "no ack" step is recorded when that is seen, just before the
+// redelivery, never while the consumer is still at work (concurrent: A in its transaction
+// until 600 ms; batch-ack: the three at the crash).
+// Mutation caught: NatsBroker::LoseAck noting the "unacked" step at once instead of
+// queueing it for NoteUnacked (the old code): at 1-2 ms after the delivery, not AckWait
+// after it, and not just before the redelivery.
+TEST_CASE("on NATS, a delivery nobody acked is said unacked when the server redelivers it, AckWait after the delivery",
+          "[nats]") {
+  TempDir tmp;
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{}, std::vector<std::string>{"--crash-mode", "kill", "--instances", "processes"}}) {
+    std::vector<std::string> args{"run", "concurrent", "batch-ack", "--broker", "nats", "--seed", "1",
+                                  "--format", "json", "--trace"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = RunCli(args, {"NO_COLOR=1", "TMPDIR=" + tmp.path()});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    int unacked = 0;
+    for (const nlohmann::json& result : JsonLines(r.out)) {
+      const nlohmann::json& events = result["events"];
+      for (size_t i = 0; i < events.size(); ++i) {
+        const nlohmann::json& e = events[i];
+        if (e["op"] != "unacked") continue;
+        INFO(e.dump());
+        unacked++;
+        CHECK(e["result"] == "none reached the server within AckWait 200 ms: redelivered");
+        // The delivery it is about, and the redelivery right after it.
+        int64_t delivered_at = -1;
+        for (size_t k = 0; k < i; ++k) {
+          if (events[k]["op"] == "deliver" && events[k]["key"] == e["key"] &&
+              events[k]["delivery"] == e["delivery"]) {
+            delivered_at = events[k]["atUs"];
+          }
+        }
+        REQUIRE(delivered_at >= 0);
+        CHECK(e["atUs"].get<int64_t>() - delivered_at >= 200000);
+        REQUIRE(i + 1 < events.size());
+        CHECK(events[i + 1]["op"] == "deliver");
+        CHECK(events[i + 1]["key"] == e["key"]);
+        CHECK(events[i + 1]["delivery"] == e["delivery"].get<int>() + 1);
+      }
+    }
+    CHECK(unacked == 4);  // concurrent's A, batch-ack's three
+  }
+}
+
 // Mutations caught: NatsServer not registered with run_files (the interrupt thread exits
 // and the server and its folder stay); broker_server::Start without PR_SET_PDEATHSIG (the
 // server outlives a SIGKILLed dedupsim).

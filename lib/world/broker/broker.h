@@ -172,6 +172,14 @@ class Broker {
   // broker gave no sequence number.
   int CopyOf(const Delivery& about, bool stored);
   Recorder* recorder() const { return recorder_; }
+  // In ReleaseUnacked: the LoseAck under way releases a delivery nobody acked.
+  bool releasing_unacked() const { return unacked_; }
+  // JudgeNextSettle's verdict, taken now for a settle noted later (NATS's "unacked").
+  const char* TakeSettleVerdict() {
+    const char* verdict = next_settle_verdict_;
+    next_settle_verdict_ = "";
+    return verdict;
+  }
 
  private:
   Recorder* recorder_;

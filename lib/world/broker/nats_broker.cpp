@@ -173,6 +173,7 @@ class NatsBroker final : public Broker {
       jsConsumerInfo_Destroy(ci);
       if (pending == 0 && ack_pending == 0) {
         ReadAdvisories();
+        NoteUnacked(0, "");  // any left: the server holds nothing more of them
         return std::nullopt;
       }
       natsMsgList list{};
@@ -203,6 +204,9 @@ class NatsBroker final : public Broker {
       d.receipt = next_receipt_++;
       stats_.deliveries++;
       stored_[d.sequence_number] = d.message;
+      // The server redelivers an unacked message only once AckWait ran out: the evidence that
+      // no ack reached it, said now, before the redelivery.
+      NoteUnacked(d.sequence_number, "redelivered");
       Note("deliver", d,
            fmt::format("deliver {} (stream sequence {}, consumer sequence {})", d.message.message_id,
                        d.sequence_number, d.delivery_tag),
@@ -248,6 +252,13 @@ class NatsBroker final : public Broker {
     Settled();
     stats_.redelivered++;
     OweAdvisory(delivery);
+    if (releasing_unacked()) {
+      // Nothing is sent and the server has seen nothing yet: it acts only when AckWait runs
+      // out. The step is noted when that is seen (the redelivery, the MAX_DELIVERIES
+      // advisory), not now, while its consumer may still be at work.
+      unacked_waiting_.push_back({held.second, TakeSettleVerdict()});
+      return;
+    }
     Note("ack-lost", held.second,
          fmt::format("no ack for {} (consumer sequence {})", delivery.message.message_id, delivery.delivery_tag),
          fmt::format("nothing reached the server (AckWait {} ms)", options_.ack_wait.count()));
@@ -335,6 +346,25 @@ class NatsBroker final : public Broker {
     return held;
   }
 
+  // Notes the "no ack" of each unacked delivery of stream sequence `sequence` (0: of every
+  // one left), now that the server is seen to have acted on it: `then` says how.
+  void NoteUnacked(int64_t sequence, const std::string& then) {
+    for (auto it = unacked_waiting_.begin(); it != unacked_waiting_.end();) {
+      if (sequence != 0 && it->delivery.sequence_number != sequence) {
+        ++it;
+        continue;
+      }
+      const Delivery& d = it->delivery;
+      Note("unacked", d,
+           fmt::format("no ack for {} (consumer sequence {})", d.message.message_id, d.delivery_tag),
+           then.empty() ? fmt::format("none reached the server (AckWait {} ms)", options_.ack_wait.count())
+                        : fmt::format("none reached the server within AckWait {} ms: {}",
+                                      options_.ack_wait.count(), then),
+           it->verdict);
+      it = unacked_waiting_.erase(it);
+    }
+  }
+
   bool AtLimit(const Delivery& d) const { return d.delivery_count >= options_.max_delivery_count; }
   void OweAdvisory(const Delivery& d) {
     if (AtLimit(d)) owed_advisories_++;
@@ -359,6 +389,7 @@ class NatsBroker final : public Broker {
         if (auto m = stored_.find(about.sequence_number); m != stored_.end()) about.message = m->second;
         stats_.gave_up++;
         if (owed_advisories_ > 0) owed_advisories_--;
+        NoteUnacked(about.sequence_number, "the server gave up on it (MaxDeliver)");
         // A message silenced, with no dead letter to replay: lost for the business.
         Note("give-up", about,
              fmt::format("advisory MAX_DELIVERIES for stream sequence {}", about.sequence_number),
@@ -385,6 +416,12 @@ class NatsBroker final : public Broker {
   uint64_t next_receipt_ = 1;
   int64_t owed_advisories_ = 0;
   std::vector<DeadLetter> dead_letters_;
+  // Deliveries released unacked (ReleaseUnacked) whose step waits for the server's act.
+  struct Unacked {
+    Delivery delivery;
+    const char* verdict;
+  };
+  std::vector<Unacked> unacked_waiting_;
   BrokerStats stats_;
 };
 
