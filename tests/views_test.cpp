@@ -1135,8 +1135,34 @@ TEST_CASE("a card keeps a figure and its unit together", "[views][svg]") {
     insert.waited_us = waited_ms * 1000;
     const std::string svg = SvgTimeline({{"concurrent", "[inbox] x", events}});
     INFO(waited_ms);
-    CHECK(svg.find(fmt::format("{} ms", waited_ms)) != std::string::npos);
+    CHECK(svg.find(MsWord(waited_ms * 1000)) != std::string::npos);
   }
+}
+
+// A wait's words say the length its bar draws (walkthrough: hung-consumer's killed sub-run,
+// B's card said "after waiting 1 ms for the write lock" beside a 0.6 ms bar): one formatter,
+// MsWord, writes a duration in every view, with a tenth under 10 ms. Mutation caught:
+// MsWord's `if (us < 9950)` as `if (false)` (whole milliseconds only, as before).
+TEST_CASE("a wait under 10 ms is said to a tenth of a millisecond in every view", "[views][svg]") {
+  CHECK(MsWord(600) == "0.6 ms");
+  CHECK(MsWord(2449) == "2.4 ms");
+  CHECK(MsWord(9949) == "9.9 ms");
+  CHECK(MsWord(9950) == "10 ms");
+  CHECK(MsWord(398000) == "398 ms");
+  std::vector<TraceEvent> events = ConcurrentEvents();
+  TraceEvent& insert = events[9];
+  insert.error = "1555";
+  insert.waited_on = "the write lock";
+  insert.waited_us = 600;
+  insert.busy_calls = 1;
+  ShortIds ids(events);
+  CHECK(DescribeStep(insert, ids, {}).Text().find("after waiting 0.6 ms for the write lock") !=
+        std::string::npos);
+  CHECK(DescribeResult(insert, true).find("waited 0.6 ms") != std::string::npos);
+  const std::string svg = SvgTimeline({{"concurrent", "[inbox] x", events}});
+  CHECK(svg.find("after waiting 0.6 ms") != std::string::npos);
+  CHECK(svg.find("after waiting 1 ms") == std::string::npos);
+  CHECK(MermaidDiagram(events, {.timings = true}).find("after waiting 0.6 ms") != std::string::npos);
 }
 
 TEST_CASE("color follows --color, the terminal, NO_COLOR and TERM", "[views][color]") {
