@@ -91,9 +91,9 @@ TEST_CASE("run --diagram mermaid prints the run's diagram after its line", "[cli
   CHECK_FALSE(Has(r.out, "Email provider"));
   CHECK(Has(r.out, "Note over CB,DB: waits for the write lock\n"));
   CHECK(std::regex_search(
-      r.out, std::regex("DB-->>CB: duplicate key \\(1555\\), after waiting [0-9]+ ms for the "
+      r.out, std::regex("DB-->>CB: duplicate key \\(1555\\), after waiting [0-9.]+ ms for the "
                         "write lock, write lock taken\n")));
-  CHECK(std::regex_search(r.out, std::regex("hook BeforeCommit, its next step [0-9]+ ms later")));
+  CHECK(std::regex_search(r.out, std::regex("hook BeforeCommit, its next step [0-9.]+ ms later")));
   // Two copies of one message: the broker's deliveries 1 and 2, each with its outcome.
   CHECK(Has(r.out, "Broker->>CA: m1 delivery 1\n"));
   CHECK(Has(r.out, "Broker->>CB: m1 delivery 2\n"));

@@ -331,8 +331,8 @@ TEST_CASE("the trace's waited time is the wait that happened, in every view", "[
   std::string diagram = j["diagram"].get<std::string>();
   std::smatch waited;
   REQUIRE(std::regex_search(diagram, waited,
-                            std::regex("duplicate key \\(1555\\), after waiting ([0-9]+) ms")));
-  CHECK(std::stoll(waited[1].str()) > 0);
+                            std::regex("duplicate key \\(1555\\), after waiting ([0-9.]+) ms")));
+  CHECK(std::stod(waited[1].str()) > 0);
   // SVG: a hatched wait bar on B's lane.
   std::string svg = dedupsim::testing::ReadFile(svg_path);
   CHECK(svg.find("<rect class=\"wait\" x=") != std::string::npos);
@@ -344,7 +344,7 @@ TEST_CASE("the trace's waited time is the wait that happened, in every view", "[
   REQUIRE(lane_end != std::string::npos);
   const std::string b = svg.substr(lane, lane_end - lane);
   std::smatch figure;
-  REQUIRE(std::regex_search(b, figure, std::regex("after waiting ([0-9]+) ms")));
+  REQUIRE(std::regex_search(b, figure, std::regex("after waiting ([0-9.]+) ms")));
   CHECK(std::stod(figure[1].str()) > 0);
 }
 

@@ -1135,8 +1135,34 @@ TEST_CASE("a card keeps a figure and its unit together", "[views][svg]") {
     insert.waited_us = waited_ms * 1000;
     const std::string svg = SvgTimeline({{"concurrent", "[inbox] x", events}});
     INFO(waited_ms);
-    CHECK(svg.find(fmt::format("{} ms", waited_ms)) != std::string::npos);
+    CHECK(svg.find(MsWord(waited_ms * 1000)) != std::string::npos);
   }
+}
+
+// A wait's words say the length its bar draws (walkthrough: hung-consumer's killed sub-run,
+// B's card said "after waiting 1 ms for the write lock" beside a 0.6 ms bar): one formatter,
+// MsWord, writes a duration in every view, with a tenth under 10 ms. Mutation caught:
+// MsWord's `if (us < 9950)` as `if (false)` (whole milliseconds only, as before).
+TEST_CASE("a wait under 10 ms is said to a tenth of a millisecond in every view", "[views][svg]") {
+  CHECK(MsWord(600) == "0.6 ms");
+  CHECK(MsWord(2449) == "2.4 ms");
+  CHECK(MsWord(9949) == "9.9 ms");
+  CHECK(MsWord(9950) == "10 ms");
+  CHECK(MsWord(398000) == "398 ms");
+  std::vector<TraceEvent> events = ConcurrentEvents();
+  TraceEvent& insert = events[9];
+  insert.error = "1555";
+  insert.waited_on = "the write lock";
+  insert.waited_us = 600;
+  insert.busy_calls = 1;
+  ShortIds ids(events);
+  CHECK(DescribeStep(insert, ids, {}).Text().find("after waiting 0.6 ms for the write lock") !=
+        std::string::npos);
+  CHECK(DescribeResult(insert, true).find("waited 0.6 ms") != std::string::npos);
+  const std::string svg = SvgTimeline({{"concurrent", "[inbox] x", events}});
+  CHECK(svg.find("after waiting 0.6 ms") != std::string::npos);
+  CHECK(svg.find("after waiting 1 ms") == std::string::npos);
+  CHECK(MermaidDiagram(events, {.timings = true}).find("after waiting 0.6 ms") != std::string::npos);
 }
 
 TEST_CASE("color follows --color, the terminal, NO_COLOR and TERM", "[views][color]") {
@@ -1721,6 +1747,65 @@ TEST_CASE("a write lock's hold starts with the statement that took it", "[views]
   REQUIRE(lanes[0].spans.size() == 1);
   CHECK(lanes[0].held[0].start_us == begin.at_us);
   CHECK(lanes[0].held[0].end_us == 7000);
+}
+
+}  // namespace views_test
+namespace views_test {
+
+// A card holds a lane's steps only while no other lane acted in between, in the events'
+// order, on either axis (walkthrough: hung-consumer's killed sub-run, drawn on time, put
+// the broker's delivery 1 at 1.0 ms and its "no ack" and delivery 2 at 2.2 ms on one card
+// under one leader at 1.0 ms, as if the broker gave up before Consumer A, at 1.8 ms, had
+// the message; the 1.2 ms between them was under the time axis's pause. The same on a
+// step axis where two lanes step at one stamp.) Mutation caught: MakeCards's
+// `pause = said_by[i] != -1 && said_by[i] != static_cast<int>(li);` as `pause = false;`.
+TEST_CASE("a card never holds two steps with another lane's step between them", "[views][svg]") {
+  auto at = [](TraceEvent e, int64_t us) {
+    e.at_us = us;
+    return e;
+  };
+  // On time (B waits for the write lock): the broker at 1.0 ms, A from 1.8 ms, the broker
+  // again at 2.2 ms.
+  std::vector<TraceEvent> events = {
+      at(BrokerStep(0, "deliver", 1, "delivery 1 of at most 10"), 1000),
+      at(Open(0, "A", 21, kMessage, 1), 1800),
+      at(Sql(0, "A", 21, "BEGIN", ""), 1850),
+      at(Sql(0, "A", 21, "INSERT", "Inbox"), 1900),
+      at(BrokerStep(0, "unacked", 1, "back in the queue for redelivery"), 2200),
+      at(BrokerStep(0, "deliver", 2, "delivery 2 of at most 10"), 2200),
+      at(Open(0, "B", 20, kMessage, 2), 2300),
+      at(Sql(0, "B", 20, "BEGIN", ""), 2350),
+      at(Ev(0, "B", 20, "wait", "write lock held by another connection", "blocked"), 2400),
+  };
+  ShortIds ids(events);
+  std::vector<Lane> lanes = BuildLanes(events, ids, kPictureWords);
+  timeline::PartLayout part = timeline::LayOutPart(lanes, events);
+  REQUIRE(part.layout.time_axis);
+  size_t broker = lanes.size();
+  for (size_t li = 0; li < lanes.size(); ++li) {
+    if (lanes[li].actor == kActorBroker) broker = li;
+  }
+  REQUIRE(broker < lanes.size());
+  std::vector<const timeline::Card*> cards;
+  for (const timeline::Card& c : part.cards) {
+    if (c.lane == broker) cards.push_back(&c);
+  }
+  REQUIRE(cards.size() == 2);
+  CHECK(part.layout.stamps[cards[0]->first] == 1000);
+  CHECK(cards[0]->lines.size() == 1);
+  CHECK(part.layout.stamps[cards[1]->first] == 2200);
+  CHECK(cards[1]->lines.front().text.rfind("no ack for m1 (delivery 1)", 0) == 0);
+  // On steps, at one stamp: A, the broker, A again (a simulated clock's instant).
+  events = {Open(5, "A", 10, kMessage, 1), Sql(5, "A", 10, "BEGIN", ""),
+            BrokerStep(5, "unacked", 1, "back in the queue for redelivery"),
+            Sql(5, "A", 10, "INSERT", "Inbox")};
+  ShortIds ids2(events);
+  lanes = BuildLanes(events, ids2, kPictureWords);
+  part = timeline::LayOutPart(lanes, events);
+  REQUIRE_FALSE(part.layout.time_axis);
+  size_t a_cards = 0;
+  for (const timeline::Card& c : part.cards) a_cards += lanes[c.lane].instance == "A" ? 1 : 0;
+  CHECK(a_cards == 2);
 }
 
 }  // namespace views_test

@@ -25,10 +25,6 @@ bool IsSqliteCode(std::string_view s) {
 
 std::string RowsWord(int64_t n) { return n == 1 ? "1 row" : fmt::format("{} rows", n); }
 
-std::string MsWord(int64_t us) {
-  return fmt::format("{} ms", std::lround(static_cast<double>(us) / 1000.0));
-}
-
 
 StepWords SqlWords(const TraceEvent& e, ShortIds& ids, const WordOptions& options) {
   StepWords w;

@@ -261,6 +261,7 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
       const TraceEvent& c = events[call->second];
       LaneStep asked;
       asked.at_us = e.at_us;
+      asked.event = i;
       asked.kind = "request";
       asked.text = "asks the email provider: " + DescribeStep(c, ids, options).what;
       lane_of(keys[call->second], c, e.at_us).lane.steps.push_back(std::move(asked));
@@ -270,6 +271,7 @@ std::vector<Lane> BuildLanes(const std::vector<TraceEvent>& events, ShortIds& id
     if ((e.kind != "lock" || lock_notes.alone.count(i)) && !(e.kind == "open" && e.delivery == 0)) {
       LaneStep step;
       step.at_us = e.at_us;
+      step.event = i;
       step.kind = e.kind;
       step.tone = words.tone;
       step.failed = words.failed;

@@ -100,6 +100,7 @@ struct LaneStep {
   bool delivery = false;   // a delivery begins here (the broker's number in text)
   bool wait = false;       // a lock wait begins here
   std::string kind;        // the event's kind
+  size_t event = 0;        // the index of the event it is said at (the events' order)
 };
 
 struct Lane {

@@ -86,8 +86,6 @@ std::string Alnum(std::string_view s) {
   return id;
 }
 
-int64_t RoundMs(int64_t us) { return std::llround(static_cast<double>(us) / 1000.0); }
-
 struct Participant {
   std::string id;
   std::string title;
@@ -393,7 +391,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
           another_acted = ActorOf(events[k]) == kActorConsumer && LaneKey(events[k]) != key;
         }
         if (another_acted) {
-          gap = fmt::format(", its next step {} ms later", RoundMs(events[*j].at_us - e.at_us));
+          gap = fmt::format(", its next step {} later", MsWord(events[*j].at_us - e.at_us));
         }
       }
       out += fmt::format("    Note over {}: {}{}\n", who, Clean(w.what), gap);

@@ -29,13 +29,18 @@ bool OnConnectionOf(int begin_backend, const TraceEvent& e) {
   return begin_backend == 0 || e.backend == 0 || e.backend == begin_backend;
 }
 
+std::string MsWord(int64_t us) {
+  // Under 10 ms as it rounds to a tenth (9.96 ms is "10 ms", not "10.0 ms").
+  if (us < 9950) return fmt::format("{:.1f} ms", static_cast<double>(us) / 1000.0);
+  return fmt::format("{} ms", std::llround(static_cast<double>(us) / 1000.0));
+}
+
 std::string DescribeResult(const TraceEvent& e, bool with_timings) {
   std::string result = e.result.empty() ? "ok" : e.result;
   if (IsSqlOp(e, "SELECT") && result == "ok") result = "no row";
   if (e.busy_calls > 0) {
     if (with_timings) {
-      result +=
-          fmt::format(", waited {} ms", std::lround(static_cast<double>(e.waited_us) / 1000.0));
+      result += ", waited " + MsWord(e.waited_us);
     } else {
       result += ", waited";
     }

@@ -12,6 +12,10 @@
 
 namespace dedupsim {
 
+// A duration in milliseconds as every view writes it: one decimal under 10 ms ("0.6 ms",
+// "2.4 ms"), where a whole number would say 1 ms of a 0.6 ms bar, else whole ("398 ms").
+std::string MsWord(int64_t us);
+
 // "INSERT Inbox", "UPDATE StockItems", "SELECT Inbox", "BEGIN", "COMMIT": the statement's op
 // and table. "SQL" for a statement recorded without them.
 std::string StepLabel(const TraceEvent& e);

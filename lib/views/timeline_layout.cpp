@@ -41,12 +41,25 @@ const char* StepCss(const LaneStep& s) {
 
 // The cards of each lane: a new card at each delivery, after a wait (the statement that
 // waited goes on later), after a pause (a time axis: a gap of gap_us; a step axis: another
-// lane acted in between), and at kCardSteps steps. owner: per stamp, the lane that acted
-// there (-1: several, or none).
+// lane acted in between), after another lane's step (in the events' order, on either axis:
+// a card never holds two steps with another actor's turn between them, even at one stamp),
+// and at kCardSteps steps. owner: per stamp, the lane that acted there (-1: several, or
+// none).
 std::vector<Card> MakeCards(const std::vector<Lane>& lanes, const Layout& layout,
                             const std::vector<int>& owner, int64_t gap_us) {
   std::vector<Card> cards;
+  // Per event (by index), the lane whose step was said at it (-1: none; -2: several, as a
+  // call to the email provider, asked on its caller's lane and answered on the provider's).
+  std::vector<int> said_by;
   for (size_t li = 0; li < lanes.size(); ++li) {
+    for (const LaneStep& s : lanes[li].steps) {
+      if (said_by.size() <= s.event) said_by.resize(s.event + 1, -1);
+      int& by = said_by[s.event];
+      by = by == -1 || by == static_cast<int>(li) ? static_cast<int>(li) : -2;
+    }
+  }
+  for (size_t li = 0; li < lanes.size(); ++li) {
+    std::optional<size_t> last_event;
     std::optional<size_t> last;
     bool after_wait = false;
     size_t steps_in_card = 0;
@@ -54,9 +67,12 @@ std::vector<Card> MakeCards(const std::vector<Lane>& lanes, const Layout& layout
       const size_t at = layout.Index(s.at_us);
       bool pause = false;
       if (last) {
-        if (layout.time_axis) {
+        for (size_t i = *last_event + 1; i < s.event && !pause; ++i) {
+          pause = said_by[i] != -1 && said_by[i] != static_cast<int>(li);
+        }
+        if (!pause && layout.time_axis) {
           pause = s.at_us - layout.stamps[*last] > gap_us;
-        } else {
+        } else if (!pause) {
           for (size_t k = *last + 1; k < at && !pause; ++k) {
             pause = owner[k] != static_cast<int>(li);
           }
@@ -72,6 +88,7 @@ std::vector<Card> MakeCards(const std::vector<Lane>& lanes, const Layout& layout
       }
       steps_in_card++;
       last = at;
+      last_event = s.event;
       after_wait = s.wait;
     }
   }

@@ -23,6 +23,7 @@
 #include "support.h"
 #include "trace/trace_json.h"
 #include "views/lanes.h"
+#include "views/step_text.h"
 
 namespace dedupsim::lock_lessons_pg_test {
 namespace {
@@ -463,8 +464,7 @@ TEST_CASE("on PostgreSQL hung-consumer's line says the wait the pictures draw", 
   REQUIRE(waited_us > 0);
   const double wait_ms = j["hung"]["waitMs"].get<double>();
   CHECK(std::abs(wait_ms * 1000.0 - static_cast<double>(waited_us)) <= 50.0);
-  const std::string said = fmt::format("after waiting {} ms for key Inbox",
-                                       std::lround(static_cast<double>(waited_us) / 1000.0));
+  const std::string said = fmt::format("after waiting {} for key Inbox", MsWord(waited_us));
   INFO(said);
   CHECK(Has(j["diagram"].get<std::string>(), said));
   CHECK(Has(j["line"].get<std::string>(), fmt::format("B waited {:.0f} ms", wait_ms)));
