@@ -1015,6 +1015,20 @@ TEST_CASE("the page says a death happened to the child, not that the child ran i
   CHECK_FALSE(Has(note, "ran in"));
 }
 
+// ack-deadline's naive A is still working when the deadline passes: its slow call returns,
+// and its outcome is drawn, after the broker gave its message to B (twelfth walkthrough: the
+// outcome, stamped at A's UPDATE, read as A done before the deadline). Mutation caught:
+// ack_deadline.cpp's `db->Note("slow call", ...)` dropped.
+TEST_CASE("ack-deadline: A's outcome comes after the deadline it outlasted", "[cli][diagram]") {
+  CliResult r = RunCli({"run", "ack-deadline", "--diagram", "mermaid"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(NotInOrder(r.out, {"Note over Broker: ack-wait m1: back in the queue",
+                           "Broker->>CB: m1 delivery 2\n",
+                           "Note over CA: slow call after its update: returned\n",
+                           "Note over CA: outcome: Processed ✓\n", "CA->>Broker: ack m1\n"}) ==
+        "");
+}
+
 // content-mismatch's alert says the message was dead-lettered: it is raised after the dead
 // letter, in every view (tenth walkthrough: it was noted in the handler, before the broker
 // step it reports). Mutation caught: content_mismatch.cpp's alert noted in the handler again

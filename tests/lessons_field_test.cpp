@@ -272,7 +272,7 @@ TEST_CASE("absolute-write: the upsert repeats safely, the increment does not, or
   CHECK(run.figures()["twoOrders"] == Json::array({2, 3}));
   CHECK(run.figures()["sharedRowReserved"] == 3);
   CHECK(run.outcome.line ==
-        "[absolute-write]     delivered twice -> absolute (Quantity = 2): Dune reserved: 2; "
+        "[absolute-write]     delivered twice -> absolute (Quantity = 2): Dune's StockReservations: 2; "
         "increment: Dune reserved: 4; two orders (2 and 3) setting the book's Reserved: 3");
 
   RunOptions options;

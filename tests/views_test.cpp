@@ -1804,7 +1804,9 @@ TEST_CASE("a card never holds two steps with another lane's step between them", 
   part = timeline::LayOutPart(lanes, events);
   REQUIRE_FALSE(part.layout.time_axis);
   size_t a_cards = 0;
-  for (const timeline::Card& c : part.cards) a_cards += lanes[c.lane].instance == "A" ? 1 : 0;
+  for (const timeline::Card& c : part.cards) {
+    a_cards += lanes[static_cast<size_t>(c.lane)].instance == "A" ? 1 : 0;
+  }
   CHECK(a_cards == 2);
 }
 
