@@ -223,7 +223,7 @@ tr.deleted td { color: #78909c; text-decoration: line-through; background: #f5f5
     facts.innerHTML = '';
     const locks = s.facts.length ? s.facts : ['nobody holds a lock'];
     locks.forEach(function (l) { facts.appendChild(text('div', l, 'lock')); });
-    Object.keys(s.deliveries).forEach(function (k) { facts.appendChild(text('div', k + ': delivery ' + s.deliveries[k], 'delivery')); });
+    Object.keys(s.deliveries).forEach(function (k) { var n = s.deliveries[k]; facts.appendChild(text('div', k + ': delivered ' + (n === 1 ? 'once' : n + ' times') + ' so far', 'delivery')); });
     document.getElementById('note').textContent = s.note || '';
     const box = document.getElementById('tables');
     box.innerHTML = '';

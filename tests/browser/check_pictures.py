@@ -371,6 +371,7 @@ HTML_CHECK = r"""
   for (let i = 0; i < total; i++) {
     seen.push({title: document.getElementById('title').textContent, reserved: reserved(),
                changed: Array.from(document.querySelectorAll('td.changed')).map(function (c) { return c.dataset.col; }),
+               chips: Array.from(document.querySelectorAll('.delivery')).map(function (c) { return c.textContent; }),
                hash: location.hash});
     press(i % 2 ? ' ' : 'ArrowRight');
   }
@@ -582,6 +583,13 @@ def check_naive_steps(verdict):
              [u["reserved"] for u in updates])
     if "Reserved" not in updates[1]["changed"]:
         fail("the second update's change to Reserved is not highlighted")
+    # The delivery chip is the broker's count so far, said as a count (twelfth walkthrough:
+    # "m1: delivery 2" beside an older delivery's step read as that step's delivery).
+    # Mutation caught: the page's chip back to k + ': delivery ' + n.
+    chips = [u.get("chips") for u in updates]
+    if chips != [["m1: delivered once so far"], ["m1: delivered 2 times so far"]]:
+        fail("the delivery chips at the two updates: %s, expected m1 delivered once, then 2 "
+             "times so far" % chips)
     first = steps.index(updates[0])
     if first == 0 or steps[first - 1]["reserved"] not in ("0", None):
         fail("before the first update Reserved should be 0, saw %s" % steps[first - 1]["reserved"])
