@@ -551,8 +551,12 @@ TEST_CASE("the Mermaid diagram numbers deliveries once, by the broker, and draws
   CHECK(d.find("Broker->>CA: m1 delivery 2\n") != std::string::npos);
   CHECK(d.find("delivery 3") == std::string::npos);
   CHECK(Count(d, "delivery 1") == 1);  // no note repeating the broker's count
-  CHECK(d.find("CA-xBroker: ack for m1 lost on the way\n    Note over Broker: ack for m1 lost on "
-               "the way: back in the queue\n") != std::string::npos);
+  // The loss is A's arrow; the broker's note says what it saw, no ack, and where the message
+  // went, never the loss it could not see (thirteenth walkthrough). Mutation caught:
+  // mermaid.cpp's `said` as `w.Text()` for a lost ack too.
+  CHECK(d.find("CA-xBroker: ack for m1 lost on the way\n    Note over Broker: no ack for m1: back "
+               "in the queue\n") != std::string::npos);
+  CHECK(d.find("Note over Broker: ack for m1 lost") == std::string::npos);
   CHECK(d.find("CA->>Broker: ack m1\n") != std::string::npos);
   CHECK(d.find("Note over CA: outcome: Processed\n") != std::string::npos);
   CHECK(d.find(kMessage) == std::string::npos);  // short ids only

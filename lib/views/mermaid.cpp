@@ -329,7 +329,14 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
         // every view says it: never as if the broker sent the message.
         // An ack's own answer is plain, unless the ack was judged (one that silenced a case).
         if (!w.result.empty() && (e.op != "ack" || w.tone != Tone::kPlain)) {
-          out += Toned(w.tone, fmt::format("    Note over Broker: {}{}\n", NoteText(w.Text()),
+          // A lost ack never reached the broker: the loss is the consumer's arrow, and the
+          // broker's note says what it saw, no ack, and where the message went (thirteenth
+          // walkthrough: "ack for m1 lost on the way" over the Broker, as if it knew).
+          const std::string said =
+              e.op == "ack-lost"
+                  ? fmt::format("no ack for {}: {}", ids.Message(e), w.result)
+                  : w.Text();
+          out += Toned(w.tone, fmt::format("    Note over Broker: {}{}\n", NoteText(said),
                                            ToneMark(w.tone)));
         }
       } else {
