@@ -107,9 +107,10 @@ Part DeadOwner(ScenarioEnv& env, ManualClock& clock) {
   int delivery = 1;
   for (milliseconds at : kRedeliveries) {
     clock.Set(claimed_at + at);
-    // Each mark is the simulated time since A's claim, and says so: "A's claim +1m" after
-    // "A's claim +10s" is 50 s later (a bare "+1m" read as a further minute).
-    env.recorder.MarkTime("A's claim +" + FormatDuration(at));
+    // Each mark is the simulated time since A's claim, t=0, said as a time, not a step: "t=1m"
+    // after "t=10s" is 50 s later (a bare "+1m" read as a further minute; "A's claim +1m" did
+    // not fit the timeline's axis beside "+10s", which dropped its label).
+    env.recorder.MarkTime("t=" + FormatDuration(at));
     LeaseReport r = DeliverB(env, clock, provider, m, dune, ++delivery, part);
     if (r.outcome != LeaseOutcome::kBackedOff) break;  // acked; no more redeliveries
   }
@@ -135,24 +136,24 @@ Part LiveOwner(ScenarioEnv& env, ManualClock& clock, int64_t* renewals) {
     for (milliseconds t = every; t <= kLongWork; t += every) {
       if (!redelivered && t > kDuringLongWork) {
         clock.Set(claimed_at + kDuringLongWork);
-        env.recorder.MarkTime("A's claim +" + FormatDuration(kDuringLongWork));
+        env.recorder.MarkTime("t=" + FormatDuration(kDuringLongWork));
         DeliverB(env, clock, provider, m, dune, 2, part);
         redelivered = true;
       }
       clock.Set(claimed_at + t);
-      env.recorder.MarkTime("A's claim +" + FormatDuration(t));
+      env.recorder.MarkTime("t=" + FormatDuration(t));
       if (consumer.Renew(m)) ++*renewals;
     }
     if (!redelivered) {
       // The last renewal may have set the clock there already: one mark for one moment.
       if (clock.Now() != claimed_at + kDuringLongWork) {
         clock.Set(claimed_at + kDuringLongWork);
-        env.recorder.MarkTime("A's claim +" + FormatDuration(kDuringLongWork));
+        env.recorder.MarkTime("t=" + FormatDuration(kDuringLongWork));
       }
       DeliverB(env, clock, provider, m, dune, 2, part);
     }
     clock.Set(claimed_at + kLongWork);
-    env.recorder.MarkTime("A's claim +" + FormatDuration(kLongWork));
+    env.recorder.MarkTime("t=" + FormatDuration(kLongWork));
   };
   part.first_outcome = std::string(ToString(consumer.Handle(m).outcome));
   NoteOutcome(*store, part.first_outcome, SoFar(env, provider, dune));
@@ -174,10 +175,10 @@ Part PausedOwner(ScenarioEnv& env, ManualClock& clock) {
   consumer.before_send = [&] {
     store->Note("pause", FormatDuration(kPause), "stopped, renewing nothing");
     clock.Set(claimed_at + kDuringPause);
-    env.recorder.MarkTime("A's claim +" + FormatDuration(kDuringPause));
+    env.recorder.MarkTime("t=" + FormatDuration(kDuringPause));
     DeliverB(env, clock, provider, m, dune, 2, part);
     clock.Set(claimed_at + kPause);
-    env.recorder.MarkTime("A's claim +" + FormatDuration(kPause));
+    env.recorder.MarkTime("t=" + FormatDuration(kPause));
     store->Note("resume", "after " + FormatDuration(kPause), "goes on where it stopped");
   };
   part.first_outcome = std::string(ToString(consumer.Handle(m).outcome));

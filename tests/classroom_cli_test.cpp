@@ -1029,6 +1029,33 @@ TEST_CASE("ack-deadline: A's outcome comes after the deadline it outlasted", "[c
         "");
 }
 
+// orphan-claim's simulated clock: every mark the diagram says is a labelled tick on the
+// timeline, each a time since A's claim (thirteenth walkthrough: "A's claim +1m" did not fit
+// beside "A's claim +10s", its gridline went unlabelled, and B's takeover read as at +10s).
+// Mutation caught: orphan_claim.cpp's marks as "A's claim +" again (a label dropped).
+TEST_CASE("orphan-claim's timeline labels every simulated-clock mark", "[cli][svg]") {
+  TempDir dir;
+  const std::string svg_path = dir.File("oc.svg");
+  CliResult r = RunCli({"run", "orphan-claim", "--seed", "1", "--timeline", svg_path, "--diagram",
+                        "mermaid"});
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> said;
+  const std::regex note("simulated time: (t=[0-9a-z]+)\n");
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), note);
+       it != std::sregex_iterator(); ++it) {
+    said.push_back((*it)[1]);
+  }
+  const std::string svg = ReadFile(svg_path);
+  std::vector<std::string> ticks;
+  const std::regex tick("<text class=\"tick\" [^>]*>([^<]*)</text>");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tick); it != std::sregex_iterator();
+       ++it) {
+    ticks.push_back((*it)[1]);
+  }
+  CHECK(said.size() == 9);
+  CHECK(ticks == said);
+}
+
 // content-mismatch's alert says the message was dead-lettered: it is raised after the dead
 // letter, in every view (tenth walkthrough: it was noted in the handler, before the broker
 // step it reports). Mutation caught: content_mismatch.cpp's alert noted in the handler again
