@@ -1056,6 +1056,27 @@ TEST_CASE("orphan-claim's timeline labels every simulated-clock mark", "[cli][sv
   CHECK(ticks == said);
 }
 
+// A request to the email provider is said at the provider's first step for it, which comes
+// after it: the card that asks ends there, and the answer is on a card of its own
+// (fourteenth walkthrough: unreconcilable's operator asked Find, got "sent before" and
+// updated Inbox on one card around the provider's SELECT). Mutation caught:
+// timeline_layout.cpp's card loop starting after the request's event again
+// (`after_request ? *last_event : ...` as `*last_event + 1`).
+TEST_CASE("a timeline card that asks the email provider ends before the provider works",
+          "[cli][svg]") {
+  TempDir dir;
+  const std::string path = dir.File("u.svg");
+  CliResult r = RunCli({"run", "unreconcilable", "--seed", "1", "--timeline", path});
+  REQUIRE(r.exit_code == 0);
+  const std::string svg = ReadFile(path);
+  const size_t asked = svg.find(">asks the email provider: EmailProvider.Find<");
+  const size_t answered = svg.find(">EmailProvider.Find: sent before<");
+  REQUIRE(asked != std::string::npos);
+  REQUIRE(answered != std::string::npos);
+  REQUIRE(asked < answered);
+  CHECK(svg.substr(asked, answered - asked).find("<rect class=\"card\"") != std::string::npos);
+}
+
 // content-mismatch's alert says the message was dead-lettered: it is raised after the dead
 // letter, in every view (tenth walkthrough: it was noted in the handler, before the broker
 // step it reports). Mutation caught: content_mismatch.cpp's alert noted in the handler again

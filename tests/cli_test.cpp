@@ -140,6 +140,9 @@ TEST_CASE("usage errors exit 2 with one line", "[cli]") {
   check_usage({"run", "concurrent", "--hold-ms", "x"}, "hold-ms");
   check_usage({"run", "naive", "--format", "xml"}, "format");
   check_usage({"run", "naive", "--crash-mode", "kill"}, "no crash point");
+  // orphan-claim kills its owner at a hook, always by SIGKILL: the refusal is true of it too.
+  check_usage({"run", "orphan-claim", "--crash-mode", "kill"},
+              "no crash point whose way of dying --crash-mode chooses");
   check_usage({"run", "inbox", "--instances", "processes"}, "single consumer instance");
   check_usage({"run"}, "scenarios");
   check_usage({"frobnicate"}, "frobnicate");

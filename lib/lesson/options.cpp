@@ -61,7 +61,9 @@ const LessonOption kOptions[] = {
              "process calls _exit) or kill (SIGKILL to the child)",
      .trait = kHasCrash,
      .lessons = "lessons with a crash point",
-     .refusal = "it has no crash point",
+     // True of orphan-claim too, whose owner is always killed, its own way (fourteenth
+     // walkthrough: "it has no crash point" for a lesson that kills its child at a hook).
+     .refusal = "it has no crash point whose way of dying --crash-mode chooses",
      .kind = OptionKind::kChoice,
      .choices = kCrashModes,
      .set = [](RunOptions& o, int64_t v) { o.crash_mode = static_cast<CrashMode>(v); },

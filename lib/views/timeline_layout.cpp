@@ -61,13 +61,18 @@ std::vector<Card> MakeCards(const std::vector<Lane>& lanes, const Layout& layout
   for (size_t li = 0; li < lanes.size(); ++li) {
     std::optional<size_t> last_event;
     std::optional<size_t> last;
+    bool after_request = false;  // the last step asked the email provider
     bool after_wait = false;
     size_t steps_in_card = 0;
     for (const LaneStep& s : lanes[li].steps) {
       const size_t at = layout.Index(s.at_us);
       bool pause = false;
       if (last) {
-        for (size_t i = *last_event + 1; i < s.event && !pause; ++i) {
+        // A request is said at the provider's first step for it, which comes after it: that
+        // step is between the request and this one (fourteenth walkthrough: the operator's
+        // Find asked and answered on one card around the provider's SELECT).
+        for (size_t i = after_request ? *last_event : *last_event + 1; i < s.event && !pause;
+             ++i) {
           pause = said_by[i] != -1 && said_by[i] != static_cast<int>(li);
         }
         if (!pause && layout.time_axis) {
@@ -89,6 +94,7 @@ std::vector<Card> MakeCards(const std::vector<Lane>& lanes, const Layout& layout
       steps_in_card++;
       last = at;
       last_event = s.event;
+      after_request = s.kind == "request";
       after_wait = s.wait;
     }
   }
