@@ -353,7 +353,7 @@ TEST_CASE("run --file refuses what a lesson cannot take, and bad files, with exi
   CHECK(r.exit_code == kExitUsage);
   CHECK(r.err == "dedupsim: " + Example("exercise-natural-key") +
                      ": --crash-mode does not apply to scenario 'exercise-natural-key': it has no "
-                     "crash point\n");
+                     "crash point whose way of dying --crash-mode chooses\n");
   CHECK(RunCli({"run", "--file", Example("exercise-natural-key"), "--retention-days", "3"})
             .exit_code == kExitUsage);
   CHECK(RunCli({"run", "--file", Example("exercise-natural-key"), "--deliveries", "3"}).exit_code ==

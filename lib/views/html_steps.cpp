@@ -101,6 +101,13 @@ struct ActorLocks {
   bool dead = false;
 };
 
+// The database a store's statements ran on: the run's backend for the lesson's database; a
+// side store (the email provider's records, the cache) is always a SQLite file of its own
+// (fifteenth walkthrough: on PostgreSQL the provider's write lock was said as row locks).
+std::string StoreBackend(const std::string& store, const std::string& backend) {
+  return store.empty() || store == "database" ? backend : "sqlite";
+}
+
 std::string LockFact(const std::string& who, const ActorLocks& l, const std::string& target,
                      const std::string& backend) {
   const std::string where =
@@ -441,10 +448,10 @@ Json PageData(const std::vector<HtmlSection>& sections) {
         // NOTHING that met the key) holds nothing. SQLite's write lock is what its
         // connection noted it took and released (the "lock" events), failed statements
         // included: a duplicate INSERT took the lock before it met the key.
-        const bool wrote = section.backend == "postgres" && e.rows != 0;
+        const bool wrote = StoreBackend(target, section.backend) == "postgres" && e.rows != 0;
         if (IsWrite(e) && ok && l.in_transaction && wrote) l.holds = true;
         if (IsCommit(e) || IsRollback(e)) {
-          const bool holds = l.holds && section.backend != "postgres";
+          const bool holds = l.holds && StoreBackend(target, section.backend) != "postgres";
           l = {};
           l.holds = holds;  // SQLite: until its release is noted (stamped before the step)
         }
@@ -527,7 +534,7 @@ Json PageData(const std::vector<HtmlSection>& sections) {
         const std::string title = titles.count(actor) ? titles[actor] : actor;
         std::vector<std::string> said;
         for (const auto& [store, l] : locks[actor]) {
-          std::string fact = LockFact(title, l, store, section.backend);
+          std::string fact = LockFact(title, l, store, StoreBackend(store, section.backend));
           if (!fact.empty()) said.push_back(fact);
         }
         // One state per actor: its states in each store, joined.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lesson/scenario.h"
+#include "page_data.h"
 #include "pg_support.h"
 #include "scenarios.h"
 #include "support.h"
@@ -23,6 +24,7 @@ namespace {
 
 using testing::RunCli;
 using testing::RunPg;
+using testing::TempDir;
 
 bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -204,6 +206,34 @@ TEST_CASE(
 // the second read "1 row inserted"); natural-key's plain INSERT, which cannot update, says
 // "1 row inserted". Mutation caught: connection.cpp's `e.inserted_or_updated = true` line
 // dropped (both upserts "1 row inserted").
+// The email provider's records are a SQLite file of their own whatever the backend: on
+// PostgreSQL the page says the provider holds its write lock, never "the locks of the rows
+// and keys it wrote" (fifteenth walkthrough: the run's backend chose the words, at a BEGIN
+// that had written nothing). Mutation caught: html_steps.cpp's StoreBackend returning the
+// run's backend for every store.
+TEST_CASE("email-reconcile on PostgreSQL: the provider's lock is its SQLite file's", "[postgres]") {
+  TempDir dir;
+  const std::string page = dir.File("p.html");
+  testing::CliResult r = RunPg({"run", "email-reconcile", "--html", page}, "t_lesson_provider_lock");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json data = testing::PageData(testing::ReadFile(page));
+  int provider_facts = 0;
+  for (const auto& step : data["steps"]) {
+    for (const auto& fact : step["facts"]) {
+      const std::string f = fact;
+      if (f.rfind("Email provider", 0) != 0) continue;
+      ++provider_facts;
+      INFO(f);
+      CHECK(f.find("rows and keys") == std::string::npos);
+      if (f.find("holds") != std::string::npos) {
+        CHECK(f.find("holds the write lock of the email provider") != std::string::npos);
+      }
+    }
+  }
+  CHECK(provider_facts > 0);
+}
+
 TEST_CASE("absolute-write on PostgreSQL: the upsert's rows are inserted or updated, not known which",
           "[postgres]") {
   testing::CliResult r = RunPg({"run", "absolute-write", "--format", "json", "--trace", "--check",
