@@ -38,6 +38,10 @@ std::string DescribeResult(const TraceEvent& event, bool with_timings);
 
 // Short names for pictures: each MessageId the events carry becomes m1, m2, ... in the
 // order it first appears; any other UUID in a text (order and book ids) becomes id-1, ...
+// in the order it first appears in the events' texts (detail, result, value, waited_on),
+// both in the order the events were recorded (seq), whatever order a view draws them in or
+// shortens its texts in: every view of one run names an id alike. A UUID only a view's own
+// text holds (a table cell) is named after those, as that view first shortens it.
 // Processes are named by their role in the run, not by their pid (which changes from run
 // to run): the process that runs the set-up, the broker and the checks (the first step of
 // an actor other than a consumer) is "main process", every other process
