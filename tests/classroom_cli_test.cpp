@@ -1117,7 +1117,7 @@ TEST_CASE("content-mismatch raises its alert after the dead letter it reports", 
   CliResult r = RunCli({"run", "content-mismatch", "--diagram", "mermaid"});
   REQUIRE(r.exit_code == 0);
   CHECK(NotInOrder(r.out, {"CA->>Broker: dead-letter m1 copy 3\n",
-                           "Note over Broker: dead-letter m1 copy 3: ContentMismatch ✓\n",
+                           "Note over CA: dead-letter m1 copy 3: ContentMismatch ✓\n",
                            "Note over CA: alert message m1 arrived again with other content"}) ==
         "");
 }

@@ -557,6 +557,19 @@ TEST_CASE("the Mermaid diagram numbers deliveries once, by the broker, and draws
   CHECK(d.find("CA-xBroker: ack for m1 lost on the way\n    Note over Broker: no ack for m1: back "
                "in the queue\n") != std::string::npos);
   CHECK(d.find("Note over Broker: ack for m1 lost") == std::string::npos);
+  // On a real broker the lost ack's result is the client's own observation, nothing the
+  // server did yet: the consumer's note, never the Broker's (eighteenth walkthrough: NATS's
+  // "nothing reached the server (AckWait 200 ms)" drawn over the Broker 200 ms before the
+  // server could have seen anything). Mutation caught: mermaid.cpp's note over the Broker
+  // whatever `queue_said`.
+  std::vector<TraceEvent> nats = BrokerEvents();
+  for (TraceEvent& e : nats) {
+    if (e.op == "ack-lost") e.result = "nothing reached the server (AckWait 200 ms)";
+  }
+  const std::string n = MermaidDiagram(nats, {});
+  CHECK(n.find("CA-xBroker: ack for m1 lost on the way\n    Note over CA: ack for m1 lost on the "
+               "way: nothing reached the server") != std::string::npos);
+  CHECK(n.find("Note over Broker: no ack") == std::string::npos);
   CHECK(d.find("CA->>Broker: ack m1\n") != std::string::npos);
   CHECK(d.find("Note over CA: outcome: Processed\n") != std::string::npos);
   CHECK(d.find(kMessage) == std::string::npos);  // short ids only
@@ -1596,7 +1609,10 @@ TEST_CASE("a settle's note says the settle that was sent, in every view", "[view
   const std::string said = DescribeStep(events[2], ids).Text();
   CHECK(said == "nack m1: sent (no reply)");
   const std::string d = MermaidDiagram(events, {});
-  CHECK(d.find("CA->>Broker: nack m1\n    Note over Broker: " + said + "\n") != std::string::npos);
+  // The client's own words, over the consumer that sent it: nothing the broker said
+  // (eighteenth walkthrough).
+  CHECK(d.find("CA->>Broker: nack m1\n    Note over CA: " + said + "\n") != std::string::npos);
+  CHECK(d.find("Note over Broker: nack") == std::string::npos);
   CHECK(d.find("m1 sent") == std::string::npos);
   int on_lanes = 0;  // the timeline's and the page's lanes say the same
   for (const Lane& lane : BuildLanes(events, ids)) {

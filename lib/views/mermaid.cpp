@@ -329,14 +329,21 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
         // every view says it: never as if the broker sent the message.
         // An ack's own answer is plain, unless the ack was judged (one that silenced a case).
         if (!w.result.empty() && (e.op != "ack" || w.tone != Tone::kPlain)) {
-          // A lost ack never reached the broker: the loss is the consumer's arrow, and the
-          // broker's note says what it saw, no ack, and where the message went (thirteenth
-          // walkthrough: "ack for m1 lost on the way" over the Broker, as if it knew).
+          // Over the Broker only where the result is the simulated queue's own act (where it
+          // put the message, at once); a real broker's client says what it sent and saw, the
+          // consumer's words, over the consumer (eighteenth walkthrough: "nack m1: sent (no
+          // reply)" and NATS's lost ack read as the broker's words, the lost ack 200 ms
+          // before the server could have seen anything). A lost ack never reached the
+          // broker: the queue's note says what it saw, no ack, and where the message went.
+          const bool queue_said = w.result.rfind("back in the queue", 0) == 0 ||
+                                  w.result.rfind("dead-lettered", 0) == 0 ||
+                                  w.result.rfind("removed from the queue", 0) == 0;
           const std::string said =
-              e.op == "ack-lost"
+              e.op == "ack-lost" && queue_said
                   ? fmt::format("no ack for {}: {}", ids.Message(e), w.result)
                   : w.Text();
-          out += Toned(w.tone, fmt::format("    Note over Broker: {}{}\n", NoteText(said),
+          out += Toned(w.tone, fmt::format("    Note over {}: {}{}\n",
+                                           queue_said ? "Broker" : to->second, NoteText(said),
                                            ToneMark(w.tone)));
         }
       } else {
