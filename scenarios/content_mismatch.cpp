@@ -42,14 +42,15 @@ Outcome Run(ScenarioEnv& env) {
     mismatch_hash = r.hash;
     std::string text = fmt::format(
         "message {} arrived again with other content (payload hash {}, recorded {}): "
-        "dead-lettered, not processed",
+        "sent to the dead-letter queue, not processed",
         d.message.message_id, r.hash, r.stored_hash);
     alerts.push_back(fmt::format("content-mismatch: {}", text));
     Verdict dead{Disposition::kDeadLetter, "ContentMismatch", text};
     // Refused and moved where an operator looks, with an alert: right, as the line's
     // "dead-lettered: 1".
     dead.judged = kVerdictRight;
-    // The alert says the message was dead-lettered: raised once it was.
+    // The alert says the message was sent to the dead-letter queue: raised once it was (on
+    // RabbitMQ its arrival there is the server's later step, so it does not say "dead-lettered").
     std::shared_ptr<Store> raiser = std::move(store);
     dead.then = [raiser, text] { raiser->Note("alert", text, "raised"); };
     return dead;
