@@ -1019,15 +1019,19 @@ TEST_CASE("the page says a death happened to the child, not that the child ran i
 // ack-deadline's naive A is still working when the deadline passes: its slow call returns,
 // and its outcome is drawn, after the broker gave its message to B (twelfth walkthrough: the
 // outcome, stamped at A's UPDATE, read as A done before the deadline). Mutation caught:
-// ack_deadline.cpp's `db->Note("slow call", ...)` dropped.
+// ack_deadline.cpp's `db->Note("slow call", ...)` dropped. B received its copy only after A's
+// ack: the broker's handing out is its note, B's receipt its own note where it happened, not
+// one arrow drawn at the handing out (nineteenth walkthrough). Mutation caught: mermaid.cpp's
+// `apart` never set (the arrow back).
 TEST_CASE("ack-deadline: A's outcome comes after the deadline it outlasted", "[cli][diagram]") {
   CliResult r = RunCli({"run", "ack-deadline", "--diagram", "mermaid"});
   REQUIRE(r.exit_code == 0);
   CHECK(NotInOrder(r.out, {"Note over Broker: ack-wait m1: back in the queue",
-                           "Broker->>CB: m1 delivery 2\n",
+                           "Note over Broker: deliver m1 (delivery 2)\n",
                            "Note over CA: slow call after its update: returned\n",
-                           "Note over CA: outcome: Processed ✓\n", "CA->>Broker: ack m1\n"}) ==
-        "");
+                           "Note over CA: outcome: Processed ✓\n", "CA->>Broker: ack m1\n",
+                           "Note over CB: receives m1, delivery 2\n"}) == "");
+  CHECK_FALSE(Has(r.out, "Broker->>CB: m1 delivery 2"));
 }
 
 // orphan-claim's simulated clock: every mark the diagram says is a labelled tick on the

@@ -189,6 +189,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
   struct Opening {
     std::string lane;
     int pid = 0;
+    size_t index = 0;  // the opening's event
   };
   std::map<Numbered, std::vector<Opening>> taken;
   std::map<Numbered, std::vector<int>> handed_to_pid;  // the processes that took it, in order
@@ -210,7 +211,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     if (e.kind == "open" && e.delivery > 0) {
       const std::string key = LaneKey(e);
       taken[{e.key, ids.CopyShown(e), e.delivery}].push_back(
-          {lane_ids.count(key) ? lane_ids.at(key) : "Cx", e.pid});
+          {lane_ids.count(key) ? lane_ids.at(key) : "Cx", e.pid, i});
     }
   }
 
@@ -259,6 +260,9 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
   std::map<Numbered, std::string> delivered_to;  // (key, copy, delivery) -> id
   std::map<Numbered, size_t> opened;  // openings drawn so far
   std::map<Numbered, size_t> handed;  // the broker's handings out drawn so far
+  // Openings whose handing out was not drawn as an arrow to them, another lane having
+  // stepped between the two: the receipt is the consumer's own note, where it happened.
+  std::set<std::pair<Numbered, size_t>> received_apart;
   auto next_in_lane = [&](size_t i, bool sql_only) -> std::optional<size_t> {
     for (size_t j = i + 1; j < events.size(); ++j) {
       if (LaneKey(events[j]) != LaneKey(events[i])) continue;
@@ -300,7 +304,8 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     };
     if (e.kind == "open") {
       const size_t n = e.delivery > 0 ? opened[numbered]++ : 0;
-      if (e.delivery > 0 && !HandedTo(handed_to_pid[numbered], n, e.pid)) {
+      if (e.delivery > 0 &&
+          (!HandedTo(handed_to_pid[numbered], n, e.pid) || received_apart.count({numbered, n}))) {
         delivered_to[numbered] = who;
         out += fmt::format("    Note over {}: {}\n", who, NoteText(w.what));
       }
@@ -309,11 +314,21 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
     if (e.kind == "broker") {
       if (auto to = taken.find(numbered);
           e.op == "deliver" && to != taken.end() && handed[numbered] < to->second.size()) {
-        const Opening& opening = to->second[handed[numbered]++];
-        if (opening.pid == e.pid) {
+        const size_t n = handed[numbered]++;
+        const Opening& opening = to->second[n];
+        // An arrow ends where the consumer received it: only where no step but the
+        // broker's came between the handing out and the receipt (nineteenth walkthrough:
+        // ack-deadline's B drawn receiving m1 before A's outcome and ack, which came first).
+        bool apart = false;
+        for (size_t k = i + 1; k < opening.index && k < events.size() && !apart; ++k) {
+          const std::string between = LaneKey(events[k]);
+          apart = !between.empty() && between != "broker";
+        }
+        if (opening.pid == e.pid && !apart) {
           arrow(opening.lane);
           continue;
         }
+        if (opening.pid == e.pid) received_apart.insert({numbered, n});
       }
       auto to = delivered_to.find(numbered);
       if (e.op == "send" || e.op == "drop") {
