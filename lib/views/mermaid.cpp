@@ -316,13 +316,13 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
           e.op == "deliver" && to != taken.end() && handed[numbered] < to->second.size()) {
         const size_t n = handed[numbered]++;
         const Opening& opening = to->second[n];
-        // An arrow ends where the consumer received it: only where no step but the
-        // broker's came between the handing out and the receipt (nineteenth walkthrough:
-        // ack-deadline's B drawn receiving m1 before A's outcome and ack, which came first).
+        // An arrow ends where the consumer received it: only where no drawn step came
+        // between the handing out and the receipt (nineteenth walkthrough: ack-deadline's B
+        // drawn receiving m1 before A's outcome and ack, which came first; twentieth: batch-
+        // ack's A drawn receiving m1 before the broker handed out m2 and m3, which came first).
         bool apart = false;
         for (size_t k = i + 1; k < opening.index && k < events.size() && !apart; ++k) {
-          const std::string between = LaneKey(events[k]);
-          apart = !between.empty() && between != "broker";
+          apart = !LaneKey(events[k]).empty();
         }
         if (opening.pid == e.pid && !apart) {
           arrow(opening.lane);
