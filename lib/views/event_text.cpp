@@ -99,6 +99,11 @@ StepWords BrokerWords(const TraceEvent& e, ShortIds& ids) {
 
 }  // namespace
 
+bool SettleIsQueuesAct(const TraceEvent& e) {
+  return e.result.rfind("dead-lettered", 0) == 0 || e.result.rfind("back in the queue", 0) == 0 ||
+         e.result == "removed";
+}
+
 Tone ToneOf(const TraceEvent& e) {
   if (e.verdict == kVerdictRight) return Tone::kRight;
   if (e.verdict == kVerdictWrong) return Tone::kWrong;

@@ -25,6 +25,10 @@ enum class Tone { kPlain, kRight, kWrong };
 
 // The tone of the verdict an event carries (TraceEvent::verdict).
 Tone ToneOf(const TraceEvent& e);
+// Whether a settle's result is the simulated queue's own act, where it put the message at
+// once ("back in the queue", "dead-lettered", "removed"), rather than a real broker's
+// client's words about what it sent ("sent (no reply)", "nothing reached the server").
+bool SettleIsQueuesAct(const TraceEvent& e);
 // "right", "wrong", "": the class name a picture gives a tone.
 const char* ToneClass(Tone tone);
 // " ✓" (right), " ✗" (wrong) or "": the mark every picture puts after a judged step, for

@@ -350,9 +350,7 @@ std::string MermaidDiagram(const std::vector<TraceEvent>& recorded, const Mermai
           // reply)" and NATS's lost ack read as the broker's words, the lost ack 200 ms
           // before the server could have seen anything). A lost ack never reached the
           // broker: the queue's note says what it saw, no ack, and where the message went.
-          const bool queue_said = w.result.rfind("back in the queue", 0) == 0 ||
-                                  w.result.rfind("dead-lettered", 0) == 0 ||
-                                  w.result.rfind("removed from the queue", 0) == 0;
+          const bool queue_said = SettleIsQueuesAct(e);
           const std::string said =
               e.op == "ack-lost" && queue_said
                   ? fmt::format("no ack for {}: {}", ids.Message(e), w.result)
